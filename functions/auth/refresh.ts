@@ -1,0 +1,6 @@
+// T1 POST /v1/auth/refresh
+import { rotateRefreshToken } from '#shared/auth/sessions';
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+
+export const handler = endpoint('T1', async ({ body }) => ok(await rotateRefreshToken(body.refresh_token)));

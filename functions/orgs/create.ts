@@ -1,0 +1,6 @@
+// X2 POST /v1/admin/organisations
+import { createOrganisation } from '#shared/accounts/organisations';
+import { endpoint } from '#shared/http/endpoint';
+import { created } from '#shared/http/responses';
+
+export const handler = endpoint('X2', async ({ body }) => created(await createOrganisation(body)));

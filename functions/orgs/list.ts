@@ -1,0 +1,9 @@
+// X3 GET /v1/admin/organisations
+import { listOrganisations } from '#shared/accounts/organisations';
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+
+export const handler = endpoint('X3', async ({ query }) => {
+  const page = await listOrganisations({ page: query.page, perPage: query.per_page, pageToken: query.page_token });
+  return ok({ organisations: page.items, meta: page.meta });
+});

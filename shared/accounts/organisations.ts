@@ -1,0 +1,73 @@
+/**
+ * Organisations (X2, X3). Item `ORG#<id> / PROFILE`, listed newest first through GSI1 (`ORGS`, created_at#id).
+ */
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { ORGANISATION_KINDS } from '#shared/accounts/schemas';
+import { clock } from '#shared/clock';
+import { db, mainTableName } from '#shared/db/client';
+import { type PageRequest, queryPage } from '#shared/db/paging';
+import { notFound } from '#shared/http/problems';
+import { newUuid } from '#shared/ids';
+
+export type OrganisationKind = (typeof ORGANISATION_KINDS)[number];
+
+export interface Organisation {
+  id: string;
+  name: string;
+  kind: OrganisationKind;
+  created_at: string;
+}
+
+const orgKey = (id: string) => ({ PK: `ORG#${id}`, SK: 'PROFILE' });
+
+export async function createOrganisation(input: { name: string; kind: OrganisationKind }): Promise<Organisation> {
+  const org: Organisation = { id: newUuid(), name: input.name, kind: input.kind, created_at: clock.nowIso() };
+  await db().send(
+    new PutCommand({
+      TableName: mainTableName(),
+      Item: {
+        ...orgKey(org.id),
+        GSI1PK: 'ORGS',
+        GSI1SK: `${org.created_at}#${org.id}`,
+        entity: 'organisation',
+        ...org,
+      },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    }),
+  );
+  return org;
+}
+
+export async function findOrganisation(id: string): Promise<Organisation | undefined> {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: orgKey(id) }));
+  return out.Item ? toOrganisation(out.Item) : undefined;
+}
+
+export async function getOrganisation(id: string): Promise<Organisation> {
+  const org = await findOrganisation(id);
+  if (!org) throw notFound('organisation');
+  return org;
+}
+
+export async function listOrganisations(page: PageRequest) {
+  return queryPage(
+    {
+      TableName: mainTableName(),
+      IndexName: 'GSI1',
+      KeyConditionExpression: 'GSI1PK = :orgs',
+      ExpressionAttributeValues: { ':orgs': 'ORGS' },
+      ScanIndexForward: false,
+    },
+    page,
+    toOrganisation,
+  );
+}
+
+function toOrganisation(item: Record<string, unknown>): Organisation {
+  return {
+    id: String(item['id']),
+    name: String(item['name']),
+    kind: item['kind'] as OrganisationKind,
+    created_at: String(item['created_at']),
+  };
+}

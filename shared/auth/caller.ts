@@ -1,0 +1,28 @@
+import { INTERNAL_ROLES, type Role } from '#shared/auth/roles';
+
+/** Who is calling, as the authorizer established it. Domain functions decide tenancy from this, never from a body. */
+export interface Caller {
+  kind: 'user' | 'client';
+  id: string;
+  roles: Role[];
+  /** The caller's organisation; null for SysAdmin without one, freelance drivers, and internal clients. */
+  orgId: string | null;
+}
+
+export const hasRole = (caller: Caller, ...roles: readonly Role[]): boolean =>
+  caller.roles.some((role) => roles.includes(role));
+
+export const isSysAdmin = (caller: Caller): boolean => hasRole(caller, 'SysAdmin');
+
+export const isInternalClient = (caller: Caller): boolean =>
+  caller.kind === 'client' && hasRole(caller, ...INTERNAL_ROLES);
+
+/** SysAdmin and internal workers see every organisation; everybody else only their own. */
+export const seesAllOrganisations = (caller: Caller): boolean => isSysAdmin(caller) || isInternalClient(caller);
+
+/** May the caller see (and act on) a record belonging to `orgId` (null: a freelance record owned by `ownerId`)? */
+export function canSeeOrg(caller: Caller, orgId: string | null | undefined, ownerId?: string): boolean {
+  if (seesAllOrganisations(caller)) return true;
+  if (ownerId !== undefined && ownerId === caller.id) return true;
+  return orgId != null && orgId === caller.orgId;
+}

@@ -1,0 +1,67 @@
+/**
+ * Service bearer tokens: ES256 JWTs with `iss`, `aud`, `sub`, `roles`, `org_id`, `iat`, `exp` (1 hour), `jti`, and
+ * `gen`, the principal's token generation at issue time (bumped by logout-everywhere and deletion).
+ */
+import { createLocalJWKSet, jwtVerify, SignJWT } from 'jose';
+import type { Caller } from '#shared/auth/caller';
+import { signingKeys } from '#shared/auth/keys';
+import { isRole, type Role } from '#shared/auth/roles';
+import { clock } from '#shared/clock';
+import { config } from '#shared/config';
+import { newUuid } from '#shared/ids';
+
+export const BEARER_TTL_SECONDS = 3600;
+
+export interface IssuedToken {
+  bearer_token: string;
+  /** Expiry as epoch seconds. */
+  bearer_token_expired_at: number;
+}
+
+export interface VerifiedToken extends Caller {
+  generation: number;
+  expiresAt: number;
+}
+
+export async function issueBearerToken(caller: Caller, generation: number): Promise<IssuedToken> {
+  const { kid, privateKey } = await signingKeys();
+  const issuedAt = clock.nowEpochSeconds();
+  const expiresAt = issuedAt + BEARER_TTL_SECONDS;
+  const token = await new SignJWT({
+    roles: caller.roles,
+    ...(caller.orgId ? { org_id: caller.orgId } : {}),
+    kind: caller.kind,
+    gen: generation,
+  })
+    .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
+    .setIssuer(config.tokenIssuer)
+    .setAudience(config.tokenAudience)
+    .setSubject(caller.id)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(expiresAt)
+    .setJti(newUuid())
+    .sign(privateKey);
+  return { bearer_token: token, bearer_token_expired_at: expiresAt };
+}
+
+/** Verifies signature (ES256 only), issuer, audience and expiry; throws on anything wrong. */
+export async function verifyBearerToken(token: string): Promise<VerifiedToken> {
+  const { publicJwks } = await signingKeys();
+  const { payload } = await jwtVerify(token, createLocalJWKSet({ keys: publicJwks }), {
+    algorithms: ['ES256'],
+    issuer: config.tokenIssuer,
+    audience: config.tokenAudience,
+    currentDate: new Date(clock.nowMs()),
+    requiredClaims: ['sub', 'exp', 'iat', 'jti'],
+  });
+  const roles = Array.isArray(payload['roles']) ? payload['roles'].filter((r): r is Role => isRole(String(r))) : [];
+  const kind = payload['kind'] === 'client' ? 'client' : 'user';
+  return {
+    kind,
+    id: payload.sub!,
+    roles,
+    orgId: typeof payload['org_id'] === 'string' ? payload['org_id'] : null,
+    generation: typeof payload['gen'] === 'number' ? payload['gen'] : 0,
+    expiresAt: payload.exp!,
+  };
+}

@@ -1,0 +1,43 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '#shared/config';
+
+let documentClient: DynamoDBDocumentClient | undefined;
+let rawClient: DynamoDBClient | undefined;
+
+/** The plain client, for libraries that want one (Powertools idempotency). */
+export function rawDb(): DynamoDBClient {
+  if (!rawClient) {
+    const endpoint = config.dynamodbEndpoint;
+    rawClient = new DynamoDBClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
+  }
+  return rawClient;
+}
+
+/** One client per container, created on first use so that tests and the local host can set the endpoint first. */
+export function db(): DynamoDBDocumentClient {
+  if (!documentClient) {
+    documentClient = DynamoDBDocumentClient.from(rawDb(), {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    });
+  }
+  return documentClient;
+}
+
+/** The main table's name, read when first needed (fails loudly if the variable is missing). */
+export const mainTableName = (): string => process.env['MAIN_TABLE'] ?? missing('MAIN_TABLE');
+
+function missing(name: string): never {
+  throw new Error(`missing required environment variable ${name}`);
+}
+
+export function isConditionalFailure(error: unknown): boolean {
+  const name = (error as { name?: string } | undefined)?.name;
+  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
+}
+
+/** For a cancelled transaction: which of its items failed their condition (by index). */
+export function cancelledIndexes(error: unknown): number[] {
+  const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  return reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
+}

@@ -1,0 +1,76 @@
+/**
+ * One definition of every table and its indexes. The CDK data stack and the local host's CreateTable both read it,
+ * so the emulator and the cloud can never disagree on a key or an index.
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export interface IndexDef {
+  name: string;
+  partitionKey: string;
+  sortKey?: string;
+}
+
+export interface TableDef {
+  /** Construct id and local table name suffix. */
+  id: string;
+  /** The environment variable through which functions learn the table's name. */
+  envVar: string;
+  partitionKey: string;
+  sortKey?: string;
+  indexes: IndexDef[];
+  ttlAttribute?: string;
+}
+
+export const mainTable = {
+  id: 'Main',
+  envVar: 'MAIN_TABLE',
+  partitionKey: 'PK',
+  sortKey: 'SK',
+  ttlAttribute: 'expires_at',
+  indexes: [
+    // Listings: organisations newest first, an organisation's users, …
+    { name: 'GSI1', partitionKey: 'GSI1PK', sortKey: 'GSI1SK' },
+    // A second access path per entity where one is needed (e.g. users by role).
+    { name: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK' },
+  ],
+} as const satisfies TableDef;
+
+/** Powertools idempotency records (its default key `id` and TTL attribute `expiration`). */
+export const idempotencyTable = {
+  id: 'Idempotency',
+  envVar: 'IDEMPOTENCY_TABLE',
+  partitionKey: 'id',
+  ttlAttribute: 'expiration',
+  indexes: [],
+} as const satisfies TableDef;
+
+export const tables: readonly TableDef[] = [mainTable, idempotencyTable];
+
+/** Every key attribute of a table is a string. */
+export function createTableInput(def: TableDef, tableName: string): CreateTableCommandInput {
+  const attributes = new Set<string>([def.partitionKey]);
+  if (def.sortKey) attributes.add(def.sortKey);
+  for (const index of def.indexes) {
+    attributes.add(index.partitionKey);
+    if (index.sortKey) attributes.add(index.sortKey);
+  }
+  const keySchema = (pk: string, sk?: string) => [
+    { AttributeName: pk, KeyType: 'HASH' as const },
+    ...(sk ? [{ AttributeName: sk, KeyType: 'RANGE' as const }] : []),
+  ];
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    KeySchema: keySchema(def.partitionKey, def.sortKey),
+    ...(def.indexes.length > 0
+      ? {
+          GlobalSecondaryIndexes: def.indexes.map((index) => ({
+            IndexName: index.name,
+            KeySchema: keySchema(index.partitionKey, index.sortKey),
+            Projection: { ProjectionType: 'ALL' },
+          })),
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * The handler factory: the one wrapper every endpoint goes through. It authenticates (from the authorizer's
+ * context), checks the route's access rule, parses JSON, validates path/query/body with the route's valibot schemas,
+ * honours Idempotency-Key on POST, maps thrown problems to problem+json, adds CORS and X-Request-Id, and writes one
+ * structured log line per request. The function file holds only the call to the domain.
+ */
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import * as v from 'valibot';
+import { checkAccess } from '#shared/auth/access';
+import { fromAuthorizerContext } from '#shared/auth/authorizer';
+import type { Caller } from '#shared/auth/caller';
+import { clock } from '#shared/clock';
+import { runIdempotently } from '#shared/http/idempotency';
+import {
+  internal,
+  malformedJson,
+  Problem,
+  payloadTooLarge,
+  problemBody,
+  unsupportedMediaType,
+} from '#shared/http/problems';
+import { CORS_HEADERS, type Reply } from '#shared/http/responses';
+import { validate } from '#shared/http/validate';
+import { logger } from '#shared/log';
+import { type RouteDef, type RouteId, routeById, type routes } from '#shared/routes';
+
+export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+
+type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;
+type Part<R, K extends string> = R extends { request: { [P in K]: infer S } }
+  ? S extends v.GenericSchema
+    ? v.InferOutput<S>
+    : Record<string, never>
+  : Record<string, never>;
+type CallerOf<R> = R extends { access: 'public' } ? Caller | null : Caller;
+
+export interface Request<Id extends RouteId> {
+  params: Part<RouteOf<Id>, 'params'>;
+  query: Part<RouteOf<Id>, 'query'>;
+  body: Part<RouteOf<Id>, 'body'>;
+  caller: CallerOf<RouteOf<Id>>;
+  /** Lower-cased header names. */
+  headers: Record<string, string | undefined>;
+  requestId: string;
+  event: APIGatewayProxyEventV2;
+}
+
+export type Handler = (event: APIGatewayProxyEventV2, context?: Context) => Promise<APIGatewayProxyResultV2>;
+
+export function endpoint<Id extends RouteId>(id: Id, fn: (request: Request<Id>) => Promise<Reply>): Handler {
+  const route: RouteDef = routeById(id);
+  return async (event, context) => {
+    const started = clock.nowMs();
+    const headers = lowerCaseHeaders(event.headers);
+    const requestId = headers['x-request-id']?.slice(0, 200) || randomUUID();
+    logger.appendKeys({ request_id: requestId });
+    let reply: Reply;
+    let caller: Caller | null = null;
+    try {
+      caller = fromAuthorizerContext(
+        (event.requestContext as { authorizer?: { lambda?: Record<string, unknown> } }).authorizer?.lambda,
+      );
+      checkAccess(route.access, caller);
+      const rawBody = decodeBody(event);
+      const request = {
+        params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path.'),
+        query: validate(route.request?.query ?? v.object({}), event.queryStringParameters ?? {}, 'query.'),
+        body: route.request?.body ? validate(route.request.body, parseJson(rawBody, headers), '') : {},
+        caller,
+        headers,
+        requestId,
+        event,
+      } as unknown as Request<Id>;
+      const idempotencyKey = headers['idempotency-key'];
+      reply =
+        route.method === 'POST' && idempotencyKey !== undefined
+          ? await runIdempotently(
+              { key: idempotencyKey, scope: `${route.id}#${caller?.id ?? 'public'}`, rawBody, context },
+              () => fn(request),
+            )
+          : await fn(request);
+    } catch (error) {
+      reply = problemReply(error, requestId);
+    }
+    logger.info('request', {
+      request_id: requestId,
+      route: route.id,
+      method: route.method,
+      path: event.rawPath,
+      status: reply.status,
+      duration_ms: clock.nowMs() - started,
+      caller_id: caller?.id,
+    });
+    logger.removeKeys(['request_id']);
+    return serialise(reply, requestId);
+  };
+}
+
+function problemReply(error: unknown, requestId: string): Reply {
+  let problem: Problem;
+  if (error instanceof Problem) {
+    problem = error;
+  } else {
+    logger.error('unhandled error', { request_id: requestId, error: error as Error });
+    problem = internal();
+  }
+  return {
+    status: problem.status,
+    body: problemBody(problem, requestId),
+    headers: { 'Content-Type': 'application/problem+json', ...problem.headers },
+  };
+}
+
+function serialise(reply: Reply, requestId: string): APIGatewayProxyResultV2 {
+  const common = { ...CORS_HEADERS, 'X-Request-Id': requestId };
+  if (reply.raw) {
+    return {
+      statusCode: reply.status,
+      headers: { ...common, 'Content-Type': reply.raw.contentType, ...reply.headers },
+      body: reply.raw.base64,
+      isBase64Encoded: true,
+    };
+  }
+  return {
+    statusCode: reply.status,
+    headers: { ...common, 'Content-Type': 'application/json; charset=utf-8', ...reply.headers },
+    body: JSON.stringify(reply.body),
+  };
+}
+
+function lowerCaseHeaders(headers: APIGatewayProxyEventV2['headers'] | undefined): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) out[name.toLowerCase()] = value;
+  return out;
+}
+
+function decodeBody(event: APIGatewayProxyEventV2): string {
+  if (!event.body) return '';
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}
+
+function parseJson(raw: string, headers: Record<string, string | undefined>): unknown {
+  if (Buffer.byteLength(raw) > MAX_JSON_BODY_BYTES) throw payloadTooLarge(MAX_JSON_BODY_BYTES);
+  if (raw.trim() === '') return {};
+  const type = headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+  if (type && type !== 'application/json' && !type.endsWith('+json')) throw unsupportedMediaType('application/json');
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    throw malformedJson(`the body is not valid JSON: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The one error hierarchy. Domain code throws these; the handler factory turns them into
+ * RFC 9457 problem+json responses (contract section 2). Anything else thrown is a 500 `internal`.
+ */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    detail: string,
+    readonly errors: FieldError[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'Problem';
+  }
+}
+
+export const validationFailed = (errors: FieldError[]): Problem =>
+  new Problem(
+    400,
+    'validation_failed',
+    'Request validation failed',
+    errors.map((e) => `${e.path}: ${e.message}`).join('; ') || 'the request is invalid',
+    errors,
+  );
+
+/** A single invalid field, e.g. a body that names an id that does not exist. */
+export const invalidField = (path: string, message: string): Problem => validationFailed([{ path, message }]);
+
+export const malformedJson = (detail: string): Problem => new Problem(400, 'malformed_json', 'Malformed JSON', detail);
+
+export const unauthenticated = (): Problem =>
+  new Problem(401, 'unauthenticated', 'Authentication required', 'a valid credential is required');
+
+export const forbidden = (detail = 'your role may not call this operation', code = 'forbidden'): Problem =>
+  new Problem(403, code, 'Forbidden', detail);
+
+export const notFound = (what = 'resource'): Problem =>
+  new Problem(404, 'not_found', 'Not found', `${what} does not exist or is not visible to you`);
+
+export const conflict = (detail: string, code = 'conflict'): Problem => new Problem(409, code, 'Conflict', detail);
+
+export const gone = (detail: string): Problem => new Problem(410, 'gone', 'Gone', detail);
+
+export const payloadTooLarge = (limit: number): Problem =>
+  new Problem(413, 'payload_too_large', 'Payload too large', `the body exceeds ${limit} bytes`);
+
+export const unsupportedMediaType = (expected: string): Problem =>
+  new Problem(415, 'unsupported_media_type', 'Unsupported media type', `the body must be ${expected}`);
+
+export const rateLimited = (retryAfterSeconds: number): Problem =>
+  new Problem(429, 'rate_limited', 'Too many requests', 'slow down and retry later', [], {
+    'Retry-After': String(retryAfterSeconds),
+  });
+
+export const internal = (): Problem =>
+  new Problem(
+    500,
+    'internal',
+    'Internal error',
+    'an unexpected error occurred; the request id identifies it in the logs',
+  );
+
+const slug = (code: string): string => code.replaceAll('_', '-');
+
+export function problemBody(problem: Problem, requestId: string): Record<string, unknown> {
+  return {
+    type: `https://dispatch.internal/problems/${slug(problem.code)}`,
+    title: problem.title,
+    status: problem.status,
+    code: problem.code,
+    detail: problem.message,
+    errors: problem.errors,
+    request_id: requestId,
+  };
+}

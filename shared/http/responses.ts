@@ -1,0 +1,28 @@
+import { clock } from '#shared/clock';
+
+/** What a domain-facing handler returns; the factory serialises it. */
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** Raw bytes instead of JSON (file downloads). */
+  raw?: { base64: string; contentType: string };
+}
+
+export const ok = (body: unknown): Reply => ({ status: 200, body });
+export const created = (body: unknown): Reply => ({ status: 201, body });
+export const accepted = (body: unknown): Reply => ({ status: 202, body });
+
+/** The success envelope of contract section 1. */
+export const success = (message: string, status = 200): Reply => ({
+  status,
+  body: { code: 'success', message, server_time: clock.nowIso() },
+});
+
+export const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE, PATCH, OPTIONS',
+  'Access-Control-Allow-Headers': 'Authorization, Content-Type, Idempotency-Key, X-Request-Id, X-Platform-ID',
+  'Access-Control-Expose-Headers': 'X-Request-Id, Retry-After',
+  'Access-Control-Max-Age': '600',
+} as const;

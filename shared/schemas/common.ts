@@ -1,0 +1,54 @@
+import * as v from 'valibot';
+
+/** Building blocks shared by the request schemas of every area. */
+export const uuid = v.pipe(v.string(), v.uuid('must be a UUID'));
+export const objectId = v.pipe(v.string(), v.regex(/^[0-9a-f]{24}$/, 'must be a 24-character lowercase hex id'));
+
+export const email = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.maxLength(254, 'must be at most 254 characters'),
+  v.email('must be an email address'),
+);
+
+export const password = v.pipe(
+  v.string('must be a string'),
+  v.minLength(10, 'must be at least 10 characters'),
+  v.maxLength(1024, 'must be at most 1024 characters'),
+);
+
+export const nonEmptyString = (max = 200) =>
+  v.pipe(
+    v.string('must be a string'),
+    v.trim(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(max, `must be at most ${max} characters`),
+  );
+
+/** Any ISO 8601 date-time with an offset; normalised by the domain with `toUtcIso`. */
+export const dateTime = v.pipe(
+  v.string('must be a string'),
+  v.isoTimestamp('must be an ISO 8601 date-time with an offset'),
+  v.check((s) => !Number.isNaN(Date.parse(s)), 'must be a valid date-time'),
+);
+
+/** A query-string integer: digits only, then range-checked. Out of range is a 400, never a silent clamp. */
+const queryInt = (min: number, max: number, what: string) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d{1,9}$/, `must be a whole number from ${min} to ${max}`),
+    v.transform(Number),
+    v.minValue(min, `${what} must be at least ${min}`),
+    v.maxValue(max, `${what} must be at most ${max}`),
+  );
+
+/** `page`, `per_page` and `page_token` of contract section 1, with the operation's default and maximum page size. */
+export function pageQuery(defaultPerPage: number, maxPerPage: number) {
+  return {
+    page: v.optional(queryInt(1, 1_000_000, 'page'), '1'),
+    per_page: v.optional(queryInt(1, maxPerPage, 'per_page'), String(defaultPerPage)),
+    page_token: v.optional(v.pipe(v.string(), v.maxLength(2048, 'must be at most 2048 characters'))),
+  };
+}
+
+export const order = v.optional(v.picklist(['asc', 'desc'], 'must be asc or desc'), 'desc');
