@@ -14,6 +14,7 @@ import { clock } from '#shared/clock';
 import { runIdempotently } from '#shared/http/idempotency';
 import {
   internal,
+  invalidField,
   malformedJson,
   Problem,
   payloadTooLarge,
@@ -64,8 +65,8 @@ export function endpoint<Id extends RouteId>(id: Id, fn: (request: Request<Id>) 
       checkAccess(route.access, caller);
       const rawBody = decodeBody(event);
       const request = {
-        params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path.'),
-        query: validate(route.request?.query ?? v.object({}), event.queryStringParameters ?? {}, 'query.'),
+        params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path'),
+        query: validate(route.request?.query ?? v.object({}), event.queryStringParameters ?? {}, 'query'),
         body: route.request?.body ? validate(route.request.body, parseJson(rawBody, headers), '') : {},
         caller,
         headers,
@@ -145,9 +146,14 @@ function parseJson(raw: string, headers: Record<string, string | undefined>): un
   if (raw.trim() === '') return {};
   const type = headers['content-type']?.split(';')[0]?.trim().toLowerCase();
   if (type && type !== 'application/json' && !type.endsWith('+json')) throw unsupportedMediaType('application/json');
+  let parsed: unknown;
   try {
-    return JSON.parse(raw);
+    parsed = JSON.parse(raw);
   } catch (error) {
     throw malformedJson(`the body is not valid JSON: ${(error as Error).message}`);
   }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw invalidField('body', 'must be a JSON object');
+  }
+  return parsed;
 }

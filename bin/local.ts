@@ -1,0 +1,32 @@
+/**
+ * `npm start`: the whole service on one port with embedded DynamoDB and S3 stand-ins. Data lives under .data/ and
+ * survives a restart; `npm start -- --fresh` starts empty. Ctrl-C stops everything this process started.
+ */
+import { defaultOptions, startLocal } from '#lib/local/start';
+
+const options = { ...defaultOptions(), fresh: process.argv.includes('--fresh') };
+const started = Date.now();
+const host = await startLocal(options).catch((error: unknown) => {
+  console.error(`dispatch: could not start: ${(error as Error).message}`);
+  process.exit(1);
+});
+
+console.log(`Dispatch service ready in ${Date.now() - started} ms at ${host.url}
+  API reference  ${host.url}/docs  (OpenAPI: ${host.url}/openapi.json)
+  Mail outbox    ${host.url}/_local/outbox
+  SysAdmin       ${options.adminEmail} / ${options.adminPassword}
+  Data           ${options.dataDir}${options.fresh ? ' (started fresh)' : ''}
+Press Ctrl-C to stop.`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\nstopping…');
+    host.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * The embedded stand-ins for the cloud: a DynamoDB-compatible server (the dynoxide binary, or whatever
+ * DYNAMODB_ENDPOINT names) and an S3-compatible server (s3rver), each a child process the host owns and stops.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { createTableInput, tables } from '#shared/db/tables';
+
+const require = createRequire(import.meta.url);
+// Node 20 is what this machine has; the SDK's notice about its future support says nothing actionable here.
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+
+export interface Emulators {
+  dynamodbEndpoint: string;
+  s3Endpoint: string;
+  stop(): Promise<void>;
+}
+
+export interface EmulatorOptions {
+  /** Folder for the SQLite database and the S3 objects; omitted: DynamoDB in memory and a temporary S3 folder. */
+  dataDir: string;
+  persistent: boolean;
+  buckets: string[];
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function dynoxideBinary(): string | undefined {
+  try {
+    const binary = join(dirname(require.resolve('@dynoxide/linux-x64/package.json')), 'dynoxide');
+    return existsSync(binary) ? binary : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function waitFor(url: string, child: ChildProcess | undefined, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(500) });
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  throw new Error(`${what} did not start at ${url}`);
+}
+
+function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export async function startEmulators(options: EmulatorOptions): Promise<Emulators> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const [dynamo, s3] = await Promise.all([startDynamo(options), startS3(options)]);
+  return {
+    dynamodbEndpoint: dynamo.endpoint,
+    s3Endpoint: s3.endpoint,
+    stop: async () => {
+      await Promise.all([stopChild(dynamo.child), stopChild(s3.child)]);
+    },
+  };
+}
+
+async function startDynamo(options: EmulatorOptions): Promise<{ endpoint: string; child?: ChildProcess }> {
+  const external = process.env['DYNAMODB_ENDPOINT'];
+  if (external) return { endpoint: external };
+  const binary = dynoxideBinary();
+  if (!binary) {
+    throw new Error(
+      'no DynamoDB emulator: install the optional dependency @dynoxide/linux-x64, or set DYNAMODB_ENDPOINT to a DynamoDB-compatible server (DynamoDB Local)',
+    );
+  }
+  const port = await freePort();
+  const args = ['serve', '--host', '127.0.0.1', '--port', String(port)];
+  if (options.persistent) args.push('--db-path', resolve(options.dataDir, 'dynamodb.sqlite'));
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const endpoint = `http://127.0.0.1:${port}`;
+  await waitFor(endpoint, child, 'dynoxide');
+  return { endpoint, child };
+}
+
+async function startS3(options: EmulatorOptions): Promise<{ endpoint: string; child?: ChildProcess }> {
+  const external = process.env['S3_ENDPOINT'];
+  if (external) return { endpoint: external };
+  const port = await freePort();
+  const directory = resolve(options.dataDir, 's3');
+  mkdirSync(directory, { recursive: true });
+  const cli = join(dirname(require.resolve('s3rver/package.json')), 'bin', 's3rver.js');
+  const args = ['--openssl-legacy-provider', cli, '-d', directory, '-a', '127.0.0.1', '-p', String(port), '--silent'];
+  for (const bucket of options.buckets) args.push('--configure-bucket', bucket);
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const endpoint = `http://127.0.0.1:${port}`;
+  await waitFor(endpoint, child, 's3rver');
+  return { endpoint, child };
+}
+
+/** Creates every table of the definitions that does not exist yet, with TTL, under `prefix`. */
+export async function ensureTables(endpoint: string, prefix: string): Promise<Record<string, string>> {
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  const names: Record<string, string> = {};
+  await Promise.all(
+    tables.map(async (def) => {
+      const tableName = `${prefix}${def.id.toLowerCase()}`;
+      names[def.envVar] = tableName;
+      try {
+        await client.send(new DescribeTableCommand({ TableName: tableName }));
+        return;
+      } catch (error) {
+        if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
+      }
+      await client.send(new CreateTableCommand(createTableInput(def, tableName))).catch((error: unknown) => {
+        if ((error as { name?: string }).name !== 'ResourceInUseException') throw error;
+      });
+      if (def.ttlAttribute) {
+        await client.send(
+          new UpdateTimeToLiveCommand({
+            TableName: tableName,
+            TimeToLiveSpecification: { AttributeName: def.ttlAttribute, Enabled: true },
+          }),
+        );
+      }
+    }),
+  );
+  client.destroy();
+  return names;
+}
+
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local-secret' };

@@ -1,0 +1,228 @@
+/**
+ * The local host behind `npm start`: every route of the route table on one port. Each request is turned into the
+ * API Gateway HTTP API event, the authorizer function runs first as API Gateway would run it, then the route's own
+ * handler module. Local-only helpers (`/health`, `/openapi.json`, `/docs`, `/_local/…`) exist here and nowhere else.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { authorizerEvent, type IncomingRequest, lambdaContext, proxyEvent } from '#lib/local/events';
+import { openApiDocument } from '#lib/openapi';
+import type { Handler } from '#shared/http/endpoint';
+import { internal, notFound, type Problem, payloadTooLarge, problemBody } from '#shared/http/problems';
+import { CORS_HEADERS } from '#shared/http/responses';
+import { localOutbox } from '#shared/ports/mail';
+import { type RouteDef, routes } from '#shared/routes';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+const require = createRequire(import.meta.url);
+
+interface CompiledRoute {
+  route: RouteDef;
+  pattern: RegExp;
+  names: string[];
+  /** Static segments first: `/nearest` wins over `/{driver_id}`, as API Gateway chooses the most specific route. */
+  specificity: number[];
+}
+
+function compile(route: RouteDef): CompiledRoute {
+  const names: string[] = [];
+  const segments = route.path.split('/').filter(Boolean);
+  const pattern = segments
+    .map((segment) => {
+      const param = /^\{(\w+)\}$/.exec(segment);
+      if (!param) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(param[1]!);
+      return '([^/]+)';
+    })
+    .join('/');
+  return {
+    route,
+    pattern: new RegExp(`^/${pattern}/?$`),
+    names,
+    specificity: segments.map((segment) => (segment.startsWith('{') ? 1 : 2)),
+  };
+}
+
+function bySpecificity(a: CompiledRoute, b: CompiledRoute): number {
+  for (let i = 0; i < Math.max(a.specificity.length, b.specificity.length); i++) {
+    const diff = (b.specificity[i] ?? 0) - (a.specificity[i] ?? 0);
+    if (diff !== 0) return diff;
+  }
+  return 0;
+}
+
+const compiled = (routes as readonly RouteDef[]).map(compile).sort(bySpecificity);
+
+export function matchRoute(method: string, path: string) {
+  let pathMatched = false;
+  for (const candidate of compiled) {
+    const match = candidate.pattern.exec(path);
+    if (!match) continue;
+    pathMatched = true;
+    if (candidate.route.method !== method) continue;
+    const params: Record<string, string> = {};
+    candidate.names.forEach((name, i) => {
+      params[name] = decodeURIComponent(match[i + 1]!);
+    });
+    return { route: candidate.route, params };
+  }
+  return { route: undefined, pathMatched };
+}
+
+const modules = new Map<string, Promise<Handler>>();
+
+function loadHandler(handlerPath: string): Promise<Handler> {
+  let loaded = modules.get(handlerPath);
+  if (!loaded) {
+    const file = pathToFileURL(join(ROOT, 'functions', `${handlerPath}.ts`)).href;
+    loaded = import(file).then((module: { handler: Handler }) => module.handler);
+    modules.set(handlerPath, loaded);
+  }
+  return loaded;
+}
+
+/** Loads every handler module, so the first request of each route is not a cold start. */
+export async function preloadHandlers(): Promise<void> {
+  await Promise.all(
+    [...new Set((routes as readonly RouteDef[]).map((r) => r.handler)), 'auth/authorizer'].map(loadHandler),
+  );
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_REQUEST_BYTES) throw payloadTooLarge(MAX_REQUEST_BYTES);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function send(response: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer) {
+  response.writeHead(status, headers);
+  response.end(body);
+}
+
+function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  requestId: string,
+  type = 'application/json; charset=utf-8',
+) {
+  send(response, status, { ...CORS_HEADERS, 'Content-Type': type, 'X-Request-Id': requestId }, JSON.stringify(body));
+}
+
+function sendProblem(response: ServerResponse, problem: Problem, requestId: string) {
+  sendJson(response, problem.status, problemBody(problem, requestId), requestId, 'application/problem+json');
+}
+
+function writeResult(response: ServerResponse, result: APIGatewayProxyResultV2) {
+  const structured: APIGatewayProxyStructuredResultV2 =
+    typeof result === 'string'
+      ? { statusCode: 200, body: result, headers: { 'Content-Type': 'application/json' } }
+      : result;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name] = String(value);
+  const body = structured.body ?? '';
+  send(
+    response,
+    structured.statusCode ?? 200,
+    headers,
+    structured.isBase64Encoded ? Buffer.from(body, 'base64') : body,
+  );
+}
+
+async function localRoute(path: string, url: URL, response: ServerResponse, requestId: string): Promise<boolean> {
+  switch (path) {
+    case '/health':
+      sendJson(response, 200, { status: 'ok' }, requestId);
+      return true;
+    case '/openapi.json':
+      sendJson(response, 200, openApiDocument(`${url.protocol}//${url.host}`), requestId);
+      return true;
+    case '/docs':
+    case '/docs/':
+      send(response, 200, { 'Content-Type': 'text/html; charset=utf-8', 'X-Request-Id': requestId }, DOCS_PAGE);
+      return true;
+    case '/_local/outbox':
+      sendJson(response, 200, { messages: localOutbox.read(url.searchParams.get('to') ?? undefined) }, requestId);
+      return true;
+  }
+  const asset = /^\/docs\/assets\/([\w.-]+\.(?:js|css|png))$/.exec(path);
+  if (asset) {
+    const type = asset[1]!.endsWith('.js') ? 'text/javascript' : asset[1]!.endsWith('.css') ? 'text/css' : 'image/png';
+    const file = join(dirname(require.resolve('swagger-ui-dist/package.json')), asset[1]!);
+    const bytes = await readFile(file).catch(() => undefined);
+    if (!bytes) return false;
+    send(response, 200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=3600' }, bytes);
+    return true;
+  }
+  return false;
+}
+
+const DOCS_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Dispatch API reference</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
+<body><div id="docs"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#docs', deepLinking: true, docExpansion: 'list' });</script>
+</body></html>`;
+
+async function dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
+  const method = (request.method ?? 'GET').toUpperCase();
+  const requestId = (request.headers['x-request-id'] as string | undefined)?.slice(0, 200) || randomUUID();
+  if (method === 'OPTIONS') {
+    send(response, 204, { ...CORS_HEADERS, 'X-Request-Id': requestId }, '');
+    return;
+  }
+  if (method === 'GET' && (await localRoute(url.pathname, url, response, requestId))) return;
+  const { route, params } = matchRoute(method, url.pathname);
+  if (!route) {
+    sendProblem(response, notFound('operation'), requestId);
+    return;
+  }
+  const incoming: IncomingRequest = {
+    method,
+    path: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers: { ...request.headers, 'x-request-id': requestId },
+    body: await readBody(request),
+    routeKey: `${route.method} ${route.path}`,
+    pathParameters: params ?? {},
+    sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+  };
+  let authorizerContext: Record<string, string> | undefined;
+  if (route.access !== 'public') {
+    const authorizer = (await loadHandler('auth/authorizer')) as unknown as (
+      e: unknown,
+    ) => Promise<{ context: Record<string, string> }>;
+    authorizerContext = (await authorizer(authorizerEvent(incoming))).context;
+  }
+  const handler = await loadHandler(route.handler);
+  writeResult(
+    response,
+    await handler(proxyEvent(incoming, authorizerContext), lambdaContext(`dispatch-${route.area}`)),
+  );
+}
+
+export function createHostServer(): Server {
+  return createServer((request, response) => {
+    dispatch(request, response).catch((error: unknown) => {
+      const requestId = randomUUID();
+      const problem = (error as Problem).status ? (error as Problem) : internal();
+      if (problem.status === 500) console.error(requestId, error);
+      if (!response.headersSent) sendProblem(response, problem, requestId);
+      else response.end();
+    });
+  });
+}

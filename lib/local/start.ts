@@ -1,0 +1,110 @@
+/**
+ * Starts the whole service locally: emulators, tables, the seeded SysAdmin, and the HTTP host. Used by
+ * `npm start` (bin/local.ts), the end-to-end tests and the benchmarks.
+ */
+import { rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { type Emulators, ensureTables, LOCAL_CREDENTIALS, startEmulators } from '#lib/local/emulators';
+import { createHostServer, preloadHandlers } from '#lib/local/host';
+
+export interface LocalOptions {
+  port: number;
+  dataDir: string;
+  fresh: boolean;
+  /** false: DynamoDB in memory (tests). */
+  persistent: boolean;
+  adminEmail: string;
+  adminPassword: string;
+  tablePrefix: string;
+  /** Reuse running emulators instead of starting new ones (tests share one pair). */
+  endpoints?: { dynamodb: string; s3: string };
+}
+
+export interface RunningHost {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export const UPLOAD_BUCKET = 'dispatch-uploads';
+
+export const defaultOptions = (): LocalOptions => ({
+  port: Number(process.env['PORT'] ?? 3000),
+  dataDir: resolve(process.env['DISPATCH_DATA_DIR'] ?? '.data'),
+  fresh: false,
+  persistent: true,
+  adminEmail: process.env['DISPATCH_ADMIN_EMAIL'] || 'admin@dispatch.local',
+  adminPassword: process.env['DISPATCH_ADMIN_PASSWORD'] || 'admin-password-change-me',
+  tablePrefix: 'dispatch-',
+});
+
+/** The environment the functions read, pointed at the local stand-ins. Set before any handler module is loaded. */
+export function localEnvironment(
+  endpoints: { dynamodb: string; s3: string },
+  tableNames: Record<string, string>,
+  dataDir: string,
+) {
+  Object.assign(process.env, {
+    DISPATCH_LOCAL: '1',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    // One process hosts the authorizer and the functions: a revocation may show at once (the cloud allows 60 s).
+    TOKEN_GENERATION_CACHE_MS: process.env['TOKEN_GENERATION_CACHE_MS'] ?? '1000',
+    AWS_REGION: process.env['AWS_REGION'] ?? 'us-east-1',
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+    AWS_LAMBDA_FUNCTION_NAME: 'dispatch-local',
+    DYNAMODB_ENDPOINT: endpoints.dynamodb,
+    S3_ENDPOINT: endpoints.s3,
+    UPLOAD_BUCKET,
+    SIGNING_KEY_FILE: resolve(dataDir, 'keys', 'signing-keys.json'),
+    ...tableNames,
+  });
+}
+
+export async function startLocal(options: LocalOptions): Promise<RunningHost> {
+  if (options.fresh) rmSync(options.dataDir, { recursive: true, force: true });
+  let emulators: Emulators | undefined;
+  let endpoints = options.endpoints;
+  if (!endpoints) {
+    emulators = await startEmulators({
+      dataDir: options.dataDir,
+      persistent: options.persistent,
+      buckets: [UPLOAD_BUCKET],
+    });
+    endpoints = { dynamodb: emulators.dynamodbEndpoint, s3: emulators.s3Endpoint };
+  }
+  try {
+    const tableNames = await ensureTables(endpoints.dynamodb, options.tablePrefix);
+    localEnvironment(endpoints, tableNames, options.dataDir);
+    const { ensureSysAdmin } = await import('#shared/accounts/seed');
+    const [server] = await Promise.all([
+      listen(options.port),
+      ensureSysAdmin(options.adminEmail, options.adminPassword),
+      preloadHandlers(),
+    ]);
+    const port = (server.address() as AddressInfo).port;
+    return {
+      url: `http://localhost:${port}`,
+      port,
+      stop: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((done) => server.close(() => done()));
+        await emulators?.stop();
+      },
+    };
+  } catch (error) {
+    await emulators?.stop();
+    throw error;
+  }
+}
+
+function listen(port: number) {
+  const server = createHostServer();
+  return new Promise<ReturnType<typeof createHostServer>>((done, fail) => {
+    server.once('error', fail);
+    server.listen(port, () => done(server));
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route table and its valibot schemas: the same source the handlers
+ * validate with, so the document cannot drift from the behaviour.
+ */
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type { GenericSchema } from 'valibot';
+import { type RouteDef, routes } from '#shared/routes';
+
+type JsonSchema = Record<string, unknown>;
+
+const jsonSchema = (schema: GenericSchema): JsonSchema => {
+  const { $schema: _ignored, ...rest } = toJsonSchema(schema, { errorMode: 'ignore' }) as JsonSchema;
+  return rest;
+};
+
+const problemSchema: JsonSchema = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'code', 'detail', 'errors', 'request_id'],
+  properties: {
+    type: { type: 'string', format: 'uri' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    code: { type: 'string' },
+    detail: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'message'],
+        properties: { path: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+    request_id: { type: 'string' },
+  },
+};
+
+const problemResponse = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
+function parameters(schema: GenericSchema | undefined, location: 'path' | 'query') {
+  if (!schema) return [];
+  const object = jsonSchema(schema) as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(object.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: location,
+    required: location === 'path' || (object.required ?? []).includes(name),
+    schema: property,
+  }));
+}
+
+function operation(route: RouteDef) {
+  const errors: Record<string, unknown> = { '400': problemResponse('Invalid request') };
+  if (route.access !== 'public') {
+    errors['401'] = problemResponse('Missing or invalid bearer token');
+    errors['403'] = problemResponse('The role may not call this operation');
+  }
+  if (route.path.includes('{')) errors['404'] = problemResponse('Not found or not visible');
+  errors['409'] = problemResponse('Conflict with the current state');
+  errors['500'] = problemResponse('Internal error');
+  const access =
+    typeof route.access === 'string' ? route.access : `roles: ${(route.access as readonly string[]).join(', ')}`;
+  return {
+    operationId: route.id.replace(/[^A-Za-z0-9]/g, '_'),
+    'x-spec-id': route.id,
+    'x-access': access,
+    summary: route.summary,
+    tags: [route.area],
+    security: route.access === 'public' ? [] : [{ bearer: [] }],
+    parameters: [...parameters(route.request?.params, 'path'), ...parameters(route.request?.query, 'query')],
+    ...(route.request?.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.request.body) } } } }
+      : {}),
+    responses: {
+      [String(route.status)]: {
+        description: 'Success',
+        content: { 'application/json': { schema: route.response ? jsonSchema(route.response) : { type: 'object' } } },
+      },
+      ...errors,
+    },
+  };
+}
+
+export function openApiDocument(serverUrl = '/') {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes as readonly RouteDef[]) {
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase()] = operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Dispatch operations service',
+      version: '1.0.0',
+      description:
+        'Accounts, tokens, notifications, driver locations, task imports and runsheet broadcast planning. ' +
+        'Errors are RFC 9457 problem+json; every response carries X-Request-Id.',
+    },
+    servers: [{ url: serverUrl }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      schemas: { Problem: problemSchema },
+    },
+    paths,
+  };
+}

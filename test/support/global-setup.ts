@@ -1,0 +1,28 @@
+/**
+ * Starts one DynamoDB emulator (in memory) and one S3 emulator for the whole run; every test file then makes its
+ * own tables under a fresh prefix, so files never see each other's records.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmulators } from '../../lib/local/emulators.ts';
+import { UPLOAD_BUCKET } from '../../lib/local/start.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    endpoints: { dynamodb: string; s3: string };
+    dataDir: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'dispatch-test-'));
+  const emulators = await startEmulators({ dataDir, persistent: false, buckets: [UPLOAD_BUCKET] });
+  project.provide('endpoints', { dynamodb: emulators.dynamodbEndpoint, s3: emulators.s3Endpoint });
+  project.provide('dataDir', dataDir);
+  return async () => {
+    await emulators.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,57 @@
+/** A small HTTP client for end-to-end tests: JSON in, parsed body and headers out. */
+export interface ApiResponse<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export function client(baseUrl: string) {
+  async function call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options: { token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+  ): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers['authorization'] = `Bearer ${options.token}`;
+    let body: string | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, body: parsed as T, headers: response.headers };
+  }
+  return {
+    call,
+    get: <T = Record<string, unknown>>(path: string, token?: string) => call<T>('GET', path, { token }),
+    post: <T = Record<string, unknown>>(
+      path: string,
+      body: unknown,
+      token?: string,
+      headers?: Record<string, string>,
+    ) => call<T>('POST', path, { body, token, headers }),
+    put: <T = Record<string, unknown>>(path: string, body: unknown, token?: string) =>
+      call<T>('PUT', path, { body, token }),
+    delete: <T = Record<string, unknown>>(path: string, body?: unknown, token?: string) =>
+      call<T>('DELETE', path, { body, token }),
+  };
+}
+
+export type Client = ReturnType<typeof client>;
+
+export async function loginAs(api: Client, email: string, password: string) {
+  const response = await api.post<{ bearer_token: string; refresh_token: string; user: { id: string } }>(
+    '/v1/auth/login',
+    { user: { email, password } },
+  );
+  if (response.status !== 200)
+    throw new Error(`login as ${email} failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body;
+}

@@ -1,0 +1,37 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { matchRoute } from '../../lib/local/host.ts';
+import { openApiDocument } from '../../lib/openapi.ts';
+import { type RouteDef, routes } from '../../shared/routes.ts';
+
+const table = routes as readonly RouteDef[];
+
+describe('the route table', () => {
+  it('has unique ids and unique method + path pairs', () => {
+    expect(new Set(table.map((r) => r.id)).size).toBe(table.length);
+    expect(new Set(table.map((r) => `${r.method} ${r.path}`)).size).toBe(table.length);
+  });
+
+  it('points every route at a handler file that exists', () => {
+    for (const route of table) expect(existsSync(`functions/${route.handler}.ts`), route.handler).toBe(true);
+  });
+
+  it('puts every operation but the well-known keys under /v1', () => {
+    for (const route of table.filter((r) => r.id !== 'JWKS')) expect(route.path.startsWith('/v1/')).toBe(true);
+  });
+
+  it('is what the local host routes by, parameters decoded', () => {
+    const match = matchRoute('GET', '/v1/admin/organisations/abc%20def');
+    expect(match.route?.id).toBe('X3.read');
+    expect(match.params).toEqual({ orgID: 'abc def' });
+    expect(matchRoute('DELETE', '/v1/roles')).toEqual({ route: undefined, pathMatched: true });
+  });
+
+  it('is what the OpenAPI document describes, one operation per route with its spec id', () => {
+    const document = openApiDocument();
+    const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods)) as {
+      'x-spec-id': string;
+    }[];
+    expect(operations.map((op) => op['x-spec-id']).sort()).toEqual(table.map((r) => r.id).sort());
+  });
+});

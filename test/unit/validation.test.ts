@@ -1,0 +1,55 @@
+import * as v from 'valibot';
+import { describe, expect, it } from 'vitest';
+import { Problem } from '../../shared/http/problems.ts';
+import { validate } from '../../shared/http/validate.ts';
+import { pageQuery } from '../../shared/schemas/common.ts';
+
+function problemOf(fn: () => unknown): Problem {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof Problem) return error;
+    throw error;
+  }
+  throw new Error('expected a problem');
+}
+
+describe('validate', () => {
+  const body = v.object({
+    user: v.object({ email: v.pipe(v.string(), v.email('must be an email address')) }),
+    runsheets: v.optional(v.array(v.object({ tasks: v.array(v.object({ id: v.string() })) }))),
+  });
+
+  it('names body fields by their dotted path', () => {
+    const problem = problemOf(() => validate(body, { user: { email: 'nope' } }, ''));
+    expect(problem.status).toBe(400);
+    expect(problem.code).toBe('validation_failed');
+    expect(problem.errors).toEqual([{ path: 'user.email', message: 'must be an email address' }]);
+    expect(problem.message).toBe('user.email: must be an email address');
+  });
+
+  it('writes array positions with brackets', () => {
+    const problem = problemOf(() =>
+      validate(body, { user: { email: 'a@b.co' }, runsheets: [{ tasks: [{ id: 'x' }, { id: 7 }] }] }, ''),
+    );
+    expect(problem.errors[0]?.path).toBe('runsheets[0].tasks[1].id');
+  });
+
+  it('says a missing field is required', () => {
+    const problem = problemOf(() => validate(body, {}, ''));
+    expect(problem.errors).toEqual([{ path: 'user', message: 'is required' }]);
+  });
+
+  it('prefixes query parameters and refuses out-of-range pages instead of clamping', () => {
+    const query = v.object(pageQuery(20, 100));
+    expect(validate(query, {}, 'query')).toEqual({ page: 1, per_page: 20 });
+    expect(validate(query, { page: '3', per_page: '100' }, 'query')).toMatchObject({ page: 3, per_page: 100 });
+    expect(problemOf(() => validate(query, { per_page: '101' }, 'query')).errors[0]?.path).toBe('query.per_page');
+    expect(problemOf(() => validate(query, { page: '0' }, 'query')).errors[0]?.path).toBe('query.page');
+    expect(problemOf(() => validate(query, { page: 'abc' }, 'query')).errors[0]?.path).toBe('query.page');
+  });
+
+  it('names the whole body when it is not an object', () => {
+    expect(problemOf(() => validate(body, 5, '')).errors[0]?.path).toBe('body');
+  });
+});
