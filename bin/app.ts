@@ -1,0 +1,10 @@
+// The CDK app: builds the stacks and applies cdk-nag's AWS Solutions checks; nothing else.
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { buildApp } from '#lib/app';
+
+const app = new App();
+buildApp(app, {
+  env: { account: process.env['CDK_DEFAULT_ACCOUNT'], region: process.env['CDK_DEFAULT_REGION'] ?? 'eu-west-1' },
+});
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,0 +1,94 @@
+/**
+ * The one Lambda shape of the service: NodejsFunction with the defaults fixed once (Node 24, the newest Lambda runtime, on arm64, ESM bundle,
+ * minified with source maps, its own log group) and `bindTable`, which sets the table's environment variable and
+ * grants access in one call.
+ */
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { ROOT } from '#lib/paths';
+import type { TableDef } from '#shared/db/tables';
+
+export interface DispatchFunctionProps extends Partial<NodejsFunctionProps> {
+  /** Handler module relative to functions/, without extension (as in the route table). */
+  handlerPath: string;
+}
+
+export const BUNDLING: NodejsFunctionProps['bundling'] = {
+  format: OutputFormat.ESM,
+  target: 'node22',
+  minify: true,
+  sourceMap: true,
+  mainFields: ['module', 'main'],
+  // The Node 24 runtime ships the AWS SDK v3; bundling our own copy would only grow every function.
+  externalModules: ['@aws-sdk/*'],
+  banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+};
+
+const READ_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
+];
+const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+export class DispatchFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: DispatchFunctionProps) {
+    const { handlerPath, environment, ...rest } = props;
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    super(scope, id, {
+      entry: `${ROOT}/functions/${handlerPath}.ts`,
+      projectRoot: ROOT,
+      depsLockFilePath: `${ROOT}/package-lock.json`,
+      handler: 'handler',
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 512,
+      timeout: Duration.seconds(29),
+      tracing: Tracing.ACTIVE,
+      loggingFormat: LoggingFormat.JSON,
+      logGroup,
+      bundling: BUNDLING,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'dispatch',
+        ...environment,
+      },
+      ...rest,
+    });
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      reason:
+        'AWSLambdaBasicExecutionRole only allows writing this function’s own logs; it is the AWS-maintained minimum.',
+    });
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray PutTraceSegments/PutTelemetryRecords accept no resource narrower than *.',
+    });
+  }
+
+  /**
+   * Sets the table's environment variable and grants access to the table and to each of its named indexes: no
+   * `index/*` wildcard, so the policy names exactly what the function may touch.
+   */
+  bindTable(table: ITable, def: TableDef, access: 'RO' | 'RW'): this {
+    this.addEnvironment(def.envVar, table.tableName);
+    const actions = access === 'RO' ? READ_ACTIONS : [...READ_ACTIONS, ...WRITE_ACTIONS];
+    this.addToRolePolicy(
+      new PolicyStatement({
+        actions,
+        resources: [table.tableArn, ...def.indexes.map((index) => `${table.tableArn}/index/${index.name}`)],
+      }),
+    );
+    return this;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The front door: the HTTP API with CORS, a throttled default stage with access logs, and the Lambda authorizer
+ * every protected route uses. Area stacks add their routes to this API.
+ */
+import { Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import {
+  AuthorizerPayloadVersion,
+  CorsHttpMethod,
+  HttpApi,
+  HttpAuthorizer,
+  HttpAuthorizerType,
+  HttpStage,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Trigger } from 'aws-cdk-lib/triggers';
+import type { Construct } from 'constructs';
+import { DispatchFunction } from '#lib/constructs/dispatch-function';
+import type { DataStack } from '#lib/stacks/data-stack';
+import { mainTable } from '#shared/db/tables';
+import { CORS_HEADERS } from '#shared/http/responses';
+
+export interface ApiStackProps extends StackProps {
+  data: DataStack;
+  adminEmail: string;
+}
+
+export class ApiStack extends Stack {
+  readonly httpApi: HttpApi;
+  readonly authorizerId: string;
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+    const { data } = props;
+
+    this.httpApi = new HttpApi(this, 'HttpApi', {
+      apiName: 'dispatch',
+      createDefaultStage: false,
+      corsPreflight: {
+        allowOrigins: ['*'],
+        allowMethods: [CorsHttpMethod.ANY],
+        allowHeaders: CORS_HEADERS['Access-Control-Allow-Headers'].split(', '),
+        exposeHeaders: ['X-Request-Id', 'Retry-After'],
+        maxAge: Duration.minutes(10),
+      },
+    });
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
+    new HttpStage(this, 'DefaultStage', {
+      httpApi: this.httpApi,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: 500, burstLimit: 1000 },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.jsonWithStandardFields(),
+      },
+    });
+
+    const authorizerFn = new DispatchFunction(this, 'AuthorizerFn', {
+      handlerPath: 'auth/authorizer',
+      environment: { SIGNING_KEY_SECRET_ARN: data.signingKeySecret.secretArn },
+    }).bindTable(data.mainTable, mainTable, 'RO');
+    data.signingKeySecret.grantRead(authorizerFn);
+    // The authorizer annotates rather than denies, so that the function answers 401 as problem+json; with no identity
+    // source it runs for every request and nothing is cached.
+    const authorizer = new HttpAuthorizer(this, 'Authorizer', {
+      httpApi: this.httpApi,
+      authorizerName: 'dispatch-bearer',
+      type: HttpAuthorizerType.LAMBDA,
+      identitySource: [],
+      authorizerUri: `arn:${this.partition}:apigateway:${this.region}:lambda:path/2015-03-31/functions/${authorizerFn.functionArn}/invocations`,
+      enableSimpleResponses: true,
+      payloadFormatVersion: AuthorizerPayloadVersion.VERSION_2_0,
+      resultsCacheTtl: Duration.seconds(0),
+    });
+    authorizerFn.addPermission('InvokedByApiGateway', {
+      principal: new ServicePrincipal('apigateway.amazonaws.com'),
+      sourceArn: this.formatArn({
+        service: 'execute-api',
+        resource: this.httpApi.apiId,
+        resourceName: 'authorizers/*',
+      }),
+    });
+    this.authorizerId = authorizer.authorizerId;
+
+    const seed = new DispatchFunction(this, 'SeedAdminFn', {
+      handlerPath: 'system/seed-admin',
+      environment: {
+        DISPATCH_ADMIN_EMAIL: props.adminEmail,
+        ADMIN_PASSWORD_SECRET_ARN: data.adminPasswordSecret.secretArn,
+      },
+    }).bindTable(data.mainTable, mainTable, 'RW');
+    data.adminPasswordSecret.grantRead(seed);
+    new Trigger(this, 'SeedAdmin', { handler: seed, executeOnHandlerChange: true });
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM4',
+      reason: 'The Trigger provider uses AWSLambdaBasicExecutionRole, the AWS-maintained minimum for its own logs.',
+    });
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-L1',
+      reason: 'The Trigger provider function’s runtime is chosen by aws-cdk-lib; our own functions use Node 22.',
+    });
+  }
+}

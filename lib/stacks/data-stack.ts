@@ -1,0 +1,80 @@
+/**
+ * The stateful stack: tables (from the same definitions the local host creates), the upload bucket and the
+ * secrets. Kept apart from the stateless stacks so that those can be replaced freely.
+ */
+import { RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import { idempotencyTable, mainTable, type TableDef } from '#shared/db/tables';
+
+export class DataStack extends Stack {
+  readonly mainTable: Table;
+  readonly idempotencyTable: Table;
+  readonly uploadBucket: Bucket;
+  readonly signingKeySecret: Secret;
+  readonly adminPasswordSecret: Secret;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+    this.mainTable = this.table(mainTable);
+    this.idempotencyTable = this.table(idempotencyTable);
+
+    const accessLogs = new Bucket(this, 'AccessLogs', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(accessLogs).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-S1',
+      reason: 'This is the access-log bucket itself; logging it into itself would loop.',
+    });
+    this.uploadBucket = new Bucket(this, 'Uploads', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'uploads/',
+      removalPolicy: RemovalPolicy.RETAIN,
+      cors: [{ allowedMethods: [HttpMethods.PUT], allowedOrigins: ['*'], allowedHeaders: ['*'] }],
+    });
+
+    this.signingKeySecret = new Secret(this, 'SigningKeys', {
+      description: 'ES256 signing keys of the service bearer tokens; filled in by the first cold start.',
+    });
+    this.adminPasswordSecret = new Secret(this, 'AdminPassword', {
+      description: 'Password of the seeded SysAdmin.',
+      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+    });
+    for (const secret of [this.signingKeySecret, this.adminPasswordSecret]) {
+      Validations.of(secret).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-SMG4',
+        reason:
+          'Rotation needs a key-rollover procedure (new key first, old key verifying for an hour) that is not automated yet.',
+      });
+    }
+  }
+
+  private table(def: TableDef): Table {
+    const attribute = (name: string) => ({ name, type: AttributeType.STRING });
+    const table = new Table(this, `${def.id}Table`, {
+      partitionKey: attribute(def.partitionKey),
+      ...(def.sortKey ? { sortKey: attribute(def.sortKey) } : {}),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      encryption: TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: def.ttlAttribute,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    for (const index of def.indexes) {
+      table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: attribute(index.partitionKey),
+        ...(index.sortKey ? { sortKey: attribute(index.sortKey) } : {}),
+      });
+    }
+    return table;
+  }
+}

@@ -1,0 +1,102 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../lib/app.ts';
+import { mainTable } from '../../shared/db/tables.ts';
+import { type RouteDef, routes } from '../../shared/routes.ts';
+
+// Bundling is skipped: these tests read templates, and esbuild for every function would only slow them down.
+const newApp = () =>
+  new App({
+    outdir: mkdtempSync(join(tmpdir(), 'cdk-')),
+    context: { 'aws:cdk:bundling-stacks': [], '@aws-cdk/core:defaultCrossStackReferences': 'strong' },
+  });
+
+let built: ReturnType<typeof buildApp>;
+let stacks: Stack[];
+
+beforeAll(() => {
+  const app = newApp();
+  built = buildApp(app, { env: { account: '123456789012', region: 'eu-west-1' } });
+  stacks = app.node.children.filter((child): child is Stack => child instanceof Stack);
+});
+
+const templateOf = (stack: Stack) => Template.fromStack(stack);
+
+describe('the synthesized service', () => {
+  it('has every route of the table, with the authorizer exactly where the route is not public', () => {
+    const apiTemplate = templateOf(built.api);
+    const authorizers = apiTemplate.findResources('AWS::ApiGatewayV2::Authorizer');
+    expect(Object.keys(authorizers)).toHaveLength(1);
+    const found = new Map<string, Record<string, unknown>>();
+    for (const stack of built.areaStacks) {
+      for (const resource of Object.values(templateOf(stack).findResources('AWS::ApiGatewayV2::Route'))) {
+        const props = resource['Properties'] as Record<string, unknown>;
+        found.set(String(props['RouteKey']), props);
+      }
+    }
+    for (const route of routes as readonly RouteDef[]) {
+      const props = found.get(`${route.method} ${route.path}`);
+      expect(props, `${route.id} ${route.method} ${route.path}`).toBeDefined();
+      expect(props!['AuthorizationType'], route.id).toBe(route.access === 'public' ? 'NONE' : 'CUSTOM');
+      if (route.access !== 'public') expect(props!['AuthorizerId'], route.id).toBeDefined();
+    }
+    expect(found.size).toBe(routes.length);
+  });
+
+  it('keeps every stack under 400 resources', () => {
+    for (const stack of stacks) {
+      const count = Object.keys(templateOf(stack).toJSON()['Resources'] ?? {}).length;
+      expect(count, stack.stackName).toBeLessThan(400);
+    }
+  });
+
+  it('creates the main table with the same keys and indexes the local host creates', () => {
+    templateOf(built.data).hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: mainTable.partitionKey, KeyType: 'HASH' },
+        { AttributeName: mainTable.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: mainTable.indexes.map((index) => ({
+        IndexName: index.name,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: 'HASH' },
+          { AttributeName: index.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+      TimeToLiveSpecification: { AttributeName: mainTable.ttlAttribute, Enabled: true },
+    });
+  });
+
+  it('throttles and logs the API stage, and grants no DynamoDB index wildcard', () => {
+    templateOf(built.api).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      DefaultRouteSettings: { ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000 },
+      AccessLogSettings: { DestinationArn: Match.anyValue() },
+    });
+    for (const stack of stacks) expect(JSON.stringify(templateOf(stack).toJSON())).not.toContain('/index/*');
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  it('passes, with every suppression justified in code', () => {
+    const app = newApp();
+    buildApp(app, { env: { account: '123456789012', region: 'eu-west-1' } });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).not.toThrow();
+  });
+
+  it('really fails on a violation (the check is live)', () => {
+    const app = newApp();
+    const stack = new Stack(app, 'Bad');
+    new Bucket(stack, 'Open');
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).toThrow(/AwsSolutions-S1|AwsSolutions-S10|validation/i);
+  });
+});
