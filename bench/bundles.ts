@@ -1,0 +1,59 @@
+/**
+ * Every function bundled as CDK bundles it (same esbuild options), then: its size, and the median time to import it
+ * in a fresh Node process (the cold-start share that is ours).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { BUNDLING } from '#lib/constructs/dispatch-function';
+import { ROOT } from '#lib/paths';
+import { type RouteDef, routes } from '#shared/routes';
+
+const OUT = join(ROOT, '.bench', 'bundles');
+const RUNS = 7;
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+export async function benchBundles(): Promise<{ maxKb: number; maxImportMs: number }> {
+  rmSync(OUT, { recursive: true, force: true });
+  const handlers = [...new Set([...(routes as readonly RouteDef[]).map((r) => r.handler), 'auth/authorizer', 'system/seed-admin'])];
+  console.log(`\n## Function bundles (${handlers.length}, esbuild as CDK runs it; import = median of ${RUNS} fresh processes)`);
+  console.log('handler                     size KB   import ms');
+  let maxKb = 0;
+  let maxImportMs = 0;
+  for (const handler of handlers) {
+    const outdir = join(OUT, handler.replace('/', '-'));
+    mkdirSync(outdir, { recursive: true });
+    const outfile = join(outdir, 'index.mjs');
+    await build({
+      entryPoints: [join(ROOT, 'functions', `${handler}.ts`)],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: BUNDLING!.target,
+      minify: true,
+      sourcemap: false,
+      mainFields: BUNDLING!.mainFields,
+      external: BUNDLING!.externalModules,
+      banner: { js: BUNDLING!.banner! },
+      logLevel: 'error',
+    });
+    const kb = statSync(outfile).size / 1024;
+    const times: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const script = `const t=performance.now();await import(${JSON.stringify(outfile)});process.stdout.write(String(performance.now()-t));`;
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        env: { ...process.env, AWS_REGION: 'eu-west-1', MAIN_TABLE: 'x', IDEMPOTENCY_TABLE: 'y', LOG_LEVEL: 'SILENT' },
+      });
+      times.push(Number(out.toString()));
+    }
+    const ms = median(times);
+    maxKb = Math.max(maxKb, kb);
+    maxImportMs = Math.max(maxImportMs, ms);
+    console.log(`${handler.padEnd(26)} ${kb.toFixed(1).padStart(8)} ${ms.toFixed(1).padStart(11)}`);
+  }
+  console.log(`largest bundle ${maxKb.toFixed(1)} KB (budget 400 KB, ratio ${(maxKb / 400).toFixed(2)}); slowest import ${maxImportMs.toFixed(1)} ms (budget 60 ms, ratio ${(maxImportMs / 60).toFixed(2)})`);
+  return { maxKb, maxImportMs };
+}

@@ -1,0 +1,9 @@
+/** `npm run bench`: prints figures and ratios; asserts nothing. */
+import { benchBundles } from './bundles.ts';
+import { benchRequests } from './requests.ts';
+
+process.env['LOG_LEVEL'] ??= 'SILENT';
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
+console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
+await benchBundles();
+await benchRequests();
