@@ -17,8 +17,12 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 export async function benchBundles(): Promise<{ maxKb: number; maxImportMs: number }> {
   rmSync(OUT, { recursive: true, force: true });
-  const handlers = [...new Set([...(routes as readonly RouteDef[]).map((r) => r.handler), 'auth/authorizer', 'system/seed-admin'])];
-  console.log(`\n## Function bundles (${handlers.length}, esbuild as CDK runs it; import = median of ${RUNS} fresh processes)`);
+  const handlers = [
+    ...new Set([...(routes as readonly RouteDef[]).map((r) => r.handler), 'auth/authorizer', 'system/seed-admin']),
+  ];
+  console.log(
+    `\n## Function bundles (${handlers.length}, esbuild as CDK runs it; import = median of ${RUNS} fresh processes)`,
+  );
   console.log('handler                     size KB   import ms');
   let maxKb = 0;
   let maxImportMs = 0;
@@ -54,6 +58,8 @@ export async function benchBundles(): Promise<{ maxKb: number; maxImportMs: numb
     maxImportMs = Math.max(maxImportMs, ms);
     console.log(`${handler.padEnd(26)} ${kb.toFixed(1).padStart(8)} ${ms.toFixed(1).padStart(11)}`);
   }
-  console.log(`largest bundle ${maxKb.toFixed(1)} KB (budget 400 KB, ratio ${(maxKb / 400).toFixed(2)}); slowest import ${maxImportMs.toFixed(1)} ms (budget 60 ms, ratio ${(maxImportMs / 60).toFixed(2)})`);
+  console.log(
+    `largest bundle ${maxKb.toFixed(1)} KB (budget 400 KB, ratio ${(maxKb / 400).toFixed(2)}); slowest import ${maxImportMs.toFixed(1)} ms (budget 60 ms, ratio ${(maxImportMs / 60).toFixed(2)})`,
+  );
   return { maxKb, maxImportMs };
 }

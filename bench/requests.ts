@@ -44,7 +44,9 @@ export async function benchRequests() {
     await login();
     const loginTimes = await timed(login, 30);
     console.log('\n## Requests through the local host');
-    console.log(`login (argon2id m=19 MiB t=2)  p50 ${percentile(loginTimes, 50).toFixed(1)} ms  p95 ${percentile(loginTimes, 95).toFixed(1)} ms  (30 runs)`);
+    console.log(
+      `login (argon2id m=19 MiB t=2)  p50 ${percentile(loginTimes, 50).toFixed(1)} ms  p95 ${percentile(loginTimes, 95).toFixed(1)} ms  (30 runs)`,
+    );
 
     const { bearer_token } = await login();
     const org = (await (
@@ -56,11 +58,14 @@ export async function benchRequests() {
     ).json()) as { id: string };
     const { db, mainTableName } = await import('#shared/db/client');
     const get = async () => {
-      const response = await fetch(`${host.url}/v1/admin/organisations/${org.id}`, { headers: { authorization: `Bearer ${bearer_token}` } });
+      const response = await fetch(`${host.url}/v1/admin/organisations/${org.id}`, {
+        headers: { authorization: `Bearer ${bearer_token}` },
+      });
       if (response.status !== 200) throw new Error(`GET answered ${response.status}`);
       await response.arrayBuffer();
     };
-    const raw = () => db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `ORG#${org.id}`, SK: 'PROFILE' } }));
+    const raw = () =>
+      db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `ORG#${org.id}`, SK: 'PROFILE' } }));
     await timed(get, 50);
     await timed(raw, 50);
     const runs = 400;
@@ -68,8 +73,12 @@ export async function benchRequests() {
     const rawTimes = await timed(raw, runs);
     const getP50 = percentile(getTimes, 50);
     const rawP50 = percentile(rawTimes, 50);
-    console.log(`authenticated GET /v1/admin/organisations/{orgID}  p50 ${getP50.toFixed(2)} ms  p99 ${percentile(getTimes, 99).toFixed(2)} ms`);
-    console.log(`raw DynamoDB GetItem (same emulator, same item)     p50 ${rawP50.toFixed(2)} ms  p99 ${percentile(rawTimes, 99).toFixed(2)} ms`);
+    console.log(
+      `authenticated GET /v1/admin/organisations/{orgID}  p50 ${getP50.toFixed(2)} ms  p99 ${percentile(getTimes, 99).toFixed(2)} ms`,
+    );
+    console.log(
+      `raw DynamoDB GetItem (same emulator, same item)     p50 ${rawP50.toFixed(2)} ms  p99 ${percentile(rawTimes, 99).toFixed(2)} ms`,
+    );
     console.log(`ratio GET / GetItem (p50): ${(getP50 / rawP50).toFixed(2)}x  (budget 3x; ${runs} runs each)`);
   } finally {
     await host.stop();
