@@ -6,7 +6,7 @@ import type { ORGANISATION_KINDS } from '#shared/accounts/schemas';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
-import { notFound } from '#shared/http/problems';
+import { invalidField, notFound } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
 
 export type OrganisationKind = (typeof ORGANISATION_KINDS)[number];
@@ -20,21 +20,33 @@ export interface Organisation {
 
 const orgKey = (id: string) => ({ PK: `ORG#${id}`, SK: 'PROFILE' });
 
+/** The record and its Put, for writing an organisation together with something else (X1). */
+export function buildOrganisationItem(input: { name: string; kind: OrganisationKind }) {
+  const record: Organisation = { id: newUuid(), name: input.name, kind: input.kind, created_at: clock.nowIso() };
+  const put = {
+    TableName: mainTableName(),
+    Item: {
+      ...orgKey(record.id),
+      GSI1PK: 'ORGS',
+      GSI1SK: `${record.created_at}#${record.id}`,
+      entity: 'organisation',
+      ...record,
+    },
+    ConditionExpression: 'attribute_not_exists(PK)',
+  };
+  return { record, put };
+}
+
 export async function createOrganisation(input: { name: string; kind: OrganisationKind }): Promise<Organisation> {
-  const org: Organisation = { id: newUuid(), name: input.name, kind: input.kind, created_at: clock.nowIso() };
-  await db().send(
-    new PutCommand({
-      TableName: mainTableName(),
-      Item: {
-        ...orgKey(org.id),
-        GSI1PK: 'ORGS',
-        GSI1SK: `${org.created_at}#${org.id}`,
-        entity: 'organisation',
-        ...org,
-      },
-      ConditionExpression: 'attribute_not_exists(PK)',
-    }),
-  );
+  const { record, put } = buildOrganisationItem(input);
+  await db().send(new PutCommand(put));
+  return record;
+}
+
+/** For bodies that name an organisation: an unknown id is a 400 at `field`, per contract section 2. */
+export async function requireOrganisation(id: string, field: string): Promise<Organisation> {
+  const org = await findOrganisation(id);
+  if (!org) throw invalidField(field, 'names no organisation');
   return org;
 }
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { email, nonEmptyString, pageQuery, password, uuid } from '#shared/schemas/common';
+import { email, nonEmptyString, order, pageQuery, password, uuid } from '#shared/schemas/common';
 
 export const loginBody = v.object({
   user: v.object({ email, password: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')) }),
@@ -26,6 +26,157 @@ export const listOrganisationsQuery = v.object(pageQuery(20, 1000));
 
 export { email, password };
 
+/** Phone numbers are integers in account payloads (the spec's type), at most 15 digits (E.164). */
+export const phoneNumber = v.pipe(
+  v.number('must be a number'),
+  v.integer('must be a whole number'),
+  v.minValue(0, 'must not be negative'),
+  v.maxValue(999_999_999_999_999, 'must have at most 15 digits'),
+);
+const name = nonEmptyString(200);
+const roleId = uuid;
+
+export const SERVICE_TYPES = [
+  'ltl',
+  'motorcycle',
+  'car',
+  'mpv',
+  'van_1.7m',
+  'van_2.4m',
+  'lorry_10ft',
+  'lorry_14ft',
+  'lorry_24ft',
+  'lorry_40ft',
+] as const;
+
+export const registerBody = v.object({
+  user: v.object({ email, password, name, phone_number: v.optional(v.nullable(phoneNumber)) }),
+});
+
+export const securityCodeBody = v.object({
+  user: v.object({
+    email,
+    phone_number: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(32)))),
+  }),
+});
+
+export const verifySecurityCodeBody = v.object({
+  user: v.object({
+    email,
+    security_code: v.pipe(v.string('must be a string'), v.regex(/^\d{6}$/, 'must be 6 digits')),
+  }),
+});
+
+export const acceptInvitationBody = v.object({
+  user: v.object({
+    name,
+    password,
+    invitation_token: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(256)),
+  }),
+});
+
+/** A5, A6: into the caller's own organisation; `role_id` optional (OrgDriver). */
+export const inviteOwnOrgBody = v.object({ user: v.object({ email, role_id: v.optional(roleId) }) });
+/** A7: into a named organisation; `role_id` optional (OrgAdmin). */
+export const inviteNamedOrgBody = v.object({ user: v.object({ email, org_id: uuid, role_id: v.optional(roleId) }) });
+/** A9: a partner into its own organisation. */
+export const invitePartnerBody = v.object({ user: v.object({ email, org_id: uuid, role_id: v.optional(roleId) }) });
+
+export const MAX_BULK_INVITATIONS = 500;
+export const bulkInviteBody = v.object({
+  user: v.object({
+    // Each address is checked one by one so that a bad one lands in `failed[]` instead of failing the request.
+    emails: v.pipe(
+      v.array(v.string('must be a string'), 'must be an array of email addresses'),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(MAX_BULK_INVITATIONS, `must hold at most ${MAX_BULK_INVITATIONS} addresses`),
+    ),
+    org_id: uuid,
+    role_id: v.optional(roleId),
+  }),
+});
+
+export const forgotPasswordBody = v.object({ user: v.object({ email }) });
+export const resetPasswordBody = v.object({
+  user: v.object({
+    password,
+    reset_password_token: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(256)),
+  }),
+});
+
+export const updateOwnAccountBody = v.object({
+  user: v.pipe(
+    v.object({
+      name: v.optional(name),
+      current_password: v.optional(v.pipe(v.string('must be a string'), v.maxLength(1024))),
+      password: v.optional(password),
+    }),
+    v.check((u) => u.name !== undefined || u.password !== undefined, 'must change the name or the password'),
+    v.forward(
+      v.check(
+        (u) => u.password === undefined || u.current_password !== undefined,
+        'is required to change the password',
+      ),
+      ['current_password'],
+    ),
+  ),
+});
+
+export const updateProfileBody = v.object({
+  user: v.object({ id: uuid, name: v.optional(name), phone_number: v.optional(v.nullable(phoneNumber)) }),
+});
+
+export const updateSelfBody = v.object({
+  user: v.object({ name: v.optional(name), phone_number: v.optional(v.nullable(phoneNumber)) }),
+});
+
+export const updateDriverBody = v.object({
+  user: v.object({
+    user: v.object({
+      phone_number: v.optional(v.nullable(phoneNumber)),
+      driver_profile: v.object({
+        version_rev: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(64)),
+        service_types: v.optional(
+          v.pipe(v.array(v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`)), v.maxLength(10)),
+        ),
+      }),
+    }),
+  }),
+});
+
+export const updateTransporterEmailBody = v.object({ user: v.object({ user: v.object({ email }) }) });
+
+export const updateMerchantBody = v.object({
+  user: v.pipe(
+    v.object({ name: v.optional(name), password: v.optional(password) }),
+    v.check((u) => u.name !== undefined || u.password !== undefined, 'must set the name or the password'),
+  ),
+});
+
+export const deleteUserBody = v.object({ user: v.object({ email }) });
+export const assignOrganisationBody = v.object({ user: v.object({ id: uuid, org_id: uuid }) });
+
+export const userParams = v.object({ userID: uuid });
+export const emailParams = v.object({ email });
+
+const searchTerm = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(100));
+
+export const listUsersQuery = v.object({
+  ...pageQuery(20, 100),
+  org_id: v.optional(uuid),
+  search: v.optional(searchTerm),
+});
+export const listOrgUsersQuery = v.object(pageQuery(20, 100));
+
+export const USER_LIST_ROLES = ['OrgAdmin', 'OrgDriver', 'OrgTransporter'] as const;
+export const listUsersByRoleQuery = v.object({
+  ...pageQuery(50, 100),
+  org_id: uuid,
+  role_name: v.picklist(USER_LIST_ROLES, 'must be OrgAdmin, OrgDriver or OrgTransporter'),
+  sort_by: v.optional(v.picklist(['name', 'email', 'created_at'], 'must be name, email or created_at'), 'created_at'),
+  order,
+});
+
 // Response shapes: documentation for the OpenAPI document and the contract tests.
 const isoTime = v.pipe(v.string(), v.isoTimestamp());
 
@@ -39,6 +190,7 @@ export const userView = v.object({
   confirmed_at: v.nullable(isoTime),
   created_at: isoTime,
   updated_at: isoTime,
+  deleted_at: v.optional(isoTime),
   driver_profile: v.optional(v.object({ version_rev: v.string(), service_types: v.array(v.string()) })),
 });
 
@@ -49,6 +201,54 @@ export const tokenPairResponse = v.object({
 });
 
 export const loginResponse = v.object({ ...tokenPairResponse.entries, user: userView });
+
+export const message = v.object({ message: v.string() });
+export const statusReply = v.object({ status: v.string() });
+
+const listedUser = v.object({
+  id: uuid,
+  email: v.string(),
+  name: v.string(),
+  created_at: isoTime,
+  updated_at: isoTime,
+  org_id: v.nullable(uuid),
+  roles: v.array(v.string()),
+});
+const listMeta = v.object({
+  page: v.number(),
+  per_page: v.number(),
+  total: v.number(),
+  next_page_token: v.nullable(v.string()),
+});
+export const userList = v.object({ users: v.array(listedUser), meta: listMeta });
+export const userListByRole = v.object({
+  users: v.array(
+    v.object({
+      ...v.omit(listedUser, ['roles']).entries,
+      roles_name: v.array(v.string()),
+      confirmed_at: v.nullable(isoTime),
+      invitation_token: v.null(),
+      invitation_status: v.nullable(v.picklist(['pending'])),
+    }),
+  ),
+  meta: v.object({
+    ...listMeta.entries,
+    total_records: v.number(),
+    total_pages: v.number(),
+    has_next: v.boolean(),
+    has_previous: v.boolean(),
+  }),
+});
+export const bulkInviteReply = v.object({
+  invited: v.array(v.string()),
+  failed: v.array(v.string()),
+  failures: v.array(v.object({ email: v.string(), reason: v.string() })),
+});
+export const meReply = v.object({ user: userView });
+export const driverUpdateReply = v.object({
+  ...envelopeEntries(),
+  driver_profile: v.object({ version_rev: v.string(), service_types: v.array(v.string()) }),
+});
 
 export const organisationView = v.object({
   id: uuid,
@@ -65,5 +265,8 @@ export const pageMeta = v.object({
 
 export const organisationList = v.object({ organisations: v.array(organisationView), meta: pageMeta });
 export const roleList = v.object({ roles: v.array(v.object({ id: uuid, name: v.string() })) });
-export const envelope = v.object({ code: v.literal('success'), message: v.string(), server_time: isoTime });
+function envelopeEntries() {
+  return { code: v.literal('success'), message: v.string(), server_time: isoTime };
+}
+export const envelope = v.object(envelopeEntries());
 export const jwks = v.object({ keys: v.array(v.record(v.string(), v.unknown())) });

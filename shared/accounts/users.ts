@@ -1,13 +1,15 @@
 /**
- * Users: repository and the domain rules that only need the repository. Keys are built here and nowhere else.
+ * Users: the repository. Keys and index attributes are built here and nowhere else.
  *
- * Items: the user `USER#<id> / PROFILE`; the email claim `EMAIL#<lowercased email> / EMAIL`, written in the same
- * transaction so that two sign-ups with one address cannot both succeed.
+ * Items: the user `USER#<id> / PROFILE`; the email claim `EMAIL#<lowercased email> / EMAIL`; counters
+ * `COUNT#<scope> / COUNT` (all users, an organisation's users, an organisation's users of one role), so that list
+ * totals never read every user. Every change goes through `saveUser(before, after)`: one transaction that writes the
+ * user on the condition that nobody changed it since it was read, moves the email claim, and adjusts the counters.
  */
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { DRIVERS, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
-import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { cancelledIndexes, db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newSecret, newUuid } from '#shared/ids';
 
@@ -31,12 +33,69 @@ export interface UserRecord {
   /** Bumped to invalidate every bearer and refresh token issued before. */
   token_gen: number;
   driver_profile?: DriverProfile;
+  /** Present while an invitation is pending: the hash of its token (the token itself is only ever in the mail). */
+  invitation_token_hash?: string | null;
+  /** The hash of the newest password-reset token, while one is outstanding. */
+  reset_token_hash?: string | null;
+  /** Set for accounts created by self-registration (A2 drivers, X1 merchants). */
+  self_registered?: boolean;
 }
+
+type Item = Record<string, unknown>;
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export const userKey = (id: string) => ({ PK: `USER#${id}`, SK: 'PROFILE' });
 const emailKey = (email: string) => ({ PK: `EMAIL#${email.toLowerCase()}`, SK: 'EMAIL' });
-const orgUsersIndexKeys = (user: Pick<UserRecord, 'org_id' | 'created_at' | 'id'>) =>
-  user.org_id ? { GSI1PK: `ORG#${user.org_id}#USERS`, GSI1SK: `${user.created_at}#${user.id}` } : {};
+const counterKey = (scope: string) => ({ PK: `COUNT#${scope}`, SK: 'COUNT' });
+
+export const ALL_USERS = 'USERS';
+export const orgUsersScope = (orgId: string) => `ORG#${orgId}#USERS`;
+export const orgRoleScope = (orgId: string, role: string) => `ORG#${orgId}#ROLE#${role}`;
+
+/** The scopes a user is counted and listed in; a deleted user is in none. */
+function scopesOf(user: UserRecord | undefined): string[] {
+  if (!user || user.deleted_at) return [];
+  const scopes = [ALL_USERS];
+  if (user.org_id) {
+    scopes.push(orgUsersScope(user.org_id));
+    for (const role of user.roles) scopes.push(orgRoleScope(user.org_id, role));
+  }
+  return scopes;
+}
+
+const lower = (s: string) => s.toLowerCase();
+
+/** Index attributes of a user item (see shared/db/tables.ts for what each index serves). */
+function indexAttributes(user: UserRecord): Item {
+  if (user.deleted_at) return {};
+  const id = user.id;
+  const created = `${user.created_at}#${id}`;
+  const attributes: Item = {
+    GSI2PK: ALL_USERS,
+    GSI2SK: created,
+    GSI3PK: ALL_USERS,
+    GSI3SK: `${lower(user.email)}#${id}`,
+    GSI4PK: ALL_USERS,
+    GSI4SK: `${lower(user.name)}#${id}`,
+  };
+  const role = user.roles[0];
+  if (user.org_id) {
+    attributes['GSI1PK'] = orgUsersScope(user.org_id);
+    attributes['GSI1SK'] = created;
+    if (role) {
+      const scope = orgRoleScope(user.org_id, role);
+      Object.assign(attributes, {
+        GSI5PK: scope,
+        GSI5SK: `${lower(user.name)}#${id}`,
+        GSI6PK: scope,
+        GSI6SK: `${lower(user.email)}#${id}`,
+        GSI7PK: scope,
+        GSI7SK: created,
+      });
+    }
+  }
+  return attributes;
+}
 
 export const newDriverProfile = (): DriverProfile => ({ version_rev: `1-${newSecret(6)}`, service_types: [] });
 
@@ -48,12 +107,13 @@ export interface NewUser {
   org_id?: string | null;
   password_hash?: string;
   confirmed_at?: string | null;
+  invitation_token_hash?: string | null;
+  self_registered?: boolean;
 }
 
-/** Creates a user and claims its email atomically; a taken address is a 409. */
-export async function createUser(input: NewUser): Promise<UserRecord> {
+export function buildUser(input: NewUser): UserRecord {
   const now = clock.nowIso();
-  const user: UserRecord = {
+  return {
     id: newUuid(),
     email: input.email,
     name: input.name,
@@ -68,33 +128,86 @@ export async function createUser(input: NewUser): Promise<UserRecord> {
     ...(input.roles.some((role) => (DRIVERS as readonly Role[]).includes(role))
       ? { driver_profile: newDriverProfile() }
       : {}),
+    ...(input.invitation_token_hash ? { invitation_token_hash: input.invitation_token_hash } : {}),
+    ...(input.self_registered ? { self_registered: true } : {}),
   };
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: mainTableName(),
-              Item: { ...emailKey(user.email), entity: 'email', user_id: user.id },
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-          {
-            Put: {
-              TableName: mainTableName(),
-              Item: { ...userKey(user.id), ...orgUsersIndexKeys(user), entity: 'user', ...user },
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-        ],
-      }),
-    );
-  } catch (error) {
-    if (isConditionalFailure(error)) throw conflict('an account with this email already exists', 'email_taken');
-    throw error;
-  }
+}
+
+/** Creates a user and claims its email atomically; a taken address is a 409. */
+export async function createUser(input: NewUser, extra: TransactItem[] = []): Promise<UserRecord> {
+  const user = buildUser(input);
+  await saveUser(undefined, user, extra);
   return user;
+}
+
+/**
+ * The one write path. `before` is the record as read (undefined for a new user); the write succeeds only if the
+ * stored record is still `before`. Extra transaction items (an invitation token, an organisation) ride along.
+ */
+export async function saveUser(before: UserRecord | undefined, after: UserRecord, extra: TransactItem[] = []) {
+  const table = mainTableName();
+  const items: TransactItem[] = [
+    {
+      Put: {
+        TableName: table,
+        Item: {
+          ...userKey(after.id),
+          ...indexAttributes(after),
+          entity: 'user',
+          email_lc: lower(after.email),
+          ...after,
+        },
+        ...(before
+          ? {
+              ConditionExpression: 'updated_at = :before',
+              ExpressionAttributeValues: { ':before': before.updated_at },
+            }
+          : { ConditionExpression: 'attribute_not_exists(PK)' }),
+      },
+    },
+  ];
+  const claimedBefore = before && !before.deleted_at ? lower(before.email) : undefined;
+  const claimedAfter = after.deleted_at ? undefined : lower(after.email);
+  if (claimedBefore !== claimedAfter) {
+    if (claimedAfter) {
+      items.push({
+        Put: {
+          TableName: table,
+          Item: { ...emailKey(claimedAfter), entity: 'email', user_id: after.id },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      });
+    }
+    if (claimedBefore) items.push({ Delete: { TableName: table, Key: emailKey(claimedBefore) } });
+  }
+  const beforeScopes = scopesOf(before);
+  const afterScopes = scopesOf(after);
+  for (const scope of new Set([...beforeScopes, ...afterScopes])) {
+    const delta = (afterScopes.includes(scope) ? 1 : 0) - (beforeScopes.includes(scope) ? 1 : 0);
+    if (delta === 0) continue;
+    items.push({
+      Update: {
+        TableName: table,
+        Key: counterKey(scope),
+        UpdateExpression: 'ADD n :delta',
+        ExpressionAttributeValues: { ':delta': delta },
+      },
+    });
+  }
+  items.push(...extra);
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items }));
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    const failed = cancelledIndexes(error);
+    if (failed.includes(0)) {
+      throw before
+        ? conflict('the account was changed by another request; read it again and retry')
+        : conflict('an account with this email already exists', 'email_taken');
+    }
+    if (failed.includes(1)) throw conflict('an account with this email already exists', 'email_taken');
+    throw conflict('the request conflicts with the current state; retry');
+  }
 }
 
 export async function getUser(id: string): Promise<UserRecord | undefined> {
@@ -123,27 +236,48 @@ export async function currentTokenGeneration(userId: string): Promise<number | n
 
 /** Invalidates every bearer token and refresh family the user holds. */
 export async function bumpTokenGeneration(userId: string): Promise<void> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: userKey(userId),
-        UpdateExpression: 'ADD token_gen :one',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':one': 1 },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const user = await getUser(userId);
+    if (!user) return;
+    try {
+      await updateUser(user, { token_gen: user.token_gen + 1 });
+      return;
+    } catch (error) {
+      if (attempt === 2) throw error;
+    }
   }
 }
 
-function toRecord(item: Record<string, unknown>): UserRecord {
-  const { PK: _pk, SK: _sk, GSI1PK: _g1, GSI1SK: _g1s, GSI2PK: _g2, GSI2SK: _g2s, entity: _e, ...rest } = item;
-  return rest as unknown as UserRecord;
+/** A maintained count: one GetItem, whatever the size of the scope. */
+export async function countUsers(scope: string): Promise<number> {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: counterKey(scope) }));
+  return Math.max(0, Number(out.Item?.['n'] ?? 0));
 }
 
-/** The public view of a user (A1 `user`, A16, X9): never the hash, never a token. */
+/** Up to `limit` users whose index key in `index` starts with `prefix` (bounded prefix search). */
+export async function usersByPrefix(index: 'GSI3' | 'GSI4', prefix: string, limit: number): Promise<UserRecord[]> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: mainTableName(),
+      IndexName: index,
+      KeyConditionExpression: '#pk = :all AND begins_with(#sk, :prefix)',
+      ExpressionAttributeNames: { '#pk': `${index}PK`, '#sk': `${index}SK` },
+      ExpressionAttributeValues: { ':all': ALL_USERS, ':prefix': prefix.toLowerCase() },
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []).map(toRecord);
+}
+
+const INDEX_ATTRIBUTES = /^(PK|SK|GSI\dPK|GSI\dSK|entity|email_lc)$/;
+
+export function toRecord(item: Item): UserRecord {
+  return Object.fromEntries(
+    Object.entries(item).filter(([key]) => !INDEX_ATTRIBUTES.test(key)),
+  ) as unknown as UserRecord;
+}
+
+/** The public view of a user (A1 `user`, A16, X9): never a hash, never a token. */
 export function toUserView(user: UserRecord) {
   return {
     id: user.id,
@@ -155,6 +289,25 @@ export function toUserView(user: UserRecord) {
     confirmed_at: user.confirmed_at,
     created_at: user.created_at,
     updated_at: user.updated_at,
+    ...(user.deleted_at ? { deleted_at: user.deleted_at } : {}),
     ...(user.driver_profile ? { driver_profile: user.driver_profile } : {}),
   };
+}
+
+/** `updated_at` for a change of `user`: now, but always later than before, so the write condition stays exact. */
+export function nextUpdatedAt(user: UserRecord): string {
+  const now = clock.nowMs();
+  const before = Date.parse(user.updated_at);
+  return new Date(Math.max(now, before + 1)).toISOString();
+}
+
+/** Applies `changes` to `user` and saves it; throws 409 if the user changed in between. */
+export async function updateUser(
+  user: UserRecord,
+  changes: Partial<UserRecord>,
+  extra: TransactItem[] = [],
+): Promise<UserRecord> {
+  const after: UserRecord = { ...user, ...changes, updated_at: nextUpdatedAt(user) };
+  await saveUser(user, after, extra);
+  return after;
 }

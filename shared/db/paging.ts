@@ -87,7 +87,7 @@ async function skipItems(input: Omit<QueryCommandInput, 'Limit'>, count: number)
 }
 
 function keyProjection(input: Omit<QueryCommandInput, 'Limit'>): string {
-  return input.IndexName ? 'PK, SK, GSI1PK, GSI1SK, GSI2PK, GSI2SK' : 'PK, SK';
+  return input.IndexName ? `PK, SK, ${input.IndexName}PK, ${input.IndexName}SK` : 'PK, SK';
 }
 
 function lastKeyOf(items: Record<string, unknown>[] | undefined, input: Omit<QueryCommandInput, 'Limit'>) {

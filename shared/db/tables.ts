@@ -28,10 +28,17 @@ export const mainTable = {
   sortKey: 'SK',
   ttlAttribute: 'expires_at',
   indexes: [
-    // Listings: organisations newest first, an organisation's users, …
+    // Listings newest first within a scope: organisations (`ORGS`), an organisation's users (`ORG#<id>#USERS`).
     { name: 'GSI1', partitionKey: 'GSI1PK', sortKey: 'GSI1SK' },
-    // A second access path per entity where one is needed (e.g. users by role).
+    // Every user newest first (`USERS`), for the SysAdmin list without a filter.
     { name: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK' },
+    // Users by lowercased email and by lowercased name: prefix search.
+    { name: 'GSI3', partitionKey: 'GSI3PK', sortKey: 'GSI3SK' },
+    { name: 'GSI4', partitionKey: 'GSI4PK', sortKey: 'GSI4SK' },
+    // An organisation's users of one role (`ORG#<id>#ROLE#<role>`) by name, by email and by creation (A15).
+    { name: 'GSI5', partitionKey: 'GSI5PK', sortKey: 'GSI5SK' },
+    { name: 'GSI6', partitionKey: 'GSI6PK', sortKey: 'GSI6SK' },
+    { name: 'GSI7', partitionKey: 'GSI7PK', sortKey: 'GSI7SK' },
   ],
 } as const satisfies TableDef;
 

@@ -14,9 +14,9 @@ export const created = (body: unknown): Reply => ({ status: 201, body });
 export const accepted = (body: unknown): Reply => ({ status: 202, body });
 
 /** The success envelope of contract section 1. */
-export const success = (message: string, status = 200): Reply => ({
-  status,
-  body: { code: 'success', message, server_time: clock.nowIso() },
+export const success = (message: string, extra: Record<string, unknown> = {}): Reply => ({
+  status: 200,
+  body: { code: 'success', message, server_time: clock.nowIso(), ...extra },
 });
 
 export const CORS_HEADERS = {

@@ -1,0 +1,9 @@
+// A25 POST /v1/admin/users/assign-organisation
+import { assignOrganisation } from '#shared/accounts/directory';
+import { endpoint } from '#shared/http/endpoint';
+import { success } from '#shared/http/responses';
+
+export const handler = endpoint('A25', async ({ body }) => {
+  await assignOrganisation(body.user.id, body.user.org_id);
+  return success('the organisation is assigned');
+});

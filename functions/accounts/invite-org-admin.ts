@@ -1,0 +1,9 @@
+// A5 POST /v1/org-admin/invitations
+import { invite } from '#shared/accounts/invitations';
+import { endpoint } from '#shared/http/endpoint';
+import { created } from '#shared/http/responses';
+
+export const handler = endpoint('A5', async ({ body, caller }) => {
+  await invite(caller, 'orgAdmin', { email: body.user.email, roleId: body.user.role_id });
+  return created({ status: 'invited' });
+});

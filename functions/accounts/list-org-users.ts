@@ -1,0 +1,8 @@
+// A19 GET /v1/org/users
+import { listOrganisationUsers } from '#shared/accounts/directory';
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+
+export const handler = endpoint('A19', async ({ query, caller }) =>
+  ok(await listOrganisationUsers(caller, { page: query.page, perPage: query.per_page, pageToken: query.page_token })),
+);

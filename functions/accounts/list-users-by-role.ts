@@ -1,0 +1,13 @@
+// A15 GET /v1/admin/users/by-role
+import { listUsersByRole } from '#shared/accounts/directory';
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+
+export const handler = endpoint('A15', async ({ query }) =>
+  ok(
+    await listUsersByRole(
+      { orgId: query.org_id, role: query.role_name, sortBy: query.sort_by, order: query.order },
+      { page: query.page, perPage: query.per_page, pageToken: query.page_token },
+    ),
+  ),
+);

@@ -1,0 +1,13 @@
+// A14 GET /v1/admin/users
+import { listUsers } from '#shared/accounts/directory';
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+
+export const handler = endpoint('A14', async ({ query }) =>
+  ok(
+    await listUsers(
+      { orgId: query.org_id, search: query.search },
+      { page: query.page, perPage: query.per_page, pageToken: query.page_token },
+    ),
+  ),
+);

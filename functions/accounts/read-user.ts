@@ -1,0 +1,6 @@
+// A16 GET /v1/admin/users/{userID}
+import { readUser } from '#shared/accounts/directory';
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+
+export const handler = endpoint('A16', async ({ params }) => ok(await readUser(params.userID)));

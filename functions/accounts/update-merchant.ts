@@ -1,0 +1,9 @@
+// A24 PUT /v1/merchant/me
+import { updateMerchant } from '#shared/accounts/profiles';
+import { endpoint } from '#shared/http/endpoint';
+import { success } from '#shared/http/responses';
+
+export const handler = endpoint('A24', async ({ body, caller }) => {
+  await updateMerchant(caller, body.user);
+  return success('the account is updated');
+});

@@ -1,0 +1,9 @@
+// A12 PUT /v1/me/account
+import { updateOwnAccount } from '#shared/accounts/profiles';
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+
+export const handler = endpoint('A12', async ({ body, caller }) => {
+  await updateOwnAccount(caller, body.user);
+  return ok({ message: 'the account is updated' });
+});

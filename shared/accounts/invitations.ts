@@ -1,0 +1,156 @@
+/**
+ * Invitations (A4–A9). Inviting creates the account in the inviter's (or the named) organisation with one role and a
+ * pending invitation; accepting sets name and password and confirms it. Re-inviting a pending address replaces the
+ * token. An address that already has an active account is a 409.
+ */
+import { sendInvitation } from '#shared/accounts/mails';
+import { type Organisation, requireOrganisation } from '#shared/accounts/organisations';
+import { buildUser, findUserByEmail, getUser, saveUser, type UserRecord, updateUser } from '#shared/accounts/users';
+import { type Caller, isSysAdmin } from '#shared/auth/caller';
+import { checkToken, issueToken } from '#shared/auth/one-time-tokens';
+import { hashPassword } from '#shared/auth/passwords';
+import { type Role, roleById } from '#shared/auth/roles';
+import { clock } from '#shared/clock';
+import { conflict, forbidden, gone, invalidField, Problem } from '#shared/http/problems';
+
+/** Which roles each inviter may hand out, and the role given when the body names none. */
+const POLICIES = {
+  orgAdmin: { roles: ['OrgAdmin', 'OrgDriver', 'OrgTransporter'], fallback: 'OrgDriver' },
+  orgTransporter: { roles: ['OrgDriver', 'OrgTransporter'], fallback: 'OrgDriver' },
+  sysAdmin: { roles: ['OrgAdmin', 'OrgDriver', 'OrgTransporter', 'Merchant'], fallback: 'OrgAdmin' },
+  bulk: { roles: ['OrgAdmin', 'OrgDriver', 'OrgTransporter', 'Merchant'], fallback: 'OrgDriver' },
+  partner: { roles: ['OrgAdmin', 'OrgDriver', 'OrgTransporter', 'Merchant'], fallback: 'OrgDriver' },
+} as const satisfies Record<string, { roles: readonly Role[]; fallback: Role }>;
+
+export type InvitationPolicy = keyof typeof POLICIES;
+
+export interface InvitationRequest {
+  email: string;
+  /** The organisation named in the body (A7–A9); A5/A6 use the caller's own. */
+  orgId?: string | undefined;
+  roleId?: string | undefined;
+}
+
+function roleFor(policy: InvitationPolicy, roleId: string | undefined, field: string): Role {
+  if (roleId === undefined) return POLICIES[policy].fallback;
+  const role = roleById(roleId);
+  if (!role) throw invalidField(field, 'names no role');
+  if (!(POLICIES[policy].roles as readonly Role[]).includes(role.name)) {
+    throw forbidden(`you may not invite a user with the role ${role.name}`);
+  }
+  return role.name;
+}
+
+/** The organisation an invitation goes into, decided from the token's organisation for everyone but SysAdmin. */
+async function targetOrganisation(caller: Caller, policy: InvitationPolicy, named: string | undefined) {
+  if (policy === 'orgAdmin' || policy === 'orgTransporter') {
+    if (!caller.orgId) throw forbidden('your account belongs to no organisation');
+    return requireOrganisation(caller.orgId, 'user');
+  }
+  if (policy === 'partner' && named !== caller.orgId) {
+    throw forbidden('a partner may invite into its own organisation only');
+  }
+  if (!isSysAdmin(caller) && policy !== 'partner') throw forbidden();
+  return requireOrganisation(named!, 'user.org_id');
+}
+
+async function inviteInto(org: Organisation, email: string, role: Role): Promise<UserRecord> {
+  const existing = await findUserByEmail(email);
+  if (existing) {
+    if (!existing.invitation_token_hash) throw conflict('an account with this email already exists', 'email_taken');
+    if (existing.org_id !== org.id) throw conflict('this address has a pending invitation to another organisation');
+    const issued = issueToken('invitation', existing.id, existing.invitation_token_hash);
+    const updated = await updateUser(existing, { invitation_token_hash: issued.hash, roles: [role] }, issued.items);
+    await sendInvitation(updated.email, issued.token, org.name);
+    return updated;
+  }
+  // The token names the user, so the user is built first; both are written in one transaction.
+  const user = buildUser({ email, name: '', roles: [role], org_id: org.id });
+  const issued = issueToken('invitation', user.id);
+  const invited = { ...user, invitation_token_hash: issued.hash };
+  await saveUser(undefined, invited, issued.items);
+  await sendInvitation(email, issued.token, org.name);
+  return invited;
+}
+
+/** A5, A6, A7, A9. */
+export async function invite(
+  caller: Caller,
+  policy: InvitationPolicy,
+  request: InvitationRequest,
+): Promise<UserRecord> {
+  const org = await targetOrganisation(caller, policy, request.orgId);
+  const role = roleFor(policy, request.roleId, 'user.role_id');
+  return inviteInto(org, request.email, role);
+}
+
+export interface BulkResult {
+  invited: string[];
+  failed: string[];
+  failures: { email: string; reason: string }[];
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** A8: each address on its own; a malformed, duplicate or taken one lands in `failed`, never aborting the rest. */
+export async function bulkInvite(
+  caller: Caller,
+  emails: string[],
+  orgId: string,
+  roleId?: string,
+): Promise<BulkResult> {
+  const org = await targetOrganisation(caller, 'bulk', orgId);
+  const role = roleFor('bulk', roleId, 'user.role_id');
+  const result: BulkResult = { invited: [], failed: [], failures: [] };
+  const seen = new Set<string>();
+  const fail = (email: string, reason: string) => {
+    result.failed.push(email);
+    result.failures.push({ email, reason });
+  };
+  const candidates: string[] = [];
+  for (const raw of emails) {
+    const email = raw.trim();
+    if (email.length > 254 || !EMAIL.test(email)) fail(raw, 'not an email address');
+    else if (seen.has(email.toLowerCase())) fail(raw, 'duplicate in this request');
+    else {
+      seen.add(email.toLowerCase());
+      candidates.push(email);
+    }
+  }
+  // A few at a time: fast, without a burst that the table would throttle.
+  for (let i = 0; i < candidates.length; i += 10) {
+    const batch = candidates.slice(i, i + 10);
+    const outcomes = await Promise.allSettled(batch.map((email) => inviteInto(org, email, role)));
+    outcomes.forEach((outcome, j) => {
+      const email = batch[j]!;
+      if (outcome.status === 'fulfilled') result.invited.push(email);
+      else if (outcome.reason instanceof Problem) fail(email, outcome.reason.message);
+      else throw outcome.reason;
+    });
+  }
+  return result;
+}
+
+/** A4: name and password set, account confirmed, token used — in one transaction. */
+export async function acceptInvitation(token: string, name: string, password: string): Promise<UserRecord> {
+  const redeemable = await checkToken('invitation', token, 'user.invitation_token');
+  const user = await getUser(redeemable.userId);
+  if (!user || user.deleted_at || user.invitation_token_hash !== redeemable.hash) {
+    throw gone('this invitation is no longer valid');
+  }
+  try {
+    return await updateUser(
+      user,
+      {
+        name,
+        password_hash: await hashPassword(password),
+        confirmed_at: user.confirmed_at ?? clock.nowIso(),
+        invitation_token_hash: null,
+      },
+      [redeemable.useItem],
+    );
+  } catch (error) {
+    if (error instanceof Problem && error.status === 409) throw gone('this invitation was already used');
+    throw error;
+  }
+}
