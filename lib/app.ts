@@ -23,6 +23,7 @@ export function buildApp(app: App, props: StackProps = {}) {
         data,
         httpApi: api.httpApi,
         authorizerId: api.authorizerId,
+        mailFrom: app.node.tryGetContext('mailFrom') ?? 'no-reply@dispatch.example',
       }),
   );
   return { data, api, areaStacks };

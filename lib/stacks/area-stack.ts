@@ -14,11 +14,15 @@ import {
   type IHttpRouteAuthorizer,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import type { DataStack } from '#lib/stacks/data-stack';
 import { idempotencyTable, mainTable } from '#shared/db/tables';
 import type { Area, RouteDef } from '#shared/routes';
+
+/** Areas whose functions send mail through the mail port (SES in the cloud). */
+const MAILING_AREAS: readonly Area[] = ['accounts'];
 
 export interface AreaStackProps extends StackProps {
   area: Area;
@@ -26,6 +30,8 @@ export interface AreaStackProps extends StackProps {
   data: DataStack;
   httpApi: HttpApi;
   authorizerId: string;
+  /** The verified SES sender of every mail. */
+  mailFrom: string;
 }
 
 /** `X3.read` → `X3Read`: a construct id from a spec id. */
@@ -57,6 +63,17 @@ export class AreaStack extends Stack {
         .bindTable(data.mainTable, mainTable, 'RW')
         .bindTable(data.idempotencyTable, idempotencyTable, 'RW');
       data.signingKeySecret.grantRead(fn);
+      if (MAILING_AREAS.includes(props.area)) {
+        fn.addEnvironment('MAIL_FROM', props.mailFrom);
+        fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['ses:SendEmail'],
+            resources: [
+              this.formatArn({ service: 'ses', resource: 'identity', resourceName: props.mailFrom.split('@')[1] }),
+            ],
+          }),
+        );
+      }
       this.functions.push(fn);
 
       const authorizer: IHttpRouteAuthorizer = route.access === 'public' ? none : bearer;

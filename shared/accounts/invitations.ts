@@ -57,7 +57,7 @@ async function targetOrganisation(caller: Caller, policy: InvitationPolicy, name
 async function inviteInto(org: Organisation, email: string, role: Role): Promise<UserRecord> {
   const existing = await findUserByEmail(email);
   if (existing) {
-    if (!existing.invitation_token_hash) throw conflict('an account with this email already exists', 'email_taken');
+    if (!existing.invitation_token_hash) throw conflict('an account with this email already exists');
     if (existing.org_id !== org.id) throw conflict('this address has a pending invitation to another organisation');
     const issued = issueToken('invitation', existing.id, existing.invitation_token_hash);
     const updated = await updateUser(existing, { invitation_token_hash: issued.hash, roles: [role] }, issued.items);

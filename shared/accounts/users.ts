@@ -203,9 +203,9 @@ export async function saveUser(before: UserRecord | undefined, after: UserRecord
     if (failed.includes(0)) {
       throw before
         ? conflict('the account was changed by another request; read it again and retry')
-        : conflict('an account with this email already exists', 'email_taken');
+        : conflict('an account with this email already exists');
     }
-    if (failed.includes(1)) throw conflict('an account with this email already exists', 'email_taken');
+    if (failed.includes(1)) throw conflict('an account with this email already exists');
     throw conflict('the request conflicts with the current state; retry');
   }
 }

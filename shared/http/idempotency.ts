@@ -57,10 +57,7 @@ export async function runIdempotently(call: IdempotentCall, run: () => Promise<R
       throw conflict('this Idempotency-Key was used with another request body', 'idempotency_key_reused');
     }
     if (error instanceof IdempotencyAlreadyInProgressError) {
-      throw conflict(
-        'a request with this Idempotency-Key is still in progress; retry shortly',
-        'idempotency_in_progress',
-      );
+      throw conflict('a request with this Idempotency-Key is still in progress; retry shortly');
     }
     throw error;
   }

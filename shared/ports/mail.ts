@@ -37,9 +37,35 @@ export const localOutbox: MailPort & { read(to?: string): OutboxMessage[] } = {
   },
 };
 
-let port: MailPort = localOutbox;
+let port: MailPort | undefined;
 
-export const mail = (): MailPort => port;
+/**
+ * The mail port in use: the local outbox in local mode, SES from `MAIL_FROM` in the cloud. A cloud function without
+ * `MAIL_FROM` fails loudly rather than dropping mail.
+ */
+export function mail(): MailPort {
+  if (!port) {
+    const from = process.env['MAIL_FROM'];
+    if (process.env['DISPATCH_LOCAL'] === '1' || !from) {
+      if (process.env['DISPATCH_LOCAL'] !== '1') throw new Error('missing required environment variable MAIL_FROM');
+      port = localOutbox;
+    } else {
+      port = lazySes(from);
+    }
+  }
+  return port;
+}
+
+/** SES is loaded only when a mail is sent, so functions that never mail do not pay for the client at cold start. */
+function lazySes(from: string): MailPort {
+  let adapter: Promise<MailPort> | undefined;
+  return {
+    async send(message) {
+      adapter ??= import('#shared/ports/ses-mail').then(({ sesMail }) => sesMail(from));
+      await (await adapter).send(message);
+    },
+  };
+}
 
 export function useMailPort(adapter: MailPort): void {
   port = adapter;

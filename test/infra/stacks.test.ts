@@ -84,6 +84,22 @@ describe('the synthesized service', () => {
   });
 });
 
+describe('the accounts area', () => {
+  it('may send mail through SES from the configured sender, and only that identity', () => {
+    const accounts = built.areaStacks.find((stack) => stack.stackName === 'DispatchAccounts')!;
+    const template = templateOf(accounts);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ MAIL_FROM: 'no-reply@dispatch.example' }) },
+    });
+    const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    expect(policies).toContain('ses:SendEmail');
+    expect(policies).toContain(':identity/dispatch.example');
+    expect(
+      JSON.stringify(templateOf(built.areaStacks.find((s) => s.stackName === 'DispatchAuth')!).toJSON()),
+    ).not.toContain('ses:SendEmail');
+  });
+});
+
 describe('cdk-nag AwsSolutions', () => {
   it('passes, with every suppression justified in code', () => {
     const app = newApp();
