@@ -1,4 +1,5 @@
 /** `npm run bench`: prints figures and ratios; asserts nothing. */
+import { benchAccounts } from './accounts.ts';
 import { benchBundles } from './bundles.ts';
 import { benchRequests } from './requests.ts';
 
@@ -7,3 +8,4 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
 await benchBundles();
 await benchRequests();
+await benchAccounts();
