@@ -6,10 +6,10 @@
  * totals never read every user. Every change goes through `saveUser(before, after)`: one transaction that writes the
  * user on the condition that nobody changed it since it was read, moves the email claim, and adjusts the counters.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { DRIVERS, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
-import { cancelledIndexes, db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { cancelledIndexes, db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newSecret, newUuid } from '#shared/ids';
 
@@ -166,10 +166,12 @@ export async function saveUser(before: UserRecord | undefined, after: UserRecord
       },
     },
   ];
+  let claimIndex = -1;
   const claimedBefore = before && !before.deleted_at ? lower(before.email) : undefined;
   const claimedAfter = after.deleted_at ? undefined : lower(after.email);
   if (claimedBefore !== claimedAfter) {
     if (claimedAfter) {
+      claimIndex = items.length;
       items.push({
         Put: {
           TableName: table,
@@ -196,7 +198,7 @@ export async function saveUser(before: UserRecord | undefined, after: UserRecord
   }
   items.push(...extra);
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    await transactWrite(items);
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
     const failed = cancelledIndexes(error);
@@ -205,7 +207,8 @@ export async function saveUser(before: UserRecord | undefined, after: UserRecord
         ? conflict('the account was changed by another request; read it again and retry')
         : conflict('an account with this email already exists');
     }
-    if (failed.includes(1)) throw conflict('an account with this email already exists');
+    if (failed.includes(claimIndex)) throw conflict('an account with this email already exists');
+    // An extra item's condition (a token already used, say): the caller decides what that means.
     throw conflict('the request conflicts with the current state; retry');
   }
 }

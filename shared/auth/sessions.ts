@@ -5,12 +5,12 @@
  * (logout everywhere, deletion).
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { bumpTokenGeneration, getUser, type UserRecord } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
 import { issueBearerToken } from '#shared/auth/tokens';
 import { clock } from '#shared/clock';
-import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { unauthenticated } from '#shared/http/problems';
 import { newSecret, newUuid } from '#shared/ids';
 
@@ -90,30 +90,26 @@ export async function rotateRefreshToken(token: string): Promise<TokenPair> {
   }
   const next = newSecret(32);
   try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: mainTableName(),
-              Key: tokenKey(hashToken(token)),
-              UpdateExpression: 'SET #status = :retired, retired_at = :now',
-              ConditionExpression: '#status = :active',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':retired': 'retired', ':active': 'active', ':now': clock.nowIso() },
-            },
-          },
-          {
-            ConditionCheck: {
-              TableName: mainTableName(),
-              Key: familyKey(current.familyId),
-              ConditionExpression: 'attribute_not_exists(revoked_at)',
-            },
-          },
-          { Put: { TableName: mainTableName(), Item: tokenItem(next, current.familyId, user.id) } },
-        ],
-      }),
-    );
+    await transactWrite([
+      {
+        Update: {
+          TableName: mainTableName(),
+          Key: tokenKey(hashToken(token)),
+          UpdateExpression: 'SET #status = :retired, retired_at = :now',
+          ConditionExpression: '#status = :active',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':retired': 'retired', ':active': 'active', ':now': clock.nowIso() },
+        },
+      },
+      {
+        ConditionCheck: {
+          TableName: mainTableName(),
+          Key: familyKey(current.familyId),
+          ConditionExpression: 'attribute_not_exists(revoked_at)',
+        },
+      },
+      { Put: { TableName: mainTableName(), Item: tokenItem(next, current.familyId, user.id) } },
+    ]);
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
     // Someone used the same token a moment earlier: that is reuse too.

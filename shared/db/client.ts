@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config';
 
 let documentClient: DynamoDBDocumentClient | undefined;
@@ -40,4 +40,29 @@ export function isConditionalFailure(error: unknown): boolean {
 export function cancelledIndexes(error: unknown): number[] {
   const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
   return reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
+}
+
+/** True when a transaction was cancelled only because another one held one of its items (transient). */
+function isTransactionConflict(error: unknown): boolean {
+  const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  return (
+    reasons.some((reason) => reason.Code === 'TransactionConflict') &&
+    !reasons.some((reason) => reason.Code === 'ConditionalCheckFailed')
+  );
+}
+
+/**
+ * TransactWriteItems with retries for transaction conflicts: two transactions touching one item (a shared counter,
+ * say) cancel each other for a moment, which is not the caller's fault and not a 409.
+ */
+export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await db().send(new TransactWriteCommand({ TransactItems: items }));
+      return;
+    } catch (error) {
+      if (attempt >= 5 || !isTransactionConflict(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * (0.5 + Math.random())));
+    }
+  }
 }
