@@ -11,7 +11,7 @@ import { ROOT } from '#lib/paths';
 import { type RouteDef, routes } from '#shared/routes';
 
 const OUT = join(ROOT, '.bench', 'bundles');
-const RUNS = 7;
+const RUNS = 11;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 

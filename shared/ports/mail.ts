@@ -3,6 +3,7 @@
  * adapter keeps an outbox a developer can read (`GET /_local/outbox`); the cloud adapter sends through SES.
  */
 import { clock } from '#shared/clock';
+import { sesMail } from '#shared/ports/ses-mail';
 
 export type MailKind = 'invitation' | 'password_reset' | 'security_code' | 'welcome';
 
@@ -50,21 +51,10 @@ export function mail(): MailPort {
       if (process.env['DISPATCH_LOCAL'] !== '1') throw new Error('missing required environment variable MAIL_FROM');
       port = localOutbox;
     } else {
-      port = lazySes(from);
+      port = sesMail(from);
     }
   }
   return port;
-}
-
-/** SES is loaded only when a mail is sent, so functions that never mail do not pay for the client at cold start. */
-function lazySes(from: string): MailPort {
-  let adapter: Promise<MailPort> | undefined;
-  return {
-    async send(message) {
-      adapter ??= import('#shared/ports/ses-mail').then(({ sesMail }) => sesMail(from));
-      await (await adapter).send(message);
-    },
-  };
 }
 
 export function useMailPort(adapter: MailPort): void {

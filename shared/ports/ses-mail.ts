@@ -1,11 +1,22 @@
 /** The cloud adapter of the mail port: Amazon SES (v2 API), plain-text mails from the configured sender. */
-import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import type { Mail, MailPort } from '#shared/ports/mail';
 
-export function sesMail(from: string, client: SESv2Client = new SESv2Client({})): MailPort {
+/**
+ * `client` is for tests; by default the SES client is loaded on the first mail, so that functions which never send
+ * one do not load it at cold start (the Lambda runtime ships it; it is not bundled).
+ */
+export function sesMail(from: string, client?: SESv2Client): MailPort {
+  let ses: Promise<{ client: SESv2Client; SendEmailCommand: typeof import('@aws-sdk/client-sesv2').SendEmailCommand }>;
+  const load = () =>
+    (ses ??= import('@aws-sdk/client-sesv2').then((sdk) => ({
+      client: client ?? new sdk.SESv2Client({}),
+      SendEmailCommand: sdk.SendEmailCommand,
+    })));
   return {
     async send(mail: Mail) {
-      await client.send(
+      const { client: sesClient, SendEmailCommand } = await load();
+      await sesClient.send(
         new SendEmailCommand({
           FromEmailAddress: from,
           Destination: { ToAddresses: [mail.to] },
