@@ -1,12 +1,11 @@
 /**
  * Reading and administering users: the lists (A14, A15, A19), single reads (A16, A18, A23, X9), and the SysAdmin's
- * changes (A17 delete, A25 assign organisation, A26 confirm). Every list is a Query on an index; totals come from
- * maintained counters.
+ * changes (A17 delete, A25 assign organisation, A26 confirm). Every list is a Query on an index; totals and the
+ * versions that keep deep page numbers cheap come from maintained counters.
  */
 import { requireOrganisation } from '#shared/accounts/organisations';
 import {
   ALL_USERS,
-  countUsers,
   findUserByEmail,
   getUser,
   orgRoleScope,
@@ -15,6 +14,7 @@ import {
   toUserView,
   type UserRecord,
   updateUser,
+  userListing,
   usersByPrefix,
 } from '#shared/accounts/users';
 import { type Caller, isSysAdmin } from '#shared/auth/caller';
@@ -60,13 +60,10 @@ export const SEARCH_LIMIT = 1000;
 export async function listUsers(query: { orgId?: string | undefined; search?: string | undefined }, page: PageRequest) {
   if (query.orgId) await requireOrganisation(query.orgId, 'query.org_id');
   if (query.search) return searchUsers(query.search, query.orgId, page);
-  const [found, total] = await Promise.all([
-    query.orgId
-      ? queryPage(newestFirst('GSI1', orgUsersScope(query.orgId)), page, toRecord)
-      : queryPage(newestFirst('GSI2', ALL_USERS), page, toRecord),
-    countUsers(query.orgId ? orgUsersScope(query.orgId) : ALL_USERS),
-  ]);
-  return { users: found.items.map(toListedUser), meta: { ...found.meta, total } };
+  const scope = query.orgId ? orgUsersScope(query.orgId) : ALL_USERS;
+  const listing = await userListing(scope);
+  const found = await queryPage(newestFirst(query.orgId ? 'GSI1' : 'GSI2', scope), page, toRecord, listing);
+  return { users: found.items.map(toListedUser), meta: { ...found.meta, total: listing.count } };
 }
 
 /** Case-insensitive prefix of the email or the name, newest first; bounded to SEARCH_LIMIT matches a key. */
@@ -107,10 +104,14 @@ export async function listUsersByRole(
   await requireOrganisation(query.orgId, 'query.org_id');
   const index = SORT_INDEX[query.sortBy];
   const scope = orgRoleScope(query.orgId, query.role);
-  const [found, total] = await Promise.all([
-    queryPage({ ...newestFirst(index, scope), ScanIndexForward: query.order === 'asc' }, page, toRecord),
-    countUsers(scope),
-  ]);
+  const listing = await userListing(scope);
+  const found = await queryPage(
+    { ...newestFirst(index, scope), ScanIndexForward: query.order === 'asc' },
+    page,
+    toRecord,
+    listing,
+  );
+  const total = listing.count;
   const totalPages = Math.ceil(total / page.perPage);
   return {
     users: found.items.map((user) => {
@@ -138,11 +139,9 @@ export async function listUsersByRole(
 /** A19: the caller's own organisation. */
 export async function listOrganisationUsers(caller: Caller, page: PageRequest) {
   if (!caller.orgId) throw forbidden('your account belongs to no organisation');
-  const [found, total] = await Promise.all([
-    queryPage(newestFirst('GSI1', orgUsersScope(caller.orgId)), page, toRecord),
-    countUsers(orgUsersScope(caller.orgId)),
-  ]);
-  return { users: found.items.map(toListedUser), meta: { ...found.meta, total } };
+  const listing = await userListing(orgUsersScope(caller.orgId));
+  const found = await queryPage(newestFirst('GSI1', listing.scope), page, toRecord, listing);
+  return { users: found.items.map(toListedUser), meta: { ...found.meta, total: listing.count } };
 }
 
 /** A16 (reads deleted users too) and A18. */

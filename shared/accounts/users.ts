@@ -182,17 +182,20 @@ export async function saveUser(before: UserRecord | undefined, after: UserRecord
     }
     if (claimedBefore) items.push({ Delete: { TableName: table, Key: emailKey(claimedBefore) } });
   }
+  // Counters keep each listing's size and version; the version moves whenever membership or order changes, which
+  // retires the listing's page anchors (shared/db/paging.ts).
   const beforeScopes = scopesOf(before);
   const afterScopes = scopesOf(after);
+  const reordered = before !== undefined && (before.name !== after.name || lower(before.email) !== lower(after.email));
   for (const scope of new Set([...beforeScopes, ...afterScopes])) {
     const delta = (afterScopes.includes(scope) ? 1 : 0) - (beforeScopes.includes(scope) ? 1 : 0);
-    if (delta === 0) continue;
+    if (delta === 0 && !reordered) continue;
     items.push({
       Update: {
         TableName: table,
         Key: counterKey(scope),
-        UpdateExpression: 'ADD n :delta',
-        ExpressionAttributeValues: { ':delta': delta },
+        UpdateExpression: 'ADD n :delta, v :one',
+        ExpressionAttributeValues: { ':delta': delta, ':one': 1 },
       },
     });
   }
@@ -251,10 +254,10 @@ export async function bumpTokenGeneration(userId: string): Promise<void> {
   }
 }
 
-/** A maintained count: one GetItem, whatever the size of the scope. */
-export async function countUsers(scope: string): Promise<number> {
+/** A listing's maintained size and version: one GetItem, whatever the size of the scope. */
+export async function userListing(scope: string): Promise<{ scope: string; count: number; version: number }> {
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: counterKey(scope) }));
-  return Math.max(0, Number(out.Item?.['n'] ?? 0));
+  return { scope, count: Math.max(0, Number(out.Item?.['n'] ?? 0)), version: Number(out.Item?.['v'] ?? 0) };
 }
 
 /** Up to `limit` users whose index key in `index` starts with `prefix` (bounded prefix search). */

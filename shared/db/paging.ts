@@ -1,8 +1,12 @@
 /**
  * The one pagination helper. Every list is a DynamoDB Query; a page is reached either by the opaque
- * `page_token` (one Query, constant cost) or by `page` (keys-only Queries that skip the earlier pages, then one Query).
+ * `page_token` (one Query, constant cost) or by `page`. A page number means skipping the earlier pages: lists whose
+ * owner keeps a version of the listing (bumped whenever membership or order changes) remember where each page starts
+ * ("anchors", stamped with that version), so that page N costs one GetItem and one Query until the list changes;
+ * other lists skip by reading keys only.
  */
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { clock } from '#shared/clock';
 import { db } from '#shared/db/client';
 import { invalidField } from '#shared/http/problems';
 
@@ -35,18 +39,30 @@ function decodePageToken(token: string): { key: Key; page: number } {
   throw invalidField('query.page_token', 'is not a token this service issued');
 }
 
+/** A listing's identity and current version, for page anchors; the version must change with membership or order. */
+export interface ListingVersion {
+  scope: string;
+  version: number;
+}
+
+type PageQuery = Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey'>;
+
 /** Queries one page of `input` (a key condition on a table or index) and maps each item with `view`. */
 export async function queryPage<T>(
-  input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey'>,
+  input: PageQuery,
   request: PageRequest,
   view: (item: Record<string, unknown>) => T,
+  listing?: ListingVersion,
 ): Promise<Page<T>> {
   let startKey: Key | undefined;
   let page = request.page;
   if (request.pageToken) {
     ({ key: startKey, page } = decodePageToken(request.pageToken));
   } else if (request.page > 1) {
-    startKey = await skipItems(input, (request.page - 1) * request.perPage);
+    startKey =
+      listing && !input.FilterExpression
+        ? await anchoredStart(input, request, listing)
+        : await skipItems(input, (request.page - 1) * request.perPage);
     if (!startKey) return { items: [], meta: { page, per_page: request.perPage, next_page_token: null } };
   }
   const items: Record<string, unknown>[] = [];
@@ -63,6 +79,59 @@ export async function queryPage<T>(
     items: items.map(view),
     meta: { page, per_page: request.perPage, next_page_token: encodePageToken(cursor, page + 1) },
   };
+}
+
+const ANCHOR_TTL_SECONDS = 24 * 3600;
+
+function anchorKey(input: PageQuery, perPage: number, listing: ListingVersion, page: number) {
+  const direction = input.ScanIndexForward === false ? 'desc' : 'asc';
+  return { PK: `ANCHOR#${listing.scope}#${input.IndexName ?? 'table'}#${direction}#${perPage}`, SK: `P#${page}` };
+}
+
+/**
+ * Where page `request.page` starts: the stored anchor when it carries the listing's current version; otherwise walk
+ * page by page (keys only), store an anchor for every page passed, and return the last.
+ */
+async function anchoredStart(
+  input: PageQuery,
+  request: PageRequest,
+  listing: ListingVersion,
+): Promise<Key | undefined> {
+  const table = input.TableName!;
+  const stored = await db().send(
+    new GetCommand({ TableName: table, Key: anchorKey(input, request.perPage, listing, request.page) }),
+  );
+  if (stored.Item && stored.Item['v'] === listing.version) return stored.Item['start'] as Key;
+  const anchors: Record<string, unknown>[] = [];
+  let cursor: Key | undefined;
+  for (let page = 2; page <= request.page; page++) {
+    const out = await db().send(
+      new QueryCommand({
+        ...input,
+        Select: 'SPECIFIC_ATTRIBUTES',
+        ProjectionExpression: keyProjection(input),
+        Limit: request.perPage,
+        ExclusiveStartKey: cursor,
+      }),
+    );
+    cursor = out.LastEvaluatedKey;
+    if (!cursor) break;
+    anchors.push({
+      ...anchorKey(input, request.perPage, listing, page),
+      entity: 'page_anchor',
+      v: listing.version,
+      start: cursor,
+      expires_at: clock.nowEpochSeconds() + ANCHOR_TTL_SECONDS,
+    });
+  }
+  for (let i = 0; i < anchors.length; i += 25) {
+    await db().send(
+      new BatchWriteCommand({
+        RequestItems: { [table]: anchors.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+      }),
+    );
+  }
+  return anchors.length === request.page - 1 ? cursor : undefined;
 }
 
 /** Reads only keys to find where item number `count` ends; undefined when the range has fewer items. */
