@@ -1,6 +1,7 @@
 /** `npm run bench`: prints figures and ratios; asserts nothing. */
 import { benchAccounts } from './accounts.ts';
 import { benchBundles } from './bundles.ts';
+import { stopBenchHost } from './host.ts';
 import { benchRequests } from './requests.ts';
 
 process.env['LOG_LEVEL'] ??= 'SILENT';
@@ -9,3 +10,4 @@ console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISO
 await benchBundles();
 await benchRequests();
 await benchAccounts();
+await stopBenchHost();

@@ -44,10 +44,18 @@ export async function issueBearerToken(caller: Caller, generation: number): Prom
   return { bearer_token: token, bearer_token_expired_at: expiresAt };
 }
 
+let verifier: { keys: unknown; jwks: ReturnType<typeof createLocalJWKSet> } | undefined;
+
+/** One key set per container: jose then imports each public key once, not on every verification. */
+async function localKeySet() {
+  const { publicJwks } = await signingKeys();
+  if (verifier?.keys !== publicJwks) verifier = { keys: publicJwks, jwks: createLocalJWKSet({ keys: publicJwks }) };
+  return verifier.jwks;
+}
+
 /** Verifies signature (ES256 only), issuer, audience and expiry; throws on anything wrong. */
 export async function verifyBearerToken(token: string): Promise<VerifiedToken> {
-  const { publicJwks } = await signingKeys();
-  const { payload } = await jwtVerify(token, createLocalJWKSet({ keys: publicJwks }), {
+  const { payload } = await jwtVerify(token, await localKeySet(), {
     algorithms: ['ES256'],
     issuer: config.tokenIssuer,
     audience: config.tokenAudience,
