@@ -31,6 +31,8 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
   externalModules: [
     '@aws-sdk/client-secrets-manager',
     '@aws-sdk/client-sesv2',
+    '@aws-sdk/client-kms',
+    '@aws-sdk/client-sqs',
     '@aws-sdk/nested-clients',
     '@aws-sdk/credential-provider-sso',
     '@aws-sdk/credential-provider-ini',

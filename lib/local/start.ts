@@ -60,6 +60,7 @@ export function localEnvironment(
     S3_ENDPOINT: endpoints.s3,
     UPLOAD_BUCKET,
     SIGNING_KEY_FILE: resolve(dataDir, 'keys', 'signing-keys.json'),
+    SECRET_BOX_KEY_FILE: resolve(dataDir, 'keys', 'secret-box.key'),
     ...tableNames,
   });
 }

@@ -10,18 +10,15 @@ import { isRole } from '#shared/auth/roles';
 import { verifyBearerToken } from '#shared/auth/tokens';
 import { clock } from '#shared/clock';
 import { config } from '#shared/config';
+import { clientTokenGeneration } from '#shared/tokens/clients';
 
 type GenerationLookup = (id: string) => Promise<number | null>;
 
-/** How each kind of principal's current generation is read; areas with their own principals register here. */
-const lookups: Record<Caller['kind'], GenerationLookup | undefined> = {
+/** How each kind of principal's current generation is read. */
+const lookups: Record<Caller['kind'], GenerationLookup> = {
   user: currentTokenGeneration,
-  client: undefined,
+  client: clientTokenGeneration,
 };
-
-export function registerGenerationLookup(kind: Caller['kind'], lookup: GenerationLookup): void {
-  lookups[kind] = lookup;
-}
 
 const cache = new Map<string, { generation: number | null; readAt: number }>();
 
@@ -29,8 +26,7 @@ async function generationOf(kind: Caller['kind'], id: string): Promise<number | 
   const key = `${kind}#${id}`;
   const hit = cache.get(key);
   if (hit && clock.nowMs() - hit.readAt < config.tokenGenerationCacheMs) return hit.generation;
-  const lookup = lookups[kind];
-  const generation = lookup ? await lookup(id) : null;
+  const generation = await lookups[kind](id);
   if (cache.size > 10_000) cache.clear();
   cache.set(key, { generation, readAt: clock.nowMs() });
   return generation;

@@ -41,8 +41,8 @@ export interface Request<Id extends RouteId> {
   query: Part<RouteOf<Id>, 'query'>;
   body: Part<RouteOf<Id>, 'body'>;
   caller: CallerOf<RouteOf<Id>>;
-  /** Lower-cased header names. */
-  headers: Record<string, string | undefined>;
+  /** Lower-cased header names (validated by the route's header schema when it has one). */
+  headers: Part<RouteOf<Id>, 'headers'> & Record<string, string | undefined>;
   requestId: string;
   event: APIGatewayProxyEventV2;
 }
@@ -67,9 +67,11 @@ export function endpoint<Id extends RouteId>(id: Id, fn: (request: Request<Id>) 
       const request = {
         params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path'),
         query: validate(route.request?.query ?? v.object({}), event.queryStringParameters ?? {}, 'query'),
-        body: route.request?.body ? validate(route.request.body, parseJson(rawBody, headers), '') : {},
+        headers: route.request?.headers ? validate(route.request.headers, headers, 'header') : headers,
+        body: route.request?.body
+          ? validate(route.request.body, parseBody(rawBody, headers, route.request.acceptsForm === true), '')
+          : {},
         caller,
-        headers,
         requestId,
         event,
       } as unknown as Request<Id>;
@@ -141,11 +143,16 @@ function decodeBody(event: APIGatewayProxyEventV2): string {
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
 }
 
-function parseJson(raw: string, headers: Record<string, string | undefined>): unknown {
+function parseBody(raw: string, headers: Record<string, string | undefined>, acceptsForm: boolean): unknown {
   if (Buffer.byteLength(raw) > MAX_JSON_BODY_BYTES) throw payloadTooLarge(MAX_JSON_BODY_BYTES);
   if (raw.trim() === '') return {};
   const type = headers['content-type']?.split(';')[0]?.trim().toLowerCase();
-  if (type && type !== 'application/json' && !type.endsWith('+json')) throw unsupportedMediaType('application/json');
+  if (acceptsForm && type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(raw));
+  if (type && type !== 'application/json' && !type.endsWith('+json')) {
+    throw unsupportedMediaType(
+      acceptsForm ? 'application/json or application/x-www-form-urlencoded' : 'application/json',
+    );
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

@@ -1,0 +1,6 @@
+// X7.list GET /v1/admin/clients
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { listInternalClients } from '#shared/tokens/partners';
+
+export const handler = endpoint('X7.list', async () => ok(await listInternalClients()));

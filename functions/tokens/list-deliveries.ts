@@ -1,0 +1,14 @@
+// T6.deliveries GET /v1/admin/partner-authorizations/{partnerAuthorizationID}/deliveries
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { listDeliveries } from '#shared/webhooks/deliveries';
+
+export const handler = endpoint('T6.deliveries', async ({ params, query }) =>
+  ok(
+    await listDeliveries(params.partnerAuthorizationID, {
+      page: query.page,
+      perPage: query.per_page,
+      pageToken: query.page_token,
+    }),
+  ),
+);

@@ -1,0 +1,8 @@
+// T4 GET /v1/admin/partner-authorizations
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { listPartners } from '#shared/tokens/partners';
+
+export const handler = endpoint('T4', async ({ query }) =>
+  ok(await listPartners({ page: query.page, perPage: query.per_page, pageToken: query.page_token })),
+);

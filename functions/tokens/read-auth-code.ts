@@ -1,0 +1,6 @@
+// T9 GET /v1/admin/auth-codes/{auth_code}
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { readAuthCode } from '#shared/tokens/auth-codes';
+
+export const handler = endpoint('T9', async ({ params }) => ok(await readAuthCode(params.auth_code)));

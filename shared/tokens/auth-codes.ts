@@ -1,0 +1,108 @@
+/**
+ * Auth codes (T8, T9, and their redemption through X5): a signed-in user lets a partner client act as them. A code is
+ * random, valid 10 minutes, single use, stored as SHA-256 in `AUTHCODE#<hash> / CODE`. Redeeming needs the client
+ * the code names (HTTP Basic) and returns a bearer token for the user; the record keeps that token's `jti`.
+ */
+import { createHash } from 'node:crypto';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { getUser } from '#shared/accounts/users';
+import type { Caller } from '#shared/auth/caller';
+import { refreshTokenOwner, userCaller } from '#shared/auth/sessions';
+import { issueBearerToken } from '#shared/auth/tokens';
+import { clock } from '#shared/clock';
+import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { gone, invalidField, notFound } from '#shared/http/problems';
+import { newSecret, newUuid } from '#shared/ids';
+import { type ClientRecord, findClientByKey } from '#shared/tokens/clients';
+
+export const AUTH_CODE_TTL_MS = 10 * 60 * 1000;
+
+const codeKey = (code: string) => ({ PK: `AUTHCODE#${createHash('sha256').update(code).digest('hex')}`, SK: 'CODE' });
+
+/** T8. */
+export async function createAuthCode(
+  caller: Caller,
+  input: { refresh_token: string; client_auth: { key: string; name: string } },
+) {
+  if ((await refreshTokenOwner(input.refresh_token)) !== caller.id) {
+    throw invalidField('refresh_token', 'is not an active session of yours');
+  }
+  const client = await findClientByKey(input.client_auth.key);
+  if (!client || client.revoked_at) throw invalidField('client_auth.key', 'names no client');
+  const user = await getUser(caller.id);
+  if (!user || user.deleted_at) throw notFound('user');
+  const code = newSecret(24);
+  await db().send(
+    new PutCommand({
+      TableName: mainTableName(),
+      Item: {
+        ...codeKey(code),
+        entity: 'auth_code',
+        id: newUuid(),
+        client_auth: { key: client.client_key, name: input.client_auth.name },
+        user_id: user.id,
+        name: user.name,
+        email: user.email,
+        roles: user.roles.join(','),
+        org_id: user.org_id,
+        token: null,
+        status: 'active',
+        created_at: clock.nowIso(),
+        expires_at_ms: clock.nowMs() + AUTH_CODE_TTL_MS,
+        expires_at: clock.nowEpochSeconds() + 30 * 24 * 3600,
+      },
+    }),
+  );
+  return { auth_code: code, server_time: clock.nowIso() };
+}
+
+/** T9. */
+export async function readAuthCode(code: string) {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: codeKey(code) }));
+  const item = out.Item;
+  if (!item) throw notFound('auth code');
+  return {
+    id: String(item['id']),
+    auth_code: code,
+    client_auth: item['client_auth'] as { key: string; name: string },
+    token: (item['token'] as string | null) ?? null,
+    name: String(item['name']),
+    email: String(item['email']),
+    roles: String(item['roles']),
+    org_id: (item['org_id'] as string | null) ?? null,
+    created_at: String(item['created_at']),
+    status: item['status'] === 'used' ? 'used' : Number(item['expires_at_ms']) <= clock.nowMs() ? 'expired' : 'active',
+  };
+}
+
+/** X5 `grant_type=authorization_code`: once, by the client the code names. */
+export async function redeemAuthCode(client: ClientRecord, code: string) {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: codeKey(code) }));
+  const item = out.Item;
+  if (!item) throw invalidField('code', 'is not a code this service issued');
+  if ((item['client_auth'] as { key?: string }).key !== client.client_key) {
+    throw invalidField('code', 'was issued to another client');
+  }
+  if (item['status'] === 'used') throw gone('this auth code was already used');
+  if (Number(item['expires_at_ms']) <= clock.nowMs()) throw gone('this auth code has expired');
+  const user = await getUser(String(item['user_id']));
+  if (!user || user.deleted_at) throw gone('the account behind this auth code is gone');
+  const issued = await issueBearerToken(userCaller(user), user.token_gen);
+  const jti = JSON.parse(Buffer.from(issued.bearer_token.split('.')[1]!, 'base64url').toString()).jti as string;
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: codeKey(code),
+        UpdateExpression: 'SET #status = :used, #token = :jti, used_at = :now',
+        ConditionExpression: '#status = :active',
+        ExpressionAttributeNames: { '#status': 'status', '#token': 'token' },
+        ExpressionAttributeValues: { ':used': 'used', ':active': 'active', ':jti': jti, ':now': clock.nowIso() },
+      }),
+    );
+  } catch (error) {
+    if (isConditionalFailure(error)) throw gone('this auth code was already used');
+    throw error;
+  }
+  return issued;
+}
