@@ -3,6 +3,7 @@ import type { App, StackProps } from 'aws-cdk-lib';
 import { ApiStack } from '#lib/stacks/api-stack';
 import { AreaStack } from '#lib/stacks/area-stack';
 import { DataStack } from '#lib/stacks/data-stack';
+import { WorkersStack } from '#lib/stacks/workers-stack';
 import { type Area, type RouteDef, routes } from '#shared/routes';
 
 export function buildApp(app: App, props: StackProps = {}) {
@@ -26,5 +27,6 @@ export function buildApp(app: App, props: StackProps = {}) {
         mailFrom: app.node.tryGetContext('mailFrom') ?? 'no-reply@dispatch.example',
       }),
   );
-  return { data, api, areaStacks };
+  const workers = new WorkersStack(app, 'DispatchWorkers', { ...props, data });
+  return { data, api, areaStacks, workers };
 }

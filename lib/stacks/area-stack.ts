@@ -21,8 +21,13 @@ import type { DataStack } from '#lib/stacks/data-stack';
 import { idempotencyTable, mainTable } from '#shared/db/tables';
 import type { Area, RouteDef } from '#shared/routes';
 
-/** Areas whose functions send mail through the mail port (SES in the cloud). */
-const MAILING_AREAS: readonly Area[] = ['accounts'];
+/** What each area's functions use beyond the tables: mail (SES), sealing secrets (KMS encrypt), the work queue. */
+const NEEDS: Partial<Record<Area, { mail?: boolean; seal?: boolean; queue?: boolean }>> = {
+  accounts: { mail: true },
+  tokens: { seal: true, queue: true },
+  imports: { queue: true },
+  planning: { queue: true },
+};
 
 export interface AreaStackProps extends StackProps {
   area: Area;
@@ -63,7 +68,22 @@ export class AreaStack extends Stack {
         .bindTable(data.mainTable, mainTable, 'RW')
         .bindTable(data.idempotencyTable, idempotencyTable, 'RW');
       data.signingKeySecret.grantRead(fn);
-      if (MAILING_AREAS.includes(props.area)) {
+      const needs = NEEDS[props.area] ?? {};
+      if (needs.seal) {
+        fn.addEnvironment('SECRET_BOX_KMS_KEY_ID', data.secretBoxKey.keyArn);
+        data.secretBoxKey.grant(fn, 'kms:Encrypt');
+      }
+      if (needs.queue) {
+        fn.addEnvironment('WORK_QUEUE_URL', data.workQueue.queueUrl);
+        data.workQueue.grantSendMessages(fn);
+      }
+      if (props.area === 'tokens') {
+        for (const name of ['EXTERNAL_ISSUER', 'EXTERNAL_AUDIENCE', 'EXTERNAL_JWKS_URL'] as const) {
+          const value = this.node.tryGetContext(name.toLowerCase());
+          if (value) fn.addEnvironment(name, value);
+        }
+      }
+      if (needs.mail) {
         fn.addEnvironment('MAIL_FROM', props.mailFrom);
         fn.addToRolePolicy(
           new PolicyStatement({

@@ -2,10 +2,12 @@
  * The stateful stack: tables (from the same definitions the local host creates), the upload bucket and the
  * secrets. Kept apart from the stateless stacks so that those can be replaced freely.
  */
-import { RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { idempotencyTable, mainTable, type TableDef } from '#shared/db/tables';
 
@@ -15,6 +17,10 @@ export class DataStack extends Stack {
   readonly uploadBucket: Bucket;
   readonly signingKeySecret: Secret;
   readonly adminPasswordSecret: Secret;
+  /** Seals secrets the service must use again (webhook signing secrets): encrypt for the writers, decrypt for the worker. */
+  readonly secretBoxKey: Key;
+  /** Work for the workers (webhook deliveries), with a dead-letter queue. */
+  readonly workQueue: Queue;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -48,6 +54,27 @@ export class DataStack extends Stack {
       description: 'Password of the seeded SysAdmin.',
       generateSecretString: { passwordLength: 32, excludePunctuation: true },
     });
+    this.secretBoxKey = new Key(this, 'SecretBoxKey', {
+      description: 'Seals partner webhook secrets',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const deadLetters = new Queue(this, 'WorkDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.workQueue = new Queue(this, 'WorkQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(180),
+      deadLetterQueue: { queue: deadLetters, maxReceiveCount: 5 },
+    });
+    Validations.of(deadLetters).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason: 'This is the dead-letter queue of the work queue.',
+    });
+
     for (const secret of [this.signingKeySecret, this.adminPasswordSecret]) {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions::AwsSolutions-SMG4',

@@ -12,6 +12,8 @@ import { ROLES } from '../../shared/auth/roles.ts';
 import { type Client, client, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 let host: RunningHost;
 let api: Client;
 let admin: string;
@@ -20,7 +22,7 @@ const PASSWORD = 'a-good-long-password';
 const tag = Math.random().toString(36).slice(2, 7);
 
 // A real OIDC issuer: its own RS256 key, its JWKS served over HTTP.
-const issuer = { url: '', server: undefined as Server | undefined, key: undefined as CryptoKey | undefined };
+const issuer = { url: '', server: undefined as Server | undefined, key: undefined as SigningKey | undefined };
 
 const basic = (key: string, secret: string) => `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`;
 
@@ -42,7 +44,7 @@ async function invitedUser(role: keyof typeof ROLES, org: string) {
 
 beforeAll(async () => {
   const { privateKey, publicKey } = await generateKeyPair('RS256');
-  issuer.key = privateKey as CryptoKey;
+  issuer.key = privateKey as SigningKey;
   const jwk = { ...(await exportJWK(publicKey)), kid: 'issuer-key-1', alg: 'RS256', use: 'sig' };
   const served = await listen((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -261,7 +263,7 @@ describe('T10 platform sessions', () => {
 });
 
 describe('T2 token exchange against a real OIDC issuer', () => {
-  const external = async (claims: Record<string, unknown>, options: { key?: CryptoKey; kid?: string } = {}) =>
+  const external = async (claims: Record<string, unknown>, options: { key?: SigningKey; kid?: string } = {}) =>
     new SignJWT({ email: ADMIN.email, ...claims })
       .setProtectedHeader({ alg: 'RS256', kid: options.kid ?? 'issuer-key-1' })
       .setIssuer((claims['iss'] as string) ?? 'https://id.example.test/')
@@ -293,8 +295,8 @@ describe('T2 token exchange against a real OIDC issuer', () => {
       await external({ iss: 'https://evil.example/' }),
       await external({ aud: 'another-api' }),
       await external({ exp: Math.floor(Date.now() / 1000) - 60 }),
-      await external({}, { key: stranger as CryptoKey }),
-      await external({}, { key: stranger as CryptoKey, kid: 'unknown-kid' }),
+      await external({}, { key: stranger as SigningKey }),
+      await external({}, { key: stranger as SigningKey, kid: 'unknown-kid' }),
       'not-a-jwt',
     ];
     for (const token of bad) {

@@ -100,6 +100,25 @@ describe('the accounts area', () => {
   });
 });
 
+describe('webhooks', () => {
+  it('the worker alone may decrypt sealed webhook secrets; the tokens area may only encrypt', () => {
+    const workers = templateOf(built.workers);
+    workers.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const decryptors = stacks.filter((stack) =>
+      JSON.stringify(templateOf(stack).findResources('AWS::IAM::Policy')).includes('kms:Decrypt'),
+    );
+    expect(decryptors.map((stack) => stack.stackName)).toEqual(['DispatchWorkers']);
+    const tokens = built.areaStacks.find((stack) => stack.stackName === 'DispatchTokens')!;
+    expect(JSON.stringify(templateOf(tokens).findResources('AWS::IAM::Policy'))).toContain('kms:Encrypt');
+    templateOf(built.data).hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 5 }),
+    });
+  });
+});
+
 describe('cdk-nag AwsSolutions', () => {
   it('passes, with every suppression justified in code', () => {
     const app = newApp();
