@@ -151,7 +151,7 @@ export async function logout(caller: Caller, refreshToken: string | undefined): 
 /** The user an active refresh token belongs to, or undefined (T8 proves a live session with it). */
 export async function refreshTokenOwner(token: string): Promise<string | undefined> {
   const current = await readToken(token);
-  if (!current || current.status !== 'active') return undefined;
+  if (current?.status !== 'active') return undefined;
   const family = await db().send(new GetCommand({ TableName: mainTableName(), Key: familyKey(current.familyId) }));
   const user = await getUser(current.userId);
   const live = family.Item && !family.Item['revoked_at'] && user && !user.deleted_at;

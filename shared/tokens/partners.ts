@@ -56,7 +56,7 @@ export async function listPartners(page: PageRequest) {
 /** T7: the basic view, for any authenticated caller. */
 export async function partnerBasics(clientKey: string) {
   const partner = await findClientByKey(clientKey);
-  if (!partner || partner.kind !== 'partner' || partner.revoked_at) throw notFound('partner');
+  if (partner?.kind !== 'partner' || partner.revoked_at) throw notFound('partner');
   return { client_key: partner.client_key, name: partner.name, webhook_url: partner.webhook_url ?? null };
 }
 
