@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { checkAccess } from '#shared/auth/access';
-import { fromAuthorizerContext } from '#shared/auth/authorizer';
+import { fromAuthorizerContext } from '#shared/auth/authorizer-context';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { runIdempotently } from '#shared/http/idempotency';
