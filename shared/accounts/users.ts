@@ -42,7 +42,10 @@ export interface UserRecord {
 }
 
 type Item = Record<string, unknown>;
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+import type { TransactItem } from '#shared/db/client';
+
+export type { TransactItem };
 
 export const userKey = (id: string) => ({ PK: `USER#${id}`, SK: 'PROFILE' });
 const emailKey = (email: string) => ({ PK: `EMAIL#${email.toLowerCase()}`, SK: 'EMAIL' });

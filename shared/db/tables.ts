@@ -42,6 +42,22 @@ export const mainTable = {
   ],
 } as const satisfies TableDef;
 
+/**
+ * Driver locations: one item per driver (`LOC#<id> / CURRENT`) plus the cell directory (`CELLS#…`). GeoOrg lists an
+ * organisation's drivers (`<org or FREE>#<partition cell>`), GeoAll every driver (`ALL#<partition cell>`), both
+ * sorted by the precision-9 geohash then the driver id.
+ */
+export const locationsTable = {
+  id: 'Locations',
+  envVar: 'LOCATIONS_TABLE',
+  partitionKey: 'PK',
+  sortKey: 'SK',
+  indexes: [
+    { name: 'GeoOrg', partitionKey: 'GEOORG_PK', sortKey: 'GEOORG_SK' },
+    { name: 'GeoAll', partitionKey: 'GEOALL_PK', sortKey: 'GEOALL_SK' },
+  ],
+} as const satisfies TableDef;
+
 /** Powertools idempotency records (its default key `id` and TTL attribute `expiration`). */
 export const idempotencyTable = {
   id: 'Idempotency',
@@ -51,7 +67,7 @@ export const idempotencyTable = {
   indexes: [],
 } as const satisfies TableDef;
 
-export const tables: readonly TableDef[] = [mainTable, idempotencyTable];
+export const tables: readonly TableDef[] = [mainTable, idempotencyTable, locationsTable];
 
 /** Every key attribute of a table is a string. */
 export function createTableInput(def: TableDef, tableName: string): CreateTableCommandInput {
