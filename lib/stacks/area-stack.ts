@@ -18,15 +18,17 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import type { DataStack } from '#lib/stacks/data-stack';
-import { idempotencyTable, mainTable } from '#shared/db/tables';
+import { idempotencyTable, locationsTable, mainTable } from '#shared/db/tables';
 import type { Area, RouteDef } from '#shared/routes';
 
 /** What each area's functions use beyond the tables: mail (SES), sealing secrets (KMS encrypt), the work queue. */
-const NEEDS: Partial<Record<Area, { mail?: boolean; seal?: boolean; queue?: boolean }>> = {
-  accounts: { mail: true },
+const NEEDS: Partial<Record<Area, { mail?: boolean; seal?: boolean; queue?: boolean; locations?: boolean }>> = {
+  // A21 keeps the location's copy of the driver's service types current.
+  accounts: { mail: true, locations: true },
   tokens: { seal: true, queue: true },
+  locations: { locations: true },
   imports: { queue: true },
-  planning: { queue: true },
+  planning: { queue: true, locations: true },
 };
 
 export interface AreaStackProps extends StackProps {
@@ -69,6 +71,7 @@ export class AreaStack extends Stack {
         .bindTable(data.idempotencyTable, idempotencyTable, 'RW');
       data.signingKeySecret.grantRead(fn);
       const needs = NEEDS[props.area] ?? {};
+      if (needs.locations) fn.bindTable(data.locationsTable, locationsTable, 'RW');
       if (needs.seal) {
         fn.addEnvironment('SECRET_BOX_KMS_KEY_ID', data.secretBoxKey.keyArn);
         data.secretBoxKey.grant(fn, 'kms:Encrypt');

@@ -9,11 +9,12 @@ import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cd
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { idempotencyTable, mainTable, type TableDef } from '#shared/db/tables';
+import { idempotencyTable, locationsTable, mainTable, type TableDef } from '#shared/db/tables';
 
 export class DataStack extends Stack {
   readonly mainTable: Table;
   readonly idempotencyTable: Table;
+  readonly locationsTable: Table;
   readonly uploadBucket: Bucket;
   readonly signingKeySecret: Secret;
   readonly adminPasswordSecret: Secret;
@@ -26,6 +27,7 @@ export class DataStack extends Stack {
     super(scope, id, props);
     this.mainTable = this.table(mainTable);
     this.idempotencyTable = this.table(idempotencyTable);
+    this.locationsTable = this.table(locationsTable);
 
     const accessLogs = new Bucket(this, 'AccessLogs', {
       encryption: BucketEncryption.S3_MANAGED,

@@ -5,6 +5,7 @@ import type { Caller } from '#shared/auth/caller';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret } from '#shared/ids';
+import { syncServiceTypes } from '#shared/locations/locations';
 
 async function self(caller: Caller): Promise<UserRecord> {
   const user = await getUser(caller.id);
@@ -73,6 +74,7 @@ export async function updateDriver(
     service_types: [...new Set(input.driver_profile.service_types ?? profile.service_types)],
   };
   await updateUser(user, { ...defined({ phone_number: input.phone_number }), driver_profile: driverProfile });
+  await syncServiceTypes(user.id, driverProfile.service_types);
   return driverProfile;
 }
 

@@ -1,0 +1,8 @@
+// L2 GET /v1/driver-locations/{driver_id}
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { readDriverLocation } from '#shared/locations/locations';
+
+export const handler = endpoint('L2', async ({ params, caller }) =>
+  ok({ location: await readDriverLocation(caller, params.driver_id) }),
+);

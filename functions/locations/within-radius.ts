@@ -1,0 +1,13 @@
+// L4 GET /v1/driver-locations
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { driversWithin } from '#shared/locations/locations';
+
+export const handler = endpoint('L4', async ({ query, caller }) =>
+  ok({
+    locations: await driversWithin(caller, query, query.radius, {
+      maxAgeS: query.max_age_s,
+      serviceType: query.service_type,
+    }),
+  }),
+);
