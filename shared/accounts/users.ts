@@ -6,7 +6,7 @@
  * totals never read every user. Every change goes through `saveUser(before, after)`: one transaction that writes the
  * user on the condition that nobody changed it since it was read, moves the email claim, and adjusts the counters.
  */
-import { GetCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DRIVERS, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
 import { cancelledIndexes, db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
