@@ -2,6 +2,7 @@
 import { benchAccounts } from './accounts.ts';
 import { benchBundles } from './bundles.ts';
 import { stopBenchHost } from './host.ts';
+import { benchLocations } from './locations.ts';
 import { benchRequests } from './requests.ts';
 
 process.env['LOG_LEVEL'] ??= 'SILENT';
@@ -10,4 +11,5 @@ console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISO
 await benchBundles();
 await benchRequests();
 await benchAccounts();
+await benchLocations();
 await stopBenchHost();
