@@ -3,6 +3,7 @@ import type { App, StackProps } from 'aws-cdk-lib';
 import { ApiStack } from '#lib/stacks/api-stack';
 import { AreaStack } from '#lib/stacks/area-stack';
 import { DataStack } from '#lib/stacks/data-stack';
+import { RealtimeStack } from '#lib/stacks/realtime-stack';
 import { WorkersStack } from '#lib/stacks/workers-stack';
 import { type Area, type RouteDef, routes } from '#shared/routes';
 
@@ -13,6 +14,7 @@ export function buildApp(app: App, props: StackProps = {}) {
     data,
     adminEmail: app.node.tryGetContext('adminEmail') ?? 'admin@dispatch.local',
   });
+  const realtime = new RealtimeStack(app, 'DispatchRealtime', { ...props, data });
   const areas = new Map<Area, RouteDef[]>();
   for (const route of routes as readonly RouteDef[]) areas.set(route.area, [...(areas.get(route.area) ?? []), route]);
   const areaStacks = [...areas].map(
@@ -25,8 +27,9 @@ export function buildApp(app: App, props: StackProps = {}) {
         httpApi: api.httpApi,
         authorizerId: api.authorizerId,
         mailFrom: app.node.tryGetContext('mailFrom') ?? 'no-reply@dispatch.example',
+        realtime,
       }),
   );
   const workers = new WorkersStack(app, 'DispatchWorkers', { ...props, data });
-  return { data, api, areaStacks, workers };
+  return { data, api, realtime, areaStacks, workers };
 }

@@ -7,6 +7,7 @@ import type { GenericSchema } from 'valibot';
 import * as accounts from '#shared/accounts/schemas';
 import type { Role } from '#shared/auth/roles';
 import * as locations from '#shared/locations/schemas';
+import * as notifications from '#shared/notifications/schemas';
 import * as tokens from '#shared/tokens/schemas';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
@@ -702,6 +703,125 @@ export const routes = [
     request: { query: locations.radiusQuery },
     response: locations.locationsReply,
   },
+  {
+    id: 'N1',
+    method: 'POST',
+    path: '/v1/events',
+    area: 'notifications',
+    handler: 'notifications/push-events',
+    access: notifications.NOTIFIERS,
+    summary: 'Push events to the subscribers of their channels',
+    status: 202,
+    request: { body: notifications.eventsBody },
+    response: accounts.envelope,
+  },
+  {
+    id: 'N2',
+    method: 'GET',
+    path: '/v1/notifications',
+    area: 'notifications',
+    handler: 'notifications/list-notifications',
+    access: ['SysAdmin', 'Merchant'],
+    summary: 'List notification log entries (a Merchant: its own organisation)',
+    status: 200,
+    request: { query: notifications.listNotificationsQuery },
+    response: notifications.notificationList,
+  },
+  {
+    id: 'N3',
+    method: 'POST',
+    path: '/v1/notifications/{notification_id}/read',
+    area: 'notifications',
+    handler: 'notifications/mark-read',
+    access: ['SysAdmin', 'Merchant'],
+    summary: 'Mark a notification read (idempotent)',
+    status: 200,
+    request: { params: notifications.notificationParams },
+    response: notifications.readReply,
+  },
+  {
+    id: 'N4',
+    method: 'GET',
+    path: '/v1/notifications/{notification_id}',
+    area: 'notifications',
+    handler: 'notifications/read-notification',
+    access: 'users',
+    summary:
+      'Read one notification, object-storage links presigned for 15 minutes (SysAdmin, a Merchant of its organisation, the user it names)',
+    status: 200,
+    request: { params: notifications.notificationParams },
+    response: notifications.notificationView,
+  },
+  {
+    id: 'N5',
+    method: 'POST',
+    path: '/v1/notifications',
+    area: 'notifications',
+    handler: 'notifications/notify',
+    access: notifications.NOTIFIERS,
+    summary: 'Write a notification log entry and deliver it to user.<event_data.user_id>',
+    status: 201,
+    request: { body: notifications.notificationBody },
+    response: notifications.serverTimeReply,
+  },
+  {
+    id: 'N6',
+    method: 'POST',
+    path: '/v1/push-messages',
+    area: 'notifications',
+    handler: 'notifications/push-messages',
+    access: notifications.NOTIFIERS,
+    summary: 'Push up to 500 messages to the devices of their users',
+    status: 202,
+    request: { body: notifications.pushMessagesBody },
+    response: accounts.envelope,
+  },
+  {
+    id: 'N7',
+    method: 'GET',
+    path: '/v1/push-keys',
+    area: 'notifications',
+    handler: 'notifications/list-push-keys',
+    access: ['SysAdmin', 'RRTB', 'PriceAdjustment'],
+    summary: 'List push notification keys',
+    status: 200,
+    request: { query: notifications.listPushKeysQuery },
+    response: notifications.pushKeyList,
+  },
+  {
+    id: 'N8',
+    method: 'POST',
+    path: '/v1/push-keys',
+    area: 'notifications',
+    handler: 'notifications/register-push-key',
+    access: 'users',
+    summary: 'Register a push key (the same device and application replaces it)',
+    status: 201,
+    request: { body: notifications.pushKeyBody },
+    response: accounts.envelope,
+  },
+  {
+    id: 'N9',
+    method: 'DELETE',
+    path: '/v1/me/push-keys',
+    area: 'notifications',
+    handler: 'notifications/remove-own-push-keys',
+    access: ['OrgDriver', 'OrgTransporter'],
+    summary: 'Remove all of your push keys',
+    status: 200,
+    response: accounts.envelope,
+  },
+  {
+    id: 'N10',
+    method: 'DELETE',
+    path: '/v1/org/me/push-keys',
+    area: 'notifications',
+    handler: 'notifications/remove-org-push-keys',
+    access: ['OrgDriver', 'OrgTransporter'],
+    summary: 'Remove all of your push keys (the org apps’ path)',
+    status: 200,
+    response: accounts.envelope,
+  },
 ] as const satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];
@@ -713,3 +833,11 @@ export function routeById(id: RouteId): RouteDef {
   if (!route) throw new Error(`no route ${id} in the route table`);
   return route;
 }
+
+/** The WebSocket API's routes (route selection on `$request.body.action`), for CDK and the local host alike. */
+export const websocketRoutes = [
+  { routeKey: '$connect', handler: 'realtime/connect' },
+  { routeKey: '$disconnect', handler: 'realtime/disconnect' },
+  { routeKey: 'subscribe', handler: 'realtime/subscribe' },
+  { routeKey: '$default', handler: 'realtime/default' },
+] as const;

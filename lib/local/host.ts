@@ -11,11 +11,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { authorizerEvent, type IncomingRequest, lambdaContext, proxyEvent } from '#lib/local/events';
+import { gateway } from '#lib/local/websocket';
 import { openApiDocument } from '#lib/openapi';
 import type { Handler } from '#shared/http/endpoint';
 import { internal, notFound, type Problem, payloadTooLarge, problemBody } from '#shared/http/problems';
 import { CORS_HEADERS } from '#shared/http/responses';
 import { localOutbox } from '#shared/ports/mail';
+import { localPush } from '#shared/ports/push';
 import { type RouteDef, routes } from '#shared/routes';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -155,6 +157,9 @@ async function localRoute(path: string, url: URL, response: ServerResponse, requ
     case '/_local/outbox':
       sendJson(response, 200, { messages: localOutbox.read(url.searchParams.get('to') ?? undefined) }, requestId);
       return true;
+    case '/_local/push-outbox':
+      sendJson(response, 200, { messages: localPush.read(url.searchParams.get('user_id') ?? undefined) }, requestId);
+      return true;
   }
   const asset = /^\/docs\/assets\/([\w.-]+\.(?:js|css|png))$/.exec(path);
   if (asset) {
@@ -186,6 +191,12 @@ async function dispatch(request: IncomingMessage, response: ServerResponse): Pro
     return;
   }
   if (method === 'GET' && (await localRoute(url.pathname, url, response, requestId))) return;
+  const management = /^(?:\/[^/]+)?\/@connections\/([^/]+)$/.exec(url.pathname);
+  if (management) {
+    const answer = gateway.manage(method, decodeURIComponent(management[1]!), await readBody(request));
+    send(response, answer.status, { 'Content-Type': 'application/json' }, answer.body ?? '');
+    return;
+  }
   const { route, params } = matchRoute(method, url.pathname);
   if (!route) {
     sendProblem(response, notFound('operation'), requestId);
@@ -216,7 +227,7 @@ async function dispatch(request: IncomingMessage, response: ServerResponse): Pro
 }
 
 export function createHostServer(): Server {
-  return createServer((request, response) => {
+  const server = createServer((request, response) => {
     dispatch(request, response).catch((error: unknown) => {
       const requestId = randomUUID();
       const problem = (error as Problem).status ? (error as Problem) : internal();
@@ -225,4 +236,6 @@ export function createHostServer(): Server {
       else response.end();
     });
   });
+  gateway.attach(server);
+  return server;
 }

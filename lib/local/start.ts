@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { type Emulators, ensureTables, LOCAL_CREDENTIALS, startEmulators } from '#lib/local/emulators';
 import { createHostServer, preloadHandlers } from '#lib/local/host';
+import { gateway } from '#lib/local/websocket';
 
 export interface LocalOptions {
   port: number;
@@ -87,10 +88,13 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       preloadHandlers(),
     ]);
     const port = (server.address() as AddressInfo).port;
+    // The functions reach the WebSocket connections through the management API this host serves.
+    process.env['WEBSOCKET_MANAGEMENT_ENDPOINT'] = `http://localhost:${port}`;
     return {
       url: `http://localhost:${port}`,
       port,
       stop: async () => {
+        gateway.close();
         server.closeAllConnections();
         await new Promise<void>((done) => server.close(() => done()));
         await emulators?.stop();

@@ -18,17 +18,31 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import type { DataStack } from '#lib/stacks/data-stack';
-import { idempotencyTable, locationsTable, mainTable } from '#shared/db/tables';
+import type { RealtimeStack } from '#lib/stacks/realtime-stack';
+import { connectionsTable, idempotencyTable, locationsTable, mainTable } from '#shared/db/tables';
 import type { Area, RouteDef } from '#shared/routes';
 
 /** What each area's functions use beyond the tables: mail (SES), sealing secrets (KMS encrypt), the work queue. */
-const NEEDS: Partial<Record<Area, { mail?: boolean; seal?: boolean; queue?: boolean; locations?: boolean }>> = {
+interface Needs {
+  mail?: boolean;
+  seal?: boolean;
+  queue?: boolean;
+  locations?: boolean;
+  /** Delivers events to WebSocket subscribers. */
+  realtime?: boolean;
+  /** Reads (presigns) objects of the upload bucket. */
+  objects?: boolean;
+  push?: boolean;
+}
+
+const NEEDS: Partial<Record<Area, Needs>> = {
   // A21 keeps the location's copy of the driver's service types current.
   accounts: { mail: true, locations: true },
   tokens: { seal: true, queue: true },
   locations: { locations: true },
-  imports: { queue: true },
-  planning: { queue: true, locations: true },
+  notifications: { realtime: true, objects: true, push: true },
+  imports: { queue: true, objects: true, realtime: true },
+  planning: { queue: true, locations: true, realtime: true, push: true },
 };
 
 export interface AreaStackProps extends StackProps {
@@ -39,6 +53,7 @@ export interface AreaStackProps extends StackProps {
   authorizerId: string;
   /** The verified SES sender of every mail. */
   mailFrom: string;
+  realtime: RealtimeStack;
 }
 
 /** `X3.read` → `X3Read`: a construct id from a spec id. */
@@ -72,6 +87,26 @@ export class AreaStack extends Stack {
       data.signingKeySecret.grantRead(fn);
       const needs = NEEDS[props.area] ?? {};
       if (needs.locations) fn.bindTable(data.locationsTable, locationsTable, 'RW');
+      if (needs.realtime) {
+        fn.bindTable(data.connectionsTable, connectionsTable, 'RW');
+        fn.addEnvironment('WEBSOCKET_MANAGEMENT_ENDPOINT', props.realtime.stage.callbackUrl);
+        fn.role!.addManagedPolicy(props.realtime.manageConnections);
+      }
+      if (needs.objects) fn.role!.addManagedPolicy(data.readUploads);
+      if (needs.push) {
+        const applications = this.node.tryGetContext('snsPlatformApplications') as Record<string, string> | undefined;
+        fn.addEnvironment('SNS_PLATFORM_APPLICATIONS', JSON.stringify(applications ?? {}));
+        const arns = Object.values(applications ?? {});
+        if (arns.length > 0) {
+          fn.addToRolePolicy(new PolicyStatement({ actions: ['sns:CreatePlatformEndpoint'], resources: arns }));
+          fn.addToRolePolicy(
+            new PolicyStatement({
+              actions: ['sns:Publish', 'sns:DeleteEndpoint', 'sns:SetEndpointAttributes'],
+              resources: arns.map((arn) => `${arn.replace(':app/', ':endpoint/')}/*`),
+            }),
+          );
+        }
+      }
       if (needs.seal) {
         fn.addEnvironment('SECRET_BOX_KMS_KEY_ID', data.secretBoxKey.keyArn);
         data.secretBoxKey.grant(fn, 'kms:Encrypt');

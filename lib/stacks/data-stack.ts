@@ -4,18 +4,22 @@
  */
 import { Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { idempotencyTable, locationsTable, mainTable, type TableDef } from '#shared/db/tables';
+import { connectionsTable, idempotencyTable, locationsTable, mainTable, type TableDef } from '#shared/db/tables';
 
 export class DataStack extends Stack {
   readonly mainTable: Table;
   readonly idempotencyTable: Table;
   readonly locationsTable: Table;
+  readonly connectionsTable: Table;
   readonly uploadBucket: Bucket;
+  /** Read any object of the upload bucket (presigned links, downloads, imports). */
+  readonly readUploads: ManagedPolicy;
   readonly signingKeySecret: Secret;
   readonly adminPasswordSecret: Secret;
   /** Seals secrets the service must use again (webhook signing secrets): encrypt for the writers, decrypt for the worker. */
@@ -28,6 +32,7 @@ export class DataStack extends Stack {
     this.mainTable = this.table(mainTable);
     this.idempotencyTable = this.table(idempotencyTable);
     this.locationsTable = this.table(locationsTable);
+    this.connectionsTable = this.table(connectionsTable);
 
     const accessLogs = new Bucket(this, 'AccessLogs', {
       encryption: BucketEncryption.S3_MANAGED,
@@ -47,6 +52,17 @@ export class DataStack extends Stack {
       serverAccessLogsPrefix: 'uploads/',
       removalPolicy: RemovalPolicy.RETAIN,
       cors: [{ allowedMethods: [HttpMethods.PUT], allowedOrigins: ['*'], allowedHeaders: ['*'] }],
+    });
+
+    this.readUploads = new ManagedPolicy(this, 'ReadUploads', {
+      description: 'Read the objects of the upload bucket',
+      statements: [
+        new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.uploadBucket.arnForObjects('*')] }),
+      ],
+    });
+    Validations.of(this.readUploads).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM5[Resource::<Uploads4F6EB0FD.Arn>/*]',
+      reason: 'Object keys are made at upload time; the grant is read-only and limited to this bucket.',
     });
 
     this.signingKeySecret = new Secret(this, 'SigningKeys', {

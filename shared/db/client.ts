@@ -26,6 +26,7 @@ export function db(): DynamoDBDocumentClient {
 
 /** The main table's name, read when first needed (fails loudly if the variable is missing). */
 export const mainTableName = (): string => process.env['MAIN_TABLE'] ?? missing('MAIN_TABLE');
+export const connectionsTableName = (): string => process.env['CONNECTIONS_TABLE'] ?? missing('CONNECTIONS_TABLE');
 export const locationsTableName = (): string => process.env['LOCATIONS_TABLE'] ?? missing('LOCATIONS_TABLE');
 
 function missing(name: string): never {

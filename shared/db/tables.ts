@@ -58,6 +58,19 @@ export const locationsTable = {
   ],
 } as const satisfies TableDef;
 
+/**
+ * WebSocket connections (`CONN#<id>`) and channel subscriptions (`CHAN#<channel> / <connection id>`), gone by TTL
+ * two hours after connecting (API Gateway's longest connection) if no disconnect cleaned them up first.
+ */
+export const connectionsTable = {
+  id: 'Connections',
+  envVar: 'CONNECTIONS_TABLE',
+  partitionKey: 'PK',
+  sortKey: 'SK',
+  ttlAttribute: 'expires_at',
+  indexes: [],
+} as const satisfies TableDef;
+
 /** Powertools idempotency records (its default key `id` and TTL attribute `expiration`). */
 export const idempotencyTable = {
   id: 'Idempotency',
@@ -67,7 +80,7 @@ export const idempotencyTable = {
   indexes: [],
 } as const satisfies TableDef;
 
-export const tables: readonly TableDef[] = [mainTable, idempotencyTable, locationsTable];
+export const tables: readonly TableDef[] = [mainTable, idempotencyTable, locationsTable, connectionsTable];
 
 /** Every key attribute of a table is a string. */
 export function createTableInput(def: TableDef, tableName: string): CreateTableCommandInput {

@@ -8,7 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../lib/app.ts';
 import { mainTable } from '../../shared/db/tables.ts';
-import { type RouteDef, routes } from '../../shared/routes.ts';
+import { type RouteDef, routes, websocketRoutes } from '../../shared/routes.ts';
 
 // Bundling is skipped: these tests read templates, and esbuild for every function would only slow them down.
 const newApp = () =>
@@ -115,6 +115,32 @@ describe('webhooks', () => {
     expect(JSON.stringify(templateOf(tokens).findResources('AWS::IAM::Policy'))).toContain('kms:Encrypt');
     templateOf(built.data).hasResourceProperties('AWS::SQS::Queue', {
       RedrivePolicy: Match.objectLike({ maxReceiveCount: 5 }),
+    });
+  });
+});
+
+describe('the WebSocket API', () => {
+  it('has every WebSocket route of the table, and the connections table expires records', () => {
+    const template = templateOf(built.realtime);
+    const keys = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).map(
+      (r) => (r['Properties'] as { RouteKey: string }).RouteKey,
+    );
+    expect(keys.sort()).toEqual(websocketRoutes.map((r) => r.routeKey).sort());
+    templateOf(built.data).hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'PK', KeyType: 'HASH' },
+        { AttributeName: 'SK', KeyType: 'RANGE' },
+      ],
+      TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+    });
+    const notifications = built.areaStacks.find((stack) => stack.stackName === 'DispatchNotifications')!;
+    templateOf(notifications).hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          WEBSOCKET_MANAGEMENT_ENDPOINT: Match.anyValue(),
+          CONNECTIONS_TABLE: Match.anyValue(),
+        }),
+      },
     });
   });
 });

@@ -1,0 +1,9 @@
+// N9 DELETE /v1/me/push-keys
+import { endpoint } from '#shared/http/endpoint';
+import { success } from '#shared/http/responses';
+import { removeOwnPushKeys } from '#shared/notifications/push-keys';
+
+export const handler = endpoint('N9', async ({ caller }) => {
+  const removed = await removeOwnPushKeys(caller);
+  return success(`${removed} push keys removed`, { removed });
+});

@@ -1,0 +1,16 @@
+// WebSocket route `subscribe`: {"action":"subscribe","channels":[…]}; the answer frames go through PostToConnection.
+import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
+import { sendFrame, subscribe } from '#shared/notifications/realtime';
+
+export const handler = async (event: APIGatewayProxyWebsocketEventV2): Promise<APIGatewayProxyResultV2> => {
+  const connectionId = event.requestContext.connectionId;
+  let channels: unknown;
+  try {
+    channels = (JSON.parse(event.body ?? '{}') as { channels?: unknown }).channels;
+  } catch {
+    await sendFrame(connectionId, { type: 'error', code: 'malformed_json', message: 'frames are JSON objects' });
+    return { statusCode: 200 };
+  }
+  await subscribe(connectionId, channels);
+  return { statusCode: 200 };
+};

@@ -1,0 +1,139 @@
+/**
+ * The local stand-in for API Gateway's WebSocket API: `ws://localhost:<port>/ws?token=…`, route selection on the
+ * frame's `action`, the $connect/$disconnect/subscribe/$default handler modules called with API Gateway's events,
+ * and the management API (`POST`/`DELETE`/`GET /@connections/{id}`) that the SDK's PostToConnection calls.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import type { APIGatewayProxyResultV2 } from 'aws-lambda';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { ROOT } from '#lib/paths';
+import { websocketRoutes } from '#shared/routes';
+
+type WsHandler = (event: unknown) => Promise<APIGatewayProxyResultV2>;
+
+const handlers = new Map<string, Promise<WsHandler>>();
+
+function handlerFor(routeKey: string): Promise<WsHandler> {
+  const route =
+    websocketRoutes.find((r) => r.routeKey === routeKey) ?? websocketRoutes.find((r) => r.routeKey === '$default')!;
+  let loaded = handlers.get(route.routeKey);
+  if (!loaded) {
+    loaded = import(pathToFileURL(join(ROOT, 'functions', `${route.handler}.ts`)).href).then(
+      (m: { handler: WsHandler }) => m.handler,
+    );
+    handlers.set(route.routeKey, loaded);
+  }
+  return loaded;
+}
+
+function wsEvent(routeKey: string, eventType: string, connectionId: string, extra: Record<string, unknown> = {}) {
+  const now = Date.now();
+  return {
+    requestContext: {
+      routeKey,
+      eventType,
+      connectionId,
+      messageId: randomBytes(8).toString('base64url'),
+      extendedRequestId: randomBytes(8).toString('base64url'),
+      requestId: randomBytes(8).toString('base64url'),
+      domainName: 'localhost',
+      stage: 'local',
+      apiId: 'local',
+      connectedAt: now,
+      requestTimeEpoch: now,
+    },
+    isBase64Encoded: false,
+    ...extra,
+  };
+}
+
+const statusOf = (result: APIGatewayProxyResultV2) => (typeof result === 'string' ? 200 : (result.statusCode ?? 200));
+
+export class LocalWebSocketGateway {
+  private readonly sockets = new Map<string, WebSocket>();
+  private readonly server = new WebSocketServer({ noServer: true, maxPayload: 128 * 1024 });
+
+  attach(http: Server): void {
+    http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      this.upgrade(request, socket, head).catch((error: unknown) => {
+        console.error('websocket upgrade failed', error);
+        socket.destroy();
+      });
+    });
+  }
+
+  private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer) {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/ws') {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const connectionId = randomBytes(12).toString('base64url');
+    const result = await (await handlerFor('$connect'))(
+      wsEvent('$connect', 'CONNECT', connectionId, {
+        queryStringParameters: Object.fromEntries(url.searchParams),
+        headers: request.headers,
+      }),
+    );
+    const status = statusOf(result);
+    if (status !== 200) {
+      socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    this.server.handleUpgrade(request, socket, head, (ws) => {
+      this.sockets.set(connectionId, ws);
+      // Frames of one connection are handled in order, as API Gateway does for a route's integration calls.
+      let chain = Promise.resolve();
+      ws.on('message', (data) => {
+        const body = data.toString();
+        let action = '$default';
+        try {
+          const parsed = JSON.parse(body) as { action?: unknown };
+          if (typeof parsed.action === 'string' && websocketRoutes.some((r) => r.routeKey === parsed.action))
+            action = parsed.action;
+        } catch {
+          // not JSON: $default
+        }
+        chain = chain
+          .then(async () => {
+            await (await handlerFor(action))(wsEvent(action, 'MESSAGE', connectionId, { body }));
+          })
+          .catch((error: unknown) => console.error('websocket route failed', error));
+      });
+      ws.on('close', () => {
+        this.sockets.delete(connectionId);
+        chain = chain
+          .then(async () => {
+            await (await handlerFor('$disconnect'))(wsEvent('$disconnect', 'DISCONNECT', connectionId));
+          })
+          .catch((error: unknown) => console.error('websocket disconnect failed', error));
+      });
+    });
+  }
+
+  /** The management API: answers as API Gateway does (410 for a connection that is gone). */
+  manage(method: string, connectionId: string, body: Buffer): { status: number; body?: string } {
+    const socket = this.sockets.get(connectionId);
+    if (!socket || socket.readyState !== socket.OPEN) return { status: 410, body: JSON.stringify({ message: 'Gone' }) };
+    if (method === 'POST') {
+      socket.send(body.toString('utf8'));
+      return { status: 200 };
+    }
+    if (method === 'DELETE') {
+      socket.close(1000, 'closed by the server');
+      return { status: 204 };
+    }
+    return { status: 200, body: JSON.stringify({ connectedAt: new Date().toISOString(), identity: {} }) };
+  }
+
+  close(): void {
+    for (const socket of this.sockets.values()) socket.terminate();
+    this.server.close();
+  }
+}
+
+export const gateway = new LocalWebSocketGateway();

@@ -1,0 +1,97 @@
+/**
+ * The WebSocket API: $connect (checks the bearer token), $disconnect, `subscribe` and $default, from the WebSocket
+ * route table, over the connections table. Functions that deliver events reach the connections through the stage's
+ * management API (`grantManagementApiAccess`).
+ */
+import { Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import type { CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { DispatchFunction } from '#lib/constructs/dispatch-function';
+import type { DataStack } from '#lib/stacks/data-stack';
+import { connectionsTable, mainTable } from '#shared/db/tables';
+import { websocketRoutes } from '#shared/routes';
+
+/** How cdk-nag writes a value in a finding id: as itself when concrete, else as the pseudo-parameter's name. */
+const concrete = (value: string, placeholder: string) => (Token.isUnresolved(value) ? placeholder : value);
+
+export interface RealtimeStackProps extends StackProps {
+  data: DataStack;
+}
+
+export class RealtimeStack extends Stack {
+  readonly stage: WebSocketStage;
+  /** Post to and close any connection of the stage: attached to every function that delivers events. */
+  readonly manageConnections: ManagedPolicy;
+
+  constructor(scope: Construct, id: string, props: RealtimeStackProps) {
+    super(scope, id, props);
+    const { data } = props;
+    const api = new WebSocketApi(this, 'WebSocketApi', {
+      apiName: 'dispatch-realtime',
+      routeSelectionExpression: '$request.body.action',
+    });
+    this.stage = new WebSocketStage(this, 'Live', {
+      webSocketApi: api,
+      stageName: 'live',
+      autoDeploy: true,
+      throttle: { rateLimit: 500, burstLimit: 1000 },
+    });
+    this.manageConnections = new ManagedPolicy(this, 'ManageConnections', {
+      description: 'Post to and close the WebSocket connections of the live stage',
+      statements: [
+        new PolicyStatement({
+          actions: ['execute-api:ManageConnections'],
+          resources: [
+            this.formatArn({ service: 'execute-api', resource: api.apiId, resourceName: 'live/*/@connections/*' }),
+          ],
+        }),
+      ],
+    });
+    Validations.of(this.manageConnections).acknowledge({
+      // cdk-nag names the finding by the resource as synthesized: the region is concrete when the stack has one.
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:${concrete(this.region, '<AWS::Region>')}:${concrete(this.account, '<AWS::AccountId>')}:<WebSocketApi34BCF99B>/live/*/@connections/*]`,
+      reason: 'Connection ids are made by API Gateway at connect time; the grant is limited to this API and stage.',
+    });
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
+    (this.stage.node.defaultChild as CfnStage).accessLogSettings = {
+      destinationArn: accessLogs.logGroupArn,
+      format: JSON.stringify({
+        requestId: '$context.requestId',
+        connectionId: '$context.connectionId',
+        routeKey: '$context.routeKey',
+        status: '$context.status',
+        eventType: '$context.eventType',
+      }),
+    };
+
+    for (const route of websocketRoutes) {
+      const name = route.routeKey.replace('$', '');
+      const fn = new DispatchFunction(this, `${name[0]!.toUpperCase()}${name.slice(1)}Fn`, {
+        handlerPath: route.handler,
+        description: `WebSocket ${route.routeKey}`,
+        environment: {
+          SIGNING_KEY_SECRET_ARN: data.signingKeySecret.secretArn,
+          WEBSOCKET_MANAGEMENT_ENDPOINT: this.stage.callbackUrl,
+        },
+      })
+        .bindTable(data.connectionsTable, connectionsTable, 'RW')
+        .bindTable(data.mainTable, mainTable, 'RO');
+      data.signingKeySecret.grantRead(fn);
+      fn.role!.addManagedPolicy(this.manageConnections);
+      const integration = new WebSocketLambdaIntegration(`${name}Integration`, fn);
+      if (route.routeKey === '$connect') api.addRoute('$connect', { integration });
+      else if (route.routeKey === '$disconnect') api.addRoute('$disconnect', { integration });
+      else if (route.routeKey === '$default') api.addRoute('$default', { integration });
+      else api.addRoute(route.routeKey, { integration });
+    }
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-APIG4',
+      reason:
+        '$connect checks the bearer token itself (a 401 refuses the connection); the other routes run only on connections it admitted.',
+    });
+  }
+}

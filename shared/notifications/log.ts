@@ -1,0 +1,142 @@
+/**
+ * The notification log (N2–N5): an entry per N5 call, belonging to the organisation of the user it names, listed
+ * newest first per organisation (GSI1) and for SysAdmin across all (GSI2). Object-storage links inside `event_data`
+ * stay `s3://…` in lists and are presigned (15 minutes) when one entry is read.
+ */
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { getUser } from '#shared/accounts/users';
+import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
+import { clock, toUtcIso } from '#shared/clock';
+import { db, mainTableName } from '#shared/db/client';
+import { type PageRequest, queryPage } from '#shared/db/paging';
+import { forbidden, invalidField, notFound } from '#shared/http/problems';
+import { newObjectId } from '#shared/ids';
+import { publish } from '#shared/notifications/realtime';
+import { presignLinks } from '#shared/ports/object-storage';
+
+export const LINK_TTL_SECONDS = 15 * 60;
+
+interface Entry {
+  id: string;
+  event_type: string;
+  event_data: Record<string, unknown> & { user_id: string };
+  is_read: boolean;
+  user_id: string;
+  org_id: string | null;
+  created_at: string;
+}
+
+const entryKey = (id: string) => ({ PK: `NOTIF#${id}`, SK: 'ENTRY' });
+
+/** N5: writes the entry, then delivers it to `user.<event_data.user_id>`. */
+export async function notify(eventType: string, eventData: Entry['event_data']): Promise<{ server_time: string }> {
+  const user = await getUser(eventData.user_id);
+  if (!user || user.deleted_at) throw invalidField('event_data.user_id', 'names no user');
+  const entry: Entry = {
+    id: newObjectId(),
+    event_type: eventType,
+    event_data: eventData,
+    is_read: false,
+    user_id: user.id,
+    org_id: user.org_id,
+    created_at: clock.nowIso(),
+  };
+  const sort = `${entry.created_at}#${entry.id}`;
+  await db().send(
+    new PutCommand({
+      TableName: mainTableName(),
+      Item: {
+        ...entryKey(entry.id),
+        ...(entry.org_id ? { GSI1PK: `ORG#${entry.org_id}#NOTIFS`, GSI1SK: sort } : {}),
+        GSI2PK: 'NOTIFS',
+        GSI2SK: sort,
+        entity: 'notification',
+        ...entry,
+      },
+    }),
+  );
+  await publish(`user.${user.id}`, eventType, { ...eventData, notification_id: entry.id });
+  return { server_time: clock.nowIso() };
+}
+
+const view = ({ org_id: _org, ...entry }: Entry) => entry;
+
+/** Who may list and mark: SysAdmin everything, a Merchant its own organisation. */
+function listingScope(caller: Caller): { index: 'GSI1' | 'GSI2'; partition: string } {
+  if (isSysAdmin(caller)) return { index: 'GSI2', partition: 'NOTIFS' };
+  if (!caller.orgId) throw forbidden('your account belongs to no organisation');
+  return { index: 'GSI1', partition: `ORG#${caller.orgId}#NOTIFS` };
+}
+
+export interface RangeQuery {
+  order: 'asc' | 'desc';
+  start?: string | undefined;
+  end?: string | undefined;
+}
+
+/** The key condition for an inclusive creation-time range on an index sorted by `<created_at>#<id>`. */
+export function rangeCondition(index: string, partition: string, range: RangeQuery) {
+  const start = range.start ? toUtcIso(range.start) : undefined;
+  const end = range.end ? `${toUtcIso(range.end)}#\uffff` : undefined;
+  const sk = `${index}SK`;
+  const condition =
+    start && end ? ` AND #sk BETWEEN :start AND :end` : start ? ' AND #sk >= :start' : end ? ' AND #sk <= :end' : '';
+  return {
+    KeyConditionExpression: `#pk = :pk${condition}`,
+    ExpressionAttributeNames: { '#pk': `${index}PK`, ...(condition ? { '#sk': sk } : {}) },
+    ExpressionAttributeValues: {
+      ':pk': partition,
+      ...(start ? { ':start': start } : {}),
+      ...(end ? { ':end': end } : {}),
+    },
+    ScanIndexForward: range.order === 'asc',
+  };
+}
+
+export function rangeMeta(range: RangeQuery) {
+  return {
+    range_start_created_at: range.start ? toUtcIso(range.start) : null,
+    range_end_created_at: range.end ? toUtcIso(range.end) : null,
+  };
+}
+
+/** N2. */
+export async function listNotifications(caller: Caller, range: RangeQuery, page: PageRequest) {
+  const { index, partition } = listingScope(caller);
+  const found = await queryPage(
+    { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, range) },
+    page,
+    (item) => view(item as unknown as Entry),
+  );
+  return { meta: { ...rangeMeta(range), ...found.meta }, notifications: found.items };
+}
+
+async function visibleEntry(caller: Caller, id: string, allowSubject: boolean): Promise<Entry> {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: entryKey(id) }));
+  const entry = out.Item as Entry | undefined;
+  if (!entry) throw notFound('notification');
+  if (isSysAdmin(caller)) return entry;
+  if (allowSubject && caller.kind === 'user' && entry.user_id === caller.id) return entry;
+  if (hasRole(caller, 'Merchant') && caller.orgId !== null && entry.org_id === caller.orgId) return entry;
+  throw notFound('notification');
+}
+
+/** N3: idempotent. */
+export async function markRead(caller: Caller, id: string) {
+  await visibleEntry(caller, id, false);
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: entryKey(id),
+      UpdateExpression: 'SET is_read = :true, read_at = if_not_exists(read_at, :now)',
+      ExpressionAttributeValues: { ':true': true, ':now': clock.nowIso() },
+    }),
+  );
+  return { message: 'the notification is marked read', server_time: clock.nowIso() };
+}
+
+/** N4: object-storage links presigned for 15 minutes. */
+export async function readNotification(caller: Caller, id: string) {
+  const entry = view(await visibleEntry(caller, id, true));
+  return { ...entry, event_data: (await presignLinks(entry.event_data, LINK_TTL_SECONDS)) as Entry['event_data'] };
+}

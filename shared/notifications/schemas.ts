@@ -1,0 +1,128 @@
+import * as v from 'valibot';
+import { INTERNAL_ROLES } from '#shared/auth/roles';
+import { dateTime, objectId, order, pageQuery, uuid } from '#shared/schemas/common';
+
+const isoTime = v.pipe(v.string(), v.isoTimestamp());
+const shortText = (max: number) =>
+  v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(max));
+
+export const NOTIFIERS = ['SysAdmin', ...INTERNAL_ROLES] as const;
+export const MAX_EVENTS = 500;
+export const MAX_PUSH_MESSAGES = 500;
+
+export const eventsBody = v.object({
+  events: v.pipe(
+    v.array(
+      v.object({ channel: shortText(200), name: shortText(200), data: v.optional(v.unknown()) }),
+      'must be an array of events',
+    ),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(MAX_EVENTS, `must hold at most ${MAX_EVENTS} events`),
+  ),
+});
+
+export const notificationBody = v.object({
+  event_type: shortText(200),
+  event_data: v.looseObject({ user_id: uuid, title: shortText(500) }),
+});
+
+/** Inclusive creation-time range; start after end is a 400. */
+const range = {
+  range_start_created_at: v.optional(dateTime),
+  range_end_created_at: v.optional(dateTime),
+};
+const ordered = (q: { range_start_created_at?: string | undefined; range_end_created_at?: string | undefined }) =>
+  !q.range_start_created_at ||
+  !q.range_end_created_at ||
+  Date.parse(q.range_start_created_at) <= Date.parse(q.range_end_created_at);
+const AFTER_END = 'must not be after range_end_created_at';
+
+const notificationsQueryObject = v.object({ ...pageQuery(200, 1000), order, ...range });
+export const listNotificationsQuery = v.pipe(
+  notificationsQueryObject,
+  v.forward(v.check<v.InferOutput<typeof notificationsQueryObject>, string>(ordered, AFTER_END), [
+    'range_start_created_at',
+  ]),
+);
+
+export const notificationParams = v.object({ notification_id: objectId });
+
+export const pushMessagesBody = v.object({
+  push_messages: v.pipe(
+    v.array(
+      v.object({
+        user_id: uuid,
+        title: shortText(200),
+        body: v.pipe(v.string('must be a string'), v.maxLength(2000)),
+        data: v.optional(v.record(v.string(), v.unknown())),
+        sound: v.optional(v.pipe(v.string(), v.maxLength(100))),
+      }),
+      'must be an array of push messages',
+    ),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(MAX_PUSH_MESSAGES, `must hold at most ${MAX_PUSH_MESSAGES} messages`),
+  ),
+  application_key: shortText(200),
+  org_id: v.optional(uuid),
+});
+
+const pushKeysQueryObject = v.object({
+  ...pageQuery(200, 1000),
+  order,
+  ...range,
+  application_key: v.optional(shortText(200)),
+  is_qa: v.optional(
+    v.pipe(
+      v.picklist(['true', 'false'], 'must be true or false'),
+      v.transform((s) => s === 'true'),
+    ),
+  ),
+});
+export const listPushKeysQuery = v.pipe(
+  pushKeysQueryObject,
+  v.forward(v.check<v.InferOutput<typeof pushKeysQueryObject>, string>(ordered, AFTER_END), ['range_start_created_at']),
+);
+
+export const pushKeyBody = v.object({
+  device_id: shortText(200),
+  application_key: shortText(200),
+  push_notification_key: shortText(4096),
+  user_id: v.optional(uuid),
+  org_id: v.optional(v.nullable(uuid)),
+  is_qa: v.optional(v.boolean('must be true or false')),
+});
+
+// Responses
+const entry = v.object({
+  id: v.string(),
+  event_type: v.string(),
+  event_data: v.record(v.string(), v.unknown()),
+  is_read: v.boolean(),
+  user_id: uuid,
+  created_at: isoTime,
+});
+const rangeMeta = v.object({
+  range_start_created_at: v.nullable(isoTime),
+  range_end_created_at: v.nullable(isoTime),
+  page: v.number(),
+  per_page: v.number(),
+  next_page_token: v.nullable(v.string()),
+});
+export const notificationList = v.object({ meta: rangeMeta, notifications: v.array(entry) });
+export const notificationView = entry;
+export const readReply = v.object({ message: v.string(), server_time: isoTime });
+export const serverTimeReply = v.object({ server_time: isoTime });
+export const pushKeyList = v.object({
+  meta: rangeMeta,
+  push_notifications: v.array(
+    v.object({
+      id: v.string(),
+      user_id: uuid,
+      application_key: v.string(),
+      device_id: v.string(),
+      push_notification_key: v.string(),
+      is_qa: v.boolean(),
+      created_at: isoTime,
+    }),
+  ),
+});

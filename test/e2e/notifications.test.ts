@@ -1,0 +1,355 @@
+/**
+ * Notifications over real WebSocket frames and HTTP: channel permissions, N1 and N5 reaching exactly the allowed
+ * subscribers, the log (N2–N4), gone connections cleaned up, push keys and device push (N6–N10).
+ */
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { ROLES, type Role } from '../../shared/auth/roles.ts';
+import { type Client, client, loginAs } from '../support/http.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+let orgX: string;
+let orgY: string;
+const PASSWORD = 'a-good-long-password';
+const tag = Math.random().toString(36).slice(2, 7);
+
+async function member(role: Role, org: string) {
+  const email = `${role.toLowerCase()}.${tag}.${Math.random().toString(36).slice(2, 7)}@example.com`;
+  await api.post('/v1/admin/invitations', { user: { email, org_id: org, role_id: ROLES[role] } }, admin);
+  const outbox = await api.get<{ messages: { data: Record<string, string> }[] }>(`/_local/outbox?to=${email}`);
+  await api.post('/v1/auth/accept-invitation', {
+    user: { name: role, password: PASSWORD, invitation_token: outbox.body.messages[0]!.data['invitation_token'] },
+  });
+  const session = await loginAs(api, email, PASSWORD);
+  return { token: session.bearer_token, id: session.user.id };
+}
+
+type Frame = {
+  type: string;
+  channel?: string;
+  channels?: string[];
+  code?: string;
+  name?: string;
+  data?: Record<string, unknown>;
+};
+
+async function connect(token: string) {
+  const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${token}`);
+  const frames: Frame[] = [];
+  const waiters: (() => void)[] = [];
+  socket.on('message', (data) => {
+    frames.push(JSON.parse(data.toString()));
+    for (const wake of waiters.splice(0)) wake();
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
+    socket.once('error', reject);
+  });
+  /** Waits until `count` frames have arrived (or two seconds passed). */
+  const until = async (count: number) => {
+    const deadline = Date.now() + 2000;
+    while (frames.length < count && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+    return frames;
+  };
+  return { socket, frames, until };
+}
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  orgX = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Shop X', kind: 'merchant' }, admin)).body
+    .id;
+  orgY = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Fleet Y', kind: 'transporter' }, admin))
+    .body.id;
+});
+afterAll(() => host?.stop());
+
+describe('real-time channels', () => {
+  it('grant own channels, refuse foreign ones, and deliver N1 and N5 to exactly the allowed subscribers', async () => {
+    const merchant = await member('Merchant', orgX);
+    const driver = await member('OrgDriver', orgY);
+    const a = await connect(merchant.token);
+    const b = await connect(driver.token);
+    a.socket.send(
+      JSON.stringify({
+        action: 'subscribe',
+        channels: [`user.${merchant.id}`, `org.${orgX}`, `org.${orgY}`, `user.${driver.id}`],
+      }),
+    );
+    b.socket.send(JSON.stringify({ action: 'subscribe', channels: [`user.${driver.id}`, `org.${orgY}`] }));
+    await a.until(3);
+    await b.until(1);
+    expect(a.frames[0]).toEqual({ type: 'subscribed', channels: [`user.${merchant.id}`, `org.${orgX}`] });
+    expect(a.frames.slice(1)).toEqual([
+      { type: 'error', code: 'forbidden', channel: `org.${orgY}` },
+      { type: 'error', code: 'forbidden', channel: `user.${driver.id}` },
+    ]);
+    expect(b.frames[0]).toEqual({ type: 'subscribed', channels: [`user.${driver.id}`, `org.${orgY}`] });
+
+    const events = await api.post<{ code: string; delivered: number }>(
+      '/v1/events',
+      {
+        events: [
+          { channel: `org.${orgX}`, name: 'task.updated', data: { task: 1 } },
+          { channel: `user.${driver.id}`, name: 'ping', data: { n: 2 } },
+        ],
+      },
+      admin,
+    );
+    expect(events.status).toBe(202);
+    expect(events.body).toMatchObject({ code: 'success', delivered: 2 });
+    await a.until(4);
+    await b.until(2);
+    expect(a.frames[3]).toEqual({ type: 'event', channel: `org.${orgX}`, name: 'task.updated', data: { task: 1 } });
+    expect(b.frames[1]).toEqual({ type: 'event', channel: `user.${driver.id}`, name: 'ping', data: { n: 2 } });
+
+    const notified = await api.post<{ server_time: string }>(
+      '/v1/notifications',
+      {
+        event_type: 'import.completed',
+        event_data: { user_id: merchant.id, title: 'Import done', report: 's3://dispatch-uploads/reports/r1.csv' },
+      },
+      admin,
+    );
+    expect(notified.status).toBe(201);
+    expect(notified.body.server_time).toMatch(/Z$/);
+    await a.until(5);
+    expect(a.frames[4]).toMatchObject({
+      type: 'event',
+      channel: `user.${merchant.id}`,
+      name: 'import.completed',
+      data: { title: 'Import done' },
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(b.frames).toHaveLength(2);
+
+    a.socket.send('not json');
+    await a.until(6);
+    expect(a.frames[5]).toMatchObject({ type: 'error', code: 'unknown_action' });
+    a.socket.close();
+    b.socket.close();
+  });
+
+  it('refuses a connection without a valid token', async () => {
+    await expect(connect('not-a-token')).rejects.toThrow('refused with 401');
+  });
+
+  it('removes a connection that is gone on the first failed delivery', async () => {
+    const { db, connectionsTableName } = await import('../../shared/db/client.ts');
+    // A subscriber whose socket vanished without a $disconnect (a dropped network, say).
+    await db().send(
+      new PutCommand({
+        TableName: connectionsTableName(),
+        Item: { PK: `CHAN#org.${orgY}`, SK: 'vanished-connection', expires_at: 9_999_999_999 },
+      }),
+    );
+    await db().send(
+      new PutCommand({
+        TableName: connectionsTableName(),
+        Item: { PK: 'CONN#vanished-connection', SK: 'CONN', channels: [`org.${orgY}`], expires_at: 9_999_999_999 },
+      }),
+    );
+    const first = await api.post<{ delivered: number }>(
+      '/v1/events',
+      { events: [{ channel: `org.${orgY}`, name: 'x', data: {} }] },
+      admin,
+    );
+    expect(first.body.delivered).toBe(0);
+    const left = await db().send(
+      new GetCommand({ TableName: connectionsTableName(), Key: { PK: `CHAN#org.${orgY}`, SK: 'vanished-connection' } }),
+    );
+    expect(left.Item).toBeUndefined();
+    expect(
+      (
+        await db().send(
+          new GetCommand({ TableName: connectionsTableName(), Key: { PK: 'CONN#vanished-connection', SK: 'CONN' } }),
+        )
+      ).Item,
+    ).toBeUndefined();
+  });
+
+  it('cleans up a closed connection: later events are not delivered to it', async () => {
+    const merchant = await member('Merchant', orgX);
+    const c = await connect(merchant.token);
+    c.socket.send(JSON.stringify({ action: 'subscribe', channels: [`user.${merchant.id}`] }));
+    await c.until(1);
+    const before = await api.post<{ delivered: number }>(
+      '/v1/events',
+      { events: [{ channel: `user.${merchant.id}`, name: 'x', data: {} }] },
+      admin,
+    );
+    expect(before.body.delivered).toBe(1);
+    c.socket.close();
+    await new Promise((r) => setTimeout(r, 200));
+    const after = await api.post<{ delivered: number }>(
+      '/v1/events',
+      { events: [{ channel: `user.${merchant.id}`, name: 'x', data: {} }] },
+      admin,
+    );
+    expect(after.body.delivered).toBe(0);
+  });
+});
+
+describe('the notification log', () => {
+  it('lists per organisation, marks read idempotently, and presigns links for one entry', async () => {
+    const merchant = await member('Merchant', orgX);
+    const otherMerchant = await member('Merchant', orgY);
+    const started = new Date().toISOString();
+    await api.post(
+      '/v1/notifications',
+      {
+        event_type: 'a',
+        event_data: { user_id: merchant.id, title: 'First', file: 's3://dispatch-uploads/uploads/x/report.csv' },
+      },
+      admin,
+    );
+    await api.post(
+      '/v1/notifications',
+      { event_type: 'b', event_data: { user_id: merchant.id, title: 'Second' } },
+      admin,
+    );
+    type List = {
+      notifications: { id: string; event_type: string; event_data: Record<string, unknown>; is_read: boolean }[];
+      meta: Record<string, unknown>;
+    };
+    const listed = await api.get<List>(
+      `/v1/notifications?range_start_created_at=${encodeURIComponent(started)}`,
+      merchant.token,
+    );
+    expect(listed.status).toBe(200);
+    expect(listed.body.notifications.map((n) => n.event_type)).toEqual(['b', 'a']);
+    expect(listed.body.notifications[1]!.event_data['file']).toBe('s3://dispatch-uploads/uploads/x/report.csv');
+    expect(listed.body.meta).toMatchObject({ range_start_created_at: started, range_end_created_at: null });
+    const ascending = await api.get<List>(
+      `/v1/notifications?order=asc&range_start_created_at=${encodeURIComponent(started)}`,
+      merchant.token,
+    );
+    expect(ascending.body.notifications.map((n) => n.event_type)).toEqual(['a', 'b']);
+    expect(
+      (await api.get<List>('/v1/notifications', otherMerchant.token)).body.notifications.map((n) => n.event_type),
+    ).not.toContain('a');
+
+    const id = listed.body.notifications[1]!.id;
+    for (let i = 0; i < 2; i++) {
+      const read = await api.post(`/v1/notifications/${id}/read`, {}, merchant.token);
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual({ message: expect.any(String), server_time: expect.any(String) });
+    }
+    expect((await api.post(`/v1/notifications/${id}/read`, {}, otherMerchant.token)).status).toBe(404);
+    const one = await api.get<{ is_read: boolean; event_data: { file: string } }>(
+      `/v1/notifications/${id}`,
+      merchant.token,
+    );
+    expect(one.body.is_read).toBe(true);
+    const url = new URL(one.body.event_data.file);
+    expect(url.pathname).toBe('/dispatch-uploads/uploads/x/report.csv');
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('900');
+    expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('refuses bad ranges, orders and callers', async () => {
+    const range = await api.get(
+      '/v1/notifications?range_start_created_at=2026-02-01T00:00:00Z&range_end_created_at=2026-01-01T00:00:00Z',
+      admin,
+    );
+    expect(range.body).toMatchObject({ status: 400, errors: [{ path: 'query.range_start_created_at' }] });
+    expect((await api.get('/v1/notifications?order=sideways', admin)).body).toMatchObject({
+      status: 400,
+      errors: [{ path: 'query.order' }],
+    });
+    const driver = await member('OrgDriver', orgY);
+    expect((await api.get('/v1/notifications', driver.token)).status).toBe(403);
+    expect(
+      (
+        await api.post(
+          '/v1/notifications',
+          { event_type: 'x', event_data: { user_id: '00000000-0000-4000-8000-000000000000', title: 't' } },
+          admin,
+        )
+      ).body,
+    ).toMatchObject({ status: 400, errors: [{ path: 'event_data.user_id' }] });
+    expect(
+      (await api.post('/v1/notifications', { event_type: 'x', event_data: { title: 't' } }, admin)).body,
+    ).toMatchObject({ status: 400, errors: [{ path: 'event_data.user_id' }] });
+  });
+});
+
+describe('push keys and device push', () => {
+  it('register (the same device replaces), push to devices, remove', async () => {
+    const driver = await member('OrgDriver', orgY);
+    const key = { device_id: 'pixel-8', application_key: 'driver-app', push_notification_key: 'token-1' };
+    expect((await api.post('/v1/push-keys', key, driver.token)).status).toBe(201);
+    expect((await api.post('/v1/push-keys', { ...key, push_notification_key: 'token-2' }, driver.token)).status).toBe(
+      201,
+    );
+    await api.post('/v1/push-keys', { ...key, device_id: 'tablet' }, driver.token);
+    type Keys = { push_notifications: { user_id: string; device_id: string; push_notification_key: string }[] };
+    const keys = await api.get<Keys>('/v1/push-keys?application_key=driver-app', admin);
+    const mine = keys.body.push_notifications.filter((k) => k.user_id === driver.id);
+    expect(mine.map((k) => [k.device_id, k.push_notification_key]).sort()).toEqual(
+      [
+        ['pixel-8', 'token-2'],
+        ['tablet', 'token-1'],
+      ].sort(),
+    );
+
+    const sent = await api.post(
+      '/v1/push-messages',
+      {
+        application_key: 'driver-app',
+        org_id: orgY,
+        push_messages: [{ user_id: driver.id, title: 'New runsheet', body: 'Tap to accept', data: { runsheet: 'r1' } }],
+      },
+      admin,
+    );
+    expect(sent.status).toBe(202);
+    expect(sent.body).toMatchObject({ code: 'success', sent: 2 });
+    const outbox = await api.get<{ messages: { device_id: string; title: string; data: unknown }[] }>(
+      `/_local/push-outbox?user_id=${driver.id}`,
+    );
+    expect(outbox.body.messages.map((m) => m.device_id).sort()).toEqual(['pixel-8', 'tablet']);
+    expect(outbox.body.messages[0]).toMatchObject({ title: 'New runsheet', data: { runsheet: 'r1' } });
+
+    expect(
+      (await api.post('/v1/push-keys', { ...key, user_id: (await member('OrgDriver', orgY)).id }, driver.token)).status,
+    ).toBe(403);
+    const removed = await api.delete('/v1/me/push-keys', undefined, driver.token);
+    expect(removed.body).toMatchObject({ code: 'success', removed: 2 });
+    expect((await api.delete('/v1/org/me/push-keys', undefined, driver.token)).body).toMatchObject({ removed: 0 });
+  });
+
+  it('refuses more than 500 messages, a bad is_qa and reversed ranges', async () => {
+    const messages = Array.from({ length: 501 }, () => ({
+      user_id: '00000000-0000-4000-8000-000000000000',
+      title: 't',
+      body: 'b',
+    }));
+    expect(
+      (await api.post('/v1/push-messages', { application_key: 'a', push_messages: messages }, admin)).body,
+    ).toMatchObject({ status: 400, errors: [{ path: 'push_messages' }] });
+    expect((await api.get('/v1/push-keys?is_qa=maybe', admin)).body).toMatchObject({
+      status: 400,
+      errors: [{ path: 'query.is_qa' }],
+    });
+    expect(
+      (
+        await api.get(
+          '/v1/push-keys?range_start_created_at=2026-02-01T00:00:00Z&range_end_created_at=2026-01-01T00:00:00Z',
+          admin,
+        )
+      ).status,
+    ).toBe(400);
+  });
+});
