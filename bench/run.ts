@@ -1,6 +1,7 @@
 /** `npm run bench`: prints figures and ratios; asserts nothing. */
 import { benchAccounts } from './accounts.ts';
 import { benchBundles } from './bundles.ts';
+import { benchFanOut } from './fanout.ts';
 import { stopBenchHost } from './host.ts';
 import { benchLocations } from './locations.ts';
 import { benchRequests } from './requests.ts';
@@ -12,4 +13,5 @@ await benchBundles();
 await benchRequests();
 await benchAccounts();
 await benchLocations();
+await benchFanOut();
 await stopBenchHost();

@@ -94,7 +94,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       url: `http://localhost:${port}`,
       port,
       stop: async () => {
-        gateway.close();
+        await gateway.close();
         server.closeAllConnections();
         await new Promise<void>((done) => server.close(() => done()));
         await emulators?.stop();

@@ -56,6 +56,9 @@ const statusOf = (result: APIGatewayProxyResultV2) => (typeof result === 'string
 export class LocalWebSocketGateway {
   private readonly sockets = new Map<string, WebSocket>();
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: 128 * 1024 });
+  /** Each connection's chain of handler calls, so that shutdown can wait for them. */
+  private readonly chains = new Map<string, Promise<void>>();
+  private closing = false;
 
   attach(http: Server): void {
     http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -88,6 +91,13 @@ export class LocalWebSocketGateway {
       this.sockets.set(connectionId, ws);
       // Frames of one connection are handled in order, as API Gateway does for a route's integration calls.
       let chain = Promise.resolve();
+      const track = () => {
+        this.chains.set(connectionId, chain);
+        const settled = chain;
+        void settled.then(() => {
+          if (this.chains.get(connectionId) === settled) this.chains.delete(connectionId);
+        });
+      };
       ws.on('message', (data) => {
         const body = data.toString();
         let action = '$default';
@@ -103,16 +113,25 @@ export class LocalWebSocketGateway {
             await (await handlerFor(action))(wsEvent(action, 'MESSAGE', connectionId, { body }));
           })
           .catch((error: unknown) => console.error('websocket route failed', error));
+        track();
       });
       ws.on('close', () => {
         this.sockets.delete(connectionId);
+        // A host shutting down leaves the records to TTL; its emulators are stopping too.
+        if (this.closing) return;
         chain = chain
           .then(async () => {
             await (await handlerFor('$disconnect'))(wsEvent('$disconnect', 'DISCONNECT', connectionId));
           })
           .catch((error: unknown) => console.error('websocket disconnect failed', error));
+        track();
       });
     });
+  }
+
+  /** Resolves when every handler call under way has finished (benchmarks and tests). */
+  async idle(): Promise<void> {
+    while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
   }
 
   /** The management API: answers as API Gateway does (410 for a connection that is gone). */
@@ -130,9 +149,12 @@ export class LocalWebSocketGateway {
     return { status: 200, body: JSON.stringify({ connectedAt: new Date().toISOString(), identity: {} }) };
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    this.closing = true;
     for (const socket of this.sockets.values()) socket.terminate();
     this.server.close();
+    await this.idle();
+    this.closing = false;
   }
 }
 
