@@ -63,7 +63,7 @@ function operation(route: RouteDef) {
     typeof route.access === 'string' ? route.access : `roles: ${(route.access as readonly string[]).join(', ')}`;
   return {
     operationId: route.id.replace(/[^A-Za-z0-9]/g, '_'),
-    'x-spec-id': route.id,
+    'x-spec-id': route.specId ?? route.id,
     'x-access': access,
     summary: route.summary,
     tags: [route.area],

@@ -30,6 +30,8 @@ export interface EmulatorOptions {
   dataDir: string;
   persistent: boolean;
   buckets: string[];
+  /** Start the S3 emulator as a child process (the test runner's shared one); the host runs its own in process. */
+  s3?: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -80,7 +82,10 @@ function stopChild(child: ChildProcess | undefined): Promise<void> {
 
 export async function startEmulators(options: EmulatorOptions): Promise<Emulators> {
   mkdirSync(options.dataDir, { recursive: true });
-  const [dynamo, s3] = await Promise.all([startDynamo(options), startS3(options)]);
+  const [dynamo, s3] = await Promise.all([
+    startDynamo(options),
+    options.s3 === false ? Promise.resolve({ endpoint: '', child: undefined }) : startS3(options),
+  ]);
   return {
     dynamodbEndpoint: dynamo.endpoint,
     s3Endpoint: s3.endpoint,

@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { type Emulators, ensureTables, LOCAL_CREDENTIALS, startEmulators } from '#lib/local/emulators';
 import { createHostServer, preloadHandlers } from '#lib/local/host';
+import { startLocalS3 } from '#lib/local/s3';
 import { gateway } from '#lib/local/websocket';
+import { drainLocalQueue } from '#shared/ports/queue';
 
 export interface LocalOptions {
   port: number;
@@ -18,8 +20,10 @@ export interface LocalOptions {
   adminEmail: string;
   adminPassword: string;
   tablePrefix: string;
-  /** Reuse running emulators instead of starting new ones (tests share one pair). */
-  endpoints?: { dynamodb: string; s3: string };
+  /** Reuse a running DynamoDB emulator instead of starting one (tests share one). */
+  endpoints?: { dynamodb: string };
+  /** An S3-compatible server to use instead of the in-process one (no upload events then). */
+  externalS3?: string;
 }
 
 export interface RunningHost {
@@ -38,6 +42,7 @@ export const defaultOptions = (): LocalOptions => ({
   adminEmail: process.env['DISPATCH_ADMIN_EMAIL'] || 'admin@dispatch.local',
   adminPassword: process.env['DISPATCH_ADMIN_PASSWORD'] || 'admin-password-change-me',
   tablePrefix: 'dispatch-',
+  externalS3: process.env['S3_ENDPOINT'] || undefined,
 });
 
 /** The environment the functions read, pointed at the local stand-ins. Set before any handler module is loaded. */
@@ -69,15 +74,19 @@ export function localEnvironment(
 export async function startLocal(options: LocalOptions): Promise<RunningHost> {
   if (options.fresh) rmSync(options.dataDir, { recursive: true, force: true });
   let emulators: Emulators | undefined;
-  let endpoints = options.endpoints;
-  if (!endpoints) {
+  let dynamodb = options.endpoints?.dynamodb;
+  if (!dynamodb) {
     emulators = await startEmulators({
       dataDir: options.dataDir,
       persistent: options.persistent,
       buckets: [UPLOAD_BUCKET],
+      s3: false,
     });
-    endpoints = { dynamodb: emulators.dynamodbEndpoint, s3: emulators.s3Endpoint };
+    dynamodb = emulators.dynamodbEndpoint;
   }
+  // S3 runs in this process (unless an external one is named), so that uploads raise the trigger's events here.
+  const localS3 = options.externalS3 ? undefined : await startLocalS3(resolve(options.dataDir, 's3'), [UPLOAD_BUCKET]);
+  const endpoints = { dynamodb, s3: localS3?.endpoint ?? options.externalS3! };
   try {
     const tableNames = await ensureTables(endpoints.dynamodb, options.tablePrefix);
     localEnvironment(endpoints, tableNames, options.dataDir);
@@ -95,12 +104,15 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       port,
       stop: async () => {
         await gateway.close();
+        await drainLocalQueue();
+        await localS3?.stop();
         server.closeAllConnections();
         await new Promise<void>((done) => server.close(() => done()));
         await emulators?.stop();
       },
     };
   } catch (error) {
+    await localS3?.stop();
     await emulators?.stop();
     throw error;
   }

@@ -17,8 +17,8 @@ export class WorkersStack extends Stack {
     super(scope, id, props);
     const { data } = props;
     this.webhookWorker = new DispatchFunction(this, 'WebhookWorker', {
-      handlerPath: 'workers/webhooks',
-      description: 'Delivers partner webhooks: one signed attempt per message, back-off for 24 hours',
+      handlerPath: 'workers/queue',
+      description: 'Work-queue worker: partner webhook deliveries and import runs',
       timeout: Duration.seconds(30),
       environment: {
         WORK_QUEUE_URL: data.workQueue.queueUrl,

@@ -32,6 +32,6 @@ export async function startTestHost(): Promise<RunningHost> {
     adminEmail: ADMIN.email,
     adminPassword: ADMIN.password,
     tablePrefix: `e${randomBytes(4).toString('hex')}-`,
-    endpoints,
+    endpoints: { dynamodb: endpoints.dynamodb },
   });
 }

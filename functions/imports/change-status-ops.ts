@@ -1,0 +1,8 @@
+// I10 PUT /v1/admin/task-import-jobs/{import_job_id}/status
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { changeStatus } from '#shared/imports/jobs';
+
+export const handler = endpoint('I10.ops', async ({ params, body, caller }) =>
+  ok(await changeStatus(caller, params.import_job_id, body.prev_status, body.next_status)),
+);

@@ -1,0 +1,6 @@
+// I4a POST /v1/admin/task-import-jobs
+import { endpoint } from '#shared/http/endpoint';
+import { created } from '#shared/http/responses';
+import { createOpsJob } from '#shared/imports/create';
+
+export const handler = endpoint('I4a', async ({ body, caller }) => created(await createOpsJob(caller, body)));

@@ -1,0 +1,6 @@
+// I4b POST /v1/task-import-jobs
+import { endpoint } from '#shared/http/endpoint';
+import { created } from '#shared/http/responses';
+import { createOrgJob } from '#shared/imports/create';
+
+export const handler = endpoint('I4b', async ({ body, caller }) => created(await createOrgJob(caller, body)));

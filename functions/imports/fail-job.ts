@@ -1,0 +1,8 @@
+// I11 POST /v1/task-import-jobs/{import_job_id}/fail
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { failJob } from '#shared/imports/jobs';
+
+export const handler = endpoint('I11', async ({ params, body, caller }) =>
+  ok(await failJob(caller, params.import_job_id, body.reason)),
+);

@@ -1,0 +1,8 @@
+// I5 GET /v1/task-import-jobs/{import_job_id}
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { toJobView, visibleJob } from '#shared/imports/jobs';
+
+export const handler = endpoint('I5', async ({ params, caller }) =>
+  ok(toJobView(await visibleJob(caller, params.import_job_id))),
+);

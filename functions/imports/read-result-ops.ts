@@ -1,0 +1,8 @@
+// I7 GET /v1/admin/task-import-jobs/{import_job_id}/result
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { readResult } from '#shared/imports/jobs';
+
+export const handler = endpoint('I7.ops', async ({ params, caller }) =>
+  ok(await readResult(caller, params.import_job_id)),
+);

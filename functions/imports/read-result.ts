@@ -1,0 +1,6 @@
+// I7 GET /v1/task-import-jobs/{import_job_id}/result
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { readResult } from '#shared/imports/jobs';
+
+export const handler = endpoint('I7', async ({ params, caller }) => ok(await readResult(caller, params.import_job_id)));

@@ -1,0 +1,8 @@
+// I9 GET /v1/task-import-jobs/{import_job_id}/status
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { toStatusRecord, visibleJob } from '#shared/imports/jobs';
+
+export const handler = endpoint('I9', async ({ params, caller }) =>
+  ok(toStatusRecord(await visibleJob(caller, params.import_job_id))),
+);

@@ -1,0 +1,8 @@
+// I6 POST /v1/admin/task-import-jobs/{import_job_id}/start
+import { endpoint } from '#shared/http/endpoint';
+import { accepted } from '#shared/http/responses';
+import { startJob } from '#shared/imports/runner';
+
+export const handler = endpoint('I6.ops', async ({ params, query, caller }) =>
+  accepted(await startJob(caller, params.import_job_id, query.dry_run)),
+);

@@ -1,0 +1,9 @@
+// I3 POST /v1/task-import-jobs/uploads
+import { endpoint } from '#shared/http/endpoint';
+import { created } from '#shared/http/responses';
+import { createJobFromUpload } from '#shared/imports/create';
+
+export const handler = endpoint('I3', async ({ event, headers, caller }) => {
+  const body = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
+  return created(await createJobFromUpload(caller, 'org', body, headers['content-type']));
+});

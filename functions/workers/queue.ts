@@ -1,0 +1,26 @@
+// The work-queue worker (SQS): hands each message to the worker of its kind — webhook deliveries, import runs.
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { runImport } from '#shared/imports/runner';
+import { logger } from '#shared/log';
+import type { QueuedMessage } from '#shared/ports/queue';
+import { deliverWebhook } from '#shared/webhooks/deliveries';
+
+const workers: Record<QueuedMessage['kind'], (message: QueuedMessage) => Promise<void>> = {
+  webhook: deliverWebhook,
+  import: runImport,
+};
+
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    try {
+      const message = JSON.parse(record.body) as QueuedMessage;
+      await workers[message.kind](message);
+    } catch (error) {
+      // SQS hands the message back after the visibility timeout; after five receives the dead-letter queue keeps it.
+      logger.error('queue worker failed', { message_id: record.messageId, error: error as Error });
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures };
+};

@@ -1,0 +1,341 @@
+/**
+ * Task import jobs (I2, I4–I7, I9–I12): the record, its status machine, and its one result.
+ *
+ * Items: the job `IMPORTJOB#<id> / JOB` (listed newest first per organisation on GSI1 `ORG#<org>#IMPORTS`, and for
+ * operations staff across all on GSI2 `IMPORTS`); the result `IMPORTJOB#<id> / RESULT` (written once, condition on
+ * absence), whose full body (every error string) lives in object storage, since it can outgrow an item.
+ */
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
+import { clock } from '#shared/clock';
+import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { type PageRequest, queryPage } from '#shared/db/paging';
+import { conflict, forbidden, notFound } from '#shared/http/problems';
+import { newObjectId } from '#shared/ids';
+import { type RangeQuery, rangeCondition, rangeMeta } from '#shared/notifications/log';
+import { s3, uploadBucket } from '#shared/ports/object-storage';
+
+export type ImportStatus = 'new' | 'queued' | 'processing' | 'completed' | 'failed';
+
+/** The only moves there are (contract 4.5); I10 accepts exactly these. */
+export const STATUS_EDGES: Record<ImportStatus, readonly ImportStatus[]> = {
+  new: ['queued', 'failed'],
+  queued: ['processing', 'failed'],
+  processing: ['completed', 'failed'],
+  completed: [],
+  failed: [],
+};
+
+export interface FileData {
+  file_name: string;
+  file_size: number | null;
+  storage_upload_bucket: string;
+  storage_upload_key: string;
+  url: string;
+  checksum: string | null;
+  checksum_method: string;
+}
+
+export interface ImportJob {
+  id: string;
+  org_id: string | null;
+  family: 'ops' | 'org';
+  upload_record: {
+    id: string;
+    files: FileData[];
+    client_time_utc: string | null;
+    client_timezone: string | null;
+    server_time: string;
+  };
+  current_status: ImportStatus;
+  status_record_id: string;
+  status_updated_at: string;
+  statuses: { status: ImportStatus; set_at_utc: string }[];
+  last_executed_at_client_time_utc: string | null;
+  last_executed_at_client_timezone: string | null;
+  last_executed_at_server_time: string | null;
+  server_time: string;
+  created_at: string;
+  created_by: string;
+  dry_run: boolean;
+  details: Record<string, unknown>;
+  error?: string | null;
+  lease_until?: number;
+  attempts?: number;
+}
+
+export const jobKey = (id: string) => ({ PK: `IMPORTJOB#${id}`, SK: 'JOB' });
+const resultKey = (id: string) => ({ PK: `IMPORTJOB#${id}`, SK: 'RESULT' });
+
+export function toJobView(job: ImportJob) {
+  return {
+    id: job.id,
+    upload_record: job.upload_record,
+    current_status: job.current_status,
+    status_updated_at: job.status_updated_at,
+    last_executed_at_client_time_utc: job.last_executed_at_client_time_utc,
+    last_executed_at_client_timezone: job.last_executed_at_client_timezone,
+    last_executed_at_server_time: job.last_executed_at_server_time,
+    server_time: clock.nowIso(),
+    created_at: job.created_at,
+    org_id: job.org_id,
+    dry_run: job.dry_run,
+    ...job.details,
+    ...(job.error ? { error: job.error } : {}),
+  };
+}
+
+export async function createJob(input: {
+  orgId: string | null;
+  family: ImportJob['family'];
+  files: FileData[];
+  createdBy: string;
+  clientTimeUtc?: string | null | undefined;
+  clientTimezone?: string | null | undefined;
+  details: Record<string, unknown>;
+}): Promise<ImportJob> {
+  const now = clock.nowIso();
+  const job: ImportJob = {
+    id: newObjectId(),
+    org_id: input.orgId,
+    family: input.family,
+    upload_record: {
+      id: newObjectId(),
+      files: input.files,
+      client_time_utc: input.clientTimeUtc ?? null,
+      client_timezone: input.clientTimezone ?? null,
+      server_time: now,
+    },
+    current_status: 'new',
+    status_record_id: newObjectId(),
+    status_updated_at: now,
+    statuses: [{ status: 'new', set_at_utc: now }],
+    last_executed_at_client_time_utc: null,
+    last_executed_at_client_timezone: null,
+    last_executed_at_server_time: null,
+    server_time: now,
+    created_at: now,
+    created_by: input.createdBy,
+    dry_run: false,
+    details: input.details,
+  };
+  const sort = `${now}#${job.id}`;
+  await db().send(
+    new PutCommand({
+      TableName: mainTableName(),
+      Item: {
+        ...jobKey(job.id),
+        ...(job.org_id ? { GSI1PK: `ORG#${job.org_id}#IMPORTS`, GSI1SK: sort } : {}),
+        GSI2PK: 'IMPORTS',
+        GSI2SK: sort,
+        entity: 'import_job',
+        ...job,
+      },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    }),
+  );
+  return job;
+}
+
+export async function findJob(id: string): Promise<ImportJob | undefined> {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: jobKey(id) }));
+  return out.Item as ImportJob | undefined;
+}
+
+/** A job the caller may see: SysAdmin and internal workers any; everybody else their organisation's. */
+export async function visibleJob(caller: Caller, id: string): Promise<ImportJob> {
+  const job = await findJob(id);
+  if (!job) throw notFound('import job');
+  if (seesAllOrganisations(caller)) return job;
+  if (caller.orgId && job.org_id === caller.orgId) return job;
+  throw notFound('import job');
+}
+
+/**
+ * Moves the job from `from` to `to` if that is an edge of the machine and the job is still in `from`; 409 otherwise.
+ * `extra` sets more attributes in the same write.
+ */
+export async function moveStatus(
+  job: ImportJob,
+  from: ImportStatus,
+  to: ImportStatus,
+  extra: Record<string, unknown> = {},
+): Promise<ImportJob> {
+  if (!STATUS_EDGES[from].includes(to)) throw conflict(`an import job cannot move from ${from} to ${to}`);
+  const now = clock.nowIso();
+  const names: Record<string, string> = { '#status': 'current_status' };
+  const values: Record<string, unknown> = {
+    ':from': from,
+    ':to': to,
+    ':now': now,
+    ':entry': [{ status: to, set_at_utc: now }],
+    ':statusId': newObjectId(),
+  };
+  const sets = [
+    '#status = :to',
+    'status_updated_at = :now',
+    'statuses = list_append(statuses, :entry)',
+    'status_record_id = :statusId',
+  ];
+  Object.entries(extra).forEach(([key, value], i) => {
+    names[`#x${i}`] = key;
+    values[`:x${i}`] = value;
+    sets.push(`#x${i} = :x${i}`);
+  });
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: jobKey(job.id),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: '#status = :from',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as ImportJob;
+  } catch (error) {
+    if (isConditionalFailure(error)) throw conflict(`the import job is not ${from} any more`);
+    throw error;
+  }
+}
+
+/** I9: the status record. */
+export function toStatusRecord(job: ImportJob) {
+  return {
+    id: job.status_record_id,
+    import_status: job.current_status,
+    file_upload_record_id: job.upload_record.id,
+    task_import_job_id: job.id,
+    status_updated_at: job.status_updated_at,
+    statuses: job.statuses,
+  };
+}
+
+/** I10: `prev_status` must be the current status and the move an edge of the machine. */
+export async function changeStatus(caller: Caller, id: string, prev: ImportStatus, next: ImportStatus) {
+  const job = await visibleJob(caller, id);
+  if (job.current_status !== prev) throw conflict(`prev_status is ${prev}, but the job is ${job.current_status}`);
+  return toStatusRecord(await moveStatus(job, prev, next));
+}
+
+/** I11: from new, queued or processing. */
+export async function failJob(caller: Caller, id: string, reason = 'failed on request') {
+  const job = await visibleJob(caller, id);
+  return toStatusRecord(await moveStatus(job, job.current_status, 'failed', { error: reason }));
+}
+
+/** I2: a page of jobs, newest first; family 1 may filter by organisations. */
+export async function listJobs(
+  caller: Caller,
+  family: ImportJob['family'],
+  filters: RangeQuery & { orgIds?: string[] | undefined },
+  page: PageRequest,
+) {
+  let index: 'GSI1' | 'GSI2' = 'GSI2';
+  let partitions = ['IMPORTS'];
+  if (family === 'org') {
+    if (!caller.orgId) throw forbidden('your account belongs to no organisation');
+    index = 'GSI1';
+    partitions = [`ORG#${caller.orgId}#IMPORTS`];
+  } else if (filters.orgIds && filters.orgIds.length > 0) {
+    index = 'GSI1';
+    partitions = filters.orgIds.map((org) => `ORG#${org}#IMPORTS`);
+  }
+  const view = (item: Record<string, unknown>) => toJobView(item as unknown as ImportJob);
+  if (partitions.length === 1) {
+    const found = await queryPage(
+      { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partitions[0]!, filters) },
+      page,
+      view,
+    );
+    return { meta: { ...rangeMeta(filters), ...found.meta }, task_import_jobs: found.items };
+  }
+  // Several organisations: the first `page × per_page` of each, merged (bounded by the page asked for).
+  const enough = { page: 1, perPage: Math.min(1000, page.page * page.perPage) };
+  const pages = await Promise.all(
+    partitions.map((partition) =>
+      queryPage(
+        { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, filters) },
+        enough,
+        view,
+      ),
+    ),
+  );
+  const merged = pages
+    .flatMap((p) => p.items)
+    .sort((a, b) =>
+      filters.order === 'asc' ? a.created_at.localeCompare(b.created_at) : b.created_at.localeCompare(a.created_at),
+    );
+  const start = (page.page - 1) * page.perPage;
+  return {
+    meta: { ...rangeMeta(filters), page: page.page, per_page: page.perPage, next_page_token: null },
+    task_import_jobs: merged.slice(start, start + page.perPage),
+  };
+}
+
+export interface ImportResult {
+  id: string;
+  task_import_job_id: string;
+  file_import_results: Record<string, unknown>[];
+  total_tasks_counted: number;
+  total_tasks_imported: number;
+  total_tasks_rejected: number;
+  total_items_counted: number;
+  total_items_imported: number;
+  total_items_rejected: number;
+  errors: string[];
+  server_time: string;
+  org_id: string | null;
+  dry_run?: boolean;
+}
+
+/** Writes the job's one result (409 if it has one): the body to object storage, the claim to the table. */
+export async function saveResult(job: ImportJob, result: ImportResult): Promise<void> {
+  const key = `results/${job.org_id ?? 'ops'}/${job.id}/result-${result.id}.json`;
+  await s3().send(
+    new PutObjectCommand({
+      Bucket: uploadBucket(),
+      Key: key,
+      Body: JSON.stringify(result),
+      ContentType: 'application/json',
+    }),
+  );
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: {
+          ...resultKey(job.id),
+          entity: 'import_result',
+          id: result.id,
+          result_key: key,
+          created_at: clock.nowIso(),
+        },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  } catch (error) {
+    if (isConditionalFailure(error)) throw conflict('the import job already has a result');
+    throw error;
+  }
+}
+
+export async function hasResult(jobId: string): Promise<boolean> {
+  const out = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: resultKey(jobId), ProjectionExpression: 'PK' }),
+  );
+  return Boolean(out.Item);
+}
+
+/** I7: 404 until a result exists. */
+export async function readResult(caller: Caller, id: string): Promise<ImportResult> {
+  const job = await visibleJob(caller, id);
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: resultKey(job.id) }));
+  if (!out.Item) throw notFound('import result');
+  const object = await s3().send(new GetObjectCommand({ Bucket: uploadBucket(), Key: String(out.Item['result_key']) }));
+  const result = JSON.parse(await object.Body!.transformToString('utf8')) as ImportResult;
+  return { ...result, server_time: clock.nowIso() };
+}

@@ -1,0 +1,443 @@
+/**
+ * Running an import job (I6 and the import worker). I6 moves the job to `queued` and puts a message on the work
+ * queue; the worker claims the job with a conditional write (a lease, so a duplicate message, a repeated trigger or
+ * a retried worker never runs it twice at once), then:
+ *   1. classifies the files by their header row (exactly one tasks file, at most one items file, each ≤ 50 MiB);
+ *   2. validates every row of both files, streaming — nothing is written yet, so a file-level problem (not CSV, a
+ *      missing column, too many rows) fails the job with nothing half-imported;
+ *   3. unless it is a dry run, streams the files again and writes the accepted tasks and items in batches, under
+ *      keys made from the job and the row (`TASK#<job>#<task_ref>`), so a rerun writes the same items again, never
+ *      a second copy;
+ *   4. writes the one result and completes the job, and tells the organisation's partners.
+ * A run that dies is retried (the lease expires); after three attempts the job is failed, never left processing.
+ */
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { parse as parseSync } from 'csv-parse/sync';
+import type { Caller } from '#shared/auth/caller';
+import { clock } from '#shared/clock';
+import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { Problem } from '#shared/http/problems';
+import { newObjectId } from '#shared/ids';
+import {
+  type FileKind,
+  FileProblem,
+  type ItemRow,
+  kindOfHeader,
+  MAX_FILE_BYTES,
+  parseItem,
+  parseTask,
+  readRows,
+  type TaskRow,
+} from '#shared/imports/csv';
+import {
+  type FileData,
+  findJob,
+  type ImportJob,
+  type ImportResult,
+  jobKey,
+  moveStatus,
+  saveResult,
+  toJobView,
+  visibleJob,
+} from '#shared/imports/jobs';
+import { logger } from '#shared/log';
+import { s3 } from '#shared/ports/object-storage';
+import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
+import { publishPartnerEvent } from '#shared/webhooks/deliveries';
+
+export const LEASE_MS = 15 * 60 * 1000;
+export const MAX_ATTEMPTS = 3;
+
+/** I6. */
+export async function startJob(caller: Caller, id: string, dryRun: boolean) {
+  const job = await visibleJob(caller, id);
+  const started = await moveStatus(job, 'new', 'queued', {
+    dry_run: dryRun,
+    last_executed_at_server_time: clock.nowIso(),
+    last_executed_at_client_time_utc: job.upload_record.client_time_utc,
+    last_executed_at_client_timezone: job.upload_record.client_timezone,
+  });
+  await queue().enqueue({ kind: 'import', job_id: job.id }, 0);
+  return toJobView(started);
+}
+
+/** Takes the job for this worker: from `queued`, or from a `processing` whose lease has run out. */
+async function claim(job: ImportJob): Promise<ImportJob | undefined> {
+  const lease = clock.nowMs() + LEASE_MS;
+  if (job.current_status === 'queued') {
+    try {
+      return await moveStatus(job, 'queued', 'processing', { lease_until: lease, attempts: 1 });
+    } catch (error) {
+      if (error instanceof Problem && error.status === 409) return undefined;
+      throw error;
+    }
+  }
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: jobKey(job.id),
+        UpdateExpression: 'SET lease_until = :lease ADD attempts :one',
+        ConditionExpression: 'current_status = :processing AND lease_until < :now',
+        ExpressionAttributeValues: { ':lease': lease, ':one': 1, ':processing': 'processing', ':now': clock.nowMs() },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as ImportJob;
+  } catch (error) {
+    if (isConditionalFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+async function extendLease(jobId: string): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: jobKey(jobId),
+      UpdateExpression: 'SET lease_until = :lease',
+      ConditionExpression: 'current_status = :processing',
+      ExpressionAttributeValues: { ':lease': clock.nowMs() + LEASE_MS, ':processing': 'processing' },
+    }),
+  );
+}
+
+interface SourceFile {
+  file: FileData;
+  kind: FileKind;
+  eTag: string | undefined;
+}
+
+/** Opens a file as a stream of exactly the version that was classified. */
+async function open(source: SourceFile): Promise<Readable> {
+  const object = await s3().send(
+    new GetObjectCommand({
+      Bucket: source.file.storage_upload_bucket,
+      Key: source.file.storage_upload_key,
+      ...(source.eTag ? { IfMatch: source.eTag } : {}),
+    }),
+  );
+  return object.Body as Readable;
+}
+
+async function classify(files: FileData[]): Promise<{ tasks: SourceFile; items?: SourceFile }> {
+  if (files.length === 0) throw new FileProblem('the job has no files');
+  const sources: SourceFile[] = [];
+  for (const file of files) {
+    let size: number;
+    let eTag: string | undefined;
+    try {
+      const head = await s3().send(
+        new HeadObjectCommand({ Bucket: file.storage_upload_bucket, Key: file.storage_upload_key }),
+      );
+      size = head.ContentLength ?? 0;
+      eTag = head.ETag;
+    } catch {
+      throw new FileProblem(`${file.file_name}: the file is not in object storage`);
+    }
+    if (size > MAX_FILE_BYTES) throw new FileProblem(`${file.file_name}: the file is larger than 50 MiB`);
+    const head = await s3().send(
+      new GetObjectCommand({
+        Bucket: file.storage_upload_bucket,
+        Key: file.storage_upload_key,
+        Range: 'bytes=0-65535',
+      }),
+    );
+    const start = Buffer.from(await head.Body!.transformToByteArray());
+    if (start.includes(0)) throw new FileProblem(`${file.file_name}: the file is not CSV text (it contains NUL bytes)`);
+    let header: string[] = [];
+    try {
+      header =
+        (parseSync(start.toString('utf8'), { bom: true, to_line: 1, relax_quotes: true }) as string[][])[0] ?? [];
+    } catch {
+      header = [];
+    }
+    const kind = kindOfHeader(header);
+    if (!kind) {
+      throw new FileProblem(
+        `${file.file_name}: neither a tasks file (a header naming from_street_address) nor an items file (a header naming quantity)`,
+      );
+    }
+    sources.push({ file, kind, eTag });
+  }
+  const tasks = sources.filter((s) => s.kind === 'tasks');
+  const items = sources.filter((s) => s.kind === 'items');
+  if (tasks.length !== 1) throw new FileProblem(`a job needs exactly one tasks file; it has ${tasks.length}`);
+  if (items.length > 1) throw new FileProblem(`a job has at most one items file; it has ${items.length}`);
+  return { tasks: tasks[0]!, ...(items[0] ? { items: items[0] } : {}) };
+}
+
+/** What validation found; everything the writing pass needs is small (refs and sums, not rows). */
+interface Validation {
+  tasks: { counted: number; rejected: number; errors: string[]; start: string; end: string };
+  items: { counted: number; rejected: number; errors: string[]; start: string; end: string };
+  accepted: Set<string>;
+  quantities: Map<string, number>;
+}
+
+/** The rows of the tasks file that stand: valid, and the first row of their task_ref. */
+async function* acceptedTasks(stream: Readable, onError: (error: string) => void) {
+  const seen = new Map<string, number>();
+  for await (const row of readRows(stream, 'tasks', parseTask)) {
+    const first = row.ref === '' ? undefined : seen.get(row.ref);
+    if (row.ref !== '' && first === undefined) seen.set(row.ref, row.n);
+    if (row.error) onError(row.error);
+    else if (first !== undefined) onError(`row ${row.n} (task_ref ${row.ref}): task_ref: repeats row ${first}`);
+    else yield row as { n: number; ref: string; value: TaskRow };
+  }
+}
+
+async function* acceptedItems(stream: Readable, accepted: Set<string>, onError: (error: string) => void) {
+  for await (const row of readRows(stream, 'items', parseItem)) {
+    if (row.error) onError(row.error);
+    else if (!accepted.has(row.ref)) onError(`row ${row.n} (task_ref ${row.ref}): task_ref: names no accepted task`);
+    else yield row as { n: number; ref: string; value: ItemRow };
+  }
+}
+
+/** Pass 1: every row checked, nothing written. Exported for the benchmark (parse + validate alone). */
+export async function validateFiles(
+  tasks: () => Promise<Readable>,
+  items?: () => Promise<Readable>,
+  onProgress?: (rows: number) => Promise<void>,
+): Promise<Validation> {
+  const result: Validation = {
+    tasks: { counted: 0, rejected: 0, errors: [], start: clock.nowIso(), end: '' },
+    items: { counted: 0, rejected: 0, errors: [], start: '', end: '' },
+    accepted: new Set(),
+    quantities: new Map(),
+  };
+  let rows = 0;
+  const tick = async () => {
+    rows++;
+    if (onProgress && rows % 5000 === 0) await onProgress(rows);
+  };
+  for await (const row of acceptedTasks(await tasks(), (error) => result.tasks.errors.push(error))) {
+    result.accepted.add(row.ref);
+    await tick();
+  }
+  result.tasks.rejected = result.tasks.errors.length;
+  result.tasks.counted = result.accepted.size + result.tasks.rejected;
+  result.tasks.end = clock.nowIso();
+  result.items.start = clock.nowIso();
+  if (items) {
+    let imported = 0;
+    for await (const row of acceptedItems(await items(), result.accepted, (error) => result.items.errors.push(error))) {
+      imported++;
+      result.quantities.set(row.ref, (result.quantities.get(row.ref) ?? 0) + row.value.quantity);
+      await tick();
+    }
+    result.items.rejected = result.items.errors.length;
+    result.items.counted = imported + result.items.rejected;
+  }
+  result.items.end = clock.nowIso();
+  return result;
+}
+
+/** Writes puts 25 at a time, a few batches in flight, retrying what DynamoDB hands back. */
+class BatchWriter {
+  private pending: Record<string, unknown>[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  written = 0;
+
+  async put(item: Record<string, unknown>): Promise<void> {
+    this.pending.push(item);
+    if (this.pending.length >= 25) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      const write = this.write(batch).finally(() => this.inFlight.delete(write));
+      this.inFlight.add(write);
+      this.written += batch.length;
+    }
+    while (this.inFlight.size >= 4) await Promise.race(this.inFlight);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    await Promise.all(this.inFlight);
+  }
+
+  private async write(batch: Record<string, unknown>[]): Promise<void> {
+    let requests = batch.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [mainTableName()]: requests } }));
+      requests = (out.UnprocessedItems?.[mainTableName()] ?? []) as typeof requests;
+      if (attempt > 8 && requests.length > 0) throw new Error('DynamoDB kept refusing a batch of import writes');
+    }
+  }
+}
+
+const stableId = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 24);
+
+/** Pass 2: the accepted rows, written under keys that make a rerun rewrite, not duplicate. */
+async function writeAccepted(job: ImportJob, files: { tasks: SourceFile; items?: SourceFile }, validation: Validation) {
+  const writer = new BatchWriter();
+  const now = clock.nowIso();
+  const ignore = () => {};
+  for await (const row of acceptedTasks(await open(files.tasks), ignore)) {
+    await writer.put({
+      PK: `TASK#${job.id}#${row.ref}`,
+      SK: 'TASK',
+      entity: 'task',
+      id: stableId(job.id, row.ref),
+      import_job_id: job.id,
+      org_id: job.org_id,
+      ...row.value,
+      total_item_count: validation.quantities.get(row.ref) ?? 0,
+      client_time_utc: job.upload_record.client_time_utc,
+      client_timezone: job.upload_record.client_timezone,
+      created_at: now,
+    });
+    if (writer.written % 5000 === 0) await extendLease(job.id);
+  }
+  if (files.items) {
+    for await (const row of acceptedItems(await open(files.items), validation.accepted, ignore)) {
+      await writer.put({
+        PK: `TASK#${job.id}#${row.ref}`,
+        SK: `ITEM#${String(row.n).padStart(6, '0')}`,
+        entity: 'task_item',
+        id: stableId(job.id, 'item', String(row.n)),
+        import_job_id: job.id,
+        org_id: job.org_id,
+        ...row.value,
+        created_at: now,
+      });
+      if (writer.written % 5000 === 0) await extendLease(job.id);
+    }
+  }
+  await writer.close();
+}
+
+function fileResults(files: { tasks: SourceFile; items?: SourceFile }, validation: Validation, status: string) {
+  const entry = (source: SourceFile, counts: Validation['tasks']) => ({
+    ...source.file,
+    file_was_processed: true,
+    error: '',
+    import_status: status,
+    total_counted: counts.counted,
+    total_rejected: counts.rejected,
+    start_time: counts.start,
+    end_time: counts.end,
+  });
+  return [entry(files.tasks, validation.tasks), ...(files.items ? [entry(files.items, validation.items)] : [])];
+}
+
+function emptyResult(job: ImportJob): ImportResult {
+  return {
+    id: newObjectId(),
+    task_import_job_id: job.id,
+    file_import_results: [],
+    total_tasks_counted: 0,
+    total_tasks_imported: 0,
+    total_tasks_rejected: 0,
+    total_items_counted: 0,
+    total_items_imported: 0,
+    total_items_rejected: 0,
+    errors: [],
+    server_time: clock.nowIso(),
+    org_id: job.org_id,
+    dry_run: job.dry_run,
+  };
+}
+
+async function saveOnce(job: ImportJob, result: ImportResult): Promise<void> {
+  try {
+    await saveResult(job, result);
+  } catch (error) {
+    // A previous attempt saved it just before dying: that result stands.
+    if (!(error instanceof Problem && error.status === 409)) throw error;
+  }
+}
+
+async function finish(job: ImportJob, status: 'completed' | 'failed', error?: string) {
+  const done = await moveStatus(job, 'processing', status, error ? { error } : {});
+  if (job.org_id) {
+    await publishPartnerEvent(job.org_id, status === 'completed' ? 'import.completed' : 'import.failed', {
+      import_job_id: job.id,
+      status,
+      ...(error ? { error } : {}),
+    }).catch((failure: unknown) => logger.error('import webhook not queued', { error: failure as Error }));
+  }
+  return done;
+}
+
+/** The import worker: one run of one job. */
+export async function runImport(message: QueuedMessage): Promise<void> {
+  const found = await findJob(String(message['job_id']));
+  if (!found || (found.current_status !== 'queued' && found.current_status !== 'processing')) return;
+  const job = await claim(found);
+  if (!job) return;
+  try {
+    const files = await classify(job.upload_record.files);
+    const validation = await validateFiles(
+      () => open(files.tasks),
+      files.items ? () => open(files.items!) : undefined,
+      () => extendLease(job.id),
+    );
+    if (!job.dry_run) await writeAccepted(job, files, validation);
+    const imported = {
+      tasks: validation.tasks.counted - validation.tasks.rejected,
+      items: validation.items.counted - validation.items.rejected,
+    };
+    await saveOnce(job, {
+      ...emptyResult(job),
+      file_import_results: fileResults(files, validation, 'completed'),
+      total_tasks_counted: validation.tasks.counted,
+      total_tasks_imported: imported.tasks,
+      total_tasks_rejected: validation.tasks.rejected,
+      total_items_counted: validation.items.counted,
+      total_items_imported: imported.items,
+      total_items_rejected: validation.items.rejected,
+      errors: [...validation.tasks.errors, ...validation.items.errors],
+    });
+    await finish(job, 'completed');
+  } catch (error) {
+    if (error instanceof FileProblem) {
+      await saveOnce(job, {
+        ...emptyResult(job),
+        file_import_results: job.upload_record.files.map((file) => ({
+          ...file,
+          file_was_processed: false,
+          error: error.message,
+          import_status: 'failed',
+          total_counted: 0,
+          total_rejected: 0,
+          start_time: clock.nowIso(),
+          end_time: clock.nowIso(),
+        })),
+        errors: [error.message],
+      });
+      await finish(job, 'failed', error.message);
+      return;
+    }
+    if ((job.attempts ?? 1) >= MAX_ATTEMPTS) {
+      logger.error('import failed for good', { import_job_id: job.id, error: error as Error });
+      await saveOnce(job, {
+        ...emptyResult(job),
+        errors: [`the import did not finish after ${MAX_ATTEMPTS} attempts`],
+      });
+      await finish(job, 'failed', `the import did not finish after ${MAX_ATTEMPTS} attempts`);
+      return;
+    }
+    // Let the lease lapse so the retry (SQS redelivery, or the local queue's) can take the job over.
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: jobKey(job.id),
+        UpdateExpression: 'SET lease_until = :now',
+        ExpressionAttributeValues: { ':now': clock.nowMs() - 1 },
+      }),
+    );
+    throw error;
+  }
+}
+
+registerLocalWorker('import', runImport);

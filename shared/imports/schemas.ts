@@ -1,0 +1,184 @@
+import * as v from 'valibot';
+import { SERVICE_TYPES } from '#shared/accounts/schemas';
+import { ianaTimezone } from '#shared/locations/schemas';
+import { dateTime, objectId, order, pageQuery, uuid } from '#shared/schemas/common';
+
+const serviceType = v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`);
+const shortText = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
+
+export const uploadUrlQuery = v.object({
+  filename: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(200)),
+});
+
+const fileData = v.object({
+  file_name: v.optional(shortText(200)),
+  file_size: v.optional(v.nullable(v.number())),
+  storage_upload_bucket: v.optional(shortText(63)),
+  storage_upload_key: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(1024)),
+  url: v.optional(v.nullable(v.string())),
+  checksum: v.optional(v.nullable(v.string())),
+  checksum_method: v.optional(v.nullable(v.string())),
+});
+const files = v.pipe(
+  v.array(fileData, 'must be an array of files'),
+  v.minLength(1, 'must name a tasks file'),
+  v.maxLength(2, 'must name at most a tasks file and an items file'),
+);
+const clientTime = { client_time_utc: v.optional(dateTime), client_timezone: v.optional(ianaTimezone) };
+
+/** I4a (family 1). */
+export const createOpsJobBody = v.object({
+  files,
+  org_id: uuid,
+  broadcast_preference: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(100)),
+  cargo_net_quantity: v.optional(v.nullable(shortText(100))),
+  officer_contact: v.optional(
+    v.nullable(v.object({ name: v.optional(shortText(200)), phone: v.optional(shortText(50)) })),
+  ),
+  service_type: serviceType,
+  ...clientTime,
+});
+
+/** I4b (family 2). */
+export const createOrgJobBody = v.object({
+  files,
+  start_timezone: ianaTimezone,
+  start_time: dateTime,
+  end_timezone: ianaTimezone,
+  end_time: dateTime,
+  service_type: serviceType,
+  ...clientTime,
+});
+
+export const jobParams = v.object({ import_job_id: objectId });
+export const startQuery = v.object({
+  dry_run: v.optional(
+    v.pipe(
+      v.picklist(['true', 'false'], 'must be true or false'),
+      v.transform((s) => s === 'true'),
+    ),
+    'false',
+  ),
+});
+
+const range = { range_start_created_at: v.optional(dateTime), range_end_created_at: v.optional(dateTime) };
+const listOrgJobsObject = v.object({ ...pageQuery(200, 1000), order, ...range });
+const listOpsJobsObject = v.object({
+  ...pageQuery(200, 1000),
+  order,
+  ...range,
+  // Repeated (`org_id=a&org_id=b`, which API Gateway joins with commas) or comma-separated.
+  org_id: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((s) =>
+        s
+          .split(',')
+          .map((id) => id.trim())
+          .filter(Boolean),
+      ),
+      v.array(v.pipe(v.string(), v.uuid('must be organisation UUIDs'))),
+      v.maxLength(20, 'must name at most 20 organisations'),
+    ),
+  ),
+});
+const ordered = (q: { range_start_created_at?: string | undefined; range_end_created_at?: string | undefined }) =>
+  !q.range_start_created_at ||
+  !q.range_end_created_at ||
+  Date.parse(q.range_start_created_at) <= Date.parse(q.range_end_created_at);
+export const listOrgJobsQuery = v.pipe(
+  listOrgJobsObject,
+  v.forward(
+    v.check<v.InferOutput<typeof listOrgJobsObject>, string>(ordered, 'must not be after range_end_created_at'),
+    ['range_start_created_at'],
+  ),
+);
+export const listOpsJobsQuery = v.pipe(
+  listOpsJobsObject,
+  v.forward(
+    v.check<v.InferOutput<typeof listOpsJobsObject>, string>(ordered, 'must not be after range_end_created_at'),
+    ['range_start_created_at'],
+  ),
+);
+
+const status = v.picklist(
+  ['new', 'queued', 'processing', 'completed', 'failed'],
+  'must be new, queued, processing, completed or failed',
+);
+export const statusChangeBody = v.object({ prev_status: status, next_status: status });
+export const failBody = v.object({ reason: v.optional(shortText(500)) });
+
+const counter = v.pipe(
+  v.number('must be a number'),
+  v.integer('must be a whole number'),
+  v.minValue(0, 'must not be negative'),
+);
+/** I12: a result submitted by an import worker. */
+export const resultBody = v.object({
+  id: v.optional(v.pipe(v.string(), v.maxLength(64))),
+  task_import_job_id: v.optional(objectId),
+  file_import_results: v.pipe(v.array(v.record(v.string(), v.unknown())), v.maxLength(10)),
+  total_tasks_counted: counter,
+  total_tasks_imported: counter,
+  total_tasks_rejected: counter,
+  total_items_counted: counter,
+  total_items_imported: counter,
+  total_items_rejected: counter,
+  errors: v.pipe(v.array(v.pipe(v.string(), v.maxLength(2000))), v.maxLength(100_000)),
+  server_time: v.optional(dateTime),
+  org_id: v.optional(v.nullable(uuid)),
+});
+
+// Responses
+const isoTime = v.pipe(v.string(), v.isoTimestamp());
+const fileView = v.object({
+  file_name: v.string(),
+  file_size: v.nullable(v.number()),
+  storage_upload_bucket: v.string(),
+  storage_upload_key: v.string(),
+  url: v.string(),
+  checksum: v.nullable(v.string()),
+  checksum_method: v.string(),
+});
+export const uploadUrlReply = v.object({ file: fileView, server_time: isoTime });
+export const jobView = v.looseObject({
+  id: v.string(),
+  upload_record: v.object({
+    id: v.string(),
+    files: v.array(fileView),
+    client_time_utc: v.nullable(isoTime),
+    client_timezone: v.nullable(v.string()),
+    server_time: isoTime,
+  }),
+  current_status: v.nullable(status),
+  status_updated_at: isoTime,
+  last_executed_at_client_time_utc: v.nullable(isoTime),
+  last_executed_at_client_timezone: v.nullable(v.string()),
+  last_executed_at_server_time: v.nullable(isoTime),
+  server_time: isoTime,
+  org_id: v.nullable(uuid),
+});
+export const jobList = v.object({
+  meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
+  task_import_jobs: v.array(jobView),
+});
+export const statusRecord = v.object({
+  id: v.string(),
+  import_status: status,
+  file_upload_record_id: v.string(),
+  task_import_job_id: v.string(),
+});
+export const resultView = v.object({
+  id: v.string(),
+  task_import_job_id: v.string(),
+  file_import_results: v.array(v.record(v.string(), v.unknown())),
+  total_tasks_counted: v.number(),
+  total_tasks_imported: v.number(),
+  total_tasks_rejected: v.number(),
+  total_items_counted: v.number(),
+  total_items_imported: v.number(),
+  total_items_rejected: v.number(),
+  errors: v.array(v.string()),
+  server_time: isoTime,
+  org_id: v.nullable(v.string()),
+});

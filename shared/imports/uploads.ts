@@ -1,0 +1,209 @@
+/**
+ * Files of import jobs: presigned uploads (I1), uploads through the API (I3), what the S3 trigger records about each
+ * uploaded object (size, MD5), the checks a job's files must pass, and downloads (I8).
+ *
+ * Keys are `uploads/<org id | ops>/<upload id>/<file name>`: the second segment says who owns the object.
+ */
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { type Caller, isSysAdmin, seesAllOrganisations } from '#shared/auth/caller';
+import { clock } from '#shared/clock';
+import { db, mainTableName } from '#shared/db/client';
+import { forbidden, invalidField } from '#shared/http/problems';
+import { newObjectId } from '#shared/ids';
+import type { FileData } from '#shared/imports/jobs';
+import { presignGet, s3, uploadBucket } from '#shared/ports/object-storage';
+
+export const UPLOAD_URL_TTL_SECONDS = 3600;
+export const OPS_SCOPE = 'ops';
+
+const uploadKey = (uploadId: string) => ({ PK: `UPLOAD#${uploadId}`, SK: 'FILE' });
+
+/** Whose objects a caller may name: family 1 callers `ops` (and any organisation), family 2 their own organisation. */
+export function uploadScope(caller: Caller, family: 'ops' | 'org'): string {
+  if (family === 'ops') return OPS_SCOPE;
+  if (!caller.orgId) throw forbidden('your account belongs to no organisation');
+  return caller.orgId;
+}
+
+const SAFE_NAME = /^[^/\\\u0000-\u001f]{1,200}$/;
+
+export function checkFileName(name: string, field: string): string {
+  const trimmed = name.trim();
+  if (!SAFE_NAME.test(trimmed) || trimmed === '.' || trimmed === '..') {
+    throw invalidField(field, 'must be a file name of 1 to 200 characters without slashes or control characters');
+  }
+  return trimmed;
+}
+
+/** `/v1/files?…`: where the service serves an object back (I8). */
+const downloadUrl = (bucket: string, key: string) =>
+  `/v1/files?bucket=${encodeURIComponent(bucket)}&object_key=${encodeURIComponent(key)}`;
+
+/** I1. */
+export async function presignUpload(caller: Caller, family: 'ops' | 'org', fileName: string) {
+  const scope = uploadScope(caller, family);
+  const name = checkFileName(fileName, 'query.filename');
+  const key = `uploads/${scope}/${newObjectId()}/${name}`;
+  const url = await getSignedUrl(s3(), new PutObjectCommand({ Bucket: uploadBucket(), Key: key }), {
+    expiresIn: UPLOAD_URL_TTL_SECONDS,
+  });
+  const file: FileData = {
+    file_name: name,
+    file_size: null,
+    storage_upload_bucket: uploadBucket(),
+    storage_upload_key: key,
+    url,
+    checksum: null,
+    checksum_method: 'MD5',
+  };
+  return { file, server_time: clock.nowIso() };
+}
+
+/** What the S3 trigger saw of one object under `uploads/` (idempotent: a repeated event writes the same). */
+export async function recordUploadedObject(key: string, size: number, eTag: string | undefined): Promise<void> {
+  const match = /^uploads\/([^/]+)\/([^/]+)\/(.+)$/.exec(key);
+  if (!match) return;
+  const [, scope, uploadId, name] = match;
+  let checksum = eTag?.replace(/"/g, '');
+  if (!checksum || !/^[0-9a-f]{32}$/.test(checksum)) {
+    // A multipart upload's ETag is not the MD5 of the object: compute it from the bytes.
+    const object = await s3().send(new GetObjectCommand({ Bucket: uploadBucket(), Key: key }));
+    const hash = createHash('md5');
+    for await (const chunk of object.Body as AsyncIterable<Uint8Array>) hash.update(chunk);
+    checksum = hash.digest('hex');
+  }
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: uploadKey(uploadId!),
+      UpdateExpression:
+        'SET entity = :e, org_scope = :scope, object_key = :key, file_name = :name, file_size = :size, checksum = :md5, uploaded_at = :now',
+      ExpressionAttributeValues: {
+        ':e': 'upload',
+        ':scope': scope,
+        ':key': key,
+        ':name': name,
+        ':size': size,
+        ':md5': checksum,
+        ':now': clock.nowIso(),
+      },
+    }),
+  );
+}
+
+/**
+ * The files of a new job (I4): each must be in the upload bucket, under a prefix the caller owns, and uploaded.
+ * Size and checksum come from what the trigger recorded, or from the object itself.
+ */
+export async function checkJobFiles(
+  files: { storage_upload_bucket?: string | undefined; storage_upload_key: string; file_name?: string | undefined }[],
+  scopes: string[],
+): Promise<FileData[]> {
+  const bucket = uploadBucket();
+  return Promise.all(
+    files.map(async (file, i) => {
+      const field = `files[${i}].storage_upload_key`;
+      if (file.storage_upload_bucket !== undefined && file.storage_upload_bucket !== bucket) {
+        throw invalidField(`files[${i}].storage_upload_bucket`, `must be ${bucket}`);
+      }
+      const match = /^uploads\/([^/]+)\/([^/]+)\/(.+)$/.exec(file.storage_upload_key);
+      if (!match || !scopes.includes(match[1]!)) throw invalidField(field, 'names no upload of yours');
+      const recorded = (await db().send(new GetCommand({ TableName: mainTableName(), Key: uploadKey(match[2]!) })))
+        .Item;
+      let size = recorded?.['file_size'] as number | undefined;
+      let checksum = recorded?.['checksum'] as string | undefined;
+      if (size === undefined) {
+        try {
+          const head = await s3().send(new HeadObjectCommand({ Bucket: bucket, Key: file.storage_upload_key }));
+          size = head.ContentLength ?? 0;
+          checksum = head.ETag?.replace(/"/g, '');
+        } catch {
+          throw invalidField(field, 'was not uploaded');
+        }
+      }
+      return {
+        file_name: file.file_name ?? match[3]!,
+        file_size: size,
+        storage_upload_bucket: bucket,
+        storage_upload_key: file.storage_upload_key,
+        url: downloadUrl(bucket, file.storage_upload_key),
+        checksum: checksum ?? null,
+        checksum_method: 'MD5',
+      };
+    }),
+  );
+}
+
+/** I3: one uploaded file, written under the caller's prefix. */
+export async function storeUpload(
+  scope: string,
+  fileName: string,
+  bytes: Buffer,
+  contentType: string,
+): Promise<FileData> {
+  const name = checkFileName(fileName, 'files');
+  const key = `uploads/${scope}/${newObjectId()}/${name}`;
+  const checksum = createHash('md5').update(bytes).digest('hex');
+  await s3().send(
+    new PutObjectCommand({
+      Bucket: uploadBucket(),
+      Key: key,
+      Body: bytes,
+      ContentType: contentType,
+      ContentMD5: Buffer.from(checksum, 'hex').toString('base64'),
+    }),
+  );
+  await recordUploadedObject(key, bytes.length, checksum);
+  return {
+    file_name: name,
+    file_size: bytes.length,
+    storage_upload_bucket: uploadBucket(),
+    storage_upload_key: key,
+    url: downloadUrl(uploadBucket(), key),
+    checksum,
+    checksum_method: 'MD5',
+  };
+}
+
+/** Objects a caller may download: their organisation's uploads and results; SysAdmin (and workers) any. */
+export function mayDownload(caller: Caller, key: string): boolean {
+  if (isSysAdmin(caller) || seesAllOrganisations(caller)) return true;
+  const owner = /^(?:uploads|results)\/([^/]+)\//.exec(key)?.[1];
+  return owner !== undefined && owner === caller.orgId;
+}
+
+export const INLINE_DOWNLOAD_BYTES = 5 * 1024 * 1024;
+
+export type Download =
+  | { kind: 'bytes'; body: Buffer; contentType: string }
+  | { kind: 'redirect'; location: string }
+  | { kind: 'missing' };
+
+/** I8: small objects inline; larger ones by a short-lived presigned link (a Lambda answer holds at most 6 MB). */
+export async function download(bucket: string, key: string): Promise<Download> {
+  if (bucket !== uploadBucket()) return { kind: 'missing' };
+  try {
+    const head = await s3().send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    if ((head.ContentLength ?? 0) > INLINE_DOWNLOAD_BYTES)
+      return { kind: 'redirect', location: await presignGet(bucket, key, 300) };
+    const object = await s3().send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    return {
+      kind: 'bytes',
+      body: Buffer.from(await object.Body!.transformToByteArray()),
+      contentType: head.ContentType || 'application/octet-stream',
+    };
+  } catch (error) {
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (
+      status === 404 ||
+      (error as { name?: string }).name === 'NotFound' ||
+      (error as { name?: string }).name === 'NoSuchKey'
+    ) {
+      return { kind: 'missing' };
+    }
+    throw error;
+  }
+}
