@@ -159,4 +159,5 @@ export async function ensureTables(endpoint: string, prefix: string): Promise<Re
   return names;
 }
 
-export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local-secret' };
+/** s3rver knows one key pair, S3RVER/S3RVER; dynoxide takes any. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };

@@ -1,0 +1,427 @@
+/**
+ * Task imports over HTTP: presigned upload with plain HTTP PUTs, create, start, poll, read the exact result of a
+ * fixture with known bad rows; dry runs; files that fail the whole job; the status machine; downloads; multipart.
+ */
+import { readFileSync } from 'node:fs';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { ROLES, type Role } from '../../shared/auth/roles.ts';
+import { type Client, client, loginAs } from '../support/http.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+let orgX: string;
+let orgY: string;
+let merchant: string;
+let foreigner: string;
+const PASSWORD = 'a-good-long-password';
+const tag = Math.random().toString(36).slice(2, 7);
+const TASKS = readFileSync('test/fixtures/tasks.csv');
+const ITEMS = readFileSync('test/fixtures/items.csv');
+
+async function member(role: Role, org: string) {
+  const email = `${role.toLowerCase()}.${tag}.${Math.random().toString(36).slice(2, 7)}@example.com`;
+  await api.post('/v1/admin/invitations', { user: { email, org_id: org, role_id: ROLES[role] } }, admin);
+  const outbox = await api.get<{ messages: { data: Record<string, string> }[] }>(`/_local/outbox?to=${email}`);
+  await api.post('/v1/auth/accept-invitation', {
+    user: { name: role, password: PASSWORD, invitation_token: outbox.body.messages[0]!.data['invitation_token'] },
+  });
+  return (await loginAs(api, email, PASSWORD)).bearer_token;
+}
+
+type FileData = { file_name: string; storage_upload_key: string; storage_upload_bucket: string; url: string };
+type Job = {
+  id: string;
+  current_status: string;
+  upload_record: { files: (FileData & { file_size: number; checksum: string })[] };
+  dry_run: boolean;
+  error?: string;
+};
+
+async function upload(name: string, bytes: Buffer, token = merchant, base = '/v1/task-import-jobs') {
+  const presigned = await api.get<{ file: FileData; server_time: string }>(
+    `${base}/upload-url?filename=${encodeURIComponent(name)}`,
+    token,
+  );
+  expect(presigned.status).toBe(200);
+  const put = await fetch(presigned.body.file.url, { method: 'PUT', body: bytes });
+  expect(put.status).toBe(200);
+  return presigned.body.file;
+}
+
+const window = {
+  start_timezone: 'Asia/Singapore',
+  start_time: '2026-11-22T00:00:00+08:00',
+  end_timezone: 'Asia/Singapore',
+  end_time: '2026-11-22T23:00:00+08:00',
+  service_type: 'van_1.7m',
+};
+
+async function createJob(files: FileData[], token = merchant) {
+  const created = await api.post<Job>(
+    '/v1/task-import-jobs',
+    { files: files.map((f) => ({ storage_upload_key: f.storage_upload_key })), ...window },
+    token,
+  );
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return created.body;
+}
+
+async function finished(id: string, token = merchant, base = '/v1/task-import-jobs') {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const status = await api.get<{ import_status: string }>(`${base}/${id}/status`, token);
+    if (['completed', 'failed'].includes(status.body.import_status) || Date.now() > deadline)
+      return status.body.import_status;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+type Result = Record<string, number | string | boolean | unknown[]> & {
+  errors: string[];
+  file_import_results: Record<string, unknown>[];
+};
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  orgX = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Shop X', kind: 'merchant' }, admin)).body
+    .id;
+  orgY = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Shop Y', kind: 'merchant' }, admin)).body
+    .id;
+  merchant = await member('Merchant', orgX);
+  foreigner = await member('OrgAdmin', orgY);
+});
+afterAll(() => host?.stop());
+
+describe('an import from presigned uploads', () => {
+  let job: Job;
+
+  it('uploads, creates, starts, completes, and reports exactly what was accepted and why the rest was not', async () => {
+    const tasks = await upload('tasks.csv', TASKS);
+    const items = await upload('items.csv', ITEMS);
+    expect(tasks.storage_upload_key).toMatch(new RegExp(`^uploads/${orgX}/[0-9a-f]{24}/tasks\\.csv$`));
+    expect(new URL(tasks.url).searchParams.get('X-Amz-Expires')).toBe('3600');
+    job = await createJob([items, tasks]);
+    expect(job.current_status).toBe('new');
+    expect(job.upload_record.files.map((f) => f.file_size).sort()).toEqual([ITEMS.length, TASKS.length].sort());
+    expect(job.upload_record.files.every((f) => /^[0-9a-f]{32}$/.test(f.checksum))).toBe(true);
+
+    const started = await api.post<Job>(`/v1/task-import-jobs/${job.id}/start`, {}, merchant);
+    expect(started.status).toBe(202);
+    expect(started.body.current_status).toBe('queued');
+    expect(await finished(job.id)).toBe('completed');
+
+    const result = await api.get<Result>(`/v1/task-import-jobs/${job.id}/result`, merchant);
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({
+      task_import_job_id: job.id,
+      org_id: orgX,
+      total_tasks_counted: 8,
+      total_tasks_imported: 2,
+      total_tasks_rejected: 6,
+      total_items_counted: 6,
+      total_items_imported: 3,
+      total_items_rejected: 3,
+    });
+    expect(result.body.errors).toEqual([
+      'row 2 (task_ref T2): from_street_address: is required',
+      'row 3 (task_ref T3): from_end_time_utc: ends before from_start_time_utc',
+      'row 4 (task_ref T4): from_timezone: is not an IANA time zone: "Mars/Base"',
+      'row 5 (task_ref T1): task_ref: repeats row 1',
+      'row 6 (task_ref T5): total_item_weight: is not a number: "heavy"',
+      'row 8 (task_ref T7): from_latitude: must be at most 90',
+      'row 3 (task_ref T9): task_ref: names no accepted task',
+      'row 4 (task_ref T6): quantity: is not a number: "abc"',
+      'row 5 (task_ref T2): task_ref: names no accepted task',
+    ]);
+    expect(
+      result.body.file_import_results.map((f) => [
+        f['file_name'],
+        f['total_counted'],
+        f['total_rejected'],
+        f['file_was_processed'],
+      ]),
+    ).toEqual([
+      ['tasks.csv', 8, 6, true],
+      ['items.csv', 6, 3, true],
+    ]);
+
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const t1 = (
+      await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T1`, SK: 'TASK' } }))
+    ).Item!;
+    expect(t1).toMatchObject({
+      task_ref: 'T1',
+      total_item_count: 5,
+      notes: 'Ring twice\nLeave at the door, please',
+      from_address: {
+        street_address: '10 Anson Rd, #05-01',
+        city: 'Singapore',
+        country: 'SG',
+        latitude: 1.29,
+        longitude: 103.85,
+      },
+      from_time_window: {
+        start_time_utc: '2026-11-22T01:00:00.000Z',
+        end_time_utc: '2026-11-22T03:00:00.000Z',
+        start_timezone: 'Asia/Singapore',
+      },
+    });
+    const t1Items = await db().send(
+      new QueryCommand({
+        TableName: mainTableName(),
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :item)',
+        ExpressionAttributeValues: { ':pk': `TASK#${job.id}#T1`, ':item': 'ITEM#' },
+      }),
+    );
+    expect(t1Items.Items?.map((i) => i['description'])).toEqual(['Box, large', 'Envelope']);
+    expect(
+      (await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T2`, SK: 'TASK' } })))
+        .Item,
+    ).toBeUndefined();
+  });
+
+  it('never starts twice, and a job has one result', async () => {
+    expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(409);
+    const second = await api.post(
+      `/v1/task-import-jobs/${job.id}/result`,
+      {
+        file_import_results: [],
+        total_tasks_counted: 0,
+        total_tasks_imported: 0,
+        total_tasks_rejected: 0,
+        total_items_counted: 0,
+        total_items_imported: 0,
+        total_items_rejected: 0,
+        errors: [],
+      },
+      admin,
+    );
+    expect(second.status).toBe(409);
+  });
+
+  it('keeps other organisations out (404) and lists the job for its own', async () => {
+    expect((await api.get(`/v1/task-import-jobs/${job.id}`, foreigner)).status).toBe(404);
+    expect((await api.get(`/v1/task-import-jobs/${job.id}/result`, foreigner)).status).toBe(404);
+    const mine = await api.get<{ task_import_jobs: { id: string }[] }>('/v1/task-import-jobs', merchant);
+    expect(mine.body.task_import_jobs.map((j) => j.id)).toContain(job.id);
+    expect(
+      (
+        await api.get<{ task_import_jobs: { id: string }[] }>('/v1/task-import-jobs', foreigner)
+      ).body.task_import_jobs.map((j) => j.id),
+    ).not.toContain(job.id);
+    const ops = await api.get<{ task_import_jobs: { id: string }[] }>(
+      `/v1/admin/task-import-jobs?org_id=${orgY},${orgX}`,
+      admin,
+    );
+    expect(ops.body.task_import_jobs.map((j) => j.id)).toContain(job.id);
+    expect(
+      (
+        await api.get<{ task_import_jobs: unknown[] }>(`/v1/admin/task-import-jobs?org_id=${orgY}`, admin)
+      ).body.task_import_jobs.map((j) => (j as { id: string }).id),
+    ).not.toContain(job.id);
+  });
+
+  it('serves the uploaded file back to its owner only, with {"Error": …} failures', async () => {
+    const file = job.upload_record.files.find((f) => f.file_name === 'items.csv')!;
+    const own = await fetch(`${host.url}${file.url}`, { headers: { authorization: `Bearer ${merchant}` } });
+    expect(own.status).toBe(200);
+    expect(Buffer.from(await own.arrayBuffer()).equals(ITEMS)).toBe(true);
+    const foreign = await api.get(file.url, foreigner);
+    expect(foreign).toMatchObject({ status: 404, body: { Error: expect.any(String) } });
+    expect((await api.get('/v1/files?bucket=dispatch-uploads', merchant)).body).toEqual({
+      Error: 'object_key is required',
+    });
+    expect((await api.get('/v1/files', merchant)).body).toEqual({ Error: 'bucket is required' });
+    expect((await api.get(file.url)).body).toMatchObject({ status: 401, code: 'unauthenticated' });
+  });
+});
+
+describe('dry runs and exactly-once', () => {
+  it('a dry run reports the same counts and writes no task', async () => {
+    const job = await createJob([await upload('tasks.csv', TASKS), await upload('items.csv', ITEMS)]);
+    await api.post(`/v1/task-import-jobs/${job.id}/start?dry_run=true`, {}, merchant);
+    expect(await finished(job.id)).toBe('completed');
+    const result = await api.get<Result>(`/v1/task-import-jobs/${job.id}/result`, merchant);
+    expect(result.body).toMatchObject({
+      dry_run: true,
+      total_tasks_imported: 2,
+      total_items_imported: 3,
+      total_tasks_rejected: 6,
+    });
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    expect(
+      (await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T1`, SK: 'TASK' } })))
+        .Item,
+    ).toBeUndefined();
+  });
+
+  it('a duplicated message and a worker retried after a crash import each task once', async () => {
+    const job = await createJob([await upload('tasks.csv', TASKS), await upload('items.csv', ITEMS)]);
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    // A worker that died mid-run: processing, its lease run out, one attempt spent, some tasks already written.
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: { PK: `IMPORTJOB#${job.id}`, SK: 'JOB' },
+        UpdateExpression: 'SET current_status = :p, lease_until = :past, attempts = :one',
+        ExpressionAttributeValues: { ':p': 'processing', ':past': Date.now() - 1, ':one': 1 },
+      }),
+    );
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: { PK: `TASK#${job.id}#T1`, SK: 'TASK', task_ref: 'T1', partial: true },
+      }),
+    );
+    const { runImport } = await import('../../shared/imports/runner.ts');
+    await Promise.all([
+      runImport({ kind: 'import', job_id: job.id }),
+      runImport({ kind: 'import', job_id: job.id }),
+      runImport({ kind: 'import', job_id: job.id }),
+    ]);
+    expect(await finished(job.id)).toBe('completed');
+    const t1 = (
+      await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T1`, SK: 'TASK' } }))
+    ).Item!;
+    expect(t1['partial']).toBeUndefined();
+    expect(t1['total_item_count']).toBe(5);
+    const items = await db().send(
+      new QueryCommand({
+        TableName: mainTableName(),
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': `TASK#${job.id}#T1` },
+      }),
+    );
+    expect(items.Items).toHaveLength(3);
+    const result = await api.get<Result>(`/v1/task-import-jobs/${job.id}/result`, merchant);
+    expect(result.body.total_tasks_imported).toBe(2);
+    await runImport({ kind: 'import', job_id: job.id });
+    expect(
+      (await api.get<{ import_status: string }>(`/v1/task-import-jobs/${job.id}/status`, merchant)).body.import_status,
+    ).toBe('completed');
+  });
+});
+
+describe('files that fail the whole job', () => {
+  const failsWith = async (files: FileData[], message: RegExp) => {
+    const job = await createJob(files);
+    await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant);
+    expect(await finished(job.id)).toBe('failed');
+    const result = await api.get<Result>(`/v1/task-import-jobs/${job.id}/result`, merchant);
+    expect(result.body.errors.join(' ')).toMatch(message);
+    expect(result.body).toMatchObject({ total_tasks_imported: 0, total_items_imported: 0 });
+    const read = await api.get<Job>(`/v1/task-import-jobs/${job.id}`, merchant);
+    expect(read.body.error).toMatch(message);
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    expect(
+      (await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T1`, SK: 'TASK' } })))
+        .Item,
+    ).toBeUndefined();
+  };
+
+  it('a file that is not CSV', async () => {
+    await failsWith(
+      [await upload('photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]))],
+      /not CSV text/,
+    );
+  });
+
+  it('a header missing a required column', async () => {
+    const text = TASKS.toString('utf8').replace('from_city,', 'city_of_origin,');
+    await failsWith([await upload('tasks.csv', Buffer.from(text))], /lacks the required column\(s\) from_city/);
+  });
+
+  it('two tasks files, and no tasks file', async () => {
+    await failsWith([await upload('a.csv', TASKS), await upload('b.csv', TASKS)], /exactly one tasks file; it has 2/);
+    await failsWith([await upload('items.csv', ITEMS)], /exactly one tasks file; it has 0/);
+  });
+
+  it('broken quoting (nothing is half-imported, even rows before the break)', async () => {
+    await failsWith(
+      [await upload('tasks.csv', Buffer.concat([TASKS, Buffer.from('T9,"unterminated,x\n')]))],
+      /not valid CSV/,
+    );
+  });
+});
+
+describe('the status machine and the other doors', () => {
+  it('I10 and I11 allow only the machine’s moves', async () => {
+    const job = await createJob([await upload('tasks.csv', TASKS)]);
+    const move = (prev: string, next: string) =>
+      api.put<{ import_status?: string; code?: string }>(
+        `/v1/task-import-jobs/${job.id}/status`,
+        { prev_status: prev, next_status: next },
+        merchant,
+      );
+    expect((await move('queued', 'processing')).status).toBe(409);
+    expect((await move('new', 'completed')).status).toBe(409);
+    expect((await move('new', 'queued')).body).toMatchObject({ import_status: 'queued', task_import_job_id: job.id });
+    expect((await move('new', 'bogus')).body).toMatchObject({ status: 400, errors: [{ path: 'next_status' }] });
+    expect((await api.post(`/v1/task-import-jobs/${job.id}/fail`, {}, merchant)).body).toMatchObject({
+      import_status: 'failed',
+    });
+    expect((await api.post(`/v1/task-import-jobs/${job.id}/fail`, {}, merchant)).status).toBe(409);
+    expect((await move('failed', 'new')).status).toBe(409);
+  });
+
+  it('I4 refuses files the caller does not own, unknown service types and missing fields', async () => {
+    const foreignFile = await upload('tasks.csv', TASKS, foreigner);
+    const refused = await api.post(
+      '/v1/task-import-jobs',
+      { files: [{ storage_upload_key: foreignFile.storage_upload_key }], ...window },
+      merchant,
+    );
+    expect(refused.body).toMatchObject({ status: 400, errors: [{ path: 'files[0].storage_upload_key' }] });
+    const missing = await api.post(
+      '/v1/task-import-jobs',
+      { files: [{ storage_upload_key: `uploads/${orgX}/000000000000000000000000/none.csv` }], ...window },
+      merchant,
+    );
+    expect(missing.body).toMatchObject({ status: 400, errors: [{ path: 'files[0].storage_upload_key' }] });
+    expect(
+      (await api.post('/v1/task-import-jobs', { files: [], ...window, service_type: 'rocket' }, merchant)).body,
+    ).toMatchObject({ status: 400 });
+    const ops = await api.post(
+      '/v1/admin/task-import-jobs',
+      {
+        files: [{ storage_upload_key: foreignFile.storage_upload_key }],
+        org_id: orgY,
+        broadcast_preference: 'nearest',
+        service_type: 'car',
+      },
+      admin,
+    );
+    expect(ops.status).toBe(201);
+    expect((ops.body as { org_id: string }).org_id).toBe(orgY);
+    expect(
+      (await api.get(`/v1/task-import-jobs/upload-url?filename=${encodeURIComponent('../../etc/passwd')}`, merchant))
+        .body,
+    ).toMatchObject({ status: 400, errors: [{ path: 'query.filename' }] });
+  });
+
+  it('I3 creates a job from a multipart upload', async () => {
+    const form = new FormData();
+    form.append('files', new Blob([TASKS], { type: 'text/csv' }), 'tasks.csv');
+    form.append('files', new Blob([ITEMS], { type: 'text/csv' }), 'items.csv');
+    const response = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${merchant}` },
+    });
+    expect(response.status).toBe(201);
+    const job = (await response.json()) as Job;
+    expect(job.upload_record.files.map((f) => f.file_name).sort()).toEqual(['items.csv', 'tasks.csv']);
+    await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant);
+    expect(await finished(job.id)).toBe('completed');
+    const notMultipart = await api.post('/v1/task-import-jobs/uploads', { files: [] }, merchant);
+    expect(notMultipart.body).toMatchObject({ status: 415, code: 'unsupported_media_type' });
+  });
+});
