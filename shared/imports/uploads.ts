@@ -30,7 +30,7 @@ export function uploadScope(caller: Caller, family: 'ops' | 'org'): string {
 
 /** 1 to 200 characters, no slash, backslash or control character. */
 const isSafeName = (name: string) =>
-  name.length >= 1 && name.length <= 200 && !/[/\]/.test(name) && ![...name].some((c) => c.charCodeAt(0) < 32);
+  name.length >= 1 && name.length <= 200 && !/[/\\]/.test(name) && ![...name].some((c) => c.charCodeAt(0) < 32);
 
 export function checkFileName(name: string, field: string): string {
   const trimmed = name.trim();
