@@ -3,6 +3,7 @@ import { benchAccounts } from './accounts.ts';
 import { benchBundles } from './bundles.ts';
 import { benchFanOut } from './fanout.ts';
 import { stopBenchHost } from './host.ts';
+import { benchImports } from './imports.ts';
 import { benchLocations } from './locations.ts';
 import { benchRequests } from './requests.ts';
 
@@ -14,4 +15,5 @@ await benchRequests();
 await benchAccounts();
 await benchLocations();
 await benchFanOut();
+await benchImports();
 await stopBenchHost();

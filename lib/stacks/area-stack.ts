@@ -32,6 +32,8 @@ interface Needs {
   realtime?: boolean;
   /** Reads (presigns) objects of the upload bucket. */
   objects?: boolean;
+  /** Writes uploads and results. */
+  writeObjects?: boolean;
   push?: boolean;
 }
 
@@ -41,7 +43,7 @@ const NEEDS: Partial<Record<Area, Needs>> = {
   tokens: { seal: true, queue: true },
   locations: { locations: true },
   notifications: { realtime: true, objects: true, push: true },
-  imports: { queue: true, objects: true, realtime: true },
+  imports: { queue: true, objects: true, writeObjects: true },
   planning: { queue: true, locations: true, realtime: true, push: true },
 };
 
@@ -93,6 +95,7 @@ export class AreaStack extends Stack {
         fn.role!.addManagedPolicy(props.realtime.manageConnections);
       }
       if (needs.objects) fn.role!.addManagedPolicy(data.readUploads);
+      if (needs.writeObjects) fn.role!.addManagedPolicy(data.writeUploads);
       if (needs.push) {
         const applications = this.node.tryGetContext('snsPlatformApplications') as Record<string, string> | undefined;
         fn.addEnvironment('SNS_PLATFORM_APPLICATIONS', JSON.stringify(applications ?? {}));

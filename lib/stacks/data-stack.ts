@@ -20,6 +20,8 @@ export class DataStack extends Stack {
   readonly uploadBucket: Bucket;
   /** Read any object of the upload bucket (presigned links, downloads, imports). */
   readonly readUploads: ManagedPolicy;
+  /** Write uploads (presigned PUTs, multipart uploads) and import results. */
+  readonly writeUploads: ManagedPolicy;
   readonly signingKeySecret: Secret;
   readonly adminPasswordSecret: Secret;
   /** Seals secrets the service must use again (webhook signing secrets): encrypt for the writers, decrypt for the worker. */
@@ -65,6 +67,23 @@ export class DataStack extends Stack {
       reason: 'Object keys are made at upload time; the grant is read-only and limited to this bucket.',
     });
 
+    this.writeUploads = new ManagedPolicy(this, 'WriteUploads', {
+      description: 'Write uploads and import results to the upload bucket',
+      statements: [
+        new PolicyStatement({
+          actions: ['s3:PutObject'],
+          resources: [this.uploadBucket.arnForObjects('uploads/*'), this.uploadBucket.arnForObjects('results/*')],
+        }),
+      ],
+    });
+    for (const prefix of ['uploads', 'results']) {
+      Validations.of(this.writeUploads).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::<Uploads4F6EB0FD.Arn>/${prefix}/*]`,
+        reason:
+          'Object keys are made per upload and per job; the grant is limited to these two prefixes of this bucket.',
+      });
+    }
+
     this.signingKeySecret = new Secret(this, 'SigningKeys', {
       description: 'ES256 signing keys of the service bearer tokens; filled in by the first cold start.',
     });
@@ -85,7 +104,8 @@ export class DataStack extends Stack {
     this.workQueue = new Queue(this, 'WorkQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      visibilityTimeout: Duration.seconds(180),
+      // Longer than the worker's 15-minute timeout, so a running import is never handed to a second worker.
+      visibilityTimeout: Duration.seconds(960),
       deadLetterQueue: { queue: deadLetters, maxReceiveCount: 5 },
     });
     Validations.of(deadLetters).acknowledge({

@@ -1,6 +1,7 @@
 /** Functions that no route calls: the queue workers (webhook deliveries now; imports and planning jobs later). */
-import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { S3EventSourceV2, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import type { DataStack } from '#lib/stacks/data-stack';
@@ -19,12 +20,36 @@ export class WorkersStack extends Stack {
     this.webhookWorker = new DispatchFunction(this, 'WebhookWorker', {
       handlerPath: 'workers/queue',
       description: 'Work-queue worker: partner webhook deliveries and import runs',
-      timeout: Duration.seconds(30),
+      // An import of 100 000 rows streams two passes over its files; it renews its lease as it goes.
+      timeout: Duration.minutes(15),
+      memorySize: 1024,
       environment: {
         WORK_QUEUE_URL: data.workQueue.queueUrl,
         SECRET_BOX_KMS_KEY_ID: data.secretBoxKey.keyArn,
+        UPLOAD_BUCKET: data.uploadBucket.bucketName,
       },
     }).bindTable(data.mainTable, mainTable, 'RW');
+    this.webhookWorker.role!.addManagedPolicy(data.readUploads);
+    this.webhookWorker.role!.addManagedPolicy(data.writeUploads);
+
+    // The S3 trigger: records each upload's size and MD5.
+    const uploadTrigger = new DispatchFunction(this, 'UploadTrigger', {
+      handlerPath: 'workers/uploads',
+      description: 'Records the size and MD5 of every object created under uploads/',
+      timeout: Duration.minutes(2),
+      environment: { UPLOAD_BUCKET: data.uploadBucket.bucketName },
+    }).bindTable(data.mainTable, mainTable, 'RW');
+    uploadTrigger.role!.addManagedPolicy(data.readUploads);
+    uploadTrigger.addEventSource(
+      new S3EventSourceV2(Bucket.fromBucketArn(this, 'Uploads', data.uploadBucket.bucketArn), {
+        events: [EventType.OBJECT_CREATED],
+        filters: [{ prefix: 'uploads/' }],
+      }),
+    );
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      reason: 'The bucket-notification handler that aws-cdk-lib adds uses the AWS-maintained minimum for its own logs.',
+    });
     // The only function that may open a sealed webhook secret.
     data.secretBoxKey.grantDecrypt(this.webhookWorker);
     data.workQueue.grantSendMessages(this.webhookWorker);

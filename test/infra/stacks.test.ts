@@ -145,6 +145,24 @@ describe('the WebSocket API', () => {
   });
 });
 
+describe('imports', () => {
+  it('an S3 trigger on uploads/ records files, and the worker outlives an import', () => {
+    const workers = templateOf(built.workers);
+    workers.hasResourceProperties('Custom::S3BucketNotifications', {
+      NotificationConfiguration: {
+        LambdaFunctionConfigurations: [
+          Match.objectLike({
+            Events: ['s3:ObjectCreated:*'],
+            Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'uploads/' }] } },
+          }),
+        ],
+      },
+    });
+    workers.hasResourceProperties('AWS::Lambda::Function', { Timeout: 900, MemorySize: 1024 });
+    templateOf(built.data).hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 960 });
+  });
+});
+
 describe('cdk-nag AwsSolutions', () => {
   it('passes, with every suppression justified in code', () => {
     const app = newApp();
