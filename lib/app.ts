@@ -30,6 +30,6 @@ export function buildApp(app: App, props: StackProps = {}) {
         realtime,
       }),
   );
-  const workers = new WorkersStack(app, 'DispatchWorkers', { ...props, data });
+  const workers = new WorkersStack(app, 'DispatchWorkers', { ...props, data, realtime });
   return { data, api, realtime, areaStacks, workers };
 }

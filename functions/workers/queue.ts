@@ -1,13 +1,18 @@
-// The work-queue worker (SQS): hands each message to the worker of its kind — webhook deliveries, import runs.
+// The work-queue worker (SQS): hands each message to the worker of its kind — webhook deliveries, import runs,
+// planning jobs.
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runImport } from '#shared/imports/runner';
 import { logger } from '#shared/log';
+import { runPlanningJob } from '#shared/planning/job';
 import type { QueuedMessage } from '#shared/ports/queue';
 import { deliverWebhook } from '#shared/webhooks/deliveries';
 
 const workers: Record<QueuedMessage['kind'], (message: QueuedMessage) => Promise<void>> = {
   webhook: deliverWebhook,
   import: runImport,
+  planning: async (message) => {
+    await runPlanningJob(message);
+  },
 };
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {

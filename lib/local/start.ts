@@ -97,12 +97,19 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       preloadHandlers(),
     ]);
     const port = (server.address() as AddressInfo).port;
+    // Locally the expiry sweep runs every two seconds (the cloud's schedule runs it every minute).
+    const { expireOffers } = await import('#shared/planning/broadcasts');
+    const sweep = setInterval(() => {
+      expireOffers().catch((error: unknown) => console.error('expiry sweep failed', error));
+    }, 2000);
+    sweep.unref();
     // The functions reach the WebSocket connections through the management API this host serves.
     process.env['WEBSOCKET_MANAGEMENT_ENDPOINT'] = `http://localhost:${port}`;
     return {
       url: `http://localhost:${port}`,
       port,
       stop: async () => {
+        clearInterval(sweep);
         await gateway.close();
         await drainLocalQueue();
         await localS3?.stop();

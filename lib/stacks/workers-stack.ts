@@ -1,14 +1,18 @@
 /** Functions that no route calls: the queue workers (webhook deliveries now; imports and planning jobs later). */
 import { Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { S3EventSourceV2, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import type { DataStack } from '#lib/stacks/data-stack';
-import { mainTable } from '#shared/db/tables';
+import type { RealtimeStack } from '#lib/stacks/realtime-stack';
+import { connectionsTable, locationsTable, mainTable } from '#shared/db/tables';
 
 export interface WorkersStackProps extends StackProps {
   data: DataStack;
+  realtime: RealtimeStack;
 }
 
 export class WorkersStack extends Stack {
@@ -30,6 +34,12 @@ export class WorkersStack extends Stack {
       },
     }).bindTable(data.mainTable, mainTable, 'RW');
     this.webhookWorker.role!.addManagedPolicy(data.readUploads);
+    // Planning jobs read driver locations and announce offers on the planning's channel.
+    this.webhookWorker
+      .bindTable(data.locationsTable, locationsTable, 'RO')
+      .bindTable(data.connectionsTable, connectionsTable, 'RW');
+    this.webhookWorker.addEnvironment('WEBSOCKET_MANAGEMENT_ENDPOINT', props.realtime.stage.callbackUrl);
+    this.webhookWorker.role!.addManagedPolicy(props.realtime.manageConnections);
     this.webhookWorker.role!.addManagedPolicy(data.writeUploads);
 
     // The S3 trigger: records each upload's size and MD5.
@@ -46,6 +56,24 @@ export class WorkersStack extends Stack {
         filters: [{ prefix: 'uploads/' }],
       }),
     );
+    const sweep = new DispatchFunction(this, 'ExpireOffers', {
+      handlerPath: 'workers/expire-offers',
+      description: 'Closes broadcast pairs that were not answered before their expiry',
+      timeout: Duration.minutes(1),
+      environment: {
+        WORK_QUEUE_URL: data.workQueue.queueUrl,
+        WEBSOCKET_MANAGEMENT_ENDPOINT: props.realtime.stage.callbackUrl,
+      },
+    })
+      .bindTable(data.mainTable, mainTable, 'RW')
+      .bindTable(data.connectionsTable, connectionsTable, 'RW');
+    data.workQueue.grantSendMessages(sweep);
+    sweep.role!.addManagedPolicy(props.realtime.manageConnections);
+    new Rule(this, 'EveryMinute', {
+      schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(sweep)],
+    });
+
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       reason: 'The bucket-notification handler that aws-cdk-lib adds uses the AWS-maintained minimum for its own logs.',

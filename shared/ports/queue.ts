@@ -5,7 +5,7 @@
  */
 export interface QueuedMessage {
   /** Which worker handles it. */
-  kind: 'webhook' | 'import';
+  kind: 'webhook' | 'import' | 'planning';
   /** Epoch ms before which the message must not be handled. */
   not_before?: number;
   [key: string]: unknown;

@@ -1,0 +1,8 @@
+// P7 POST /v1/plannings/{planningID}/drivers
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { addDrivers } from '#shared/planning/plannings';
+
+export const handler = endpoint('P7', async ({ params, body, caller }) =>
+  ok(await addDrivers(caller, params.planningID, body.drivers)),
+);

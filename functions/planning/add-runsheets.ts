@@ -1,0 +1,8 @@
+// P5 POST /v1/plannings/{planningID}/runsheets
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { addRunsheets } from '#shared/planning/plannings';
+
+export const handler = endpoint('P5', async ({ params, body, caller }) =>
+  ok(await addRunsheets(caller, params.planningID, body.runsheets)),
+);

@@ -1,0 +1,9 @@
+// R3 POST /v1/broadcast-plans/pairs
+import { endpoint } from '#shared/http/endpoint';
+import { created } from '#shared/http/responses';
+import { createPair } from '#shared/planning/broadcasts';
+
+export const handler = endpoint('R3', async ({ body }) => {
+  await createPair(body);
+  return created({ message: 'the pair is recorded' });
+});

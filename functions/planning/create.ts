@@ -1,0 +1,6 @@
+// P2 POST /v1/plannings
+import { endpoint } from '#shared/http/endpoint';
+import { created } from '#shared/http/responses';
+import { createPlanning } from '#shared/planning/plannings';
+
+export const handler = endpoint('P2', async ({ body, caller }) => created(await createPlanning(caller, body.name)));

@@ -1,0 +1,9 @@
+// P16 POST /v1/plannings/{planningID}/job/cancelled
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { moveJobByRequest } from '#shared/planning/job';
+import { jobStatusView } from '#shared/planning/plannings';
+
+export const handler = endpoint('P16', async ({ params, caller }) =>
+  ok(jobStatusView(await moveJobByRequest(caller, params.planningID, 'cancelled'))),
+);

@@ -1,0 +1,8 @@
+// R2 GET /v1/broadcast-plans/{plan_id}/pairs
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { listPairRecords } from '#shared/planning/broadcasts';
+
+export const handler = endpoint('R2', async ({ params, caller }) =>
+  ok({ pair_records: await listPairRecords(caller, params.plan_id) }),
+);

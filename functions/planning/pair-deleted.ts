@@ -1,0 +1,9 @@
+// R4 POST /v1/broadcast-plans/{plan_id}/pairs/{pair_id}/deleted
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { recordEvent } from '#shared/planning/broadcasts';
+
+export const handler = endpoint('R4', async ({ params, body }) => {
+  await recordEvent(params.plan_id, params.pair_id, 'deleted', body.happened_at_utc, {});
+  return ok({ message: 'the deleted event is recorded' });
+});

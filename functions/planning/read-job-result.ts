@@ -1,0 +1,8 @@
+// P11 GET /v1/plannings/{planningID}/job/result
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { readJobResult } from '#shared/planning/plannings';
+
+export const handler = endpoint('P11', async ({ params, caller }) =>
+  ok(await readJobResult(caller, params.planningID)),
+);

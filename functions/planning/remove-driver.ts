@@ -1,0 +1,8 @@
+// P8 DELETE /v1/plannings/{planningID}/drivers/{driverID}
+import { endpoint } from '#shared/http/endpoint';
+import { ok } from '#shared/http/responses';
+import { removeDriver } from '#shared/planning/plannings';
+
+export const handler = endpoint('P8', async ({ params, caller }) =>
+  ok(await removeDriver(caller, params.planningID, params.driverID)),
+);

@@ -1,0 +1,425 @@
+/**
+ * Plannings (P1–P16). The planning `PLANNING#<id> / PROFILE` holds the name, counts, `version_seq`/`version_rev`
+ * and the job; its runsheets (`RUNSHEET#<id>`) and drivers (`DRIVER#<id>`) are items of the same partition, so a
+ * planning of any size reads with one Query. Every change writes the profile on the condition that `version_rev` is
+ * still the one it read and issues the next: of two concurrent writers exactly one wins.
+ */
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { getUser } from '#shared/accounts/users';
+import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
+import { DRIVERS, type Role } from '#shared/auth/roles';
+import { clock } from '#shared/clock';
+import {
+  cancelledIndexes,
+  db,
+  isConditionalFailure,
+  mainTableName,
+  type TransactItem,
+  transactWrite,
+} from '#shared/db/client';
+import { type PageRequest, queryPage } from '#shared/db/paging';
+import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
+import { newSecret, newUuid } from '#shared/ids';
+import { type RangeQuery, rangeCondition, rangeMeta } from '#shared/notifications/log';
+import { planningKey } from '#shared/planning/keys';
+
+export type JobStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+export const JOB_EDGES: Record<JobStatus, readonly JobStatus[]> = {
+  queued: ['processing', 'cancelled', 'failed'],
+  processing: ['completed', 'failed', 'cancelled'],
+  completed: [],
+  failed: [],
+  cancelled: [],
+};
+
+export interface PlanningJob {
+  id: string;
+  current_status: JobStatus;
+  statuses: { status: JobStatus; set_at_utc: string }[];
+  status_updated_at: string;
+  max_candidates: number;
+  offer_ttl_s: number;
+}
+
+export interface Planning {
+  id: string;
+  org_id: string;
+  name: string;
+  version_seq: number;
+  version_rev: string;
+  total_runsheets: number;
+  total_drivers: number;
+  created_at: string;
+  last_executed_at_client_time_utc: string | null;
+  last_executed_at_client_timezone: string | null;
+  last_executed_at_server_time: string | null;
+  job?: PlanningJob | null;
+}
+
+export interface Runsheet {
+  id: string;
+  name?: string | undefined;
+  tasks: Record<string, unknown>[];
+}
+
+const nextRev = (seq: number) => `${seq}-${newSecret(9)}`;
+
+export async function findPlanning(id: string): Promise<Planning | undefined> {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: planningKey(id) }));
+  return out.Item as Planning | undefined;
+}
+
+/** Planning readers (contract 4.6): SysAdmin and internal workers any; the others their organisation's. */
+export async function visiblePlanning(caller: Caller, id: string): Promise<Planning> {
+  const planning = await findPlanning(id);
+  if (!planning) throw notFound('planning');
+  if (seesAllOrganisations(caller) || (caller.orgId && planning.org_id === caller.orgId)) return planning;
+  throw notFound('planning');
+}
+
+export async function planningContents(id: string) {
+  const runsheets: Runsheet[] = [];
+  const drivers: { id: string }[] = [];
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: mainTableName(),
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': `PLANNING#${id}` },
+        ExclusiveStartKey: cursor,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      const sk = String(item['SK']);
+      if (sk.startsWith('RUNSHEET#'))
+        runsheets.push({
+          id: item['id'] as string,
+          name: item['name'] as string | undefined,
+          tasks: item['tasks'] as Runsheet['tasks'],
+        });
+      else if (sk.startsWith('DRIVER#'))
+        drivers.push({ id: item['id'] as string, position: item['position'] } as { id: string });
+    }
+    cursor = out.LastEvaluatedKey;
+  } while (cursor);
+  drivers.sort(
+    (a, b) => Number((a as { position?: number }).position ?? 0) - Number((b as { position?: number }).position ?? 0),
+  );
+  return { runsheets, drivers: drivers.map(({ id: driverId }) => ({ id: driverId })) };
+}
+
+export async function toPlanningView(planning: Planning) {
+  const { runsheets, drivers } = await planningContents(planning.id);
+  const { job, ...rest } = planning;
+  return { ...rest, runsheets, drivers, ...(job ? { job } : {}), server_time: clock.nowIso() };
+}
+
+export const listView = (p: Planning) => ({
+  id: p.id,
+  name: p.name,
+  total_runsheets: p.total_runsheets,
+  total_drivers: p.total_drivers,
+  version_rev: p.version_rev,
+  created_at: p.created_at,
+});
+
+/** P2. */
+export async function createPlanning(caller: Caller, name: string) {
+  if (!caller.orgId) throw forbidden('a planning belongs to an organisation; your account has none');
+  const now = clock.nowIso();
+  const planning: Planning = {
+    id: newUuid(),
+    org_id: caller.orgId,
+    name,
+    version_seq: 1,
+    version_rev: nextRev(1),
+    total_runsheets: 0,
+    total_drivers: 0,
+    created_at: now,
+    last_executed_at_client_time_utc: null,
+    last_executed_at_client_timezone: null,
+    last_executed_at_server_time: null,
+    job: null,
+  };
+  const sort = `${now}#${planning.id}`;
+  await db().send(
+    new PutCommand({
+      TableName: mainTableName(),
+      Item: {
+        ...planningKey(planning.id),
+        GSI1PK: `ORG#${planning.org_id}#PLANNINGS`,
+        GSI1SK: sort,
+        GSI2PK: 'PLANNINGS',
+        GSI2SK: sort,
+        entity: 'planning',
+        ...planning,
+      },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    }),
+  );
+  return toPlanningView(planning);
+}
+
+/** P1. */
+export async function listPlannings(caller: Caller, range: RangeQuery, page: PageRequest) {
+  const [index, partition] = seesAllOrganisations(caller)
+    ? (['GSI2', 'PLANNINGS'] as const)
+    : caller.orgId
+      ? (['GSI1', `ORG#${caller.orgId}#PLANNINGS`] as const)
+      : (() => {
+          throw forbidden('your account belongs to no organisation');
+        })();
+  const found = await queryPage(
+    { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, range) },
+    page,
+    (item) => listView(item as unknown as Planning),
+  );
+  return { meta: { ...rangeMeta(range), ...found.meta }, plannings: found.items };
+}
+
+/**
+ * Changes the planning: `changes` to the profile plus `extra` items, in one transaction conditional on the version
+ * read (`expectedRev`, when the caller sent one, must be it: else 409 stale).
+ */
+export async function changePlanning(
+  planning: Planning,
+  expectedRev: string | undefined,
+  changes: Partial<Planning>,
+  extra: TransactItem[] = [],
+): Promise<Planning> {
+  if (expectedRev !== undefined && expectedRev !== planning.version_rev) {
+    throw conflict('version_rev is stale: read the planning again and retry');
+  }
+  const seq = planning.version_seq + 1;
+  const after: Planning = { ...planning, ...changes, version_seq: seq, version_rev: nextRev(seq) };
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':before': planning.version_rev };
+  const sets = Object.entries({ ...changes, version_seq: seq, version_rev: after.version_rev }).map(
+    ([key, value], i) => {
+      names[`#f${i}`] = key;
+      values[`:v${i}`] = value;
+      return `#f${i} = :v${i}`;
+    },
+  );
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: mainTableName(),
+          Key: planningKey(planning.id),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: 'version_rev = :before',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
+      ...extra,
+    ]);
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    if (cancelledIndexes(error).includes(0)) throw conflict('version_rev is stale: the planning changed meanwhile');
+    throw conflict('the change conflicts with the planning as it is now');
+  }
+  return after;
+}
+
+/** P5: new runsheets are added, a runsheet with a known id is replaced. */
+export async function addRunsheets(caller: Caller, id: string, runsheets: Runsheet[]) {
+  const planning = await visiblePlanning(caller, id);
+  const { runsheets: existing } = await planningContents(id);
+  const known = new Set(existing.map((r) => r.id));
+  const ids = new Set<string>();
+  runsheets.forEach((r, i) => {
+    if (ids.has(r.id)) throw invalidField(`runsheets[${i}].id`, 'repeats an earlier runsheet of this request');
+    ids.add(r.id);
+  });
+  const added = runsheets.filter((r) => !known.has(r.id)).length;
+  const after = await changePlanning(
+    planning,
+    undefined,
+    { total_runsheets: planning.total_runsheets + added },
+    runsheets.map((r) => ({
+      Put: {
+        TableName: mainTableName(),
+        Item: {
+          PK: `PLANNING#${id}`,
+          SK: `RUNSHEET#${r.id}`,
+          entity: 'runsheet',
+          id: r.id,
+          name: r.name ?? r.id,
+          tasks: r.tasks,
+        },
+      },
+    })),
+  );
+  return toPlanningView(after);
+}
+
+/** P6. */
+export async function removeRunsheet(caller: Caller, id: string, runsheetId: string) {
+  const planning = await visiblePlanning(caller, id);
+  await changePlanning(planning, undefined, { total_runsheets: planning.total_runsheets - 1 }, [
+    {
+      Delete: {
+        TableName: mainTableName(),
+        Key: { PK: `PLANNING#${id}`, SK: `RUNSHEET#${runsheetId}` },
+        ConditionExpression: 'attribute_exists(PK)',
+      },
+    },
+  ]).catch((error: unknown) => {
+    if ((error as { status?: number }).status === 409 && !(error as Error).message.includes('stale'))
+      throw notFound('runsheet');
+    throw error;
+  });
+  return { message: 'the runsheet is removed from the planning' };
+}
+
+/** P7: every id must be a driver of the planning's organisation, or a freelance driver. */
+export async function addDrivers(caller: Caller, id: string, drivers: { id: string }[]) {
+  const planning = await visiblePlanning(caller, id);
+  const { drivers: existing } = await planningContents(id);
+  const known = new Set(existing.map((d) => d.id));
+  const fresh: string[] = [];
+  await Promise.all(
+    drivers.map(async (driver, i) => {
+      const user = await getUser(driver.id);
+      const isDriver =
+        user && !user.deleted_at && user.roles.some((role) => (DRIVERS as readonly Role[]).includes(role));
+      if (!isDriver || (user.org_id !== null && user.org_id !== planning.org_id)) {
+        throw invalidField(`drivers[${i}].id`, "names no driver of the planning's organisation (or freelance driver)");
+      }
+    }),
+  );
+  for (const driver of drivers) if (!known.has(driver.id) && !fresh.includes(driver.id)) fresh.push(driver.id);
+  const after = await changePlanning(
+    planning,
+    undefined,
+    { total_drivers: planning.total_drivers + fresh.length },
+    fresh.map((driverId, i) => ({
+      Put: {
+        TableName: mainTableName(),
+        Item: {
+          PK: `PLANNING#${id}`,
+          SK: `DRIVER#${driverId}`,
+          entity: 'planning_driver',
+          id: driverId,
+          position: planning.total_drivers + i,
+        },
+      },
+    })),
+  );
+  return toPlanningView(after);
+}
+
+/** P8. */
+export async function removeDriver(caller: Caller, id: string, driverId: string) {
+  const planning = await visiblePlanning(caller, id);
+  await changePlanning(planning, undefined, { total_drivers: planning.total_drivers - 1 }, [
+    {
+      Delete: {
+        TableName: mainTableName(),
+        Key: { PK: `PLANNING#${id}`, SK: `DRIVER#${driverId}` },
+        ConditionExpression: 'attribute_exists(PK)',
+      },
+    },
+  ]).catch((error: unknown) => {
+    if ((error as { status?: number }).status === 409 && !(error as Error).message.includes('stale'))
+      throw notFound('driver of this planning');
+    throw error;
+  });
+  return { message: 'the driver is removed from the planning' };
+}
+
+/** The planning job's status view (P12–P16). */
+export function jobStatusView(planning: Planning) {
+  const job = planning.job;
+  if (!job) throw notFound('planning job');
+  return {
+    id: job.id,
+    planning_job_id: job.id,
+    current_status: job.current_status,
+    status_updated_at: job.status_updated_at,
+    statuses: job.statuses,
+    server_time: clock.nowIso(),
+  };
+}
+
+/** Moves the job along its machine (P13–P16, and the job runner); an illegal move is 409. */
+export async function moveJob(planning: Planning, to: JobStatus): Promise<Planning> {
+  const job = planning.job;
+  if (!job) throw notFound('planning job');
+  if (!JOB_EDGES[job.current_status].includes(to))
+    throw conflict(`a planning job cannot move from ${job.current_status} to ${to}`);
+  const now = clock.nowIso();
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: planningKey(planning.id),
+        UpdateExpression:
+          'SET job.current_status = :to, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry)',
+        ConditionExpression: 'job.id = :job AND job.current_status = :from',
+        ExpressionAttributeValues: {
+          ':to': to,
+          ':now': now,
+          ':entry': [{ status: to, set_at_utc: now }],
+          ':job': job.id,
+          ':from': job.current_status,
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as Planning;
+  } catch (error) {
+    if (isConditionalFailure(error)) throw conflict('the planning job changed meanwhile');
+    throw error;
+  }
+}
+
+const resultKey = (planningId: string, jobId: string) => ({ PK: `PLANNING#${planningId}`, SK: `RESULT#${jobId}` });
+
+/** P10: one result per job. */
+export async function saveJobResult(
+  planning: Planning,
+  result: {
+    planning_job_id: string;
+    total_pairs_counted: number;
+    total_runsheets_counted: number;
+    total_drivers_counted: number;
+    start_time: string;
+    end_time: string;
+  },
+) {
+  if (!planning.job || planning.job.id !== result.planning_job_id)
+    throw invalidField('planning_job_id', "is not this planning's job");
+  const record = {
+    id: newUuid(),
+    ...result,
+    start_time: new Date(result.start_time).toISOString(),
+    end_time: new Date(result.end_time).toISOString(),
+  };
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: { ...resultKey(planning.id, result.planning_job_id), entity: 'planning_result', ...record },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  } catch (error) {
+    if (isConditionalFailure(error)) throw conflict('the planning job already has a result');
+    throw error;
+  }
+  return { ...record, server_time: clock.nowIso() };
+}
+
+/** P11. */
+export async function readJobResult(caller: Caller, id: string) {
+  const planning = await visiblePlanning(caller, id);
+  if (!planning.job) throw notFound('planning job result');
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: resultKey(id, planning.job.id) }));
+  if (!out.Item) throw notFound('planning job result');
+  const { PK: _pk, SK: _sk, entity: _e, ...result } = out.Item;
+  return { ...result, server_time: clock.nowIso() };
+}

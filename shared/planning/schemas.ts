@@ -1,0 +1,119 @@
+import * as v from 'valibot';
+import { ianaTimezone } from '#shared/locations/schemas';
+import { dateTime, order, pageQuery, uuid } from '#shared/schemas/common';
+
+const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
+const name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200));
+const versionRev = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^\d+-[A-Za-z0-9_-]+$/, 'must be a version_rev (<seq>-<token>)'),
+);
+
+const address = v.object({
+  street_address: v.optional(text(500)),
+  city: v.optional(text(200)),
+  state: v.optional(v.nullable(text(200))),
+  country: v.optional(text(100)),
+  zip_code: v.optional(v.nullable(v.union([v.number(), text(20)]))),
+  building_name: v.optional(v.nullable(text(200))),
+  latitude: v.optional(v.pipe(v.number('must be a number'), v.minValue(-90), v.maxValue(90))),
+  longitude: v.optional(v.pipe(v.number('must be a number'), v.minValue(-180), v.maxValue(180))),
+});
+const window = v.object({
+  start_time_utc: v.optional(dateTime),
+  end_time_utc: v.optional(dateTime),
+  start_timezone: v.optional(ianaTimezone),
+  end_timezone: v.optional(ianaTimezone),
+});
+export const task = v.looseObject({
+  id: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(100)),
+  total_item_weight: v.optional(v.nullable(v.number())),
+  total_weight_unit: v.optional(v.nullable(text(10))),
+  total_item_volume: v.optional(v.nullable(v.number())),
+  total_volume_unit: v.optional(v.nullable(text(10))),
+  total_item_count: v.optional(v.nullable(v.number())),
+  client_time_utc: v.optional(v.nullable(dateTime)),
+  client_timezone: v.optional(v.nullable(text(64))),
+  from_address: v.optional(address),
+  to_address: v.optional(address),
+  from_time_window: v.optional(window),
+  to_time_window: v.optional(window),
+});
+export const runsheet = v.object({
+  id: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(100)),
+  name: v.optional(text(200)),
+  tasks: v.pipe(v.array(task), v.maxLength(200, 'must hold at most 200 tasks')),
+});
+
+export const MAX_PER_CALL = 90;
+export const createPlanningBody = v.object({ name });
+export const updatePlanningBody = v.object({ name, version_rev: versionRev });
+export const addRunsheetsBody = v.object({
+  runsheets: v.pipe(
+    v.array(runsheet),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(MAX_PER_CALL, `must hold at most ${MAX_PER_CALL} runsheets a call`),
+  ),
+});
+export const addDriversBody = v.object({
+  drivers: v.pipe(
+    v.array(v.object({ id: uuid })),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(MAX_PER_CALL, `must hold at most ${MAX_PER_CALL} drivers a call`),
+  ),
+});
+export const startJobBody = v.object({
+  version_rev: versionRev,
+  max_candidates: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1, 'must be at least 1'), v.maxValue(50, 'must be at most 50')),
+    5,
+  ),
+  offer_ttl_s: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(5, 'must be at least 5'), v.maxValue(86_400, 'must be at most 86400')),
+    900,
+  ),
+});
+export const jobResultBody = v.object({
+  planning_job_id: uuid,
+  total_pairs_counted: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  total_runsheets_counted: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  total_drivers_counted: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  start_time: dateTime,
+  end_time: dateTime,
+});
+export const planningParams = v.object({ planningID: uuid });
+export const runsheetParams = v.object({
+  planningID: uuid,
+  runsheetID: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+});
+export const driverParams = v.object({ planningID: uuid, driverID: uuid });
+const listObject = v.object({
+  ...pageQuery(200, 1000),
+  order,
+  range_start_created_at: v.optional(dateTime),
+  range_end_created_at: v.optional(dateTime),
+});
+export const listPlanningsQuery = v.pipe(
+  listObject,
+  v.forward(
+    v.check<v.InferOutput<typeof listObject>, string>(
+      (q) =>
+        !q.range_start_created_at ||
+        !q.range_end_created_at ||
+        Date.parse(q.range_start_created_at) <= Date.parse(q.range_end_created_at),
+      'must not be after range_end_created_at',
+    ),
+    ['range_start_created_at'],
+  ),
+);
+
+// Broadcast records
+export const pairParams = v.object({ plan_id: uuid, pair_id: uuid });
+export const planParams = v.object({ plan_id: uuid });
+export const createPairBody = v.object({
+  pair: v.object({ id: uuid, runsheet, driver: v.object({ id: uuid, name: v.optional(text(200)) }) }),
+  plan: v.object({ id: uuid, name: v.optional(text(200)) }),
+  happened_at_utc: dateTime,
+});
+export const pairEventBody = v.object({ happened_at_utc: dateTime });
+export const systemRejectBody = v.object({ happened_at_utc: dateTime, reason: v.optional(v.nullable(text(200))) });
