@@ -1,0 +1,311 @@
+/**
+ * Planning over HTTP: a planning of 20 runsheets and 10 located drivers, the job to completed, its result and every
+ * pair record; ten drivers racing to accept one runsheet (exactly one wins); offers expiring; concurrency and bad input.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { ROLES, type Role } from '../../shared/auth/roles.ts';
+import { type Client, client, loginAs } from '../support/http.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+let org: string;
+let otherOrg: string;
+let planner: string;
+const PASSWORD = 'a-good-long-password';
+const tag = Math.random().toString(36).slice(2, 7);
+const drivers: { id: string; token: string; latitude: number; longitude: number }[] = [];
+
+async function member(role: Role, orgId: string) {
+  const email = `${role.toLowerCase()}.${tag}.${Math.random().toString(36).slice(2, 7)}@example.com`;
+  await api.post('/v1/admin/invitations', { user: { email, org_id: orgId, role_id: ROLES[role] } }, admin);
+  const outbox = await api.get<{ messages: { data: Record<string, string> }[] }>(`/_local/outbox?to=${email}`);
+  await api.post('/v1/auth/accept-invitation', {
+    user: {
+      name: `${role} ${tag}`,
+      password: PASSWORD,
+      invitation_token: outbox.body.messages[0]!.data['invitation_token'],
+    },
+  });
+  const session = await loginAs(api, email, PASSWORD);
+  return { id: session.user.id, token: session.bearer_token };
+}
+
+const runsheet = (i: number) => ({
+  id: `RS-${i}`,
+  name: `Runsheet ${i}`,
+  tasks: [
+    {
+      id: `task-${i}`,
+      total_item_count: 1,
+      from_address: {
+        street_address: `${i} Depot Rd`,
+        city: 'Singapore',
+        country: 'SG',
+        latitude: 1.3 + i * 0.01,
+        longitude: 103.8,
+      },
+    },
+  ],
+});
+
+type PlanningView = {
+  id: string;
+  version_rev: string;
+  version_seq: number;
+  total_runsheets: number;
+  total_drivers: number;
+};
+type PairRecord = {
+  id: string;
+  pair: { runsheet: { id: string }; driver: { id: string } };
+  current_state: string;
+  statuses: { action: string; current_state: string; reason: string | null; expired_time: string | null }[];
+};
+
+async function jobStatus(id: string) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const status = await api.get<{ current_status: string }>(`/v1/plannings/${id}/job/status`, planner);
+    if (!['queued', 'processing'].includes(status.body.current_status) || Date.now() > deadline) return status.body;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  org = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Fleet', kind: 'transporter' }, admin)).body
+    .id;
+  otherOrg = (
+    await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Other fleet', kind: 'transporter' }, admin)
+  ).body.id;
+  planner = (await member('OrgAdmin', org)).token;
+  for (let i = 0; i < 10; i++) {
+    const driver = await member('OrgDriver', org);
+    // Driver i stands next to runsheet 2i's pickup.
+    const location = { latitude: 1.3 + 2 * i * 0.01 + 0.0005, longitude: 103.8 };
+    await api.put('/v1/driver/location', { ...location, client_time_utc: new Date().toISOString() }, driver.token);
+    drivers.push({ ...driver, ...location });
+  }
+}, 60_000);
+afterAll(() => host?.stop());
+
+describe('plannings', () => {
+  it('count versions, and of two updates with one version_rev exactly one wins', async () => {
+    const created = await api.post<PlanningView>('/v1/plannings', { name: 'Concurrency' }, planner);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      version_seq: 1,
+      version_rev: expect.stringMatching(/^1-/),
+      total_runsheets: 0,
+    });
+    const [a, b] = await Promise.all([
+      api.put<PlanningView>(
+        `/v1/plannings/${created.body.id}`,
+        { name: 'A', version_rev: created.body.version_rev },
+        planner,
+      ),
+      api.put<PlanningView>(
+        `/v1/plannings/${created.body.id}`,
+        { name: 'B', version_rev: created.body.version_rev },
+        planner,
+      ),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    const winner = a.status === 200 ? a : b;
+    expect(winner.body.version_rev).toMatch(/^2-/);
+    const read = await api.get<PlanningView & { name: string }>(`/v1/plannings/${created.body.id}`, planner);
+    expect(read.body.name).toBe(winner === a ? 'A' : 'B');
+    expect(
+      (await api.post(`/v1/plannings/${created.body.id}/job`, { version_rev: created.body.version_rev }, planner))
+        .status,
+    ).toBe(409);
+  });
+
+  it('refuse a driver of another organisation, an unknown runsheet, and foreign callers', async () => {
+    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Checks' }, planner)).body;
+    const foreignDriver = await member('OrgDriver', otherOrg);
+    const refused = await api.post(
+      `/v1/plannings/${planning.id}/drivers`,
+      { drivers: [{ id: drivers[0]!.id }, { id: foreignDriver.id }] },
+      planner,
+    );
+    expect(refused.body).toMatchObject({ status: 400, errors: [{ path: 'drivers[1].id' }] });
+    expect((await api.get<PlanningView>(`/v1/plannings/${planning.id}`, planner)).body.total_drivers).toBe(0);
+    expect((await api.delete(`/v1/plannings/${planning.id}/runsheets/NOPE`, undefined, planner)).status).toBe(404);
+    const outsider = await member('OrgAdmin', otherOrg);
+    expect((await api.get(`/v1/plannings/${planning.id}`, outsider.token)).status).toBe(404);
+    expect(
+      (await api.post(`/v1/plannings/${planning.id}/job`, { version_rev: '1-x', max_candidates: 51 }, planner)).body,
+    ).toMatchObject({ status: 400, errors: [{ path: 'max_candidates' }] });
+  });
+});
+
+describe('a planning job', () => {
+  let planning: PlanningView;
+  let records: PairRecord[];
+
+  it('pairs 20 runsheets with the 3 nearest of 10 drivers, records every pair, and completes', async () => {
+    planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Morning run' }, planner)).body;
+    await api.post(
+      `/v1/plannings/${planning.id}/runsheets`,
+      { runsheets: Array.from({ length: 20 }, (_, i) => runsheet(i)) },
+      planner,
+    );
+    const withDrivers = await api.post<PlanningView>(
+      `/v1/plannings/${planning.id}/drivers`,
+      { drivers: drivers.map((d) => ({ id: d.id })) },
+      planner,
+    );
+    expect(withDrivers.body).toMatchObject({ total_runsheets: 20, total_drivers: 10, version_seq: 3 });
+    const started = await api.post<PlanningView>(
+      `/v1/plannings/${planning.id}/job`,
+      { version_rev: withDrivers.body.version_rev, max_candidates: 3, offer_ttl_s: 600 },
+      planner,
+    );
+    expect(started.status).toBe(202);
+    const status = await jobStatus(planning.id);
+    expect(status).toMatchObject({
+      current_status: 'completed',
+      statuses: [{ status: 'queued' }, { status: 'processing' }, { status: 'completed' }],
+    });
+    const result = await api.get(`/v1/plannings/${planning.id}/job/result`, planner);
+    expect(result.body).toMatchObject({
+      total_pairs_counted: 60,
+      total_runsheets_counted: 20,
+      total_drivers_counted: 10,
+    });
+    records = (await api.get<{ pair_records: PairRecord[] }>(`/v1/broadcast-plans/${planning.id}/pairs`, planner)).body
+      .pair_records;
+    expect(records).toHaveLength(60);
+    expect(
+      records.every(
+        (r) => r.current_state === 'broadcasted' && r.statuses.map((s) => s.action).join() === 'created,broadcast',
+      ),
+    ).toBe(true);
+    // Runsheet 4's pickup is next to driver 2; the next nearest are drivers 1 and 3.
+    const forRunsheet4 = records
+      .filter((r) => r.pair.runsheet.id === 'RS-4')
+      .map((r) => r.pair.driver.id)
+      .sort();
+    expect(forRunsheet4).toEqual([drivers[1]!.id, drivers[2]!.id, drivers[3]!.id].sort());
+    const one = await api.get<{ pair_record: PairRecord }>(
+      `/v1/broadcast-plans/${planning.id}/pairs/${records[0]!.id}`,
+      planner,
+    );
+    expect(one.body.pair_record.id).toBe(records[0]!.id);
+    const outbox = await api.get<{ messages: { data: { planning_id: string } }[] }>(
+      `/_local/push-outbox?user_id=${drivers[2]!.id}`,
+    );
+    expect(outbox.body.messages).toHaveLength(0); // no push keys registered: nothing to deliver
+  });
+
+  it('lets exactly one of the racing drivers win a runsheet; the others are closed by the system', async () => {
+    const race = (await api.post<PlanningView>('/v1/plannings', { name: 'Race' }, planner)).body;
+    await api.post(`/v1/plannings/${race.id}/runsheets`, { runsheets: [runsheet(0)] }, planner);
+    const ready = await api.post<PlanningView>(
+      `/v1/plannings/${race.id}/drivers`,
+      { drivers: drivers.map((d) => ({ id: d.id })) },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${race.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 10 },
+      planner,
+    );
+    await jobStatus(race.id);
+    const pairs = (await api.get<{ pair_records: PairRecord[] }>(`/v1/broadcast-plans/${race.id}/pairs`, planner)).body
+      .pair_records;
+    expect(pairs).toHaveLength(10);
+    const now = new Date().toISOString();
+    const answers = await Promise.all(
+      pairs.map((pair) => {
+        const driver = drivers.find((d) => d.id === pair.pair.driver.id)!;
+        return api.post(
+          `/v1/broadcast-plans/${race.id}/pairs/${pair.id}/accepted`,
+          { happened_at_utc: now },
+          driver.token,
+        );
+      }),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 409)).toHaveLength(9);
+    expect(answers.some((a) => (a.body as { code?: string }).code === 'runsheet_already_assigned')).toBe(true);
+    const after = (await api.get<{ pair_records: PairRecord[] }>(`/v1/broadcast-plans/${race.id}/pairs`, planner)).body
+      .pair_records;
+    expect(after.filter((p) => p.current_state === 'accepted')).toHaveLength(1);
+    const closed = after.filter((p) => p.current_state === 'rejected');
+    expect(closed).toHaveLength(9);
+    expect(
+      closed.every(
+        (p) =>
+          p.statuses.at(-1)?.action === 'system_rejected' && p.statuses.at(-1)?.reason === 'assigned_to_other_driver',
+      ),
+    ).toBe(true);
+
+    const winner = after.find((p) => p.current_state === 'accepted')!;
+    const winnerToken = drivers.find((d) => d.id === winner.pair.driver.id)!.token;
+    expect(
+      (
+        await api.post(
+          `/v1/broadcast-plans/${race.id}/pairs/${winner.id}/rejected`,
+          { happened_at_utc: now },
+          winnerToken,
+        )
+      ).status,
+    ).toBe(409);
+    expect(
+      (
+        await api.post(
+          `/v1/broadcast-plans/${race.id}/pairs/${winner.id}/accepted`,
+          { happened_at_utc: now },
+          winnerToken,
+        )
+      ).status,
+    ).toBe(200);
+    const again = (
+      await api.get<{ pair_record: PairRecord }>(`/v1/broadcast-plans/${race.id}/pairs/${winner.id}`, planner)
+    ).body.pair_record;
+    expect(again.statuses.filter((s) => s.action === 'accepted')).toHaveLength(1);
+    const stranger = drivers.find((d) => d.id !== winner.pair.driver.id)!;
+    expect(
+      (
+        await api.post(
+          `/v1/broadcast-plans/${race.id}/pairs/${winner.id}/rejected`,
+          { happened_at_utc: now },
+          stranger.token,
+        )
+      ).status,
+    ).toBe(404);
+  });
+
+  it('closes an unanswered offer with reason expired', async () => {
+    const short = (await api.post<PlanningView>('/v1/plannings', { name: 'Short offers' }, planner)).body;
+    await api.post(`/v1/plannings/${short.id}/runsheets`, { runsheets: [runsheet(1)] }, planner);
+    const ready = await api.post<PlanningView>(
+      `/v1/plannings/${short.id}/drivers`,
+      { drivers: [{ id: drivers[0]!.id }] },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${short.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 5 },
+      planner,
+    );
+    await jobStatus(short.id);
+    const deadline = Date.now() + 15_000;
+    let pair: PairRecord | undefined;
+    while (Date.now() < deadline) {
+      pair = (await api.get<{ pair_records: PairRecord[] }>(`/v1/broadcast-plans/${short.id}/pairs`, planner)).body
+        .pair_records[0];
+      if (pair?.current_state === 'rejected') break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(pair?.current_state).toBe('rejected');
+    expect(pair?.statuses.at(-1)).toMatchObject({ action: 'system_rejected', reason: 'expired' });
+  }, 30_000);
+});
