@@ -5,6 +5,7 @@ import { benchFanOut } from './fanout.ts';
 import { stopBenchHost } from './host.ts';
 import { benchImports } from './imports.ts';
 import { benchLocations } from './locations.ts';
+import { benchPlanning } from './planning.ts';
 import { benchRequests } from './requests.ts';
 
 process.env['LOG_LEVEL'] ??= 'SILENT';
@@ -16,4 +17,5 @@ await benchAccounts();
 await benchLocations();
 await benchFanOut();
 await benchImports();
+await benchPlanning();
 await stopBenchHost();

@@ -1,0 +1,155 @@
+/** R3–R8 through worker clients: the pair state machine, duplicates, and statuses in the order events happened. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { type Client, client, loginAs } from '../support/http.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+let recordWorker: string;
+let planWorker: string;
+let planId: string;
+
+async function workerToken(roles: string[]) {
+  const created = await api.post<{ client_key: string; secret_key: string }>(
+    '/v1/admin/clients',
+    { name: roles.join('+'), roles },
+    admin,
+  );
+  const basic = `Basic ${Buffer.from(`${created.body.client_key}:${created.body.secret_key}`).toString('base64')}`;
+  return (
+    await api.call<{ bearer_token: string }>('POST', '/v1/auth/token', {
+      headers: { authorization: basic },
+      body: { grant_type: 'client_credentials' },
+    })
+  ).body.bearer_token;
+}
+
+const at = (minute: number) => `2026-11-21T10:${String(minute).padStart(2, '0')}:00.000Z`;
+const pairBody = (pairId: string, happened: string) => ({
+  pair: {
+    id: pairId,
+    runsheet: { id: 'RS-1', name: 'Runsheet 1', tasks: [{ id: 't1' }] },
+    driver: { id: '0d0d0d0d-0000-4000-8000-00000000000d', name: 'Dee' },
+  },
+  plan: { id: planId, name: 'Records' },
+  happened_at_utc: happened,
+});
+
+type PairView = {
+  current_state: string;
+  statuses: {
+    action: string;
+    current_state: string;
+    happened_at_utc: string;
+    saved_at_utc: string;
+    expired_time: string | null;
+    reason: string | null;
+  }[];
+};
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  const org = (
+    await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Records org', kind: 'transporter' }, admin)
+  ).body.id;
+  const email = `planner.${Math.random().toString(36).slice(2, 7)}@example.com`;
+  await api.post('/v1/admin/invitations', { user: { email, org_id: org } }, admin);
+  const outbox = await api.get<{ messages: { data: Record<string, string> }[] }>(`/_local/outbox?to=${email}`);
+  await api.post('/v1/auth/accept-invitation', {
+    user: {
+      name: 'Planner',
+      password: 'a-good-long-password',
+      invitation_token: (outbox.body.messages[0]!.data as unknown as { invitation_token: string }).invitation_token,
+    },
+  });
+  const planner = await loginAs(api, email, 'a-good-long-password');
+  planId = (await api.post<{ id: string }>('/v1/plannings', { name: 'Records' }, planner.bearer_token)).body.id;
+  recordWorker = await workerToken(['RunsheetBroadcastRecordWorker']);
+  planWorker = await workerToken(['RunsheetBroadcastPlanWorker']);
+});
+afterAll(() => host?.stop());
+
+describe('the pair state machine', () => {
+  const pairId = '1a1a1a1a-0000-4000-8000-00000000001a';
+  const read = async () =>
+    (await api.get<{ pair_record: PairView }>(`/v1/broadcast-plans/${planId}/pairs/${pairId}`, admin)).body.pair_record;
+  const event = (action: string, token: string, minute: number, extra: object = {}) =>
+    api.post(
+      `/v1/broadcast-plans/${planId}/pairs/${pairId}/${action}`,
+      { happened_at_utc: at(minute), ...extra },
+      token,
+    );
+
+  it('records creation once, refuses an unknown plan, and only the right workers may write', async () => {
+    expect((await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(0)), recordWorker)).status).toBe(201);
+    expect((await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(0)), recordWorker)).status).toBe(201);
+    expect((await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(1)), recordWorker)).status).toBe(409);
+    const unknown = await api.post(
+      '/v1/broadcast-plans/pairs',
+      { ...pairBody(pairId, at(0)), plan: { id: '00000000-0000-4000-8000-000000000000' } },
+      recordWorker,
+    );
+    expect(unknown.body).toMatchObject({ status: 400, errors: [{ path: 'plan.id' }] });
+    expect((await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(0)), planWorker)).status).toBe(403);
+    expect((await read()).statuses).toHaveLength(1);
+  });
+
+  it('refuses illegal moves and records nothing for them; the same event twice is recorded once', async () => {
+    expect((await event('accepted', planWorker, 5)).status).toBe(409);
+    expect((await event('rejected', recordWorker, 5)).status).toBe(409);
+    expect((await read()).statuses).toHaveLength(1);
+    expect((await event('broadcast', planWorker, 10)).status).toBe(200);
+    expect((await event('broadcast', planWorker, 10)).status).toBe(200);
+    const broadcast = await read();
+    expect(broadcast.current_state).toBe('broadcasted');
+    expect(broadcast.statuses.filter((s) => s.action === 'broadcast')).toHaveLength(1);
+    expect(broadcast.statuses.at(-1)?.expired_time).toBe(new Date(Date.parse(at(10)) + 900_000).toISOString());
+  });
+
+  it('keeps statuses in the order events happened, whatever order they arrived in', async () => {
+    // A rejection that happened at minute 20 arrives; then a deletion that happened at minute 15 arrives.
+    expect((await event('rejected', recordWorker, 20)).status).toBe(200);
+    expect((await event('deleted', recordWorker, 15)).status).toBe(200);
+    const record = await read();
+    expect(record.statuses.map((s) => [s.action, s.happened_at_utc])).toEqual([
+      ['created', at(0)],
+      ['broadcast', at(10)],
+      ['deleted', at(15)],
+      ['rejected', at(20)],
+    ]);
+    // The state reached by the last accepted event (in arrival order).
+    expect(record.current_state).toBe('deleted');
+    expect(record.statuses.every((s) => typeof s.saved_at_utc === 'string')).toBe(true);
+    expect((await event('deleted', recordWorker, 30)).status).toBe(409);
+    expect((await event('system-rejected', recordWorker, 31, { reason: 'x' })).status).toBe(409);
+  });
+
+  it('records a system rejection with its reason', async () => {
+    const second = '2b2b2b2b-0000-4000-8000-00000000002b';
+    await api.post('/v1/broadcast-plans/pairs', pairBody(second, at(0)), recordWorker);
+    expect(
+      (
+        await api.post(
+          `/v1/broadcast-plans/${planId}/pairs/${second}/system-rejected`,
+          { happened_at_utc: at(2), reason: 'no longer needed' },
+          recordWorker,
+        )
+      ).status,
+    ).toBe(200);
+    const record = (await api.get<{ pair_record: PairView }>(`/v1/broadcast-plans/${planId}/pairs/${second}`, admin))
+      .body.pair_record;
+    expect(record).toMatchObject({ current_state: 'rejected' });
+    expect(record.statuses.at(-1)).toMatchObject({
+      action: 'system_rejected',
+      reason: 'no longer needed',
+      current_state: 'rejected',
+    });
+    expect(
+      (await api.get(`/v1/broadcast-plans/${planId}/pairs/00000000-0000-4000-8000-000000000000`, admin)).status,
+    ).toBe(404);
+  });
+});
