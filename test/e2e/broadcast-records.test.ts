@@ -153,3 +153,58 @@ describe('the pair state machine', () => {
     ).toBe(404);
   });
 });
+
+describe('planning job moves by an external plan worker (P10–P16)', () => {
+  it('follows the job machine, records one result, and refuses what the machine does not allow', async () => {
+    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+    const planning = (await findPlanning(planId))!;
+    const jobId = '3c3c3c3c-0000-4000-8000-00000000003c';
+    const now = new Date().toISOString();
+    // A job queued for an external worker (P9 would also hand it to the built-in one).
+    await changePlanning(planning, undefined, {
+      job: {
+        id: jobId,
+        current_status: 'queued',
+        statuses: [{ status: 'queued', set_at_utc: now }],
+        status_updated_at: now,
+        max_candidates: 5,
+        offer_ttl_s: 900,
+      },
+    });
+    const move = (to: string, token = planWorker) =>
+      api.post<{ current_status: string; statuses: unknown[] }>(`/v1/plannings/${planId}/job/${to}`, {}, token);
+    expect((await move('completed')).status).toBe(409);
+    expect((await move('processing')).body).toMatchObject({ current_status: 'processing', planning_job_id: jobId });
+    expect((await move('processing', recordWorker)).status).toBe(403);
+    const result = {
+      planning_job_id: jobId,
+      total_pairs_counted: 7,
+      total_runsheets_counted: 3,
+      total_drivers_counted: 2,
+      start_time: now,
+      end_time: new Date().toISOString(),
+    };
+    expect((await api.put(`/v1/plannings/${planId}/job/result`, result, planWorker)).status).toBe(201);
+    expect((await api.put(`/v1/plannings/${planId}/job/result`, result, planWorker)).status).toBe(409);
+    expect(
+      (
+        await api.put(
+          `/v1/plannings/${planId}/job/result`,
+          { ...result, planning_job_id: '4d4d4d4d-0000-4000-8000-00000000004d' },
+          planWorker,
+        )
+      ).body,
+    ).toMatchObject({ status: 400, errors: [{ path: 'planning_job_id' }] });
+    expect((await api.get(`/v1/plannings/${planId}/job/result`, admin)).body).toMatchObject({
+      total_pairs_counted: 7,
+      planning_job_id: jobId,
+    });
+    const completed = await move('completed');
+    expect(completed.body.statuses).toHaveLength(3);
+    expect((await move('failed')).status).toBe(409);
+    expect((await move('cancelled', admin)).status).toBe(409);
+    expect(
+      (await api.get<{ current_status: string }>(`/v1/plannings/${planId}/job/status`, admin)).body.current_status,
+    ).toBe('completed');
+  });
+});
