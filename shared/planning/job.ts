@@ -5,10 +5,11 @@
  * created and broadcast events in one write), pushes the offer to the driver, announces it on `planning.<id>`,
  * records the result, and completes.
  */
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
-import { db, locationsTableName, mainTableName } from '#shared/db/client';
+import { db, isConditionalFailure, locationsTableName, mainTableName } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
 import { distanceM } from '#shared/locations/geo';
@@ -16,6 +17,7 @@ import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publish } from '#shared/notifications/realtime';
 import { type PairRecord, pairItem } from '#shared/planning/broadcasts';
+import { planningKey } from '#shared/planning/keys';
 import {
   changePlanning,
   findPlanning,
@@ -107,18 +109,85 @@ export function rankDrivers(
     .map((ranked) => ranked.driver);
 }
 
-/** The worker: one run of one planning job. Writes per pair: one record; the result and statuses once. */
-export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: number } | undefined> {
-  const planning = await findPlanning(String(message['planning_id']));
-  if (!planning?.job || planning.job.id !== message['job_id'] || planning.job.current_status !== 'queued')
+export const JOB_LEASE_MS = 15 * 60 * 1000;
+export const MAX_JOB_ATTEMPTS = 3;
+
+/**
+ * Takes the job for this worker: from `queued`, or from a `processing` job whose lease ran out (its worker died).
+ * Undefined when another worker holds it or it has ended.
+ */
+async function claimJob(planning: Planning, jobId: string): Promise<Planning | undefined> {
+  const job = planning.job;
+  if (!job || job.id !== jobId) return undefined;
+  const lease = clock.nowMs() + JOB_LEASE_MS;
+  const now = clock.nowIso();
+  let update: {
+    UpdateExpression: string;
+    ConditionExpression: string;
+    ExpressionAttributeValues: Record<string, unknown>;
+  };
+  if (job.current_status === 'queued') {
+    update = {
+      UpdateExpression:
+        'SET job.current_status = :processing, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.lease_until = :lease, job.attempts = :one',
+      ConditionExpression: 'job.id = :job AND job.current_status = :queued',
+      ExpressionAttributeValues: {
+        ':job': jobId,
+        ':lease': lease,
+        ':processing': 'processing',
+        ':queued': 'queued',
+        ':now': now,
+        ':entry': [{ status: 'processing', set_at_utc: now }],
+        ':one': 1,
+      },
+    };
+  } else if (job.current_status === 'processing') {
+    update = {
+      UpdateExpression: 'SET job.lease_until = :lease, job.attempts = job.attempts + :one',
+      ConditionExpression: 'job.id = :job AND job.current_status = :processing AND job.lease_until < :nowMs',
+      ExpressionAttributeValues: {
+        ':job': jobId,
+        ':lease': lease,
+        ':processing': 'processing',
+        ':nowMs': clock.nowMs(),
+        ':one': 1,
+      },
+    };
+  } else {
     return undefined;
-  let current: Planning;
+  }
   try {
-    current = await moveJob(planning, 'processing');
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: planningKey(planning.id),
+        ...update,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as Planning;
   } catch (error) {
-    if ((error as { status?: number }).status === 409) return undefined;
+    if (isConditionalFailure(error)) return undefined;
     throw error;
   }
+}
+
+/** A pair's id follows from the job, the runsheet and the driver, so a rerun finds the pairs it already wrote. */
+export function pairIdOf(jobId: string, runsheetId: string, driverId: string): string {
+  const hex = createHash('sha256').update(`${jobId}\u0000${runsheetId}\u0000${driverId}`).digest('hex');
+  const variant = ((Number.parseInt(hex[16]!, 16) & 3) | 8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * The worker: one run of one planning job. Writes per pair: one record; the result and statuses once. A run that
+ * dies is taken over when its lease lapses and rewrites nothing it wrote; after three runs the job fails.
+ */
+export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: number } | undefined> {
+  const planning = await findPlanning(String(message['planning_id']));
+  if (!planning) return undefined;
+  const current = await claimJob(planning, String(message['job_id']));
+  if (!current) return undefined;
   const startTime = clock.nowIso();
   const job = current.job!;
   try {
@@ -136,7 +205,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     for (const runsheet of runsheets) {
       for (const driver of rankDrivers(candidates, firstPickup(runsheet.tasks), job.max_candidates)) {
         const record: PairRecord = {
-          id: newUuid(),
+          id: pairIdOf(job.id, runsheet.id, driver.id),
           pair: {
             id: '',
             runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: runsheet.tasks },
@@ -167,8 +236,20 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
           offer_ttl_s: job.offer_ttl_s,
         };
         record.pair.id = record.id;
-        await db().send(new PutCommand({ TableName: mainTableName(), Item: pairItem(record) }));
         pairs++;
+        try {
+          // A rerun after a crash must not overwrite a pair a driver has answered since.
+          await db().send(
+            new PutCommand({
+              TableName: mainTableName(),
+              Item: pairItem(record),
+              ConditionExpression: 'attribute_not_exists(PK)',
+            }),
+          );
+        } catch (error) {
+          if (isConditionalFailure(error)) continue;
+          throw error;
+        }
         offers.set(driver.id, [...(offers.get(driver.id) ?? []), record.id]);
         await publish(`planning.${planning.id}`, 'pair.broadcast', {
           pair_id: record.id,
@@ -202,10 +283,23 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     await announce(done, 'completed');
     return { pairs };
   } catch (error) {
-    logger.error('planning job failed', { planning_id: planning.id, error: error as Error });
+    logger.error('planning job run failed', { planning_id: planning.id, attempt: job.attempts, error: error as Error });
     const latest = await findPlanning(planning.id);
-    if (latest?.job?.current_status === 'processing') await announce(await moveJob(latest, 'failed'), 'failed');
-    return undefined;
+    if (latest?.job?.id !== job.id || latest.job.current_status !== 'processing') return undefined;
+    if ((job.attempts ?? 1) >= MAX_JOB_ATTEMPTS) {
+      await announce(await moveJob(latest, 'failed'), 'failed');
+      return undefined;
+    }
+    // Let the lease lapse so that the queue's retry can take the job over.
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: planningKey(planning.id),
+        UpdateExpression: 'SET job.lease_until = :past',
+        ExpressionAttributeValues: { ':past': clock.nowMs() - 1 },
+      }),
+    );
+    throw error;
   }
 }
 

@@ -39,6 +39,9 @@ export interface PlanningJob {
   status_updated_at: string;
   max_candidates: number;
   offer_ttl_s: number;
+  /** The running worker's lease (epoch ms) and how many runs the job has had. */
+  lease_until?: number;
+  attempts?: number;
 }
 
 export interface Planning {

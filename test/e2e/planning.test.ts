@@ -309,3 +309,62 @@ describe('a planning job', () => {
     expect(pair?.statuses.at(-1)).toMatchObject({ action: 'system_rejected', reason: 'expired' });
   }, 30_000);
 });
+
+describe('a planning job whose worker died', () => {
+  it('is taken over when its lease lapses, writes each pair once, and keeps an answered pair as it is', async () => {
+    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+    const { runPlanningJob, pairIdOf } = await import('../../shared/planning/job.ts');
+    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Crashed' }, planner)).body;
+    await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(3), runsheet(6)] }, planner);
+    await api.post(
+      `/v1/plannings/${planning.id}/drivers`,
+      { drivers: drivers.slice(0, 4).map((d) => ({ id: d.id })) },
+      planner,
+    );
+    const jobId = '5e5e5e5e-0000-4000-8000-00000000005e';
+    const now = new Date().toISOString();
+    // The dead worker had claimed the job and written one pair, which its driver then accepted.
+    await changePlanning((await findPlanning(planning.id))!, undefined, {
+      job: {
+        id: jobId,
+        current_status: 'processing',
+        statuses: [
+          { status: 'queued', set_at_utc: now },
+          { status: 'processing', set_at_utc: now },
+        ],
+        status_updated_at: now,
+        max_candidates: 2,
+        offer_ttl_s: 900,
+        lease_until: Date.now() - 1,
+        attempts: 1,
+      },
+    });
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const answered = pairIdOf(jobId, 'RS-3', drivers[1]!.id);
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: {
+          PK: `BPLAN#${planning.id}`,
+          SK: `PAIR#${answered}`,
+          id: answered,
+          current_state: 'accepted',
+          statuses: [],
+          pair: { id: answered, runsheet: { id: 'RS-3', tasks: [] }, driver: { id: drivers[1]!.id } },
+          plan: { id: planning.id },
+        },
+      }),
+    );
+    const runs = await Promise.all(
+      [1, 2, 3].map(() => runPlanningJob({ kind: 'planning', planning_id: planning.id, job_id: jobId })),
+    );
+    expect(runs.filter(Boolean)).toHaveLength(1);
+    expect((await jobStatus(planning.id)).current_status).toBe('completed');
+    const pairs = (await api.get<{ pair_records: PairRecord[] }>(`/v1/broadcast-plans/${planning.id}/pairs`, planner))
+      .body.pair_records;
+    expect(pairs).toHaveLength(4);
+    expect(pairs.find((p) => p.id === answered)?.current_state).toBe('accepted');
+    expect(await runPlanningJob({ kind: 'planning', planning_id: planning.id, job_id: jobId })).toBeUndefined();
+  });
+});
