@@ -97,6 +97,23 @@ function inHappenedOrder(statuses: StatusEntry[], status: StatusEntry): StatusEn
   return index === -1 ? [...statuses, status] : [...statuses.slice(0, index), status, ...statuses.slice(index)];
 }
 
+/** Writes a pair record unless one with its id exists; false when it did (the record there stands). */
+export async function putNewPair(record: PairRecord): Promise<boolean> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: pairItem(record),
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalFailure(error)) return false;
+    throw error;
+  }
+}
+
 /** R3. */
 export async function createPair(input: {
   pair: PairRecord['pair'];
@@ -115,16 +132,7 @@ export async function createPair(input: {
     rev: 1,
     offer_ttl_s: planning.job?.offer_ttl_s ?? 900,
   };
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: mainTableName(),
-        Item: pairItem(record),
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
+  if (!(await putNewPair(record))) {
     const existing = await readPair(input.plan.id, input.pair.id);
     const same = existing?.statuses.some(
       (s) => s.action === 'created' && s.happened_at_utc === toUtcIso(input.happened_at_utc),

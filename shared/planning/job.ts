@@ -6,7 +6,7 @@
  * records the result, and completes.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, locationsTableName, mainTableName } from '#shared/db/client';
@@ -16,7 +16,7 @@ import { distanceM } from '#shared/locations/geo';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publish } from '#shared/notifications/realtime';
-import { type PairRecord, pairItem } from '#shared/planning/broadcasts';
+import { type PairRecord, putNewPair } from '#shared/planning/broadcasts';
 import { planningKey } from '#shared/planning/keys';
 import {
   changePlanning,
@@ -237,19 +237,8 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         };
         record.pair.id = record.id;
         pairs++;
-        try {
-          // A rerun after a crash must not overwrite a pair a driver has answered since.
-          await db().send(
-            new PutCommand({
-              TableName: mainTableName(),
-              Item: pairItem(record),
-              ConditionExpression: 'attribute_not_exists(PK)',
-            }),
-          );
-        } catch (error) {
-          if (isConditionalFailure(error)) continue;
-          throw error;
-        }
+        // A rerun after a crash must not overwrite a pair a driver has answered since.
+        if (!(await putNewPair(record))) continue;
         offers.set(driver.id, [...(offers.get(driver.id) ?? []), record.id]);
         await publish(`planning.${planning.id}`, 'pair.broadcast', {
           pair_id: record.id,

@@ -7,7 +7,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
-import { type Client, client, loginAs } from '../support/http.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -17,20 +17,12 @@ let orgX: string;
 let orgY: string;
 let merchant: string;
 let foreigner: string;
-const PASSWORD = 'a-good-long-password';
-const tag = Math.random().toString(36).slice(2, 7);
+const _PASSWORD = 'a-good-long-password';
+const _tag = Math.random().toString(36).slice(2, 7);
 const TASKS = readFileSync('test/fixtures/tasks.csv');
 const ITEMS = readFileSync('test/fixtures/items.csv');
 
-async function member(role: Role, org: string) {
-  const email = `${role.toLowerCase()}.${tag}.${Math.random().toString(36).slice(2, 7)}@example.com`;
-  await api.post('/v1/admin/invitations', { user: { email, org_id: org, role_id: ROLES[role] } }, admin);
-  const outbox = await api.get<{ messages: { data: Record<string, string> }[] }>(`/_local/outbox?to=${email}`);
-  await api.post('/v1/auth/accept-invitation', {
-    user: { name: role, password: PASSWORD, invitation_token: outbox.body.messages[0]!.data['invitation_token'] },
-  });
-  return (await loginAs(api, email, PASSWORD)).bearer_token;
-}
+const member = async (role: Role, org: string) => (await invitedMember(api, admin, role, ROLES[role], org)).token;
 
 type FileData = { file_name: string; storage_upload_key: string; storage_upload_bucket: string; url: string };
 type Job = {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
-import { type Client, client, loginAs } from '../support/http.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -15,19 +15,13 @@ let api: Client;
 let admin: string;
 let orgX: string;
 let orgY: string;
-const PASSWORD = 'a-good-long-password';
-const tag = Math.random().toString(36).slice(2, 7);
+const _PASSWORD = 'a-good-long-password';
+const _tag = Math.random().toString(36).slice(2, 7);
 
-async function member(role: Role, org: string) {
-  const email = `${role.toLowerCase()}.${tag}.${Math.random().toString(36).slice(2, 7)}@example.com`;
-  await api.post('/v1/admin/invitations', { user: { email, org_id: org, role_id: ROLES[role] } }, admin);
-  const outbox = await api.get<{ messages: { data: Record<string, string> }[] }>(`/_local/outbox?to=${email}`);
-  await api.post('/v1/auth/accept-invitation', {
-    user: { name: role, password: PASSWORD, invitation_token: outbox.body.messages[0]!.data['invitation_token'] },
-  });
-  const session = await loginAs(api, email, PASSWORD);
-  return { token: session.bearer_token, id: session.user.id };
-}
+const member = async (role: Role, org: string) => {
+  const { id, token } = await invitedMember(api, admin, role, ROLES[role], org);
+  return { id, token };
+};
 
 type Frame = {
   type: string;

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
-import { type Client, client, loginAs } from '../support/http.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -14,24 +14,14 @@ let admin: string;
 let org: string;
 let otherOrg: string;
 let planner: string;
-const PASSWORD = 'a-good-long-password';
-const tag = Math.random().toString(36).slice(2, 7);
+const _PASSWORD = 'a-good-long-password';
+const _tag = Math.random().toString(36).slice(2, 7);
 const drivers: { id: string; token: string; latitude: number; longitude: number }[] = [];
 
-async function member(role: Role, orgId: string) {
-  const email = `${role.toLowerCase()}.${tag}.${Math.random().toString(36).slice(2, 7)}@example.com`;
-  await api.post('/v1/admin/invitations', { user: { email, org_id: orgId, role_id: ROLES[role] } }, admin);
-  const outbox = await api.get<{ messages: { data: Record<string, string> }[] }>(`/_local/outbox?to=${email}`);
-  await api.post('/v1/auth/accept-invitation', {
-    user: {
-      name: `${role} ${tag}`,
-      password: PASSWORD,
-      invitation_token: outbox.body.messages[0]!.data['invitation_token'],
-    },
-  });
-  const session = await loginAs(api, email, PASSWORD);
-  return { id: session.user.id, token: session.bearer_token };
-}
+const member = async (role: Role, org: string) => {
+  const { id, token } = await invitedMember(api, admin, role, ROLES[role], org);
+  return { id, token };
+};
 
 const runsheet = (i: number) => ({
   id: `RS-${i}`,

@@ -9,7 +9,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
-import { type Client, client, loginAs } from '../support/http.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
@@ -19,7 +19,7 @@ let api: Client;
 let admin: string;
 let orgId: string;
 const PASSWORD = 'a-good-long-password';
-const tag = Math.random().toString(36).slice(2, 7);
+const _tag = Math.random().toString(36).slice(2, 7);
 
 // A real OIDC issuer: its own RS256 key, its JWKS served over HTTP.
 const issuer = { url: '', server: undefined as Server | undefined, key: undefined as SigningKey | undefined };
@@ -32,15 +32,7 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ se
   return { server, url: `http://localhost:${(server.address() as AddressInfo).port}` };
 }
 
-async function invitedUser(role: keyof typeof ROLES, org: string) {
-  const email = `${role.toLowerCase()}.${tag}.${Math.random().toString(36).slice(2, 6)}@example.com`;
-  await api.post('/v1/admin/invitations', { user: { email, org_id: org, role_id: ROLES[role] } }, admin);
-  const outbox = await api.get<{ messages: { data: Record<string, string> }[] }>(`/_local/outbox?to=${email}`);
-  await api.post('/v1/auth/accept-invitation', {
-    user: { name: role, password: PASSWORD, invitation_token: outbox.body.messages[0]!.data['invitation_token'] },
-  });
-  return { email, ...(await loginAs(api, email, PASSWORD)) };
-}
+const invitedUser = (role: keyof typeof ROLES, org: string) => invitedMember(api, admin, role, ROLES[role], org);
 
 beforeAll(async () => {
   const { privateKey, publicKey } = await generateKeyPair('RS256');
@@ -117,7 +109,7 @@ describe('a partner integrates', () => {
     const code = await api.post<{ auth_code: string; server_time: string }>(
       '/v1/auth/auth-codes',
       { refresh_token: orgAdmin.refresh_token, client_auth: { key: created.body.client_key, name: 'Acme app' } },
-      orgAdmin.bearer_token,
+      orgAdmin.token,
     );
     expect(code.status).toBe(201);
     const redeem = () =>

@@ -55,3 +55,20 @@ export async function loginAs(api: Client, email: string, password: string) {
     throw new Error(`login as ${email} failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body;
 }
+
+/**
+ * A user of `role` in `orgId`, made the way a person would be: SysAdmin invites, the invitation from the local
+ * outbox is accepted, the user logs in.
+ */
+export async function invitedMember(api: Client, adminToken: string, role: string, roleId: string, orgId: string) {
+  const email = `${role.toLowerCase()}.${Math.random().toString(36).slice(2, 10)}@example.com`;
+  const password = 'a-good-long-password';
+  await api.post('/v1/admin/invitations', { user: { email, org_id: orgId, role_id: roleId } }, adminToken);
+  const outbox = await api.get<{ messages: { data: Record<string, string> }[] }>(
+    `/_local/outbox?to=${encodeURIComponent(email)}`,
+  );
+  const token = outbox.body.messages[0]?.data['invitation_token'];
+  await api.post('/v1/auth/accept-invitation', { user: { name: `${role} User`, password, invitation_token: token } });
+  const session = await loginAs(api, email, password);
+  return { email, password, id: session.user.id, token: session.bearer_token, refresh_token: session.refresh_token };
+}
