@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { ianaTimezone } from '#shared/locations/schemas';
-import { dateTime, objectId, order, pageQuery, uuid } from '#shared/schemas/common';
+import { dateTime, objectId, order, orderedRange, pageQuery, RANGE_AFTER_END, uuid } from '#shared/schemas/common';
 
 const serviceType = v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`);
 const shortText = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
@@ -82,23 +82,17 @@ const listOpsJobsObject = v.object({
     ),
   ),
 });
-const ordered = (q: { range_start_created_at?: string | undefined; range_end_created_at?: string | undefined }) =>
-  !q.range_start_created_at ||
-  !q.range_end_created_at ||
-  Date.parse(q.range_start_created_at) <= Date.parse(q.range_end_created_at);
 export const listOrgJobsQuery = v.pipe(
   listOrgJobsObject,
-  v.forward(
-    v.check<v.InferOutput<typeof listOrgJobsObject>, string>(ordered, 'must not be after range_end_created_at'),
-    ['range_start_created_at'],
-  ),
+  v.forward(v.check<v.InferOutput<typeof listOrgJobsObject>, string>(orderedRange, RANGE_AFTER_END), [
+    'range_start_created_at',
+  ]),
 );
 export const listOpsJobsQuery = v.pipe(
   listOpsJobsObject,
-  v.forward(
-    v.check<v.InferOutput<typeof listOpsJobsObject>, string>(ordered, 'must not be after range_end_created_at'),
-    ['range_start_created_at'],
-  ),
+  v.forward(v.check<v.InferOutput<typeof listOpsJobsObject>, string>(orderedRange, RANGE_AFTER_END), [
+    'range_start_created_at',
+  ]),
 );
 
 const status = v.picklist(

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { INTERNAL_ROLES } from '#shared/auth/roles';
-import { dateTime, objectId, order, pageQuery, uuid } from '#shared/schemas/common';
+import { dateTime, objectId, order, orderedRange, pageQuery, RANGE_AFTER_END, uuid } from '#shared/schemas/common';
 
 const isoTime = v.pipe(v.string(), v.isoTimestamp());
 const shortText = (max: number) =>
@@ -31,16 +31,11 @@ const range = {
   range_start_created_at: v.optional(dateTime),
   range_end_created_at: v.optional(dateTime),
 };
-const ordered = (q: { range_start_created_at?: string | undefined; range_end_created_at?: string | undefined }) =>
-  !q.range_start_created_at ||
-  !q.range_end_created_at ||
-  Date.parse(q.range_start_created_at) <= Date.parse(q.range_end_created_at);
-const AFTER_END = 'must not be after range_end_created_at';
 
 const notificationsQueryObject = v.object({ ...pageQuery(200, 1000), order, ...range });
 export const listNotificationsQuery = v.pipe(
   notificationsQueryObject,
-  v.forward(v.check<v.InferOutput<typeof notificationsQueryObject>, string>(ordered, AFTER_END), [
+  v.forward(v.check<v.InferOutput<typeof notificationsQueryObject>, string>(orderedRange, RANGE_AFTER_END), [
     'range_start_created_at',
   ]),
 );
@@ -80,7 +75,9 @@ const pushKeysQueryObject = v.object({
 });
 export const listPushKeysQuery = v.pipe(
   pushKeysQueryObject,
-  v.forward(v.check<v.InferOutput<typeof pushKeysQueryObject>, string>(ordered, AFTER_END), ['range_start_created_at']),
+  v.forward(v.check<v.InferOutput<typeof pushKeysQueryObject>, string>(orderedRange, RANGE_AFTER_END), [
+    'range_start_created_at',
+  ]),
 );
 
 export const pushKeyBody = v.object({

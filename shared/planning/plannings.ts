@@ -259,22 +259,33 @@ export async function addRunsheets(caller: Caller, id: string, runsheets: Runshe
   return toPlanningView(after);
 }
 
-/** P6. */
-export async function removeRunsheet(caller: Caller, id: string, runsheetId: string) {
+/** Removes one runsheet or driver item and counts it down, in one versioned change; 404 when it is not there. */
+async function removeMember(
+  caller: Caller,
+  id: string,
+  sortKey: string,
+  counter: 'total_runsheets' | 'total_drivers',
+  what: string,
+) {
   const planning = await visiblePlanning(caller, id);
-  await changePlanning(planning, undefined, { total_runsheets: planning.total_runsheets - 1 }, [
+  await changePlanning(planning, undefined, { [counter]: planning[counter] - 1 }, [
     {
       Delete: {
         TableName: mainTableName(),
-        Key: { PK: `PLANNING#${id}`, SK: `RUNSHEET#${runsheetId}` },
+        Key: { PK: `PLANNING#${id}`, SK: sortKey },
         ConditionExpression: 'attribute_exists(PK)',
       },
     },
   ]).catch((error: unknown) => {
     if ((error as { status?: number }).status === 409 && !(error as Error).message.includes('stale'))
-      throw notFound('runsheet');
+      throw notFound(what);
     throw error;
   });
+}
+
+/** P6. */
+export async function removeRunsheet(caller: Caller, id: string, runsheetId: string) {
+  await removeMember(caller, id, `RUNSHEET#${runsheetId}`, 'total_runsheets', 'runsheet');
   return { message: 'the runsheet is removed from the planning' };
 }
 
@@ -317,20 +328,7 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
 
 /** P8. */
 export async function removeDriver(caller: Caller, id: string, driverId: string) {
-  const planning = await visiblePlanning(caller, id);
-  await changePlanning(planning, undefined, { total_drivers: planning.total_drivers - 1 }, [
-    {
-      Delete: {
-        TableName: mainTableName(),
-        Key: { PK: `PLANNING#${id}`, SK: `DRIVER#${driverId}` },
-        ConditionExpression: 'attribute_exists(PK)',
-      },
-    },
-  ]).catch((error: unknown) => {
-    if ((error as { status?: number }).status === 409 && !(error as Error).message.includes('stale'))
-      throw notFound('driver of this planning');
-    throw error;
-  });
+  await removeMember(caller, id, `DRIVER#${driverId}`, 'total_drivers', 'driver of this planning');
   return { message: 'the driver is removed from the planning' };
 }
 

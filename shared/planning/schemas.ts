@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ianaTimezone } from '#shared/locations/schemas';
-import { dateTime, order, pageQuery, uuid } from '#shared/schemas/common';
+import { dateTime, order, orderedRange, pageQuery, RANGE_AFTER_END, uuid } from '#shared/schemas/common';
 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
 const name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200));
@@ -95,16 +95,9 @@ const listObject = v.object({
 });
 export const listPlanningsQuery = v.pipe(
   listObject,
-  v.forward(
-    v.check<v.InferOutput<typeof listObject>, string>(
-      (q) =>
-        !q.range_start_created_at ||
-        !q.range_end_created_at ||
-        Date.parse(q.range_start_created_at) <= Date.parse(q.range_end_created_at),
-      'must not be after range_end_created_at',
-    ),
-    ['range_start_created_at'],
-  ),
+  v.forward(v.check<v.InferOutput<typeof listObject>, string>(orderedRange, RANGE_AFTER_END), [
+    'range_start_created_at',
+  ]),
 );
 
 // Broadcast records

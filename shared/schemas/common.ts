@@ -52,3 +52,13 @@ export function pageQuery(defaultPerPage: number, maxPerPage: number) {
 }
 
 export const order = v.optional(v.picklist(['asc', 'desc'], 'must be asc or desc'), 'desc');
+
+/** An inclusive creation-time range must not start after it ends (a 400 at `range_start_created_at`). */
+export const orderedRange = (q: {
+  range_start_created_at?: string | undefined;
+  range_end_created_at?: string | undefined;
+}) =>
+  !q.range_start_created_at ||
+  !q.range_end_created_at ||
+  Date.parse(q.range_start_created_at) <= Date.parse(q.range_end_created_at);
+export const RANGE_AFTER_END = 'must not be after range_end_created_at';
