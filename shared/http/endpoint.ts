@@ -162,5 +162,25 @@ function parseBody(raw: string, headers: Record<string, string | undefined>, acc
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw invalidField('body', 'must be a JSON object');
   }
+  const illFormed = illFormedString(parsed, '');
+  if (illFormed !== undefined)
+    throw invalidField(illFormed || 'body', 'is not valid Unicode (it holds a lone surrogate)');
   return parsed;
+}
+
+/** The path of the first string that is not well-formed UTF-16 (JSON lets `\ud800` through; DynamoDB does not). */
+function illFormedString(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.isWellFormed() ? undefined : path;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = illFormedString(item, `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+  } else if (value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const found = illFormedString(item, path ? `${path}.${key}` : key);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }

@@ -1,0 +1,134 @@
+/**
+ * Every operation with a body or a query, fed generated invalid input (wrong types, missing fields, huge strings,
+ * deep nesting, unicode edge cases, bodies over 1 MiB): always a 4xx problem+json, never a 5xx.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { accessAllows } from '../../shared/auth/access.ts';
+import { ROLES, type Role } from '../../shared/auth/roles.ts';
+import { type RouteDef, routes } from '../../shared/routes.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+
+let host: RunningHost;
+let api: Client;
+const tokens: { roles: Role[]; token: string }[] = [];
+
+const deep = (levels: number): unknown => (levels === 0 ? 'bottom' : { a: deep(levels - 1) });
+const WEIRD = [
+  '\ud800',
+  '\u200b\u200e\u202e',
+  '💥'.repeat(1000),
+  'x'.repeat(200_000),
+  '',
+  ' ',
+  '../../etc/passwd',
+  "'; DROP TABLE users; --",
+  '\u0000',
+  '9'.repeat(400),
+];
+const WRONG = [null, true, -1, 1e308, [], {}, [1, 2], { $ne: null }, ...WEIRD];
+
+function bodies(): unknown[] {
+  const out: unknown[] = [null, [], 'just a string', 12345, true, deep(2000), { user: deep(500) }];
+  for (const value of WRONG) {
+    out.push(
+      { user: value },
+      { user: { email: value, password: value, name: value, id: value } },
+      {
+        name: value,
+        kind: value,
+        events: value,
+        runsheets: value,
+        drivers: value,
+        files: value,
+        version_rev: value,
+        happened_at_utc: value,
+        refresh_token: value,
+        grant_type: value,
+      },
+    );
+  }
+  return out;
+}
+
+function queries(): string[] {
+  const names = [
+    'page',
+    'per_page',
+    'page_token',
+    'order',
+    'latitude',
+    'longitude',
+    'radius',
+    'max_age_s',
+    'org_id',
+    'search',
+    'role_name',
+    'range_start_created_at',
+    'range_end_created_at',
+    'filename',
+    'dry_run',
+    'is_qa',
+  ];
+  return names.flatMap((name) =>
+    ['-1', 'NaN', '1e999', '%00', '%ED%A0%80', 'x'.repeat(5000), '[]', encodeURIComponent('💥')].map(
+      (value) => `${name}=${value}`,
+    ),
+  );
+}
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  tokens.push({ roles: ['SysAdmin'], token: admin });
+  const org = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Fuzz', kind: 'merchant' }, admin))
+    .body.id;
+  for (const role of ['OrgAdmin', 'OrgDriver', 'OrgTransporter', 'Merchant'] as const) {
+    tokens.push({ roles: [role], token: (await invitedMember(api, admin, role, ROLES[role], org)).token });
+  }
+}, 60_000);
+afterAll(() => host?.stop());
+
+describe('fuzzing every operation', () => {
+  it('never answers 5xx, and every error is problem+json (or I8’s {"Error"})', async () => {
+    let cases = 0;
+    const failures: string[] = [];
+    for (const route of (routes as readonly RouteDef[]).filter((r) => r.id !== 'X6')) {
+      const caller =
+        route.access === 'public'
+          ? undefined
+          : tokens.find((t) => accessAllows(route.access, { kind: 'user', roles: t.roles }));
+      if (route.access !== 'public' && !caller) continue;
+      const path = route.path.replace(/\{(\w+)\}/g, 'x'.repeat(3));
+      const attempts: { rawBody?: string; body?: unknown; query?: string }[] = [];
+      if (route.method !== 'GET') {
+        for (const body of bodies()) attempts.push({ body });
+        attempts.push(
+          { rawBody: '{"unterminated": ' },
+          { rawBody: JSON.stringify({ user: { email: 'a@b.co', password: 'p'.repeat(1_100_000) } }) },
+        );
+      }
+      for (const query of queries()) attempts.push({ query });
+      for (const attempt of attempts) {
+        cases++;
+        const response = await api.call(route.method, `${path}${attempt.query ? `?${attempt.query}` : ''}`, {
+          token: caller?.token,
+          ...(attempt.body !== undefined ? { body: attempt.body } : {}),
+          ...(attempt.rawBody !== undefined
+            ? { rawBody: attempt.rawBody, headers: { 'content-type': 'application/json' } }
+            : {}),
+        });
+        const type = response.headers.get('content-type') ?? '';
+        if (response.status >= 500)
+          failures.push(`${route.id} ${JSON.stringify(attempt).slice(0, 120)} → ${response.status}`);
+        else if (response.status >= 400 && route.id !== 'I8' && type !== 'application/problem+json')
+          failures.push(`${route.id} → ${response.status} ${type}`);
+      }
+    }
+    console.log(`fuzz: ${cases} cases tried`);
+    expect(failures).toEqual([]);
+    expect(cases).toBeGreaterThan(5000);
+  }, 600_000);
+});
