@@ -8,7 +8,6 @@ import { createReadStream, createWriteStream, mkdtempSync, statSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ROOT } from '#lib/paths';
 import { startBenchHost } from './host.ts';
 
@@ -70,7 +69,7 @@ export async function benchImports() {
   );
 
   await startBenchHost('imports');
-  const { s3, uploadBucket } = await import('#shared/ports/object-storage');
+  const { putObject, uploadBucket } = await import('#shared/ports/object-storage');
   const { createJob, moveStatus } = await import('#shared/imports/jobs');
   const { createOrganisation } = await import('#shared/accounts/organisations');
   const org = await createOrganisation({ name: 'Bulk merchant', kind: 'merchant' });
@@ -80,14 +79,12 @@ export async function benchImports() {
     ['items.csv', itemsPath],
   ] as const) {
     const key = `uploads/${org.id}/bench/${name}`;
-    await s3().send(
-      new PutObjectCommand({
-        Bucket: uploadBucket(),
-        Key: key,
-        Body: createReadStream(path),
-        ContentLength: statSync(path).size,
-      }),
-    );
+    await putObject({
+      Bucket: uploadBucket(),
+      Key: key,
+      Body: createReadStream(path),
+      ContentLength: statSync(path).size,
+    });
     files.push({
       file_name: name,
       file_size: statSync(path).size,

@@ -26,13 +26,16 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
   mainFields: ['module', 'main'],
   // The DynamoDB client is on every hot path, so it is bundled: one file imports in half the time of the runtime's
   // many. What is left out is never loaded on a request: the credential providers past the environment (Lambda
-  // hands credentials in environment variables) Secrets Manager (read once per cold start in the cloud) and SES (loaded when a mail is sent). The
+  // hands credentials in environment variables) Secrets Manager (read once per cold start in the cloud), SES (loaded when a mail is sent) and S3, KMS, SQS, SNS and the WebSocket management API (loaded on first use). The
   // Node 24 runtime ships them all, should they be asked for.
   externalModules: [
     '@aws-sdk/client-secrets-manager',
     '@aws-sdk/client-sesv2',
     '@aws-sdk/client-kms',
     '@aws-sdk/client-sqs',
+    '@aws-sdk/client-s3',
+    '@aws-sdk/client-sns',
+    '@aws-sdk/client-apigatewaymanagementapi',
     '@aws-sdk/nested-clients',
     '@aws-sdk/credential-provider-sso',
     '@aws-sdk/credential-provider-ini',

@@ -5,7 +5,6 @@
  * operations staff across all on GSI2 `IMPORTS`); the result `IMPORTJOB#<id> / RESULT` (written once, condition on
  * absence), whose full body (every error string) lives in object storage, since it can outgrow an item.
  */
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
@@ -14,7 +13,7 @@ import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, forbidden, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import { type RangeQuery, rangeCondition, rangeMeta } from '#shared/notifications/log';
-import { s3, uploadBucket } from '#shared/ports/object-storage';
+import { getObject, putObject, uploadBucket } from '#shared/ports/object-storage';
 
 export type ImportStatus = 'new' | 'queued' | 'processing' | 'completed' | 'failed';
 
@@ -295,14 +294,12 @@ export interface ImportResult {
 /** Writes the job's one result (409 if it has one): the body to object storage, the claim to the table. */
 export async function saveResult(job: ImportJob, result: ImportResult): Promise<void> {
   const key = `results/${job.org_id ?? 'ops'}/${job.id}/result-${result.id}.json`;
-  await s3().send(
-    new PutObjectCommand({
-      Bucket: uploadBucket(),
-      Key: key,
-      Body: JSON.stringify(result),
-      ContentType: 'application/json',
-    }),
-  );
+  await putObject({
+    Bucket: uploadBucket(),
+    Key: key,
+    Body: JSON.stringify(result),
+    ContentType: 'application/json',
+  });
   try {
     await db().send(
       new PutCommand({
@@ -335,7 +332,7 @@ export async function readResult(caller: Caller, id: string): Promise<ImportResu
   const job = await visibleJob(caller, id);
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: resultKey(job.id) }));
   if (!out.Item) throw notFound('import result');
-  const object = await s3().send(new GetObjectCommand({ Bucket: uploadBucket(), Key: String(out.Item['result_key']) }));
+  const object = await getObject({ Bucket: uploadBucket(), Key: String(out.Item['result_key']) });
   const result = JSON.parse(await object.Body!.transformToString('utf8')) as ImportResult;
   return { ...result, server_time: clock.nowIso() };
 }

@@ -13,7 +13,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parse as parseSync } from 'csv-parse/sync';
 import type { Caller } from '#shared/auth/caller';
@@ -44,7 +43,7 @@ import {
   visibleJob,
 } from '#shared/imports/jobs';
 import { logger } from '#shared/log';
-import { s3 } from '#shared/ports/object-storage';
+import { getObject, headObject } from '#shared/ports/object-storage';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
@@ -113,13 +112,11 @@ interface SourceFile {
 
 /** Opens a file as a stream of exactly the version that was classified. */
 async function open(source: SourceFile): Promise<Readable> {
-  const object = await s3().send(
-    new GetObjectCommand({
-      Bucket: source.file.storage_upload_bucket,
-      Key: source.file.storage_upload_key,
-      ...(source.eTag ? { IfMatch: source.eTag } : {}),
-    }),
-  );
+  const object = await getObject({
+    Bucket: source.file.storage_upload_bucket,
+    Key: source.file.storage_upload_key,
+    ...(source.eTag ? { IfMatch: source.eTag } : {}),
+  });
   return object.Body as Readable;
 }
 
@@ -130,22 +127,18 @@ async function classify(files: FileData[]): Promise<{ tasks: SourceFile; items?:
     let size: number;
     let eTag: string | undefined;
     try {
-      const head = await s3().send(
-        new HeadObjectCommand({ Bucket: file.storage_upload_bucket, Key: file.storage_upload_key }),
-      );
+      const head = await headObject({ Bucket: file.storage_upload_bucket, Key: file.storage_upload_key });
       size = head.ContentLength ?? 0;
       eTag = head.ETag;
     } catch {
       throw new FileProblem(`${file.file_name}: the file is not in object storage`);
     }
     if (size > MAX_FILE_BYTES) throw new FileProblem(`${file.file_name}: the file is larger than 50 MiB`);
-    const head = await s3().send(
-      new GetObjectCommand({
-        Bucket: file.storage_upload_bucket,
-        Key: file.storage_upload_key,
-        Range: 'bytes=0-65535',
-      }),
-    );
+    const head = await getObject({
+      Bucket: file.storage_upload_bucket,
+      Key: file.storage_upload_key,
+      Range: 'bytes=0-65535',
+    });
     const start = Buffer.from(await head.Body!.transformToByteArray());
     if (start.includes(0)) throw new FileProblem(`${file.file_name}: the file is not CSV text (it contains NUL bytes)`);
     let header: string[] = [];

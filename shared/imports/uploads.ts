@@ -5,16 +5,14 @@
  * Keys are `uploads/<org id | ops>/<upload id>/<file name>`: the second segment says who owns the object.
  */
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { type Caller, isSysAdmin, seesAllOrganisations } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { forbidden, invalidField } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import type { FileData } from '#shared/imports/jobs';
-import { presignGet, s3, uploadBucket } from '#shared/ports/object-storage';
+import { getObject, headObject, presignGet, presignPut, putObject, uploadBucket } from '#shared/ports/object-storage';
 
 export const UPLOAD_URL_TTL_SECONDS = 3600;
 export const OPS_SCOPE = 'ops';
@@ -49,9 +47,7 @@ export async function presignUpload(caller: Caller, family: 'ops' | 'org', fileN
   const scope = uploadScope(caller, family);
   const name = checkFileName(fileName, 'query.filename');
   const key = `uploads/${scope}/${newObjectId()}/${name}`;
-  const url = await getSignedUrl(s3(), new PutObjectCommand({ Bucket: uploadBucket(), Key: key }), {
-    expiresIn: UPLOAD_URL_TTL_SECONDS,
-  });
+  const url = await presignPut(uploadBucket(), key, UPLOAD_URL_TTL_SECONDS);
   const file: FileData = {
     file_name: name,
     file_size: null,
@@ -72,7 +68,7 @@ export async function recordUploadedObject(key: string, size: number, eTag: stri
   let checksum = eTag?.replace(/"/g, '');
   if (!checksum || !/^[0-9a-f]{32}$/.test(checksum)) {
     // A multipart upload's ETag is not the MD5 of the object: compute it from the bytes.
-    const object = await s3().send(new GetObjectCommand({ Bucket: uploadBucket(), Key: key }));
+    const object = await getObject({ Bucket: uploadBucket(), Key: key });
     const hash = createHash('md5');
     for await (const chunk of object.Body as AsyncIterable<Uint8Array>) hash.update(chunk);
     checksum = hash.digest('hex');
@@ -119,7 +115,7 @@ export async function checkJobFiles(
       let checksum = recorded?.['checksum'] as string | undefined;
       if (size === undefined) {
         try {
-          const head = await s3().send(new HeadObjectCommand({ Bucket: bucket, Key: file.storage_upload_key }));
+          const head = await headObject({ Bucket: bucket, Key: file.storage_upload_key });
           size = head.ContentLength ?? 0;
           checksum = head.ETag?.replace(/"/g, '');
         } catch {
@@ -149,15 +145,13 @@ export async function storeUpload(
   const name = checkFileName(fileName, 'files');
   const key = `uploads/${scope}/${newObjectId()}/${name}`;
   const checksum = createHash('md5').update(bytes).digest('hex');
-  await s3().send(
-    new PutObjectCommand({
-      Bucket: uploadBucket(),
-      Key: key,
-      Body: bytes,
-      ContentType: contentType,
-      ContentMD5: Buffer.from(checksum, 'hex').toString('base64'),
-    }),
-  );
+  await putObject({
+    Bucket: uploadBucket(),
+    Key: key,
+    Body: bytes,
+    ContentType: contentType,
+    ContentMD5: Buffer.from(checksum, 'hex').toString('base64'),
+  });
   await recordUploadedObject(key, bytes.length, checksum);
   return {
     file_name: name,
@@ -188,10 +182,10 @@ export type Download =
 export async function download(bucket: string, key: string): Promise<Download> {
   if (bucket !== uploadBucket()) return { kind: 'missing' };
   try {
-    const head = await s3().send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    const head = await headObject({ Bucket: bucket, Key: key });
     if ((head.ContentLength ?? 0) > INLINE_DOWNLOAD_BYTES)
       return { kind: 'redirect', location: await presignGet(bucket, key, 300) };
-    const object = await s3().send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const object = await getObject({ Bucket: bucket, Key: key });
     return {
       kind: 'bytes',
       body: Buffer.from(await object.Body!.transformToByteArray()),

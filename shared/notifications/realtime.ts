@@ -4,11 +4,7 @@
  * per subscriber, in parallel. A connection that answers 410 is removed at once, with its subscriptions.
  * The same code runs in the cloud and locally: the local host serves the management API the SDK calls.
  */
-import {
-  ApiGatewayManagementApiClient,
-  DeleteConnectionCommand,
-  PostToConnectionCommand,
-} from '@aws-sdk/client-apigatewaymanagementapi';
+import type { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import {
   BatchWriteCommand,
   DeleteCommand,
@@ -30,13 +26,18 @@ const FAN_OUT = 32;
 const connectionKey = (id: string) => ({ PK: `CONN#${id}`, SK: 'CONN' });
 const subscriptionKey = (channel: string, connectionId: string) => ({ PK: `CHAN#${channel}`, SK: connectionId });
 
-let management: ApiGatewayManagementApiClient | undefined;
+type ManagementSdk = typeof import('@aws-sdk/client-apigatewaymanagementapi');
+let management: Promise<{ sdk: ManagementSdk; client: ApiGatewayManagementApiClient }> | undefined;
 
-function managementApi(): ApiGatewayManagementApiClient {
+/** Loaded on first use and not bundled (the Lambda runtime ships it): most functions never deliver a frame. */
+function managementApi() {
   if (!management) {
     const endpoint = process.env['WEBSOCKET_MANAGEMENT_ENDPOINT'];
     if (!endpoint) throw new Error('missing required environment variable WEBSOCKET_MANAGEMENT_ENDPOINT');
-    management = new ApiGatewayManagementApiClient({ endpoint, maxAttempts: 2 });
+    management = import('@aws-sdk/client-apigatewaymanagementapi').then((sdk) => ({
+      sdk,
+      client: new sdk.ApiGatewayManagementApiClient({ endpoint, maxAttempts: 2 }),
+    }));
   }
   return management;
 }
@@ -54,8 +55,9 @@ const isGone = (error: unknown) => {
 /** Sends one frame; false when the connection is gone (and then forgotten). */
 export async function sendFrame(connectionId: string, frame: Frame): Promise<boolean> {
   try {
-    await managementApi().send(
-      new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(JSON.stringify(frame)) }),
+    const { sdk, client } = await managementApi();
+    await client.send(
+      new sdk.PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(JSON.stringify(frame)) }),
     );
     return true;
   } catch (error) {
@@ -102,11 +104,10 @@ export async function forgetConnection(connectionId: string): Promise<void> {
 
 /** Ends a connection from the server side (a revoked caller, say). */
 export async function closeConnection(connectionId: string): Promise<void> {
-  await managementApi()
-    .send(new DeleteConnectionCommand({ ConnectionId: connectionId }))
-    .catch((error: unknown) => {
-      if (!isGone(error)) throw error;
-    });
+  const { sdk, client } = await managementApi();
+  await client.send(new sdk.DeleteConnectionCommand({ ConnectionId: connectionId })).catch((error: unknown) => {
+    if (!isGone(error)) throw error;
+  });
   await forgetConnection(connectionId);
 }
 

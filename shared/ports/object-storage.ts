@@ -1,18 +1,26 @@
 /**
- * Object storage (S3; s3rver locally). One client per container; locally it points at the emulator with path-style
- * addressing. Presigned URLs are checked by S3 itself in the cloud (s3rver does not check signatures).
+ * Object storage (S3; s3rver locally). The S3 client is loaded on first use and not bundled (the Lambda runtime
+ * ships it): it is large, and most functions never touch a file. Locally it points at the emulator, path-style.
+ * Presigned URLs are checked by S3 itself in the cloud (s3rver does not check signatures).
  */
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type {
+  GetObjectCommandInput,
+  GetObjectCommandOutput,
+  HeadObjectCommandInput,
+  HeadObjectCommandOutput,
+  PutObjectCommandInput,
+  S3Client,
+} from '@aws-sdk/client-s3';
 
-let client: S3Client | undefined;
+type Sdk = typeof import('@aws-sdk/client-s3');
+let loaded: Promise<{ sdk: Sdk; client: S3Client }> | undefined;
 
-export function s3(): S3Client {
-  if (!client) {
+function storage() {
+  loaded ??= import('@aws-sdk/client-s3').then((sdk) => {
     const endpoint = process.env['S3_ENDPOINT'];
-    client = new S3Client(endpoint ? { endpoint, forcePathStyle: true } : {});
-  }
-  return client;
+    return { sdk, client: new sdk.S3Client(endpoint ? { endpoint, forcePathStyle: true } : {}) };
+  });
+  return loaded;
 }
 
 export const uploadBucket = (): string => {
@@ -21,9 +29,33 @@ export const uploadBucket = (): string => {
   return bucket;
 };
 
-export function presignGet(bucket: string, key: string, expiresInSeconds: number): Promise<string> {
-  return getSignedUrl(s3(), new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: expiresInSeconds });
+export async function putObject(input: PutObjectCommandInput): Promise<void> {
+  const { sdk, client } = await storage();
+  await client.send(new sdk.PutObjectCommand(input));
 }
+
+export async function getObject(input: GetObjectCommandInput): Promise<GetObjectCommandOutput> {
+  const { sdk, client } = await storage();
+  return client.send(new sdk.GetObjectCommand(input));
+}
+
+export async function headObject(input: HeadObjectCommandInput): Promise<HeadObjectCommandOutput> {
+  const { sdk, client } = await storage();
+  return client.send(new sdk.HeadObjectCommand(input));
+}
+
+async function presign(method: 'GET' | 'PUT', bucket: string, key: string, expiresIn: number) {
+  const [{ sdk, client }, { getSignedUrl }] = await Promise.all([storage(), import('@aws-sdk/s3-request-presigner')]);
+  const input = { Bucket: bucket, Key: key };
+  const command = method === 'GET' ? new sdk.GetObjectCommand(input) : new sdk.PutObjectCommand(input);
+  return getSignedUrl(client, command, { expiresIn });
+}
+
+export const presignGet = (bucket: string, key: string, expiresInSeconds: number) =>
+  presign('GET', bucket, key, expiresInSeconds);
+
+export const presignPut = (bucket: string, key: string, expiresInSeconds: number) =>
+  presign('PUT', bucket, key, expiresInSeconds);
 
 const S3_LINK = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.+)$/;
 
