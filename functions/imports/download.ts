@@ -1,6 +1,6 @@
 // I8 GET /v1/files
 import { endpoint } from '#shared/http/endpoint';
-import { download, mayDownload } from '#shared/imports/uploads';
+import { download } from '#shared/imports/uploads';
 
 // I8 keeps the spec's own failure body, {"Error": "…"}, for its own failures (a 401 is problem+json like everywhere).
 const failure = (status: number, message: string) => ({ status, body: { Error: message } });
@@ -10,8 +10,7 @@ export const handler = endpoint('I8', async ({ event, caller }) => {
   const key = event.queryStringParameters?.['object_key'];
   if (!bucket) return failure(400, 'bucket is required');
   if (!key) return failure(400, 'object_key is required');
-  if (!mayDownload(caller, key)) return failure(404, 'no such object');
-  const found = await download(bucket, key);
+  const found = await download(caller, bucket, key);
   if (found.kind === 'missing') return failure(404, 'no such object');
   if (found.kind === 'redirect') return { status: 302, body: {}, headers: { Location: found.location } };
   return { status: 200, body: null, raw: { base64: found.body.toString('base64'), contentType: found.contentType } };

@@ -2,12 +2,10 @@
 import { clock } from '#shared/clock';
 import { endpoint } from '#shared/http/endpoint';
 import { accepted } from '#shared/http/responses';
-import { publish } from '#shared/notifications/realtime';
+import { pushEvents } from '#shared/notifications/realtime';
 
 export const handler = endpoint('N1', async ({ body }) => {
-  let delivered = 0;
-  for (const event of body.events)
-    delivered += (await publish(event.channel, event.name, event.data ?? null)).delivered;
+  const delivered = await pushEvents(body.events);
   return accepted({
     code: 'success',
     message: `${body.events.length} events pushed`,

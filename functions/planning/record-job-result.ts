@@ -1,8 +1,8 @@
 // P10 PUT /v1/plannings/{planningID}/job/result
 import { endpoint } from '#shared/http/endpoint';
 import { created } from '#shared/http/responses';
-import { saveJobResult, visiblePlanning } from '#shared/planning/plannings';
+import { recordJobResult } from '#shared/planning/plannings';
 
 export const handler = endpoint('P10', async ({ params, body, caller }) =>
-  created(await saveJobResult(await visiblePlanning(caller, params.planningID), body)),
+  created(await recordJobResult(caller, params.planningID, body)),
 );

@@ -31,11 +31,6 @@ async function generationOf(kind: Caller['kind'], id: string): Promise<number | 
   return generation;
 }
 
-/** Drops cached generations: for the local host after a revocation, and for tests. */
-export function forgetGenerations(): void {
-  cache.clear();
-}
-
 /** Returns the caller, or null when the header is missing or anything about the token is wrong. */
 export async function authenticate(authorization: string | undefined): Promise<Caller | null> {
   const match = /^Bearer\s+([A-Za-z0-9._~+/=-]+)$/i.exec(authorization?.trim() ?? '');

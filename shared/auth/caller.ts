@@ -19,10 +19,3 @@ export const isInternalClient = (caller: Caller): boolean =>
 
 /** SysAdmin and internal workers see every organisation; everybody else only their own. */
 export const seesAllOrganisations = (caller: Caller): boolean => isSysAdmin(caller) || isInternalClient(caller);
-
-/** May the caller see (and act on) a record belonging to `orgId` (null: a freelance record owned by `ownerId`)? */
-export function canSeeOrg(caller: Caller, orgId: string | null | undefined, ownerId?: string): boolean {
-  if (seesAllOrganisations(caller)) return true;
-  if (ownerId !== undefined && ownerId === caller.id) return true;
-  return orgId != null && orgId === caller.orgId;
-}

@@ -20,32 +20,6 @@ export class FileProblem extends Error {
   }
 }
 
-export const TASK_COLUMNS = [
-  'task_ref',
-  'from_building_name',
-  'from_street_address',
-  'from_city',
-  'from_state',
-  'from_country',
-  'from_zip_code',
-  'to_building_name',
-  'to_street_address',
-  'to_city',
-  'to_state',
-  'to_country',
-  'to_zip_code',
-  'from_start_time_utc',
-  'from_end_time_utc',
-  'from_timezone',
-  'to_start_time_utc',
-  'to_end_time_utc',
-  'to_timezone',
-  'total_item_weight',
-  'total_weight_unit',
-  'total_item_volume',
-  'total_volume_unit',
-  'notes',
-] as const;
 export const TASK_REQUIRED = [
   'task_ref',
   'from_street_address',
@@ -60,16 +34,6 @@ export const TASK_REQUIRED = [
   'to_start_time_utc',
   'to_end_time_utc',
   'to_timezone',
-] as const;
-export const ITEM_COLUMNS = [
-  'task_ref',
-  'sku',
-  'description',
-  'quantity',
-  'weight',
-  'weight_unit',
-  'volume',
-  'volume_unit',
 ] as const;
 export const ITEM_REQUIRED = ['task_ref', 'description', 'quantity'] as const;
 

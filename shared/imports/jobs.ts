@@ -320,13 +320,6 @@ export async function saveResult(job: ImportJob, result: ImportResult): Promise<
   }
 }
 
-export async function hasResult(jobId: string): Promise<boolean> {
-  const out = await db().send(
-    new GetCommand({ TableName: mainTableName(), Key: resultKey(jobId), ProjectionExpression: 'PK' }),
-  );
-  return Boolean(out.Item);
-}
-
 /** I7: 404 until a result exists. */
 export async function readResult(caller: Caller, id: string): Promise<ImportResult> {
   const job = await visibleJob(caller, id);

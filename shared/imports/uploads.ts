@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type Caller, isSysAdmin, seesAllOrganisations } from '#shared/auth/caller';
+import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { forbidden, invalidField } from '#shared/http/problems';
@@ -165,8 +165,8 @@ export async function storeUpload(
 }
 
 /** Objects a caller may download: their organisation's uploads and results; SysAdmin (and workers) any. */
-export function mayDownload(caller: Caller, key: string): boolean {
-  if (isSysAdmin(caller) || seesAllOrganisations(caller)) return true;
+function mayDownload(caller: Caller, key: string): boolean {
+  if (seesAllOrganisations(caller)) return true;
   const owner = /^(?:uploads|results)\/([^/]+)\//.exec(key)?.[1];
   return owner !== undefined && owner === caller.orgId;
 }
@@ -178,9 +178,12 @@ export type Download =
   | { kind: 'redirect'; location: string }
   | { kind: 'missing' };
 
-/** I8: small objects inline; larger ones by a short-lived presigned link (a Lambda answer holds at most 6 MB). */
-export async function download(bucket: string, key: string): Promise<Download> {
-  if (bucket !== uploadBucket()) return { kind: 'missing' };
+/**
+ * I8: an object the caller's organisation owns (anything else is as missing as an absent key); small objects inline,
+ * larger ones by a short-lived presigned link (a Lambda answer holds at most 6 MB).
+ */
+export async function download(caller: Caller, bucket: string, key: string): Promise<Download> {
+  if (bucket !== uploadBucket() || !mayDownload(caller, key)) return { kind: 'missing' };
   try {
     const head = await headObject({ Bucket: bucket, Key: key });
     if ((head.ContentLength ?? 0) > INLINE_DOWNLOAD_BYTES)

@@ -158,6 +158,19 @@ export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
   return false;
 }
 
+/** Current positions of some drivers (the planning job ranks its candidates by them). */
+export async function currentPositions(driverIds: string[]): Promise<Map<string, Point>> {
+  const found = new Map<string, Point>();
+  await inParallel(
+    driverIds.map((id) => async () => {
+      const location = await readLocation(id);
+      if (location) found.set(id, { latitude: location.latitude, longitude: location.longitude });
+    }),
+    16,
+  );
+  return found;
+}
+
 /** A21 keeps the copy of the driver's service types on the location current. */
 export async function syncServiceTypes(driverId: string, serviceTypes: string[]): Promise<void> {
   await db()

@@ -102,15 +102,6 @@ export async function forgetConnection(connectionId: string): Promise<void> {
   await db().send(new DeleteCommand({ TableName: connectionsTableName(), Key: connectionKey(connectionId) }));
 }
 
-/** Ends a connection from the server side (a revoked caller, say). */
-export async function closeConnection(connectionId: string): Promise<void> {
-  const { sdk, client } = await managementApi();
-  await client.send(new sdk.DeleteConnectionCommand({ ConnectionId: connectionId })).catch((error: unknown) => {
-    if (!isGone(error)) throw error;
-  });
-  await forgetConnection(connectionId);
-}
-
 const CHANNEL = /^(user|org|planning)\.([0-9a-f-]{36})$/;
 
 /** May `caller` join `channel`? Their own user, their own organisation, a planning of their organisation; SysAdmin any. */
@@ -210,4 +201,11 @@ export async function publish(
     }),
   );
   return { delivered, gone };
+}
+
+/** N1: each event to its channel's subscribers; how many frames went out. */
+export async function pushEvents(events: { channel: string; name: string; data?: unknown }[]): Promise<number> {
+  let delivered = 0;
+  for (const event of events) delivered += (await publish(event.channel, event.name, event.data ?? null)).delivered;
+  return delivered;
 }

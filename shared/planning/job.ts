@@ -6,13 +6,14 @@
  * records the result, and completes.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
-import { db, isConditionalFailure, locationsTableName, mainTableName } from '#shared/db/client';
+import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
 import { distanceM } from '#shared/locations/geo';
+import { currentPositions } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publish } from '#shared/notifications/realtime';
@@ -61,28 +62,6 @@ interface Candidate {
   id: string;
   position: number;
   location?: { latitude: number; longitude: number };
-}
-
-async function driverLocations(ids: string[]): Promise<Map<string, { latitude: number; longitude: number }>> {
-  const found = new Map<string, { latitude: number; longitude: number }>();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(16, ids.length) }, async () => {
-      while (next < ids.length) {
-        const id = ids[next++]!;
-        const out = await db().send(
-          new GetCommand({
-            TableName: locationsTableName(),
-            Key: { PK: `LOC#${id}`, SK: 'CURRENT' },
-            ProjectionExpression: 'latitude, longitude',
-          }),
-        );
-        if (out.Item)
-          found.set(id, { latitude: Number(out.Item['latitude']), longitude: Number(out.Item['longitude']) });
-      }
-    }),
-  );
-  return found;
 }
 
 function firstPickup(tasks: Record<string, unknown>[]): { latitude: number; longitude: number } | undefined {
@@ -192,7 +171,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
   const job = current.job!;
   try {
     const { runsheets, drivers } = await planningContents(planning.id);
-    const locations = await driverLocations(drivers.map((d) => d.id));
+    const locations = await currentPositions(drivers.map((d) => d.id));
     const candidates: Candidate[] = drivers.map((d, position) => ({
       id: d.id,
       position,

@@ -227,6 +227,11 @@ export async function changePlanning(
   return after;
 }
 
+/** P4. */
+export async function renamePlanning(caller: Caller, id: string, name: string, versionRev: string) {
+  return toPlanningView(await changePlanning(await visiblePlanning(caller, id), versionRev, { name }));
+}
+
 /** P5: new runsheets are added, a runsheet with a known id is replaced. */
 export async function addRunsheets(caller: Caller, id: string, runsheets: Runsheet[]) {
   const planning = await visiblePlanning(caller, id);
@@ -380,7 +385,7 @@ export async function moveJob(planning: Planning, to: JobStatus): Promise<Planni
 
 const resultKey = (planningId: string, jobId: string) => ({ PK: `PLANNING#${planningId}`, SK: `RESULT#${jobId}` });
 
-/** P10: one result per job. */
+/** P10: one result per job (`recordJobResult` for a caller, `saveJobResult` for the built-in job). */
 export async function saveJobResult(
   planning: Planning,
   result: {
@@ -413,6 +418,10 @@ export async function saveJobResult(
     throw error;
   }
   return { ...record, server_time: clock.nowIso() };
+}
+
+export async function recordJobResult(caller: Caller, id: string, result: Parameters<typeof saveJobResult>[1]) {
+  return saveJobResult(await visiblePlanning(caller, id), result);
 }
 
 /** P11. */

@@ -48,8 +48,6 @@ export async function drainLocalQueue(): Promise<void> {
   while (pending.size > 0) await Promise.all([...pending]);
 }
 
-export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
-
 export function sqsQueue(queueUrl: string): QueuePort {
   const sqs = import('@aws-sdk/client-sqs').then((sdk) => ({ sdk, client: new sdk.SQSClient({}) }));
   return {
