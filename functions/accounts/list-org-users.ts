@@ -2,7 +2,8 @@
 import { listOrganisationUsers } from '#shared/accounts/directory';
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
+import { accountsRoutes } from '#shared/routes/accounts';
 
-export const handler = endpoint('A19', async ({ query, caller }) =>
+export const handler = endpoint(accountsRoutes, 'A19', async ({ query, caller }) =>
   ok(await listOrganisationUsers(caller, { page: query.page, perPage: query.per_page, pageToken: query.page_token })),
 );

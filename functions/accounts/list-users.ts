@@ -2,8 +2,9 @@
 import { listUsers } from '#shared/accounts/directory';
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
+import { accountsRoutes } from '#shared/routes/accounts';
 
-export const handler = endpoint('A14', async ({ query }) =>
+export const handler = endpoint(accountsRoutes, 'A14', async ({ query }) =>
   ok(
     await listUsers(
       { orgId: query.org_id, search: query.search },

@@ -2,8 +2,9 @@
 import { resetPassword } from '#shared/accounts/password-reset';
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
+import { accountsRoutes } from '#shared/routes/accounts';
 
-export const handler = endpoint('A11', async ({ body }) => {
+export const handler = endpoint(accountsRoutes, 'A11', async ({ body }) => {
   await resetPassword(body.user.reset_password_token, body.user.password);
   return ok({ message: 'the password is changed; log in again' });
 });

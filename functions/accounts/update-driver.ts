@@ -2,8 +2,9 @@
 import { updateDriver } from '#shared/accounts/profiles';
 import { endpoint } from '#shared/http/endpoint';
 import { success } from '#shared/http/responses';
+import { accountsRoutes } from '#shared/routes/accounts';
 
-export const handler = endpoint('A21', async ({ body, caller }) => {
+export const handler = endpoint(accountsRoutes, 'A21', async ({ body, caller }) => {
   const driverProfile = await updateDriver(caller, body.user.user);
   return success('the driver profile is updated', { driver_profile: driverProfile });
 });

@@ -2,8 +2,9 @@
 import { updateMerchant } from '#shared/accounts/profiles';
 import { endpoint } from '#shared/http/endpoint';
 import { success } from '#shared/http/responses';
+import { accountsRoutes } from '#shared/routes/accounts';
 
-export const handler = endpoint('A24', async ({ body, caller }) => {
+export const handler = endpoint(accountsRoutes, 'A24', async ({ body, caller }) => {
   await updateMerchant(caller, body.user);
   return success('the account is updated');
 });

@@ -2,8 +2,9 @@
 import { updateOwnAccount } from '#shared/accounts/profiles';
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
+import { accountsRoutes } from '#shared/routes/accounts';
 
-export const handler = endpoint('A12', async ({ body, caller }) => {
+export const handler = endpoint(accountsRoutes, 'A12', async ({ body, caller }) => {
   await updateOwnAccount(caller, body.user);
   return ok({ message: 'the account is updated' });
 });

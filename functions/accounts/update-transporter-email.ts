@@ -2,8 +2,9 @@
 import { updateTransporterEmail } from '#shared/accounts/profiles';
 import { endpoint } from '#shared/http/endpoint';
 import { success } from '#shared/http/responses';
+import { accountsRoutes } from '#shared/routes/accounts';
 
-export const handler = endpoint('A22', async ({ body, caller }) => {
+export const handler = endpoint(accountsRoutes, 'A22', async ({ body, caller }) => {
   await updateTransporterEmail(caller, body.user.user.email);
   return success('the email is updated');
 });

@@ -2,8 +2,9 @@
 import { logout } from '#shared/auth/sessions';
 import { endpoint } from '#shared/http/endpoint';
 import { success } from '#shared/http/responses';
+import { authRoutes } from '#shared/routes/auth';
 
-export const handler = endpoint('X6', async ({ body, caller }) => {
+export const handler = endpoint(authRoutes, 'X6', async ({ body, caller }) => {
   await logout(caller, body.refresh_token);
   return success(body.refresh_token === undefined ? 'signed out everywhere' : 'signed out');
 });

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { changeStatus } from '#shared/imports/jobs';
+import { importsRoutes } from '#shared/routes/imports';
 
-export const handler = endpoint('I10', async ({ params, body, caller }) =>
+export const handler = endpoint(importsRoutes, 'I10', async ({ params, body, caller }) =>
   ok(await changeStatus(caller, params.import_job_id, body.prev_status, body.next_status)),
 );

@@ -1,11 +1,12 @@
 // I8 GET /v1/files
 import { endpoint } from '#shared/http/endpoint';
 import { download } from '#shared/imports/uploads';
+import { importsRoutes } from '#shared/routes/imports';
 
 // I8 keeps the spec's own failure body, {"Error": "…"}, for its own failures (a 401 is problem+json like everywhere).
 const failure = (status: number, message: string) => ({ status, body: { Error: message } });
 
-export const handler = endpoint('I8', async ({ event, caller }) => {
+export const handler = endpoint(importsRoutes, 'I8', async ({ event, caller }) => {
   const bucket = event.queryStringParameters?.['bucket'];
   const key = event.queryStringParameters?.['object_key'];
   if (!bucket) return failure(400, 'bucket is required');

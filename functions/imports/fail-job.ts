@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { failJob } from '#shared/imports/jobs';
+import { importsRoutes } from '#shared/routes/imports';
 
-export const handler = endpoint('I11', async ({ params, body, caller }) =>
+export const handler = endpoint(importsRoutes, 'I11', async ({ params, body, caller }) =>
   ok(await failJob(caller, params.import_job_id, body.reason)),
 );

@@ -2,8 +2,9 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { listJobs } from '#shared/imports/jobs';
+import { importsRoutes } from '#shared/routes/imports';
 
-export const handler = endpoint('I2', async ({ query, caller }) =>
+export const handler = endpoint(importsRoutes, 'I2', async ({ query, caller }) =>
   ok(
     await listJobs(
       caller,

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { toJobView, visibleJob } from '#shared/imports/jobs';
+import { importsRoutes } from '#shared/routes/imports';
 
-export const handler = endpoint('I5', async ({ params, caller }) =>
+export const handler = endpoint(importsRoutes, 'I5', async ({ params, caller }) =>
   ok(toJobView(await visibleJob(caller, params.import_job_id))),
 );

@@ -2,5 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { readResult } from '#shared/imports/jobs';
+import { importsRoutes } from '#shared/routes/imports';
 
-export const handler = endpoint('I7', async ({ params, caller }) => ok(await readResult(caller, params.import_job_id)));
+export const handler = endpoint(importsRoutes, 'I7', async ({ params, caller }) =>
+  ok(await readResult(caller, params.import_job_id)),
+);

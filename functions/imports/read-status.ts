@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { toStatusRecord, visibleJob } from '#shared/imports/jobs';
+import { importsRoutes } from '#shared/routes/imports';
 
-export const handler = endpoint('I9', async ({ params, caller }) =>
+export const handler = endpoint(importsRoutes, 'I9', async ({ params, caller }) =>
   ok(toStatusRecord(await visibleJob(caller, params.import_job_id))),
 );

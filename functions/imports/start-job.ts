@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { accepted } from '#shared/http/responses';
 import { startJob } from '#shared/imports/runner';
+import { importsRoutes } from '#shared/routes/imports';
 
-export const handler = endpoint('I6', async ({ params, query, caller }) =>
+export const handler = endpoint(importsRoutes, 'I6', async ({ params, query, caller }) =>
   accepted(await startJob(caller, params.import_job_id, query.dry_run)),
 );

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { created } from '#shared/http/responses';
 import { submitResult } from '#shared/imports/create';
+import { importsRoutes } from '#shared/routes/imports';
 
-export const handler = endpoint('I12', async ({ params, body, caller }) =>
+export const handler = endpoint(importsRoutes, 'I12', async ({ params, body, caller }) =>
   created(await submitResult(caller, params.import_job_id, body)),
 );

@@ -2,8 +2,9 @@
 import { endpoint } from '#shared/http/endpoint';
 import { created } from '#shared/http/responses';
 import { createJobFromUpload } from '#shared/imports/create';
+import { importsRoutes } from '#shared/routes/imports';
 
-export const handler = endpoint('I3', async ({ event, headers, caller }) => {
+export const handler = endpoint(importsRoutes, 'I3', async ({ event, headers, caller }) => {
   const body = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
   return created(await createJobFromUpload(caller, 'org', body, headers['content-type']));
 });

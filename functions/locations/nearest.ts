@@ -3,8 +3,9 @@ import { endpoint } from '#shared/http/endpoint';
 import { notFound } from '#shared/http/problems';
 import { ok } from '#shared/http/responses';
 import { nearestDriver } from '#shared/locations/locations';
+import { locationsRoutes } from '#shared/routes/locations';
 
-export const handler = endpoint('L3', async ({ query, caller }) => {
+export const handler = endpoint(locationsRoutes, 'L3', async ({ query, caller }) => {
   const location = await nearestDriver(caller, query, { maxAgeS: query.max_age_s, serviceType: query.service_type });
   if (!location) throw notFound('driver location');
   return ok({ location });

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { readDriverLocation } from '#shared/locations/locations';
+import { locationsRoutes } from '#shared/routes/locations';
 
-export const handler = endpoint('L2', async ({ params, caller }) =>
+export const handler = endpoint(locationsRoutes, 'L2', async ({ params, caller }) =>
   ok({ location: await readDriverLocation(caller, params.driver_id) }),
 );

@@ -2,8 +2,9 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { driversWithin } from '#shared/locations/locations';
+import { locationsRoutes } from '#shared/routes/locations';
 
-export const handler = endpoint('L4', async ({ query, caller }) =>
+export const handler = endpoint(locationsRoutes, 'L4', async ({ query, caller }) =>
   ok({
     locations: await driversWithin(caller, query, query.radius, {
       maxAgeS: query.max_age_s,

@@ -2,8 +2,9 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { listNotifications } from '#shared/notifications/log';
+import { notificationsRoutes } from '#shared/routes/notifications';
 
-export const handler = endpoint('N2', async ({ query, caller }) =>
+export const handler = endpoint(notificationsRoutes, 'N2', async ({ query, caller }) =>
   ok(
     await listNotifications(
       caller,

@@ -2,8 +2,9 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { listPushKeys } from '#shared/notifications/push-keys';
+import { notificationsRoutes } from '#shared/routes/notifications';
 
-export const handler = endpoint('N7', async ({ query }) =>
+export const handler = endpoint(notificationsRoutes, 'N7', async ({ query }) =>
   ok(
     await listPushKeys(
       {

@@ -2,5 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { markRead } from '#shared/notifications/log';
+import { notificationsRoutes } from '#shared/routes/notifications';
 
-export const handler = endpoint('N3', async ({ params, caller }) => ok(await markRead(caller, params.notification_id)));
+export const handler = endpoint(notificationsRoutes, 'N3', async ({ params, caller }) =>
+  ok(await markRead(caller, params.notification_id)),
+);

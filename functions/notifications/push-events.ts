@@ -3,8 +3,9 @@ import { clock } from '#shared/clock';
 import { endpoint } from '#shared/http/endpoint';
 import { accepted } from '#shared/http/responses';
 import { pushEvents } from '#shared/notifications/realtime';
+import { notificationsRoutes } from '#shared/routes/notifications';
 
-export const handler = endpoint('N1', async ({ body }) => {
+export const handler = endpoint(notificationsRoutes, 'N1', async ({ body }) => {
   const delivered = await pushEvents(body.events);
   return accepted({
     code: 'success',

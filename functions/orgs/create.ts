@@ -2,5 +2,6 @@
 import { createOrganisation } from '#shared/accounts/organisations';
 import { endpoint } from '#shared/http/endpoint';
 import { created } from '#shared/http/responses';
+import { accountsRoutes } from '#shared/routes/accounts';
 
-export const handler = endpoint('X2', async ({ body }) => created(await createOrganisation(body)));
+export const handler = endpoint(accountsRoutes, 'X2', async ({ body }) => created(await createOrganisation(body)));

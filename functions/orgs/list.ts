@@ -2,8 +2,9 @@
 import { listOrganisations } from '#shared/accounts/organisations';
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
+import { accountsRoutes } from '#shared/routes/accounts';
 
-export const handler = endpoint('X3', async ({ query }) => {
+export const handler = endpoint(accountsRoutes, 'X3', async ({ query }) => {
   const page = await listOrganisations({ page: query.page, perPage: query.per_page, pageToken: query.page_token });
   return ok({ organisations: page.items, meta: page.meta });
 });

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { addDrivers } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P7', async ({ params, body, caller }) =>
+export const handler = endpoint(planningRoutes, 'P7', async ({ params, body, caller }) =>
   ok(await addDrivers(caller, params.planningID, body.drivers)),
 );

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { addRunsheets } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P5', async ({ params, body, caller }) =>
+export const handler = endpoint(planningRoutes, 'P5', async ({ params, body, caller }) =>
   ok(await addRunsheets(caller, params.planningID, body.runsheets)),
 );

@@ -2,8 +2,9 @@
 import { endpoint } from '#shared/http/endpoint';
 import { created } from '#shared/http/responses';
 import { createPair } from '#shared/planning/broadcasts';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('R3', async ({ body }) => {
+export const handler = endpoint(planningRoutes, 'R3', async ({ body }) => {
   await createPair(body);
   return created({ message: 'the pair is recorded' });
 });

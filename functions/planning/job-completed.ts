@@ -3,7 +3,8 @@ import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { moveJobByRequest } from '#shared/planning/job';
 import { jobStatusView } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P14', async ({ params, caller }) =>
+export const handler = endpoint(planningRoutes, 'P14', async ({ params, caller }) =>
   ok(jobStatusView(await moveJobByRequest(caller, params.planningID, 'completed'))),
 );

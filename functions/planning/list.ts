@@ -2,8 +2,9 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { listPlannings } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P1', async ({ query, caller }) =>
+export const handler = endpoint(planningRoutes, 'P1', async ({ query, caller }) =>
   ok(
     await listPlannings(
       caller,

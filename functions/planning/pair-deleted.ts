@@ -2,8 +2,9 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { recordEvent } from '#shared/planning/broadcasts';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('R4', async ({ params, body }) => {
+export const handler = endpoint(planningRoutes, 'R4', async ({ params, body }) => {
   await recordEvent(params.plan_id, params.pair_id, 'deleted', body.happened_at_utc, {});
   return ok({ message: 'the deleted event is recorded' });
 });

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { readJobResult } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P11', async ({ params, caller }) =>
+export const handler = endpoint(planningRoutes, 'P11', async ({ params, caller }) =>
   ok(await readJobResult(caller, params.planningID)),
 );

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { jobStatusView, visiblePlanning } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P12', async ({ params, caller }) =>
+export const handler = endpoint(planningRoutes, 'P12', async ({ params, caller }) =>
   ok(jobStatusView(await visiblePlanning(caller, params.planningID))),
 );

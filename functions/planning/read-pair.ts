@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { readPairRecord } from '#shared/planning/broadcasts';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('R1', async ({ params, caller }) =>
+export const handler = endpoint(planningRoutes, 'R1', async ({ params, caller }) =>
   ok({ pair_record: await readPairRecord(caller, params.plan_id, params.pair_id) }),
 );

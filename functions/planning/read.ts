@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { toPlanningView, visiblePlanning } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P3', async ({ params, caller }) =>
+export const handler = endpoint(planningRoutes, 'P3', async ({ params, caller }) =>
   ok(await toPlanningView(await visiblePlanning(caller, params.planningID))),
 );

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { created } from '#shared/http/responses';
 import { recordJobResult } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P10', async ({ params, body, caller }) =>
+export const handler = endpoint(planningRoutes, 'P10', async ({ params, body, caller }) =>
   created(await recordJobResult(caller, params.planningID, body)),
 );

@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { removeDriver } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P8', async ({ params, caller }) =>
+export const handler = endpoint(planningRoutes, 'P8', async ({ params, caller }) =>
   ok(await removeDriver(caller, params.planningID, params.driverID)),
 );

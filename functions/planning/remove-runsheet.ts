@@ -2,7 +2,8 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { removeRunsheet } from '#shared/planning/plannings';
+import { planningRoutes } from '#shared/routes/planning';
 
-export const handler = endpoint('P6', async ({ params, caller }) =>
+export const handler = endpoint(planningRoutes, 'P6', async ({ params, caller }) =>
   ok(await removeRunsheet(caller, params.planningID, params.runsheetID)),
 );

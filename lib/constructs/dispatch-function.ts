@@ -43,6 +43,10 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
     '@aws-sdk/credential-provider-web-identity',
     '@aws-sdk/credential-provider-login',
     '@aws-sdk/token-providers',
+    // Container and instance-metadata credentials: Lambda hands credentials in environment variables, so the
+    // provider chain stops before these (and the region comes from AWS_REGION, never from instance metadata).
+    '@aws-sdk/credential-provider-http',
+    '@smithy/credential-provider-imds',
   ],
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
 };

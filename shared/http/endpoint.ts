@@ -24,11 +24,10 @@ import {
 import { CORS_HEADERS, type Reply } from '#shared/http/responses';
 import { validate } from '#shared/http/validate';
 import { logger } from '#shared/log';
-import { type RouteDef, type RouteId, routeById, type routes } from '#shared/routes';
+import type { RouteDef } from '#shared/routes/types';
 
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
-type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;
 type Part<R, K extends string> = R extends { request: { [P in K]: infer S } }
   ? S extends v.GenericSchema
     ? v.InferOutput<S>
@@ -36,21 +35,31 @@ type Part<R, K extends string> = R extends { request: { [P in K]: infer S } }
   : Record<string, never>;
 type CallerOf<R> = R extends { access: 'public' } ? Caller | null : Caller;
 
-export interface Request<Id extends RouteId> {
-  params: Part<RouteOf<Id>, 'params'>;
-  query: Part<RouteOf<Id>, 'query'>;
-  body: Part<RouteOf<Id>, 'body'>;
-  caller: CallerOf<RouteOf<Id>>;
+export interface Request<R> {
+  params: Part<R, 'params'>;
+  query: Part<R, 'query'>;
+  body: Part<R, 'body'>;
+  caller: CallerOf<R>;
   /** Lower-cased header names (validated by the route's header schema when it has one). */
-  headers: Part<RouteOf<Id>, 'headers'> & Record<string, string | undefined>;
+  headers: Part<R, 'headers'> & Record<string, string | undefined>;
   requestId: string;
   event: APIGatewayProxyEventV2;
 }
 
 export type Handler = (event: APIGatewayProxyEventV2, context?: Context) => Promise<APIGatewayProxyResultV2>;
 
-export function endpoint<Id extends RouteId>(id: Id, fn: (request: Request<Id>) => Promise<Reply>): Handler {
-  const route: RouteDef = routeById(id);
+/**
+ * `table` is the area's own route table (shared/routes/<area>.ts), not the joined one, so that a function's bundle
+ * carries only its area's schemas.
+ */
+export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id']>(
+  table: T,
+  id: Id,
+  fn: (request: Request<Extract<T[number], { id: Id }>>) => Promise<Reply>,
+): Handler {
+  const found = table.find((candidate) => candidate.id === id);
+  if (!found) throw new Error(`no route ${id} in the route table`);
+  const route: RouteDef = found;
   return async (event, context) => {
     const started = clock.nowMs();
     const headers = lowerCaseHeaders(event.headers);
@@ -74,7 +83,7 @@ export function endpoint<Id extends RouteId>(id: Id, fn: (request: Request<Id>) 
         caller,
         requestId,
         event,
-      } as unknown as Request<Id>;
+      } as unknown as Request<Extract<T[number], { id: Id }>>;
       const idempotencyKey = headers['idempotency-key'];
       reply =
         route.method === 'POST' && idempotencyKey !== undefined

@@ -5,7 +5,13 @@
  * directory counts drivers per scope at precision 3 and 5, so that a nearest search with nothing nearby can go
  * straight to the occupied cells instead of walking empty ones.
  */
-import { GetCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  GetCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
@@ -476,7 +482,6 @@ function toRecord(item: Record<string, unknown>): LocationRecord {
  * directory counts as L1 writes, in batches. Each driver must appear once and must not have a location yet.
  */
 export async function importLocations(locations: LocationRecord[]): Promise<void> {
-  const { BatchWriteCommand } = await import('@aws-sdk/lib-dynamodb');
   const counts = new Map<string, number>();
   for (const location of locations) {
     for (const change of directoryChanges(undefined, location)) {

@@ -1,7 +1,9 @@
 /**
  * Object storage (S3; s3rver locally). The S3 client is loaded on first use and not bundled (the Lambda runtime
  * ships it): it is large, and most functions never touch a file. Locally it points at the emulator, path-style.
- * Presigned URLs are checked by S3 itself in the cloud (s3rver does not check signatures).
+ * The presigner is bundled and imported statically (it is small, and a bundled module reached by `import()` would
+ * make esbuild wrap the SDK it shares). Presigned URLs are checked by S3 itself in the cloud (s3rver does not check
+ * signatures).
  */
 import type {
   GetObjectCommandInput,
@@ -11,6 +13,7 @@ import type {
   PutObjectCommandInput,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
 type Sdk = typeof import('@aws-sdk/client-s3');
 let loaded: Promise<{ sdk: Sdk; client: S3Client }> | undefined;
@@ -45,7 +48,7 @@ export async function headObject(input: HeadObjectCommandInput): Promise<HeadObj
 }
 
 async function presign(method: 'GET' | 'PUT', bucket: string, key: string, expiresIn: number) {
-  const [{ sdk, client }, { getSignedUrl }] = await Promise.all([storage(), import('@aws-sdk/s3-request-presigner')]);
+  const { sdk, client } = await storage();
   const input = { Bucket: bucket, Key: key };
   const command = method === 'GET' ? new sdk.GetObjectCommand(input) : new sdk.PutObjectCommand(input);
   return getSignedUrl(client, command, { expiresIn });

@@ -1,5 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BUNDLING } from '../../lib/constructs/dispatch-function.ts';
 import { matchRoute } from '../../lib/local/host.ts';
 import { openApiDocument } from '../../lib/openapi.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
@@ -33,5 +35,32 @@ describe('the route table', () => {
       'x-spec-id': string;
     }[];
     expect(operations.map((op) => op['x-spec-id']).sort()).toEqual(table.map((r) => r.specId ?? r.id).sort());
+  });
+});
+
+describe('the function bundles', () => {
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    );
+
+  it('name their own area’s route table, so a function carries only that area’s schemas', () => {
+    for (const file of sources('functions')) {
+      const text = readFileSync(file, 'utf8');
+      const used = /endpoint\((\w+)Routes, '([^']+)'/.exec(text);
+      if (!used) continue;
+      const route = table.find((candidate) => candidate.id === used[2]);
+      expect(route?.area, file).toBe(used[1]);
+      expect(text, file).not.toContain("from '#shared/routes'");
+    }
+  });
+
+  it('load only external packages with import(): a bundled one would make esbuild wrap the SDK and keep all of it', () => {
+    const external = new Set(BUNDLING!.externalModules);
+    for (const file of [...sources('functions'), ...sources('shared')]) {
+      for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/(?<!typeof )\bimport\(\s*'([^']+)'/g)) {
+        expect(external.has(specifier!), `${file}: ${specifier}`).toBe(true);
+      }
+    }
   });
 });
