@@ -50,35 +50,93 @@ function parameters(schema: GenericSchema | undefined, location: 'path' | 'query
   }));
 }
 
-function operation(route: RouteDef) {
-  const errors: Record<string, unknown> = { '400': problemResponse('Invalid request') };
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No content',
+};
+
+function successResponses(route: RouteDef): Record<string, unknown> {
+  const documented = route.documented;
+  if (documented?.bytes) {
+    return {
+      [String(route.status)]: {
+        description: 'The file’s bytes, with its stored content type',
+        content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+      },
+      ...(documented.redirect
+        ? {
+            '302': {
+              description: 'A large file: a short-lived presigned link in `Location`',
+              headers: { Location: { schema: { type: 'string', format: 'uri' } } },
+            },
+          }
+        : {}),
+    };
+  }
+  return {
+    [String(route.status)]: {
+      description: STATUS_TEXT[route.status] ?? 'Success',
+      content: {
+        'application/json': { schema: route.response ? jsonSchema(route.response) : { type: 'object' } },
+      },
+    },
+  };
+}
+
+function errorResponses(route: RouteDef): Record<string, unknown> {
+  const errors: Record<string, unknown> = { '400': problemResponse('Invalid request: `errors[]` names each field') };
   if (route.access !== 'public') {
     errors['401'] = problemResponse('Missing or invalid bearer token');
     errors['403'] = problemResponse('The role may not call this operation');
   }
-  if (route.path.includes('{')) errors['404'] = problemResponse('Not found or not visible');
-  errors['409'] = problemResponse('Conflict with the current state');
-  errors['500'] = problemResponse('Internal error');
+  if (route.path.includes('{')) errors['404'] = problemResponse('Not found, or not visible to the caller');
+  if (route.method !== 'GET') errors['409'] = problemResponse('Conflict with the current state');
+  const failure = route.documented?.failure;
+  if (failure) {
+    const own = (description: string) => ({
+      description,
+      content: { 'application/json': { schema: jsonSchema(failure) } },
+    });
+    errors['400'] = own('A missing `bucket` or `object_key`');
+    errors['404'] = own('No such object, or not the caller’s organisation’s');
+  }
+  // Every other status of contract section 2 (410, 413, 415, 422, 429, 500, …) is problem+json too.
+  errors['default'] = problemResponse('Any other failure (contract section 2)');
+  return errors;
+}
+
+function operation(route: RouteDef) {
   const access =
     typeof route.access === 'string' ? route.access : `roles: ${(route.access as readonly string[]).join(', ')}`;
+  const body = route.request?.body;
   return {
     operationId: route.id.replace(/[^A-Za-z0-9]/g, '_'),
     'x-spec-id': route.specId ?? route.id,
     'x-access': access,
     summary: route.summary,
+    description: `Spec ${route.specId ?? route.id}. Access: ${access}.`,
     tags: [route.area],
     security: route.access === 'public' ? [] : [{ bearer: [] }],
-    parameters: [...parameters(route.request?.params, 'path'), ...parameters(route.request?.query, 'query')],
-    ...(route.request?.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.request.body) } } } }
+    parameters: [
+      ...parameters(route.request?.params, 'path'),
+      ...parameters(route.request?.query ?? route.documented?.query, 'query'),
+    ],
+    ...(body
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': { schema: jsonSchema(body) },
+              ...(route.request?.acceptsForm
+                ? { 'application/x-www-form-urlencoded': { schema: jsonSchema(body) } }
+                : {}),
+            },
+          },
+        }
       : {}),
-    responses: {
-      [String(route.status)]: {
-        description: 'Success',
-        content: { 'application/json': { schema: route.response ? jsonSchema(route.response) : { type: 'object' } } },
-      },
-      ...errors,
-    },
+    responses: { ...successResponses(route), ...errorResponses(route) },
   };
 }
 
@@ -93,6 +151,7 @@ export function openApiDocument(serverUrl = '/') {
     info: {
       title: 'Dispatch operations service',
       version: '1.0.0',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       description:
         'Accounts, tokens, notifications, driver locations, task imports and runsheet broadcast planning. ' +
         'Errors are RFC 9457 problem+json; every response carries X-Request-Id.',

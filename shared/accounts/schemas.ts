@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { email, nonEmptyString, order, pageQuery, password, uuid } from '#shared/schemas/common';
+import { email, isoTime, nonEmptyString, order, pageQuery, password, uuid } from '#shared/schemas/common';
 
 export const loginBody = v.object({
   user: v.object({ email, password: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')) }),
@@ -178,7 +178,6 @@ export const listUsersByRoleQuery = v.object({
 });
 
 // Response shapes: documentation for the OpenAPI document and the contract tests.
-const isoTime = v.pipe(v.string(), v.isoTimestamp());
 
 export const userView = v.object({
   id: uuid,
@@ -202,7 +201,6 @@ export const tokenPairResponse = v.object({
 
 export const loginResponse = v.object({ ...tokenPairResponse.entries, user: userView });
 
-export const message = v.object({ message: v.string() });
 export const statusReply = v.object({ status: v.string() });
 
 const listedUser = v.object({
@@ -245,6 +243,17 @@ export const bulkInviteReply = v.object({
   failures: v.array(v.object({ email: v.string(), reason: v.string() })),
 });
 export const meReply = v.object({ user: userView });
+/** A23: what an organisation's admin sees of a member. */
+export const orgUserReply = v.object({
+  user: v.object({
+    id: uuid,
+    email: v.string(),
+    name: v.string(),
+    roles: v.array(v.string()),
+    org_id: v.nullable(uuid),
+    driver_profile: v.optional(v.object({ version_rev: v.string(), service_types: v.array(v.string()) })),
+  }),
+});
 export const driverUpdateReply = v.object({
   ...envelopeEntries(),
   driver_profile: v.object({ version_rev: v.string(), service_types: v.array(v.string()) }),

@@ -1,7 +1,16 @@
 import * as v from 'valibot';
 import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { ianaTimezone } from '#shared/locations/schemas';
-import { dateTime, objectId, order, orderedRange, pageQuery, RANGE_AFTER_END, uuid } from '#shared/schemas/common';
+import {
+  dateTime,
+  isoTime,
+  objectId,
+  order,
+  orderedRange,
+  pageQuery,
+  RANGE_AFTER_END,
+  uuid,
+} from '#shared/schemas/common';
 
 const serviceType = v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`);
 const shortText = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
@@ -124,7 +133,6 @@ export const resultBody = v.object({
 });
 
 // Responses
-const isoTime = v.pipe(v.string(), v.isoTimestamp());
 const fileView = v.object({
   file_name: v.string(),
   file_size: v.nullable(v.number()),
@@ -176,3 +184,10 @@ export const resultView = v.object({
   server_time: isoTime,
   org_id: v.nullable(v.string()),
 });
+
+/** I8's query, documented only: the handler reads it itself so that its failures keep the spec's `{"Error": …}`. */
+export const downloadQuery = v.object({
+  bucket: v.pipe(v.string(), v.description('The bucket the object is in')),
+  object_key: v.pipe(v.string(), v.description('The object key, `uploads/<org_id>/…` for an organisation’s files')),
+});
+export const downloadFailure = v.object({ Error: v.string() });

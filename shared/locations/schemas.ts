@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { SERVICE_TYPES } from '#shared/accounts/schemas';
-import { dateTime, uuid } from '#shared/schemas/common';
+import { dateTime, isoTime, uuid } from '#shared/schemas/common';
 
 const isIanaZone = (zone: string) => {
   try {
@@ -70,7 +70,6 @@ export const radiusQuery = v.object({
 });
 export const driverParams = v.object({ driver_id: uuid });
 
-const isoTime = v.pipe(v.string(), v.isoTimestamp());
 const locationView = v.object({
   id: v.string(),
   user_id: uuid,

@@ -1,8 +1,17 @@
 import * as v from 'valibot';
 import { INTERNAL_ROLES } from '#shared/auth/roles';
-import { dateTime, objectId, order, orderedRange, pageQuery, RANGE_AFTER_END, uuid } from '#shared/schemas/common';
+import {
+  dateTime,
+  isoTime,
+  objectId,
+  order,
+  orderedRange,
+  pageQuery,
+  RANGE_AFTER_END,
+  rangePageMeta,
+  uuid,
+} from '#shared/schemas/common';
 
-const isoTime = v.pipe(v.string(), v.isoTimestamp());
 const shortText = (max: number) =>
   v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(max));
 
@@ -98,19 +107,12 @@ const entry = v.object({
   user_id: uuid,
   created_at: isoTime,
 });
-const rangeMeta = v.object({
-  range_start_created_at: v.nullable(isoTime),
-  range_end_created_at: v.nullable(isoTime),
-  page: v.number(),
-  per_page: v.number(),
-  next_page_token: v.nullable(v.string()),
-});
-export const notificationList = v.object({ meta: rangeMeta, notifications: v.array(entry) });
+export const notificationList = v.object({ meta: rangePageMeta, notifications: v.array(entry) });
 export const notificationView = entry;
 export const readReply = v.object({ message: v.string(), server_time: isoTime });
 export const serverTimeReply = v.object({ server_time: isoTime });
 export const pushKeyList = v.object({
-  meta: rangeMeta,
+  meta: rangePageMeta,
   push_notifications: v.array(
     v.object({
       id: v.string(),

@@ -1,6 +1,15 @@
 import * as v from 'valibot';
 import { ianaTimezone } from '#shared/locations/schemas';
-import { dateTime, order, orderedRange, pageQuery, RANGE_AFTER_END, uuid } from '#shared/schemas/common';
+import {
+  dateTime,
+  isoTime,
+  order,
+  orderedRange,
+  pageQuery,
+  RANGE_AFTER_END,
+  rangePageMeta,
+  uuid,
+} from '#shared/schemas/common';
 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
 const name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200));
@@ -110,3 +119,90 @@ export const createPairBody = v.object({
 });
 export const pairEventBody = v.object({ happened_at_utc: dateTime });
 export const systemRejectBody = v.object({ happened_at_utc: dateTime, reason: v.optional(v.nullable(text(200))) });
+
+// Replies (documented in the OpenAPI document)
+const jobStatus = v.picklist(['queued', 'processing', 'completed', 'failed', 'cancelled']);
+const jobStatuses = v.array(v.object({ status: jobStatus, set_at_utc: isoTime }));
+const planningSummary = {
+  id: v.string(),
+  org_id: v.string(),
+  name: v.string(),
+  version_seq: v.number(),
+  version_rev: v.string(),
+  total_runsheets: v.number(),
+  total_drivers: v.number(),
+  created_at: isoTime,
+  last_executed_at_client_time_utc: v.nullable(isoTime),
+  last_executed_at_client_timezone: v.nullable(v.string()),
+  last_executed_at_server_time: v.nullable(isoTime),
+};
+export const planningView = v.object({
+  ...planningSummary,
+  runsheets: v.array(v.looseObject({ id: v.string(), name: v.optional(v.string()), tasks: v.array(v.unknown()) })),
+  drivers: v.array(v.object({ id: v.string() })),
+  job: v.optional(
+    v.looseObject({
+      id: v.string(),
+      current_status: jobStatus,
+      statuses: jobStatuses,
+      status_updated_at: isoTime,
+      max_candidates: v.number(),
+      offer_ttl_s: v.number(),
+    }),
+  ),
+  server_time: isoTime,
+});
+export const planningList = v.object({
+  meta: rangePageMeta,
+  plannings: v.array(
+    v.object({
+      id: v.string(),
+      name: v.string(),
+      total_runsheets: v.number(),
+      total_drivers: v.number(),
+      version_rev: v.string(),
+      created_at: isoTime,
+    }),
+  ),
+});
+export const jobStatusView = v.object({
+  id: v.string(),
+  planning_job_id: v.string(),
+  current_status: jobStatus,
+  status_updated_at: isoTime,
+  statuses: jobStatuses,
+  server_time: isoTime,
+});
+export const jobResultView = v.object({
+  id: v.string(),
+  planning_job_id: v.string(),
+  total_pairs_counted: v.number(),
+  total_runsheets_counted: v.number(),
+  total_drivers_counted: v.number(),
+  start_time: isoTime,
+  end_time: isoTime,
+  server_time: isoTime,
+});
+const pairState = v.picklist(['created', 'broadcasted', 'accepted', 'rejected', 'deleted']);
+const pairRecord = v.object({
+  id: v.string(),
+  pair: v.object({
+    id: v.string(),
+    runsheet: v.looseObject({ id: v.string(), name: v.optional(v.string()), tasks: v.array(v.unknown()) }),
+    driver: v.object({ id: v.string(), name: v.optional(v.string()) }),
+  }),
+  plan: v.object({ id: v.string(), name: v.optional(v.string()) }),
+  statuses: v.array(
+    v.object({
+      current_state: pairState,
+      action: v.picklist(['created', 'broadcast', 'accepted', 'rejected', 'system_rejected', 'deleted']),
+      reason: v.nullable(v.string()),
+      expired_time: v.nullable(isoTime),
+      happened_at_utc: isoTime,
+      saved_at_utc: isoTime,
+    }),
+  ),
+  current_state: pairState,
+});
+export const pairReply = v.object({ pair_record: pairRecord });
+export const pairList = v.object({ pair_records: v.array(pairRecord) });

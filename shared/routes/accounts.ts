@@ -1,6 +1,8 @@
 /** The accounts area's operations (one entry each; see shared/routes.ts for the whole table). */
+
 import * as accounts from '#shared/accounts/schemas';
 import type { RouteDef } from '#shared/routes/types';
+import * as common from '#shared/schemas/common';
 
 export const accountsRoutes = [
   {
@@ -60,7 +62,7 @@ export const accountsRoutes = [
     summary: 'Register a freelance driver (unconfirmed until A3 + X8)',
     status: 201,
     request: { body: accounts.registerBody },
-    response: accounts.message,
+    response: common.messageReply,
   },
   {
     id: 'X1',
@@ -72,7 +74,7 @@ export const accountsRoutes = [
     summary: 'Register a merchant: a merchant organisation and its Merchant user',
     status: 201,
     request: { body: accounts.registerBody },
-    response: accounts.message,
+    response: common.messageReply,
   },
   {
     id: 'A3',
@@ -84,7 +86,7 @@ export const accountsRoutes = [
     summary: 'Send a 6-digit security code (10 minutes) to an unconfirmed account',
     status: 202,
     request: { body: accounts.securityCodeBody },
-    response: accounts.message,
+    response: common.messageReply,
   },
   {
     id: 'X8',
@@ -96,7 +98,7 @@ export const accountsRoutes = [
     summary: 'Confirm a self-registered account with its security code',
     status: 200,
     request: { body: accounts.verifySecurityCodeBody },
-    response: accounts.message,
+    response: common.messageReply,
   },
   {
     id: 'A4',
@@ -180,7 +182,7 @@ export const accountsRoutes = [
     summary: 'Request a password reset mail (same answer for any address)',
     status: 202,
     request: { body: accounts.forgotPasswordBody },
-    response: accounts.message,
+    response: common.messageReply,
   },
   {
     id: 'A11',
@@ -192,7 +194,7 @@ export const accountsRoutes = [
     summary: 'Set a new password with a reset token',
     status: 200,
     request: { body: accounts.resetPasswordBody },
-    response: accounts.message,
+    response: common.messageReply,
   },
   {
     id: 'A12',
@@ -204,7 +206,7 @@ export const accountsRoutes = [
     summary: 'Change your own name and password',
     status: 200,
     request: { body: accounts.updateOwnAccountBody },
-    response: accounts.message,
+    response: common.messageReply,
   },
   {
     id: 'A13',
@@ -216,7 +218,7 @@ export const accountsRoutes = [
     summary: "Change a user's name and phone number",
     status: 200,
     request: { body: accounts.updateProfileBody },
-    response: accounts.message,
+    response: common.messageReply,
   },
   {
     id: 'A14',
@@ -336,7 +338,7 @@ export const accountsRoutes = [
     summary: 'Read a user of your organisation',
     status: 200,
     request: { params: accounts.userParams },
-    response: accounts.meReply,
+    response: accounts.orgUserReply,
   },
   {
     id: 'A24',

@@ -284,5 +284,6 @@ export const importsRoutes = [
     access: 'any',
     summary: 'Download an object your organisation owns (failures are {"Error": …})',
     status: 200,
+    documented: { query: imports.downloadQuery, bytes: true, failure: imports.downloadFailure, redirect: true },
   },
 ] as const satisfies readonly RouteDef[];

@@ -1,6 +1,8 @@
 /** The planning area's operations (one entry each; see shared/routes.ts for the whole table). */
+
 import * as planning from '#shared/planning/schemas';
 import type { RouteDef } from '#shared/routes/types';
+import * as common from '#shared/schemas/common';
 
 export const planningRoutes = [
   {
@@ -13,6 +15,7 @@ export const planningRoutes = [
     summary: 'List plannings (list view)',
     status: 200,
     request: { query: planning.listPlanningsQuery },
+    response: planning.planningList,
   },
   {
     id: 'P2',
@@ -24,6 +27,7 @@ export const planningRoutes = [
     summary: 'Create a planning',
     status: 201,
     request: { body: planning.createPlanningBody },
+    response: planning.planningView,
   },
   {
     id: 'P3',
@@ -35,6 +39,7 @@ export const planningRoutes = [
     summary: 'Read a planning with its runsheets and drivers',
     status: 200,
     request: { params: planning.planningParams },
+    response: planning.planningView,
   },
   {
     id: 'P4',
@@ -46,6 +51,7 @@ export const planningRoutes = [
     summary: 'Rename a planning (version_rev must be current)',
     status: 200,
     request: { params: planning.planningParams, body: planning.updatePlanningBody },
+    response: planning.planningView,
   },
   {
     id: 'P5',
@@ -57,6 +63,7 @@ export const planningRoutes = [
     summary: 'Add runsheets (a known id replaces its runsheet)',
     status: 200,
     request: { params: planning.planningParams, body: planning.addRunsheetsBody },
+    response: planning.planningView,
   },
   {
     id: 'P6',
@@ -68,6 +75,7 @@ export const planningRoutes = [
     summary: 'Remove a runsheet',
     status: 200,
     request: { params: planning.runsheetParams },
+    response: common.messageReply,
   },
   {
     id: 'P7',
@@ -79,6 +87,7 @@ export const planningRoutes = [
     summary: "Add drivers of the planning's organisation (or freelance drivers)",
     status: 200,
     request: { params: planning.planningParams, body: planning.addDriversBody },
+    response: planning.planningView,
   },
   {
     id: 'P8',
@@ -90,6 +99,7 @@ export const planningRoutes = [
     summary: 'Remove a driver',
     status: 200,
     request: { params: planning.driverParams },
+    response: common.messageReply,
   },
   {
     id: 'P9',
@@ -101,6 +111,7 @@ export const planningRoutes = [
     summary: 'Start the planning job: pair, record, broadcast',
     status: 202,
     request: { params: planning.planningParams, body: planning.startJobBody },
+    response: planning.planningView,
   },
   {
     id: 'P10',
@@ -112,6 +123,7 @@ export const planningRoutes = [
     summary: "Record the planning job's one result",
     status: 201,
     request: { params: planning.planningParams, body: planning.jobResultBody },
+    response: planning.jobResultView,
   },
   {
     id: 'P11',
@@ -123,6 +135,7 @@ export const planningRoutes = [
     summary: 'Read the planning job result',
     status: 200,
     request: { params: planning.planningParams },
+    response: planning.jobResultView,
   },
   {
     id: 'P12',
@@ -134,6 +147,7 @@ export const planningRoutes = [
     summary: 'Read the planning job status',
     status: 200,
     request: { params: planning.planningParams },
+    response: planning.jobStatusView,
   },
   {
     id: 'P13',
@@ -145,6 +159,7 @@ export const planningRoutes = [
     summary: 'Move the planning job to processing',
     status: 200,
     request: { params: planning.planningParams },
+    response: planning.jobStatusView,
   },
   {
     id: 'P14',
@@ -156,6 +171,7 @@ export const planningRoutes = [
     summary: 'Move the planning job to completed',
     status: 200,
     request: { params: planning.planningParams },
+    response: planning.jobStatusView,
   },
   {
     id: 'P15',
@@ -167,6 +183,7 @@ export const planningRoutes = [
     summary: 'Move the planning job to failed',
     status: 200,
     request: { params: planning.planningParams },
+    response: planning.jobStatusView,
   },
   {
     id: 'P16',
@@ -178,6 +195,7 @@ export const planningRoutes = [
     summary: 'Cancel the planning job',
     status: 200,
     request: { params: planning.planningParams },
+    response: planning.jobStatusView,
   },
   {
     id: 'R1',
@@ -189,6 +207,7 @@ export const planningRoutes = [
     summary: 'Read the broadcast record of one pair',
     status: 200,
     request: { params: planning.pairParams },
+    response: planning.pairReply,
   },
   {
     id: 'R2',
@@ -200,6 +219,7 @@ export const planningRoutes = [
     summary: 'List the broadcast records of a plan',
     status: 200,
     request: { params: planning.planParams },
+    response: planning.pairList,
   },
   {
     id: 'R3',
@@ -211,6 +231,7 @@ export const planningRoutes = [
     summary: 'Record a pair’s creation',
     status: 201,
     request: { body: planning.createPairBody },
+    response: common.messageReply,
   },
   {
     id: 'R4',
@@ -222,6 +243,7 @@ export const planningRoutes = [
     summary: 'Record a pair’s deletion',
     status: 200,
     request: { params: planning.pairParams, body: planning.pairEventBody },
+    response: common.messageReply,
   },
   {
     id: 'R5',
@@ -233,6 +255,7 @@ export const planningRoutes = [
     summary: 'Record a pair’s broadcast',
     status: 200,
     request: { params: planning.pairParams, body: planning.pairEventBody },
+    response: common.messageReply,
   },
   {
     id: 'R6',
@@ -244,6 +267,7 @@ export const planningRoutes = [
     summary: 'Record acceptance (the first accept of a runsheet wins)',
     status: 200,
     request: { params: planning.pairParams, body: planning.pairEventBody },
+    response: common.messageReply,
   },
   {
     id: 'R7',
@@ -255,6 +279,7 @@ export const planningRoutes = [
     summary: 'Record rejection by the driver',
     status: 200,
     request: { params: planning.pairParams, body: planning.pairEventBody },
+    response: common.messageReply,
   },
   {
     id: 'R8',
@@ -266,5 +291,6 @@ export const planningRoutes = [
     summary: 'Record rejection by the system',
     status: 200,
     request: { params: planning.pairParams, body: planning.systemRejectBody },
+    response: common.messageReply,
   },
 ] as const satisfies readonly RouteDef[];

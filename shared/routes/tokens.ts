@@ -85,6 +85,7 @@ export const tokensRoutes = [
     summary: 'Send a webhook.test event to the partner’s webhook URL',
     status: 202,
     request: { params: tokens.partnerParams },
+    response: tokens.testEventReply,
   },
   {
     id: 'T7',

@@ -39,5 +39,11 @@ export interface RouteDef {
     /** Also accept `application/x-www-form-urlencoded` bodies (the OAuth-style token endpoint). */
     acceptsForm?: boolean;
   };
+  /** The success body (JSON). */
   response?: GenericSchema;
+  /**
+   * For the one operation that answers in its own way (I8): what the document says of it, since the handler reads
+   * its query itself to keep the spec's `{"Error": …}` failures. `bytes`: success is the file itself.
+   */
+  documented?: { query?: GenericSchema; bytes?: boolean; failure?: GenericSchema; redirect?: boolean };
 }

@@ -62,3 +62,20 @@ export const orderedRange = (q: {
   !q.range_end_created_at ||
   Date.parse(q.range_start_created_at) <= Date.parse(q.range_end_created_at);
 export const RANGE_AFTER_END = 'must not be after range_end_created_at';
+
+/* Response building blocks (they document replies in the OpenAPI document; requests never use them). */
+
+/** A date-time the service writes (always UTC ISO 8601). */
+export const isoTime = v.pipe(v.string(), v.isoTimestamp());
+
+/** `meta` of a list filtered by creation time and paged (N2, N9, P1). */
+export const rangePageMeta = v.object({
+  range_start_created_at: v.nullable(isoTime),
+  range_end_created_at: v.nullable(isoTime),
+  page: v.number(),
+  per_page: v.number(),
+  next_page_token: v.nullable(v.string()),
+});
+
+/** `{message}` replies (deletions, recorded events). */
+export const messageReply = v.object({ message: v.string() });

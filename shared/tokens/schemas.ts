@@ -1,8 +1,7 @@
 import * as v from 'valibot';
 import { INTERNAL_ROLES } from '#shared/auth/roles';
-import { nonEmptyString, pageQuery, uuid } from '#shared/schemas/common';
+import { isoTime, nonEmptyString, pageQuery, uuid } from '#shared/schemas/common';
 
-const isoTime = v.pipe(v.string(), v.isoTimestamp());
 const webhookUrl = v.pipe(v.string('must be a string'), v.trim(), v.maxLength(2048, 'must be at most 2048 characters'));
 
 export const tokenRequestBody = v.object({
@@ -96,6 +95,7 @@ export const authCodeRecord = v.object({
   created_at: isoTime,
 });
 export const platformSessionReply = v.object({ session_id: uuid, org_id: uuid });
+export const testEventReply = v.object({ event_id: v.string(), server_time: isoTime });
 export const deliveryList = v.object({
   deliveries: v.array(
     v.object({

@@ -1,4 +1,9 @@
-/** A small HTTP client for end-to-end tests: JSON in, parsed body and headers out. */
+/**
+ * A small HTTP client for end-to-end tests: JSON in, parsed body and headers out. Every response is checked against
+ * the served OpenAPI document (test/support/conformance.ts).
+ */
+import { checkConformance } from './conformance.ts';
+
 export interface ApiResponse<T = Record<string, unknown>> {
   status: number;
   body: T;
@@ -26,6 +31,7 @@ export function client(baseUrl: string) {
     } catch {
       // not JSON: keep the text
     }
+    await checkConformance(baseUrl, method, path, response.status, response.headers.get('content-type'), parsed);
     return { status: response.status, body: parsed as T, headers: response.headers };
   }
   return {
