@@ -1,0 +1,206 @@
+/**
+ * Tenancy, generated from the route table: organisation A owns one of everything (a member, a driver with a
+ * location, a notification, an import job, a planning with a finished job and its pairs). Every operation that takes
+ * an id in its path and admits an organisation's roles is then called with A's ids by every admitted user of
+ * organisation B (and by a freelance driver): each answers 404, and no stored item changes.
+ */
+import { readFileSync } from 'node:fs';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { accessAllows } from '../../shared/auth/access.ts';
+import { ROLES, type Role } from '../../shared/auth/roles.ts';
+import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts';
+import { type RouteDef, routes } from '../../shared/routes.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+
+const ORGANISATION_ROLES: Role[] = ['OrgAdmin', 'OrgTransporter', 'OrgDriver', 'Merchant', 'Driver'];
+const now = () => new Date().toISOString();
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+/** A's ids, by path parameter name. */
+const ids: Record<string, string> = {};
+/** B's callers (and a freelance driver), by role. */
+const strangers: { role: Role; token: string }[] = [];
+let versionRev: string;
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Every stored item of the main and locations tables, as sorted JSON lines (tests may Scan; requests never do). */
+async function snapshot(): Promise<string[]> {
+  const lines: string[] = [];
+  for (const table of [mainTableName(), locationsTableName()]) {
+    let cursor: Record<string, unknown> | undefined;
+    do {
+      const page = await db().send(new ScanCommand({ TableName: table, ExclusiveStartKey: cursor }));
+      for (const item of page.Items ?? []) lines.push(`${table} ${JSON.stringify(item, Object.keys(item).sort())}`);
+      cursor = page.LastEvaluatedKey;
+    } while (cursor);
+  }
+  return lines.sort();
+}
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  const organisation = async (name: string) =>
+    (await api.post<{ id: string }>('/v1/admin/organisations', { name, kind: 'transporter' }, admin)).body.id;
+  const [orgA, orgB] = [await organisation('Tenant A'), await organisation('Tenant B')];
+  const member = (role: Role, org: string) => invitedMember(api, admin, role, ROLES[role], org);
+
+  // Organisation A's things.
+  const adminA = await member('OrgAdmin', orgA);
+  const merchantA = await member('Merchant', orgA);
+  const driverA = await member('OrgDriver', orgA);
+  ids['userID'] = driverA.id;
+  ids['driver_id'] = driverA.id;
+  ids['driverID'] = driverA.id;
+  await api.put(
+    '/v1/driver/location',
+    { latitude: 1.3, longitude: 103.8, client_time_utc: now(), client_timezone: 'Asia/Singapore' },
+    driverA.token,
+  );
+  await api.post(
+    '/v1/notifications',
+    { event_type: 'hello', event_data: { user_id: merchantA.id, title: 'Hello A' } },
+    admin,
+  );
+  const notifications = await api.get<{ notifications: { id: string }[] }>('/v1/notifications', merchantA.token);
+  ids['notification_id'] = notifications.body.notifications[0]!.id;
+
+  const file = async (name: string, bytes: Buffer) => {
+    const url = await api.get<{ file: { url: string; storage_upload_key: string } }>(
+      `/v1/task-import-jobs/upload-url?filename=${name}`,
+      merchantA.token,
+    );
+    await fetch(url.body.file.url, { method: 'PUT', body: bytes });
+    return { storage_upload_key: url.body.file.storage_upload_key };
+  };
+  const job = await api.post<{ id: string }>(
+    '/v1/task-import-jobs',
+    {
+      files: [
+        await file('tasks.csv', readFileSync('test/fixtures/tasks.csv')),
+        await file('items.csv', readFileSync('test/fixtures/items.csv')),
+      ],
+      start_timezone: 'Asia/Singapore',
+      start_time: '2026-11-22T00:00:00+08:00',
+      end_timezone: 'Asia/Singapore',
+      end_time: '2026-11-22T23:00:00+08:00',
+      service_type: 'van_1.7m',
+    },
+    merchantA.token,
+  );
+  ids['import_job_id'] = job.body.id;
+  await until(
+    () => api.get<{ import_status: string }>(`/v1/task-import-jobs/${job.body.id}/status`, merchantA.token),
+    (r) => ['completed', 'failed'].includes(r.body.import_status),
+  );
+
+  const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Tenant A run' }, adminA.token);
+  ids['planningID'] = planning.body.id;
+  ids['plan_id'] = planning.body.id;
+  ids['runsheetID'] = 'RS-A';
+  const pickup = { city: 'Singapore', latitude: 1.3, longitude: 103.8 };
+  await api.post(
+    `/v1/plannings/${planning.body.id}/runsheets`,
+    { runsheets: [{ id: 'RS-A', tasks: [{ id: 'task-a', from_address: pickup }] }] },
+    adminA.token,
+  );
+  const withDriver = await api.post<{ version_rev: string }>(
+    `/v1/plannings/${planning.body.id}/drivers`,
+    { drivers: [{ id: driverA.id }] },
+    adminA.token,
+  );
+  await api.post(`/v1/plannings/${planning.body.id}/job`, { version_rev: withDriver.body.version_rev }, adminA.token);
+  await until(
+    () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, adminA.token),
+    (r) => r.body.current_status === 'completed',
+  );
+  versionRev = (await api.get<{ version_rev: string }>(`/v1/plannings/${planning.body.id}`, adminA.token)).body
+    .version_rev;
+  const pairs = await api.get<{ pair_records: { id: string }[] }>(
+    `/v1/broadcast-plans/${planning.body.id}/pairs`,
+    adminA.token,
+  );
+  ids['pair_id'] = pairs.body.pair_records[0]!.id;
+
+  // Organisation B's people, and a freelance driver (no organisation at all).
+  for (const role of ['OrgAdmin', 'OrgTransporter', 'OrgDriver', 'Merchant'] as const)
+    strangers.push({ role, token: (await member(role, orgB)).token });
+  const email = `freelance.${Math.random().toString(36).slice(2, 8)}@example.com`;
+  await api.post('/v1/auth/register-driver', { user: { email, password: 'a-good-long-password', name: 'Freelance' } });
+  await api.post('/v1/auth/security-code', { user: { email } });
+  const mail = await api.get<{ messages: { data: Record<string, string> }[] }>(
+    `/_local/outbox?to=${encodeURIComponent(email)}`,
+  );
+  const code = mail.body.messages[0]!.data['security_code'];
+  await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } });
+  strangers.push({ role: 'Driver', token: (await loginAs(api, email, 'a-good-long-password')).bearer_token });
+}, 120_000);
+afterAll(() => host?.stop());
+
+/** A valid body for each write, so that the call reaches the domain (an invalid one would stop at 400). */
+const bodies: Record<string, () => unknown> = {
+  P4: () => ({ name: 'Taken over', version_rev: versionRev }),
+  P5: () => ({ runsheets: [{ id: 'RS-B', tasks: [] }] }),
+  P7: () => ({ drivers: [{ id: ids['driverID'] }] }),
+  P9: () => ({ version_rev: versionRev }),
+  I10: () => ({ prev_status: 'completed', next_status: 'failed' }),
+  I11: () => ({ reason: 'not yours' }),
+  R6: () => ({ happened_at_utc: now() }),
+  R7: () => ({ happened_at_utc: now() }),
+};
+
+/** T7's partner basics are the platform's, readable with any token by contract: not an organisation's thing. */
+const PLATFORM_WIDE = new Set(['T7']);
+
+const tenancyRoutes = (routes as readonly RouteDef[]).filter(
+  (route) =>
+    route.path.includes('{') &&
+    !PLATFORM_WIDE.has(route.id) &&
+    ORGANISATION_ROLES.some((role) => accessAllows(route.access, { kind: 'user', roles: [role] })),
+);
+
+describe('tenancy', () => {
+  it('covers every operation that takes an id and admits an organisation’s roles', () => {
+    const unknownParameters = tenancyRoutes.flatMap((route) =>
+      [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).filter((name) => !(name in ids)),
+    );
+    expect(unknownParameters).toEqual([]);
+    expect(tenancyRoutes.map((r) => r.id)).toEqual(
+      expect.arrayContaining(['A23', 'L2', 'N3', 'N4', 'I5', 'I11', 'P3', 'P16', 'R1', 'R2', 'R6', 'R7']),
+    );
+  });
+
+  it('answers 404 to every stranger with another organisation’s ids, and changes nothing', async () => {
+    const before = await snapshot();
+    const wrong: string[] = [];
+    let calls = 0;
+    for (const route of tenancyRoutes) {
+      const path = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(ids[name]!));
+      const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : (bodies[route.id]?.() ?? {});
+      for (const stranger of strangers) {
+        if (!accessAllows(route.access, { kind: 'user', roles: [stranger.role] })) continue;
+        const answer = await api.call(route.method, path, { token: stranger.token, body });
+        calls++;
+        if (answer.status !== 404)
+          wrong.push(`${route.id} as ${stranger.role}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 160)}`);
+      }
+    }
+    console.log(`tenancy: ${calls} foreign calls over ${tenancyRoutes.length} operations`);
+    expect(wrong).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  }, 120_000);
+});
