@@ -103,6 +103,7 @@ beforeAll(async () => {
     merchantA.token,
   );
   ids['import_job_id'] = job.body.id;
+  await api.post(`/v1/task-import-jobs/${job.body.id}/start`, {}, merchantA.token);
   await until(
     () => api.get<{ import_status: string }>(`/v1/task-import-jobs/${job.body.id}/status`, merchantA.token),
     (r) => ['completed', 'failed'].includes(r.body.import_status),

@@ -2,6 +2,7 @@
  * The OpenAPI document passes Redocly's recommended lint rules (the linter behind `redocly lint`), with every
  * operation described: request schemas where it takes input, a success schema, and problem+json failures.
  */
+import { readFileSync } from 'node:fs';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../lib/openapi.ts';
@@ -38,5 +39,12 @@ describe('the OpenAPI document', () => {
       if (!responses['default']) bare.push(`${route.id} failures`);
     }
     expect(bare).toEqual([]);
+  });
+});
+
+describe('the typed client', () => {
+  it('is generated from the current document (run `npm run client` after changing a route)', async () => {
+    const { generatedSchema, SCHEMA_FILE } = await import('../../lib/client/generate.ts');
+    expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(await generatedSchema());
   });
 });

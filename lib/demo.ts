@@ -1,0 +1,344 @@
+/**
+ * A day of dispatch against a running local host, through the typed client: an organisation and its planner,
+ * drivers signing up and moving, a CSV import through object storage, a planning whose job offers runsheets to the
+ * nearest drivers, live events over the WebSocket, accepts and a rejection. `npm run demo` prints it; the
+ * end-to-end suite runs it too, so the demo cannot rot.
+ */
+import WebSocket from 'ws';
+import { type DispatchClient, dispatchClient } from '#lib/client/index';
+
+export interface DemoOptions {
+  url: string;
+  adminEmail: string;
+  adminPassword: string;
+  log?: (line: string) => void;
+}
+
+export interface DemoSummary {
+  organisationId: string;
+  drivers: number;
+  importStatus: string;
+  tasksImported: number;
+  planningId: string;
+  jobStatus: string;
+  pairs: number;
+  /** Pair states at the end of the day, e.g. `{ accepted: 3, rejected: 9, broadcasted: 2 }`. */
+  states: Record<string, number>;
+  /** Names of the events the planner saw on `planning.<id>`. */
+  events: string[];
+}
+
+const PASSWORD = 'a-good-long-password';
+const DEPOT = { latitude: 1.2966, longitude: 103.852 };
+const STOPS = [
+  ['Raffles Place', 1.284, 103.8515],
+  ['Tanjong Pagar', 1.2764, 103.8458],
+  ['Bugis', 1.3006, 103.8559],
+  ['Orchard', 1.3048, 103.8318],
+  ['Novena', 1.3204, 103.8438],
+  ['Toa Payoh', 1.3343, 103.8563],
+] as const;
+
+/** Throws with the problem's detail when a call failed; returns its data otherwise. */
+function must<T>(reply: { data?: T; error?: unknown; response: Response }, what: string): T {
+  if (reply.error !== undefined || reply.data === undefined) {
+    throw new Error(`${what}: ${reply.response.status} ${JSON.stringify(reply.error)}`);
+  }
+  return reply.data;
+}
+
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function csvFiles() {
+  const header =
+    'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,total_item_weight,total_weight_unit,from_latitude,from_longitude';
+  const tasks = STOPS.map(
+    ([name, lat, lng], i) =>
+      `T${i + 1},"${10 + i} Depot Rd",Singapore,SG,"${name} Mall",Singapore,SG,2026-11-22T01:00:00Z,2026-11-22T03:00:00Z,Asia/Singapore,2026-11-22T04:00:00Z,2026-11-22T08:00:00Z,Asia/Singapore,${5 + i},kg,${lat},${lng}`,
+  );
+  const items = STOPS.map((_, i) => `T${i + 1},SKU-${i + 1},Parcel,${i + 1},1.5,kg,0.02,m3`);
+  return {
+    tasks: `${[header, ...tasks].join('\n')}\n`,
+    items: `${['task_ref,sku,description,quantity,weight,weight_unit,volume,volume_unit', ...items].join('\n')}\n`,
+  };
+}
+
+export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
+  const log = options.log ?? (() => {});
+  const started = Date.now();
+  const step = (text: string) => log(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s  ${text}`);
+  const api = (token?: string) => {
+    const client = dispatchClient(options.url);
+    client.signIn(token);
+    return client;
+  };
+  const login = async (email: string, password: string) =>
+    must(await api().POST('/v1/auth/login', { body: { user: { email, password } } }), `log in as ${email}`);
+  const tag = Math.random().toString(36).slice(2, 7);
+
+  // 07:00 — the platform admin opens an organisation and invites its planner.
+  const admin = api((await login(options.adminEmail, options.adminPassword)).bearer_token);
+  const organisation = must(
+    await admin.POST('/v1/admin/organisations', { body: { name: `Harbour Freight ${tag}`, kind: 'transporter' } }),
+    'create the organisation',
+  );
+  step(`SysAdmin created organisation “${organisation.name}”`);
+
+  const join = async (inviter: DispatchClient, email: string, roleId: string | undefined, name: string) => {
+    if (roleId) {
+      must(await inviter.POST('/v1/org-admin/invitations', { body: { user: { email, role_id: roleId } } }), 'invite');
+    } else {
+      must(
+        await inviter.POST('/v1/admin/invitations', { body: { user: { email, org_id: organisation.id } } }),
+        'invite',
+      );
+    }
+    const outbox = (await (await fetch(`${options.url}/_local/outbox?to=${encodeURIComponent(email)}`)).json()) as {
+      messages: { data: Record<string, string> }[];
+    };
+    const invitationToken = outbox.messages[0]?.data['invitation_token'] ?? '';
+    must(
+      await api().POST('/v1/auth/accept-invitation', {
+        body: { user: { name, password: PASSWORD, invitation_token: invitationToken } },
+      }),
+      `accept the invitation of ${email}`,
+    );
+    return login(email, PASSWORD);
+  };
+  const plannerSession = await join(admin, `planner.${tag}@harbour.example`, undefined, 'Priya Planner');
+  const planner = api(plannerSession.bearer_token);
+  step(`Priya accepted her invitation from the mail outbox and logged in as OrgAdmin`);
+
+  // 07:30 — drivers join and start their day where they are.
+  const roles = must(await planner.GET('/v1/roles'), 'list roles');
+  const driverRole = roles.roles.find((role) => role.name === 'OrgDriver')!.id;
+  const drivers: { id: string; name: string; client: DispatchClient; token: string }[] = [];
+  const names = ['Ahmad', 'Bee Lian', 'Chen', 'Devi', 'Elango'];
+  for (const [i, name] of names.entries()) {
+    const session = await join(planner, `driver${i + 1}.${tag}@harbour.example`, driverRole, name);
+    drivers.push({ id: session.user.id, name, client: api(session.bearer_token), token: session.bearer_token });
+  }
+  step(`${drivers.length} drivers joined: ${names.join(', ')}`);
+  for (const [i, driver] of drivers.entries()) {
+    for (let move = 0; move < 3; move++) {
+      const [, lat, lng] = STOPS[(i + move) % STOPS.length]!;
+      must(
+        await driver.client.PUT('/v1/driver/location', {
+          body: {
+            latitude: lat + 0.002 * move,
+            longitude: lng,
+            client_time_utc: new Date(Date.now() - (3 - move) * 60_000).toISOString(),
+            client_timezone: 'Asia/Singapore',
+          },
+        }),
+        'report a location',
+      );
+    }
+  }
+  step('every driver reported three fixes while driving to their first area');
+  const nearby = must(
+    await planner.GET('/v1/driver-locations', {
+      params: { query: { latitude: String(DEPOT.latitude), longitude: String(DEPOT.longitude), radius: '5000' } },
+    }),
+    'search drivers around the depot',
+  );
+  const nearest = must(
+    await planner.GET('/v1/driver-locations/nearest', {
+      params: { query: { latitude: String(DEPOT.latitude), longitude: String(DEPOT.longitude) } },
+    }),
+    'find the nearest driver',
+  );
+  const nearestName = drivers.find((d) => d.id === nearest.location.user_id)?.name;
+  step(
+    `${nearby.locations.length} drivers within 5 km of the depot; nearest is ${nearestName} at ${Math.round(nearest.location.distance_m ?? 0)} m`,
+  );
+
+  // 08:00 — the day's orders arrive as CSV files, through object storage.
+  const files = csvFiles();
+  const uploaded: { storage_upload_key: string }[] = [];
+  for (const [name, text] of [
+    ['tasks.csv', files.tasks],
+    ['items.csv', files.items],
+  ] as const) {
+    const link = must(
+      await planner.GET('/v1/task-import-jobs/upload-url', { params: { query: { filename: name } } }),
+      `presign ${name}`,
+    );
+    const put = await fetch(link.file.url, { method: 'PUT', body: text });
+    if (!put.ok) throw new Error(`upload of ${name} failed: ${put.status}`);
+    uploaded.push({ storage_upload_key: link.file.storage_upload_key });
+  }
+  const job = must(
+    await planner.POST('/v1/task-import-jobs', {
+      body: {
+        files: uploaded,
+        start_timezone: 'Asia/Singapore',
+        start_time: '2026-11-22T08:00:00+08:00',
+        end_timezone: 'Asia/Singapore',
+        end_time: '2026-11-22T20:00:00+08:00',
+        service_type: 'van_1.7m',
+      },
+    }),
+    'create the import job',
+  );
+  must(
+    await planner.POST('/v1/task-import-jobs/{import_job_id}/start', { params: { path: { import_job_id: job.id } } }),
+    'start the import',
+  );
+  const imported = await waitFor(
+    async () =>
+      must(
+        await planner.GET('/v1/task-import-jobs/{import_job_id}/status', {
+          params: { path: { import_job_id: job.id } },
+        }),
+        'read the import status',
+      ),
+    (status) => ['completed', 'failed'].includes(status.import_status),
+    'the import',
+  );
+  const result = must(
+    await planner.GET('/v1/task-import-jobs/{import_job_id}/result', { params: { path: { import_job_id: job.id } } }),
+    'read the import result',
+  );
+  if (imported.import_status !== 'completed') throw new Error(`the import failed: ${result.errors.join('; ')}`);
+  step(
+    `import ${imported.import_status}: ${result.total_tasks_imported} tasks and ${result.total_items_imported} items from two CSV files`,
+  );
+
+  // 08:30 — a planning: two runsheets per area, offered to the nearest drivers; the planner watches live.
+  const planning = must(await planner.POST('/v1/plannings', { body: { name: `Morning run ${tag}` } }), 'plan');
+  const events: string[] = [];
+  const socket = new WebSocket(`${options.url.replace(/^http/, 'ws')}/ws?token=${plannerSession.bearer_token}`);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  const subscribed = new Promise<void>((resolve) => {
+    socket.on('message', (data) => {
+      const frame = JSON.parse(data.toString()) as { type: string; name?: string };
+      if (frame.type === 'subscribed') resolve();
+      if (frame.type === 'event' && frame.name) events.push(frame.name);
+    });
+  });
+  socket.send(JSON.stringify({ action: 'subscribe', channels: [`planning.${planning.id}`] }));
+  await subscribed;
+  const runsheets = STOPS.map(([name, lat, lng], i) => ({
+    id: `RS-${i + 1}`,
+    name: `${name} run`,
+    tasks: [
+      {
+        id: `T${i + 1}`,
+        total_item_count: i + 1,
+        from_address: { street_address: `${10 + i} Depot Rd`, city: 'Singapore', latitude: lat, longitude: lng },
+        to_address: { street_address: `${name} Mall`, city: 'Singapore' },
+      },
+    ],
+  }));
+  must(
+    await planner.POST('/v1/plannings/{planningID}/runsheets', {
+      params: { path: { planningID: planning.id } },
+      body: { runsheets },
+    }),
+    'add runsheets',
+  );
+  const ready = must(
+    await planner.POST('/v1/plannings/{planningID}/drivers', {
+      params: { path: { planningID: planning.id } },
+      body: { drivers: drivers.map((d) => ({ id: d.id })) },
+    }),
+    'add drivers',
+  );
+  step(`planning “${ready.name}”: ${ready.total_runsheets} runsheets, ${ready.total_drivers} drivers`);
+  must(
+    await planner.POST('/v1/plannings/{planningID}/job', {
+      params: { path: { planningID: planning.id } },
+      body: { version_rev: ready.version_rev, max_candidates: 2, offer_ttl_s: 900 },
+    }),
+    'start the planning job',
+  );
+  const finished = await waitFor(
+    async () =>
+      must(
+        await planner.GET('/v1/plannings/{planningID}/job/status', { params: { path: { planningID: planning.id } } }),
+        'read the job status',
+      ),
+    (status) => !['queued', 'processing'].includes(status.current_status),
+    'the planning job',
+  );
+  const pairsOf = async () =>
+    must(
+      await planner.GET('/v1/broadcast-plans/{plan_id}/pairs', { params: { path: { plan_id: planning.id } } }),
+      'list pairs',
+    ).pair_records;
+  const offered = await pairsOf();
+  step(
+    `planning job ${finished.current_status} (${finished.statuses.map((s) => s.status).join(' → ')}): ${offered.length} offers broadcast, 2 nearest drivers per runsheet`,
+  );
+
+  // 09:00 — drivers answer their offers: the first accept of a runsheet wins, the rival offer is closed.
+  const answered = new Set<string>();
+  let accepts = 0;
+  let rejects = 0;
+  for (const pair of offered) {
+    if (answered.has(pair.pair.runsheet.id)) continue;
+    const driver = drivers.find((d) => d.id === pair.pair.driver.id)!;
+    const path = { plan_id: planning.id, pair_id: pair.id };
+    const happened_at_utc = new Date().toISOString();
+    if (pair.pair.runsheet.id === 'RS-6' && rejects === 0) {
+      must(
+        await driver.client.POST('/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/rejected', {
+          params: { path },
+          body: { happened_at_utc },
+        }),
+        'reject',
+      );
+      rejects++;
+      step(`${driver.name} rejected ${pair.pair.runsheet.name ?? pair.pair.runsheet.id}`);
+      continue;
+    }
+    must(
+      await driver.client.POST('/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/accepted', {
+        params: { path },
+        body: { happened_at_utc },
+      }),
+      'accept',
+    );
+    answered.add(pair.pair.runsheet.id);
+    accepts++;
+    step(`${driver.name} accepted ${pair.pair.runsheet.name ?? pair.pair.runsheet.id}`);
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  socket.close();
+
+  const final = await pairsOf();
+  const states: Record<string, number> = {};
+  for (const pair of final) states[pair.current_state] = (states[pair.current_state] ?? 0) + 1;
+  const closed = final.filter((p) => p.statuses.some((s) => s.reason === 'assigned_to_other_driver')).length;
+  step(
+    `end of the morning: ${accepts} runsheets assigned, ${rejects} offer rejected, ${closed} rival offers closed by the system`,
+  );
+  step(`pairs by state: ${JSON.stringify(states)}`);
+  const counts = new Map<string, number>();
+  for (const name of events) counts.set(name, (counts.get(name) ?? 0) + 1);
+  step(`live events on planning.${planning.id.slice(0, 8)}…: ${[...counts].map(([n, c]) => `${n} ×${c}`).join(', ')}`);
+
+  return {
+    organisationId: organisation.id,
+    drivers: drivers.length,
+    importStatus: imported.import_status,
+    tasksImported: result.total_tasks_imported,
+    planningId: planning.id,
+    jobStatus: finished.current_status,
+    pairs: final.length,
+    states,
+    events,
+  };
+}
