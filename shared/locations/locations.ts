@@ -364,12 +364,32 @@ const boundOf = (point: Point, cell: string) =>
 const FINE_PRECISION = 7;
 const FINE_REACH_M = 3000;
 const FINE_MAX_CELLS = 64;
+/**
+ * Stage 1 pays one Query per fine cell, which only beats reading the point's whole partition when that partition is
+ * crowded. At or below this many drivers in it, the search starts from the directory (one Query reads them all).
+ */
+const SPARSE_PARTITION = 100;
 
 /**
  * L3: the closest visible driver. First best-first over small cells around the point (cheap when a driver is
  * near); if that ends without a proven answer, best-first over the occupied cells of the directory (precision 3,
  * then 5), which reaches any distance. Each stage stops only when no unvisited region can hold anything closer.
  */
+/** How many drivers of `scope` the directory counts in the partition holding `point`. */
+async function partitionCount(scope: string, point: Point, stats: SearchStats): Promise<number> {
+  const partition = partitionOf(point);
+  const out = await db().send(
+    new GetCommand({
+      TableName: locationsTableName(),
+      Key: { PK: `CELLS#${scope}#${coarseOf(partition)}`, SK: partition },
+      ProjectionExpression: 'n',
+    }),
+  );
+  stats.queries++;
+  stats.itemsRead++;
+  return Number(out.Item?.['n'] ?? 0);
+}
+
 export async function nearestDriver(
   caller: Caller,
   point: Point,
@@ -400,8 +420,8 @@ export async function nearestDriver(
     }
   };
 
-  // Stage 1: fine cells around the point.
-  if (Math.abs(point.latitude) < POLAR_LATITUDE) {
+  // Stage 1: fine cells around the point, when its partition is crowded.
+  if (Math.abs(point.latitude) < POLAR_LATITUDE && (await partitionCount(scope, point, stats)) > SPARSE_PARTITION) {
     const queue = new RegionQueue();
     const start = encode(point, FINE_PRECISION);
     const seen = new Set([start]);
