@@ -3,6 +3,7 @@ import { ianaTimezone } from '#shared/locations/schemas';
 import {
   dateTime,
   isoTime,
+  nonEmptyString,
   order,
   orderedRange,
   pageQuery,
@@ -12,7 +13,7 @@ import {
 } from '#shared/schemas/common';
 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
-const name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200));
+const name = nonEmptyString(200);
 const versionRev = v.pipe(
   v.string('must be a string'),
   v.regex(/^\d+-[A-Za-z0-9_-]+$/, 'must be a version_rev (<seq>-<token>)'),

@@ -17,12 +17,25 @@ export const password = v.pipe(
   v.maxLength(1024, 'must be at most 1024 characters'),
 );
 
+/**
+ * C0 and C1 control characters (NUL, escape, line breaks, …) and the bidirectional embedding, override and isolate
+ * controls (which make a name display as something else): never part of a name or a single-line label.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+export const singleLine = v.check<string, string>(
+  (s) => !CONTROL_CHARACTERS.test(s),
+  'must not contain control characters',
+);
+
+/** A trimmed, non-empty, single-line string: names and labels. */
 export const nonEmptyString = (max = 200) =>
   v.pipe(
     v.string('must be a string'),
     v.trim(),
     v.minLength(1, 'must not be empty'),
     v.maxLength(max, `must be at most ${max} characters`),
+    singleLine,
   );
 
 /** Any ISO 8601 date-time with an offset; normalised by the domain with `toUtcIso`. */

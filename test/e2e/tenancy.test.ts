@@ -5,15 +5,14 @@
  * organisation B (and by a freelance driver): each answers 404, and no stored item changes.
  */
 import { readFileSync } from 'node:fs';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { accessAllows } from '../../shared/auth/access.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
-import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { storedItems } from '../support/stored.ts';
 
 const ORGANISATION_ROLES: Role[] = ['OrgAdmin', 'OrgTransporter', 'OrgDriver', 'Merchant', 'Driver'];
 const now = () => new Date().toISOString();
@@ -34,20 +33,6 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
     if (done(value) || Date.now() > deadline) return value;
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** Every stored item of the main and locations tables, as sorted JSON lines (tests may Scan; requests never do). */
-async function snapshot(): Promise<string[]> {
-  const lines: string[] = [];
-  for (const table of [mainTableName(), locationsTableName()]) {
-    let cursor: Record<string, unknown> | undefined;
-    do {
-      const page = await db().send(new ScanCommand({ TableName: table, ExclusiveStartKey: cursor }));
-      for (const item of page.Items ?? []) lines.push(`${table} ${JSON.stringify(item, Object.keys(item).sort())}`);
-      cursor = page.LastEvaluatedKey;
-    } while (cursor);
-  }
-  return lines.sort();
 }
 
 beforeAll(async () => {
@@ -186,7 +171,7 @@ describe('tenancy', () => {
   });
 
   it('answers 404 to every stranger with another organisation’s ids, and changes nothing', async () => {
-    const before = await snapshot();
+    const before = await storedItems();
     const wrong: string[] = [];
     let calls = 0;
     for (const route of tenancyRoutes) {
@@ -202,6 +187,6 @@ describe('tenancy', () => {
     }
     console.log(`tenancy: ${calls} foreign calls over ${tenancyRoutes.length} operations`);
     expect(wrong).toEqual([]);
-    expect(await snapshot()).toEqual(before);
+    expect(await storedItems()).toEqual(before);
   }, 120_000);
 });

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { Problem } from '../../shared/http/problems.ts';
 import { validate } from '../../shared/http/validate.ts';
-import { pageQuery } from '../../shared/schemas/common.ts';
+import { nonEmptyString, pageQuery } from '../../shared/schemas/common.ts';
 
 function problemOf(fn: () => unknown): Problem {
   try {
@@ -51,5 +51,29 @@ describe('validate', () => {
 
   it('names the whole body when it is not an object', () => {
     expect(problemOf(() => validate(body, 5, '')).errors[0]?.path).toBe('body');
+  });
+
+  it('refuses an array where an object is expected, even when every field of the object is optional', () => {
+    const update = v.object({
+      user: v.object({ name: v.optional(v.string()) }),
+      stops: v.optional(v.array(v.object({ note: v.optional(v.string()) }))),
+    });
+    expect(problemOf(() => validate(update, { user: [] }, '')).errors).toEqual([
+      { path: 'user', message: 'must be an object' },
+    ]);
+    expect(problemOf(() => validate(update, { user: {}, stops: [{}, [1]] }, '')).errors).toEqual([
+      { path: 'stops[1]', message: 'must be an object' },
+    ]);
+    expect(validate(update, { user: {}, stops: [{ note: 'ok' }] }, '')).toEqual({ user: {}, stops: [{ note: 'ok' }] });
+  });
+
+  it('refuses control characters in names, and keeps apostrophes, semicolons and the rest of Unicode', () => {
+    const named = v.object({ name: nonEmptyString(200) });
+    for (const bad of ['\u0000', 'Ann\u001bLee', 'two\nlines', '\u0085', 'evil\u202egnp.exe'])
+      expect(problemOf(() => validate(named, { name: bad }, '')).errors).toEqual([
+        { path: 'name', message: 'must not contain control characters' },
+      ]);
+    for (const good of ["O'Brien; Jr.", 'Zoë Ñúñez', '李小龙', "'; DROP TABLE users; --"])
+      expect(validate(named, { name: good }, '').name).toBe(good);
   });
 });
