@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { accessAllows, checkAccess } from '../../shared/auth/access.ts';
 import type { Caller } from '../../shared/auth/caller.ts';
+import { INTERNAL_ROLES } from '../../shared/auth/roles.ts';
 import { Problem } from '../../shared/http/problems.ts';
+import type { RouteDef } from '../../shared/routes.ts';
 
 const user = (roles: Caller['roles']): Caller => ({ kind: 'user', id: 'u', roles, orgId: null });
 const worker: Caller = { kind: 'client', id: 'c', roles: ['ImportWorker'], orgId: null };
@@ -39,5 +41,46 @@ describe('access rules of the route table', () => {
 
   it('throws problems, not plain errors', () => {
     expect(() => checkAccess(['SysAdmin'], user([]))).toThrow(Problem);
+  });
+});
+
+describe('the handler factory, for every route of the table', () => {
+  it('answers 401/403 before validation and never calls the domain function for a refused caller', async () => {
+    const { endpoint } = await import('../../shared/http/endpoint.ts');
+    const { routes } = await import('../../shared/routes.ts');
+    const { ROLES } = await import('../../shared/auth/roles.ts');
+    const { toAuthorizerContext } = await import('../../shared/auth/authorizer-context.ts');
+    const table = routes as readonly RouteDef[];
+    const callers: (Caller | null)[] = [
+      null,
+      ...(Object.keys(ROLES) as Caller['roles']).map((role) => ({
+        kind: INTERNAL_ROLES.includes(role as never) || role === 'Partner' ? ('client' as const) : ('user' as const),
+        id: 'caller',
+        roles: [role],
+        orgId: null,
+      })),
+    ];
+    let refused = 0;
+    for (const route of table.filter((r) => r.access !== 'public')) {
+      let reached = 0;
+      const handler = endpoint([route], route.id, async () => {
+        reached++;
+        return { status: 200, body: {} };
+      });
+      for (const caller of callers) {
+        if (accessAllows(route.access, caller)) continue;
+        const reply = (await handler({
+          rawPath: route.path,
+          headers: { 'content-type': 'application/json' },
+          body: '{"not":"valid for any route"}',
+          requestContext: { http: { method: route.method }, authorizer: { lambda: toAuthorizerContext(caller) } },
+        } as never)) as { statusCode: number; headers: Record<string, string> };
+        expect(reply.statusCode, `${route.id} as ${caller?.roles[0] ?? 'nobody'}`).toBe(caller ? 403 : 401);
+        expect(reply.headers['Content-Type']).toBe('application/problem+json');
+        refused++;
+      }
+      expect(reached, route.id).toBe(0);
+    }
+    expect(refused).toBeGreaterThan(table.length * 5);
   });
 });
