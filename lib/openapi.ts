@@ -39,7 +39,7 @@ const problemResponse = (description: string) => ({
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
-function parameters(schema: GenericSchema | undefined, location: 'path' | 'query') {
+function parameters(schema: GenericSchema | undefined, location: 'path' | 'query' | 'header') {
   if (!schema) return [];
   const object = jsonSchema(schema) as { properties?: Record<string, JsonSchema>; required?: string[] };
   return Object.entries(object.properties ?? {}).map(([name, property]) => ({
@@ -122,6 +122,7 @@ function operation(route: RouteDef) {
     parameters: [
       ...parameters(route.request?.params, 'path'),
       ...parameters(route.request?.query ?? route.documented?.query, 'query'),
+      ...parameters(route.request?.headers, 'header'),
     ],
     ...(body
       ? {

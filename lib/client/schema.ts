@@ -5482,7 +5482,9 @@ export interface operations {
     T10: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                "x-platform-id": string;
+            };
             path?: never;
             cookie?: never;
         };
