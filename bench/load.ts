@@ -12,7 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon, { type Request } from 'autocannon';
-import { type DispatchClient, dispatchClient } from '#lib/client/index';
+import { type DispatchClient, dispatchClient, joinFromOutbox, must } from '#lib/client/index';
 import { ROOT } from '#lib/paths';
 
 export interface LoadOptions {
@@ -36,12 +36,6 @@ export interface LoadResult {
 const PASSWORD = 'a-good-long-password';
 const CENTRE = { latitude: 1.3521, longitude: 103.8198 };
 
-function must<T>(reply: { data?: T; error?: unknown; response: Response }, what: string): T {
-  if (reply.error !== undefined || reply.data === undefined)
-    throw new Error(`${what}: ${reply.response.status} ${JSON.stringify(reply.error)}`);
-  return reply.data;
-}
-
 /** An organisation with its admin and `drivers` drivers, each signed in (the invitation accepted from the outbox). */
 async function prepare(options: LoadOptions, drivers: number) {
   const client = (token?: string) => {
@@ -49,8 +43,6 @@ async function prepare(options: LoadOptions, drivers: number) {
     api.signIn(token);
     return api;
   };
-  const login = async (email: string) =>
-    must(await client().POST('/v1/auth/login', { body: { user: { email, password: PASSWORD } } }), 'log in');
   const admin = must(
     await client().POST('/v1/auth/login', {
       body: { user: { email: options.adminEmail, password: options.adminPassword } },
@@ -67,18 +59,7 @@ async function prepare(options: LoadOptions, drivers: number) {
     const body = roleId ? { user: { email, role_id: roleId } } : { user: { email, org_id: org.id } };
     const path = roleId ? '/v1/org-admin/invitations' : '/v1/admin/invitations';
     must(await inviter.POST(path, { body } as never), `invite ${email}`);
-    const outbox = (await (await fetch(`${options.url}/_local/outbox?to=${encodeURIComponent(email)}`)).json()) as {
-      messages: { data: Record<string, string> }[];
-    };
-    must(
-      await client().POST('/v1/auth/accept-invitation', {
-        body: {
-          user: { name: email, password: PASSWORD, invitation_token: outbox.messages[0]!.data['invitation_token']! },
-        },
-      }),
-      'accept the invitation',
-    );
-    return login(email);
+    return joinFromOutbox(options.url, email, email, PASSWORD);
   };
   const orgAdmin = await join(sysadmin, `admin.${tag}@load.example`);
   const roles = must(await client(orgAdmin.bearer_token).GET('/v1/roles'), 'list roles');

@@ -5,7 +5,7 @@
  * end-to-end suite runs it too, so the demo cannot rot.
  */
 import WebSocket from 'ws';
-import { type DispatchClient, dispatchClient } from '#lib/client/index';
+import { type DispatchClient, dispatchClient, joinFromOutbox, must } from '#lib/client/index';
 
 export interface DemoOptions {
   url: string;
@@ -38,14 +38,6 @@ const STOPS = [
   ['Novena', 1.3204, 103.8438],
   ['Toa Payoh', 1.3343, 103.8563],
 ] as const;
-
-/** Throws with the problem's detail when a call failed; returns its data otherwise. */
-function must<T>(reply: { data?: T; error?: unknown; response: Response }, what: string): T {
-  if (reply.error !== undefined || reply.data === undefined) {
-    throw new Error(`${what}: ${reply.response.status} ${JSON.stringify(reply.error)}`);
-  }
-  return reply.data;
-}
 
 async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
   const deadline = Date.now() + 30_000;
@@ -101,17 +93,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         'invite',
       );
     }
-    const outbox = (await (await fetch(`${options.url}/_local/outbox?to=${encodeURIComponent(email)}`)).json()) as {
-      messages: { data: Record<string, string> }[];
-    };
-    const invitationToken = outbox.messages[0]?.data['invitation_token'] ?? '';
-    must(
-      await api().POST('/v1/auth/accept-invitation', {
-        body: { user: { name, password: PASSWORD, invitation_token: invitationToken } },
-      }),
-      `accept the invitation of ${email}`,
-    );
-    return login(email, PASSWORD);
+    return joinFromOutbox(options.url, email, name, PASSWORD);
   };
   const plannerSession = await join(admin, `planner.${tag}@harbour.example`, undefined, 'Priya Planner');
   const planner = api(plannerSession.bearer_token);
