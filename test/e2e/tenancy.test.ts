@@ -2,11 +2,14 @@
  * Tenancy, generated from the route table: organisation A owns one of everything (a member, a driver with a
  * location, a notification, an import job, a planning with a finished job and its pairs). Every operation that takes
  * an id in its path and admits an organisation's roles is then called with A's ids by every admitted user of
- * organisation B (and by a freelance driver): each answers 404, and no stored item changes.
+ * organisation B (and by a freelance driver): each answers 404, and no stored item changes. A's ids inside B's own
+ * requests (I8's object key, I4b's upload keys, P7's driver ids) are refused the same way. SysAdmin-only and
+ * internal-worker operations are the platform's, not an organisation's, and T7's partner basics are readable by any
+ * token by contract.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningHost } from '../../lib/local/start.ts';
+import { type RunningHost, UPLOAD_BUCKET } from '../../lib/local/start.ts';
 import { accessAllows } from '../../shared/auth/access.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
@@ -24,6 +27,8 @@ let admin: string;
 const ids: Record<string, string> = {};
 /** B's callers (and a freelance driver), by role. */
 const strangers: { role: Role; token: string }[] = [];
+/** A planning of organisation B's own, for references to A's things inside B's requests. */
+let planningOfB: string;
 let versionRev: string;
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -70,6 +75,7 @@ beforeAll(async () => {
       merchantA.token,
     );
     await fetch(url.body.file.url, { method: 'PUT', body: bytes });
+    ids['object_key'] = url.body.file.storage_upload_key;
     return { storage_upload_key: url.body.file.storage_upload_key };
   };
   const job = await api.post<{ id: string }>(
@@ -125,6 +131,8 @@ beforeAll(async () => {
   // Organisation B's people, and a freelance driver (no organisation at all).
   for (const role of ['OrgAdmin', 'OrgTransporter', 'OrgDriver', 'Merchant'] as const)
     strangers.push({ role, token: (await member(role, orgB)).token });
+  planningOfB = (await api.post<{ id: string }>('/v1/plannings', { name: 'Tenant B run' }, strangerToken('OrgAdmin')))
+    .body.id;
   const email = `freelance.${Math.random().toString(36).slice(2, 8)}@example.com`;
   await api.post('/v1/auth/register-driver', { user: { email, password: 'a-good-long-password', name: 'Freelance' } });
   await api.post('/v1/auth/security-code', { user: { email } });
@@ -136,6 +144,8 @@ beforeAll(async () => {
   strangers.push({ role: 'Driver', token: (await loginAs(api, email, 'a-good-long-password')).bearer_token });
 }, 120_000);
 afterAll(() => host?.stop());
+
+const strangerToken = (role: Role) => strangers.find((s) => s.role === role)!.token;
 
 /** A valid body for each write, so that the call reaches the domain (an invalid one would stop at 400). */
 const bodies: Record<string, () => unknown> = {
@@ -189,4 +199,41 @@ describe('tenancy', () => {
     expect(wrong).toEqual([]);
     expect(await storedItems()).toEqual(before);
   }, 120_000);
+
+  it('refuses A’s ids inside B’s own requests (a query or a body), and changes nothing', async () => {
+    const before = await storedItems();
+    for (const stranger of strangers) {
+      const download = await api.get(
+        `/v1/files?bucket=${UPLOAD_BUCKET}&object_key=${encodeURIComponent(ids['object_key']!)}`,
+        stranger.token,
+      );
+      expect(download, `I8 as ${stranger.role}`).toMatchObject({ status: 404, body: { Error: 'no such object' } });
+    }
+    for (const role of ['OrgAdmin', 'Merchant'] as const) {
+      const job = await api.post(
+        '/v1/task-import-jobs',
+        {
+          files: [{ storage_upload_key: ids['object_key'] }],
+          start_timezone: 'Asia/Singapore',
+          start_time: '2026-11-22T00:00:00+08:00',
+          end_timezone: 'Asia/Singapore',
+          end_time: '2026-11-22T23:00:00+08:00',
+          service_type: 'van_1.7m',
+        },
+        strangerToken(role),
+      );
+      expect(job.status, `I4b as ${role}`).toBe(400);
+      expect(job.body['errors']).toEqual([
+        { path: 'files[0].storage_upload_key', message: 'names no upload of yours' },
+      ]);
+    }
+    const drivers = await api.post(
+      `/v1/plannings/${planningOfB}/drivers`,
+      { drivers: [{ id: ids['driverID'] }] },
+      strangerToken('OrgAdmin'),
+    );
+    expect(drivers.status).toBe(400);
+    expect((drivers.body['errors'] as { path: string }[])[0]!.path).toBe('drivers[0].id');
+    expect(await storedItems()).toEqual(before);
+  });
 });
