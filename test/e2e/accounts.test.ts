@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
-import { type Client, client, loginAs } from '../support/http.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -319,4 +319,36 @@ describe('passwords and deletion', () => {
       (await api.post('/v1/auth/register-driver', { user: { email, password: PASSWORD, name: 'Back Again' } })).status,
     ).toBe(201);
   });
+});
+
+describe('wrong passwords', () => {
+  it('after ten for one address, answer 429 with Retry-After until the window ends; other addresses are untouched', async () => {
+    const { LOGIN_FAILURE_LIMIT, LOGIN_WINDOW_SECONDS } = await import('../../shared/auth/throttle.ts');
+    const { resetClock, setClock } = await import('../../shared/clock.ts');
+    const org = (
+      await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Throttle', kind: 'merchant' }, admin)
+    ).body.id;
+    const { email, password } = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+    const attempt = (password: string, address = email) =>
+      api.post('/v1/auth/login', { user: { email: address, password } });
+    for (let i = 0; i < LOGIN_FAILURE_LIMIT; i++) expect((await attempt('wrong-password-guess')).status).toBe(401);
+    const refused = await attempt(password);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(LOGIN_WINDOW_SECONDS - 60);
+    expect((await attempt(ADMIN.password, ADMIN.email)).status).toBe(200);
+    // An unknown address is throttled the same way (the answers must not tell the two apart).
+    const nobody = unique('nobody');
+    for (let i = 0; i < LOGIN_FAILURE_LIMIT; i++) expect((await attempt('guess-guess-guess', nobody)).status).toBe(401);
+    expect((await attempt('guess-guess-guess', nobody)).status).toBe(429);
+    try {
+      setClock(() => Date.now() + (LOGIN_WINDOW_SECONDS + 1) * 1000);
+      expect((await attempt(password)).status).toBe(200);
+    } finally {
+      resetClock();
+    }
+    // A successful login clears the count: nine more failures are still 401s.
+    for (let i = 0; i < LOGIN_FAILURE_LIMIT - 1; i++) expect((await attempt('wrong-again-wrong')).status).toBe(401);
+    expect((await attempt(password)).status).toBe(200);
+  }, 60_000);
 });
