@@ -136,12 +136,24 @@ function number(
   return value;
 }
 
+/**
+ * Normalised date-times by their text: a file's time windows repeat from row to row, and parsing and formatting a
+ * date is the dearest check of a row. Bounded, so a file of all-different times cannot grow it without end.
+ */
+const dateTimeCache = new Map<string, string>();
+const DATE_TIME_CACHE_LIMIT = 10_000;
+
 function dateTime(row: Row, field: string): string {
   const raw = text(row, field, true)!;
+  const known = dateTimeCache.get(raw);
+  if (known !== undefined) return known;
   const ms = Date.parse(raw);
   if (!ISO_DATE_TIME.test(raw) || Number.isNaN(ms))
     throw new RowProblem(field, `is not an ISO 8601 date-time with an offset: ${JSON.stringify(raw.slice(0, 40))}`);
-  return new Date(ms).toISOString();
+  const iso = new Date(ms).toISOString();
+  if (dateTimeCache.size >= DATE_TIME_CACHE_LIMIT) dateTimeCache.clear();
+  dateTimeCache.set(raw, iso);
+  return iso;
 }
 
 function timeZone(row: Row, field: string): string {

@@ -204,13 +204,11 @@ export async function validateFiles(
     quantities: new Map(),
   };
   let rows = 0;
-  const tick = async () => {
-    rows++;
-    if (onProgress && rows % 5000 === 0) await onProgress(rows);
-  };
+  // Awaited only every 5 000 rows: an await per row is a microtask hop per row, which a 400 000-row file feels.
+  const progressDue = () => ++rows % 5000 === 0 && onProgress !== undefined;
   for await (const row of acceptedTasks(await tasks(), (error) => result.tasks.errors.push(error))) {
     result.accepted.add(row.ref);
-    await tick();
+    if (progressDue()) await onProgress!(rows);
   }
   result.tasks.rejected = result.tasks.errors.length;
   result.tasks.counted = result.accepted.size + result.tasks.rejected;
@@ -221,7 +219,7 @@ export async function validateFiles(
     for await (const row of acceptedItems(await items(), result.accepted, (error) => result.items.errors.push(error))) {
       imported++;
       result.quantities.set(row.ref, (result.quantities.get(row.ref) ?? 0) + row.value.quantity);
-      await tick();
+      if (progressDue()) await onProgress!(rows);
     }
     result.items.rejected = result.items.errors.length;
     result.items.counted = imported + result.items.rejected;
