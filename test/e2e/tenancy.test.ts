@@ -29,6 +29,21 @@ const ids: Record<string, string> = {};
 const strangers: { role: Role; token: string }[] = [];
 /** A planning of organisation B's own, for references to A's things inside B's requests. */
 let planningOfB: string;
+/** A freelance driver (no organisation) with a location. */
+let freelancerId: string;
+
+/** A self-registered driver, confirmed with the security code from the outbox, logged in. */
+async function freelanceDriver() {
+  const email = `freelance.${Math.random().toString(36).slice(2, 8)}@example.com`;
+  await api.post('/v1/auth/register-driver', { user: { email, password: 'a-good-long-password', name: 'Freelance' } });
+  await api.post('/v1/auth/security-code', { user: { email } });
+  const mail = await api.get<{ messages: { data: Record<string, string> }[] }>(
+    `/_local/outbox?to=${encodeURIComponent(email)}`,
+  );
+  const code = mail.body.messages[0]!.data['security_code'];
+  await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } });
+  return loginAs(api, email, 'a-good-long-password');
+}
 let versionRev: string;
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -133,15 +148,15 @@ beforeAll(async () => {
     strangers.push({ role, token: (await member(role, orgB)).token });
   planningOfB = (await api.post<{ id: string }>('/v1/plannings', { name: 'Tenant B run' }, strangerToken('OrgAdmin')))
     .body.id;
-  const email = `freelance.${Math.random().toString(36).slice(2, 8)}@example.com`;
-  await api.post('/v1/auth/register-driver', { user: { email, password: 'a-good-long-password', name: 'Freelance' } });
-  await api.post('/v1/auth/security-code', { user: { email } });
-  const mail = await api.get<{ messages: { data: Record<string, string> }[] }>(
-    `/_local/outbox?to=${encodeURIComponent(email)}`,
+  strangers.push({ role: 'Driver', token: (await freelanceDriver()).bearer_token });
+  // Another freelance driver, out on the road: visible to SysAdmin and to themselves only.
+  const other = await freelanceDriver();
+  freelancerId = other.user.id;
+  await api.put(
+    '/v1/driver/location',
+    { latitude: 1.31, longitude: 103.81, client_time_utc: now(), client_timezone: 'Asia/Singapore' },
+    other.bearer_token,
   );
-  const code = mail.body.messages[0]!.data['security_code'];
-  await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } });
-  strangers.push({ role: 'Driver', token: (await loginAs(api, email, 'a-good-long-password')).bearer_token });
 }, 120_000);
 afterAll(() => host?.stop());
 
@@ -234,6 +249,11 @@ describe('tenancy', () => {
     );
     expect(drivers.status).toBe(400);
     expect((drivers.body['errors'] as { path: string }[])[0]!.path).toBe('drivers[0].id');
+    // A freelance driver belongs to no organisation: not to B's people, and not to another freelance driver either.
+    for (const stranger of strangers.filter((s) => ['OrgAdmin', 'OrgTransporter', 'Driver'].includes(s.role)))
+      expect((await api.get(`/v1/driver-locations/${freelancerId}`, stranger.token)).status, stranger.role).toBe(404);
+    const sysadminView = await api.get(`/v1/driver-locations/${freelancerId}`, admin);
+    expect(sysadminView.status).toBe(200);
     expect(await storedItems()).toEqual(before);
   });
 });
