@@ -18,7 +18,12 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 export async function benchBundles(): Promise<{ maxKb: number; maxImportMs: number }> {
   rmSync(OUT, { recursive: true, force: true });
   const handlers = [
-    ...new Set([...(routes as readonly RouteDef[]).map((r) => r.handler), 'auth/authorizer', 'system/seed-admin']),
+    ...new Set([
+      ...(routes as readonly RouteDef[]).map((r) => r.handler),
+      'auth/authorizer',
+      'system/seed-admin',
+      'system/not-found',
+    ]),
   ];
   console.log(
     `\n## Function bundles (${handlers.length}, esbuild as CDK runs it; import = median of ${RUNS} fresh processes)`,

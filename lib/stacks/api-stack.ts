@@ -1,6 +1,6 @@
 /**
- * The front door: the HTTP API with CORS, a throttled default stage with access logs, and the Lambda authorizer
- * every protected route uses. Area stacks add their routes to this API.
+ * The front door: the HTTP API with CORS, a throttled default stage with access logs, the Lambda authorizer every
+ * protected route uses, and a `$default` route answering problem+json 404. Area stacks add their routes to this API.
  */
 import { Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -10,9 +10,12 @@ import {
   HttpApi,
   HttpAuthorizer,
   HttpAuthorizerType,
+  HttpRoute,
+  HttpRouteKey,
   HttpStage,
   LogGroupLogDestination,
 } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Trigger } from 'aws-cdk-lib/triggers';
@@ -85,6 +88,18 @@ export class ApiStack extends Stack {
       }),
     });
     this.authorizerId = authorizer.authorizerId;
+
+    // Whatever matches no operation gets the contract's problem+json 404 instead of API Gateway's own body.
+    const notFoundFn = new DispatchFunction(this, 'NotFoundFn', { handlerPath: 'system/not-found' });
+    new HttpRoute(this, 'DefaultRoute', {
+      httpApi: this.httpApi,
+      routeKey: HttpRouteKey.DEFAULT,
+      integration: new HttpLambdaIntegration('NotFoundIntegration', notFoundFn),
+    });
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-APIG4',
+      reason: 'The $default route only answers 404 for paths that are no operation; it reads and returns nothing.',
+    });
 
     const seed = new DispatchFunction(this, 'SeedAdminFn', {
       handlerPath: 'system/seed-admin',

@@ -49,6 +49,14 @@ describe('the synthesized service', () => {
     expect(found.size).toBe(routes.length);
   });
 
+  it('answers every other method and path with the problem+json 404 function ($default), not API Gateway’s body', () => {
+    const defaults = Object.values(templateOf(built.api).findResources('AWS::ApiGatewayV2::Route')).filter(
+      (resource) => (resource['Properties'] as { RouteKey: string }).RouteKey === '$default',
+    );
+    expect(defaults).toHaveLength(1);
+    expect((defaults[0]!['Properties'] as { Target: unknown }).Target).toBeDefined();
+  });
+
   it('keeps every stack under 400 resources', () => {
     for (const stack of stacks) {
       const count = Object.keys(templateOf(stack).toJSON()['Resources'] ?? {}).length;

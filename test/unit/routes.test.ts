@@ -64,3 +64,21 @@ describe('the function bundles', () => {
     }
   });
 });
+
+describe('the $default function', () => {
+  it('answers problem+json 404 with CORS and the caller’s request id', async () => {
+    const { handler } = await import('../../functions/system/not-found.ts');
+    const reply = (await handler({ headers: { 'x-request-id': 'abc-123' } } as never)) as {
+      statusCode: number;
+      headers: Record<string, string>;
+      body: string;
+    };
+    expect(reply.statusCode).toBe(404);
+    expect(reply.headers).toMatchObject({
+      'Content-Type': 'application/problem+json',
+      'Access-Control-Allow-Origin': '*',
+      'X-Request-Id': 'abc-123',
+    });
+    expect(JSON.parse(reply.body)).toMatchObject({ status: 404, code: 'not_found', request_id: 'abc-123' });
+  });
+});
