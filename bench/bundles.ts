@@ -28,6 +28,14 @@ export async function benchBundles(): Promise<{ maxKb: number; maxImportMs: numb
   console.log(
     `\n## Function bundles (${handlers.length}, esbuild as CDK runs it; import = median of ${RUNS} fresh processes)`,
   );
+  // This VM's speed drifts over a day (the same bundle has imported in 37 ms and in 53 ms hours apart): a fixed
+  // CPU workload, timed first, says how fast the machine was when these figures were taken.
+  const calibration = performance.now();
+  let sink = 0;
+  for (let i = 0; i < 100_000_000; i++) sink += i % 7;
+  console.log(
+    `(calibration: a fixed 10⁸-step loop took ${(performance.now() - calibration).toFixed(0)} ms in this process${sink < 0 ? '' : ''})`,
+  );
   console.log('handler                     size KB   import ms');
   const built: { handler: string; outfile: string; kb: number; times: number[] }[] = [];
   for (const handler of handlers) {

@@ -53,6 +53,8 @@ export function localEnvironment(
 ) {
   Object.assign(process.env, {
     DISPATCH_LOCAL: '1',
+    // The request log line already says what the metrics would; EMF lines are for CloudWatch.
+    POWERTOOLS_METRICS_DISABLED: process.env['POWERTOOLS_METRICS_DISABLED'] ?? 'true',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     // One process hosts the authorizer and the functions: a revocation may show at once (the cloud allows 60 s).
     TOKEN_GENERATION_CACHE_MS: process.env['TOKEN_GENERATION_CACHE_MS'] ?? '1000',

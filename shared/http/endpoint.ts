@@ -24,6 +24,7 @@ import {
 import { CORS_HEADERS, type Reply } from '#shared/http/responses';
 import { validate } from '#shared/http/validate';
 import { logger } from '#shared/log';
+import { recordRequest } from '#shared/metrics';
 import type { RouteDef } from '#shared/routes/types';
 
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
@@ -95,15 +96,17 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
     } catch (error) {
       reply = problemReply(error, requestId);
     }
+    const durationMs = clock.nowMs() - started;
     logger.info('request', {
       request_id: requestId,
       route: route.id,
       method: route.method,
       path: event.rawPath,
       status: reply.status,
-      duration_ms: clock.nowMs() - started,
+      duration_ms: durationMs,
       caller_id: caller?.id,
     });
+    recordRequest(route.id, reply.status, durationMs);
     logger.removeKeys(['request_id']);
     return serialise(reply, requestId);
   };
