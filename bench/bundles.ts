@@ -3,6 +3,7 @@
  * in a fresh Node process (the cold-start share that is ours).
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -31,11 +32,8 @@ export async function benchBundles(): Promise<{ maxKb: number; maxImportMs: numb
   // This VM's speed drifts over a day (the same bundle has imported in 37 ms and in 53 ms hours apart): a fixed
   // CPU workload, timed first, says how fast the machine was when these figures were taken.
   const calibration = performance.now();
-  let sink = 0;
-  for (let i = 0; i < 100_000_000; i++) sink += i % 7;
-  console.log(
-    `(calibration: a fixed 10⁸-step loop took ${(performance.now() - calibration).toFixed(0)} ms in this process${sink < 0 ? '' : ''})`,
-  );
+  createHash('sha256').update(Buffer.alloc(256 * 2 ** 20, 7)).digest();
+  console.log(`(calibration: SHA-256 of 256 MiB took ${(performance.now() - calibration).toFixed(0)} ms)`);
   console.log('handler                     size KB   import ms');
   const built: { handler: string; outfile: string; kb: number; times: number[] }[] = [];
   for (const handler of handlers) {

@@ -38,11 +38,7 @@ const CENTRE = { latitude: 1.3521, longitude: 103.8198 };
 
 /** An organisation with its admin and `drivers` drivers, each signed in (the invitation accepted from the outbox). */
 async function prepare(options: LoadOptions, drivers: number) {
-  const client = (token?: string) => {
-    const api = dispatchClient(options.url);
-    api.signIn(token);
-    return api;
-  };
+  const client = (token?: string) => dispatchClient(options.url, token);
   const admin = must(
     await client().POST('/v1/auth/login', {
       body: { user: { email: options.adminEmail, password: options.adminPassword } },

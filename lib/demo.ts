@@ -67,11 +67,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const log = options.log ?? (() => {});
   const started = Date.now();
   const step = (text: string) => log(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s  ${text}`);
-  const api = (token?: string) => {
-    const client = dispatchClient(options.url);
-    client.signIn(token);
-    return client;
-  };
+  const api = (token?: string) => dispatchClient(options.url, token);
   const login = async (email: string, password: string) =>
     must(await api().POST('/v1/auth/login', { body: { user: { email, password } } }), `log in as ${email}`);
   const tag = Math.random().toString(36).slice(2, 7);

@@ -54,7 +54,6 @@ const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
   201: 'Created',
   202: 'Accepted',
-  204: 'No content',
 };
 
 function successResponses(route: RouteDef): Record<string, unknown> {

@@ -2,14 +2,10 @@
 // own `{"message":"Not Found"}`; the contract wants problem+json for every error, with CORS and X-Request-Id.
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { notFound, problemBody } from '#shared/http/problems';
-import { CORS_HEADERS } from '#shared/http/responses';
+import { notFound } from '#shared/http/problems';
+import { problemAsReply, toResult } from '#shared/http/responses';
 
 export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> => {
   const requestId = event.headers?.['x-request-id']?.slice(0, 200) || randomUUID();
-  return {
-    statusCode: 404,
-    headers: { ...CORS_HEADERS, 'X-Request-Id': requestId, 'Content-Type': 'application/problem+json' },
-    body: JSON.stringify(problemBody(notFound('operation'), requestId)),
-  };
+  return toResult(problemAsReply(notFound('operation'), requestId), requestId);
 };

@@ -14,8 +14,8 @@ import { authorizerEvent, type IncomingRequest, lambdaContext, proxyEvent } from
 import { gateway } from '#lib/local/websocket';
 import { openApiDocument } from '#lib/openapi';
 import type { Handler } from '#shared/http/endpoint';
-import { internal, notFound, type Problem, payloadTooLarge, problemBody } from '#shared/http/problems';
-import { CORS_HEADERS } from '#shared/http/responses';
+import { internal, notFound, type Problem, payloadTooLarge } from '#shared/http/problems';
+import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
 import { localOutbox } from '#shared/ports/mail';
 import { localPush } from '#shared/ports/push';
 import { type RouteDef, routes } from '#shared/routes';
@@ -122,8 +122,9 @@ function sendJson(
   send(response, status, { ...CORS_HEADERS, 'Content-Type': type, 'X-Request-Id': requestId }, JSON.stringify(body));
 }
 
+/** The same problem+json answer, headers included, as the functions give (shared/http/responses.ts). */
 function sendProblem(response: ServerResponse, problem: Problem, requestId: string) {
-  sendJson(response, problem.status, problemBody(problem, requestId), requestId, 'application/problem+json');
+  writeResult(response, toResult(problemAsReply(problem, requestId), requestId));
 }
 
 function writeResult(response: ServerResponse, result: APIGatewayProxyResultV2) {

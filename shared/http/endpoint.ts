@@ -18,10 +18,9 @@ import {
   malformedJson,
   Problem,
   payloadTooLarge,
-  problemBody,
   unsupportedMediaType,
 } from '#shared/http/problems';
-import { CORS_HEADERS, type Reply } from '#shared/http/responses';
+import { problemAsReply, type Reply, toResult } from '#shared/http/responses';
 import { validate } from '#shared/http/validate';
 import { logger } from '#shared/log';
 import { recordRequest } from '#shared/metrics';
@@ -108,40 +107,14 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
     });
     recordRequest(route.id, reply.status, durationMs);
     logger.removeKeys(['request_id']);
-    return serialise(reply, requestId);
+    return toResult(reply, requestId);
   };
 }
 
 function problemReply(error: unknown, requestId: string): Reply {
-  let problem: Problem;
-  if (error instanceof Problem) {
-    problem = error;
-  } else {
-    logger.error('unhandled error', { request_id: requestId, error: error as Error });
-    problem = internal();
-  }
-  return {
-    status: problem.status,
-    body: problemBody(problem, requestId),
-    headers: { 'Content-Type': 'application/problem+json', ...problem.headers },
-  };
-}
-
-function serialise(reply: Reply, requestId: string): APIGatewayProxyResultV2 {
-  const common = { ...CORS_HEADERS, 'X-Request-Id': requestId };
-  if (reply.raw) {
-    return {
-      statusCode: reply.status,
-      headers: { ...common, 'Content-Type': reply.raw.contentType, ...reply.headers },
-      body: reply.raw.base64,
-      isBase64Encoded: true,
-    };
-  }
-  return {
-    statusCode: reply.status,
-    headers: { ...common, 'Content-Type': 'application/json; charset=utf-8', ...reply.headers },
-    body: JSON.stringify(reply.body),
-  };
+  if (error instanceof Problem) return problemAsReply(error, requestId);
+  logger.error('unhandled error', { request_id: requestId, error: error as Error });
+  return problemAsReply(internal(), requestId);
 }
 
 function lowerCaseHeaders(headers: APIGatewayProxyEventV2['headers'] | undefined): Record<string, string | undefined> {

@@ -1,4 +1,6 @@
+import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { clock } from '#shared/clock';
+import { type Problem, problemBody } from '#shared/http/problems';
 
 /** What a domain-facing handler returns; the factory serialises it. */
 export interface Reply {
@@ -26,3 +28,28 @@ export const CORS_HEADERS = {
   'Access-Control-Expose-Headers': 'X-Request-Id, Retry-After',
   'Access-Control-Max-Age': '600',
 } as const;
+
+/** A problem as a reply: problem+json, with the problem's own headers (`Retry-After`). */
+export const problemAsReply = (problem: Problem, requestId: string): Reply => ({
+  status: problem.status,
+  body: problemBody(problem, requestId),
+  headers: { 'Content-Type': 'application/problem+json', ...problem.headers },
+});
+
+/** The Lambda result for a reply: JSON (or raw bytes), CORS and the request id on every answer. */
+export function toResult(reply: Reply, requestId: string): APIGatewayProxyResultV2 {
+  const common = { ...CORS_HEADERS, 'X-Request-Id': requestId };
+  if (reply.raw) {
+    return {
+      statusCode: reply.status,
+      headers: { ...common, 'Content-Type': reply.raw.contentType, ...reply.headers },
+      body: reply.raw.base64,
+      isBase64Encoded: true,
+    };
+  }
+  return {
+    statusCode: reply.status,
+    headers: { ...common, 'Content-Type': 'application/json; charset=utf-8', ...reply.headers },
+    body: JSON.stringify(reply.body),
+  };
+}

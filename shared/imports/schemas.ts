@@ -1,16 +1,7 @@
 import * as v from 'valibot';
 import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { ianaTimezone } from '#shared/locations/schemas';
-import {
-  dateTime,
-  isoTime,
-  objectId,
-  order,
-  orderedRange,
-  pageQuery,
-  RANGE_AFTER_END,
-  uuid,
-} from '#shared/schemas/common';
+import { dateTime, isoTime, objectId, rangedListQuery, uuid } from '#shared/schemas/common';
 
 const serviceType = v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`);
 const shortText = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
@@ -70,12 +61,8 @@ export const startQuery = v.object({
   ),
 });
 
-const range = { range_start_created_at: v.optional(dateTime), range_end_created_at: v.optional(dateTime) };
-const listOrgJobsObject = v.object({ ...pageQuery(200, 1000), order, ...range });
-const listOpsJobsObject = v.object({
-  ...pageQuery(200, 1000),
-  order,
-  ...range,
+export const listOrgJobsQuery = rangedListQuery({});
+export const listOpsJobsQuery = rangedListQuery({
   // Repeated (`org_id=a&org_id=b`, which API Gateway joins with commas) or comma-separated.
   org_id: v.optional(
     v.pipe(
@@ -91,18 +78,6 @@ const listOpsJobsObject = v.object({
     ),
   ),
 });
-export const listOrgJobsQuery = v.pipe(
-  listOrgJobsObject,
-  v.forward(v.check<v.InferOutput<typeof listOrgJobsObject>, string>(orderedRange, RANGE_AFTER_END), [
-    'range_start_created_at',
-  ]),
-);
-export const listOpsJobsQuery = v.pipe(
-  listOpsJobsObject,
-  v.forward(v.check<v.InferOutput<typeof listOpsJobsObject>, string>(orderedRange, RANGE_AFTER_END), [
-    'range_start_created_at',
-  ]),
-);
 
 const status = v.picklist(
   ['new', 'queued', 'processing', 'completed', 'failed'],

@@ -1,16 +1,6 @@
 import * as v from 'valibot';
 import { INTERNAL_ROLES } from '#shared/auth/roles';
-import {
-  dateTime,
-  isoTime,
-  objectId,
-  order,
-  orderedRange,
-  pageQuery,
-  RANGE_AFTER_END,
-  rangePageMeta,
-  uuid,
-} from '#shared/schemas/common';
+import { isoTime, objectId, rangedListQuery, rangePageMeta, uuid } from '#shared/schemas/common';
 
 const shortText = (max: number) =>
   v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(max));
@@ -35,19 +25,7 @@ export const notificationBody = v.object({
   event_data: v.looseObject({ user_id: uuid, title: shortText(500) }),
 });
 
-/** Inclusive creation-time range; start after end is a 400. */
-const range = {
-  range_start_created_at: v.optional(dateTime),
-  range_end_created_at: v.optional(dateTime),
-};
-
-const notificationsQueryObject = v.object({ ...pageQuery(200, 1000), order, ...range });
-export const listNotificationsQuery = v.pipe(
-  notificationsQueryObject,
-  v.forward(v.check<v.InferOutput<typeof notificationsQueryObject>, string>(orderedRange, RANGE_AFTER_END), [
-    'range_start_created_at',
-  ]),
-);
+export const listNotificationsQuery = rangedListQuery({});
 
 export const notificationParams = v.object({ notification_id: objectId });
 
@@ -70,10 +48,7 @@ export const pushMessagesBody = v.object({
   org_id: v.optional(uuid),
 });
 
-const pushKeysQueryObject = v.object({
-  ...pageQuery(200, 1000),
-  order,
-  ...range,
+export const listPushKeysQuery = rangedListQuery({
   application_key: v.optional(shortText(200)),
   is_qa: v.optional(
     v.pipe(
@@ -82,12 +57,6 @@ const pushKeysQueryObject = v.object({
     ),
   ),
 });
-export const listPushKeysQuery = v.pipe(
-  pushKeysQueryObject,
-  v.forward(v.check<v.InferOutput<typeof pushKeysQueryObject>, string>(orderedRange, RANGE_AFTER_END), [
-    'range_start_created_at',
-  ]),
-);
 
 export const pushKeyBody = v.object({
   device_id: shortText(200),

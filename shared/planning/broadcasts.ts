@@ -6,6 +6,7 @@
  * simultaneous accepts exactly one wins; the runsheet's other open pairs are then closed by the system.
  * A broadcasted pair carries its expiry in a sparse index (GSI3 `OFFERS`), which the expiry sweep reads.
  */
+
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
@@ -14,10 +15,11 @@ import { conflict, forbidden, invalidField, notFound } from '#shared/http/proble
 import { logger } from '#shared/log';
 import { publish } from '#shared/notifications/realtime';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
+import type { PAIR_ACTIONS, PAIR_STATES } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
-export type PairState = 'created' | 'broadcasted' | 'accepted' | 'rejected' | 'deleted';
-export type PairAction = 'created' | 'broadcast' | 'accepted' | 'rejected' | 'system_rejected' | 'deleted';
+export type PairState = (typeof PAIR_STATES)[number];
+export type PairAction = (typeof PAIR_ACTIONS)[number];
 
 const MOVES: Record<Exclude<PairAction, 'created'>, { from: readonly PairState[] | 'any'; to: PairState }> = {
   broadcast: { from: ['created'], to: 'broadcasted' },

@@ -4,6 +4,7 @@
  * planning of any size reads with one Query. Every change writes the profile on the condition that `version_rev` is
  * still the one it read and issues the next: of two concurrent writers exactly one wins.
  */
+
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
@@ -22,8 +23,9 @@ import { conflict, forbidden, invalidField, notFound } from '#shared/http/proble
 import { newSecret, newUuid } from '#shared/ids';
 import { type RangeQuery, rangeCondition, rangeMeta } from '#shared/notifications/log';
 import { planningKey } from '#shared/planning/keys';
+import type { JOB_STATUSES } from '#shared/planning/schemas';
 
-export type JobStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+export type JobStatus = (typeof JOB_STATUSES)[number];
 export const JOB_EDGES: Record<JobStatus, readonly JobStatus[]> = {
   queued: ['processing', 'cancelled', 'failed'],
   processing: ['completed', 'failed', 'cancelled'],

@@ -1,16 +1,6 @@
 import * as v from 'valibot';
 import { ianaTimezone } from '#shared/locations/schemas';
-import {
-  dateTime,
-  isoTime,
-  nonEmptyString,
-  order,
-  orderedRange,
-  pageQuery,
-  RANGE_AFTER_END,
-  rangePageMeta,
-  uuid,
-} from '#shared/schemas/common';
+import { dateTime, isoTime, nonEmptyString, rangedListQuery, rangePageMeta, uuid } from '#shared/schemas/common';
 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
 const name = nonEmptyString(200);
@@ -97,18 +87,7 @@ export const runsheetParams = v.object({
   runsheetID: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
 });
 export const driverParams = v.object({ planningID: uuid, driverID: uuid });
-const listObject = v.object({
-  ...pageQuery(200, 1000),
-  order,
-  range_start_created_at: v.optional(dateTime),
-  range_end_created_at: v.optional(dateTime),
-});
-export const listPlanningsQuery = v.pipe(
-  listObject,
-  v.forward(v.check<v.InferOutput<typeof listObject>, string>(orderedRange, RANGE_AFTER_END), [
-    'range_start_created_at',
-  ]),
-);
+export const listPlanningsQuery = rangedListQuery({});
 
 // Broadcast records
 export const pairParams = v.object({ plan_id: uuid, pair_id: uuid });
@@ -121,10 +100,16 @@ export const createPairBody = v.object({
 export const pairEventBody = v.object({ happened_at_utc: dateTime });
 export const systemRejectBody = v.object({ happened_at_utc: dateTime, reason: v.optional(v.nullable(text(200))) });
 
+/** The planning job's and the pair's machines (contract 4.6): the domain's types are these lists. */
+export const JOB_STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
+export const PAIR_STATES = ['created', 'broadcasted', 'accepted', 'rejected', 'deleted'] as const;
+export const PAIR_ACTIONS = ['created', 'broadcast', 'accepted', 'rejected', 'system_rejected', 'deleted'] as const;
+
 // Replies (documented in the OpenAPI document)
-const jobStatus = v.picklist(['queued', 'processing', 'completed', 'failed', 'cancelled']);
+const jobStatus = v.picklist(JOB_STATUSES);
+const runsheetView = v.looseObject({ id: v.string(), name: v.optional(v.string()), tasks: v.array(v.unknown()) });
 const jobStatuses = v.array(v.object({ status: jobStatus, set_at_utc: isoTime }));
-const planningSummary = {
+export const planningView = v.object({
   id: v.string(),
   org_id: v.string(),
   name: v.string(),
@@ -136,10 +121,7 @@ const planningSummary = {
   last_executed_at_client_time_utc: v.nullable(isoTime),
   last_executed_at_client_timezone: v.nullable(v.string()),
   last_executed_at_server_time: v.nullable(isoTime),
-};
-export const planningView = v.object({
-  ...planningSummary,
-  runsheets: v.array(v.looseObject({ id: v.string(), name: v.optional(v.string()), tasks: v.array(v.unknown()) })),
+  runsheets: v.array(runsheetView),
   drivers: v.array(v.object({ id: v.string() })),
   job: v.optional(
     v.looseObject({
@@ -184,19 +166,19 @@ export const jobResultView = v.object({
   end_time: isoTime,
   server_time: isoTime,
 });
-const pairState = v.picklist(['created', 'broadcasted', 'accepted', 'rejected', 'deleted']);
+const pairState = v.picklist(PAIR_STATES);
 const pairRecord = v.object({
   id: v.string(),
   pair: v.object({
     id: v.string(),
-    runsheet: v.looseObject({ id: v.string(), name: v.optional(v.string()), tasks: v.array(v.unknown()) }),
+    runsheet: runsheetView,
     driver: v.object({ id: v.string(), name: v.optional(v.string()) }),
   }),
   plan: v.object({ id: v.string(), name: v.optional(v.string()) }),
   statuses: v.array(
     v.object({
       current_state: pairState,
-      action: v.picklist(['created', 'broadcast', 'accepted', 'rejected', 'system_rejected', 'deleted']),
+      action: v.picklist(PAIR_ACTIONS),
       reason: v.nullable(v.string()),
       expired_time: v.nullable(isoTime),
       happened_at_utc: isoTime,

@@ -76,6 +76,28 @@ export const orderedRange = (q: {
   Date.parse(q.range_start_created_at) <= Date.parse(q.range_end_created_at);
 export const RANGE_AFTER_END = 'must not be after range_end_created_at';
 
+/**
+ * The query of a list over an inclusive creation-time range (N2, N9, I9 lists, P1): `page`, `per_page` (200, at most
+ * 1 000), `page_token`, `order`, `range_start_created_at`, `range_end_created_at`, plus the operation's own `extra`
+ * fields. A start after the end is a 400 at `query.range_start_created_at`.
+ */
+export function rangedListQuery<Extra extends v.ObjectEntries>(extra: Extra) {
+  const object = v.object({
+    ...pageQuery(200, 1000),
+    order,
+    range_start_created_at: v.optional(dateTime),
+    range_end_created_at: v.optional(dateTime),
+    ...extra,
+  });
+  return v.pipe(
+    object,
+    // The field is always there whatever `extra` holds; TypeScript cannot see that through the generic.
+    v.forward(v.check<v.InferOutput<typeof object>, string>(orderedRange, RANGE_AFTER_END), [
+      'range_start_created_at',
+    ] as never),
+  );
+}
+
 /* Response building blocks (they document replies in the OpenAPI document; requests never use them). */
 
 /** A date-time the service writes (always UTC ISO 8601). */
