@@ -32,7 +32,9 @@ export async function benchBundles(): Promise<{ maxKb: number; maxImportMs: numb
   // This VM's speed drifts over a day (the same bundle has imported in 37 ms and in 53 ms hours apart): a fixed
   // CPU workload, timed first, says how fast the machine was when these figures were taken.
   const calibration = performance.now();
-  createHash('sha256').update(Buffer.alloc(256 * 2 ** 20, 7)).digest();
+  createHash('sha256')
+    .update(Buffer.alloc(256 * 2 ** 20, 7))
+    .digest();
   console.log(`(calibration: SHA-256 of 256 MiB took ${(performance.now() - calibration).toFixed(0)} ms)`);
   console.log('handler                     size KB   import ms');
   const built: { handler: string; outfile: string; kb: number; times: number[] }[] = [];

@@ -1,6 +1,7 @@
 // A15 GET /v1/admin/users/by-role
 import { listUsersByRole } from '#shared/accounts/directory';
 import { endpoint } from '#shared/http/endpoint';
+import { pageOf } from '#shared/http/list-queries';
 import { ok } from '#shared/http/responses';
 import { accountsRoutes } from '#shared/routes/accounts';
 
@@ -8,7 +9,7 @@ export const handler = endpoint(accountsRoutes, 'A15', async ({ query }) =>
   ok(
     await listUsersByRole(
       { orgId: query.org_id, role: query.role_name, sortBy: query.sort_by, order: query.order },
-      { page: query.page, perPage: query.per_page, pageToken: query.page_token },
+      pageOf(query),
     ),
   ),
 );

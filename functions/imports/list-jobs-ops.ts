@@ -1,5 +1,6 @@
 // I2 GET /v1/admin/task-import-jobs
 import { endpoint } from '#shared/http/endpoint';
+import { pageOf, rangeOf } from '#shared/http/list-queries';
 import { ok } from '#shared/http/responses';
 import { listJobs } from '#shared/imports/jobs';
 import { importsRoutes } from '#shared/routes/imports';
@@ -10,12 +11,10 @@ export const handler = endpoint(importsRoutes, 'I2.ops', async ({ query, caller 
       caller,
       'ops',
       {
-        order: query.order,
-        start: query.range_start_created_at,
-        end: query.range_end_created_at,
+        ...rangeOf(query),
         orgIds: query.org_id,
       },
-      { page: query.page, perPage: query.per_page, pageToken: query.page_token },
+      pageOf(query),
     ),
   ),
 );

@@ -6,7 +6,7 @@
  * other lists skip by reading keys only.
  */
 import { BatchWriteCommand, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { clock } from '#shared/clock';
+import { clock, toUtcIso } from '#shared/clock';
 import { db } from '#shared/db/client';
 import { invalidField } from '#shared/http/problems';
 
@@ -164,4 +164,37 @@ function lastKeyOf(items: Record<string, unknown>[] | undefined, input: Omit<Que
   if (!last) return undefined;
   const names = keyProjection(input).split(', ');
   return Object.fromEntries(names.filter((name) => name in last).map((name) => [name, last[name]]));
+}
+
+/** An inclusive creation-time range over an index whose sort key is `<created_at>#<id>` (N2, N9, I9, P1). */
+export interface RangeQuery {
+  order: 'asc' | 'desc';
+  start?: string | undefined;
+  end?: string | undefined;
+}
+
+/** The key condition for an inclusive creation-time range on an index sorted by `<created_at>#<id>`. */
+export function rangeCondition(index: string, partition: string, range: RangeQuery) {
+  const start = range.start ? toUtcIso(range.start) : undefined;
+  const end = range.end ? `${toUtcIso(range.end)}#\uffff` : undefined;
+  const sk = `${index}SK`;
+  const condition =
+    start && end ? ` AND #sk BETWEEN :start AND :end` : start ? ' AND #sk >= :start' : end ? ' AND #sk <= :end' : '';
+  return {
+    KeyConditionExpression: `#pk = :pk${condition}`,
+    ExpressionAttributeNames: { '#pk': `${index}PK`, ...(condition ? { '#sk': sk } : {}) },
+    ExpressionAttributeValues: {
+      ':pk': partition,
+      ...(start ? { ':start': start } : {}),
+      ...(end ? { ':end': end } : {}),
+    },
+    ScanIndexForward: range.order === 'asc',
+  };
+}
+
+export function rangeMeta(range: RangeQuery) {
+  return {
+    range_start_created_at: range.start ? toUtcIso(range.start) : null,
+    range_end_created_at: range.end ? toUtcIso(range.end) : null,
+  };
 }

@@ -9,10 +9,9 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { type PageRequest, queryPage } from '#shared/db/paging';
+import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { conflict, forbidden, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
-import { type RangeQuery, rangeCondition, rangeMeta } from '#shared/notifications/log';
 import { getObject, putObject, uploadBucket } from '#shared/ports/object-storage';
 
 export type ImportStatus = 'new' | 'queued' | 'processing' | 'completed' | 'failed';

@@ -6,9 +6,9 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
-import { clock, toUtcIso } from '#shared/clock';
+import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
-import { type PageRequest, queryPage } from '#shared/db/paging';
+import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import { publish } from '#shared/notifications/realtime';
@@ -66,38 +66,6 @@ function listingScope(caller: Caller): { index: 'GSI1' | 'GSI2'; partition: stri
   if (isSysAdmin(caller)) return { index: 'GSI2', partition: 'NOTIFS' };
   if (!caller.orgId) throw forbidden('your account belongs to no organisation');
   return { index: 'GSI1', partition: `ORG#${caller.orgId}#NOTIFS` };
-}
-
-export interface RangeQuery {
-  order: 'asc' | 'desc';
-  start?: string | undefined;
-  end?: string | undefined;
-}
-
-/** The key condition for an inclusive creation-time range on an index sorted by `<created_at>#<id>`. */
-export function rangeCondition(index: string, partition: string, range: RangeQuery) {
-  const start = range.start ? toUtcIso(range.start) : undefined;
-  const end = range.end ? `${toUtcIso(range.end)}#\uffff` : undefined;
-  const sk = `${index}SK`;
-  const condition =
-    start && end ? ` AND #sk BETWEEN :start AND :end` : start ? ' AND #sk >= :start' : end ? ' AND #sk <= :end' : '';
-  return {
-    KeyConditionExpression: `#pk = :pk${condition}`,
-    ExpressionAttributeNames: { '#pk': `${index}PK`, ...(condition ? { '#sk': sk } : {}) },
-    ExpressionAttributeValues: {
-      ':pk': partition,
-      ...(start ? { ':start': start } : {}),
-      ...(end ? { ':end': end } : {}),
-    },
-    ScanIndexForward: range.order === 'asc',
-  };
-}
-
-export function rangeMeta(range: RangeQuery) {
-  return {
-    range_start_created_at: range.start ? toUtcIso(range.start) : null,
-    range_end_created_at: range.end ? toUtcIso(range.end) : null,
-  };
 }
 
 /** N2. */

@@ -9,10 +9,9 @@ import { type Caller, isSysAdmin } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import type { PageRequest } from '#shared/db/paging';
-import { queryPage } from '#shared/db/paging';
+import { queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { forbidden, invalidField } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
-import { type RangeQuery, rangeCondition, rangeMeta } from '#shared/notifications/log';
 import { type PushMessage, push } from '#shared/ports/push';
 
 interface PushKey {

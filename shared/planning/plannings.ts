@@ -18,10 +18,9 @@ import {
   type TransactItem,
   transactWrite,
 } from '#shared/db/client';
-import { type PageRequest, queryPage } from '#shared/db/paging';
+import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid } from '#shared/ids';
-import { type RangeQuery, rangeCondition, rangeMeta } from '#shared/notifications/log';
 import { planningKey } from '#shared/planning/keys';
 import type { JOB_STATUSES } from '#shared/planning/schemas';
 
