@@ -12,7 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon, { type Request } from 'autocannon';
-import { type DispatchClient, dispatchClient, joinFromOutbox, must } from '#lib/client/index';
+import { dispatchClient, joinFromOutbox, must } from '#lib/client/index';
 import { ROOT } from '#lib/paths';
 
 export interface LoadOptions {
@@ -51,19 +51,24 @@ async function prepare(options: LoadOptions, drivers: number) {
     await sysadmin.POST('/v1/admin/organisations', { body: { name: `Load ${tag}`, kind: 'transporter' } }),
     'create the organisation',
   );
-  const join = async (inviter: DispatchClient, email: string, roleId?: string) => {
-    const body = roleId ? { user: { email, role_id: roleId } } : { user: { email, org_id: org.id } };
-    const path = roleId ? '/v1/org-admin/invitations' : '/v1/admin/invitations';
-    must(await inviter.POST(path, { body } as never), `invite ${email}`);
-    return joinFromOutbox(options.url, email, email, PASSWORD);
-  };
-  const orgAdmin = await join(sysadmin, `admin.${tag}@load.example`);
-  const roles = must(await client(orgAdmin.bearer_token).GET('/v1/roles'), 'list roles');
+  const adminEmail = `admin.${tag}@load.example`;
+  must(
+    await sysadmin.POST('/v1/admin/invitations', { body: { user: { email: adminEmail, org_id: org.id } } }),
+    'invite the admin',
+  );
+  const orgAdmin = await joinFromOutbox(options.url, adminEmail, 'Load admin', PASSWORD);
+  const planner = client(orgAdmin.bearer_token);
+  const roles = must(await planner.GET('/v1/roles'), 'list roles');
   const driverRole = roles.roles.find((role) => role.name === 'OrgDriver')!.id;
   const sessions = await Promise.all(
-    Array.from({ length: drivers }, (_, i) =>
-      join(client(orgAdmin.bearer_token), `driver${i}.${tag}@load.example`, driverRole),
-    ),
+    Array.from({ length: drivers }, async (_, i) => {
+      const email = `driver${i}.${tag}@load.example`;
+      must(
+        await planner.POST('/v1/org-admin/invitations', { body: { user: { email, role_id: driverRole } } }),
+        `invite ${email}`,
+      );
+      return joinFromOutbox(options.url, email, `Driver ${i}`, PASSWORD);
+    }),
   );
   return {
     adminToken: orgAdmin.bearer_token,
