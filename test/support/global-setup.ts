@@ -8,11 +8,13 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmulators } from '../../lib/local/emulators.ts';
 import { UPLOAD_BUCKET } from '../../lib/local/start.ts';
+import { chromiumPath } from './browser.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     endpoints: { dynamodb: string; s3: string };
     dataDir: string;
+    chromium: string;
   }
 }
 
@@ -21,6 +23,8 @@ export default async function setup(project: TestProject) {
   const emulators = await startEmulators({ dataDir, persistent: false, buckets: [UPLOAD_BUCKET] });
   project.provide('endpoints', { dynamodb: emulators.dynamodbEndpoint, s3: emulators.s3Endpoint });
   project.provide('dataDir', dataDir);
+  // Unpacked once here, before any file runs, so that browser tests never race to unpack it.
+  project.provide('chromium', await chromiumPath());
   return async () => {
     await emulators.stop();
     rmSync(dataDir, { recursive: true, force: true });
