@@ -23,11 +23,9 @@ beforeAll(async () => {
   await page.setViewport({ width: 1280, height: 2400 });
   await page.goto(`${host.url}/docs`, { waitUntil: 'networkidle0', timeout: 60_000 });
   // Swagger UI renders after it fetched /openapi.json: wait until every operation is on the page.
-  await page.waitForFunction(
-    (count: number) => document.querySelectorAll('.opblock-summary-path').length === count,
-    { timeout: 60_000 },
-    routes.length,
-  );
+  await page.waitForFunction(`document.querySelectorAll('.opblock-summary-path').length === ${routes.length}`, {
+    timeout: 60_000,
+  });
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
