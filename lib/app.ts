@@ -8,13 +8,15 @@ import { WorkersStack } from '#lib/stacks/workers-stack';
 import { type Area, type RouteDef, routes } from '#shared/routes';
 
 export function buildApp(app: App, props: StackProps = {}) {
+  const mailFrom: string = app.node.tryGetContext('mailFrom') ?? 'no-reply@dispatch.example';
   const data = new DataStack(app, 'DispatchData', props);
   const api = new ApiStack(app, 'DispatchApi', {
     ...props,
     data,
     adminEmail: app.node.tryGetContext('adminEmail') ?? 'admin@dispatch.local',
+    mailFrom,
   });
-  const realtime = new RealtimeStack(app, 'DispatchRealtime', { ...props, data });
+  const realtime = new RealtimeStack(app, 'DispatchRealtime', { ...props, data, mailFrom });
   const areas = new Map<Area, RouteDef[]>();
   for (const route of routes as readonly RouteDef[]) areas.set(route.area, [...(areas.get(route.area) ?? []), route]);
   const areaStacks = [...areas].map(
@@ -26,10 +28,10 @@ export function buildApp(app: App, props: StackProps = {}) {
         data,
         httpApi: api.httpApi,
         authorizerId: api.authorizerId,
-        mailFrom: app.node.tryGetContext('mailFrom') ?? 'no-reply@dispatch.example',
+        mailFrom,
         realtime,
       }),
   );
-  const workers = new WorkersStack(app, 'DispatchWorkers', { ...props, data, realtime });
+  const workers = new WorkersStack(app, 'DispatchWorkers', { ...props, data, realtime, mailFrom });
   return { data, api, realtime, areaStacks, workers };
 }

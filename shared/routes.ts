@@ -11,9 +11,9 @@ import { locationsRoutes } from '#shared/routes/locations';
 import { notificationsRoutes } from '#shared/routes/notifications';
 import { planningRoutes } from '#shared/routes/planning';
 import { tokensRoutes } from '#shared/routes/tokens';
-import type { RouteDef } from '#shared/routes/types';
+import type { Needs, RouteDef } from '#shared/routes/types';
 
-export type { Access, Area, Method, RouteDef } from '#shared/routes/types';
+export type { Access, Area, Method, Needs, RouteDef } from '#shared/routes/types';
 
 export const routes = [
   ...authRoutes,
@@ -37,8 +37,14 @@ export function routeById(id: RouteId): RouteDef {
 
 /** The WebSocket API's routes (route selection on `$request.body.action`), for CDK and the local host alike. */
 export const websocketRoutes = [
-  { routeKey: '$connect', handler: 'realtime/connect' },
-  { routeKey: '$disconnect', handler: 'realtime/disconnect' },
-  { routeKey: 'subscribe', handler: 'realtime/subscribe' },
-  { routeKey: '$default', handler: 'realtime/default' },
-] as const;
+  // Checks the bearer token (signature, token generation) and records the connection.
+  {
+    routeKey: '$connect',
+    handler: 'realtime/connect',
+    needs: { main: 'read', connections: 'write', signingKey: true },
+  },
+  { routeKey: '$disconnect', handler: 'realtime/disconnect', needs: { connections: 'write' } },
+  // Checks each channel against the caller (a planning's organisation), records subscriptions, answers on the socket.
+  { routeKey: 'subscribe', handler: 'realtime/subscribe', needs: { main: 'read', realtime: true } },
+  { routeKey: '$default', handler: 'realtime/default', needs: { realtime: true } },
+] as const satisfies readonly { routeKey: string; handler: string; needs: Needs }[];

@@ -1,17 +1,14 @@
 /**
  * The one Lambda shape of the service: NodejsFunction with the defaults fixed once (Node 24, the newest Lambda runtime, on arm64, ESM bundle,
- * minified with source maps, its own log group) and `bindTable`, which sets the table's environment variable and
- * grants access in one call.
+ * minified with source maps, its own log group). What it may touch and the variables it gets come from its declared
+ * needs (lib/constructs/grants.ts), never from here.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ROOT } from '#lib/paths';
-import type { TableDef } from '#shared/db/tables';
 
 export interface DispatchFunctionProps extends Partial<NodejsFunctionProps> {
   /** Handler module relative to functions/, without extension (as in the route table). */
@@ -51,15 +48,6 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
 };
 
-const READ_ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:ConditionCheckItem',
-  'dynamodb:DescribeTable',
-];
-const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
-
 export class DispatchFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: DispatchFunctionProps) {
     const { handlerPath, environment, ...rest } = props;
@@ -96,21 +84,5 @@ export class DispatchFunction extends NodejsFunction {
       id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
       reason: 'X-Ray PutTraceSegments/PutTelemetryRecords accept no resource narrower than *.',
     });
-  }
-
-  /**
-   * Sets the table's environment variable and grants access to the table and to each of its named indexes: no
-   * `index/*` wildcard, so the policy names exactly what the function may touch.
-   */
-  bindTable(table: ITable, def: TableDef, access: 'RO' | 'RW'): this {
-    this.addEnvironment(def.envVar, table.tableName);
-    const actions = access === 'RO' ? READ_ACTIONS : [...READ_ACTIONS, ...WRITE_ACTIONS];
-    this.addToRolePolicy(
-      new PolicyStatement({
-        actions,
-        resources: [table.tableArn, ...def.indexes.map((index) => `${table.tableArn}/index/${index.name}`)],
-      }),
-    );
-    return this;
   }
 }

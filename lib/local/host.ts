@@ -16,6 +16,7 @@ import { openApiDocument } from '#lib/openapi';
 import type { Handler } from '#shared/http/endpoint';
 import { internal, notFound, type Problem, payloadTooLarge } from '#shared/http/problems';
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
+import { asFunction } from '#shared/local-invocation';
 import { localOutbox } from '#shared/ports/mail';
 import { localPush } from '#shared/ports/push';
 import { type RouteDef, routes } from '#shared/routes';
@@ -218,12 +219,14 @@ async function dispatch(request: IncomingMessage, response: ServerResponse): Pro
     const authorizer = (await loadHandler('auth/authorizer')) as unknown as (
       e: unknown,
     ) => Promise<{ context: Record<string, string> }>;
-    authorizerContext = (await authorizer(authorizerEvent(incoming))).context;
+    authorizerContext = (await asFunction('auth/authorizer', () => authorizer(authorizerEvent(incoming)))).context;
   }
   const handler = await loadHandler(route.handler);
   writeResult(
     response,
-    await handler(proxyEvent(incoming, authorizerContext), lambdaContext(`dispatch-${route.area}`)),
+    await asFunction(route.handler, () =>
+      handler(proxyEvent(incoming, authorizerContext), lambdaContext(`dispatch-${route.area}`)),
+    ),
   );
 }
 

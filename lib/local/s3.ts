@@ -11,6 +11,7 @@ import type { S3Event } from 'aws-lambda';
 // @ts-expect-error
 import S3rver from 's3rver';
 import { ROOT } from '#lib/paths';
+import { asFunction } from '#shared/local-invocation';
 
 export interface LocalS3 {
   endpoint: string;
@@ -38,7 +39,7 @@ export async function startLocalS3(directory: string, buckets: string[]): Promis
     const keys = event.Records.map((r) => decodeURIComponent(r.s3.object.key.replace(/\+/g, ' ')));
     if (!keys.some((key) => key.startsWith('uploads/'))) return;
     const run = trigger
-      .then(({ handler }) => handler(event))
+      .then(({ handler }) => asFunction('workers/uploads', () => handler(event)))
       .catch((error: unknown) => console.error('upload trigger failed', error))
       .finally(() => pending.delete(run));
     pending.add(run);

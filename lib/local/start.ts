@@ -9,6 +9,7 @@ import { type Emulators, ensureTables, LOCAL_CREDENTIALS, startEmulators } from 
 import { createHostServer, preloadHandlers } from '#lib/local/host';
 import { startLocalS3 } from '#lib/local/s3';
 import { gateway } from '#lib/local/websocket';
+import { asFunction } from '#shared/local-invocation';
 import { drainLocalQueue } from '#shared/ports/queue';
 
 export interface LocalOptions {
@@ -95,14 +96,16 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
     const { ensureSysAdmin } = await import('#shared/accounts/seed');
     const [server] = await Promise.all([
       listen(options.port),
-      ensureSysAdmin(options.adminEmail, options.adminPassword),
+      asFunction('system/seed-admin', () => ensureSysAdmin(options.adminEmail, options.adminPassword)),
       preloadHandlers(),
     ]);
     const port = (server.address() as AddressInfo).port;
     // Locally the expiry sweep runs every two seconds (the cloud's schedule runs it every minute).
     const { expireOffers } = await import('#shared/planning/broadcasts');
     const sweep = setInterval(() => {
-      expireOffers().catch((error: unknown) => console.error('expiry sweep failed', error));
+      asFunction('workers/expire-offers', expireOffers).catch((error: unknown) =>
+        console.error('expiry sweep failed', error),
+      );
     }, 2000);
     sweep.unref();
     // The functions reach the WebSocket connections through the management API this host serves.

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { ROOT } from '#lib/paths';
+import { asFunction } from '#shared/local-invocation';
 import { websocketRoutes } from '#shared/routes';
 
 type WsHandler = (event: unknown) => Promise<APIGatewayProxyResultV2>;
@@ -23,7 +24,7 @@ function handlerFor(routeKey: string): Promise<WsHandler> {
   let loaded = handlers.get(route.routeKey);
   if (!loaded) {
     loaded = import(pathToFileURL(join(ROOT, 'functions', `${route.handler}.ts`)).href).then(
-      (m: { handler: WsHandler }) => m.handler,
+      (m: { handler: WsHandler }) => (event: unknown) => asFunction(route.handler, () => m.handler(event)),
     );
     handlers.set(route.routeKey, loaded);
   }

@@ -21,13 +21,15 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
+import { applyNeeds } from '#lib/constructs/grants';
 import type { DataStack } from '#lib/stacks/data-stack';
-import { mainTable } from '#shared/db/tables';
+import { background } from '#shared/functions';
 import { CORS_HEADERS } from '#shared/http/responses';
 
 export interface ApiStackProps extends StackProps {
   data: DataStack;
   adminEmail: string;
+  mailFrom: string;
 }
 
 export class ApiStack extends Stack {
@@ -62,11 +64,9 @@ export class ApiStack extends Stack {
       },
     });
 
-    const authorizerFn = new DispatchFunction(this, 'AuthorizerFn', {
-      handlerPath: 'auth/authorizer',
-      environment: { SIGNING_KEY_SECRET_ARN: data.signingKeySecret.secretArn },
-    }).bindTable(data.mainTable, mainTable, 'RO');
-    data.signingKeySecret.grantRead(authorizerFn);
+    const needs = { data, mailFrom: props.mailFrom, adminEmail: props.adminEmail };
+    const authorizerFn = new DispatchFunction(this, 'AuthorizerFn', { handlerPath: 'auth/authorizer' });
+    applyNeeds(authorizerFn, background('auth/authorizer'), needs);
     // The authorizer annotates rather than denies, so that the function answers 401 as problem+json; with no identity
     // source it runs for every request and nothing is cached.
     const authorizer = new HttpAuthorizer(this, 'Authorizer', {
@@ -91,6 +91,7 @@ export class ApiStack extends Stack {
 
     // Whatever matches no operation gets the contract's problem+json 404 instead of API Gateway's own body.
     const notFoundFn = new DispatchFunction(this, 'NotFoundFn', { handlerPath: 'system/not-found' });
+    applyNeeds(notFoundFn, background('system/not-found'), needs);
     new HttpRoute(this, 'DefaultRoute', {
       httpApi: this.httpApi,
       routeKey: HttpRouteKey.DEFAULT,
@@ -101,14 +102,8 @@ export class ApiStack extends Stack {
       reason: 'The $default route only answers 404 for paths that are no operation; it reads and returns nothing.',
     });
 
-    const seed = new DispatchFunction(this, 'SeedAdminFn', {
-      handlerPath: 'system/seed-admin',
-      environment: {
-        DISPATCH_ADMIN_EMAIL: props.adminEmail,
-        ADMIN_PASSWORD_SECRET_ARN: data.adminPasswordSecret.secretArn,
-      },
-    }).bindTable(data.mainTable, mainTable, 'RW');
-    data.adminPasswordSecret.grantRead(seed);
+    const seed = new DispatchFunction(this, 'SeedAdminFn', { handlerPath: 'system/seed-admin' });
+    applyNeeds(seed, background('system/seed-admin'), needs);
     new Trigger(this, 'SeedAdmin', { handler: seed, executeOnHandlerChange: true });
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-IAM4',

@@ -11,8 +11,9 @@ import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
+import { applyNeeds } from '#lib/constructs/grants';
 import type { DataStack } from '#lib/stacks/data-stack';
-import { connectionsTable, mainTable } from '#shared/db/tables';
+import { websocketFunctions } from '#shared/functions';
 import { websocketRoutes } from '#shared/routes';
 
 /** How cdk-nag writes a value in a finding id: as itself when concrete, else as the pseudo-parameter's name. */
@@ -20,6 +21,7 @@ const concrete = (value: string, placeholder: string) => (Token.isUnresolved(val
 
 export interface RealtimeStackProps extends StackProps {
   data: DataStack;
+  mailFrom: string;
 }
 
 export class RealtimeStack extends Stack {
@@ -73,15 +75,13 @@ export class RealtimeStack extends Stack {
       const fn = new DispatchFunction(this, `${name[0]!.toUpperCase()}${name.slice(1)}Fn`, {
         handlerPath: route.handler,
         description: `WebSocket ${route.routeKey}`,
-        environment: {
-          SIGNING_KEY_SECRET_ARN: data.signingKeySecret.secretArn,
-          WEBSOCKET_MANAGEMENT_ENDPOINT: this.stage.callbackUrl,
-        },
-      })
-        .bindTable(data.connectionsTable, connectionsTable, 'RW')
-        .bindTable(data.mainTable, mainTable, 'RO');
-      data.signingKeySecret.grantRead(fn);
-      fn.role!.addManagedPolicy(this.manageConnections);
+      });
+      applyNeeds(fn, websocketFunctions.find((def) => def.handler === route.handler)!, {
+        data,
+        realtime: this,
+        callbackUrl: this.stage.callbackUrl,
+        mailFrom: props.mailFrom,
+      });
       const integration = new WebSocketLambdaIntegration(`${name}Integration`, fn);
       if (route.routeKey === '$connect') api.addRoute('$connect', { integration });
       else if (route.routeKey === '$disconnect') api.addRoute('$disconnect', { integration });

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { config } from '#shared/config';
 import { newUuid } from '#shared/ids';
+import { standsFor } from '#shared/local-invocation';
 
 export interface SigningKeys {
   kid: string;
@@ -22,6 +23,8 @@ interface StoredKeys {
 let cached: Promise<SigningKeys> | undefined;
 
 export function signingKeys(): Promise<SigningKeys> {
+  // Loaded once per process; locally one process hosts every function, so each use stands for a cold start's read.
+  if (!config.signingKeySecretArn) standsFor({ action: 'secretsmanager:GetSecretValue', resource: 'signingKeySecret' });
   cached ??= load().catch((error: unknown) => {
     cached = undefined;
     throw error;

@@ -3,6 +3,7 @@
  * adapter keeps an outbox a developer can read (`GET /_local/outbox`); the cloud adapter sends through SES.
  */
 import { clock } from '#shared/clock';
+import { standsFor } from '#shared/local-invocation';
 import { sesMail } from '#shared/ports/ses-mail';
 
 export type MailKind = 'invitation' | 'password_reset' | 'security_code' | 'welcome';
@@ -29,6 +30,7 @@ const outbox: OutboxMessage[] = [];
 
 export const localOutbox: MailPort & { read(to?: string): OutboxMessage[] } = {
   async send(mail) {
+    standsFor({ action: 'ses:SendEmail', resource: 'mailIdentity' });
     outbox.push({ ...mail, sent_at: clock.nowIso() });
     if (outbox.length > 10_000) outbox.shift();
   },

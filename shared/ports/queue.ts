@@ -3,6 +3,8 @@
  * in-process queue runs the same worker after the same delay. Delays past SQS's 15-minute maximum are carried by the
  * message (`not_before`) and the worker puts such a message back until it is due.
  */
+import { asFunction, standsFor } from '#shared/local-invocation';
+
 export interface QueuedMessage {
   /** Which worker handles it. */
   kind: 'webhook' | 'import' | 'planning';
@@ -27,11 +29,13 @@ export function registerLocalWorker(kind: QueuedMessage['kind'], worker: Worker)
 
 export const localQueue: QueuePort = {
   async enqueue(message, delayMs) {
+    standsFor({ action: 'sqs:SendMessage', resource: 'workQueue' });
     const timer = setTimeout(
       () => {
         const worker = workers.get(message.kind);
         if (!worker) return;
-        const run = worker(message).catch((error: unknown) =>
+        // The queue's consumer is its own function (workers/queue), whoever sent the message.
+        const run = asFunction('workers/queue', () => worker(message)).catch((error: unknown) =>
           console.error(`local ${message.kind} worker failed`, error),
         );
         pending.add(run);

@@ -6,6 +6,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { standsFor } from '#shared/local-invocation';
 
 export interface SecretBox {
   seal(plaintext: string): Promise<string>;
@@ -32,12 +33,14 @@ export function localSecretBox(keyFile: string): SecretBox {
   };
   return {
     async seal(plaintext) {
+      standsFor({ action: 'kms:Encrypt', resource: 'secretBoxKey' });
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', load(), iv);
       const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
       return `local:v1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
     },
     async open(sealed) {
+      standsFor({ action: 'kms:Decrypt', resource: 'secretBoxKey' });
       const raw = Buffer.from(sealed.replace(/^local:v1:/, ''), 'base64');
       const decipher = createDecipheriv('aes-256-gcm', load(), raw.subarray(0, 12));
       decipher.setAuthTag(raw.subarray(12, 28));

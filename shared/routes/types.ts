@@ -2,6 +2,7 @@
 
 import type { GenericSchema } from 'valibot';
 import type { Role } from '#shared/auth/roles';
+import type { locationsTable, mainTable } from '#shared/db/tables';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -15,6 +16,52 @@ export type Area = 'auth' | 'accounts' | 'tokens' | 'notifications' | 'locations
  */
 export type Access = 'public' | 'any' | 'users' | readonly Role[];
 
+export type MainIndex = (typeof mainTable.indexes)[number]['name'];
+export type LocationsIndex = (typeof locationsTable.indexes)[number]['name'];
+
+/**
+ * What a function's code touches, declared once next to its route (or its background function): CDK reads it for
+ * the function's role and environment (lib/constructs/grants.ts), docs/grants.md lists it, and the IAM proof
+ * (test/infra/iam-proof.test.ts) checks every AWS call the tests record against it, both ways. Read access is
+ * GetItem, BatchGetItem, Query and ConditionCheckItem; write adds PutItem, UpdateItem, DeleteItem and BatchWriteItem.
+ *
+ * Derived, never declared: every non-public route reads the main table (the caller's user item and its token
+ * generation); every POST route reads and writes the idempotency table; `realtime` writes the connections table.
+ */
+export interface Needs {
+  /** The main table's items (its indexes are named apart, in `indexes`). */
+  main?: 'read' | 'write';
+  /** Main-table indexes the function queries. */
+  indexes?: readonly MainIndex[];
+  locations?: 'read' | 'write';
+  locationIndexes?: readonly LocationsIndex[];
+  /** The WebSocket connections table, for the WebSocket routes themselves. */
+  connections?: 'read' | 'write';
+  /** Delivers frames to WebSocket subscribers: reads the channel's connections, posts, removes gone ones. */
+  realtime?: true;
+  /** The upload bucket: read any object; write under uploads/ and results/. */
+  objects?: 'read' | 'write' | 'read-write';
+  /** Sends to the work queue. */
+  queue?: true;
+  /** The secret-box KMS key: seal (encrypt) webhook secrets, or open (decrypt) them. */
+  secretBox?: 'seal' | 'open';
+  /** Reads the signing-key secret (and fills it in on the very first cold start). */
+  signingKey?: true;
+  /** Reads the seeded SysAdmin's password secret. */
+  adminPassword?: true;
+  /** Sends mail through SES from the configured sender. */
+  mail?: true;
+  /** Device push through SNS platform applications (granted only when the CDK context names some). */
+  push?: true;
+  /** Verifies external identity tokens (T2): the EXTERNAL_* configuration. */
+  externalIdentity?: true;
+  /**
+   * Grants the recorded test runs never use, each with the reason it stays (a path the tests cannot reach). Keys
+   * are grant names as docs/grants.md lists them (`main:write`, `secretBox:seal`, `signingKey:fill`, …).
+   */
+  unexercised?: Readonly<Record<string, string>>;
+}
+
 export interface RouteDef {
   /** Unique: the spec's operation number (A1 … R8), an X/system id, or `<number>.<variant>` for a second path. */
   id: string;
@@ -26,6 +73,8 @@ export interface RouteDef {
   area: Area;
   /** Handler module, relative to functions/ and without extension. */
   handler: string;
+  /** What the function's code touches (see Needs): its grants and environment derive from this alone. */
+  needs: Needs;
   access: Access;
   summary: string;
   /** Success status of contract section 1/4. */

@@ -33,6 +33,7 @@ describe('request metrics', () => {
       path: '/v1/test',
       area: 'auth',
       handler: 'auth/test',
+      needs: {},
       access: 'users',
       summary: 'test',
       status: 200,

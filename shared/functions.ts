@@ -1,0 +1,233 @@
+/**
+ * Every function the service deploys, with what its code needs: the route functions (their needs sit next to their
+ * routes), the WebSocket route functions, and the background functions no route calls. CDK grants and configures
+ * each function from `grantsOf` alone; docs/grants.md is generated from it (`npm run grants`); the IAM proof checks
+ * it against what the tests record.
+ */
+import { type Needs, type RouteDef, routes, websocketRoutes } from '#shared/routes';
+
+export interface FunctionDef {
+  /** Handler module relative to functions/, without extension: the function's name in every record. */
+  handler: string;
+  /** `A1`, `WebSocket $connect`, `authorizer`, … */
+  label: string;
+  needs: Needs;
+  route?: RouteDef;
+}
+
+/** Functions no HTTP route calls. Adding one is one entry here and one in the stack that wires its trigger. */
+export const backgroundFunctions: readonly FunctionDef[] = [
+  // Verifies bearer tokens (signature, the client's or user's token generation).
+  { handler: 'auth/authorizer', label: 'authorizer', needs: { main: 'read', signingKey: true } },
+  { handler: 'system/not-found', label: '$default (404)', needs: {} },
+  {
+    handler: 'system/seed-admin',
+    label: 'SysAdmin seed (trigger)',
+    needs: { main: 'write', adminPassword: true },
+  },
+  {
+    handler: 'workers/queue',
+    label: 'work-queue worker',
+    // Webhook deliveries (open the sealed secret, retry through the queue), import runs (files in, results out),
+    // planning jobs (driver locations, offers announced on the planning's channel and to partners).
+    needs: {
+      main: 'write',
+      indexes: ['GSI2'],
+      locations: 'read',
+      objects: 'read-write',
+      queue: true,
+      secretBox: 'open',
+      realtime: true,
+      push: true,
+    },
+  },
+  { handler: 'workers/uploads', label: 'S3 upload trigger', needs: { main: 'write', objects: 'read' } },
+  {
+    handler: 'workers/expire-offers',
+    label: 'offer expiry (schedule)',
+    needs: { main: 'write', indexes: ['GSI2', 'GSI3'], queue: true, realtime: true },
+  },
+];
+
+export const websocketFunctions: readonly FunctionDef[] = websocketRoutes.map((route) => ({
+  handler: route.handler,
+  label: `WebSocket ${route.routeKey}`,
+  needs: route.needs,
+}));
+
+export const routeFunctions: readonly FunctionDef[] = (routes as readonly RouteDef[]).map((route) => ({
+  handler: route.handler,
+  label: route.id,
+  needs: route.needs,
+  route,
+}));
+
+/** A background function's definition, by handler module. */
+export function background(handler: string): FunctionDef {
+  const def = backgroundFunctions.find((fn) => fn.handler === handler);
+  if (!def) throw new Error(`no background function ${handler} in shared/functions.ts`);
+  return def;
+}
+
+export const allFunctions: readonly FunctionDef[] = [...routeFunctions, ...websocketFunctions, ...backgroundFunctions];
+
+/** A resource as the grants name it; CDK maps each to its ARN, the IAM proof to a placeholder ARN. */
+export type GrantResource =
+  | { kind: 'table'; table: 'Main' | 'Locations' | 'Connections' | 'Idempotency'; index?: string }
+  | { kind: 'objects'; prefix: '' | 'uploads/' | 'results/' }
+  | { kind: 'workQueue' }
+  | { kind: 'secretBoxKey' }
+  | { kind: 'signingKeySecret' }
+  | { kind: 'adminPasswordSecret' }
+  | { kind: 'mailIdentity' }
+  | { kind: 'connections' }
+  | { kind: 'pushApplications' }
+  | { kind: 'pushEndpoints' };
+
+export interface Grant {
+  /** The need it comes from, as `unexercised` names it: `main:write`, `index:GSI1`, `signingKey:fill`, … */
+  name: string;
+  actions: readonly string[];
+  resource: GrantResource;
+}
+
+export const READ_ITEMS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+] as const;
+export const WRITE_ITEMS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+] as const;
+/** What Powertools idempotency does with its records. */
+const IDEMPOTENCY_ITEMS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
+
+/** The needs as the function's code has them, with what is derived rather than declared (see Needs). */
+export function effectiveNeeds(fn: FunctionDef): Needs {
+  const needs: Needs = { ...fn.needs };
+  // The handler kit reads the caller's user item (token generation) on every authenticated request.
+  if (fn.route && fn.route.access !== 'public' && !needs.main) needs.main = 'read';
+  return needs;
+}
+
+/** The function's grants: the one derivation from needs to IAM, for CDK, the docs and the proof. */
+export function grantsOf(fn: FunctionDef): Grant[] {
+  const needs = effectiveNeeds(fn);
+  const grants: Grant[] = [];
+  const table = (name: string, t: 'Main' | 'Locations' | 'Connections', access: 'read' | 'write' | undefined) => {
+    if (!access) return;
+    grants.push({
+      name: `${name}:${access}`,
+      actions: access === 'read' ? READ_ITEMS : [...READ_ITEMS, ...WRITE_ITEMS],
+      resource: { kind: 'table', table: t },
+    });
+  };
+  table('main', 'Main', needs.main);
+  for (const index of needs.indexes ?? []) {
+    grants.push({
+      name: `index:${index}`,
+      actions: ['dynamodb:Query'],
+      resource: { kind: 'table', table: 'Main', index },
+    });
+  }
+  table('locations', 'Locations', needs.locations);
+  for (const index of needs.locationIndexes ?? []) {
+    grants.push({
+      name: `index:${index}`,
+      actions: ['dynamodb:Query'],
+      resource: { kind: 'table', table: 'Locations', index },
+    });
+  }
+  table('connections', 'Connections', needs.realtime ? 'write' : needs.connections);
+  if (needs.realtime) {
+    grants.push({
+      name: 'realtime:post',
+      actions: ['execute-api:ManageConnections'],
+      resource: { kind: 'connections' },
+    });
+  }
+  if (fn.route?.method === 'POST') {
+    grants.push({
+      name: 'idempotency',
+      actions: IDEMPOTENCY_ITEMS,
+      resource: { kind: 'table', table: 'Idempotency' },
+    });
+  }
+  if (needs.objects === 'read' || needs.objects === 'read-write') {
+    grants.push({ name: 'objects:read', actions: ['s3:GetObject'], resource: { kind: 'objects', prefix: '' } });
+  }
+  if (needs.objects === 'write' || needs.objects === 'read-write') {
+    for (const prefix of ['uploads/', 'results/'] as const) {
+      grants.push({
+        name: `objects:write:${prefix}`,
+        actions: ['s3:PutObject'],
+        resource: { kind: 'objects', prefix },
+      });
+    }
+  }
+  if (needs.queue) {
+    grants.push({ name: 'queue:send', actions: ['sqs:SendMessage'], resource: { kind: 'workQueue' } });
+  }
+  if (needs.secretBox) {
+    grants.push({
+      name: `secretBox:${needs.secretBox}`,
+      actions: [needs.secretBox === 'seal' ? 'kms:Encrypt' : 'kms:Decrypt'],
+      resource: { kind: 'secretBoxKey' },
+    });
+  }
+  if (needs.signingKey) {
+    grants.push({
+      name: 'signingKey:read',
+      actions: ['secretsmanager:GetSecretValue'],
+      resource: { kind: 'signingKeySecret' },
+    });
+    grants.push({
+      name: 'signingKey:fill',
+      actions: ['secretsmanager:PutSecretValue'],
+      resource: { kind: 'signingKeySecret' },
+    });
+  }
+  if (needs.adminPassword) {
+    grants.push({
+      name: 'adminPassword:read',
+      actions: ['secretsmanager:GetSecretValue'],
+      resource: { kind: 'adminPasswordSecret' },
+    });
+  }
+  if (needs.mail) grants.push({ name: 'mail', actions: ['ses:SendEmail'], resource: { kind: 'mailIdentity' } });
+  if (needs.push) {
+    grants.push({
+      name: 'push:register',
+      actions: ['sns:CreatePlatformEndpoint'],
+      resource: { kind: 'pushApplications' },
+    });
+    grants.push({
+      name: 'push:send',
+      actions: ['sns:Publish', 'sns:DeleteEndpoint', 'sns:SetEndpointAttributes'],
+      resource: { kind: 'pushEndpoints' },
+    });
+  }
+  return grants;
+}
+
+/** The environment variables a function's needs call for (values are the stack's). */
+export function environmentOf(fn: FunctionDef): string[] {
+  const needs = effectiveNeeds(fn);
+  const names: string[] = [];
+  if (needs.main) names.push('MAIN_TABLE');
+  if (needs.locations) names.push('LOCATIONS_TABLE');
+  if (needs.realtime || needs.connections) names.push('CONNECTIONS_TABLE', 'WEBSOCKET_MANAGEMENT_ENDPOINT');
+  if (fn.route?.method === 'POST') names.push('IDEMPOTENCY_TABLE');
+  if (needs.objects) names.push('UPLOAD_BUCKET');
+  if (needs.queue) names.push('WORK_QUEUE_URL');
+  if (needs.secretBox) names.push('SECRET_BOX_KMS_KEY_ID');
+  if (needs.signingKey) names.push('SIGNING_KEY_SECRET_ARN');
+  if (needs.adminPassword) names.push('ADMIN_PASSWORD_SECRET_ARN', 'DISPATCH_ADMIN_EMAIL');
+  if (needs.mail) names.push('MAIL_FROM');
+  if (needs.push) names.push('SNS_PLATFORM_APPLICATIONS');
+  return names;
+}
