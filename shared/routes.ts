@@ -41,10 +41,20 @@ export const websocketRoutes = [
   {
     routeKey: '$connect',
     handler: 'realtime/connect',
-    needs: { main: 'read', connections: 'write', signingKey: true },
+    needs: { main: 'read', connections: 'write', signingKey: 'verify' },
   },
   { routeKey: '$disconnect', handler: 'realtime/disconnect', needs: { connections: 'write' } },
   // Checks each channel against the caller (a planning's organisation), records subscriptions, answers on the socket.
   { routeKey: 'subscribe', handler: 'realtime/subscribe', needs: { main: 'read', realtime: true } },
-  { routeKey: '$default', handler: 'realtime/default', needs: { realtime: true } },
+  {
+    routeKey: '$default',
+    handler: 'realtime/default',
+    needs: {
+      realtime: true,
+      unexercised: {
+        'connections:write':
+          'Removes the connection when posting the error frame answers 410 (it went away meanwhile).',
+      },
+    },
+  },
 ] as const satisfies readonly { routeKey: string; handler: string; needs: Needs }[];

@@ -49,6 +49,9 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
 };
 
 export class DispatchFunction extends NodejsFunction {
+  /** The handler module (relative to functions/): the function's name in shared/functions.ts and in every record. */
+  readonly handlerPath: string;
+
   constructor(scope: Construct, id: string, props: DispatchFunctionProps) {
     const { handlerPath, environment, ...rest } = props;
     const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -75,6 +78,7 @@ export class DispatchFunction extends NodejsFunction {
       },
       ...rest,
     });
+    this.handlerPath = handlerPath;
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       reason:

@@ -65,7 +65,8 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
       // managed policies, each limited to one bucket (and prefixes) or one stage, and acknowledged there.
       if (grant.resource.kind === 'connections') fn.role!.addManagedPolicy(resources.realtime!.manageConnections);
       else if (grant.name === 'objects:read') fn.role!.addManagedPolicy(data.readUploads);
-      else if (grant.name === 'objects:write:uploads/') fn.role!.addManagedPolicy(data.writeUploads);
+      else if (grant.name === 'objects:uploads') fn.role!.addManagedPolicy(data.writeUploads);
+      else if (grant.name === 'objects:results') fn.role!.addManagedPolicy(data.writeResults);
       continue;
     }
     // Push is granted only for the platform applications the context names (none: no SNS statement at all).

@@ -20,8 +20,10 @@ export class DataStack extends Stack {
   readonly uploadBucket: Bucket;
   /** Read any object of the upload bucket (presigned links, downloads, imports). */
   readonly readUploads: ManagedPolicy;
-  /** Write uploads (presigned PUTs, multipart uploads) and import results. */
+  /** Write uploads (presigned PUTs, multipart uploads). */
   readonly writeUploads: ManagedPolicy;
+  /** Write import results. */
+  readonly writeResults: ManagedPolicy;
   readonly signingKeySecret: Secret;
   readonly adminPasswordSecret: Secret;
   /** Seals secrets the service must use again (webhook signing secrets): encrypt for the writers, decrypt for the worker. */
@@ -67,22 +69,24 @@ export class DataStack extends Stack {
       reason: 'Object keys are made at upload time; the grant is read-only and limited to this bucket.',
     });
 
-    this.writeUploads = new ManagedPolicy(this, 'WriteUploads', {
-      description: 'Write uploads and import results to the upload bucket',
-      statements: [
-        new PolicyStatement({
-          actions: ['s3:PutObject'],
-          resources: [this.uploadBucket.arnForObjects('uploads/*'), this.uploadBucket.arnForObjects('results/*')],
-        }),
-      ],
-    });
-    for (const prefix of ['uploads', 'results']) {
-      Validations.of(this.writeUploads).acknowledge({
-        id: `AwsSolutions::AwsSolutions-IAM5[Resource::<Uploads4F6EB0FD.Arn>/${prefix}/*]`,
-        reason:
-          'Object keys are made per upload and per job; the grant is limited to these two prefixes of this bucket.',
+    const writeUnder = (id: string, prefix: string) => {
+      const policy = new ManagedPolicy(this, id, {
+        description: `Write objects under ${prefix}/ of the upload bucket`,
+        statements: [
+          new PolicyStatement({
+            actions: ['s3:PutObject'],
+            resources: [this.uploadBucket.arnForObjects(`${prefix}/*`)],
+          }),
+        ],
       });
-    }
+      Validations.of(policy).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::<Uploads4F6EB0FD.Arn>/${prefix}/*]`,
+        reason: 'Object keys are made per upload and per job; the grant is limited to this prefix of this bucket.',
+      });
+      return policy;
+    };
+    this.writeUploads = writeUnder('WriteUploads', 'uploads');
+    this.writeResults = writeUnder('WriteResults', 'results');
 
     this.signingKeySecret = new Secret(this, 'SigningKeys', {
       description: 'ES256 signing keys of the service bearer tokens; filled in by the first cold start.',

@@ -88,7 +88,10 @@ async function fromSecret(secretId: string): Promise<StoredKeys> {
     );
   } catch (error) {
     const name = (error as { name?: string }).name;
-    if (name !== 'ResourceExistsException' && name !== 'InvalidRequestException') throw error;
+    // A function that only verifies may not fill the secret (its role reads it): it waits for a signer to.
+    if (name !== 'ResourceExistsException' && name !== 'InvalidRequestException' && name !== 'AccessDeniedException') {
+      throw error;
+    }
   }
   const settled = await read();
   if (!settled) throw new Error('the signing key secret could not be initialised');

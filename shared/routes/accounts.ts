@@ -4,6 +4,10 @@ import * as accounts from '#shared/accounts/schemas';
 import type { RouteDef } from '#shared/routes/types';
 import * as common from '#shared/schemas/common';
 
+/** An invitation operation the tests call only to see it refused: A5, A7 and A8 run the same invitation code. */
+const INVITE =
+  'Invites through the same code as A5, A7 and A8, whose tests send the invitation; this one is tested for its refusals.';
+
 export const accountsRoutes = [
   {
     id: 'X2',
@@ -140,7 +144,7 @@ export const accountsRoutes = [
     path: '/v1/org-transporter/invitations',
     area: 'accounts',
     handler: 'accounts/invite-org-transporter',
-    needs: { main: 'write', mail: true },
+    needs: { main: 'write', mail: true, unexercised: { mail: INVITE } },
     access: ['OrgTransporter'],
     summary: "Invite a user into the caller's organisation",
     status: 201,
@@ -179,7 +183,7 @@ export const accountsRoutes = [
     path: '/v1/partner/invitations',
     area: 'accounts',
     handler: 'accounts/invite-partner',
-    needs: { main: 'write', mail: true },
+    needs: { main: 'write', mail: true, unexercised: { 'main:write': INVITE, mail: INVITE } },
     access: ['Partner'],
     summary: "Invite a child user into the partner's own organisation",
     status: 201,

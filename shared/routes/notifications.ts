@@ -49,7 +49,7 @@ export const notificationsRoutes = [
     path: '/v1/notifications/{notification_id}',
     area: 'notifications',
     handler: 'notifications/read-notification',
-    needs: { objects: 'read' },
+    needs: { objects: ['read'] },
     access: 'users',
     summary:
       'Read one notification, object-storage links presigned for 15 minutes (SysAdmin, a Merchant of its organisation, the user it names)',

@@ -4,6 +4,13 @@ import * as planning from '#shared/planning/schemas';
 import type { RouteDef } from '#shared/routes/types';
 import * as common from '#shared/schemas/common';
 
+/** Why a grant of a planning function may go unused in the recorded tests. */
+const NO_PARTNER =
+  "The tests' organisations have no partner with a webhook: publishPartnerEvent finds none and sends nothing.";
+const NO_SUB = 'No WebSocket client is subscribed to the channel when the tests make this call: nothing is posted.';
+const JOB_END =
+  'Ends a job the way P14 does (announced on the channel and to partners); the tests reach only its refusals.';
+
 export const planningRoutes = [
   {
     id: 'P1',
@@ -167,7 +174,7 @@ export const planningRoutes = [
     path: '/v1/plannings/{planningID}/job/processing',
     area: 'planning',
     handler: 'planning/job-processing',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: { main: 'write' },
     access: ['RunsheetBroadcastPlanWorker', 'SysAdmin'],
     summary: 'Move the planning job to processing',
     status: 200,
@@ -180,7 +187,13 @@ export const planningRoutes = [
     path: '/v1/plannings/{planningID}/job/completed',
     area: 'planning',
     handler: 'planning/job-completed',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: {
+      main: 'write',
+      indexes: ['GSI2'],
+      queue: true,
+      realtime: true,
+      unexercised: { 'queue:send': NO_PARTNER, 'realtime:post': NO_SUB },
+    },
     access: ['RunsheetBroadcastPlanWorker', 'SysAdmin'],
     summary: 'Move the planning job to completed',
     status: 200,
@@ -193,7 +206,18 @@ export const planningRoutes = [
     path: '/v1/plannings/{planningID}/job/failed',
     area: 'planning',
     handler: 'planning/job-failed',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: {
+      main: 'write',
+      indexes: ['GSI2'],
+      queue: true,
+      realtime: true,
+      unexercised: {
+        'index:GSI2': JOB_END,
+        'queue:send': JOB_END,
+        'connections:write': JOB_END,
+        'realtime:post': JOB_END,
+      },
+    },
     access: ['RunsheetBroadcastPlanWorker', 'SysAdmin'],
     summary: 'Move the planning job to failed',
     status: 200,
@@ -206,7 +230,18 @@ export const planningRoutes = [
     path: '/v1/plannings/{planningID}/job/cancelled',
     area: 'planning',
     handler: 'planning/job-cancelled',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: {
+      main: 'write',
+      indexes: ['GSI2'],
+      queue: true,
+      realtime: true,
+      unexercised: {
+        'index:GSI2': JOB_END,
+        'queue:send': JOB_END,
+        'connections:write': JOB_END,
+        'realtime:post': JOB_END,
+      },
+    },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
     summary: 'Cancel the planning job',
     status: 200,
@@ -245,7 +280,7 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/pairs',
     area: 'planning',
     handler: 'planning/create-pair',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: { main: 'write' },
     access: ['RunsheetBroadcastRecordWorker'],
     summary: 'Record a pair’s creation',
     status: 201,
@@ -258,7 +293,7 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/deleted',
     area: 'planning',
     handler: 'planning/pair-deleted',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: { main: 'write' },
     access: ['RunsheetBroadcastRecordWorker'],
     summary: 'Record a pair’s deletion',
     status: 200,
@@ -271,7 +306,7 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/broadcast',
     area: 'planning',
     handler: 'planning/pair-broadcast',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: { main: 'write' },
     access: ['RunsheetBroadcastPlanWorker'],
     summary: 'Record a pair’s broadcast',
     status: 200,
@@ -284,7 +319,13 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/accepted',
     area: 'planning',
     handler: 'planning/pair-accepted',
-    needs: { main: 'write', indexes: ['GSI1', 'GSI2'], queue: true, realtime: true },
+    needs: {
+      main: 'write',
+      indexes: ['GSI1', 'GSI2'],
+      queue: true,
+      realtime: true,
+      unexercised: { 'queue:send': NO_PARTNER },
+    },
     access: ['RunsheetBroadcastPlanWorker', 'Driver', 'OrgDriver'],
     summary: 'Record acceptance (the first accept of a runsheet wins)',
     status: 200,
@@ -297,7 +338,7 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/rejected',
     area: 'planning',
     handler: 'planning/pair-rejected',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true, unexercised: { 'queue:send': NO_PARTNER } },
     access: ['RunsheetBroadcastRecordWorker', 'Driver', 'OrgDriver'],
     summary: 'Record rejection by the driver',
     status: 200,
@@ -310,7 +351,13 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/system-rejected',
     area: 'planning',
     handler: 'planning/pair-system-rejected',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: {
+      main: 'write',
+      indexes: ['GSI2'],
+      queue: true,
+      realtime: true,
+      unexercised: { 'queue:send': NO_PARTNER, 'realtime:post': NO_SUB },
+    },
     access: ['RunsheetBroadcastRecordWorker'],
     summary: 'Record rejection by the system',
     status: 200,

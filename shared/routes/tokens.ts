@@ -3,6 +3,10 @@ import * as accounts from '#shared/accounts/schemas';
 import type { RouteDef } from '#shared/routes/types';
 import * as tokens from '#shared/tokens/schemas';
 
+/** A grant on the success path of an operation whose tests reach only its refusals (403, 400, 404). */
+const REFUSALS_ONLY =
+  'The tests reach only this operation’s refusals; its success path is the one its sibling operations exercise.';
+
 export const tokensRoutes = [
   {
     id: 'T2',
@@ -10,7 +14,8 @@ export const tokensRoutes = [
     path: '/v1/auth/exchange',
     area: 'tokens',
     handler: 'tokens/exchange',
-    needs: { signingKey: true, externalIdentity: true },
+    // The external identity's user is looked up by email.
+    needs: { main: 'read', signingKey: 'sign', externalIdentity: true },
     access: 'public',
     summary: 'Exchange an external identity-platform token (Authorization header) for a service bearer token',
     status: 200,
@@ -48,7 +53,7 @@ export const tokensRoutes = [
     path: '/v1/admin/partner-authorizations/{partnerAuthorizationID}',
     area: 'tokens',
     handler: 'tokens/update-partner',
-    needs: { main: 'write' },
+    needs: { main: 'write', unexercised: { 'main:write': REFUSALS_ONLY } },
     access: ['SysAdmin'],
     summary: 'Update a partner authorization',
     status: 200,
@@ -139,7 +144,7 @@ export const tokensRoutes = [
     path: '/v1/auth/platform-sessions',
     area: 'tokens',
     handler: 'tokens/platform-session',
-    needs: { main: 'write', signingKey: true },
+    needs: { main: 'write' },
     access: 'public',
     summary: 'Create a platform session (X-Platform-ID header; email and password in the body)',
     status: 201,
@@ -152,7 +157,7 @@ export const tokensRoutes = [
     path: '/v1/auth/token',
     area: 'tokens',
     handler: 'tokens/token',
-    needs: { main: 'write', signingKey: true },
+    needs: { main: 'write', signingKey: 'sign' },
     access: 'public',
     summary:
       'Client credentials (HTTP Basic client_key:secret_key): grant_type client_credentials or authorization_code',
@@ -166,7 +171,7 @@ export const tokensRoutes = [
     path: '/v1/admin/clients',
     area: 'tokens',
     handler: 'tokens/create-client',
-    needs: { main: 'write', secretBox: 'seal' },
+    needs: { main: 'write' },
     access: ['SysAdmin'],
     summary: 'Create an internal worker client; the secret is shown once',
     status: 201,

@@ -39,14 +39,17 @@ export interface Needs {
   connections?: 'read' | 'write';
   /** Delivers frames to WebSocket subscribers: reads the channel's connections, posts, removes gone ones. */
   realtime?: true;
-  /** The upload bucket: read any object; write under uploads/ and results/. */
-  objects?: 'read' | 'write' | 'read-write';
+  /** The upload bucket: read any object (`read`), write under `uploads/`, write under `results/`. */
+  objects?: readonly ('read' | 'uploads' | 'results')[];
   /** Sends to the work queue. */
   queue?: true;
   /** The secret-box KMS key: seal (encrypt) webhook secrets, or open (decrypt) them. */
   secretBox?: 'seal' | 'open';
-  /** Reads the signing-key secret (and fills it in on the very first cold start). */
-  signingKey?: true;
+  /**
+   * The signing-key secret: `verify` reads it; `sign` (functions that issue tokens) may also fill it in on the very
+   * first cold start of a fresh deployment.
+   */
+  signingKey?: 'sign' | 'verify';
   /** Reads the seeded SysAdmin's password secret. */
   adminPassword?: true;
   /** Sends mail through SES from the configured sender. */

@@ -5,9 +5,14 @@
  * placeholder names (`table/Main`, the bucket `UploadBucket`, …) that test/support/policies.ts uses too.
  */
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as smithyEsm from '@smithy/core/client';
 import { tables } from '../../shared/db/tables.ts';
 import { onStandInCall, runningFunction } from '../../shared/local-invocation.ts';
+
+/** Where each test file leaves its record (cleared by the global setup at the start of a run). */
+export const RECORD_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../.test-output/aws-calls');
 
 export const ACCOUNT = '123456789012';
 export const REGION = 'eu-west-1';
@@ -106,6 +111,13 @@ export function iamCalls(
 }
 
 const recorded: AwsCall[] = [];
+const seen = new Set<string>();
+const record = (call: AwsCall) => {
+  const key = `${call.fn} ${call.action} ${call.resource}`;
+  if (seen.has(key)) return;
+  seen.add(key);
+  recorded.push(call);
+};
 let installed = false;
 
 /** Starts recording (once per process); returns the live list of calls. */
@@ -123,12 +135,12 @@ export function recordAwsCalls(): AwsCall[] {
     prototype.resolveMiddlewareWithContext = function (this: { input: Input }, ...args: unknown[]) {
       const { clientName, commandName } = args[3] as { clientName: string; commandName: string };
       const fn = runningFunction() ?? '?';
-      for (const call of iamCalls(clientName, commandName, this.input)) recorded.push({ fn, ...call });
+      for (const call of iamCalls(clientName, commandName, this.input)) record({ fn, ...call });
       return original.apply(this, args);
     };
   }
   onStandInCall((call) => {
-    recorded.push({ fn: runningFunction() ?? '?', action: call.action, resource: PLACEHOLDER[call.resource] });
+    record({ fn: runningFunction() ?? '?', action: call.action, resource: PLACEHOLDER[call.resource] });
   });
   return recorded;
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmulators } from '../../lib/local/emulators.ts';
 import { UPLOAD_BUCKET } from '../../lib/local/start.ts';
+import { RECORD_DIR } from './aws-calls.ts';
 import { chromiumPath } from './browser.ts';
 
 declare module 'vitest' {
@@ -19,6 +20,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // The AWS calls of this run only (test/support/record-setup.ts writes them, test/proof/iam.test.ts reads them).
+  rmSync(RECORD_DIR, { recursive: true, force: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'dispatch-test-'));
   const emulators = await startEmulators({ dataDir, persistent: false, buckets: [UPLOAD_BUCKET] });
   project.provide('endpoints', { dynamodb: emulators.dynamodbEndpoint, s3: emulators.s3Endpoint });
