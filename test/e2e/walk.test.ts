@@ -59,6 +59,17 @@ describe('a new user walks the front door', () => {
     expect((await api.post('/v1/auth/refresh', { refresh_token: again.refresh_token })).status).toBe(401);
   });
 
+  it('answers a POST repeated with the same Idempotency-Key once, through the idempotency table', async () => {
+    const session = await loginAs(api, ADMIN.email, ADMIN.password);
+    const headers = { 'idempotency-key': 'walk-org-once' };
+    const body = { name: 'Once Only Freight', kind: 'merchant' };
+    const first = await api.post<{ id: string }>('/v1/admin/organisations', body, session.bearer_token, headers);
+    const second = await api.post<{ id: string }>('/v1/admin/organisations', body, session.bearer_token, headers);
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(201);
+    expect(second.body.id).toBe(first.body.id);
+  });
+
   it('serves the public keys, and tokens verify against them', async () => {
     const jwks = await api.get<{ keys: Record<string, unknown>[] }>('/.well-known/jwks.json');
     expect(jwks.status).toBe(200);

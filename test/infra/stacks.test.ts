@@ -1,12 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { App, type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../lib/app.ts';
+import { DispatchFunction } from '../../lib/constructs/dispatch-function.ts';
 import { mainTable } from '../../shared/db/tables.ts';
 import { type RouteDef, routes, websocketRoutes } from '../../shared/routes.ts';
 
@@ -185,5 +186,75 @@ describe('cdk-nag AwsSolutions', () => {
     new Bucket(stack, 'Open');
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     expect(() => app.synth()).toThrow(/AwsSolutions-S1|AwsSolutions-S10|validation/i);
+  });
+});
+
+describe('wiring from the template (what the local host does, the cloud does)', () => {
+  /** The logical id of the function a property names (`Fn::GetAtt [id, Arn]` or `Ref id`, wherever inside). */
+  const functionIn = (value: unknown) => {
+    const json = JSON.stringify(value);
+    return (/"Fn::GetAtt":\["([A-Za-z0-9]+)"/.exec(json) ?? /"Ref":"([A-Za-z0-9]+)"/.exec(json))?.[1] ?? 'none';
+  };
+  /** Logical id → handler module of every DispatchFunction of a stack. */
+  const handlersOf = (stack: Stack) =>
+    new Map(
+      stack.node
+        .findAll()
+        .filter((c): c is DispatchFunction => c instanceof DispatchFunction)
+        .map((fn) => [stack.getLogicalId(fn.node.defaultChild as CfnElement), fn.handlerPath]),
+    );
+  const targetOf = (template: Template, integrationRef: unknown) => {
+    const integrationId = String(integrationRef).replace(/^integrations\//, '');
+    const integration = template.toJSON()['Resources'][integrationId];
+    return functionIn(integration.Properties.IntegrationUri);
+  };
+
+  it('sends every HTTP route to the function of its handler, with the authorizer exactly where the table says', () => {
+    const seen = new Set<string>();
+    for (const stack of built.areaStacks) {
+      const template = templateOf(stack);
+      const handlers = handlersOf(stack);
+      for (const resource of Object.values(template.findResources('AWS::ApiGatewayV2::Route'))) {
+        const props = resource['Properties'] as { RouteKey: string; Target: { 'Fn::Join': [string, unknown[]] } };
+        const route = (routes as readonly RouteDef[]).find((r) => `${r.method} ${r.path}` === props.RouteKey)!;
+        const ref = (props.Target['Fn::Join'][1][1] as { Ref: string }).Ref;
+        expect(handlers.get(targetOf(template, `integrations/${ref}`)), props.RouteKey).toBe(route.handler);
+        seen.add(route.id);
+      }
+    }
+    expect(seen.size).toBe(routes.length);
+  });
+
+  it('sends every WebSocket route to the function the WebSocket table names (as the local gateway does)', () => {
+    const template = templateOf(built.realtime);
+    const handlers = handlersOf(built.realtime);
+    for (const resource of Object.values(template.findResources('AWS::ApiGatewayV2::Route'))) {
+      const props = resource['Properties'] as { RouteKey: string; Target: { 'Fn::Join': [string, unknown[]] } };
+      const ref = (props.Target['Fn::Join'][1][1] as { Ref: string }).Ref;
+      const expected = websocketRoutes.find((r) => r.routeKey === props.RouteKey)!.handler;
+      expect(handlers.get(targetOf(template, `integrations/${ref}`)), props.RouteKey).toBe(expected);
+    }
+  });
+
+  it('triggers the upload recorder on uploads/, the queue worker from the work queue, the sweep every minute', () => {
+    const template = templateOf(built.workers);
+    const handlers = handlersOf(built.workers);
+    type Props = Record<string, unknown>;
+    const resources = template.toJSON()['Resources'] as Record<string, { Type: string; Properties: Props }>;
+    // S3: ObjectCreated under uploads/ → workers/uploads (lib/local/s3.ts hands the same events to the same module).
+    const notification = Object.values(resources).find((r) => r.Type === 'Custom::S3BucketNotifications')!;
+    const [lambda] = (notification.Properties['NotificationConfiguration'] as { LambdaFunctionConfigurations: Props[] })
+      .LambdaFunctionConfigurations;
+    expect(handlers.get(functionIn(lambda!['LambdaFunctionArn']))).toBe('workers/uploads');
+    expect(lambda!['Filter']).toEqual({ Key: { FilterRules: [{ Name: 'prefix', Value: 'uploads/' }] } });
+    // SQS: the work queue → workers/queue, ten at a time, failures reported per message (the local queue hands
+    // the worker one message at a time: a batch of one, which partial failures make equivalent).
+    const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping')!;
+    expect(handlers.get(functionIn(mapping.Properties['FunctionName']))).toBe('workers/queue');
+    expect(mapping.Properties).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    // The schedule: every minute → workers/expire-offers (locally every two seconds, so tests need not wait).
+    const rule = Object.values(resources).find((r) => r.Type === 'AWS::Events::Rule')!;
+    expect(rule.Properties['ScheduleExpression']).toBe('rate(1 minute)');
+    expect(handlers.get(functionIn(rule.Properties['Targets']))).toBe('workers/expire-offers');
   });
 });
