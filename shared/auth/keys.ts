@@ -73,7 +73,11 @@ async function fromSecret(secretId: string): Promise<StoredKeys> {
   const client = new SecretsManagerClient({});
   const read = async (): Promise<StoredKeys | undefined> => {
     const out = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
-    const parsed = JSON.parse(out.SecretString ?? '{}') as Partial<StoredKeys>;
+    // A new secret holds whatever CloudFormation generated (a random string, not JSON) until the first fill.
+    let parsed: Partial<StoredKeys> = {};
+    try {
+      parsed = JSON.parse(out.SecretString ?? '{}') as Partial<StoredKeys>;
+    } catch {}
     return Array.isArray(parsed.keys) && parsed.keys.length > 0 ? (parsed as StoredKeys) : undefined;
   };
   const existing = await read();
