@@ -4,10 +4,12 @@ import { join } from 'node:path';
 import { App, type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../lib/app.ts';
 import { DispatchFunction } from '../../lib/constructs/dispatch-function.ts';
+import { acknowledgeGuardFindings, GUARD_ACKNOWLEDGEMENTS, guardValidator } from '../../lib/guard.ts';
 import { mainTable } from '../../shared/db/tables.ts';
 import { type RouteDef, routes, websocketRoutes } from '../../shared/routes.ts';
 
@@ -172,13 +174,23 @@ describe('imports', () => {
   });
 });
 
-describe('cdk-nag AwsSolutions', () => {
-  it('passes, with every suppression justified in code', () => {
+describe('cdk-nag AwsSolutions and AWS Guard rules (cfn-guard, Control Tower controls)', () => {
+  it('pass, with every suppression justified in code', () => {
     const app = newApp();
     buildApp(app, { env: { account: '123456789012', region: 'eu-west-1' } });
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app), guardValidator());
+    acknowledgeGuardFindings(app);
     expect(() => app.synth()).not.toThrow();
-  });
+    for (const reason of Object.values(GUARD_ACKNOWLEDGEMENTS)) expect(reason.length).toBeGreaterThan(20);
+  }, 90_000);
+
+  it('Guard really fails on a violation (its binary runs offline)', () => {
+    const app = newApp();
+    const stack = new Stack(app, 'Bad');
+    new Queue(stack, 'NoDeadLetters');
+    Validations.of(app).addPlugins(guardValidator());
+    expect(() => app.synth()).toThrow(/validation|sqs_dlq_check/i);
+  }, 60_000);
 
   it('really fails on a violation (the check is live)', () => {
     const app = newApp();
