@@ -1,7 +1,7 @@
 /** The planning area's operations (one entry each; see shared/routes.ts for the whole table). */
 
 import * as planning from '#shared/planning/schemas';
-import type { RouteDef } from '#shared/routes/types';
+import type { Needs, RouteDef } from '#shared/routes/types';
 import * as common from '#shared/schemas/common';
 
 /** Why a grant of a planning function may go unused in the recorded tests. */
@@ -10,6 +10,20 @@ const NO_PARTNER =
 const NO_SUB = 'No WebSocket client is subscribed to the channel when the tests make this call: nothing is posted.';
 const JOB_END =
   'Ends a job the way P14 does (announced on the channel and to partners); the tests reach only its refusals.';
+
+/** P15 and P16 end a job as P14 does, and the tests reach only their refusals. */
+const jobEndNeeds: Needs = {
+  main: 'write',
+  indexes: ['GSI2'],
+  queue: true,
+  realtime: true,
+  unexercised: {
+    'index:GSI2': JOB_END,
+    'queue:send': JOB_END,
+    'connections:write': JOB_END,
+    'realtime:post': JOB_END,
+  },
+};
 
 export const planningRoutes = [
   {
@@ -206,18 +220,7 @@ export const planningRoutes = [
     path: '/v1/plannings/{planningID}/job/failed',
     area: 'planning',
     handler: 'planning/job-failed',
-    needs: {
-      main: 'write',
-      indexes: ['GSI2'],
-      queue: true,
-      realtime: true,
-      unexercised: {
-        'index:GSI2': JOB_END,
-        'queue:send': JOB_END,
-        'connections:write': JOB_END,
-        'realtime:post': JOB_END,
-      },
-    },
+    needs: jobEndNeeds,
     access: ['RunsheetBroadcastPlanWorker', 'SysAdmin'],
     summary: 'Move the planning job to failed',
     status: 200,
@@ -230,18 +233,7 @@ export const planningRoutes = [
     path: '/v1/plannings/{planningID}/job/cancelled',
     area: 'planning',
     handler: 'planning/job-cancelled',
-    needs: {
-      main: 'write',
-      indexes: ['GSI2'],
-      queue: true,
-      realtime: true,
-      unexercised: {
-        'index:GSI2': JOB_END,
-        'queue:send': JOB_END,
-        'connections:write': JOB_END,
-        'realtime:post': JOB_END,
-      },
-    },
+    needs: jobEndNeeds,
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
     summary: 'Cancel the planning job',
     status: 200,
