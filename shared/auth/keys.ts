@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { config } from '#shared/config';
 import { newUuid } from '#shared/ids';
+import { wire } from '#shared/aws/wire';
 
 export interface SigningKeys {
   kid: string;
@@ -67,7 +68,7 @@ async function fromSecret(secretId: string): Promise<StoredKeys> {
   const { SecretsManagerClient, GetSecretValueCommand, PutSecretValueCommand } = await import(
     '@aws-sdk/client-secrets-manager'
   );
-  const client = new SecretsManagerClient({});
+  const client = new SecretsManagerClient(wire());
   const read = async (): Promise<StoredKeys | undefined> => {
     const out = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
     const parsed = JSON.parse(out.SecretString ?? '{}') as Partial<StoredKeys>;

@@ -18,6 +18,7 @@ import { isSysAdmin } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { connectionsTableName, db, mainTableName } from '#shared/db/client';
 import { planningKey } from '#shared/planning/keys';
+import { wire } from '#shared/aws/wire';
 
 /** API Gateway closes a WebSocket after two hours; the records outlive it by a margin, then TTL removes them. */
 const CONNECTION_TTL_SECONDS = 2 * 3600 + 600;
@@ -36,7 +37,7 @@ function managementApi() {
     if (!endpoint) throw new Error('missing required environment variable WEBSOCKET_MANAGEMENT_ENDPOINT');
     management = import('@aws-sdk/client-apigatewaymanagementapi').then((sdk) => ({
       sdk,
-      client: new sdk.ApiGatewayManagementApiClient({ endpoint, maxAttempts: 2 }),
+      client: new sdk.ApiGatewayManagementApiClient({ ...wire(), endpoint }),
     }));
   }
   return management;

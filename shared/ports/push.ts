@@ -5,6 +5,7 @@
  */
 import { clock } from '#shared/clock';
 import { invalidField } from '#shared/http/problems';
+import { wire } from '#shared/aws/wire';
 
 export interface PushTarget {
   user_id: string;
@@ -67,7 +68,7 @@ export const localPush: PushPort & { read(userId?: string): OutboxPush[] } = {
 };
 
 export function snsPush(applications: Record<string, string>): PushPort {
-  const sns = import('@aws-sdk/client-sns').then((sdk) => ({ sdk, client: new sdk.SNSClient({}) }));
+  const sns = import('@aws-sdk/client-sns').then((sdk) => ({ sdk, client: new sdk.SNSClient(wire()) }));
   return {
     async register(target) {
       const application = applications[target.application_key];

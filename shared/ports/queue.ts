@@ -3,6 +3,8 @@
  * in-process queue runs the same worker after the same delay. Delays past SQS's 15-minute maximum are carried by the
  * message (`not_before`) and the worker puts such a message back until it is due.
  */
+import { wire } from '#shared/aws/wire';
+
 export interface QueuedMessage {
   /** Which worker handles it. */
   kind: 'webhook' | 'import' | 'planning';
@@ -49,7 +51,7 @@ export async function drainLocalQueue(): Promise<void> {
 }
 
 export function sqsQueue(queueUrl: string): QueuePort {
-  const sqs = import('@aws-sdk/client-sqs').then((sdk) => ({ sdk, client: new sdk.SQSClient({}) }));
+  const sqs = import('@aws-sdk/client-sqs').then((sdk) => ({ sdk, client: new sdk.SQSClient(wire()) }));
   return {
     async enqueue(message, delayMs) {
       const { sdk, client } = await sqs;
