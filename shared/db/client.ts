@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { isDependencyFailure } from '#shared/aws/faults';
 import { config } from '#shared/config';
 import { wire } from '#shared/aws/wire';
 
@@ -34,9 +35,11 @@ function missing(name: string): never {
   throw new Error(`missing required environment variable ${name}`);
 }
 
+/** A condition did not hold (a domain outcome). A transaction cancelled by throttling or a conflict is not one. */
 export function isConditionalFailure(error: unknown): boolean {
   const name = (error as { name?: string } | undefined)?.name;
-  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
+  if (name === 'ConditionalCheckFailedException') return true;
+  return name === 'TransactionCanceledException' && !isDependencyFailure(error);
 }
 
 /** For a cancelled transaction: which of its items failed their condition (by index). */

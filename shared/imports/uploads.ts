@@ -13,6 +13,7 @@ import { forbidden, invalidField } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import type { FileData } from '#shared/imports/jobs';
 import { getObject, headObject, presignGet, presignPut, putObject, uploadBucket } from '#shared/ports/object-storage';
+import { isDependencyFailure } from '#shared/aws/faults';
 
 export const UPLOAD_URL_TTL_SECONDS = 3600;
 export const OPS_SCOPE = 'ops';
@@ -118,7 +119,8 @@ export async function checkJobFiles(
           const head = await headObject({ Bucket: bucket, Key: file.storage_upload_key });
           size = head.ContentLength ?? 0;
           checksum = head.ETag?.replace(/"/g, '');
-        } catch {
+        } catch (error) {
+          if (isDependencyFailure(error)) throw error;
           throw invalidField(field, 'was not uploaded');
         }
       }
