@@ -89,7 +89,8 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
   if (route.access !== 'public') {
     // A bad token is the handler's problem+json; no Authorization header at all is API Gateway's own body.
     errors['401'] = {
-      description: 'Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"})',
+      description:
+        'Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"})',
       content: {
         'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
         'application/json': {

@@ -6,9 +6,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
 import { newUuid } from '#shared/ids';
-import { wire } from '#shared/aws/wire';
 
 export interface SigningKeys {
   kid: string;

@@ -41,7 +41,13 @@ export function wire(profile: WireProfile = 'default') {
   return {
     maxAttempts: numbers.attempts,
     retryMode: 'standard',
-    // The SDK makes its NodeHttpHandler from these options (requestTimeout is the socket's idle timeout).
-    requestHandler: { connectionTimeout: numbers.connectMs, requestTimeout: numbers.requestMs },
+    // The SDK makes its NodeHttpHandler from these options. requestTimeout bounds the whole attempt; without
+    // throwOnRequestTimeout the handler would only log a warning and keep waiting. socketTimeout bounds idleness.
+    requestHandler: {
+      connectionTimeout: numbers.connectMs,
+      requestTimeout: numbers.requestMs,
+      socketTimeout: numbers.requestMs,
+      throwOnRequestTimeout: true,
+    },
   } as const;
 }

@@ -1,8 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
-import { config } from '#shared/config';
 import { wire } from '#shared/aws/wire';
+import { config } from '#shared/config';
 
 let documentClient: DynamoDBDocumentClient | undefined;
 let rawClient: DynamoDBClient | undefined;

@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { checkAccess } from '#shared/auth/access';
-import { isDependencyFailure, RETRY_AFTER_SECONDS } from '#shared/aws/faults';
 import { resolveCaller } from '#shared/auth/authorizer';
 import type { Caller } from '#shared/auth/caller';
+import { isDependencyFailure, RETRY_AFTER_SECONDS } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { runIdempotently } from '#shared/http/idempotency';
 import {

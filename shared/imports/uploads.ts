@@ -7,13 +7,13 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
+import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { forbidden, invalidField } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import type { FileData } from '#shared/imports/jobs';
 import { getObject, headObject, presignGet, presignPut, putObject, uploadBucket } from '#shared/ports/object-storage';
-import { isDependencyFailure } from '#shared/aws/faults';
 
 export const UPLOAD_URL_TTL_SECONDS = 3600;
 export const OPS_SCOPE = 'ops';

@@ -15,10 +15,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { isSysAdmin } from '#shared/auth/caller';
+import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
 import { connectionsTableName, db, mainTableName } from '#shared/db/client';
 import { planningKey } from '#shared/planning/keys';
-import { wire } from '#shared/aws/wire';
 
 /** API Gateway closes a WebSocket after two hours; the records outlive it by a margin, then TTL removes them. */
 const CONNECTION_TTL_SECONDS = 2 * 3600 + 600;

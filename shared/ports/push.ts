@@ -3,9 +3,10 @@
  * registered (the platform application comes from `SNS_PLATFORM_APPLICATIONS`, a JSON map of application_key → ARN);
  * an endpoint SNS reports disabled is deleted with its key. Locally an outbox (`GET /_local/push-outbox`).
  */
+
+import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
 import { invalidField } from '#shared/http/problems';
-import { wire } from '#shared/aws/wire';
 
 export interface PushTarget {
   user_id: string;

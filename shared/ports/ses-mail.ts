@@ -1,7 +1,7 @@
 /** The cloud adapter of the mail port: Amazon SES (v2 API), plain-text mails from the configured sender. */
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
-import type { Mail, MailPort } from '#shared/ports/mail';
 import { wire } from '#shared/aws/wire';
+import type { Mail, MailPort } from '#shared/ports/mail';
 
 /**
  * `client` is for tests; by default the SES client is loaded on the first mail, so that functions which never send
