@@ -87,7 +87,17 @@ function successResponses(route: RouteDef): Record<string, unknown> {
 function errorResponses(route: RouteDef): Record<string, unknown> {
   const errors: Record<string, unknown> = { '400': problemResponse('Invalid request: `errors[]` names each field') };
   if (route.access !== 'public') {
-    errors['401'] = problemResponse('Missing or invalid bearer token');
+    // A bad token is the handler's problem+json; no Authorization header at all is API Gateway's own body.
+    errors['401'] = {
+      description:
+        'Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"})',
+      content: {
+        'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+        'application/json': {
+          schema: { type: 'object', required: ['message'], properties: { message: { const: 'Unauthorized' } } },
+        },
+      },
+    };
     errors['403'] = problemResponse('The role may not call this operation');
   }
   if (route.path.includes('{')) errors['404'] = problemResponse('Not found, or not visible to the caller');

@@ -17,8 +17,8 @@ export interface FunctionDef {
 
 /** Functions no HTTP route calls. Adding one is one entry here and one in the stack that wires its trigger. */
 export const backgroundFunctions: readonly FunctionDef[] = [
-  // Verifies bearer tokens (signature, the client's or user's token generation).
-  { handler: 'auth/authorizer', label: 'authorizer', needs: { main: 'read', signingKey: 'verify' } },
+  // Verifies bearer tokens (signature, issuer, audience, expiry); the handler kit checks revocation.
+  { handler: 'auth/authorizer', label: 'authorizer', needs: { signingKey: 'verify' } },
   { handler: 'system/not-found', label: '$default (404)', needs: {} },
   {
     handler: 'system/seed-admin',
@@ -138,7 +138,7 @@ const IDEMPOTENCY_ITEMS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Upd
  */
 export const DERIVED_REASONS = {
   'main:read':
-    'The handler kit reads the caller’s user item and token generation on every authenticated request (moving there from the authorizer); until then the authorizer makes that read.',
+    'The handler kit reads the caller’s user item and token generation on every authenticated request (shared/http/endpoint.ts), one code path every authenticated route shares.',
   idempotency:
     'Only a POST with an Idempotency-Key header touches the idempotency table, through the one wrapper every POST shares (shared/http/endpoint.ts); the proof requires some POST to exercise it.',
   'signingKey:fill':

@@ -1,8 +1,9 @@
-// The API Gateway Lambda authorizer (HTTP API, simple responses). It annotates and never denies: see authorizer.ts.
+// The API Gateway Lambda authorizer (HTTP API, simple responses, cached per Authorization header). It verifies the
+// JWT only and annotates, never denies: see shared/auth/authorizer.ts.
 import type { APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
-import { authenticate, toAuthorizerContext } from '#shared/auth/authorizer';
+import { annotate } from '#shared/auth/authorizer';
 
 export const handler = async (event: APIGatewayRequestAuthorizerEventV2) => {
   const authorization = event.headers?.['authorization'] ?? event.headers?.['Authorization'];
-  return { isAuthorized: true, context: toAuthorizerContext(await authenticate(authorization)) };
+  return { isAuthorized: true, context: await annotate(authorization) };
 };

@@ -1,13 +1,22 @@
 // WebSocket $connect: `?token=<bearer token>` is checked as the HTTP authorizer checks it; anything wrong is a 401.
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { authenticate } from '#shared/auth/authorizer';
+import { isDependencyFailure } from '#shared/aws/faults';
 import { rememberConnection } from '#shared/notifications/realtime';
 
 type ConnectEvent = APIGatewayProxyWebsocketEventV2 & { queryStringParameters?: Record<string, string | undefined> };
 
 export const handler = async (event: ConnectEvent): Promise<APIGatewayProxyResultV2> => {
-  const caller = await authenticate(`Bearer ${event.queryStringParameters?.['token'] ?? ''}`);
-  if (!caller) return { statusCode: 401, body: 'Unauthorized' };
-  await rememberConnection(event.requestContext.connectionId, caller);
-  return { statusCode: 200 };
+  try {
+    const caller = await authenticate(`Bearer ${event.queryStringParameters?.['token'] ?? ''}`);
+    if (!caller) return { statusCode: 401, body: 'Unauthorized' };
+    await rememberConnection(event.requestContext.connectionId, caller);
+    return { statusCode: 200 };
+  } catch (error) {
+    // Could not check the token or store the connection: not the client's fault, and worth a retry.
+    if (isDependencyFailure(error) || (error as { status?: number }).status === 503) {
+      return { statusCode: 503, body: 'Service Unavailable' };
+    }
+    throw error;
+  }
 };

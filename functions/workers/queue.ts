@@ -18,12 +18,29 @@ const workers: Record<QueuedMessage['kind'], (message: QueuedMessage) => Promise
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
+    let message: QueuedMessage;
     try {
-      const message = JSON.parse(record.body) as QueuedMessage;
+      message = JSON.parse(record.body) as QueuedMessage;
+      if (!workers[message.kind]) throw new Error(`no worker for kind ${String(message.kind)}`);
+    } catch (error) {
+      // Poison: it will never succeed. It is handed back until the redrive policy moves it to the dead-letter queue.
+      logger.error('poison message: not a work message; it will reach the dead-letter queue', {
+        message_id: record.messageId,
+        receive_count: record.attributes.ApproximateReceiveCount,
+        error: error as Error,
+      });
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+      continue;
+    }
+    try {
       await workers[message.kind](message);
     } catch (error) {
       // SQS hands the message back after the visibility timeout; after five receives the dead-letter queue keeps it.
-      logger.error('queue worker failed', { message_id: record.messageId, error: error as Error });
+      logger.error('queue worker failed; SQS will hand the message back', {
+        message_id: record.messageId,
+        receive_count: record.attributes.ApproximateReceiveCount,
+        error: error as Error,
+      });
       batchItemFailures.push({ itemIdentifier: record.messageId });
     }
   }

@@ -216,6 +216,18 @@ async function dispatch(request: IncomingMessage, response: ServerResponse): Pro
   };
   let authorizerContext: Record<string, string> | undefined;
   if (route.access !== 'public') {
+    // The authorizer's identity source is the Authorization header: without it (or empty), API Gateway answers its
+    // own 401 and no function runs.
+    const authorization = request.headers['authorization'];
+    if (authorization === undefined || authorization.trim() === '') {
+      send(
+        response,
+        401,
+        { ...CORS_HEADERS, 'Content-Type': 'application/json', 'apigw-requestid': requestId },
+        JSON.stringify({ message: 'Unauthorized' }),
+      );
+      return;
+    }
     const authorizer = (await loadHandler('auth/authorizer')) as unknown as (
       e: unknown,
     ) => Promise<{ context: Record<string, string> }>;

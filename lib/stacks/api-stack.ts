@@ -26,6 +26,9 @@ import type { DataStack } from '#lib/stacks/data-stack';
 import { background } from '#shared/functions';
 import { CORS_HEADERS } from '#shared/http/responses';
 
+/** How long API Gateway keeps the authorizer's answer for one Authorization header (at most 3600 s). */
+export const AUTHORIZER_CACHE_TTL = Duration.seconds(300);
+
 export interface ApiStackProps extends StackProps {
   data: DataStack;
   adminEmail: string;
@@ -67,17 +70,21 @@ export class ApiStack extends Stack {
     const needs = { data, mailFrom: props.mailFrom, adminEmail: props.adminEmail };
     const authorizerFn = new DispatchFunction(this, 'AuthorizerFn', { handlerPath: 'auth/authorizer' });
     applyNeeds(authorizerFn, background('auth/authorizer'), needs);
-    // The authorizer annotates rather than denies, so that the function answers 401 as problem+json; with no identity
-    // source it runs for every request and nothing is cached.
+    // The authorizer only verifies the ES256 JWT and annotates rather than denies, so that the function answers a bad
+    // token with problem+json 401. API Gateway caches its answer per Authorization header for AUTHORIZER_CACHE_TTL
+    // (one function invocation per request in steady state); a request without the header gets API Gateway's own
+    // 401 {"message":"Unauthorized"} without any function running. Revocation (token generation) is checked by the
+    // handler kit (shared/http/endpoint.ts), which also re-checks `exp`. HTTP APIs' JWT authorizer would need no
+    // function at all but supports only RSA algorithms, and the contract pins ES256.
     const authorizer = new HttpAuthorizer(this, 'Authorizer', {
       httpApi: this.httpApi,
       authorizerName: 'dispatch-bearer',
       type: HttpAuthorizerType.LAMBDA,
-      identitySource: [],
+      identitySource: ['$request.header.Authorization'],
       authorizerUri: `arn:${this.partition}:apigateway:${this.region}:lambda:path/2015-03-31/functions/${authorizerFn.functionArn}/invocations`,
       enableSimpleResponses: true,
       payloadFormatVersion: AuthorizerPayloadVersion.VERSION_2_0,
-      resultsCacheTtl: Duration.seconds(0),
+      resultsCacheTtl: AUTHORIZER_CACHE_TTL,
     });
     authorizerFn.addPermission('InvokedByApiGateway', {
       principal: new ServicePrincipal('apigateway.amazonaws.com'),

@@ -3,12 +3,19 @@ import { isRole } from '#shared/auth/roles';
 
 /**
  * API Gateway's simple-response context carries strings only. The authorizer never denies: it annotates, and the
- * handler factory answers a missing caller with the contract's problem+json 401 (HTTP APIs cannot customise an
- * authorizer's own 401/403 bodies).
+ * handler factory answers a missing or bad token with the contract's problem+json 401 (HTTP APIs cannot customise an
+ * authorizer's own 401/403 bodies; only a request with no Authorization header at all gets API Gateway's own 401).
  */
 export type AuthorizerContext = Record<string, string>;
 
-export function toAuthorizerContext(caller: Caller | null): AuthorizerContext {
+/**
+ * `authenticated` is 'true', 'false' or 'unchecked' (the authorizer could not read the signing keys; the handler kit
+ * then verifies the token itself). The authorizer adds the token's `gen` and `exp`, which the handler kit checks.
+ */
+export function toAuthorizerContext(
+  caller: Caller | null,
+  token?: { generation: number; expiresAt: number },
+): AuthorizerContext {
   if (!caller) return { authenticated: 'false' };
   return {
     authenticated: 'true',
@@ -16,6 +23,7 @@ export function toAuthorizerContext(caller: Caller | null): AuthorizerContext {
     id: caller.id,
     roles: caller.roles.join(','),
     org_id: caller.orgId ?? '',
+    ...(token ? { gen: String(token.generation), exp: String(token.expiresAt) } : {}),
   };
 }
 

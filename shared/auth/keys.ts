@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
 import { newUuid } from '#shared/ids';
 import { standsFor } from '#shared/local-invocation';
@@ -70,7 +71,7 @@ async function fromSecret(secretId: string): Promise<StoredKeys> {
   const { SecretsManagerClient, GetSecretValueCommand, PutSecretValueCommand } = await import(
     '@aws-sdk/client-secrets-manager'
   );
-  const client = new SecretsManagerClient({});
+  const client = new SecretsManagerClient(wire());
   const read = async (): Promise<StoredKeys | undefined> => {
     const out = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
     // A new secret holds whatever CloudFormation generated (a random string, not JSON) until the first fill.

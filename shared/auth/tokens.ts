@@ -47,7 +47,7 @@ export async function issueBearerToken(caller: Caller, generation: number): Prom
 let verifier: { keys: unknown; jwks: ReturnType<typeof createLocalJWKSet> } | undefined;
 
 /** One key set per container: jose then imports each public key once, not on every verification. */
-async function localKeySet() {
+export async function localKeySet() {
   const { publicJwks } = await signingKeys();
   if (verifier?.keys !== publicJwks) verifier = { keys: publicJwks, jwks: createLocalJWKSet({ keys: publicJwks }) };
   return verifier.jwks;
@@ -55,7 +55,15 @@ async function localKeySet() {
 
 /** Verifies signature (ES256 only), issuer, audience and expiry; throws on anything wrong. */
 export async function verifyBearerToken(token: string): Promise<VerifiedToken> {
-  const { payload } = await jwtVerify(token, await localKeySet(), {
+  return verifyWithKeySet(token, await localKeySet());
+}
+
+/** The same with the key set already in hand (so that "keys unavailable" and "bad token" stay apart). */
+export async function verifyWithKeySet(
+  token: string,
+  keys: Awaited<ReturnType<typeof localKeySet>>,
+): Promise<VerifiedToken> {
+  const { payload } = await jwtVerify(token, keys, {
     algorithms: ['ES256'],
     issuer: config.tokenIssuer,
     audience: config.tokenAudience,

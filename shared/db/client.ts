@@ -1,5 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { isDependencyFailure } from '#shared/aws/faults';
+import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
 
 let documentClient: DynamoDBDocumentClient | undefined;
@@ -9,7 +11,7 @@ let rawClient: DynamoDBClient | undefined;
 export function rawDb(): DynamoDBClient {
   if (!rawClient) {
     const endpoint = config.dynamodbEndpoint;
-    rawClient = new DynamoDBClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
+    rawClient = new DynamoDBClient({ ...wire('dynamodb'), ...(endpoint ? { endpoint } : {}) });
   }
   return rawClient;
 }
@@ -33,9 +35,11 @@ function missing(name: string): never {
   throw new Error(`missing required environment variable ${name}`);
 }
 
+/** A condition did not hold (a domain outcome). A transaction cancelled by throttling or a conflict is not one. */
 export function isConditionalFailure(error: unknown): boolean {
   const name = (error as { name?: string } | undefined)?.name;
-  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
+  if (name === 'ConditionalCheckFailedException') return true;
+  return name === 'TransactionCanceledException' && !isDependencyFailure(error);
 }
 
 /** For a cancelled transaction: which of its items failed their condition (by index). */

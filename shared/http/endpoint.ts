@@ -8,8 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { checkAccess } from '#shared/auth/access';
-import { fromAuthorizerContext } from '#shared/auth/authorizer-context';
+import { resolveCaller } from '#shared/auth/authorizer';
 import type { Caller } from '#shared/auth/caller';
+import { isDependencyFailure, RETRY_AFTER_SECONDS } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { runIdempotently } from '#shared/http/idempotency';
 import {
@@ -18,6 +19,7 @@ import {
   malformedJson,
   Problem,
   payloadTooLarge,
+  unavailable,
   unsupportedMediaType,
 } from '#shared/http/problems';
 import { problemAsReply, type Reply, toResult } from '#shared/http/responses';
@@ -68,8 +70,9 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
     let reply: Reply;
     let caller: Caller | null = null;
     try {
-      caller = fromAuthorizerContext(
+      caller = await resolveCaller(
         (event.requestContext as { authorizer?: { lambda?: Record<string, unknown> } }).authorizer?.lambda,
+        headers['authorization'],
       );
       checkAccess(route.access, caller);
       const rawBody = decodeBody(event);
@@ -113,6 +116,10 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
 
 function problemReply(error: unknown, requestId: string): Reply {
   if (error instanceof Problem) return problemAsReply(error, requestId);
+  if (isDependencyFailure(error)) {
+    logger.warn('dependency unavailable', { request_id: requestId, error: error as Error });
+    return problemAsReply(unavailable(RETRY_AFTER_SECONDS), requestId);
+  }
   logger.error('unhandled error', { request_id: requestId, error: error as Error });
   return problemAsReply(internal(), requestId);
 }

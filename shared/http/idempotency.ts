@@ -42,7 +42,17 @@ export async function runIdempotently(call: IdempotentCall, run: () => Promise<R
     expiresAfterSeconds: 24 * 3600,
     throwOnNoIdempotencyKey: true,
   });
-  if (call.context) config.registerLambdaContext(call.context);
+  // A record left in progress by a request that failed (and could not delete it: the store was down) blocks a retry
+  // until its in-progress expiry, which Powertools takes from the function's remaining time. Every request is
+  // bounded to about 10 s by the clients' timeouts (shared/aws/wire.ts), so the expiry is capped at
+  // IDEMPOTENCY_IN_PROGRESS_MS (10 s by default) rather than the function's 29 s timeout.
+  const cap = Number(process.env['IDEMPOTENCY_IN_PROGRESS_MS'] ?? 10_000);
+  const started = Date.now();
+  const remaining = () => Math.max(0, cap - (Date.now() - started));
+  config.registerLambdaContext({
+    ...(call.context ?? {}),
+    getRemainingTimeInMillis: () => Math.min(call.context?.getRemainingTimeInMillis() ?? cap, remaining()),
+  } as Context);
   const idempotent = makeIdempotent(async (_record: { key: string; payload: string }) => run(), {
     persistenceStore: store(),
     config,
@@ -57,7 +67,9 @@ export async function runIdempotently(call: IdempotentCall, run: () => Promise<R
       throw conflict('this Idempotency-Key was used with another request body', 'idempotency_key_reused');
     }
     if (error instanceof IdempotencyAlreadyInProgressError) {
-      throw conflict('a request with this Idempotency-Key is still in progress; retry shortly');
+      const problem = conflict('a request with this Idempotency-Key is still in progress; retry shortly');
+      problem.headers['Retry-After'] = '1';
+      throw problem;
     }
     throw error;
   }

@@ -59,6 +59,13 @@ export const rateLimited = (retryAfterSeconds: number): Problem =>
     'Retry-After': String(retryAfterSeconds),
   });
 
+/** 503: a dependency failed, throttled or did not answer in time; nothing was half-done, retrying is safe. */
+export const unavailable = (
+  retryAfterSeconds = 1,
+  detail = 'a service this operation depends on is unavailable; retry shortly',
+): Problem =>
+  new Problem(503, 'unavailable', 'Service unavailable', detail, [], { 'Retry-After': String(retryAfterSeconds) });
+
 export const internal = (): Problem =>
   new Problem(
     500,

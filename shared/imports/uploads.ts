@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
+import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { forbidden, invalidField } from '#shared/http/problems';
@@ -118,7 +119,8 @@ export async function checkJobFiles(
           const head = await headObject({ Bucket: bucket, Key: file.storage_upload_key });
           size = head.ContentLength ?? 0;
           checksum = head.ETag?.replace(/"/g, '');
-        } catch {
+        } catch (error) {
+          if (isDependencyFailure(error)) throw error;
           throw invalidField(field, 'was not uploaded');
         }
       }

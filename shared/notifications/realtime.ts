@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { isSysAdmin } from '#shared/auth/caller';
+import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
 import { connectionsTableName, db, mainTableName } from '#shared/db/client';
 import { planningKey } from '#shared/planning/keys';
@@ -36,7 +37,7 @@ function managementApi() {
     if (!endpoint) throw new Error('missing required environment variable WEBSOCKET_MANAGEMENT_ENDPOINT');
     management = import('@aws-sdk/client-apigatewaymanagementapi').then((sdk) => ({
       sdk,
-      client: new sdk.ApiGatewayManagementApiClient({ endpoint, maxAttempts: 2 }),
+      client: new sdk.ApiGatewayManagementApiClient({ ...wire(), endpoint }),
     }));
   }
   return management;

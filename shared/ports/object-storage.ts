@@ -14,6 +14,7 @@ import type {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { wire } from '#shared/aws/wire';
 
 type Sdk = typeof import('@aws-sdk/client-s3');
 let loaded: Promise<{ sdk: Sdk; client: S3Client }> | undefined;
@@ -21,7 +22,7 @@ let loaded: Promise<{ sdk: Sdk; client: S3Client }> | undefined;
 function storage() {
   loaded ??= import('@aws-sdk/client-s3').then((sdk) => {
     const endpoint = process.env['S3_ENDPOINT'];
-    return { sdk, client: new sdk.S3Client(endpoint ? { endpoint, forcePathStyle: true } : {}) };
+    return { sdk, client: new sdk.S3Client({ ...wire(), ...(endpoint ? { endpoint, forcePathStyle: true } : {}) }) };
   });
   return loaded;
 }

@@ -3,6 +3,8 @@
  * registered (the platform application comes from `SNS_PLATFORM_APPLICATIONS`, a JSON map of application_key → ARN);
  * an endpoint SNS reports disabled is deleted with its key. Locally an outbox (`GET /_local/push-outbox`).
  */
+
+import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
 import { invalidField } from '#shared/http/problems';
 
@@ -67,7 +69,7 @@ export const localPush: PushPort & { read(userId?: string): OutboxPush[] } = {
 };
 
 export function snsPush(applications: Record<string, string>): PushPort {
-  const sns = import('@aws-sdk/client-sns').then((sdk) => ({ sdk, client: new sdk.SNSClient({}) }));
+  const sns = import('@aws-sdk/client-sns').then((sdk) => ({ sdk, client: new sdk.SNSClient(wire()) }));
   return {
     async register(target) {
       const application = applications[target.application_key];

@@ -3,6 +3,7 @@
  * in-process queue runs the same worker after the same delay. Delays past SQS's 15-minute maximum are carried by the
  * message (`not_before`) and the worker puts such a message back until it is due.
  */
+import { wire } from '#shared/aws/wire';
 import { asFunction, standsFor } from '#shared/local-invocation';
 
 export interface QueuedMessage {
@@ -27,23 +28,43 @@ export function registerLocalWorker(kind: QueuedMessage['kind'], worker: Worker)
   workers.set(kind, worker);
 }
 
+/** Like SQS's redrive policy (maxReceiveCount 5): a message that fails five times goes to the dead-letter list. */
+export const LOCAL_MAX_RECEIVES = 5;
+/** Locally, the dead-letter queue: each message with the reason it was given up on. */
+export const localDeadLetters: { message: QueuedMessage; reason: string }[] = [];
+
+function handleLocally(message: QueuedMessage, delayMs: number, receive: number): void {
+  const timer = setTimeout(
+    () => {
+      const worker = workers.get(message.kind);
+      if (!worker) {
+        console.error(`local queue: no worker for ${message.kind}; message dead-lettered`);
+        localDeadLetters.push({ message, reason: `no worker for kind ${message.kind}` });
+        return;
+      }
+      // The queue's consumer is its own function (workers/queue), whoever sent the message.
+      const run = asFunction('workers/queue', () => worker(message)).catch((error: unknown) => {
+        // As SQS does after the visibility timeout: hand the message back, with backoff, until the receive limit.
+        if (receive < LOCAL_MAX_RECEIVES) {
+          console.error(`local ${message.kind} worker failed (receive ${receive}); retrying`, error);
+          handleLocally(message, 200 * 2 ** receive * (0.5 + Math.random()), receive + 1);
+          return;
+        }
+        console.error(`local ${message.kind} worker failed ${receive} times; message dead-lettered`, error);
+        localDeadLetters.push({ message, reason: (error as Error)?.message ?? String(error) });
+      });
+      pending.add(run);
+      void run.finally(() => pending.delete(run));
+    },
+    Math.max(0, delayMs),
+  );
+  timer.unref();
+}
+
 export const localQueue: QueuePort = {
   async enqueue(message, delayMs) {
     standsFor({ action: 'sqs:SendMessage', resource: 'workQueue' });
-    const timer = setTimeout(
-      () => {
-        const worker = workers.get(message.kind);
-        if (!worker) return;
-        // The queue's consumer is its own function (workers/queue), whoever sent the message.
-        const run = asFunction('workers/queue', () => worker(message)).catch((error: unknown) =>
-          console.error(`local ${message.kind} worker failed`, error),
-        );
-        pending.add(run);
-        void run.finally(() => pending.delete(run));
-      },
-      Math.max(0, delayMs),
-    );
-    timer.unref();
+    handleLocally(message, delayMs, 1);
   },
 };
 
@@ -53,7 +74,7 @@ export async function drainLocalQueue(): Promise<void> {
 }
 
 export function sqsQueue(queueUrl: string): QueuePort {
-  const sqs = import('@aws-sdk/client-sqs').then((sdk) => ({ sdk, client: new sdk.SQSClient({}) }));
+  const sqs = import('@aws-sdk/client-sqs').then((sdk) => ({ sdk, client: new sdk.SQSClient(wire()) }));
   return {
     async enqueue(message, delayMs) {
       const { sdk, client } = await sqs;

@@ -6,6 +6,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { wire } from '#shared/aws/wire';
 import { standsFor } from '#shared/local-invocation';
 
 export interface SecretBox {
@@ -50,7 +51,7 @@ export function localSecretBox(keyFile: string): SecretBox {
 }
 
 export function kmsSecretBox(keyId: string): SecretBox {
-  const kms = import('@aws-sdk/client-kms').then((sdk) => ({ sdk, client: new sdk.KMSClient({}) }));
+  const kms = import('@aws-sdk/client-kms').then((sdk) => ({ sdk, client: new sdk.KMSClient(wire()) }));
   return {
     async seal(plaintext) {
       const { sdk, client } = await kms;

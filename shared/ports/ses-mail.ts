@@ -1,5 +1,6 @@
 /** The cloud adapter of the mail port: Amazon SES (v2 API), plain-text mails from the configured sender. */
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
+import { wire } from '#shared/aws/wire';
 import type { Mail, MailPort } from '#shared/ports/mail';
 
 /**
@@ -10,7 +11,7 @@ export function sesMail(from: string, client?: SESv2Client): MailPort {
   let ses: Promise<{ client: SESv2Client; SendEmailCommand: typeof import('@aws-sdk/client-sesv2').SendEmailCommand }>;
   const load = () =>
     (ses ??= import('@aws-sdk/client-sesv2').then((sdk) => ({
-      client: client ?? new sdk.SESv2Client({}),
+      client: client ?? new sdk.SESv2Client(wire()),
       SendEmailCommand: sdk.SendEmailCommand,
     })));
   return {

@@ -115,8 +115,14 @@ describe('the access matrix', () => {
           ...(route.method === 'GET' || route.method === 'DELETE' ? {} : { body: {} }),
         });
       if (route.access !== 'public') {
+        // No Authorization header: API Gateway's own 401 (the authorizer's identity source is missing), no function.
         const anonymous = await send();
-        if (anonymous.status !== 401) wrong.push(`${route.id} without a token: ${anonymous.status}`);
+        if (anonymous.status !== 401 || JSON.stringify(anonymous.body) !== '{"message":"Unauthorized"}')
+          wrong.push(`${route.id} without a token: ${anonymous.status} ${JSON.stringify(anonymous.body)}`);
+        // A present but bad token: the handler kit's problem+json 401.
+        const forged = await send('not.a.token');
+        if (forged.status !== 401 || forged.headers.get('content-type') !== 'application/problem+json')
+          wrong.push(`${route.id} with a bad token: ${forged.status} ${forged.headers.get('content-type')}`);
         checked++;
       }
       // Some public routes read their own credential from Authorization (T2, X5): they are not role-checked.

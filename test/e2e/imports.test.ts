@@ -230,7 +230,8 @@ describe('an import from presigned uploads', () => {
       Error: 'object_key is required',
     });
     expect((await api.get('/v1/files', merchant)).body).toEqual({ Error: 'bucket is required' });
-    expect((await api.get(file.url)).body).toMatchObject({ status: 401, code: 'unauthenticated' });
+    expect((await api.get(file.url)).body).toEqual({ message: 'Unauthorized' });
+    expect((await api.get(file.url, 'not-a-jwt')).body).toMatchObject({ status: 401, code: 'unauthenticated' });
   });
 });
 

@@ -90,7 +90,14 @@ describe('tokens that must not pass', () => {
     expect(response.body).toMatchObject({ code: 'unauthenticated', status: 401, request_id: expect.any(String) });
   };
 
-  it('no token', () => expect401(undefined));
+  it('no token: API Gateway’s own 401, no function runs (contract section 3)', async () => {
+    const response = await api.get('/v1/roles');
+    expect(response.status).toBe(401);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.body).toEqual({ message: 'Unauthorized' });
+  });
+
+  it('a header that is no bearer token', () => expect401('not-a-jwt'));
 
   it('a tampered payload', async () => {
     const [header, payload, signature] = good.split('.');
@@ -135,7 +142,10 @@ describe('the contract conventions hold at the door', () => {
   });
 
   it('echoes X-Request-Id, or makes one, on every response, errors included', async () => {
-    const echoed = await api.call('GET', '/v1/roles', { headers: { 'x-request-id': 'trace-me-123' } });
+    const echoed = await api.call('GET', '/v1/roles', {
+      token: 'not-a-jwt',
+      headers: { 'x-request-id': 'trace-me-123' },
+    });
     expect(echoed.headers.get('x-request-id')).toBe('trace-me-123');
     expect(echoed.body).toMatchObject({ request_id: 'trace-me-123' });
     const made = await api.get('/v1/nowhere');

@@ -36,6 +36,11 @@ describe('the synthesized service', () => {
     const apiTemplate = templateOf(built.api);
     const authorizers = apiTemplate.findResources('AWS::ApiGatewayV2::Authorizer');
     expect(Object.keys(authorizers)).toHaveLength(1);
+    // Cached per Authorization header; a request without one is API Gateway's own 401 (no function runs).
+    const authorizerProps = Object.values(authorizers)[0]!['Properties'] as Record<string, unknown>;
+    expect(authorizerProps['IdentitySource']).toEqual(['$request.header.Authorization']);
+    expect(authorizerProps['AuthorizerResultTtlInSeconds']).toBe(300);
+    expect(authorizerProps['EnableSimpleResponses']).toBe(true);
     const found = new Map<string, Record<string, unknown>>();
     for (const stack of built.areaStacks) {
       for (const resource of Object.values(templateOf(stack).findResources('AWS::ApiGatewayV2::Route'))) {

@@ -100,3 +100,30 @@ describe('passwords', () => {
     expect(await verifyPassword('anything', undefined)).toBe(false);
   });
 });
+
+describe('the authorizer (cached by API Gateway) and the handler kit', () => {
+  it('annotates a good token with gen and exp, and a bad one as no caller, without reading any table', async () => {
+    const { annotate } = await import('../../shared/auth/authorizer.ts');
+    const issued = await issueBearerToken(caller, 4);
+    expect(await annotate(`Bearer ${issued.bearer_token}`)).toEqual({
+      authenticated: 'true',
+      kind: 'user',
+      id: caller.id,
+      roles: 'OrgAdmin',
+      org_id: '',
+      gen: '4',
+      exp: String(issued.bearer_token_expired_at),
+    });
+    expect(await annotate('Bearer not.a.token')).toEqual({ authenticated: 'false' });
+    expect(await annotate(undefined)).toEqual({ authenticated: 'false' });
+  });
+
+  it('re-checks exp from the annotation, since the gateway may serve a cached answer past the token’s expiry', async () => {
+    const { annotate, resolveCaller } = await import('../../shared/auth/authorizer.ts');
+    const issued = await issueBearerToken(caller, 4);
+    const { gen: _gen, ...context } = await annotate(`Bearer ${issued.bearer_token}`);
+    expect(await resolveCaller(context, `Bearer ${issued.bearer_token}`)).toMatchObject({ id: caller.id });
+    setClock(() => (issued.bearer_token_expired_at + 1) * 1000);
+    expect(await resolveCaller(context, `Bearer ${issued.bearer_token}`)).toBeNull();
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * Issue 14 measured from outside: the whole host with DynamoDB behind the fault proxy (test/support/fault-proxy.ts).
+ * Under every fault a login with the right password, an authenticated read and writes answer 503 problem+json
+ * `unavailable` with Retry-After within 10 s (never 401 or 500); once the fault clears, the same requests (the POST
+ * with the same Idempotency-Key) end as a fault-free run would.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type RunningHost, startLocal } from '../../lib/local/start.ts';
+import { type FaultMode, type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
+import { type Client, client, loginAs } from '../support/http.ts';
+import { ADMIN } from '../support/local.ts';
+
+let host: RunningHost;
+let proxy: FaultProxy;
+let api: Client;
+const driver = { email: `fault.${randomBytes(4).toString('hex')}@example.com`, password: 'a-good-long-password' };
+let driverToken: string;
+
+beforeAll(async () => {
+  const endpoints = inject('endpoints');
+  proxy = await startFaultProxy(endpoints.dynamodb, 'dynamodb');
+  process.env['TOKEN_GENERATION_CACHE_MS'] = '0';
+  process.env['IDEMPOTENCY_IN_PROGRESS_MS'] = '3000';
+  host = await startLocal({
+    port: 0,
+    dataDir: join(inject('dataDir'), `faults-${randomBytes(4).toString('hex')}`),
+    fresh: false,
+    persistent: false,
+    adminEmail: ADMIN.email,
+    adminPassword: ADMIN.password,
+    tablePrefix: `f${randomBytes(4).toString('hex')}-`,
+    endpoints: { dynamodb: proxy.url },
+  });
+  api = client(host.url);
+  // A confirmed driver to log in as and to send fixes.
+  expect((await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token).toBeTruthy();
+  await api.post('/v1/auth/register-driver', { user: { ...driver, name: 'Fay Fault' } });
+  await api.post('/v1/auth/security-code', { user: { email: driver.email } });
+  const mail = await api.get<{ messages: { kind: string; data: Record<string, string> }[] }>(
+    `/_local/outbox?to=${encodeURIComponent(driver.email)}`,
+  );
+  const code = mail.body.messages.find((m) => m.kind === 'security_code')!.data['security_code'];
+  await api.post('/v1/auth/verify-security-code', { user: { email: driver.email, security_code: code } });
+  driverToken = (await loginAs(api, driver.email, driver.password)).bearer_token;
+}, 60_000);
+
+afterAll(async () => {
+  await proxy?.set('pass');
+  await host?.stop();
+  await proxy?.close();
+});
+
+function expectUnavailable(response: { status: number; body: unknown; headers: Headers }, what: string) {
+  expect(response.status, `${what}: ${JSON.stringify(response.body)}`).toBe(503);
+  expect(response.headers.get('content-type'), what).toBe('application/problem+json');
+  expect(response.body, what).toMatchObject({ status: 503, code: 'unavailable' });
+  expect(Number(response.headers.get('retry-after')), what).toBeGreaterThan(0);
+}
+
+const fix = () => ({
+  device_id: 'phone-1',
+  latitude: 1.3,
+  longitude: 103.8,
+  client_time_utc: new Date().toISOString(),
+  client_timezone: 'Asia/Singapore',
+});
+
+describe.each<FaultMode>(['refuse', 'stall', 'throttle', 'error', 'reset'])('DynamoDB %s', (mode) => {
+  it('answers 503 unavailable with Retry-After within 10 s, and the retry with the same key ends right', async () => {
+    const email = `a2.${mode}.${randomBytes(3).toString('hex')}@example.com`;
+    const key = randomBytes(8).toString('hex');
+    const register = () =>
+      api.post('/v1/auth/register-driver', { user: { email, password: driver.password, name: 'Re Try' } }, undefined, {
+        'idempotency-key': key,
+      });
+    await proxy.set(mode);
+    const started = Date.now();
+    const [login, me, location, registered] = await Promise.all([
+      api.post('/v1/auth/login', { user: driver }),
+      api.get('/v1/me', driverToken),
+      api.put('/v1/driver/location', fix(), driverToken),
+      register(),
+    ]);
+    const elapsed = Date.now() - started;
+    await proxy.set('pass');
+    console.log(
+      `DynamoDB ${mode}: four requests answered ${[login, me, location, registered].map((r) => r.status)} in ${elapsed} ms`,
+    );
+    expect(elapsed).toBeLessThan(10_000);
+    expectUnavailable(login, 'A1 login with the right password');
+    expectUnavailable(me, 'X9 authenticated read');
+    expectUnavailable(location, 'L1 fix');
+    expectUnavailable(registered, 'A2 registration');
+
+    // The fault is gone: the same requests succeed, and the registration happened exactly once.
+    expect((await api.post('/v1/auth/login', { user: driver })).status).toBe(200);
+    expect((await api.get('/v1/me', driverToken)).status).toBe(200);
+    expect((await api.put('/v1/driver/location', fix(), driverToken)).status).toBe(200);
+    // A record the failed request left in progress (the store was down for its delete too) expires within seconds.
+    let retried = await register();
+    for (let i = 0; i < 20 && retried.status === 409; i++) {
+      await new Promise((resolve) => setTimeout(resolve, Number(retried.headers.get('retry-after') ?? 1) * 500));
+      retried = await register();
+    }
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    expect((await register()).status).toBe(201); // replayed from the idempotency record
+    const mails = await api.get<{ messages: { template?: string; data: Record<string, string> }[] }>(
+      `/_local/outbox?to=${encodeURIComponent(email)}`,
+    );
+    expect(mails.body.messages.length).toBe(1);
+  }, 30_000);
+});
+
+describe('35 % of DynamoDB calls throttled', () => {
+  it('never answers 401 or 500; every request ends 2xx or 503', async () => {
+    await proxy.set('throttle', 0.35);
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const email = `a2.frac${i}.${randomBytes(3).toString('hex')}@example.com`;
+      const answers = await Promise.all([
+        api.post('/v1/auth/login', { user: driver }),
+        api.get('/v1/me', driverToken),
+        api.put('/v1/driver/location', fix(), driverToken),
+        api.post('/v1/auth/register-driver', { user: { email, password: driver.password, name: 'Frac Tion' } }),
+      ]);
+      statuses.push(...answers.map((a) => a.status));
+    }
+    await proxy.set('pass');
+    console.log(`35 % throttled: ${statuses.length} requests, statuses ${JSON.stringify(count(statuses))}`);
+    expect(statuses.filter((s) => s === 401 || s === 500)).toEqual([]);
+    expect(statuses.every((s) => (s >= 200 && s < 300) || s === 503)).toBe(true);
+  }, 60_000);
+});
+
+function count(values: number[]) {
+  const out: Record<number, number> = {};
+  for (const value of values) out[value] = (out[value] ?? 0) + 1;
+  return out;
+}
