@@ -103,9 +103,15 @@ export async function forgetConnection(connectionId: string): Promise<void> {
 }
 
 const CHANNEL = /^(user|org|planning)\.([0-9a-f-]{36})$/;
+/** Live positions of freelance drivers (no organisation): SysAdmin's alone. */
+const FREELANCE_POSITIONS = 'drivers.freelance';
 
-/** May `caller` join `channel`? Their own user, their own organisation, a planning of their organisation; SysAdmin any. */
+/**
+ * May `caller` join `channel`? Their own user, their own organisation, a planning of their organisation; SysAdmin
+ * any, and only SysAdmin `drivers.freelance`.
+ */
 export async function mayJoin(caller: Caller, channel: string): Promise<boolean> {
+  if (channel === FREELANCE_POSITIONS) return isSysAdmin(caller);
   const match = CHANNEL.exec(channel);
   if (!match) return false;
   if (isSysAdmin(caller)) return true;
