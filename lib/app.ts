@@ -14,7 +14,7 @@ export function buildApp(app: App, props: StackProps = {}) {
     data,
     adminEmail: app.node.tryGetContext('adminEmail') ?? 'admin@dispatch.local',
   });
-  const realtime = new RealtimeStack(app, 'DispatchRealtime', { ...props, data });
+  const realtime = new RealtimeStack(app, 'DispatchRealtime', { ...props, data, httpApi: api.httpApi });
   const areas = new Map<Area, RouteDef[]>();
   for (const route of routes as readonly RouteDef[]) areas.set(route.area, [...(areas.get(route.area) ?? []), route]);
   const areaStacks = [...areas].map(

@@ -133,7 +133,7 @@ describe('the WebSocket API', () => {
     const keys = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).map(
       (r) => (r['Properties'] as { RouteKey: string }).RouteKey,
     );
-    expect(keys.sort()).toEqual(websocketRoutes.map((r) => r.routeKey).sort());
+    expect(keys.filter((k) => !k.startsWith('GET /ops')).sort()).toEqual(websocketRoutes.map((r) => r.routeKey).sort());
     templateOf(built.data).hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [
         { AttributeName: 'PK', KeyType: 'HASH' },
@@ -150,6 +150,31 @@ describe('the WebSocket API', () => {
         }),
       },
     });
+  });
+});
+
+describe('live positions', () => {
+  it('the locations table streams new images into the fan-out function, a second per batch, partial failures reported', () => {
+    templateOf(built.data).hasResourceProperties('AWS::DynamoDB::Table', {
+      StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
+      GlobalSecondaryIndexes: Match.arrayWith([Match.objectLike({ IndexName: 'GeoOrg' })]),
+    });
+    const realtime = templateOf(built.realtime);
+    realtime.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: Match.anyValue(),
+      StartingPosition: 'LATEST',
+      MaximumBatchingWindowInSeconds: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(Object.keys(realtime.findResources('AWS::Lambda::EventSourceMapping'))).toHaveLength(1);
+  });
+
+  it('serves GET /ops and its assets publicly from a function', () => {
+    const keys = Object.values(templateOf(built.realtime).findResources('AWS::ApiGatewayV2::Route'))
+      .map((r) => r['Properties'] as { RouteKey: string; AuthorizationType?: string })
+      .filter((p) => p.RouteKey.startsWith('GET /ops'));
+    expect(keys.map((k) => k.RouteKey).sort()).toEqual(['GET /ops', 'GET /ops/assets/{file}']);
+    for (const key of keys) expect(key.AuthorizationType ?? 'NONE').toBe('NONE');
   });
 });
 
