@@ -63,7 +63,7 @@ export function opsPage(config: OpsConfig): string {
   #error { color: #b00020; min-height: 1.2em; }
   main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(18rem, 2fr); gap: .75rem; padding: .75rem;
     height: calc(100vh - 2.6rem); }
-  main[hidden] { display: none; }
+  main[hidden], #signin[hidden] { display: none; }
   .panel { background: #fff; border-radius: 6px; box-shadow: 0 1px 3px #0002; overflow: auto; padding: .5rem .75rem; }
   .left { display: grid; grid-template-rows: minmax(0, 3fr) minmax(0, 1fr); gap: .75rem; min-height: 0; }
   .right { display: grid; grid-template-rows: minmax(0, 3fr) minmax(0, 2fr); gap: .75rem; min-height: 0; }
