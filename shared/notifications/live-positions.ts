@@ -3,16 +3,23 @@
  * off that write (in the cloud a function on the stream with a batching window, locally the host's stream poller,
  * both through `fanOutPositions`). One batch covers a window: each driver appears once (its newest version), the
  * drivers are grouped by organisation, and each organisation costs one subscriber Query and one frame per
- * subscriber of `org.<id>`. Freelance drivers (no organisation) go to `drivers.freelance` only (SysAdmin's).
+ * subscriber of `org.<id>` (more than one only when over 500 drivers moved: API Gateway's 128 KB message limit).
+ * Freelance drivers (no organisation) go to `drivers.freelance` only (SysAdmin's).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type LivePosition, livePositionOf } from '#shared/locations/locations';
-import { publish } from '#shared/notifications/realtime';
+import { publishFrames } from '#shared/notifications/realtime';
 
 export const FREELANCE_CHANNEL = 'drivers.freelance';
 export const LOCATION_EVENT = 'driver.location';
+
+/**
+ * API Gateway refuses a WebSocket message over 128 KB. A driver is about 190 bytes of JSON, so an organisation with
+ * more than this many drivers moving within one batch gets its batch as several frames (one Query still).
+ */
+export const MAX_DRIVERS_PER_FRAME = 500;
 
 export const channelOfOrg = (orgId: string | null) => (orgId ? `org.${orgId}` : FREELANCE_CHANNEL);
 
@@ -59,7 +66,11 @@ export async function fanOutPositions(event: DynamoDBStreamEvent, stats?: FanOut
     [...groups].map(async ([channel, group]) => {
       try {
         const drivers = [...group.drivers.values()];
-        const { delivered } = await publish(channel, LOCATION_EVENT, { drivers });
+        const payloads = [];
+        for (let i = 0; i < drivers.length; i += MAX_DRIVERS_PER_FRAME) {
+          payloads.push({ drivers: drivers.slice(i, i + MAX_DRIVERS_PER_FRAME) });
+        }
+        const { delivered } = await publishFrames(channel, LOCATION_EVENT, payloads);
         if (stats) {
           stats.channels++;
           stats.drivers += drivers.length;
