@@ -4,7 +4,8 @@
  * library is served by the service at `/ops/assets/`), moving as `driver.location` events arrive on `org.<id>`, the
  * plannings with their offers' states changing on `pair.*` events, and the latest notifications. The tile URL is
  * configurable (`?tiles=<url template>`, or `OPS_TILE_URL`; OpenStreetMap by default; `none` for no tiles). Without
- * tiles the markers still show, and without the map library at all the positions show on a plain grid.
+ * tiles the markers still show, and without the map library at all the positions show on a plain grid. A SysAdmin
+ * names the organisation to watch with `?org=<id>` and also sees freelance drivers (`drivers.freelance`).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -115,6 +116,8 @@ export function opsPage(config: OpsConfig): string {
   let token = null, claims = null, socket = null, map = null;
   const drivers = new Map(), markers = new Map(), plannings = new Map(), subscribed = new Set();
 
+  // A SysAdmin (no organisation of their own) names the one to watch with ?org=<id>.
+  const orgId = () => claims.org_id || new URLSearchParams(location.search).get('org');
   const decode = (jwt) => JSON.parse(atob(jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
   async function api(path, init = {}) {
     const response = await fetch(path, { ...init, headers: { 'content-type': 'application/json',
@@ -144,7 +147,7 @@ export function opsPage(config: OpsConfig): string {
   async function start() {
     $('signin').hidden = true;
     $('app').hidden = false;
-    $('status').textContent = (claims.org_id ? 'organisation ' + claims.org_id : 'all organisations') + ' · connecting…';
+    $('status').textContent = (orgId() ? 'organisation ' + orgId() : 'no organisation') + ' · connecting…';
     setUpMap();
     connect();
     await Promise.all([loadPlannings(), loadNotifications()]);
@@ -165,7 +168,7 @@ export function opsPage(config: OpsConfig): string {
     socket.onopen = () => {
       subscribed.clear();
       const channels = ['user.' + claims.sub];
-      if (claims.org_id) channels.push('org.' + claims.org_id);
+      if (orgId()) channels.push('org.' + orgId());
       if ((claims.roles || []).includes('SysAdmin')) channels.push('drivers.freelance');
       for (const id of plannings.keys()) channels.push('planning.' + id);
       subscribe(channels);

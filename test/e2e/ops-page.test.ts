@@ -24,6 +24,7 @@ let planner: Awaited<ReturnType<typeof invitedMember>>;
 let offered: Awaited<ReturnType<typeof invitedMember>>;
 let mover: Awaited<ReturnType<typeof invitedMember>>;
 let planningId: string;
+let org: string;
 let pairId: string;
 
 const fix = (latitude: number, longitude: number) => ({
@@ -46,8 +47,8 @@ beforeAll(async () => {
   host = await startTestHost();
   api = client(host.url);
   const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
-  const org = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Ops', kind: 'transporter' }, admin))
-    .body.id;
+  org = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Ops', kind: 'transporter' }, admin)).body
+    .id;
   planner = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
   offered = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
   mover = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
@@ -145,6 +146,23 @@ describe('the /ops page in headless Chromium', () => {
     });
     const notes = await page.$eval('#notifications', (el) => el.textContent ?? '');
     expect(notes).toContain('pair.accepted');
+  }, 60_000);
+
+  it('signs in with a pasted token too: a SysAdmin watching the organisation named by ?org=', async () => {
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const second = await browser.newPage();
+    await second.goto(`${host.url}/ops?tiles=none&org=${org}`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await second.type('#token', admin);
+    await second.click('#signin button[type=submit]');
+    // user, org and drivers.freelance, then the organisation's planning.
+    await second.waitForFunction(`document.getElementById('status').textContent.includes('live · 4 channels')`, {
+      timeout: 30_000,
+    });
+    await api.put('/v1/driver/location', fix(1.37, 103.87), mover.token);
+    await second.waitForFunction(`document.querySelector('tr[data-driver="${mover.id}"][data-latitude="1.37"]')`, {
+      timeout: 30_000,
+    });
+    await second.close();
   }, 60_000);
 
   it('renders to a screenshot', async () => {
