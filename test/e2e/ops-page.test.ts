@@ -3,7 +3,8 @@
  * dispatcher with email and password, sees a driver appear and move as L1 fixes arrive (through the locations
  * stream and the `org.<id>` channel), sees an offer change state when the driver accepts it (R6, `pair.accepted` on
  * `planning.<id>`), and leaves a screenshot in `.test-output/ops.png`. Tiles are off (`?tiles=none`): the test runs
- * offline, and the markers show without them.
+ * offline, and the markers show without them. Also: a pasted token (a SysAdmin with `?org=`), and the plain grid when
+ * the map library does not load.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -163,6 +164,27 @@ describe('the /ops page in headless Chromium', () => {
       timeout: 30_000,
     });
     await second.close();
+  }, 60_000);
+
+  it('without the map library (offline), shows the positions as dots on a plain grid', async () => {
+    const offline = await browser.newPage();
+    await offline.setRequestInterception(true);
+    offline.on('request', (request) => {
+      if (request.url().includes('/ops/assets/')) void request.abort();
+      else void request.continue();
+    });
+    await offline.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await offline.type('#token', planner.token);
+    await offline.click('#signin button[type=submit]');
+    await offline.waitForFunction(`document.getElementById('status').textContent.includes('live')`, {
+      timeout: 30_000,
+    });
+    await api.put('/v1/driver/location', fix(1.38, 103.88), mover.token);
+    await offline.waitForFunction(`document.querySelector('#map .grid-dot[title="${mover.id}"]')`, {
+      timeout: 30_000,
+    });
+    expect(await offline.$$eval('#map .leaflet-container, #map.leaflet-container', (found) => found.length)).toBe(0);
+    await offline.close();
   }, 60_000);
 
   it('renders to a screenshot', async () => {
