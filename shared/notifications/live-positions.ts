@@ -10,6 +10,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type LivePosition, livePositionOf } from '#shared/locations/locations';
+import { logger } from '#shared/log';
 import { publishFrames } from '#shared/notifications/realtime';
 
 export const FREELANCE_CHANNEL = 'drivers.freelance';
@@ -77,7 +78,10 @@ export async function fanOutPositions(event: DynamoDBStreamEvent, stats?: FanOut
           stats.frames += delivered;
         }
       } catch (error) {
-        console.error(JSON.stringify({ message: 'live positions delivery failed', channel, error: String(error) }));
+        logger.error('live positions not delivered; the batch retries from these records', {
+          channel,
+          error: error as Error,
+        });
         failed.push(...group.sequenceNumbers);
       }
     }),
