@@ -24,6 +24,8 @@ export async function benchBundles(): Promise<{ maxKb: number; maxImportMs: numb
       'auth/authorizer',
       'system/seed-admin',
       'system/not-found',
+      'system/ops',
+      'realtime/positions-stream',
     ]),
   ];
   console.log(

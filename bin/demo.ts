@@ -1,6 +1,8 @@
 /**
  * `npm run demo`: a day of dispatch against a running local host (start one with `npm start` first). Set
  * DISPATCH_URL for another host; DISPATCH_ADMIN_EMAIL / DISPATCH_ADMIN_PASSWORD if you changed the seeded admin.
+ * It prints the live operations page (`/ops`) and the planner to sign in as; DEMO_WATCH_S=30 waits that long for
+ * you to sign in there before the drivers start moving.
  */
 import { runDemo } from '#lib/demo';
 
@@ -12,14 +14,16 @@ if (!health?.ok) {
   );
   process.exit(1);
 }
-console.log(`A day of dispatch at ${url}\n`);
+console.log(`A day of dispatch at ${url}; watch it live at ${url}/ops\n`);
 const summary = await runDemo({
   url,
   adminEmail: process.env['DISPATCH_ADMIN_EMAIL'] || 'admin@dispatch.local',
   adminPassword: process.env['DISPATCH_ADMIN_PASSWORD'] || 'admin-password-change-me',
   log: (line) => console.log(line),
+  watchMs: Number(process.env['DEMO_WATCH_S'] ?? 0) * 1000,
 }).catch((error: unknown) => {
   console.error(`\ndispatch demo failed: ${(error as Error).message}`);
   process.exit(1);
 });
 console.log(`\nDone. Organisation ${summary.organisationId}; see it at ${url}/docs with the SysAdmin token.`);
+console.log(`Live operations: ${summary.ops.url} (sign in as ${summary.ops.email} / ${summary.ops.password}).`);

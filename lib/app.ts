@@ -16,7 +16,7 @@ export function buildApp(app: App, props: StackProps = {}) {
     adminEmail: app.node.tryGetContext('adminEmail') ?? 'admin@dispatch.local',
     mailFrom,
   });
-  const realtime = new RealtimeStack(app, 'DispatchRealtime', { ...props, data, mailFrom });
+  const realtime = new RealtimeStack(app, 'DispatchRealtime', { ...props, data, mailFrom, httpApi: api.httpApi });
   const areas = new Map<Area, RouteDef[]>();
   for (const route of routes as readonly RouteDef[]) areas.set(route.area, [...(areas.get(route.area) ?? []), route]);
   const areaStacks = [...areas].map(

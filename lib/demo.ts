@@ -12,6 +12,8 @@ export interface DemoOptions {
   adminEmail: string;
   adminPassword: string;
   log?: (line: string) => void;
+  /** How long to wait, once the planner can sign in at `/ops`, before the drivers start moving (default 0). */
+  watchMs?: number;
 }
 
 export interface DemoSummary {
@@ -26,6 +28,8 @@ export interface DemoSummary {
   states: Record<string, number>;
   /** Names of the events the planner saw on `planning.<id>`. */
   events: string[];
+  /** The live operations page, and whom to sign in as there to watch the day. */
+  ops: { url: string; email: string; password: string };
 }
 
 const PASSWORD = 'a-good-long-password';
@@ -94,6 +98,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const plannerSession = await join(admin, `planner.${tag}@harbour.example`, undefined, 'Priya Planner');
   const planner = api(plannerSession.bearer_token);
   step(`Priya accepted her invitation from the mail outbox and logged in as OrgAdmin`);
+  const ops = { url: `${options.url}/ops`, email: `planner.${tag}@harbour.example`, password: PASSWORD };
+  step(`watch the day live at ${ops.url}, signed in as ${ops.email} / ${ops.password}`);
+  if (options.watchMs) {
+    step(`waiting ${Math.round(options.watchMs / 1000)} s for you to sign in there`);
+    await new Promise((r) => setTimeout(r, options.watchMs));
+  }
 
   // 07:30 — drivers join and start their day where they are.
   const roles = must(await planner.GET('/v1/roles'), 'list roles');
@@ -318,5 +328,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     pairs: final.length,
     states,
     events,
+    ops,
   };
 }

@@ -11,6 +11,7 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput, tables } from '#shared/db/tables';
@@ -137,7 +138,16 @@ export async function ensureTables(endpoint: string, prefix: string): Promise<Re
       const tableName = `${prefix}${def.id.toLowerCase()}`;
       names[def.envVar] = tableName;
       try {
-        await client.send(new DescribeTableCommand({ TableName: tableName }));
+        const existing = await client.send(new DescribeTableCommand({ TableName: tableName }));
+        // A table kept under .data from before its definition had a stream gets one now.
+        if (def.stream && !existing.Table?.StreamSpecification?.StreamEnabled) {
+          await client.send(
+            new UpdateTableCommand({
+              TableName: tableName,
+              StreamSpecification: { StreamEnabled: true, StreamViewType: def.stream },
+            }),
+          );
+        }
         return;
       } catch (error) {
         if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;

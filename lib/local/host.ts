@@ -1,7 +1,8 @@
 /**
  * The local host behind `npm start`: every route of the route table on one port. Each request is turned into the
  * API Gateway HTTP API event, the authorizer function runs first as API Gateway would run it, then the route's own
- * handler module. Local-only helpers (`/health`, `/openapi.json`, `/docs`, `/_local/…`) exist here and nowhere else.
+ * handler module. Local-only helpers (`/health`, `/openapi.json`, `/docs`, `/_local/…`) exist here and nowhere else;
+ * `/ops` (the live operations page) is served here and, in the cloud, by functions/system/ops.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import type { Handler } from '#shared/http/endpoint';
 import { internal, notFound, type Problem, payloadTooLarge } from '#shared/http/problems';
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
 import { asFunction } from '#shared/local-invocation';
+import { OPS_HEADERS, opsAsset, opsConfig, opsPage } from '#shared/ops/page';
 import { localOutbox } from '#shared/ports/mail';
 import { localPush } from '#shared/ports/push';
 import { type RouteDef, routes } from '#shared/routes';
@@ -156,12 +158,23 @@ async function localRoute(path: string, url: URL, response: ServerResponse, requ
     case '/docs/':
       send(response, 200, { 'Content-Type': 'text/html; charset=utf-8', 'X-Request-Id': requestId }, DOCS_PAGE);
       return true;
+    case '/ops':
+    case '/ops/':
+      send(response, 200, { ...OPS_HEADERS, 'X-Request-Id': requestId }, opsPage(opsConfig(url.searchParams)));
+      return true;
     case '/_local/outbox':
       sendJson(response, 200, { messages: localOutbox.read(url.searchParams.get('to') ?? undefined) }, requestId);
       return true;
     case '/_local/push-outbox':
       sendJson(response, 200, { messages: localPush.read(url.searchParams.get('user_id') ?? undefined) }, requestId);
       return true;
+  }
+  const opsFile = /^\/ops\/assets\/([\w.-]+)$/.exec(path);
+  if (opsFile) {
+    const found = await opsAsset(opsFile[1]!, join(dirname(require.resolve('leaflet/package.json')), 'dist'));
+    if (!found) return false;
+    send(response, 200, { 'Content-Type': found.type, 'Cache-Control': 'public, max-age=3600' }, found.body);
+    return true;
   }
   const asset = /^\/docs\/assets\/([\w.-]+\.(?:js|css|png))$/.exec(path);
   if (asset) {

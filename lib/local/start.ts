@@ -8,7 +8,9 @@ import { resolve } from 'node:path';
 import { type Emulators, ensureTables, LOCAL_CREDENTIALS, startEmulators } from '#lib/local/emulators';
 import { createHostServer, preloadHandlers } from '#lib/local/host';
 import { startLocalS3 } from '#lib/local/s3';
+import { startStreamPoller } from '#lib/local/streams';
 import { gateway } from '#lib/local/websocket';
+import { locationsTable } from '#shared/db/tables';
 import { asFunction } from '#shared/local-invocation';
 import { drainLocalQueue } from '#shared/ports/queue';
 
@@ -110,11 +112,18 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
     sweep.unref();
     // The functions reach the WebSocket connections through the management API this host serves.
     process.env['WEBSOCKET_MANAGEMENT_ENDPOINT'] = `http://localhost:${port}`;
+    // Live positions: the locations table's stream feeds the same handler the cloud's event source calls.
+    const positions = await startStreamPoller({
+      endpoint: endpoints.dynamodb,
+      tableName: tableNames[locationsTable.envVar]!,
+      handlerPath: 'realtime/positions-stream',
+    });
     return {
       url: `http://localhost:${port}`,
       port,
       stop: async () => {
         clearInterval(sweep);
+        await positions.stop();
         await gateway.close();
         await drainLocalQueue();
         await localS3?.stop();

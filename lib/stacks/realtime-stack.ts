@@ -1,19 +1,22 @@
 /**
  * The WebSocket API: $connect (checks the bearer token), $disconnect, `subscribe` and $default, from the WebSocket
- * route table, over the connections table. Functions that deliver events reach the connections through the stage's
+ * route table, over the connections table; the live positions consumer of the locations stream; the `/ops` page.
+ * Functions that deliver events reach the connections through the stage's
  * management API (`grantManagementApiAccess`).
  */
-import { Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
-import type { CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
-import { WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
-import { WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Duration, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import type { CfnStage, IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpMethod, HttpRoute, HttpRouteKey, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { DispatchFunction } from '#lib/constructs/dispatch-function';
+import { BUNDLING, DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import type { DataStack } from '#lib/stacks/data-stack';
-import { websocketFunctions } from '#shared/functions';
+import { background, websocketFunctions } from '#shared/functions';
 import { websocketRoutes } from '#shared/routes';
 
 /** How cdk-nag writes a value in a finding id: as itself when concrete, else as the pseudo-parameter's name. */
@@ -22,6 +25,8 @@ const concrete = (value: string, placeholder: string) => (Token.isUnresolved(val
 export interface RealtimeStackProps extends StackProps {
   data: DataStack;
   mailFrom: string;
+  /** The HTTP API that serves the live operations page (`GET /ops`, public). */
+  httpApi: IHttpApi;
 }
 
 export class RealtimeStack extends Stack {
@@ -88,10 +93,66 @@ export class RealtimeStack extends Stack {
       else if (route.routeKey === '$default') api.addRoute('$default', { integration });
       else api.addRoute(route.routeKey, { integration });
     }
+    // Live positions: the locations table's stream, a second's worth of fixes per batch, one frame per subscriber.
+    const positions = new DispatchFunction(this, 'PositionsStreamFn', {
+      handlerPath: 'realtime/positions-stream',
+      description: 'driver.location events from the locations stream',
+    });
+    applyNeeds(positions, background('realtime/positions-stream'), {
+      data,
+      realtime: this,
+      callbackUrl: this.stage.callbackUrl,
+      mailFrom: props.mailFrom,
+    });
+    positions.addEventSource(
+      new DynamoEventSource(data.locationsTable, {
+        startingPosition: StartingPosition.LATEST,
+        batchSize: 1000,
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+        retryAttempts: 3,
+        // Positions are current state: a record older than a minute has been overtaken by newer fixes.
+        maxRecordAge: Duration.minutes(1),
+        parallelizationFactor: 1,
+      }),
+    );
+
+    // The live operations page (public): its HTML and the map library, the WebSocket API's URL configured in.
+    const ops = new DispatchFunction(this, 'OpsPageFn', {
+      handlerPath: 'system/ops',
+      description: 'GET /ops, the live operations page',
+      memorySize: 256,
+      environment: { OPS_WEBSOCKET_URL: this.stage.url.replace(/\/$/, '') },
+      bundling: {
+        ...BUNDLING,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `mkdir -p ${outputDir}/ops-assets`,
+            `cp ${inputDir}/node_modules/leaflet/dist/leaflet.js ${outputDir}/ops-assets/`,
+            `cp ${inputDir}/node_modules/leaflet/dist/leaflet.css ${outputDir}/ops-assets/`,
+          ],
+        },
+      },
+    });
+    applyNeeds(ops, background('system/ops'), { data, realtime: this, mailFrom: props.mailFrom });
+    const opsIntegration = new HttpLambdaIntegration('OpsIntegration', ops);
+    for (const [id, path] of [
+      ['OpsRoute', '/ops'],
+      ['OpsAssetRoute', '/ops/assets/{file}'],
+    ] as const) {
+      new HttpRoute(this, id, {
+        httpApi: props.httpApi,
+        routeKey: HttpRouteKey.with(path, HttpMethod.GET),
+        integration: opsIntegration,
+      });
+    }
+
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-APIG4',
       reason:
-        '$connect checks the bearer token itself (a 401 refuses the connection); the other routes run only on connections it admitted.',
+        '$connect checks the bearer token itself (a 401 refuses the connection); the other routes run only on connections it admitted. GET /ops and its assets are the public page (API.md 5); it signs in through A1.',
     });
   }
 }

@@ -19,6 +19,8 @@ export interface TableDef {
   sortKey?: string;
   indexes: IndexDef[];
   ttlAttribute?: string;
+  /** A change stream of the items' new images (the live positions fan-out reads the locations table's). */
+  stream?: 'NEW_IMAGE';
 }
 
 export const mainTable = {
@@ -52,6 +54,8 @@ export const locationsTable = {
   envVar: 'LOCATIONS_TABLE',
   partitionKey: 'PK',
   sortKey: 'SK',
+  // Live positions (`driver.location` on `org.<id>`) are fanned out from this stream, off L1's path.
+  stream: 'NEW_IMAGE',
   indexes: [
     { name: 'GeoOrg', partitionKey: 'GEOORG_PK', sortKey: 'GEOORG_SK' },
     { name: 'GeoAll', partitionKey: 'GEOALL_PK', sortKey: 'GEOALL_SK' },
@@ -99,6 +103,7 @@ export function createTableInput(def: TableDef, tableName: string): CreateTableC
     BillingMode: 'PAY_PER_REQUEST',
     AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
     KeySchema: keySchema(def.partitionKey, def.sortKey),
+    ...(def.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: def.stream } } : {}),
     ...(def.indexes.length > 0
       ? {
           GlobalSecondaryIndexes: def.indexes.map((index) => ({

@@ -104,9 +104,15 @@ export async function forgetConnection(connectionId: string): Promise<void> {
 }
 
 const CHANNEL = /^(user|org|planning)\.([0-9a-f-]{36})$/;
+/** Live positions of freelance drivers (no organisation): SysAdmin's alone. */
+const FREELANCE_POSITIONS = 'drivers.freelance';
 
-/** May `caller` join `channel`? Their own user, their own organisation, a planning of their organisation; SysAdmin any. */
+/**
+ * May `caller` join `channel`? Their own user, their own organisation, a planning of their organisation; SysAdmin
+ * any, and only SysAdmin `drivers.freelance`.
+ */
 export async function mayJoin(caller: Caller, channel: string): Promise<boolean> {
+  if (channel === FREELANCE_POSITIONS) return isSysAdmin(caller);
   const match = CHANNEL.exec(channel);
   if (!match) return false;
   if (isSysAdmin(caller)) return true;
@@ -169,10 +175,18 @@ export async function subscribe(connectionId: string, requested: unknown): Promi
 }
 
 /** Delivers an event to every connection subscribed to `channel`, in parallel; gone ones are removed. */
-export async function publish(
+export function publish(channel: string, name: string, data: unknown): Promise<{ delivered: number; gone: number }> {
+  return publishFrames(channel, name, [data]);
+}
+
+/**
+ * Delivers several events of one channel with one subscriber Query: each connection gets the frames in order.
+ * Returns the frames delivered and the connections found gone.
+ */
+export async function publishFrames(
   channel: string,
   name: string,
-  data: unknown,
+  payloads: unknown[],
 ): Promise<{ delivered: number; gone: number }> {
   const subscribers: string[] = [];
   let cursor: Record<string, unknown> | undefined;
@@ -188,7 +202,7 @@ export async function publish(
     subscribers.push(...(out.Items ?? []).map((item) => String(item['SK'])));
     cursor = out.LastEvaluatedKey;
   } while (cursor);
-  const frame: Frame = { type: 'event', channel, name, data };
+  const frames: Frame[] = payloads.map((data) => ({ type: 'event', channel, name, data }));
   let delivered = 0;
   let gone = 0;
   let next = 0;
@@ -196,8 +210,13 @@ export async function publish(
     Array.from({ length: Math.min(FAN_OUT, subscribers.length) }, async () => {
       while (next < subscribers.length) {
         const connectionId = subscribers[next++]!;
-        if (await sendFrame(connectionId, frame)) delivered++;
-        else gone++;
+        for (const frame of frames) {
+          if (!(await sendFrame(connectionId, frame))) {
+            gone++;
+            break;
+          }
+          delivered++;
+        }
       }
     }),
   );

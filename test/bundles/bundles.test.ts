@@ -32,6 +32,8 @@ const SECRET = (name: string) => `arn:aws:secretsmanager:us-east-1:123456789012:
 
 /** Read by the code, set by nobody, and fine that way: each has a default (README, Configuration) or is the SDK's. */
 const OPTIONAL = new Set([
+  // The /ops page's map tiles: OpenStreetMap's unless set (README, Live operations).
+  'OPS_TILE_URL',
   // shared/aws/wire.ts: the dependency timeouts and retry budget (README, Failure behaviour).
   'DEPENDENCY_CONNECT_TIMEOUT_MS',
   'DEPENDENCY_REQUEST_TIMEOUT_MS',
@@ -95,6 +97,7 @@ beforeAll(async () => {
     SIGNING_KEY_SECRET_ARN: SECRET('SigningKeys'),
     ADMIN_PASSWORD_SECRET_ARN: SECRET('AdminPassword'),
     WEBSOCKET_MANAGEMENT_ENDPOINT: standIns.url,
+    OPS_WEBSOCKET_URL: 'wss://realtime.example/live',
   };
   interface FunctionResource {
     Type: string;
@@ -236,6 +239,52 @@ beforeAll(async () => {
     },
   });
   definitions.get('workers/expire-offers')!.invocations.push({ event: {} });
+  // A driver's fix as the locations stream delivers it (a freelance driver: drivers.freelance, nobody subscribed).
+  definitions.get('realtime/positions-stream')!.invocations.push({
+    event: {
+      Records: [
+        {
+          eventID: 'e1',
+          eventName: 'MODIFY',
+          eventSource: 'aws:dynamodb',
+          dynamodb: {
+            SequenceNumber: '1',
+            NewImage: {
+              PK: { S: 'LOC#no-such-driver' },
+              SK: { S: 'CURRENT' },
+              user_id: { S: 'no-such-driver' },
+              latitude: { N: '51.5' },
+              longitude: { N: '-0.12' },
+              client_time_utc: { S: '2026-01-01T00:00:00Z' },
+              server_time: { S: '2026-01-01T00:00:01Z' },
+              version: { N: '1' },
+            },
+          },
+        },
+      ],
+    },
+  });
+  // The page, and the map library the bundling copied into the bundle.
+  for (const [path, file] of [
+    ['/ops', undefined],
+    ['/ops/assets/leaflet.js', 'leaflet.js'],
+  ] as const) {
+    definitions.get('system/ops')!.invocations.push({
+      event: proxyEvent(
+        {
+          method: 'GET',
+          path,
+          rawQueryString: '',
+          headers: {},
+          body: Buffer.alloc(0),
+          routeKey: file ? 'GET /ops/assets/{file}' : 'GET /ops',
+          pathParameters: file ? { file } : {},
+          sourceIp: '127.0.0.1',
+        },
+        undefined,
+      ),
+    });
+  }
 
   const order = ['system/seed-admin', 'auth/login', 'auth/authorizer', 'realtime/connect', 'realtime/subscribe'];
   // T2 without a refresh token signs the SysAdmin out everywhere: the handler kit then rightly refuses the token.
@@ -324,6 +373,11 @@ describe('the bundles as deployed', () => {
     expect(outcomes.get('accounts/me')!.invocations[0]).toMatchObject({ ok: true, status: 200 });
     expect(standIns.calls).toContain('secretsmanager.PutSecretValue');
     expect(outcomes.get('auth/jwks')!.invocations[0]).toMatchObject({ ok: true, status: 200 });
+  });
+
+  it('GET /ops serves the page and the map library its bundle carries', () => {
+    expect(outcomes.get('system/ops')!.invocations.map((invocation) => invocation.status)).toEqual([200, 200]);
+    expect(outcomes.get('system/ops')!.invocations[0]!.body).toContain('<html');
   });
 
   it('every variable the code reads is set by its template (or is the runtime’s, or optional with a default)', () => {

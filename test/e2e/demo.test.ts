@@ -30,6 +30,10 @@ describe('the demo', () => {
     });
     expect(summary.events.filter((name) => name === 'pair.broadcast')).toHaveLength(12);
     expect(summary.events).toContain('pair.accepted');
+    expect(summary.ops.url).toBe(`${host.url}/ops`);
+    expect(lines.some((line) => line.includes(`watch the day live at ${host.url}/ops, signed in as planner.`))).toBe(
+      true,
+    );
     expect(lines.some((line) => line.includes('6 runsheets assigned, 1 offer rejected, 5 rival offers closed'))).toBe(
       true,
     );

@@ -149,9 +149,16 @@ describe('the IAM proof', () => {
       const declared = grantsOf(fn);
       for (const statement of policies.get(fn.handler)!.statements) {
         for (const action of asList(statement.Action)) {
-          // X-Ray tracing (DispatchFunction), and the queue worker's event source mapping, which polls the queue
-          // with the function's role: CDK adds both, and neither is a call the service's code makes.
+          // X-Ray tracing (DispatchFunction), and the event source mappings, which poll the queue (queue worker)
+          // and read the locations stream (live positions) with the function's role: CDK adds these, and none is a
+          // call the service's code makes.
           if (action.startsWith('xray:')) continue;
+          if (
+            fn.handler === 'realtime/positions-stream' &&
+            /^dynamodb:(DescribeStream|GetRecords|GetShardIterator|ListStreams)$/.test(action)
+          ) {
+            continue;
+          }
           if (
             fn.handler === 'workers/queue' &&
             /^sqs:(Receive|ChangeMessageVisibility|GetQueue|DeleteMessage)/.test(action)

@@ -1,0 +1,315 @@
+/**
+ * `GET /ops`: the live operations page for dispatchers (API.md 5). One static HTML page with a small script, no
+ * build step: it signs in with A1 (or a pasted token), shows the organisation's drivers on a Leaflet map (the
+ * library is served by the service at `/ops/assets/`), moving as `driver.location` events arrive on `org.<id>`, the
+ * plannings with their offers' states changing on `pair.*` events, and the latest notifications. The tile URL is
+ * configurable (`?tiles=<url template>`, or `OPS_TILE_URL`; OpenStreetMap by default; `none` for no tiles). Without
+ * tiles the markers still show, and without the map library at all the positions show on a plain grid. A SysAdmin
+ * names the organisation to watch with `?org=<id>` and also sees freelance drivers (`drivers.freelance`).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export const DEFAULT_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
+/** The files of the `leaflet` package the page loads, from its `dist` folder. */
+export const OPS_ASSETS = { 'leaflet.js': 'text/javascript', 'leaflet.css': 'text/css' } as const;
+
+export interface OpsConfig {
+  tiles: string;
+  /** Where the WebSocket API is; empty: the page's own host at `/ws` (the local host). */
+  websocketUrl: string;
+}
+
+export function opsConfig(query: URLSearchParams | Record<string, string | undefined> | undefined): OpsConfig {
+  const param = (name: string) =>
+    query instanceof URLSearchParams ? (query.get(name) ?? undefined) : (query?.[name] ?? undefined);
+  return {
+    tiles: param('tiles') || process.env['OPS_TILE_URL'] || DEFAULT_TILE_URL,
+    websocketUrl: process.env['OPS_WEBSOCKET_URL'] ?? '',
+  };
+}
+
+/** A served asset: its bytes from `directory` (the leaflet package's dist folder, or the function bundle's copy). */
+export async function opsAsset(name: string, directory: string): Promise<{ type: string; body: Buffer } | undefined> {
+  if (!Object.hasOwn(OPS_ASSETS, name)) return undefined;
+  const body = await readFile(join(directory, name)).catch(() => undefined);
+  return body ? { type: OPS_ASSETS[name as keyof typeof OPS_ASSETS], body } : undefined;
+}
+
+export const OPS_HEADERS = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
+/** `<` inside the JSON would end the script element. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+
+export function opsPage(config: OpsConfig): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Dispatch · live operations</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="/ops/assets/leaflet.css">
+<style>
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 14px/1.4 system-ui, sans-serif; color: #1d232a; background: #f4f5f7; }
+  header { display: flex; align-items: center; gap: 1rem; padding: .5rem 1rem; background: #1d3557; color: #fff; }
+  header h1 { font-size: 1rem; margin: 0; flex: 1; }
+  #status { font-size: .85rem; opacity: .85; }
+  #signin { max-width: 26rem; margin: 3rem auto; background: #fff; padding: 1.5rem; border-radius: 6px;
+    box-shadow: 0 1px 4px #0002; display: grid; gap: .6rem; }
+  #signin input, #signin textarea, #signin button { font: inherit; padding: .45rem; width: 100%; }
+  #signin .or { text-align: center; color: #667; }
+  #error { color: #b00020; min-height: 1.2em; }
+  main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(18rem, 2fr); gap: .75rem; padding: .75rem;
+    height: calc(100vh - 2.6rem); }
+  main[hidden], #signin[hidden] { display: none; }
+  .panel { background: #fff; border-radius: 6px; box-shadow: 0 1px 3px #0002; overflow: auto; padding: .5rem .75rem; }
+  .left { display: grid; grid-template-rows: minmax(0, 3fr) minmax(0, 1fr); gap: .75rem; min-height: 0; }
+  .right { display: grid; grid-template-rows: minmax(0, 3fr) minmax(0, 2fr); gap: .75rem; min-height: 0; }
+  #map { height: 100%; min-height: 14rem; border-radius: 6px; background: #e8ecef; position: relative; }
+  .grid-dot { position: absolute; width: 10px; height: 10px; margin: -5px; border-radius: 50%; background: #e63946; }
+  h2 { font-size: .95rem; margin: .25rem 0 .5rem; }
+  table { border-collapse: collapse; width: 100%; font-size: .85rem; }
+  td, th { text-align: left; padding: .15rem .35rem; border-bottom: 1px solid #eee; white-space: nowrap; }
+  .state { font-weight: 600; }
+  .state-accepted { color: #2a9d8f; } .state-rejected, .state-system_rejected, .state-expired { color: #b00020; }
+  .state-broadcasted { color: #e9a100; }
+  #notifications li { margin-bottom: .3rem; } #notifications time { color: #667; font-size: .8rem; }
+</style></head>
+<body>
+<header><h1>Dispatch · live operations</h1><span id="status">signed out</span></header>
+<form id="signin">
+  <h2>Sign in</h2>
+  <input id="email" type="email" placeholder="email" autocomplete="username">
+  <input id="password" type="password" placeholder="password" autocomplete="current-password">
+  <div class="or">or paste a bearer token</div>
+  <textarea id="token" rows="3" placeholder="eyJ…"></textarea>
+  <button type="submit">Sign in</button>
+  <div id="error" role="alert"></div>
+</form>
+<main id="app" hidden>
+  <section class="left">
+    <div id="map" aria-label="map of drivers"></div>
+    <div class="panel"><h2>Drivers (<span id="driver-count">0</span>)</h2>
+      <table><thead><tr><th>driver</th><th>latitude</th><th>longitude</th><th>seen</th></tr></thead>
+      <tbody id="drivers"></tbody></table></div>
+  </section>
+  <section class="right">
+    <div class="panel"><h2>Plannings</h2><div id="plannings">none yet</div></div>
+    <div class="panel"><h2>Latest notifications</h2><ul id="notifications"></ul></div>
+  </section>
+</main>
+<script id="config" type="application/json">${scriptJson(config)}</script>
+<script src="/ops/assets/leaflet.js"></script>
+<script>
+(() => {
+  const config = JSON.parse(document.getElementById('config').textContent);
+  const $ = (id) => document.getElementById(id);
+  const text = (tag, value, attrs = {}) => {
+    const el = document.createElement(tag);
+    el.textContent = value == null ? '' : String(value);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    return el;
+  };
+  let token = null, claims = null, socket = null, map = null;
+  const drivers = new Map(), markers = new Map(), plannings = new Map(), subscribed = new Set();
+
+  // A SysAdmin (no organisation of their own) names the one to watch with ?org=<id>.
+  const orgId = () => claims.org_id || new URLSearchParams(location.search).get('org');
+  const decode = (jwt) => JSON.parse(atob(jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
+  async function api(path, init = {}) {
+    const response = await fetch(path, { ...init, headers: { 'content-type': 'application/json',
+      ...(token ? { authorization: 'Bearer ' + token } : {}) } });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) throw Object.assign(new Error(body.detail || body.title || 'HTTP ' + response.status),
+      { status: response.status });
+    return body;
+  }
+
+  $('signin').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    $('error').textContent = '';
+    try {
+      const pasted = $('token').value.trim();
+      if (pasted) token = pasted;
+      else token = (await api('/v1/auth/login', { method: 'POST',
+        body: JSON.stringify({ user: { email: $('email').value, password: $('password').value } }) })).bearer_token;
+      claims = decode(token);
+      await start();
+    } catch (error) {
+      token = null;
+      $('error').textContent = 'Sign-in failed: ' + error.message;
+    }
+  });
+
+  async function start() {
+    $('signin').hidden = true;
+    $('app').hidden = false;
+    $('status').textContent = (orgId() ? 'organisation ' + orgId() : 'no organisation') + ' · connecting…';
+    setUpMap();
+    connect();
+    await Promise.all([loadPlannings(), loadNotifications()]);
+    setInterval(() => loadPlannings().catch(() => {}), 5000);
+  }
+
+  function setUpMap() {
+    if (!window.L) return; // no map library: the plain grid below places the dots
+    map = L.map('map', { zoomControl: true }).setView([1.3, 103.8], 11);
+    if (config.tiles && config.tiles !== 'none') {
+      L.tileLayer(config.tiles, { maxZoom: 19, attribution: '&copy; OpenStreetMap contributors' }).addTo(map);
+    }
+  }
+
+  function connect() {
+    const base = config.websocketUrl || (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws';
+    socket = new WebSocket(base + '?token=' + encodeURIComponent(token));
+    socket.onopen = () => {
+      subscribed.clear();
+      const channels = ['user.' + claims.sub];
+      if (orgId()) channels.push('org.' + orgId());
+      if ((claims.roles || []).includes('SysAdmin')) channels.push('drivers.freelance');
+      for (const id of plannings.keys()) channels.push('planning.' + id);
+      subscribe(channels);
+    };
+    socket.onmessage = (message) => onFrame(JSON.parse(message.data));
+    socket.onclose = () => { $('status').textContent = 'disconnected · reconnecting…'; setTimeout(connect, 2000); };
+  }
+
+  function subscribe(channels) {
+    const fresh = channels.filter((c) => !subscribed.has(c));
+    if (fresh.length === 0 || !socket || socket.readyState !== 1) return;
+    fresh.forEach((c) => subscribed.add(c));
+    socket.send(JSON.stringify({ action: 'subscribe', channels: fresh }));
+  }
+
+  function onFrame(frame) {
+    if (frame.type === 'subscribed') {
+      $('status').textContent = 'live · ' + subscribed.size + ' channels';
+      return;
+    }
+    if (frame.type !== 'event') return;
+    if (frame.name === 'driver.location') {
+      for (const driver of frame.data.drivers) moveDriver(driver);
+      return;
+    }
+    if (frame.name.startsWith('pair.') && frame.channel.startsWith('planning.')) {
+      const planning = plannings.get(frame.channel.slice('planning.'.length));
+      if (planning) {
+        const state = frame.data.current_state || (frame.name === 'pair.broadcast' ? 'broadcasted' : frame.name.slice(5));
+        planning.pairs.set(frame.data.pair_id, { ...(planning.pairs.get(frame.data.pair_id) || {}),
+          id: frame.data.pair_id, runsheet_id: frame.data.runsheet_id, driver_id: frame.data.driver_id, state });
+        renderPlannings();
+      }
+    }
+    if (frame.name === 'planning_job.status') loadPairs(frame.channel.slice('planning.'.length)).catch(() => {});
+    notify(frame.name, frame.channel, new Date().toISOString());
+  }
+
+  function moveDriver(driver) {
+    const known = drivers.get(driver.user_id);
+    if (known && known.version >= driver.version) return;
+    drivers.set(driver.user_id, driver);
+    if (map) {
+      const marker = markers.get(driver.user_id);
+      if (marker) marker.setLatLng([driver.latitude, driver.longitude]);
+      else {
+        markers.set(driver.user_id, L.circleMarker([driver.latitude, driver.longitude],
+          { radius: 7, color: '#e63946', fillOpacity: 0.8 }).bindTooltip(driver.user_id).addTo(map));
+        if (markers.size === 1) map.setView([driver.latitude, driver.longitude], 13);
+      }
+    }
+    renderDrivers();
+  }
+
+  function renderDrivers() {
+    const rows = [...drivers.values()].sort((a, b) => a.user_id.localeCompare(b.user_id)).map((d) => {
+      const row = document.createElement('tr');
+      row.dataset.driver = d.user_id;
+      row.dataset.latitude = d.latitude;
+      row.dataset.longitude = d.longitude;
+      row.append(text('td', d.user_id.slice(0, 8)), text('td', d.latitude.toFixed(5)),
+        text('td', d.longitude.toFixed(5)), text('td', new Date(d.server_time).toLocaleTimeString()));
+      return row;
+    });
+    $('drivers').replaceChildren(...rows);
+    $('driver-count').textContent = drivers.size;
+    if (!map) renderGrid();
+  }
+
+  /** Without the map library: the drivers' positions scaled into the map's box. */
+  function renderGrid() {
+    const all = [...drivers.values()];
+    const lats = all.map((d) => d.latitude), lons = all.map((d) => d.longitude);
+    const [minLat, maxLat, minLon, maxLon] = [Math.min(...lats), Math.max(...lats), Math.min(...lons), Math.max(...lons)];
+    $('map').replaceChildren(...all.map((d) => {
+      const dot = text('div', '', { class: 'grid-dot', title: d.user_id });
+      dot.style.left = 5 + 90 * ((d.longitude - minLon) / (maxLon - minLon || 1)) + '%';
+      dot.style.top = 5 + 90 * (1 - (d.latitude - minLat) / (maxLat - minLat || 1)) + '%';
+      return dot;
+    }));
+  }
+
+  async function loadPlannings() {
+    const list = await api('/v1/plannings?limit=20');
+    for (const p of list.plannings) {
+      if (!plannings.has(p.id)) {
+        plannings.set(p.id, { ...p, pairs: new Map() });
+        await loadPairs(p.id).catch(() => {});
+      }
+    }
+    subscribe([...plannings.keys()].map((id) => 'planning.' + id));
+    renderPlannings();
+  }
+
+  async function loadPairs(planningId) {
+    const planning = plannings.get(planningId);
+    if (!planning) return;
+    const list = await api('/v1/broadcast-plans/' + planningId + '/pairs');
+    for (const r of list.pair_records) {
+      planning.pairs.set(r.id, { id: r.id, runsheet_id: r.pair.runsheet.id, driver_id: r.pair.driver.id,
+        state: r.current_state });
+    }
+    renderPlannings();
+  }
+
+  function renderPlannings() {
+    if (plannings.size === 0) return;
+    $('plannings').replaceChildren(...[...plannings.values()].map((p) => {
+      const section = text('div', '', { 'data-planning': p.id });
+      section.append(text('strong', p.name), text('span', ' · ' + p.total_runsheets + ' runsheets, ' +
+        p.total_drivers + ' drivers'));
+      const table = document.createElement('table');
+      for (const pair of [...p.pairs.values()].sort((a, b) => (a.runsheet_id + a.driver_id).localeCompare(b.runsheet_id + b.driver_id))) {
+        const row = document.createElement('tr');
+        row.dataset.pair = pair.id;
+        row.dataset.state = pair.state;
+        row.append(text('td', pair.runsheet_id), text('td', (pair.driver_id || '').slice(0, 8)),
+          text('td', pair.state, { class: 'state state-' + pair.state }));
+        table.append(row);
+      }
+      section.append(table);
+      return section;
+    }));
+  }
+
+  async function loadNotifications() {
+    try {
+      const list = await api('/v1/notifications?limit=10');
+      for (const n of list.notifications.reverse()) notify(n.event_type || n.type || 'notification', '', n.created_at || n.server_time);
+    } catch (error) {
+      if (error.status === 403) notify('The notification log is not open to your role; live events show here.', '', new Date().toISOString());
+    }
+  }
+
+  function notify(what, channel, when) {
+    const item = text('li', '');
+    item.append(text('time', new Date(when).toLocaleTimeString() + ' '), text('span', what + (channel ? ' · ' + channel : '')));
+    $('notifications').prepend(item);
+    while ($('notifications').children.length > 30) $('notifications').lastChild.remove();
+  }
+})();
+</script>
+</body></html>`;
+}

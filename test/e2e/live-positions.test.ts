@@ -1,0 +1,130 @@
+/**
+ * Live positions over real WebSocket frames: an L1 fix reaches `org.<driver's org>` as a `driver.location` event
+ * through the locations table's stream (the host polls the emulator's stream and runs the cloud's handler), never
+ * another organisation's channel; a freelance driver's fix reaches only `drivers.freelance`, which only SysAdmin may
+ * join; one batch holds each moved driver once, at its newest version.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { ROLES } from '../../shared/auth/roles.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+let orgA: string;
+let orgB: string;
+
+type Frame = { type: string; channel?: string; channels?: string[]; name?: string; data?: { drivers?: Driver[] } };
+type Driver = { user_id: string; latitude: number; longitude: number; version: number; server_time: string };
+
+async function subscribed(token: string, channels: string[]) {
+  const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${token}`);
+  const frames: Frame[] = [];
+  socket.on('message', (data) => frames.push(JSON.parse(data.toString()) as Frame));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  socket.send(JSON.stringify({ action: 'subscribe', channels }));
+  await until(() => frames.some((f) => f.type === 'subscribed'));
+  const positions = () =>
+    frames.filter((f) => f.type === 'event' && f.name === 'driver.location').flatMap((f) => f.data?.drivers ?? []);
+  return { socket, frames, positions };
+}
+
+async function until(done: () => boolean, ms = 8000) {
+  const deadline = Date.now() + ms;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  return done();
+}
+
+const fix = (latitude: number, longitude: number, secondsAgo = 0) => ({
+  latitude,
+  longitude,
+  altitude: 3,
+  client_time_utc: new Date(Date.now() - secondsAgo * 1000).toISOString(),
+});
+
+async function freelanceDriver() {
+  const email = `live.${Math.random().toString(36).slice(2, 8)}@example.com`;
+  await api.post('/v1/auth/register-driver', { user: { email, password: 'a-good-long-password', name: 'Freelance' } });
+  await api.post('/v1/auth/security-code', { user: { email } });
+  const mail = await api.get<{ messages: { data: Record<string, string> }[] }>(
+    `/_local/outbox?to=${encodeURIComponent(email)}`,
+  );
+  const code = mail.body.messages[0]!.data['security_code'];
+  await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } });
+  return loginAs(api, email, 'a-good-long-password');
+}
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  orgA = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Fleet A', kind: 'transporter' }, admin))
+    .body.id;
+  orgB = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Fleet B', kind: 'transporter' }, admin))
+    .body.id;
+});
+afterAll(() => host?.stop());
+
+describe('live positions', () => {
+  it("deliver an organisation's moved drivers to its channel only, coalesced per batch", async () => {
+    const dispatcherA = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgA);
+    const dispatcherB = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgB);
+    const driverA = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgA);
+    const watchA = await subscribed(dispatcherA.token, [`org.${orgA}`]);
+    const watchB = await subscribed(dispatcherB.token, [`org.${orgB}`]);
+    const sysadmin = await subscribed(admin, ['drivers.freelance']);
+
+    // Three fixes in quick succession: the batch that carries them shows the driver once, at the newest version.
+    for (const [i, lat] of [1.3, 1.31, 1.32].entries()) {
+      expect((await api.put('/v1/driver/location', fix(lat, 103.8, 10 - i), driverA.token)).status).toBe(200);
+    }
+    expect(await until(() => watchA.positions().some((d) => d.version === 3))).toBe(true);
+    const frames = watchA.frames.filter((f) => f.name === 'driver.location');
+    for (const frame of frames) {
+      expect(frame.channel).toBe(`org.${orgA}`);
+      const ids = frame.data!.drivers!.map((d) => d.user_id);
+      expect(new Set(ids).size).toBe(ids.length);
+    }
+    const newest = watchA.positions().find((d) => d.version === 3)!;
+    expect(newest).toEqual({
+      user_id: driverA.id,
+      latitude: 1.32,
+      longitude: 103.8,
+      altitude: 3,
+      client_time_utc: expect.any(String),
+      server_time: expect.any(String),
+      version: 3,
+    });
+
+    // Give any stray delivery time to arrive: B's dispatcher and the freelance channel saw nothing of A.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(watchB.positions()).toEqual([]);
+    expect(sysadmin.positions()).toEqual([]);
+    for (const w of [watchA, watchB, sysadmin]) w.socket.close();
+  });
+
+  it("send a freelance driver's fix to drivers.freelance only, which only SysAdmin may join", async () => {
+    const dispatcherA = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgA);
+    const freelancer = await freelanceDriver();
+    const watchA = await subscribed(dispatcherA.token, [`org.${orgA}`, 'drivers.freelance']);
+    expect(watchA.frames).toContainEqual({ type: 'subscribed', channels: [`org.${orgA}`] });
+    expect(watchA.frames).toContainEqual({ type: 'error', code: 'forbidden', channel: 'drivers.freelance' });
+    const self = await subscribed(freelancer.bearer_token, ['drivers.freelance']);
+    expect(self.frames).toContainEqual({ type: 'error', code: 'forbidden', channel: 'drivers.freelance' });
+    const sysadmin = await subscribed(admin, ['drivers.freelance']);
+
+    expect((await api.put('/v1/driver/location', fix(51.5, -0.12), freelancer.bearer_token)).status).toBe(200);
+    expect(await until(() => sysadmin.positions().some((d) => d.user_id === freelancer.user.id))).toBe(true);
+    expect(sysadmin.frames.find((f) => f.name === 'driver.location')?.channel).toBe('drivers.freelance');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(watchA.positions()).toEqual([]);
+    expect(self.positions()).toEqual([]);
+    for (const w of [watchA, self, sysadmin]) w.socket.close();
+  });
+});
