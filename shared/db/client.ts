@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config';
+import { recordCapacity } from '#shared/db/capacity';
 
 let documentClient: DynamoDBDocumentClient | undefined;
 let rawClient: DynamoDBClient | undefined;
@@ -9,7 +10,7 @@ let rawClient: DynamoDBClient | undefined;
 export function rawDb(): DynamoDBClient {
   if (!rawClient) {
     const endpoint = config.dynamodbEndpoint;
-    rawClient = new DynamoDBClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
+    rawClient = recordCapacity(new DynamoDBClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 }));
   }
   return rawClient;
 }
