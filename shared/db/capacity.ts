@@ -47,11 +47,16 @@ const WRITES = new Set([
   'TransactWriteItemsCommand',
 ]);
 
+/** Who hears of each finished scope's tally (tests and benchmarks measuring operations through the local host). */
+export const tallyObservers = new Set<(tally: Tally, label: string) => void>();
+
 /** Runs fn with a fresh tally and returns both. */
-export async function withCapacity<T>(fn: () => Promise<T>): Promise<{ result: T; tally: Tally }> {
+export async function withCapacity<T>(fn: () => Promise<T>, label = ''): Promise<{ result: T; tally: Tally }> {
   const tally: Tally = { calls: 0, rcu: 0, wcu: 0 };
   const result = await scope.run(tally, fn);
-  return { result, tally: rounded(tally) };
+  const total = rounded(tally);
+  for (const observer of tallyObservers) observer(total, label);
+  return { result, tally: total };
 }
 
 /** The tally of the current request (undefined outside one). */

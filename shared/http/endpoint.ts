@@ -97,7 +97,7 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
       } catch (error) {
         reply = problemReply(error, requestId);
       }
-    });
+    }, route.id);
     const durationMs = clock.nowMs() - started;
     logger.info('request', {
       request_id: requestId,
