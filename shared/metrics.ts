@@ -7,11 +7,20 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
  */
 export const metrics = new Metrics({ namespace: 'Dispatch', serviceName: 'dispatch' });
 
-export function recordRequest(operation: string, status: number, durationMs: number): void {
+export function recordRequest(
+  operation: string,
+  status: number,
+  durationMs: number,
+  capacity?: { rcu: number; wcu: number },
+): void {
   metrics.addDimension('operation', operation);
   metrics.addMetric('Requests', MetricUnit.Count, 1);
   if (status >= 500) metrics.addMetric('ServerErrors', MetricUnit.Count, 1);
   else if (status >= 400) metrics.addMetric('ClientErrors', MetricUnit.Count, 1);
   metrics.addMetric('Latency', MetricUnit.Milliseconds, durationMs);
+  if (capacity) {
+    metrics.addMetric('ReadCapacityUnits', MetricUnit.Count, capacity.rcu);
+    metrics.addMetric('WriteCapacityUnits', MetricUnit.Count, capacity.wcu);
+  }
   metrics.publishStoredMetrics();
 }

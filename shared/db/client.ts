@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommand
 import { isDependencyFailure } from '#shared/aws/faults';
 import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
+import { recordCapacity } from '#shared/db/capacity';
 
 let documentClient: DynamoDBDocumentClient | undefined;
 let rawClient: DynamoDBClient | undefined;
@@ -11,7 +12,7 @@ let rawClient: DynamoDBClient | undefined;
 export function rawDb(): DynamoDBClient {
   if (!rawClient) {
     const endpoint = config.dynamodbEndpoint;
-    rawClient = new DynamoDBClient({ ...wire('dynamodb'), ...(endpoint ? { endpoint } : {}) });
+    rawClient = recordCapacity(new DynamoDBClient({ ...wire('dynamodb'), ...(endpoint ? { endpoint } : {}) }));
   }
   return rawClient;
 }

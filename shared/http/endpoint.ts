@@ -12,6 +12,7 @@ import { resolveCaller } from '#shared/auth/authorizer';
 import type { Caller } from '#shared/auth/caller';
 import { isDependencyFailure, RETRY_AFTER_SECONDS } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
+import { withCapacity } from '#shared/db/capacity';
 import { runIdempotently } from '#shared/http/idempotency';
 import {
   internal,
@@ -67,37 +68,39 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
     const headers = lowerCaseHeaders(event.headers);
     const requestId = headers['x-request-id']?.slice(0, 200) || randomUUID();
     logger.appendKeys({ request_id: requestId });
-    let reply: Reply;
-    let caller: Caller | null = null;
-    try {
-      caller = await resolveCaller(
-        (event.requestContext as { authorizer?: { lambda?: Record<string, unknown> } }).authorizer?.lambda,
-        headers['authorization'],
-      );
-      checkAccess(route.access, caller);
-      const rawBody = decodeBody(event);
-      const request = {
-        params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path'),
-        query: validate(route.request?.query ?? v.object({}), event.queryStringParameters ?? {}, 'query'),
-        headers: route.request?.headers ? validate(route.request.headers, headers, 'header') : headers,
-        body: route.request?.body
-          ? validate(route.request.body, parseBody(rawBody, headers, route.request.acceptsForm === true), '')
-          : {},
-        caller,
-        requestId,
-        event,
-      } as unknown as Request<Extract<T[number], { id: Id }>>;
-      const idempotencyKey = headers['idempotency-key'];
-      reply =
-        route.method === 'POST' && idempotencyKey !== undefined
-          ? await runIdempotently(
-              { key: idempotencyKey, scope: `${route.id}#${caller?.id ?? 'public'}`, rawBody, context },
-              () => fn(request),
-            )
-          : await fn(request);
-    } catch (error) {
-      reply = problemReply(error, requestId);
-    }
+    let reply = undefined as unknown as Reply; // assigned inside the capacity scope below
+    let caller = null as Caller | null;
+    const { tally } = await withCapacity(async () => {
+      try {
+        caller = await resolveCaller(
+          (event.requestContext as { authorizer?: { lambda?: Record<string, unknown> } }).authorizer?.lambda,
+          headers['authorization'],
+        );
+        checkAccess(route.access, caller);
+        const rawBody = decodeBody(event);
+        const request = {
+          params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path'),
+          query: validate(route.request?.query ?? v.object({}), event.queryStringParameters ?? {}, 'query'),
+          headers: route.request?.headers ? validate(route.request.headers, headers, 'header') : headers,
+          body: route.request?.body
+            ? validate(route.request.body, parseBody(rawBody, headers, route.request.acceptsForm === true), '')
+            : {},
+          caller,
+          requestId,
+          event,
+        } as unknown as Request<Extract<T[number], { id: Id }>>;
+        const idempotencyKey = headers['idempotency-key'];
+        reply =
+          route.method === 'POST' && idempotencyKey !== undefined
+            ? await runIdempotently(
+                { key: idempotencyKey, scope: `${route.id}#${caller?.id ?? 'public'}`, rawBody, context },
+                () => fn(request),
+              )
+            : await fn(request);
+      } catch (error) {
+        reply = problemReply(error, requestId);
+      }
+    }, route.id);
     const durationMs = clock.nowMs() - started;
     logger.info('request', {
       request_id: requestId,
@@ -107,8 +110,11 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
       status: reply.status,
       duration_ms: durationMs,
       caller_id: caller?.id,
+      ddb_calls: tally.calls,
+      rcu: tally.rcu,
+      wcu: tally.wcu,
     });
-    recordRequest(route.id, reply.status, durationMs);
+    recordRequest(route.id, reply.status, durationMs, tally);
     logger.removeKeys(['request_id']);
     return toResult(reply, requestId);
   };
