@@ -148,6 +148,19 @@ export async function ensureTables(endpoint: string, prefix: string): Promise<Re
             }),
           );
         }
+        // A table kept under .data from before an index was defined gets it now (older items join it as they change).
+        const present = new Set((existing.Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+        const wanted = createTableInput(def, tableName);
+        for (const index of wanted.GlobalSecondaryIndexes ?? []) {
+          if (present.has(index.IndexName)) continue;
+          await client.send(
+            new UpdateTableCommand({
+              TableName: tableName,
+              AttributeDefinitions: wanted.AttributeDefinitions,
+              GlobalSecondaryIndexUpdates: [{ Create: index }],
+            }),
+          );
+        }
         return;
       } catch (error) {
         if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;

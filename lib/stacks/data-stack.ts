@@ -3,7 +3,14 @@
  * secrets. Kept apart from the stateless stacks so that those can be replaced freely.
  */
 import { Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
@@ -143,6 +150,9 @@ export class DataStack extends Stack {
         indexName: index.name,
         partitionKey: attribute(index.partitionKey),
         ...(index.sortKey ? { sortKey: attribute(index.sortKey) } : {}),
+        ...(index.projection
+          ? { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.projection] }
+          : { projectionType: ProjectionType.ALL }),
       });
     }
     return table;

@@ -3,6 +3,7 @@
  * changes (A17 delete, A25 assign organisation, A26 confirm). Every list is a Query on an index; totals and the
  * versions that keep deep page numbers cheap come from maintained counters.
  */
+
 import { requireOrganisation } from '#shared/accounts/organisations';
 import {
   ALL_USERS,
@@ -22,6 +23,7 @@ import { clock } from '#shared/clock';
 import { mainTableName } from '#shared/db/client';
 import { encodePageToken, type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
+import { syncOrganisation } from '#shared/locations/locations';
 
 /** A user the caller may see: SysAdmin any, everybody else only users of their own organisation; else 404. */
 export async function findVisibleUser(caller: Caller, id: string, options: { includeDeleted?: boolean } = {}) {
@@ -187,6 +189,7 @@ export async function assignOrganisation(userId: string, orgId: string): Promise
   await requireOrganisation(orgId, 'user.org_id');
   if (user.org_id) throw conflict('the user already belongs to an organisation');
   await updateUser(user, { org_id: orgId });
+  await syncOrganisation(userId, orgId);
 }
 
 /** A26. */

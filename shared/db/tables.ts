@@ -8,6 +8,8 @@ export interface IndexDef {
   name: string;
   partitionKey: string;
   sortKey?: string;
+  /** The non-key attributes its queries read (INCLUDE); absent: every attribute (ALL). */
+  projection?: readonly string[];
 }
 
 export interface TableDef {
@@ -45,9 +47,9 @@ export const mainTable = {
 } as const satisfies TableDef;
 
 /**
- * Driver locations: one item per driver (`LOC#<id> / CURRENT`) plus the cell directory (`CELLS#…`). GeoOrg lists an
- * organisation's drivers (`<org or FREE>#<partition cell>`), GeoAll every driver (`ALL#<partition cell>`), both
- * sorted by the precision-9 geohash then the driver id.
+ * Driver locations: one item per driver (`LOC#<id> / CURRENT`) plus the cell directory (`CELLS#ALL…`). Geo lists
+ * every driver by partition cell and shard (`<precision-5 cell>#<shard>`), sorted by the precision-9 geohash then the
+ * driver id; it holds what L3 and L4 answer and filter on, and only location items carry its keys.
  */
 export const locationsTable = {
   id: 'Locations',
@@ -57,8 +59,25 @@ export const locationsTable = {
   // Live positions (`driver.location` on `org.<id>`) are fanned out from this stream, off L1's path.
   stream: 'NEW_IMAGE',
   indexes: [
-    { name: 'GeoOrg', partitionKey: 'GEOORG_PK', sortKey: 'GEOORG_SK' },
-    { name: 'GeoAll', partitionKey: 'GEOALL_PK', sortKey: 'GEOALL_SK' },
+    {
+      name: 'Geo',
+      partitionKey: 'GEO_PK',
+      sortKey: 'GEO_SK',
+      projection: [
+        'id',
+        'user_id',
+        'device_id',
+        'latitude',
+        'longitude',
+        'altitude',
+        'client_time_utc',
+        'client_timezone',
+        'server_time',
+        'version',
+        'org_id',
+        'service_types',
+      ],
+    },
   ],
 } as const satisfies TableDef;
 
@@ -109,7 +128,9 @@ export function createTableInput(def: TableDef, tableName: string): CreateTableC
           GlobalSecondaryIndexes: def.indexes.map((index) => ({
             IndexName: index.name,
             KeySchema: keySchema(index.partitionKey, index.sortKey),
-            Projection: { ProjectionType: 'ALL' },
+            Projection: index.projection
+              ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection] }
+              : { ProjectionType: 'ALL' },
           })),
         }
       : {}),

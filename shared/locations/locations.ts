@@ -1,21 +1,31 @@
 /**
- * Driver locations (L1–L4). One item per driver holds the newest fix; a conditional write on `version` decides
- * between concurrent updates, and a fix older than the stored one is ignored. The item carries two index entries
- * (the driver's organisation, and everybody) in precision-5 partitions sorted by precision-9 geohash. A cell
- * directory counts drivers per scope at precision 3 and 5, so that a nearest search with nothing nearby can go
- * straight to the occupied cells instead of walking empty ones.
+ * Driver locations (L1–L4). One item per driver holds the newest fix (under 1 KB), with the driver's organisation and
+ * service types kept on it (A21 and A25 keep them current), so that a fix in the steady state is ONE conditional
+ * UpdateItem: the ordering rule (a fix older than the stored one is ignored) is its condition, not a read before it.
+ * One geo index, `Geo`, lists every driver in precision-5 partitions split into GEO_SHARDS shards by driver (no
+ * partition key takes a crowded cell's whole write rate), sorted by precision-9 geohash; an organisation's search
+ * reads the same index and keeps its own drivers. A cell directory counts drivers at precision 3 and 5, so that a
+ * nearest search with nothing nearby goes straight to the occupied cells instead of walking empty ones; it changes
+ * only on a first fix or a crossing into another precision-5 cell, counting up before the move and down after it, so
+ * that a failure between the two can only leave a count too high (a search reads an empty cell), never too low.
+ *
+ * Capacity (AWS's rules, pinned by test/e2e/capacity.test.ts): a move within a partition cell 1 WCU for the item
+ * and 2 for its index entry (its sort key moves) and no read; a first fix and a crossing at most 6 WCU.
  */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
   GetCommand,
+  PutCommand,
   QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
-import { db, isConditionalFailure, locationsTableName, type TransactItem, transactWrite } from '#shared/db/client';
+import { db, isConditionalFailure, locationsTableName } from '#shared/db/client';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import {
@@ -32,6 +42,7 @@ import {
   planRadius,
   SORT_PRECISION,
 } from '#shared/locations/geo';
+import { logger } from '#shared/log';
 
 export interface LocationRecord {
   id: string;
@@ -57,56 +68,113 @@ export interface Fix {
   client_timezone?: string | null | undefined;
 }
 
-const ALL = 'ALL';
-const FREELANCE = 'FREE';
 const locationKey = (driverId: string) => ({ PK: `LOC#${driverId}`, SK: 'CURRENT' });
-const scopeOf = (orgId: string | null) => orgId ?? FREELANCE;
 const coarseOf = (partition: string) => (partition.startsWith('polar-') ? partition : partition.slice(0, 3));
 
 /** How far ahead of the server a device clock may be before a fix is refused. */
 const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
 
-function indexEntries(location: LocationRecord) {
-  const point = { latitude: location.latitude, longitude: location.longitude };
-  const partition = partitionOf(point);
-  const sort = `${encode(point, SORT_PRECISION)}#${location.user_id}`;
-  return {
-    GEOORG_PK: `${scopeOf(location.org_id)}#${partition}`,
-    GEOORG_SK: sort,
-    GEOALL_PK: `${ALL}#${partition}`,
-    GEOALL_SK: sort,
-  };
+/**
+ * Shards per partition cell in the geo index: a driver's entries always land in the same one. A fix moves an index
+ * entry (2 WCU), so one partition key takes DynamoDB's 1 000 WCU/s at 500 fixes a second: 5 000 drivers in one cell
+ * sending a fix every 10 s. Two shards keep such a cell at half the limit (docs/scale.md); each search reads every
+ * shard of a cell, so more shards would make every L3 and L4 dearer for cells that are never that crowded.
+ */
+export const GEO_SHARDS = 2;
+
+/** FNV-1a of the driver id: a stable shard for each driver. */
+export function shardOf(driverId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < driverId.length; i++) {
+    hash ^= driverId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % GEO_SHARDS;
 }
 
-/** Directory counter changes for a location moving from `before` to `after` (either may be absent). */
-function directoryChanges(before: LocationRecord | undefined, after: LocationRecord): TransactItem[] {
-  const placements = (location: LocationRecord | undefined) => {
-    if (!location) return [];
-    const partition = partitionOf(location);
-    return [scopeOf(location.org_id), ALL].flatMap((scope) => {
-      const coarse = coarseOf(partition);
-      const entries = [{ PK: `CELLS#${scope}`, SK: coarse }];
-      if (!partition.startsWith('polar-')) entries.push({ PK: `CELLS#${scope}#${coarse}`, SK: partition });
-      return entries.map((key) => `${key.PK}|${key.SK}`);
-    });
-  };
-  const old = new Set(placements(before));
-  const next = new Set(placements(after));
-  const changes: TransactItem[] = [];
-  for (const key of new Set([...old, ...next])) {
-    const delta = (next.has(key) ? 1 : 0) - (old.has(key) ? 1 : 0);
-    if (delta === 0) continue;
-    const [PK, SK] = key.split('|') as [string, string];
-    changes.push({
-      Update: {
+/** The index keys of a driver at a point: `<partition cell>#<shard>`, `<precision-9 geohash>#<driver>`. */
+function geoKeys(driverId: string, point: Point) {
+  const cell = partitionOf(point);
+  return { cell, GEO_PK: `${cell}#${shardOf(driverId)}`, GEO_SK: `${encode(point, SORT_PRECISION)}#${driverId}` };
+}
+
+/** The directory entries that count a driver in a partition cell: its precision-3 cell, and the cell itself. */
+function directoryEntries(cell: string): string[] {
+  if (cell.startsWith('polar-')) return [`CELLS#ALL|${cell}`];
+  return [`CELLS#ALL|${coarseOf(cell)}`, `CELLS#ALL#${coarseOf(cell)}|${cell}`];
+}
+
+async function adjustDirectory(entries: string[], delta: number): Promise<void> {
+  await Promise.all(
+    entries.map((entry) => {
+      const [PK, SK] = entry.split('|') as [string, string];
+      return db().send(
+        new UpdateCommand({
+          TableName: locationsTableName(),
+          Key: { PK, SK },
+          UpdateExpression: 'ADD n :delta',
+          ExpressionAttributeValues: { ':delta': delta },
+        }),
+      );
+    }),
+  );
+}
+
+/** A count going down after its driver moved on: a failure only leaves it high, which costs a search one read. */
+async function releaseDirectory(entries: string[]): Promise<void> {
+  if (entries.length === 0) return;
+  await adjustDirectory(entries, -1).catch((error: unknown) =>
+    logger.warn('cell directory count left high', { entries, error: (error as Error)?.message ?? String(error) }),
+  );
+}
+
+type Fields = Omit<LocationRecord, 'user_id' | 'version' | 'org_id' | 'service_types'>;
+
+/** What a conditional UpdateItem found instead, when its condition failed (undefined: no location yet). */
+function conditionFailureItem(error: unknown): LocationRecord | undefined {
+  const item = (error as { Item?: Record<string, unknown> }).Item;
+  if (!item) return undefined;
+  // The exception carries the item as DynamoDB sent it; the document client does not translate errors.
+  const plain =
+    typeof item['PK'] === 'object'
+      ? unmarshall(item as Record<string, AttributeValue>)
+      : (item as Record<string, unknown>);
+  return toRecord(plain);
+}
+
+/**
+ * Stores a newer fix of a driver whose location is in `expectedCell`: one UpdateItem, its condition the ordering rule.
+ * 'stored', or what is stored instead (undefined when the driver has no location yet).
+ */
+async function moveIfNewer(
+  driverId: string,
+  fields: Fields,
+  point: Point,
+  expectedCell: string,
+): Promise<'stored' | LocationRecord | undefined> {
+  const values: Record<string, unknown> = { ...fields, ...geoKeys(driverId, point) };
+  const names = Object.keys(values);
+  try {
+    await db().send(
+      new UpdateCommand({
         TableName: locationsTableName(),
-        Key: { PK, SK },
-        UpdateExpression: 'ADD n :delta',
-        ExpressionAttributeValues: { ':delta': delta },
-      },
-    });
+        Key: locationKey(driverId),
+        UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')} ADD #version :one`,
+        ConditionExpression: 'attribute_exists(PK) AND #client_time_utc < :client_time_utc AND #cell = :expected',
+        ExpressionAttributeNames: Object.fromEntries([...names, 'version'].map((name) => [`#${name}`, name])),
+        ExpressionAttributeValues: {
+          ...Object.fromEntries(names.map((name) => [`:${name}`, values[name]])),
+          ':one': 1,
+          ':expected': expectedCell,
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'stored';
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    return conditionFailureItem(error);
   }
-  return changes;
 }
 
 async function readLocation(driverId: string): Promise<LocationRecord | undefined> {
@@ -114,54 +182,79 @@ async function readLocation(driverId: string): Promise<LocationRecord | undefine
   return out.Item ? toRecord(out.Item) : undefined;
 }
 
-/** L1. Returns whether the fix was stored (false: it was older than the stored one, and ignored). */
+/** L1. Returns whether the fix was stored (false: it was not newer than the stored one, and is ignored). */
 export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
   const clientTime = toUtcIso(fix.client_time_utc);
   if (Date.parse(clientTime) > clock.nowMs() + MAX_CLOCK_SKEW_MS) {
     throw invalidField('client_time_utc', 'is more than 10 minutes ahead of the server clock');
   }
-  const driver = await getUser(caller.id);
-  if (!driver || driver.deleted_at) throw notFound('driver');
+  const point = { latitude: fix.latitude, longitude: fix.longitude };
+  const cell = partitionOf(point);
+  const fields: Fields = {
+    id: newObjectId(),
+    device_id: fix.device_id ?? null,
+    latitude: fix.latitude,
+    longitude: fix.longitude,
+    altitude: fix.altitude ?? null,
+    client_time_utc: clientTime,
+    client_timezone: fix.client_timezone ?? null,
+    server_time: clock.nowIso(),
+  };
+  let expectedCell = cell;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const current = await readLocation(caller.id);
-    if (current && Date.parse(current.client_time_utc) >= Date.parse(clientTime)) return false;
-    const next: LocationRecord = {
-      id: newObjectId(),
-      user_id: caller.id,
-      device_id: fix.device_id ?? null,
-      latitude: fix.latitude,
-      longitude: fix.longitude,
-      altitude: fix.altitude ?? null,
-      client_time_utc: clientTime,
-      client_timezone: fix.client_timezone ?? null,
-      server_time: clock.nowIso(),
-      version: (current?.version ?? 0) + 1,
-      org_id: driver.org_id,
-      service_types: driver.driver_profile?.service_types ?? [],
-    };
-    try {
-      await transactWrite([
-        {
-          Put: {
-            TableName: locationsTableName(),
-            Item: { ...locationKey(caller.id), ...indexEntries(next), entity: 'location', ...next },
-            ...(current
-              ? {
-                  ConditionExpression: 'version = :version',
-                  ExpressionAttributeValues: { ':version': current.version },
-                }
-              : { ConditionExpression: 'attribute_not_exists(PK)' }),
-          },
-        },
-        ...directoryChanges(current, next),
-      ]);
+    // The steady state: a newer fix within the stored partition cell.
+    const found = await moveIfNewer(caller.id, fields, point, expectedCell);
+    if (found === 'stored') {
+      if (expectedCell !== cell) await releaseDirectory(leaving(expectedCell, cell));
       return true;
-    } catch (error) {
-      // Another fix of this driver landed first: read again and compare with that one.
-      if (!isConditionalFailure(error)) throw error;
     }
+    if (expectedCell !== cell) await releaseDirectory(leaving(cell, expectedCell)); // the crossing lost a race
+    if (!found) {
+      if (await storeFirstFix(caller.id, fields, point)) return true;
+      continue;
+    }
+    if (Date.parse(found.client_time_utc) >= Date.parse(clientTime)) return false;
+    // A crossing into another partition cell: count the driver in the new cells first, then move.
+    const stored = partitionOf(found);
+    await adjustDirectory(leaving(cell, stored), +1);
+    expectedCell = stored;
   }
   return false;
+}
+
+/** The directory entries of `from` that `to` does not share. */
+function leaving(from: string, to: string): string[] {
+  const kept = new Set(directoryEntries(to));
+  return directoryEntries(from).filter((entry) => !kept.has(entry));
+}
+
+/** A driver's first fix: the organisation and service types come from the user, once. False: another one won. */
+async function storeFirstFix(driverId: string, fields: Fields, point: Point): Promise<boolean> {
+  const driver = await getUser(driverId);
+  if (!driver || driver.deleted_at) throw notFound('driver');
+  const location: LocationRecord = {
+    ...fields,
+    user_id: driverId,
+    version: 1,
+    org_id: driver.org_id,
+    service_types: driver.driver_profile?.service_types ?? [],
+  };
+  const entries = directoryEntries(partitionOf(point));
+  await adjustDirectory(entries, +1);
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: locationsTableName(),
+        Item: { ...locationKey(driverId), ...geoKeys(driverId, point), entity: 'location', ...location },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    await releaseDirectory(entries);
+    return false;
+  }
 }
 
 /** Current positions of some drivers (the planning job ranks its candidates by them). */
@@ -177,22 +270,30 @@ export async function currentPositions(driverIds: string[]): Promise<Map<string,
   return found;
 }
 
-/** A21 keeps the copy of the driver's service types on the location current. */
-export async function syncServiceTypes(driverId: string, serviceTypes: string[]): Promise<void> {
+/** Sets a copy of the driver's own attributes on its location, if it has one. */
+async function syncDriver(driverId: string, attribute: 'service_types' | 'org_id', value: unknown): Promise<void> {
   await db()
     .send(
       new UpdateCommand({
         TableName: locationsTableName(),
         Key: locationKey(driverId),
-        UpdateExpression: 'SET service_types = :types',
+        UpdateExpression: 'SET #attribute = :value',
         ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':types': serviceTypes },
+        ExpressionAttributeNames: { '#attribute': attribute },
+        ExpressionAttributeValues: { ':value': value },
       }),
     )
     .catch((error: unknown) => {
       if (!isConditionalFailure(error)) throw error;
     });
 }
+
+/** A21 keeps the copy of the driver's service types on the location current. */
+export const syncServiceTypes = (driverId: string, serviceTypes: string[]) =>
+  syncDriver(driverId, 'service_types', serviceTypes);
+
+/** A25 keeps the copy of the driver's organisation on the location current (searches keep an organisation's own). */
+export const syncOrganisation = (driverId: string, orgId: string) => syncDriver(driverId, 'org_id', orgId);
 
 export interface LocationView extends Omit<LocationRecord, 'org_id' | 'service_types'> {
   age_s: number;
@@ -231,11 +332,14 @@ export interface SearchStats {
   itemsRead: number;
 }
 
-/** Which index and scope a caller searches: SysAdmin everybody, the others their own organisation. */
-function searchScope(caller: Caller): { index: 'GeoAll' | 'GeoOrg'; scope: string } {
-  if (isSysAdmin(caller)) return { index: 'GeoAll', scope: ALL };
+/**
+ * Whose drivers a caller finds: SysAdmin everybody's (undefined), the others their own organisation's, kept from the
+ * one geo index (an organisation's search reads the other organisations' drivers of the cells it visits).
+ */
+function searchScope(caller: Caller): string | undefined {
+  if (isSysAdmin(caller)) return undefined;
   if (!caller.orgId) throw forbidden('your account belongs to no organisation');
-  return { index: 'GeoOrg', scope: caller.orgId };
+  return caller.orgId;
 }
 
 async function queryAll(input: QueryCommandInput, stats: SearchStats): Promise<Record<string, unknown>[]> {
@@ -251,19 +355,23 @@ async function queryAll(input: QueryCommandInput, stats: SearchStats): Promise<R
   return items;
 }
 
-function cellQuery(index: 'GeoAll' | 'GeoOrg', scope: string, partition: string, prefix?: string): QueryCommandInput {
-  const pk = index === 'GeoAll' ? 'GEOALL_PK' : 'GEOORG_PK';
-  const sk = index === 'GeoAll' ? 'GEOALL_SK' : 'GEOORG_SK';
-  return {
+/** The Queries that read a partition cell (or the cells under `prefix` in it): one per shard. */
+function cellQueries(partition: string, prefix?: string): QueryCommandInput[] {
+  return Array.from({ length: GEO_SHARDS }, (_, shard) => ({
     TableName: locationsTableName(),
-    IndexName: index,
-    KeyConditionExpression: prefix ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
-    ExpressionAttributeNames: { '#pk': pk, ...(prefix ? { '#sk': sk } : {}) },
-    ExpressionAttributeValues: { ':pk': `${scope}#${partition}`, ...(prefix ? { ':prefix': prefix } : {}) },
-  };
+    IndexName: 'Geo',
+    KeyConditionExpression: prefix ? 'GEO_PK = :pk AND begins_with(GEO_SK, :prefix)' : 'GEO_PK = :pk',
+    ExpressionAttributeValues: { ':pk': `${partition}#${shard}`, ...(prefix ? { ':prefix': prefix } : {}) },
+  }));
 }
 
-function matches(location: LocationRecord, filters: SearchFilters): boolean {
+/** Every item of a partition cell (or of the cells under `prefix`), its shards read in parallel. */
+async function readCell(partition: string, prefix: string | undefined, stats: SearchStats) {
+  return (await Promise.all(cellQueries(partition, prefix).map((query) => queryAll(query, stats)))).flat();
+}
+
+function matches(location: LocationRecord, orgId: string | undefined, filters: SearchFilters): boolean {
+  if (orgId !== undefined && location.org_id !== orgId) return false;
   if (clock.nowMs() - Date.parse(location.server_time) > filters.maxAgeS * 1000) return false;
   return filters.serviceType === undefined || location.service_types.includes(filters.serviceType);
 }
@@ -291,17 +399,19 @@ export async function driversWithin(
   filters: SearchFilters,
   stats: SearchStats = { queries: 0, itemsRead: 0 },
 ): Promise<LocationView[]> {
-  const { index, scope } = searchScope(caller);
+  const orgId = searchScope(caller);
   const plan = planRadius(centre, radiusM);
   const batches = await inParallel(
-    plan.queries.map((query) => () => queryAll(cellQuery(index, scope, query.partition, query.prefix), stats)),
+    plan.queries.flatMap((query) =>
+      cellQueries(query.partition, query.prefix).map((input) => () => queryAll(input, stats)),
+    ),
     16,
   );
   const found: { location: LocationRecord; distance: number }[] = [];
   for (const item of batches.flat()) {
     const location = toRecord(item);
     const distance = distanceM(centre, location);
-    if (distance <= radiusM && matches(location, filters)) found.push({ location, distance });
+    if (distance <= radiusM && matches(location, orgId, filters)) found.push({ location, distance });
   }
   found.sort((a, b) => a.distance - b.distance || a.location.user_id.localeCompare(b.location.user_id));
   return found.map(({ location, distance }) => view(location, distance));
@@ -375,13 +485,13 @@ const SPARSE_PARTITION = 100;
  * near); if that ends without a proven answer, best-first over the occupied cells of the directory (precision 3,
  * then 5), which reaches any distance. Each stage stops only when no unvisited region can hold anything closer.
  */
-/** How many drivers of `scope` the directory counts in the partition holding `point`. */
-async function partitionCount(scope: string, point: Point, stats: SearchStats): Promise<number> {
+/** How many drivers the directory counts in the partition holding `point`. */
+async function partitionCount(point: Point, stats: SearchStats): Promise<number> {
   const partition = partitionOf(point);
   const out = await db().send(
     new GetCommand({
       TableName: locationsTableName(),
-      Key: { PK: `CELLS#${scope}#${coarseOf(partition)}`, SK: partition },
+      Key: { PK: `CELLS#ALL#${coarseOf(partition)}`, SK: partition },
       ProjectionExpression: 'n',
     }),
   );
@@ -396,12 +506,12 @@ export async function nearestDriver(
   filters: SearchFilters,
   stats: SearchStats = { queries: 0, itemsRead: 0 },
 ): Promise<LocationView | undefined> {
-  const { index, scope } = searchScope(caller);
+  const orgId = searchScope(caller);
   let best: { location: LocationRecord; distance: number } | undefined;
   const consider = (items: Record<string, unknown>[]) => {
     for (const item of items) {
       const location = toRecord(item);
-      if (!matches(location, filters)) continue;
+      if (!matches(location, orgId, filters)) continue;
       const distance = distanceM(point, location);
       if (
         !best ||
@@ -414,14 +524,14 @@ export async function nearestDriver(
   };
   const readRegion = async (region: Region) => {
     if (region.cell.startsWith('polar-') || region.cell.length === PARTITION_PRECISION) {
-      consider(await queryAll(cellQuery(index, scope, region.cell), stats));
+      consider(await readCell(region.cell, undefined, stats));
     } else {
-      consider(await queryAll(cellQuery(index, scope, region.cell.slice(0, PARTITION_PRECISION), region.cell), stats));
+      consider(await readCell(region.cell.slice(0, PARTITION_PRECISION), region.cell, stats));
     }
   };
 
   // Stage 1: fine cells around the point, when its partition is crowded.
-  if (Math.abs(point.latitude) < POLAR_LATITUDE && (await partitionCount(scope, point, stats)) > SPARSE_PARTITION) {
+  if (Math.abs(point.latitude) < POLAR_LATITUDE && (await partitionCount(point, stats)) > SPARSE_PARTITION) {
     const queue = new RegionQueue();
     const start = encode(point, FINE_PRECISION);
     const seen = new Set([start]);
@@ -455,7 +565,7 @@ export async function nearestDriver(
     {
       TableName: locationsTableName(),
       KeyConditionExpression: 'PK = :pk',
-      ExpressionAttributeValues: { ':pk': `CELLS#${scope}` },
+      ExpressionAttributeValues: { ':pk': 'CELLS#ALL' },
     },
     stats,
   )) {
@@ -471,7 +581,7 @@ export async function nearestDriver(
         {
           TableName: locationsTableName(),
           KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': `CELLS#${scope}#${region.cell}` },
+          ExpressionAttributeValues: { ':pk': `CELLS#ALL#${region.cell}` },
         },
         stats,
       )) {
@@ -489,7 +599,7 @@ export async function nearestDriver(
     : undefined;
 }
 
-const KEY_ATTRIBUTES = /^(PK|SK|GEOORG_PK|GEOORG_SK|GEOALL_PK|GEOALL_SK|entity)$/;
+const KEY_ATTRIBUTES = /^(PK|SK|GEO_PK|GEO_SK|cell|entity)$/;
 
 function toRecord(item: Record<string, unknown>): LocationRecord {
   return Object.fromEntries(
@@ -497,25 +607,15 @@ function toRecord(item: Record<string, unknown>): LocationRecord {
   ) as unknown as LocationRecord;
 }
 
-/**
- * Loads many fixes at once (benchmarks, property tests, imports from another system): the same items and
- * directory counts as L1 writes, in batches. Each driver must appear once and must not have a location yet.
- */
-export async function importLocations(locations: LocationRecord[]): Promise<void> {
-  const counts = new Map<string, number>();
-  for (const location of locations) {
-    for (const change of directoryChanges(undefined, location)) {
-      const key = change.Update!.Key as { PK: string; SK: string };
-      const id = `${key.PK}|${key.SK}`;
-      counts.set(id, (counts.get(id) ?? 0) + 1);
-    }
-  }
-  const items = locations.map((location) => ({
-    ...locationKey(location.user_id),
-    ...indexEntries(location),
-    entity: 'location',
-    ...location,
-  }));
+/** The stored item of a location. */
+const locationItem = (location: LocationRecord) => ({
+  ...locationKey(location.user_id),
+  ...geoKeys(location.user_id, location),
+  entity: 'location',
+  ...location,
+});
+
+async function putInBatches(items: Record<string, unknown>[]): Promise<void> {
   await inParallel(
     Array.from({ length: Math.ceil(items.length / 25) }, (_, i) => async () => {
       let pending = items.slice(i * 25, i * 25 + 25).map((Item) => ({ PutRequest: { Item } }));
@@ -526,9 +626,21 @@ export async function importLocations(locations: LocationRecord[]): Promise<void
     }),
     8,
   );
+}
+
+/**
+ * Loads many fixes at once (benchmarks, property tests, imports from another system): the same items and
+ * directory counts as L1 writes, in batches. Each driver must appear once and must not have a location yet.
+ */
+export async function importLocations(locations: LocationRecord[]): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const location of locations) {
+    for (const entry of directoryEntries(partitionOf(location))) counts.set(entry, (counts.get(entry) ?? 0) + 1);
+  }
+  await putInBatches(locations.map(locationItem));
   await inParallel(
-    [...counts].map(([id, n]) => async () => {
-      const [PK, SK] = id.split('|') as [string, string];
+    [...counts].map(([entry, n]) => async () => {
+      const [PK, SK] = entry.split('|') as [string, string];
       await db().send(
         new UpdateCommand({
           TableName: locationsTableName(),
@@ -543,27 +655,12 @@ export async function importLocations(locations: LocationRecord[]): Promise<void
 }
 
 /**
- * Stores newer fixes of drivers that already have a location, in batches, without L1's reads and conditions: the
- * live positions benchmark's load (1 000 drivers a second). The directory is left as it is, so each fix must stay
- * in its driver's precision-5 partition.
+ * Stores newer fixes of drivers that already have a location, in batches, without L1's conditions: the live
+ * positions benchmark's load (1 000 drivers a second). The directory is left as it is, so each fix must stay in its
+ * driver's precision-5 partition.
  */
 export async function storeFixes(locations: LocationRecord[]): Promise<void> {
-  const items = locations.map((location) => ({
-    ...locationKey(location.user_id),
-    ...indexEntries(location),
-    entity: 'location',
-    ...location,
-  }));
-  await inParallel(
-    Array.from({ length: Math.ceil(items.length / 25) }, (_, i) => async () => {
-      let pending = items.slice(i * 25, i * 25 + 25).map((Item) => ({ PutRequest: { Item } }));
-      while (pending.length > 0) {
-        const out = await db().send(new BatchWriteCommand({ RequestItems: { [locationsTableName()]: pending } }));
-        pending = (out.UnprocessedItems?.[locationsTableName()] ?? []) as typeof pending;
-      }
-    }),
-    8,
-  );
+  await putInBatches(locations.map(locationItem));
 }
 
 /** One driver in a `driver.location` event (API.md 4.3). */

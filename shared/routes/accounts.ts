@@ -392,7 +392,8 @@ export const accountsRoutes = [
     path: '/v1/admin/users/assign-organisation',
     area: 'accounts',
     handler: 'accounts/assign-organisation',
-    needs: { main: 'write' },
+    // The driver's location keeps its organisation (the searches keep an organisation's own drivers).
+    needs: { main: 'write', locations: 'write' },
     access: ['SysAdmin'],
     summary: 'Assign an organisation to a user that has none',
     status: 200,

@@ -35,13 +35,7 @@ export const locationsRoutes = [
     path: '/v1/driver-locations/nearest',
     area: 'locations',
     handler: 'locations/nearest',
-    needs: {
-      locations: 'read',
-      locationIndexes: ['GeoOrg', 'GeoAll'],
-      unexercised: {
-        'index:GeoAll': 'A SysAdmin’s search (every driver); the tests search as an organisation’s people.',
-      },
-    },
+    needs: { locations: 'read', locationIndexes: ['Geo'] },
     access: ['SysAdmin', 'OrgAdmin', 'OrgTransporter'],
     summary: 'The closest visible driver to a point, by great-circle distance',
     status: 200,
@@ -54,7 +48,7 @@ export const locationsRoutes = [
     path: '/v1/driver-locations',
     area: 'locations',
     handler: 'locations/within-radius',
-    needs: { locationIndexes: ['GeoOrg', 'GeoAll'] },
+    needs: { locationIndexes: ['Geo'] },
     access: ['SysAdmin', 'OrgAdmin', 'OrgTransporter'],
     summary: 'Every visible driver within a radius, nearest first',
     status: 200,

@@ -165,7 +165,9 @@ describe('live positions', () => {
   it('the locations table streams new images into the fan-out function, a second per batch, partial failures reported', () => {
     templateOf(built.data).hasResourceProperties('AWS::DynamoDB::Table', {
       StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
-      GlobalSecondaryIndexes: Match.arrayWith([Match.objectLike({ IndexName: 'GeoOrg' })]),
+      GlobalSecondaryIndexes: Match.arrayWith([
+        Match.objectLike({ IndexName: 'Geo', Projection: Match.objectLike({ ProjectionType: 'INCLUDE' }) }),
+      ]),
     });
     const realtime = templateOf(built.realtime);
     realtime.hasResourceProperties('AWS::Lambda::EventSourceMapping', {

@@ -22,7 +22,9 @@ const record = (
 const location = (userId: string, orgId: string | null, version: number, extra: Record<string, unknown> = {}) => ({
   PK: `LOC#${userId}`,
   SK: 'CURRENT',
-  GEOORG_PK: `${orgId ?? 'FREE'}#w21z7`,
+  GEO_PK: 'w21z7#2',
+  GEO_SK: `w21z7abcd#${userId}`,
+  cell: 'w21z7',
   entity: 'location',
   id: `fix${version}`,
   user_id: userId,
