@@ -1,14 +1,16 @@
 // WebSocket route `subscribe`: {"action":"subscribe","channels":[…]}; the answer frames go through PostToConnection.
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
+import { nestsDeeperThan } from '#shared/http/json-depth';
 import { sendFrame, subscribe } from '#shared/notifications/realtime';
 
 export const handler = async (event: APIGatewayProxyWebsocketEventV2): Promise<APIGatewayProxyResultV2> => {
   const connectionId = event.requestContext.connectionId;
   let channels: unknown;
   try {
+    if (nestsDeeperThan(event.body ?? '')) throw new SyntaxError('nested too deep');
     channels = (JSON.parse(event.body ?? '{}') as { channels?: unknown }).channels;
   } catch {
-    await sendFrame(connectionId, { type: 'error', code: 'malformed_json', message: 'frames are JSON objects' });
+    await sendFrame(connectionId, { type: 'error', code: 'malformed_json', message: 'frames are JSON objects, nested at most 64 levels' });
     return { statusCode: 200 };
   }
   await subscribe(connectionId, channels);

@@ -14,6 +14,7 @@ import { isDependencyFailure, RETRY_AFTER_SECONDS } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { withCapacity } from '#shared/db/capacity';
 import { runIdempotently } from '#shared/http/idempotency';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '#shared/http/json-depth';
 import {
   internal,
   invalidField,
@@ -151,6 +152,7 @@ function parseBody(raw: string, headers: Record<string, string | undefined>, acc
       acceptsForm ? 'application/json or application/x-www-form-urlencoded' : 'application/json',
     );
   }
+  if (nestsDeeperThan(raw)) throw invalidField('body', `nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

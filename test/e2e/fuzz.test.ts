@@ -93,7 +93,52 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => host?.stop());
 
+/** Raw JSON nested `depth` levels: arrays, objects, or arrays under a member such as `user` (never built by recursion). */
+function nested(depth: number, shape: 'arrays' | 'objects' | 'member', member = 'user'): string {
+  if (shape === 'arrays') return `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  if (shape === 'objects') return `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  return `{"${member}":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+}
+
 describe('fuzzing every operation', () => {
+  it('answers a body nested 10³, 10⁴ or 10⁵ levels deep, or 1 MiB of `[`, with a 400 and stores nothing', async () => {
+    const members = ['user', 'files', 'runsheets', 'events'];
+    const refused: string[] = [];
+    let cases = 0;
+    const before = new Set(await storedItems());
+    for (const route of (routes as readonly RouteDef[]).filter((r) => r.request?.body !== undefined)) {
+      const caller =
+        route.access === 'public'
+          ? undefined
+          : tokens.find((t) => accessAllows(route.access, { kind: 'user', roles: t.roles }));
+      if (route.access !== 'public' && !caller) continue;
+      const path = route.path.replace(/\{(\w+)\}/g, 'x'.repeat(3));
+      const raws = [1_000, 10_000, 100_000].flatMap((depth, i) => [
+        nested(depth, 'arrays'),
+        nested(depth, 'objects'),
+        nested(depth, 'member', members[(cases + i) % members.length]),
+      ]);
+      raws.push('['.repeat(1024 * 1024));
+      for (const rawBody of raws) {
+        cases++;
+        const response = await api.call(route.method, path, {
+          token: caller?.token,
+          rawBody,
+          headers: { 'content-type': 'application/json' },
+        });
+        const code = String((response.body as { code?: unknown }).code ?? '');
+        if (response.status !== 400 || !['malformed_json', 'validation_failed'].includes(code)) {
+          refused.push(`${route.id} ${rawBody.slice(0, 12)}… (${rawBody.length} chars) → ${response.status} ${code}`);
+        }
+      }
+    }
+    const after = new Set(await storedItems());
+    console.log(`deep nesting: ${cases} bodies over ${cases / 10} operations`);
+    expect(refused).toEqual([]);
+    expect([...after].filter((line) => !before.has(line))).toEqual([]);
+    expect(cases).toBeGreaterThan(400);
+  }, 300_000);
+
   it('never answers 5xx, every error is problem+json (or I8’s {"Error"}), and a refused input stores nothing', async () => {
     let cases = 0;
     /** How many writes of each operation took a generated input as valid. */
