@@ -113,7 +113,7 @@ export interface paths {
         };
         /**
          * Read an organisation
-         * @description Spec X3.read. Access: roles: SysAdmin.
+         * @description Spec X3. Access: roles: SysAdmin.
          */
         get: operations["X3_read"];
         put?: never;
@@ -905,7 +905,7 @@ export interface paths {
         };
         /**
          * List internal worker clients
-         * @description Spec X7.list. Access: roles: SysAdmin.
+         * @description Spec X7. Access: roles: SysAdmin.
          */
         get: operations["X7_list"];
         put?: never;

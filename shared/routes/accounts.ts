@@ -37,6 +37,7 @@ export const accountsRoutes = [
   },
   {
     id: 'X3.read',
+    specId: 'X3',
     method: 'GET',
     path: '/v1/admin/organisations/{orgID}',
     area: 'accounts',

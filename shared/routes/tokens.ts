@@ -180,6 +180,7 @@ export const tokensRoutes = [
   },
   {
     id: 'X7.list',
+    specId: 'X7',
     method: 'GET',
     path: '/v1/admin/clients',
     area: 'tokens',

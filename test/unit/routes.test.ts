@@ -38,6 +38,34 @@ describe('the route table', () => {
   });
 });
 
+describe('the spec numbers in the OpenAPI document', () => {
+  const operations = () =>
+    Object.entries(openApiDocument().paths).flatMap(([path, methods]) =>
+      Object.entries(methods as Record<string, { 'x-spec-id': string; operationId: string }>).map(
+        ([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, ...operation }),
+      ),
+    );
+
+  it('carry the contract’s own number on each of its paths (X3 and X7 list two), operationIds unique', () => {
+    const byKey = new Map(operations().map((operation) => [operation.key, operation['x-spec-id']]));
+    expect(byKey.get('GET /v1/admin/organisations')).toBe('X3');
+    expect(byKey.get('GET /v1/admin/organisations/{orgID}')).toBe('X3');
+    expect(byKey.get('POST /v1/admin/clients')).toBe('X7');
+    expect(byKey.get('GET /v1/admin/clients')).toBe('X7');
+    const ids = operations().map((operation) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('give an extension the contract does not number its own id, and no listed number a suffix', () => {
+    // The contract's tables number every operation they list; these paths are the service's own additions.
+    const extensions = ['X7.revoke', 'T6.deliveries', 'T6.test'];
+    const suffixed = operations()
+      .map((operation) => operation['x-spec-id'])
+      .filter((id) => id.includes('.'));
+    expect(suffixed.sort()).toEqual([...extensions].sort());
+  });
+});
+
 describe('the function bundles', () => {
   const sources = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
