@@ -96,14 +96,17 @@ export async function verifySecurityCode(email: string, code: string): Promise<U
   const wrong = () => invalidField('user.security_code', 'is not the code that was sent');
   const user = await findUserByEmail(email);
   if (!user || user.deleted_at) throw wrong();
-  if (user.confirmed_at) throw conflict('the account is already confirmed');
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: codeKey(user.id) }));
   const item = out.Item;
-  if (!item) throw wrong();
+  // A code that was used, replaced, expired or voided is 410 whatever the account's state (also once it confirmed
+  // the account); only then does a confirmed account answer 409.
   const presented = hashCode(user.id, code);
-  if (((item['retired'] as string[] | undefined) ?? []).includes(presented)) {
+  if (item && ((item['retired'] as string[] | undefined) ?? []).includes(presented)) {
     throw gone('this code was replaced by a newer one');
   }
+  if (item?.['status'] === 'used' && presented === item['code_hash']) throw gone('this code was already used');
+  if (user.confirmed_at) throw conflict('the account is already confirmed');
+  if (!item) throw wrong();
   if (item['status'] === 'used') throw gone('this code was already used');
   if (item['status'] === 'void') throw gone('this code was voided after too many wrong tries; ask for a new one');
   if (Number(item['expires_at_ms']) <= clock.nowMs()) throw gone('this code has expired; ask for a new one');

@@ -56,7 +56,13 @@ describe('a freelance driver registers and confirms', () => {
     expect((await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } })).status).toBe(
       200,
     );
-    expect((await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } })).status).toBe(
+    // The used code is 410 whatever the account's state, also now that it confirmed the account (contract X8).
+    const again = await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } });
+    expect(again.status).toBe(410);
+    expect(again.body).toMatchObject({ code: 'gone' });
+    // Any other code on the confirmed account: 409.
+    const other = code === '222222' ? '333333' : '222222';
+    expect((await api.post('/v1/auth/verify-security-code', { user: { email, security_code: other } })).status).toBe(
       409,
     );
 
