@@ -42,7 +42,11 @@ export async function updateProfile(
   caller: Caller,
   input: { id: string; name?: string | undefined; phone_number?: number | null | undefined },
 ): Promise<void> {
-  const user = await findVisibleUser(caller, input.id);
+  // The id is in the body: one that names no user the caller may see is a bad input (400), not a missing resource.
+  const user = await findVisibleUser(caller, input.id).catch((error: unknown) => {
+    if ((error as { status?: number }).status === 404) throw invalidField('user.id', 'names no user you can edit');
+    throw error;
+  });
   await updateUser(user, defined({ name: input.name, phone_number: input.phone_number }));
 }
 

@@ -242,7 +242,7 @@ const cases: Case[] = [
   ],
   ['A12 nothing to change', 'OrgDriver', 'PUT', '/v1/me/account', { user: {} }, 400, 'user'],
   ['A13 id not a uuid', 'SysAdmin', 'PUT', '/v1/users/profile', { user: { id: 'x', name: 'N' } }, 400, 'user.id'],
-  ['A13 unknown user', 'SysAdmin', 'PUT', '/v1/users/profile', { user: { id: MISSING, name: 'N' } }, 404],
+  ['A13 unknown user', 'SysAdmin', 'PUT', '/v1/users/profile', { user: { id: MISSING, name: 'N' } }, 400, 'user.id'],
   ['A14 per_page over 100', 'SysAdmin', 'GET', '/v1/admin/users?per_page=101', undefined, 400, 'query.per_page'],
   ['A14 unknown org', 'SysAdmin', 'GET', `/v1/admin/users?org_id=${MISSING}`, undefined, 400, 'query.org_id'],
   ['A15 missing org and role', 'SysAdmin', 'GET', '/v1/admin/users/by-role', undefined, 400, 'query.org_id'],

@@ -145,10 +145,15 @@ describe('self-service', () => {
     const foreignEmail = `f.${tag}@example.com`;
     await api.post('/v1/admin/invitations', { user: { email: foreignEmail, org_id: foreignOrg } }, admin);
     const foreign = await api.get<{ id: string }>(`/v1/admin/users/by-email/${foreignEmail}`, admin);
-    expect(
-      (await api.put('/v1/users/profile', { user: { id: foreign.body.id, name: 'Hacked' } }, orgAdmin.bearer_token))
-        .status,
-    ).toBe(404);
+    // A foreign id in a body is a bad input, like an unknown one (contract section 3): 400 at user.id.
+    const foreignEdit = await api.put(
+      '/v1/users/profile',
+      { user: { id: foreign.body.id, name: 'Hacked' } },
+      orgAdmin.bearer_token,
+    );
+    expect(foreignEdit.status).toBe(400);
+    expect(foreignEdit.body).toMatchObject({ code: 'validation_failed', errors: [{ path: 'user.id' }] });
+    expect((await api.get<{ user: { name: string } }>(`/v1/admin/users/${foreign.body.id}`, admin)).status).toBe(200);
     expect((await api.put('/v1/org/me', { user: { phone_number: 999 } }, orgAdmin.bearer_token)).body).toMatchObject({
       code: 'success',
     });
