@@ -10,7 +10,11 @@ export const handler = async (event: APIGatewayProxyWebsocketEventV2): Promise<A
     if (nestsDeeperThan(event.body ?? '')) throw new SyntaxError('nested too deep');
     channels = (JSON.parse(event.body ?? '{}') as { channels?: unknown }).channels;
   } catch {
-    await sendFrame(connectionId, { type: 'error', code: 'malformed_json', message: 'frames are JSON objects, nested at most 64 levels' });
+    await sendFrame(connectionId, {
+      type: 'error',
+      code: 'malformed_json',
+      message: 'frames are JSON objects, nested at most 64 levels',
+    });
     return { statusCode: 200 };
   }
   await subscribe(connectionId, channels);

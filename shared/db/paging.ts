@@ -67,17 +67,21 @@ export async function queryPage<T>(
   }
   const items: Record<string, unknown>[] = [];
   let cursor = startKey;
-  // A filter can make DynamoDB return short pages; keep reading until the page is full or the range ends.
+  // One item past the page tells whether another page follows, so that a last page that is exactly full carries no
+  // token (DynamoDB alone would hand back a key that leads to an empty page). A filter can make DynamoDB return short
+  // pages; keep reading until that one more item is in or the range ends.
   do {
     const out = await db().send(
-      new QueryCommand({ ...input, Limit: request.perPage - items.length, ExclusiveStartKey: cursor }),
+      new QueryCommand({ ...input, Limit: request.perPage + 1 - items.length, ExclusiveStartKey: cursor }),
     );
     items.push(...(out.Items ?? []));
     cursor = out.LastEvaluatedKey;
-  } while (cursor && items.length < request.perPage);
+  } while (cursor && items.length <= request.perPage);
+  const shown = items.slice(0, request.perPage);
+  const next = items.length > request.perPage ? lastKeyOf(shown, input) : undefined;
   return {
-    items: items.map(view),
-    meta: { page, per_page: request.perPage, next_page_token: encodePageToken(cursor, page + 1) },
+    items: shown.map(view),
+    meta: { page, per_page: request.perPage, next_page_token: encodePageToken(next, page + 1) },
   };
 }
 
