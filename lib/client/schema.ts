@@ -9421,8 +9421,6 @@ export interface operations {
                             total_runsheets: number;
                             total_drivers: number;
                             version_rev: string;
-                            /** Format: date-time */
-                            created_at: string;
                         }[];
                     };
                 };

@@ -119,13 +119,13 @@ export async function toPlanningView(planning: Planning) {
   return { ...rest, runsheets, drivers, ...(job ? { job } : {}), server_time: clock.nowIso() };
 }
 
+/** The list view holds exactly these (spec section 2: "The list view of a planning holds only …"). */
 export const listView = (p: Planning) => ({
   id: p.id,
   name: p.name,
   total_runsheets: p.total_runsheets,
   total_drivers: p.total_drivers,
   version_rev: p.version_rev,
-  created_at: p.created_at,
 });
 
 /** P2. */

@@ -144,7 +144,6 @@ export const planningList = v.object({
       total_runsheets: v.number(),
       total_drivers: v.number(),
       version_rev: v.string(),
-      created_at: isoTime,
     }),
   ),
 });

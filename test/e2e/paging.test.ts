@@ -86,6 +86,14 @@ describe('the last page', () => {
     }
   });
 
+  it('P1 lists each planning with exactly id, name, total_runsheets, total_drivers and version_rev', async () => {
+    const listed = await api.get<{ plannings: Record<string, unknown>[] }>('/v1/plannings?per_page=2', planner);
+    for (const planning of listed.body.plannings) {
+      expect(Object.keys(planning).sort()).toEqual(['id', 'name', 'total_drivers', 'total_runsheets', 'version_rev']);
+    }
+    expect(listed.body.plannings).toHaveLength(2);
+  });
+
   it('a page reached by number that ends the list carries no token either', async () => {
     const second = await api.get<Listed>(`/v1/admin/users?org_id=${org}&per_page=4&page=2`, admin);
     expect((second.body['users'] as unknown[]).length).toBe(3);
