@@ -11093,7 +11093,7 @@ export interface operations {
                                 };
                                 driver: {
                                     id: string;
-                                    name?: string;
+                                    name: string;
                                 };
                             };
                             plan: {
@@ -11198,7 +11198,7 @@ export interface operations {
                                 };
                                 driver: {
                                     id: string;
-                                    name?: string;
+                                    name: string;
                                 };
                             };
                             plan: {

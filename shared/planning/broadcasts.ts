@@ -8,6 +8,7 @@
  */
 
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { cancelledIndexes, db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
@@ -43,7 +44,7 @@ export interface PairRecord {
   pair: {
     id: string;
     runsheet: { id: string; name?: string; tasks: unknown[] };
-    driver: { id: string; name?: string };
+    driver: { id: string; name: string };
   };
   plan: { id: string; name?: string };
   statuses: StatusEntry[];
@@ -118,15 +119,17 @@ export async function putNewPair(record: PairRecord): Promise<boolean> {
 
 /** R3. */
 export async function createPair(input: {
-  pair: PairRecord['pair'];
+  pair: Omit<PairRecord['pair'], 'driver'> & { driver: { id: string; name?: string | undefined } };
   plan: { id: string; name?: string | undefined };
   happened_at_utc: string;
 }): Promise<PairRecord> {
   const planning = await findPlanning(input.plan.id);
   if (!planning) throw invalidField('plan.id', 'names no planning');
+  // A pair record names its driver (spec: `driver (id, name)`): the worker's name, else the user's.
+  const name = input.pair.driver.name ?? (await getUser(input.pair.driver.id))?.name ?? '';
   const record: PairRecord = {
     id: input.pair.id,
-    pair: input.pair,
+    pair: { ...input.pair, driver: { id: input.pair.driver.id, name } },
     plan: { id: planning.id, name: input.plan.name ?? planning.name },
     statuses: [entry('created', 'created', input.happened_at_utc, null, null)],
     current_state: 'created',

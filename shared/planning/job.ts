@@ -172,6 +172,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
   try {
     const { runsheets, drivers } = await planningContents(planning.id);
     const locations = await currentPositions(drivers.map((d) => d.id));
+    const names = new Map(drivers.map((d) => [d.id, d.name ?? '']));
     const candidates: Candidate[] = drivers.map((d, position) => ({
       id: d.id,
       position,
@@ -188,7 +189,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
           pair: {
             id: '',
             runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: runsheet.tasks },
-            driver: { id: driver.id },
+            driver: { id: driver.id, name: names.get(driver.id) ?? '' },
           },
           plan: { id: planning.id, name: planning.name },
           statuses: [

@@ -83,7 +83,7 @@ export async function visiblePlanning(caller: Caller, id: string): Promise<Plann
 
 export async function planningContents(id: string) {
   const runsheets: Runsheet[] = [];
-  const drivers: { id: string }[] = [];
+  const drivers: { id: string; name?: string; position: number }[] = [];
   let cursor: Record<string, unknown> | undefined;
   do {
     const out = await db().send(
@@ -103,14 +103,16 @@ export async function planningContents(id: string) {
           tasks: item['tasks'] as Runsheet['tasks'],
         });
       else if (sk.startsWith('DRIVER#'))
-        drivers.push({ id: item['id'] as string, position: item['position'] } as { id: string });
+        drivers.push({
+          id: item['id'] as string,
+          ...(typeof item['name'] === 'string' ? { name: item['name'] } : {}),
+          position: Number(item['position'] ?? 0),
+        });
     }
     cursor = out.LastEvaluatedKey;
   } while (cursor);
-  drivers.sort(
-    (a, b) => Number((a as { position?: number }).position ?? 0) - Number((b as { position?: number }).position ?? 0),
-  );
-  return { runsheets, drivers: drivers.map(({ id: driverId }) => ({ id: driverId })) };
+  drivers.sort((a, b) => a.position - b.position);
+  return { runsheets, drivers: drivers.map(({ position: _position, ...driver }) => driver) };
 }
 
 export async function toPlanningView(planning: Planning) {
@@ -301,6 +303,8 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
   const { drivers: existing } = await planningContents(id);
   const known = new Set(existing.map((d) => d.id));
   const fresh: string[] = [];
+  // Each driver's name goes onto the planning's driver item: the pair records the job writes carry it.
+  const names = new Map<string, string>();
   await Promise.all(
     drivers.map(async (driver, i) => {
       const user = await getUser(driver.id);
@@ -309,6 +313,7 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
       if (!isDriver || (user.org_id !== null && user.org_id !== planning.org_id)) {
         throw invalidField(`drivers[${i}].id`, "names no driver of the planning's organisation (or freelance driver)");
       }
+      names.set(driver.id, user.name);
     }),
   );
   for (const driver of drivers) if (!known.has(driver.id) && !fresh.includes(driver.id)) fresh.push(driver.id);
@@ -324,6 +329,7 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
           SK: `DRIVER#${driverId}`,
           entity: 'planning_driver',
           id: driverId,
+          name: names.get(driverId) ?? '',
           position: planning.total_drivers + i,
         },
       },

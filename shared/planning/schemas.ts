@@ -171,7 +171,7 @@ const pairRecord = v.object({
   pair: v.object({
     id: v.string(),
     runsheet: runsheetView,
-    driver: v.object({ id: v.string(), name: v.optional(v.string()) }),
+    driver: v.object({ id: v.string(), name: v.string() }),
   }),
   plan: v.object({ id: v.string(), name: v.optional(v.string()) }),
   statuses: v.array(

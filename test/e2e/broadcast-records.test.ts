@@ -208,3 +208,23 @@ describe('planning job moves by an external plan worker (P10–P16)', () => {
     ).toBe('completed');
   });
 });
+
+describe('the driver of a pair', () => {
+  it('is named on R1 and R2: the worker’s name, else the user’s', async () => {
+    const me = (await api.get<{ user: { id: string; name: string } }>('/v1/me', admin)).body.user;
+    const unnamed = '3c3c3c3c-0000-4000-8000-00000000003c';
+    const body = pairBody(unnamed, at(40));
+    const created = await api.post(
+      '/v1/broadcast-plans/pairs',
+      { ...body, pair: { ...body.pair, driver: { id: me.id } } },
+      recordWorker,
+    );
+    expect(created.status).toBe(201);
+    type Named = { id: string; pair: { driver: { id: string; name: string } } };
+    const one = await api.get<{ pair_record: Named }>(`/v1/broadcast-plans/${planId}/pairs/${unnamed}`, admin);
+    expect(one.body.pair_record.pair.driver).toEqual({ id: me.id, name: me.name });
+    const all = await api.get<{ pair_records: Named[] }>(`/v1/broadcast-plans/${planId}/pairs`, admin);
+    expect(all.body.pair_records.find((r) => r.id === unnamed)!.pair.driver.name).toBe(me.name);
+    expect(all.body.pair_records.every((r) => typeof r.pair.driver.name === 'string')).toBe(true);
+  });
+});

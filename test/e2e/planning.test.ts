@@ -50,7 +50,7 @@ type PlanningView = {
 };
 type PairRecord = {
   id: string;
-  pair: { runsheet: { id: string }; driver: { id: string } };
+  pair: { runsheet: { id: string }; driver: { id: string; name: string } };
   current_state: string;
   statuses: { action: string; current_state: string; reason: string | null; expired_time: string | null }[];
 };
@@ -188,6 +188,9 @@ describe('a planning job', () => {
       planner,
     );
     expect(one.body.pair_record.id).toBe(records[0]!.id);
+    // Every pair names its driver (spec: driver (id, name)), on R2 and on R1.
+    expect(records.every((r) => r.pair.driver.name === 'OrgDriver User')).toBe(true);
+    expect(one.body.pair_record.pair.driver).toEqual({ id: records[0]!.pair.driver.id, name: 'OrgDriver User' });
     const outbox = await api.get<{ messages: { data: { planning_id: string } }[] }>(
       `/_local/push-outbox?user_id=${drivers[2]!.id}`,
     );
@@ -341,7 +344,11 @@ describe('a planning job whose worker died', () => {
           id: answered,
           current_state: 'accepted',
           statuses: [],
-          pair: { id: answered, runsheet: { id: 'RS-3', tasks: [] }, driver: { id: drivers[1]!.id } },
+          pair: {
+            id: answered,
+            runsheet: { id: 'RS-3', tasks: [] },
+            driver: { id: drivers[1]!.id, name: 'OrgDriver User' },
+          },
           plan: { id: planning.id },
         },
       }),
