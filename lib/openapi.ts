@@ -111,7 +111,13 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
     errors['400'] = own('A missing `bucket` or `object_key`');
     errors['404'] = own('No such object, or not the caller’s organisation’s');
   }
-  // Every other status of contract section 2 (410, 413, 415, 422, 429, 500, …) is problem+json too.
+  // Stage throttling (API Gateway, every route) can answer 429 anywhere; A1 and T10 also rate-limit wrong passwords.
+  errors['429'] = problemResponse(
+    'Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling',
+  );
+  errors['500'] = problemResponse('Unexpected server error');
+  errors['503'] = problemResponse('A dependency is unavailable (`unavailable`, contract section 2)');
+  // Every other status of contract section 2 (410, 413, 415, 422, …) is problem+json too.
   errors['default'] = problemResponse('Any other failure (contract section 2)');
   return errors;
 }
