@@ -1,8 +1,12 @@
 import * as v from 'valibot';
 
 /** Building blocks shared by the request schemas of every area. */
-export const uuid = v.pipe(v.string(), v.uuid('must be a UUID'));
-export const objectId = v.pipe(v.string(), v.regex(/^[0-9a-f]{24}$/, 'must be a 24-character lowercase hex id'));
+export const uuid = v.pipe(v.string(), v.uuid('must be a UUID'), v.maxLength(36, 'must be a UUID'));
+export const objectId = v.pipe(
+  v.string(),
+  v.regex(/^[0-9a-f]{24}$/, 'must be a 24-character lowercase hex id'),
+  v.maxLength(24, 'must be a 24-character lowercase hex id'),
+);
 
 export const email = v.pipe(
   v.string('must be a string'),
