@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { Problem } from '../../shared/http/problems.ts';
 import { validate } from '../../shared/http/validate.ts';
-import { nonEmptyString, pageQuery } from '../../shared/schemas/common.ts';
+import { nonEmptyString, objectId, pageQuery, uuid } from '../../shared/schemas/common.ts';
 
 function problemOf(fn: () => unknown): Problem {
   try {
@@ -75,5 +75,23 @@ describe('validate', () => {
       ]);
     for (const good of ["O'Brien; Jr.", 'Zoë Ñúñez', '李小龙', "'; DROP TABLE users; --"])
       expect(validate(named, { name: good }, '').name).toBe(good);
+  });
+});
+
+describe('id bounds', () => {
+  const body = v.object({ id: uuid, ref: objectId });
+  const ok = { id: '0b6f5a1e-2c3d-4e5f-8a9b-0c1d2e3f4a5b', ref: '0123456789abcdef01234567' };
+
+  it('accepts ids of their exact length', () => {
+    expect(() => validate(body, ok, '')).not.toThrow();
+  });
+
+  it('answers 400 validation_failed at the path of an over-long id', () => {
+    const problem = problemOf(() => validate(body, { ...ok, ref: `${ok.ref}${'a'.repeat(1000)}` }, ''));
+    expect(problem.status).toBe(400);
+    expect(problem.code).toBe('validation_failed');
+    expect(problem.errors?.map((e) => e.path)).toContain('ref');
+    const long = problemOf(() => validate(body, { ...ok, id: `${ok.id}${'a'.repeat(1000)}` }, ''));
+    expect(long.errors?.map((e) => e.path)).toContain('id');
   });
 });
