@@ -1,6 +1,8 @@
 /** `npm run bench`: prints figures and ratios; asserts nothing. */
 import { benchAccounts } from './accounts.ts';
 import { benchBundles } from './bundles.ts';
+import { benchCapacity } from './capacity.ts';
+import { benchCost } from './cost.ts';
 import { benchFanOut } from './fanout.ts';
 import { stopBenchHost } from './host.ts';
 import { benchImports } from './imports.ts';
@@ -8,10 +10,14 @@ import { benchLiveOps } from './liveops.ts';
 import { benchLocations } from './locations.ts';
 import { benchPlanning } from './planning.ts';
 import { benchRequests } from './requests.ts';
+import { benchScale } from './scale.ts';
 
 process.env['LOG_LEVEL'] ??= 'SILENT';
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
+const measured = await benchCapacity();
+benchCost(measured);
+benchScale();
 await benchBundles();
 await benchRequests();
 await benchAccounts();

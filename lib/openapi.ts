@@ -84,8 +84,19 @@ function successResponses(route: RouteDef): Record<string, unknown> {
   };
 }
 
+/** Public operations whose request carries a credential of its own (a password, a refresh token, client keys). */
+const OWN_CREDENTIALS: Record<string, string> = {
+  A1: 'Wrong email or password (the same answer for both)',
+  T1: 'A retired, reused, revoked or unknown refresh token',
+  T2: 'An external identity token that does not verify',
+  T10: 'Wrong email or password',
+  X5: 'Unknown or revoked client credentials',
+};
+
 function errorResponses(route: RouteDef): Record<string, unknown> {
   const errors: Record<string, unknown> = { '400': problemResponse('Invalid request: `errors[]` names each field') };
+  const own = OWN_CREDENTIALS[route.id];
+  if (own) errors['401'] = problemResponse(own);
   if (route.access !== 'public') {
     // A bad token is the handler's problem+json; no Authorization header at all is API Gateway's own body.
     errors['401'] = {
@@ -156,11 +167,32 @@ function operation(route: RouteDef) {
   };
 }
 
+const INT32 = 2 ** 31;
+
+/**
+ * Every integer schema says its width (`int32` when its bounds fit, else `int64`): JSON Schema has no integer width
+ * of its own, and generated clients pick their integer types from `format`.
+ */
+function withIntegerFormats<T>(node: T): T {
+  if (Array.isArray(node)) {
+    for (const item of node) withIntegerFormats(item);
+  } else if (node && typeof node === 'object') {
+    const schema = node as Record<string, unknown>;
+    if (schema['type'] === 'integer' && schema['format'] === undefined) {
+      const min = typeof schema['minimum'] === 'number' ? schema['minimum'] : -Infinity;
+      const max = typeof schema['maximum'] === 'number' ? schema['maximum'] : Infinity;
+      schema['format'] = min >= -INT32 && max < INT32 ? 'int32' : 'int64';
+    }
+    for (const value of Object.values(schema)) withIntegerFormats(value);
+  }
+  return node;
+}
+
 export function openApiDocument(serverUrl = '/') {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes as readonly RouteDef[]) {
     paths[route.path] ??= {};
-    paths[route.path]![route.method.toLowerCase()] = operation(route);
+    paths[route.path]![route.method.toLowerCase()] = withIntegerFormats(operation(route));
   }
   return {
     openapi: '3.1.0',
@@ -172,10 +204,20 @@ export function openApiDocument(serverUrl = '/') {
         'Accounts, tokens, notifications, driver locations, task imports and runsheet broadcast planning. ' +
         'Errors are RFC 9457 problem+json; every response carries X-Request-Id.',
     },
-    servers: [{ url: serverUrl }],
+    // Apps and partner integrators call it over the internet: not an internal-only server.
+    servers: [{ url: serverUrl, 'x-internal': false }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      schemas: { Problem: problemSchema },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'ES256 JWTs following RFC8725 (JWT best current practices): the algorithm is pinned, `iss`, `aud` and ' +
+            '`exp` are verified, keys are published at /.well-known/jwks.json.',
+        },
+      },
+      schemas: { Problem: withIntegerFormats(problemSchema) },
     },
     paths,
   };

@@ -1992,6 +1992,7 @@ export interface components {
             /** Format: uri */
             type: string;
             title: string;
+            /** Format: int64 */
             status: number;
             code: string;
             detail: string;
@@ -2140,6 +2141,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Wrong email or password (the same answer for both) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Conflict with the current state */
             409: {
                 headers: {
@@ -2218,6 +2228,15 @@ export interface operations {
             };
             /** @description Invalid request: `errors[]` names each field */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A retired, reused, revoked or unknown refresh token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5792,6 +5811,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description An external identity token that does not verify */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Conflict with the current state */
             409: {
                 headers: {
@@ -6905,6 +6933,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Wrong email or password */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Conflict with the current state */
             409: {
                 headers: {
@@ -6988,6 +7025,15 @@ export interface operations {
             };
             /** @description Invalid request: `errors[]` names each field */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown or revoked client credentials */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9816,11 +9862,17 @@ export interface operations {
                     file_import_results: {
                         [key: string]: unknown;
                     }[];
+                    /** Format: int32 */
                     total_tasks_counted: number;
+                    /** Format: int32 */
                     total_tasks_imported: number;
+                    /** Format: int32 */
                     total_tasks_rejected: number;
+                    /** Format: int32 */
                     total_items_counted: number;
+                    /** Format: int32 */
                     total_items_imported: number;
+                    /** Format: int32 */
                     total_items_rejected: number;
                     errors: string[];
                     /** Format: date-time */
@@ -11179,11 +11231,17 @@ export interface operations {
                     file_import_results: {
                         [key: string]: unknown;
                     }[];
+                    /** Format: int32 */
                     total_tasks_counted: number;
+                    /** Format: int32 */
                     total_tasks_imported: number;
+                    /** Format: int32 */
                     total_tasks_rejected: number;
+                    /** Format: int32 */
                     total_items_counted: number;
+                    /** Format: int32 */
                     total_items_imported: number;
+                    /** Format: int32 */
                     total_items_rejected: number;
                     errors: string[];
                     /** Format: date-time */
@@ -12885,9 +12943,15 @@ export interface operations {
             content: {
                 "application/json": {
                     version_rev: string;
-                    /** @default 5 */
+                    /**
+                     * Format: int32
+                     * @default 5
+                     */
                     max_candidates?: number;
-                    /** @default 900 */
+                    /**
+                     * Format: int32
+                     * @default 900
+                     */
                     offer_ttl_s?: number;
                 };
             };
@@ -13151,8 +13215,11 @@ export interface operations {
                 "application/json": {
                     /** Format: uuid */
                     planning_job_id: string;
+                    /** Format: int32 */
                     total_pairs_counted: number;
+                    /** Format: int32 */
                     total_runsheets_counted: number;
+                    /** Format: int32 */
                     total_drivers_counted: number;
                     /** Format: date-time */
                     start_time: string;

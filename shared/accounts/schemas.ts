@@ -2,7 +2,10 @@ import * as v from 'valibot';
 import { email, isoTime, nonEmptyString, order, pageQuery, password, uuid } from '#shared/schemas/common';
 
 export const loginBody = v.object({
-  user: v.object({ email, password: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')) }),
+  user: v.object({
+    email,
+    password: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(1024)),
+  }),
 });
 
 export const refreshBody = v.object({
@@ -63,7 +66,11 @@ export const securityCodeBody = v.object({
 export const verifySecurityCodeBody = v.object({
   user: v.object({
     email,
-    security_code: v.pipe(v.string('must be a string'), v.regex(/^\d{6}$/, 'must be 6 digits')),
+    security_code: v.pipe(
+      v.string('must be a string'),
+      v.maxLength(6, 'must be 6 digits'),
+      v.regex(/^\d{6}$/, 'must be 6 digits'),
+    ),
   }),
 });
 
@@ -87,7 +94,10 @@ export const bulkInviteBody = v.object({
   user: v.object({
     // Each address is checked one by one so that a bad one lands in `failed[]` instead of failing the request.
     emails: v.pipe(
-      v.array(v.string('must be a string'), 'must be an array of email addresses'),
+      v.array(
+        v.pipe(v.string('must be a string'), v.maxLength(254, 'must be at most 254 characters')),
+        'must be an array of email addresses',
+      ),
       v.minLength(1, 'must not be empty'),
       v.maxLength(MAX_BULK_INVITATIONS, `must hold at most ${MAX_BULK_INVITATIONS} addresses`),
     ),

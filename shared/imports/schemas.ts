@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { ianaTimezone } from '#shared/locations/schemas';
-import { dateTime, isoTime, objectId, rangedListQuery, uuid } from '#shared/schemas/common';
+import { counter, dateTime, isoTime, objectId, rangedListQuery, recordKey, uuid } from '#shared/schemas/common';
 
 const serviceType = v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`);
 const shortText = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
@@ -15,9 +15,9 @@ const fileData = v.object({
   file_size: v.optional(v.nullable(v.number())),
   storage_upload_bucket: v.optional(shortText(63)),
   storage_upload_key: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(1024)),
-  url: v.optional(v.nullable(v.string())),
-  checksum: v.optional(v.nullable(v.string())),
-  checksum_method: v.optional(v.nullable(v.string())),
+  url: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2048, 'must be at most 2048 characters')))),
+  checksum: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(128, 'must be at most 128 characters')))),
+  checksum_method: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(32, 'must be at most 32 characters')))),
 });
 const files = v.pipe(
   v.array(fileData, 'must be an array of files'),
@@ -73,7 +73,7 @@ export const listOpsJobsQuery = rangedListQuery({
           .map((id) => id.trim())
           .filter(Boolean),
       ),
-      v.array(v.pipe(v.string(), v.uuid('must be organisation UUIDs'))),
+      v.array(v.pipe(v.string(), v.uuid('must be organisation UUIDs'), v.maxLength(36, 'must be organisation UUIDs'))),
       v.maxLength(20, 'must name at most 20 organisations'),
     ),
   ),
@@ -86,16 +86,11 @@ const status = v.picklist(
 export const statusChangeBody = v.object({ prev_status: status, next_status: status });
 export const failBody = v.object({ reason: v.optional(shortText(500)) });
 
-const counter = v.pipe(
-  v.number('must be a number'),
-  v.integer('must be a whole number'),
-  v.minValue(0, 'must not be negative'),
-);
 /** I12: a result submitted by an import worker. */
 export const resultBody = v.object({
   id: v.optional(v.pipe(v.string(), v.maxLength(64))),
   task_import_job_id: v.optional(objectId),
-  file_import_results: v.pipe(v.array(v.record(v.string(), v.unknown())), v.maxLength(10)),
+  file_import_results: v.pipe(v.array(v.record(recordKey, v.unknown())), v.maxLength(10)),
   total_tasks_counted: counter,
   total_tasks_imported: counter,
   total_tasks_rejected: counter,
@@ -160,9 +155,16 @@ export const resultView = v.object({
   org_id: v.nullable(v.string()),
 });
 
+/** S3's own limits: a bucket name is at most 63 characters, an object key at most 1 024 bytes. */
+export const MAX_BUCKET_NAME = 63;
+export const MAX_OBJECT_KEY = 1024;
 /** I8's query, documented only: the handler reads it itself so that its failures keep the spec's `{"Error": …}`. */
 export const downloadQuery = v.object({
-  bucket: v.pipe(v.string(), v.description('The bucket the object is in')),
-  object_key: v.pipe(v.string(), v.description('The object key, `uploads/<org_id>/…` for an organisation’s files')),
+  bucket: v.pipe(v.string(), v.maxLength(MAX_BUCKET_NAME), v.description('The bucket the object is in')),
+  object_key: v.pipe(
+    v.string(),
+    v.maxLength(MAX_OBJECT_KEY),
+    v.description('The object key, `uploads/<org_id>/…` for an organisation’s files'),
+  ),
 });
 export const downloadFailure = v.object({ Error: v.string() });

@@ -40,6 +40,7 @@ export const locationFixBody = v.object({
 const queryNumber = (min: number, max: number, minExclusive = false) =>
   v.pipe(
     v.string('is required'),
+    v.maxLength(32, 'must be a number'),
     v.regex(/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/, 'must be a number'),
     v.transform(Number),
     v.check(
@@ -51,7 +52,12 @@ const queryNumber = (min: number, max: number, minExclusive = false) =>
 
 const searchFilters = {
   max_age_s: v.optional(
-    v.pipe(v.string(), v.regex(/^\d{1,9}$/, 'must be a whole number of seconds'), v.transform(Number)),
+    v.pipe(
+      v.string(),
+      v.maxLength(9, 'must be a whole number of seconds'),
+      v.regex(/^\d{1,9}$/, 'must be a whole number of seconds'),
+      v.transform(Number),
+    ),
     '86400',
   ),
   service_type: v.optional(v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`)),

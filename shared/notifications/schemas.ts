@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { INTERNAL_ROLES } from '#shared/auth/roles';
-import { isoTime, objectId, rangedListQuery, rangePageMeta, uuid } from '#shared/schemas/common';
+import { isoTime, objectId, rangedListQuery, rangePageMeta, recordKey, uuid } from '#shared/schemas/common';
 
 const shortText = (max: number) =>
   v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(max));
@@ -36,7 +36,7 @@ export const pushMessagesBody = v.object({
         user_id: uuid,
         title: shortText(200),
         body: v.pipe(v.string('must be a string'), v.maxLength(2000)),
-        data: v.optional(v.record(v.string(), v.unknown())),
+        data: v.optional(v.record(recordKey, v.unknown())),
         sound: v.optional(v.pipe(v.string(), v.maxLength(100))),
       }),
       'must be an array of push messages',

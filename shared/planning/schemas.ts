@@ -1,11 +1,20 @@
 import * as v from 'valibot';
 import { ianaTimezone } from '#shared/locations/schemas';
-import { dateTime, isoTime, nonEmptyString, rangedListQuery, rangePageMeta, uuid } from '#shared/schemas/common';
+import {
+  counter,
+  dateTime,
+  isoTime,
+  nonEmptyString,
+  rangedListQuery,
+  rangePageMeta,
+  uuid,
+} from '#shared/schemas/common';
 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
 const name = nonEmptyString(200);
 const versionRev = v.pipe(
   v.string('must be a string'),
+  v.maxLength(64, 'must be a version_rev (<seq>-<token>)'),
   v.regex(/^\d+-[A-Za-z0-9_-]+$/, 'must be a version_rev (<seq>-<token>)'),
 );
 
@@ -75,9 +84,9 @@ export const startJobBody = v.object({
 });
 export const jobResultBody = v.object({
   planning_job_id: uuid,
-  total_pairs_counted: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  total_runsheets_counted: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  total_drivers_counted: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  total_pairs_counted: counter,
+  total_runsheets_counted: counter,
+  total_drivers_counted: counter,
   start_time: dateTime,
   end_time: dateTime,
 });

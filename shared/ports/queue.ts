@@ -4,6 +4,7 @@
  * message (`not_before`) and the worker puts such a message back until it is due.
  */
 import { wire } from '#shared/aws/wire';
+import { withCapacity } from '#shared/db/capacity';
 import { asFunction, standsFor } from '#shared/local-invocation';
 
 export interface QueuedMessage {
@@ -43,16 +44,19 @@ function handleLocally(message: QueuedMessage, delayMs: number, receive: number)
         return;
       }
       // The queue's consumer is its own function (workers/queue), whoever sent the message.
-      const run = asFunction('workers/queue', () => worker(message)).catch((error: unknown) => {
-        // As SQS does after the visibility timeout: hand the message back, with backoff, until the receive limit.
-        if (receive < LOCAL_MAX_RECEIVES) {
-          console.error(`local ${message.kind} worker failed (receive ${receive}); retrying`, error);
-          handleLocally(message, 200 * 2 ** receive * (0.5 + Math.random()), receive + 1);
-          return;
-        }
-        console.error(`local ${message.kind} worker failed ${receive} times; message dead-lettered`, error);
-        localDeadLetters.push({ message, reason: (error as Error)?.message ?? String(error) });
-      });
+      // Each message's DynamoDB capacity is its own tally (`queue:<kind>`), not the sender's request's.
+      const run = withCapacity(() => asFunction('workers/queue', () => worker(message)), `queue:${message.kind}`)
+        .then(() => undefined)
+        .catch((error: unknown) => {
+          // As SQS does after the visibility timeout: hand the message back, with backoff, until the receive limit.
+          if (receive < LOCAL_MAX_RECEIVES) {
+            console.error(`local ${message.kind} worker failed (receive ${receive}); retrying`, error);
+            handleLocally(message, 200 * 2 ** receive * (0.5 + Math.random()), receive + 1);
+            return;
+          }
+          console.error(`local ${message.kind} worker failed ${receive} times; message dead-lettered`, error);
+          localDeadLetters.push({ message, reason: (error as Error)?.message ?? String(error) });
+        });
       pending.add(run);
       void run.finally(() => pending.delete(run));
     },

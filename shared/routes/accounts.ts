@@ -249,7 +249,8 @@ export const accountsRoutes = [
     path: '/v1/admin/users',
     area: 'accounts',
     handler: 'accounts/list-users',
-    needs: { indexes: ['GSI1', 'GSI2', 'GSI3', 'GSI4'] },
+    // page=N past the first stores page anchors (shared/db/paging.ts).
+    needs: { main: 'write', indexes: ['GSI1', 'GSI2', 'GSI3', 'GSI4'] },
     access: ['SysAdmin'],
     summary: 'List users, newest first; filter by organisation, search by email or name prefix',
     status: 200,
@@ -314,7 +315,14 @@ export const accountsRoutes = [
     path: '/v1/org/users',
     area: 'accounts',
     handler: 'accounts/list-org-users',
-    needs: { indexes: ['GSI1'] },
+    needs: {
+      main: 'write',
+      indexes: ['GSI1'],
+      unexercised: {
+        'main:write':
+          'page=N past the first stores page anchors (shared/db/paging.ts), the same code A14 and A15 run in the tests.',
+      },
+    },
     access: ['OrgAdmin'],
     summary: "List the users of the caller's organisation",
     status: 200,

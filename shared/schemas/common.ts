@@ -45,6 +45,7 @@ export const nonEmptyString = (max = 200) =>
 /** Any ISO 8601 date-time with an offset; normalised by the domain with `toUtcIso`. */
 export const dateTime = v.pipe(
   v.string('must be a string'),
+  v.maxLength(40, 'must be at most 40 characters'),
   v.isoTimestamp('must be an ISO 8601 date-time with an offset'),
   v.check((s) => !Number.isNaN(Date.parse(s)), 'must be a valid date-time'),
 );
@@ -53,6 +54,7 @@ export const dateTime = v.pipe(
 const queryInt = (min: number, max: number, what: string) =>
   v.pipe(
     v.string(),
+    v.maxLength(9, `must be a whole number from ${min} to ${max}`),
     v.regex(/^\d{1,9}$/, `must be a whole number from ${min} to ${max}`),
     v.transform(Number),
     v.minValue(min, `${what} must be at least ${min}`),
@@ -101,6 +103,17 @@ export function rangedListQuery<Extra extends v.ObjectEntries>(extra: Extra) {
     ] as never),
   );
 }
+
+/** The keys of a free-form object (push data, import results): short labels. */
+export const recordKey = v.pipe(v.string(), v.maxLength(100, 'keys must be at most 100 characters'));
+
+/** A count a worker reports (import and planning job results). */
+export const counter = v.pipe(
+  v.number('must be a number'),
+  v.integer('must be a whole number'),
+  v.minValue(0, 'must not be negative'),
+  v.maxValue(1_000_000_000, 'must be at most 1000000000'),
+);
 
 /* Response building blocks (they document replies in the OpenAPI document; requests never use them). */
 

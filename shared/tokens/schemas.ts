@@ -28,6 +28,7 @@ export const createClientBody = v.object({
   roles: v.pipe(
     v.array(v.picklist(INTERNAL_ROLES, `must be one of ${INTERNAL_ROLES.join(', ')}`)),
     v.minLength(1, 'must name at least one role'),
+    v.maxLength(INTERNAL_ROLES.length, `must hold at most ${INTERNAL_ROLES.length} roles`),
   ),
 });
 export const clientParams = v.object({ clientID: uuid });
@@ -44,8 +45,13 @@ export const authCodeParams = v.object({ auth_code: v.pipe(v.string(), v.minLeng
 export const platformSessionHeaders = v.looseObject({ 'x-platform-id': uuid });
 export const platformSessionBody = v.object({
   user: v.object({
-    email: v.pipe(v.string('must be a string'), v.trim(), v.email('must be an email address')),
-    password: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
+    email: v.pipe(
+      v.string('must be a string'),
+      v.trim(),
+      v.maxLength(254, 'must be at most 254 characters'),
+      v.email('must be an email address'),
+    ),
+    password: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(1024)),
   }),
 });
 

@@ -3,6 +3,7 @@
  * AWS's capacity rules). Units are deterministic, so they are pinned exactly; a change here is a cost change.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { capacityScenario } from '../../bench/capacity.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type Tally, tallyObservers } from '../../shared/db/capacity.ts';
@@ -94,6 +95,34 @@ describe('capacity of sign-in and reads', () => {
       refresh: { calls: 4, rcu: 1.5, wcu: 6 },
       me: { calls: 2, rcu: 1, wcu: 0 },
       location: { calls: 2, rcu: 1, wcu: 0 },
+    });
+  });
+});
+
+describe('capacity of searches, plannings and accepts', () => {
+  it('L3, L4, P5, P7, the P9 job per pair and R6, as the bench measures them', async () => {
+    const measured = await capacityScenario(host.url, ADMIN);
+    const figure = (id: string, what?: string) => {
+      const found = measured.find((m) => m.id === id && (what === undefined || m.what === what))!;
+      return found.per
+        ? { ...found.tally, wcuPer: Math.round((found.tally.wcu / found.per.count) * 100) / 100 }
+        : found.tally;
+    };
+    // Issue 15 before: P5 44 WCU, P7 20, P9 9.4 WCU per pair, R6 38; L3 2 RCU, L4 4 RCU (one index per scope).
+    expect({
+      L3: figure('L3'),
+      L4: figure('L4'),
+      P5: figure('P5'),
+      P7: figure('P7'),
+      P9: figure('P9'),
+      R6: figure('R6'),
+    }).toEqual({
+      L3: { calls: 6, rcu: 3, wcu: 0 },
+      L4: { calls: 21, rcu: 10.5, wcu: 0 },
+      P5: { calls: 5, rcu: 2, wcu: 24, wcuPer: 2.4 },
+      P7: { calls: 13, rcu: 6, wcu: 20, wcuPer: 2.5 },
+      P9: { calls: 82, rcu: 24.5, wcu: 187, wcuPer: 6.23 },
+      R6: { calls: 14, rcu: 5.5, wcu: 26 },
     });
   });
 });

@@ -1,0 +1,161 @@
+/**
+ * The monthly cost of a reference fleet, by component, from per-operation units (measured by bench/capacity.ts) and
+ * AWS's list prices. Pure arithmetic: test/unit/cost-model.test.ts checks it by hand.
+ */
+
+/** us-east-1 list prices (checked 2025): each with the page it comes from. */
+export const PRICES = {
+  /** https://aws.amazon.com/dynamodb/pricing/on-demand/ (on-demand, after the November 2024 reduction) */
+  dynamoWritePerMillion: 0.625,
+  dynamoReadPerMillion: 0.125,
+  /** https://aws.amazon.com/lambda/pricing/ (Arm) */
+  lambdaPerGbSecond: 0.0000133334,
+  lambdaPerMillionRequests: 0.2,
+  /** https://aws.amazon.com/api-gateway/pricing/ (HTTP APIs, first 300 million) */
+  httpApiPerMillion: 1.0,
+  /** https://aws.amazon.com/api-gateway/pricing/ (WebSocket APIs: messages metered in 32 KB increments) */
+  websocketPerMillionMessages: 1.0,
+  websocketPerMillionConnectionMinutes: 0.25,
+} as const;
+
+export const SECONDS_PER_MONTH = 730 * 3600;
+export const DAYS_PER_MONTH = 730 / 24;
+
+/** The reference fleet of issue 15, and the assumptions the model needs beyond it (each written down). */
+export const FLEET = {
+  drivers: 10_000,
+  fixIntervalS: 10,
+  /** A driver at city speed crosses a 4.9 km precision-5 cell about every 10 minutes: one fix in 60. */
+  crossingShare: 1 / 60,
+  importedTasksPerDay: 20_000,
+  planningsPerDay: 500,
+  runsheetsPerPlanning: 40,
+  driversPerPlanning: 20,
+  candidates: 3,
+  dispatchers: 200,
+  /** 50 organisations of 200 drivers, 4 dispatchers each: a frame a second holds the ~20 drivers that moved. */
+  organisations: 50,
+  driverJsonBytes: 190,
+  /** Locations-table stream shards feeding the positions consumer (one invocation a second each). */
+  streamShards: 4,
+  /** API Gateway keeps the authorizer's answer 300 s per token: one authorizer run per driver per 300 s. */
+  authorizerCacheS: 300,
+  lambdaMemoryGb: 0.5,
+  /** Assumed billed duration of one handler invocation (local runs: 5–30 ms for these operations). */
+  lambdaMs: 25,
+} as const;
+
+/** A fleet like FLEET with any figures. */
+export type Fleet = { [K in keyof typeof FLEET]: number };
+
+export interface Units {
+  rcu: number;
+  wcu: number;
+}
+
+/** Per-operation units the model needs. */
+export interface ModelInput {
+  fixMove: Units;
+  fixCrossing: Units;
+  /** Per imported task (item writes of the import worker). */
+  importPerTask: Units;
+  /** Per runsheet added (P5), per driver added (P7), per pair of the job (P9), per accept (R6). */
+  runsheetAdded: Units;
+  driverAdded: Units;
+  pair: Units;
+  accept: Units;
+  /** Lambda invocations per authenticated request beside the handler (the uncached authorizer was 1). */
+  authorizerPerRequest: number;
+}
+
+export interface Line {
+  component: string;
+  quantity: number;
+  unit: string;
+  usd: number;
+}
+
+export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typeof PRICES = PRICES): Line[] {
+  const fixes = (fleet.drivers * SECONDS_PER_MONTH) / fleet.fixIntervalS;
+  const perFix = (key: keyof Units) =>
+    input.fixMove[key] * (1 - fleet.crossingShare) + input.fixCrossing[key] * fleet.crossingShare;
+  const days = DAYS_PER_MONTH;
+  const tasks = fleet.importedTasksPerDay * days;
+  const runsheets = fleet.planningsPerDay * fleet.runsheetsPerPlanning * days;
+  const plannedDrivers = fleet.planningsPerDay * fleet.driversPerPlanning * days;
+  const pairs = runsheets * fleet.candidates;
+  const accepts = runsheets;
+  const apiRequests = fixes + runsheets / 10 + plannedDrivers / 8 + fleet.planningsPerDay * days + accepts;
+  const units = (key: keyof Units) =>
+    fixes * perFix(key) +
+    tasks * input.importPerTask[key] +
+    runsheets * input.runsheetAdded[key] +
+    plannedDrivers * input.driverAdded[key] +
+    pairs * input.pair[key] +
+    accepts * input.accept[key];
+  const streamInvocations = fleet.streamShards * SECONDS_PER_MONTH;
+  // One subscriber Query (0.5 RCU) per organisation per stream batch (a second).
+  const subscriberReads = fleet.organisations * SECONDS_PER_MONTH * 0.5;
+  const handlerInvocations = apiRequests * (1 + input.authorizerPerRequest) + streamInvocations;
+  const frameBytes =
+    fleet.organisations > 0 ? (fleet.drivers / fleet.organisations / fleet.fixIntervalS) * fleet.driverJsonBytes : 0;
+  const frames = fleet.dispatchers * SECONDS_PER_MONTH * Math.ceil(frameBytes / 32_768);
+  const connectionMinutes = (fleet.dispatchers * SECONDS_PER_MONTH) / 60;
+  const gbSeconds = handlerInvocations * fleet.lambdaMemoryGb * (fleet.lambdaMs / 1000);
+  return [
+    {
+      component: 'DynamoDB writes',
+      quantity: units('wcu'),
+      unit: 'write units',
+      usd: (units('wcu') / 1e6) * prices.dynamoWritePerMillion,
+    },
+    {
+      component: 'DynamoDB reads',
+      quantity: units('rcu') + subscriberReads,
+      unit: 'read units',
+      usd: ((units('rcu') + subscriberReads) / 1e6) * prices.dynamoReadPerMillion,
+    },
+    {
+      component: 'Lambda requests',
+      quantity: handlerInvocations,
+      unit: 'invocations',
+      usd: (handlerInvocations / 1e6) * prices.lambdaPerMillionRequests,
+    },
+    {
+      component: 'Lambda duration',
+      quantity: gbSeconds,
+      unit: 'GB-seconds',
+      usd: gbSeconds * prices.lambdaPerGbSecond,
+    },
+    {
+      component: 'API Gateway HTTP',
+      quantity: apiRequests,
+      unit: 'requests',
+      usd: (apiRequests / 1e6) * prices.httpApiPerMillion,
+    },
+    {
+      component: 'WebSocket messages',
+      quantity: frames,
+      unit: '32 KB messages',
+      usd: (frames / 1e6) * prices.websocketPerMillionMessages,
+    },
+    {
+      component: 'WebSocket connection time',
+      quantity: connectionMinutes,
+      unit: 'connection-minutes',
+      usd: (connectionMinutes / 1e6) * prices.websocketPerMillionConnectionMinutes,
+    },
+  ];
+}
+
+/** Issue 15's figures before the redesign (the uncached authorizer ran on every request). */
+export const BEFORE: ModelInput = {
+  fixMove: { rcu: 1.5, wcu: 6 },
+  fixCrossing: { rcu: 1.5, wcu: 22 },
+  importPerTask: { rcu: 0, wcu: 2 },
+  runsheetAdded: { rcu: 0.35, wcu: 4.4 },
+  driverAdded: { rcu: 1.19, wcu: 2.5 },
+  pair: { rcu: 29.5 / 30, wcu: 9.4 },
+  accept: { rcu: 6, wcu: 38 },
+  authorizerPerRequest: 1,
+};

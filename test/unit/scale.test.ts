@@ -1,0 +1,25 @@
+/** docs/scale.md holds exactly the table bench/scale.ts computes, and the sharded geo index stays under the limits. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LIMITS, SCENARIO, scaleRows, scaleTable } from '../../bench/scale.ts';
+
+describe('scale on paper', () => {
+  it('docs/scale.md shows the table the script computes (npm run scale)', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/scale.md'), 'utf8');
+    expect(doc).toContain(scaleTable());
+  });
+
+  it('leaves every partition key under DynamoDB’s limits, sharding the one that would reach them', () => {
+    for (const row of scaleRows()) {
+      const wcu = row.sharded?.wcu ?? row.wcu;
+      const rcu = row.sharded?.rcu ?? row.rcu;
+      expect(wcu, row.partition).toBeLessThan(LIMITS.wcu);
+      expect(rcu, row.partition).toBeLessThan(LIMITS.rcu);
+    }
+    // Unsharded, 5 000 drivers' fixes would take the geo index's key to the limit itself.
+    const geo = scaleRows().find((row) => row.sharded)!;
+    expect(geo.wcu).toBe((SCENARIO.driversInCell / SCENARIO.fixIntervalS) * 2);
+    expect(geo.wcu).toBeGreaterThanOrEqual(LIMITS.wcu);
+  });
+});
