@@ -157,30 +157,33 @@ export async function capacityScenario(
       why: 'the caller check and the item',
     },
   );
-  add(
-    'L3',
-    'nearest (8 drivers within 1 km)',
-    await measure('L3', () =>
-      call('GET', '/v1/driver-locations/nearest?latitude=1.301&longitude=103.851', undefined, planner.token),
-    ),
-    { rcu: GEN + 0.5, wcu: 0, why: 'the caller check and one Query of the cell (its shards)' },
-  );
-  add(
-    'L4',
-    'radius 1 km (8 drivers)',
-    await measure('L4', () =>
-      call('GET', '/v1/driver-locations?latitude=1.301&longitude=103.851&radius=1000', undefined, planner.token),
-    ),
-    { rcu: GEN + 0.5, wcu: 0, why: 'the caller check and one Query per covering cell' },
-  );
-
-  // Lists.
-  add(
-    'A14',
-    'users of an organisation, a page of 20',
-    await measure('A14', () => call('GET', `/v1/admin/users?org_id=${org.id}&per_page=20`, undefined, admin)),
-    { rcu: GEN + 0.5, wcu: 0, why: 'the caller check, the listing counter and one Query' },
-  );
+  // Searches and a list, as planner (an OrgAdmin) and SysAdmin.
+  const reads: [string, string, string, string, string][] = [
+    [
+      'L3',
+      'nearest (8 drivers within 1 km)',
+      '/v1/driver-locations/nearest?latitude=1.301&longitude=103.851',
+      planner.token,
+      'the caller check and one Query of the cell (its shards)',
+    ],
+    [
+      'L4',
+      'radius 1 km (8 drivers)',
+      '/v1/driver-locations?latitude=1.301&longitude=103.851&radius=1000',
+      planner.token,
+      'the caller check and one Query per covering cell',
+    ],
+    [
+      'A14',
+      'users of an organisation, a page of 20',
+      `/v1/admin/users?org_id=${org.id}&per_page=20`,
+      admin,
+      'the caller check, the listing counter and one Query',
+    ],
+  ];
+  for (const [id, what, path, token, why] of reads) {
+    add(id, what, await measure(id, () => call('GET', path, undefined, token)), { rcu: GEN + 0.5, wcu: 0, why });
+  }
 
   // Planning: 10 runsheets, 8 drivers, 3 candidates a runsheet (30 pairs), and an accept closing 2 rivals.
   const created = (await measure('P2', () =>

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
-import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -127,10 +127,8 @@ describe('organisations invite their people', () => {
   let foreignUserId: string;
 
   beforeAll(async () => {
-    orgA = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Org A', kind: 'transporter' }, admin))
-      .body.id;
-    orgB = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Org B', kind: 'transporter' }, admin))
-      .body.id;
+    orgA = await newOrganisation(api, admin, 'Org A');
+    orgB = await newOrganisation(api, admin, 'Org B');
   });
 
   it('admin invites an OrgAdmin → accepted → OrgAdmin invites a driver → lists own users only → a foreign user is 404', async () => {

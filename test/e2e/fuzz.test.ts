@@ -93,6 +93,19 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => host?.stop());
 
+/** Who may call `route` among the test's users (none for a public one), and its path with made-up ids. */
+function target(route: RouteDef) {
+  const caller =
+    route.access === 'public'
+      ? undefined
+      : tokens.find((t) => accessAllows(route.access, { kind: 'user', roles: t.roles }));
+  return {
+    callable: route.access === 'public' || caller !== undefined,
+    caller,
+    path: route.path.replace(/\{(\w+)\}/g, 'x'.repeat(3)),
+  };
+}
+
 /** Raw JSON nested `depth` levels: arrays, objects, or arrays under a member such as `user` (never built by recursion). */
 function nested(depth: number, shape: 'arrays' | 'objects' | 'member', member = 'user'): string {
   if (shape === 'arrays') return `${'['.repeat(depth)}${']'.repeat(depth)}`;
@@ -107,12 +120,8 @@ describe('fuzzing every operation', () => {
     let cases = 0;
     const before = new Set(await storedItems());
     for (const route of (routes as readonly RouteDef[]).filter((r) => r.request?.body !== undefined)) {
-      const caller =
-        route.access === 'public'
-          ? undefined
-          : tokens.find((t) => accessAllows(route.access, { kind: 'user', roles: t.roles }));
-      if (route.access !== 'public' && !caller) continue;
-      const path = route.path.replace(/\{(\w+)\}/g, 'x'.repeat(3));
+      const { callable, caller, path } = target(route);
+      if (!callable) continue;
       const raws = [1_000, 10_000, 100_000].flatMap((depth, i) => [
         nested(depth, 'arrays'),
         nested(depth, 'objects'),
@@ -145,12 +154,8 @@ describe('fuzzing every operation', () => {
     const accepted = new Map<string, number>();
     const failures: string[] = [];
     for (const route of (routes as readonly RouteDef[]).filter((r) => r.id !== 'X6')) {
-      const caller =
-        route.access === 'public'
-          ? undefined
-          : tokens.find((t) => accessAllows(route.access, { kind: 'user', roles: t.roles }));
-      if (route.access !== 'public' && !caller) continue;
-      const path = route.path.replace(/\{(\w+)\}/g, 'x'.repeat(3));
+      const { callable, caller, path } = target(route);
+      if (!callable) continue;
       const attempts: { rawBody?: string; body?: unknown; query?: string }[] = [];
       if (route.method !== 'GET') {
         for (const body of bodies()) attempts.push({ body });

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
-import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -34,10 +34,8 @@ beforeAll(async () => {
   host = await startTestHost();
   api = client(host.url);
   admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
-  orgA = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Fleet A', kind: 'transporter' }, admin))
-    .body.id;
-  orgB = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Fleet B', kind: 'transporter' }, admin))
-    .body.id;
+  orgA = await newOrganisation(api, admin, 'Fleet A');
+  orgB = await newOrganisation(api, admin, 'Fleet B');
 });
 afterAll(() => host?.stop());
 

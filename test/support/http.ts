@@ -78,3 +78,8 @@ export async function invitedMember(api: Client, adminToken: string, role: strin
   const session = await loginAs(api, email, password);
   return { email, password, id: session.user.id, token: session.bearer_token, refresh_token: session.refresh_token };
 }
+
+/** A new organisation (SysAdmin's X2), its id. */
+export async function newOrganisation(api: Client, adminToken: string, name: string, kind = 'transporter') {
+  return (await api.post<{ id: string }>('/v1/admin/organisations', { name, kind }, adminToken)).body.id;
+}
