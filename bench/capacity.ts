@@ -6,6 +6,9 @@
  * Every authenticated request also reads the caller's token generation (0.5 RCU) unless the container's cache holds
  * it: the bench runs with that cache off, as the worst case, and the floors include it.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from '#lib/paths';
 import { type Tally, tallyObservers } from '#shared/db/capacity';
 import { BENCH_ADMIN, startBenchHost } from './host.ts';
 
@@ -270,6 +273,64 @@ export async function capacityScenario(
       wcu: 2 * 2 + 2,
       why: 'the pair and the runsheet’s claim in one transaction; two rivals closed',
     },
+  );
+  // An import of 100 tasks by a merchant: the worker's units per task.
+  const shop = (await call('POST', '/v1/admin/organisations', { name: 'Capacity shop', kind: 'merchant' }, admin)) as {
+    id: string;
+  };
+  const merchantEmail = `shop.${shop.id.slice(0, 6)}@example.com`;
+  await call(
+    'POST',
+    '/v1/admin/invitations',
+    { user: { email: merchantEmail, org_id: shop.id, role_id: roleId('Merchant') } },
+    admin,
+  );
+  const invitation = (await call('GET', `/_local/outbox?to=${encodeURIComponent(merchantEmail)}`)) as {
+    messages: { data: Record<string, string> }[];
+  };
+  await call('POST', '/v1/auth/accept-invitation', {
+    user: {
+      name: 'Shop',
+      password: 'a-good-long-password',
+      invitation_token: invitation.messages[0]!.data['invitation_token'],
+    },
+  });
+  const merchant = (await login(merchantEmail, 'a-good-long-password')).bearer_token;
+  const [header, row] = readFileSync(join(ROOT, 'test/fixtures/tasks.csv'), 'utf8').split(/\r?\n(?=T\d)/);
+  const first = row!.split(/\r?\nT\d/)[0]!;
+  const csv = [header, ...Array.from({ length: 100 }, (_, i) => first.replace(/^T1,/, `C${i},`))].join('\n');
+  const presigned = (await call('GET', '/v1/task-import-jobs/upload-url?filename=tasks.csv', undefined, merchant)) as {
+    file: { url: string; storage_upload_key: string };
+  };
+  await fetch(presigned.file.url, { method: 'PUT', body: csv });
+  const job = (await call(
+    'POST',
+    '/v1/task-import-jobs',
+    {
+      files: [{ storage_upload_key: presigned.file.storage_upload_key }],
+      start_timezone: 'Asia/Singapore',
+      start_time: '2026-11-22T00:00:00+08:00',
+      end_timezone: 'Asia/Singapore',
+      end_time: '2026-11-22T23:00:00+08:00',
+      service_type: 'van_1.7m',
+    },
+    merchant,
+  )) as { id: string };
+  const imported = async () => {
+    for (let i = 0; i < 400; i++) {
+      const status = (await call('GET', `/v1/task-import-jobs/${job.id}/status`, undefined, merchant)) as {
+        import_status?: string;
+      };
+      if (status.import_status === 'completed' || status.import_status === 'failed') return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  add(
+    'I6',
+    'an import of 100 tasks (the worker)',
+    await measure('queue:import', () => call('POST', `/v1/task-import-jobs/${job.id}/start`, {}, merchant), imported),
+    { rcu: 1, wcu: 100 + 2, why: 'one item per task; the job read and closed' },
+    { count: 100, unit: 'task' },
   );
   tallyObservers.delete(observer);
   return results;

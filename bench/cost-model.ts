@@ -152,7 +152,8 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
 export const BEFORE: ModelInput = {
   fixMove: { rcu: 1.5, wcu: 6 },
   fixCrossing: { rcu: 1.5, wcu: 22 },
-  importPerTask: { rcu: 0, wcu: 2 },
+  // Imports did not change in issue 15: the figure measured now (bench/capacity.ts, I6).
+  importPerTask: { rcu: 0.01, wcu: 2.57 },
   runsheetAdded: { rcu: 0.35, wcu: 4.4 },
   driverAdded: { rcu: 1.19, wcu: 2.5 },
   pair: { rcu: 29.5 / 30, wcu: 9.4 },

@@ -14,9 +14,7 @@ export function modelInput(measured: Measured[]): ModelInput {
   return {
     fixMove: per(measured, 'L1', 'a fix moving 30 m'),
     fixCrossing: per(measured, 'L1', 'crossing a precision-5 cell'),
-    // The import worker writes one task item (and its listing entry) per row: not measured here (bench/imports.ts
-    // measures rows per second, not units); the before and after models share this figure.
-    importPerTask: BEFORE.importPerTask,
+    importPerTask: per(measured, 'I6'),
     runsheetAdded: per(measured, 'P5'),
     driverAdded: per(measured, 'P7'),
     pair: per(measured, 'P9'),

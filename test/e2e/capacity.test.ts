@@ -100,7 +100,7 @@ describe('capacity of sign-in and reads', () => {
 });
 
 describe('capacity of searches, plannings and accepts', () => {
-  it('L3, L4, P5, P7, the P9 job per pair and R6, as the bench measures them', async () => {
+  it('L3, L4, P5, P7, the P9 job per pair, R6 and an import per task, as the bench measures them', async () => {
     const measured = await capacityScenario(host.url, ADMIN);
     const figure = (id: string, what?: string) => {
       const found = measured.find((m) => m.id === id && (what === undefined || m.what === what))!;
@@ -116,6 +116,7 @@ describe('capacity of searches, plannings and accepts', () => {
       P7: figure('P7'),
       P9: figure('P9'),
       R6: figure('R6'),
+      I6: figure('I6'),
     }).toEqual({
       L3: { calls: 6, rcu: 3, wcu: 0 },
       L4: { calls: 21, rcu: 10.5, wcu: 0 },
@@ -123,6 +124,7 @@ describe('capacity of searches, plannings and accepts', () => {
       P7: { calls: 13, rcu: 6, wcu: 20, wcuPer: 2.5 },
       P9: { calls: 82, rcu: 24.5, wcu: 187, wcuPer: 6.23 },
       R6: { calls: 14, rcu: 5.5, wcu: 26 },
+      I6: { calls: 33, rcu: 1, wcu: 257, wcuPer: 2.57 },
     });
   });
 });
