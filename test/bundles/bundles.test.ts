@@ -324,7 +324,7 @@ beforeAll(async () => {
       join(dir, 'results.json'),
     ],
     {
-      timeout: 240_000,
+      timeout: 540_000,
       maxBuffer: 64 * 1024 * 1024,
       env: { PATH: process.env['PATH'] ?? '', BUNDLES_VERBOSE: process.env['BUNDLES_VERBOSE'] ?? '' },
     },
@@ -340,7 +340,7 @@ beforeAll(async () => {
     }
   }
   timings = `${[...statuses].map(([k, n]) => `${n} ${k}`).join(', ')}; assembly ${reused ? 'reused' : `synthesized in ${synthMs} ms`}; ${functions.length} bundles run in ${Date.now() - ran} ms`;
-}, 300_000);
+}, 720_000);
 
 afterAll(() => standIns?.stop());
 
