@@ -20,7 +20,7 @@ export default defineConfig({
           // Each file gets its own process and its own table namespace; the emulators are shared.
           pool: 'forks',
           testTimeout: 30_000,
-          hookTimeout: 60_000,
+          hookTimeout: 180_000,
           env,
           sequence: { groupOrder: 0 },
         },
@@ -32,6 +32,8 @@ export default defineConfig({
           include: ['test/proof/**/*.test.ts'],
           pool: 'forks',
           testTimeout: 120_000,
+          // The proof synthesizes every stack in its setup: minutes on a loaded 2-core machine.
+          hookTimeout: 300_000,
           env,
           sequence: { groupOrder: 1 },
         },

@@ -214,7 +214,7 @@ describe('cdk-nag AwsSolutions and AWS Guard rules (cfn-guard, Control Tower con
     acknowledgeGuardFindings(app);
     expect(() => app.synth()).not.toThrow();
     for (const reason of Object.values(GUARD_ACKNOWLEDGEMENTS)) expect(reason.length).toBeGreaterThan(20);
-  }, 90_000);
+  }, 300_000);
 
   it('Guard really fails on a violation (its binary runs offline)', () => {
     const app = newApp();
