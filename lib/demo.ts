@@ -12,6 +12,10 @@ export interface DemoOptions {
   adminEmail: string;
   adminPassword: string;
   log?: (line: string) => void;
+  /** Names and addresses carry it (default: random), so that two runs against one host never collide. */
+  tag?: string;
+  /** Every call of the day goes through it (the chaos test passes a retrying fetch); default the global fetch. */
+  fetch?: typeof globalThis.fetch;
 }
 
 export interface DemoSummary {
@@ -67,10 +71,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const log = options.log ?? (() => {});
   const started = Date.now();
   const step = (text: string) => log(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s  ${text}`);
-  const api = (token?: string) => dispatchClient(options.url, token);
+  const send = options.fetch ?? globalThis.fetch;
+  const api = (token?: string) => dispatchClient(options.url, token, send);
   const login = async (email: string, password: string) =>
     must(await api().POST('/v1/auth/login', { body: { user: { email, password } } }), `log in as ${email}`);
-  const tag = Math.random().toString(36).slice(2, 7);
+  const tag = options.tag ?? Math.random().toString(36).slice(2, 7);
 
   // 07:00 — the platform admin opens an organisation and invites its planner.
   const admin = api((await login(options.adminEmail, options.adminPassword)).bearer_token);
@@ -89,7 +94,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         'invite',
       );
     }
-    return joinFromOutbox(options.url, email, name, PASSWORD);
+    return joinFromOutbox(options.url, email, name, PASSWORD, send);
   };
   const plannerSession = await join(admin, `planner.${tag}@harbour.example`, undefined, 'Priya Planner');
   const planner = api(plannerSession.bearer_token);
@@ -150,7 +155,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       await planner.GET('/v1/task-import-jobs/upload-url', { params: { query: { filename: name } } }),
       `presign ${name}`,
     );
-    const put = await fetch(link.file.url, { method: 'PUT', body: text });
+    const put = await send(link.file.url, { method: 'PUT', body: text });
     if (!put.ok) throw new Error(`upload of ${name} failed: ${put.status}`);
     uploaded.push({ storage_upload_key: link.file.storage_upload_key });
   }
@@ -256,7 +261,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       await planner.GET('/v1/broadcast-plans/{plan_id}/pairs', { params: { path: { plan_id: planning.id } } }),
       'list pairs',
     ).pair_records;
-  const offered = await pairsOf();
+  // In runsheet order, each runsheet's offers in the drivers' order: the same answers every day.
+  const rank = (driverId: string) => drivers.findIndex((d) => d.id === driverId);
+  const offered = (await pairsOf()).sort(
+    (a, b) => a.pair.runsheet.id.localeCompare(b.pair.runsheet.id) || rank(a.pair.driver.id) - rank(b.pair.driver.id),
+  );
   step(
     `planning job ${finished.current_status} (${finished.statuses.map((s) => s.status).join(' → ')}): ${offered.length} offers broadcast, 2 nearest drivers per runsheet`,
   );

@@ -25,6 +25,11 @@ export interface LocalOptions {
   endpoints?: { dynamodb: string };
   /** An S3-compatible server to use instead of the in-process one (no upload events then). */
   externalS3?: string;
+  /**
+   * Tests: puts something (a fault proxy) in front of the in-process S3; it gets S3's endpoint and returns the one
+   * the functions and presigned URLs use.
+   */
+  frontS3?: (endpoint: string) => Promise<string>;
 }
 
 export interface RunningHost {
@@ -89,7 +94,8 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
   }
   // S3 runs in this process (unless an external one is named), so that uploads raise the trigger's events here.
   const localS3 = options.externalS3 ? undefined : await startLocalS3(resolve(options.dataDir, 's3'), [UPLOAD_BUCKET]);
-  const endpoints = { dynamodb, s3: localS3?.endpoint ?? options.externalS3! };
+  const s3 = localS3?.endpoint ?? options.externalS3!;
+  const endpoints = { dynamodb, s3: options.frontS3 ? await options.frontS3(s3) : s3 };
   try {
     const tableNames = await ensureTables(endpoints.dynamodb, options.tablePrefix);
     localEnvironment(endpoints, tableNames, options.dataDir);

@@ -1,5 +1,8 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { type AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
@@ -12,9 +15,83 @@ export function rawDb(): DynamoDBClient {
   if (!rawClient) {
     const endpoint = config.dynamodbEndpoint;
     rawClient = new DynamoDBClient({ ...wire('dynamodb'), ...(endpoint ? { endpoint } : {}) });
+    rawClient.middlewareStack.add(ownRetriedWrites as never, {
+      step: 'serialize',
+      priority: 'high',
+      name: 'ownRetriedWrites',
+    });
   }
   return rawClient;
 }
+
+/** The attribute a conditional update stamps with its own token (see ownRetriedWrites). */
+export const WRITE_TOKEN = '_w';
+
+type Input = Record<string, unknown> & {
+  ConditionExpression?: string;
+  UpdateExpression?: string;
+  Item?: Record<string, unknown>;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+  ReturnValues?: string;
+  ReturnValuesOnConditionCheckFailure?: string;
+};
+
+/**
+ * A conditional write whose answer was lost (the connection reset after DynamoDB had applied it) is retried by the
+ * SDK, and the retry then fails its own condition: without this, "create if absent" would answer 409 (or 500) for a
+ * write that happened, and a claim would think another worker holds what it took itself. So every conditional
+ * PutItem and UpdateItem asks for the item as it stands when its condition fails, and a failure on an item that is
+ * exactly our Put, or that carries our update's token (`_w`, set by the update itself), is our own earlier attempt:
+ * it counts as success (an update asking for ALL_NEW gets the item as it stands). Transactions need none of this:
+ * the SDK gives each one a ClientRequestToken, which makes DynamoDB treat its retries as one.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the middleware signature is generic over every command.
+const ownRetriedWrites = (next: any, context: { commandName?: string }) => async (args: { input: Input }) => {
+  const command = context.commandName;
+  const input = args.input;
+  if (!input.ConditionExpression || (command !== 'PutItemCommand' && command !== 'UpdateItemCommand')) {
+    return next(args);
+  }
+  const token = randomUUID();
+  // The document client marshals after this middleware (its input is plain values); a raw client's is marshalled.
+  const marshalled = typeof Object.values(input['Key'] ?? input.Item ?? {})[0] === 'object';
+  const sent: Input = { ...input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' };
+  if (command === 'UpdateItemCommand' && input.UpdateExpression) {
+    const expression = input.UpdateExpression;
+    const set = /\bSET\b/i.exec(expression);
+    sent.UpdateExpression = set
+      ? `${expression.slice(0, set.index + 3)} #ownWrite = :ownWrite,${expression.slice(set.index + 3)}`
+      : `SET #ownWrite = :ownWrite ${expression}`;
+    sent.ExpressionAttributeNames = { ...input.ExpressionAttributeNames, '#ownWrite': WRITE_TOKEN };
+    sent.ExpressionAttributeValues = {
+      ...input.ExpressionAttributeValues,
+      ':ownWrite': marshalled ? { S: token } : token,
+    };
+  }
+  try {
+    return await next({ ...args, input: sent });
+  } catch (error) {
+    const e = error as { name?: string; Item?: Record<string, AttributeValue>; $metadata?: unknown };
+    if (e.name !== 'ConditionalCheckFailedException' || !e.Item) throw error;
+    const ours =
+      command === 'PutItemCommand'
+        ? marshalled
+          ? isDeepStrictEqual(e.Item, input.Item)
+          : isDeepStrictEqual(unmarshall(e.Item), JSON.parse(JSON.stringify(input.Item)))
+        : e.Item[WRITE_TOKEN]?.S === token;
+    if (!ours) throw error;
+    return {
+      output: {
+        $metadata: e.$metadata ?? {},
+        ...(command === 'UpdateItemCommand' && input.ReturnValues === 'ALL_NEW'
+          ? { Attributes: marshalled ? e.Item : unmarshall(e.Item) }
+          : {}),
+      },
+      response: {},
+    };
+  }
+};
 
 /** One client per container, created on first use so that tests and the local host can set the endpoint first. */
 export function db(): DynamoDBDocumentClient {

@@ -60,6 +60,8 @@ export interface ImportJob {
   details: Record<string, unknown>;
   error?: string | null;
   lease_until?: number;
+  /** The work message whose run holds the lease. */
+  lease_owner?: string;
   attempts?: number;
 }
 

@@ -11,11 +11,12 @@
  *   4. writes the one result and completes the job, and tells the organisation's partners.
  * A run that dies is retried (the lease expires); after three attempts the job is failed, never left processing.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parse as parseSync } from 'csv-parse/sync';
 import type { Caller } from '#shared/auth/caller';
+import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { Problem } from '#shared/http/problems';
@@ -63,12 +64,15 @@ export async function startJob(caller: Caller, id: string, dryRun: boolean) {
   return toJobView(started);
 }
 
-/** Takes the job for this worker: from `queued`, or from a `processing` whose lease has run out. */
-async function claim(job: ImportJob): Promise<ImportJob | undefined> {
+/**
+ * Takes the job for this worker: from `queued`, or from a `processing` whose lease has run out or is held by an
+ * earlier receive of this same message (which failed without releasing it).
+ */
+async function claim(job: ImportJob, owner: string): Promise<ImportJob | undefined> {
   const lease = clock.nowMs() + LEASE_MS;
   if (job.current_status === 'queued') {
     try {
-      return await moveStatus(job, 'queued', 'processing', { lease_until: lease, attempts: 1 });
+      return await moveStatus(job, 'queued', 'processing', { lease_until: lease, lease_owner: owner, attempts: 1 });
     } catch (error) {
       if (error instanceof Problem && error.status === 409) return undefined;
       throw error;
@@ -79,9 +83,15 @@ async function claim(job: ImportJob): Promise<ImportJob | undefined> {
       new UpdateCommand({
         TableName: mainTableName(),
         Key: jobKey(job.id),
-        UpdateExpression: 'SET lease_until = :lease ADD attempts :one',
-        ConditionExpression: 'current_status = :processing AND lease_until < :now',
-        ExpressionAttributeValues: { ':lease': lease, ':one': 1, ':processing': 'processing', ':now': clock.nowMs() },
+        UpdateExpression: 'SET lease_until = :lease, lease_owner = :owner ADD attempts :one',
+        ConditionExpression: 'current_status = :processing AND (lease_until < :now OR lease_owner = :owner)',
+        ExpressionAttributeValues: {
+          ':lease': lease,
+          ':owner': owner,
+          ':one': 1,
+          ':processing': 'processing',
+          ':now': clock.nowMs(),
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -130,7 +140,9 @@ async function classify(files: FileData[]): Promise<{ tasks: SourceFile; items?:
       const head = await headObject({ Bucket: file.storage_upload_bucket, Key: file.storage_upload_key });
       size = head.ContentLength ?? 0;
       eTag = head.ETag;
-    } catch {
+    } catch (error) {
+      // S3 throttling or not answering is no verdict on the file: the run is retried.
+      if (isDependencyFailure(error)) throw error;
       throw new FileProblem(`${file.file_name}: the file is not in object storage`);
     }
     if (size > MAX_FILE_BYTES) throw new FileProblem(`${file.file_name}: the file is larger than 50 MiB`);
@@ -364,7 +376,7 @@ async function finish(job: ImportJob, status: 'completed' | 'failed', error?: st
 export async function runImport(message: QueuedMessage): Promise<void> {
   const found = await findJob(String(message['job_id']));
   if (!found || (found.current_status !== 'queued' && found.current_status !== 'processing')) return;
-  const job = await claim(found);
+  const job = await claim(found, message.message_id ?? randomUUID());
   if (!job) return;
   try {
     const files = await classify(job.upload_record.files);
@@ -409,7 +421,8 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       await finish(job, 'failed', error.message);
       return;
     }
-    if ((job.attempts ?? 1) >= MAX_ATTEMPTS) {
+    const fault = isDependencyFailure(error);
+    if (!fault && (job.attempts ?? 1) >= MAX_ATTEMPTS) {
       logger.error('import failed for good', { import_job_id: job.id, error: error as Error });
       await saveOnce(job, {
         ...emptyResult(job),
@@ -418,15 +431,20 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       await finish(job, 'failed', `the import did not finish after ${MAX_ATTEMPTS} attempts`);
       return;
     }
-    // Let the lease lapse so the retry (SQS redelivery, or the local queue's) can take the job over.
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: jobKey(job.id),
-        UpdateExpression: 'SET lease_until = :now',
-        ExpressionAttributeValues: { ':now': clock.nowMs() - 1 },
-      }),
-    );
+    // Let the lease lapse so the retry (SQS redelivery, or the local queue's) can take the job over. A dependency's
+    // fault is no attempt of the job's own: it is handed back uncounted (the queue's receive limit bounds those).
+    // If the store is down for this too, the retry of this message takes its own lease over anyway.
+    await db()
+      .send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: jobKey(job.id),
+          UpdateExpression: fault ? 'SET lease_until = :now ADD attempts :minus' : 'SET lease_until = :now',
+          ExpressionAttributeValues: { ':now': clock.nowMs() - 1, ...(fault ? { ':minus': -1 } : {}) },
+        }),
+      )
+      .catch((release: unknown) => logger.warn('import lease not released', { error: release as Error }));
+    logger.warn('import run interrupted; the queue will retry it', { import_job_id: job.id, error: error as Error });
     throw error;
   }
 }

@@ -145,7 +145,7 @@ export async function createPair(input: {
   return record;
 }
 
-async function readPair(planId: string, pairId: string): Promise<PairRecord | undefined> {
+export async function readPair(planId: string, pairId: string): Promise<PairRecord | undefined> {
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: pairKey(planId, pairId) }));
   return out.Item as PairRecord | undefined;
 }

@@ -42,6 +42,7 @@ export interface PlanningJob {
   offer_ttl_s: number;
   /** The running worker's lease (epoch ms) and how many runs the job has had. */
   lease_until?: number;
+  lease_owner?: string;
   attempts?: number;
 }
 
