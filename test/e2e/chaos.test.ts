@@ -124,7 +124,7 @@ async function endState(summary: DemoSummary, tag: string) {
       files: ((j['upload_record'] as Item)['files'] as Item[]).map(({ storage_upload_key, url, ...file }) => file),
     })),
     import_results: main.filter(
-      (i) => i['entity'] === 'import_result' && jobIds.includes(String(i['task_import_job_id'])),
+      (i) => i['entity'] === 'import_result' && jobIds.some((id) => String(i['PK']).includes(id)),
     ).length,
     tasks: main
       .filter((i) => i['entity'] === 'task' && i['org_id'] === org)

@@ -14,7 +14,11 @@ export type FaultMode = 'pass' | 'refuse' | 'reset' | 'stall' | 'throttle' | 'er
 
 export interface FaultProxy {
   url: string;
-  set(mode: FaultMode | FaultMode[], fraction?: number): Promise<void>;
+  /**
+   * `only`: the fault applies only to these DynamoDB operations (`x-amz-target`, e.g. `BatchWriteItem`);
+   * `passFirst`: that many of the requests it applies to pass before it starts (a fault in the middle of a run).
+   */
+  set(mode: FaultMode | FaultMode[], fraction?: number, only?: string[], passFirst?: number): Promise<void>;
   counts: Record<FaultMode, number>;
   close(): Promise<void>;
 }
@@ -72,6 +76,8 @@ export async function startFaultProxy(
   const upstream = new URL(target);
   let modes: FaultMode[] = ['pass'];
   let fraction = 1;
+  let only: string[] | undefined;
+  let toPass = 0;
   const counts: Record<FaultMode, number> = { pass: 0, refuse: 0, reset: 0, stall: 0, throttle: 0, error: 0 };
   const stalled = new Set<ServerResponse>();
 
@@ -106,7 +112,9 @@ export async function startFaultProxy(
   };
 
   const server = createServer((req, res) => {
-    const faulty = modes[0] !== 'pass' && random() < fraction;
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+    const applies = modes[0] !== 'pass' && (!only || only.includes(operation)) && toPass-- <= 0;
+    const faulty = applies && random() < fraction;
     const current: FaultMode = faulty ? modes[Math.floor(random() * modes.length)]! : 'pass';
     counts[current]++;
     switch (current) {
@@ -148,9 +156,11 @@ export async function startFaultProxy(
   return {
     url: `http://127.0.0.1:${port}`,
     counts,
-    async set(next, share = 1) {
+    async set(next, share = 1, operations, passFirst = 0) {
       modes = Array.isArray(next) ? next : [next];
       fraction = share;
+      only = operations;
+      toPass = passFirst;
       if (modes.length === 1 && modes[0] === 'refuse' && fraction >= 1) {
         if (listening) await stop();
         listening = false;
