@@ -4,11 +4,13 @@
  */
 import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { type Emulators, ensureTables, LOCAL_CREDENTIALS, startEmulators } from '#lib/local/emulators';
 import { createHostServer, preloadHandlers } from '#lib/local/host';
 import { startLocalS3 } from '#lib/local/s3';
 import { gateway } from '#lib/local/websocket';
+import { ROOT } from '#lib/paths';
 import { asFunction } from '#shared/local-invocation';
 import { drainLocalQueue } from '#shared/ports/queue';
 
@@ -106,12 +108,12 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       preloadHandlers(),
     ]);
     const port = (server.address() as AddressInfo).port;
-    // Locally the expiry sweep runs every two seconds (the cloud's schedule runs it every minute).
-    const { expireOffers } = await import('#shared/planning/broadcasts');
+    // Locally the sweep (offer expiry, the mail outbox) runs every two seconds (the cloud's schedule: every minute).
+    const { handler: sweepOnce } = (await import(
+      pathToFileURL(join(ROOT, 'functions', 'workers', 'expire-offers.ts')).href
+    )) as { handler: () => Promise<unknown> };
     const sweep = setInterval(() => {
-      asFunction('workers/expire-offers', expireOffers).catch((error: unknown) =>
-        console.error('expiry sweep failed', error),
-      );
+      asFunction('workers/expire-offers', sweepOnce).catch((error: unknown) => console.error('sweep failed', error));
     }, 2000);
     sweep.unref();
     // The functions reach the WebSocket connections through the management API this host serves.
