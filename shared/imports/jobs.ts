@@ -62,6 +62,8 @@ export interface ImportJob {
   lease_until?: number;
   /** The work message whose run holds the lease. */
   lease_owner?: string;
+  /** false from the run's end until the partners' event is queued (shared/imports/runner.ts). */
+  announced?: boolean;
   attempts?: number;
 }
 

@@ -360,21 +360,44 @@ async function saveOnce(job: ImportJob, result: ImportResult): Promise<void> {
   }
 }
 
+/**
+ * The job ends, then the partners are told. `announced: false` is written with the end and set true once the event
+ * is queued: if queueing fails, the run fails (the queue hands the message back) and the retry finds the job ended
+ * but unannounced, and announces it (with the same webhook-id).
+ */
 async function finish(job: ImportJob, status: 'completed' | 'failed', error?: string) {
-  const done = await moveStatus(job, 'processing', status, error ? { error } : {});
-  if (job.org_id) {
-    await publishPartnerEvent(job.org_id, status === 'completed' ? 'import.completed' : 'import.failed', {
-      import_job_id: job.id,
-      status,
-      ...(error ? { error } : {}),
-    }).catch((failure: unknown) => logger.error('import webhook not queued', { error: failure as Error }));
-  }
+  const done = await moveStatus(job, 'processing', status, { ...(error ? { error } : {}), announced: false });
+  await announce(done);
   return done;
+}
+
+async function announce(job: ImportJob): Promise<void> {
+  const status = job.current_status as 'completed' | 'failed';
+  if (job.org_id) {
+    await publishPartnerEvent(
+      job.org_id,
+      status === 'completed' ? 'import.completed' : 'import.failed',
+      { import_job_id: job.id, status, ...(job.error ? { error: job.error } : {}) },
+      `${job.id}:${status}`,
+    );
+  }
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: jobKey(job.id),
+      UpdateExpression: 'SET announced = :true',
+      ExpressionAttributeValues: { ':true': true },
+    }),
+  );
 }
 
 /** The import worker: one run of one job. */
 export async function runImport(message: QueuedMessage): Promise<void> {
   const found = await findJob(String(message['job_id']));
+  if (found && ['completed', 'failed'].includes(found.current_status) && found.announced === false) {
+    await announce(found);
+    return;
+  }
   if (!found || (found.current_status !== 'queued' && found.current_status !== 'processing')) return;
   const job = await claim(found, message.message_id ?? randomUUID());
   if (!job) return;

@@ -169,6 +169,17 @@ export function pairIdOf(jobId: string, runsheetId: string, driverId: string): s
 export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: number } | undefined> {
   const planning = await findPlanning(String(message['planning_id']));
   if (!planning) return undefined;
+  const ended = planning.job;
+  if (
+    ended &&
+    ended.id === message['job_id'] &&
+    ended.announced === false &&
+    ['completed', 'failed'].includes(ended.current_status)
+  ) {
+    // An earlier run ended the job but could not announce it.
+    await announce(planning, ended.current_status);
+    return undefined;
+  }
   const current = await claimJob(planning, String(message['job_id']), message.message_id ?? randomUUID());
   if (!current) return undefined;
   const startTime = clock.nowIso();
@@ -263,6 +274,10 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
   } catch (error) {
     logger.error('planning job run failed', { planning_id: planning.id, attempt: job.attempts, error: error as Error });
     const latest = await findPlanning(planning.id);
+    // Ended but not announced: the queue's retry announces it.
+    if (latest?.job?.id === job.id && latest.job.announced === false && latest.job.current_status !== 'processing') {
+      throw error;
+    }
     if (latest?.job?.id !== job.id || latest.job.current_status !== 'processing') return undefined;
     const fault = isDependencyFailure(error);
     if (!fault && (job.attempts ?? 1) >= MAX_JOB_ATTEMPTS) {
@@ -288,13 +303,30 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
   }
 }
 
+/**
+ * Tells the planning's channel and (on completion) its partners, then marks the move announced. A failure leaves
+ * `announced: false` for the queue's retry (or the request's) to announce again: events are sent at least once,
+ * partner events with the same webhook-id.
+ */
 async function announce(planning: Planning, status: string) {
-  await publish(`planning.${planning.id}`, 'planning_job.status', { planning_job_id: planning.job?.id, status });
+  const jobId = planning.job?.id;
+  await publish(`planning.${planning.id}`, 'planning_job.status', { planning_job_id: jobId, status });
   if (status === 'completed')
-    await publishPartnerEvent(planning.org_id, 'planning_job.completed', {
-      planning_id: planning.id,
-      planning_job_id: planning.job?.id,
-    });
+    await publishPartnerEvent(
+      planning.org_id,
+      'planning_job.completed',
+      { planning_id: planning.id, planning_job_id: jobId },
+      `${jobId}:completed`,
+    );
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: planningKey(planning.id),
+      UpdateExpression: 'SET job.announced = :true',
+      ConditionExpression: 'job.id = :job',
+      ExpressionAttributeValues: { ':true': true, ':job': jobId },
+    }),
+  );
 }
 
 /** P13–P16: an external worker (or SysAdmin) moves the job; P16 (cancel) also for planning readers. */
@@ -304,6 +336,11 @@ export async function moveJobByRequest(
   to: 'processing' | 'completed' | 'failed' | 'cancelled',
 ) {
   const planning = await visiblePlanning(caller, id);
+  // The retry of a move whose announcement failed (it answered 503): the move stands; announce it now.
+  if (planning.job?.current_status === to && planning.job.announced === false && to !== 'processing') {
+    await announce(planning, to);
+    return planning;
+  }
   const moved = await moveJob(planning, to);
   if (to !== 'processing') await announce(moved, to);
   return moved;

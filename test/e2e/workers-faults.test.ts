@@ -22,6 +22,8 @@ let api: Client;
 let planner: string;
 let admin: string;
 let orgId: string;
+const drivers: string[] = [];
+const driverTokens = new Map<string, string>();
 
 beforeAll(async () => {
   proxy = await startFaultProxy(inject('endpoints').dynamodb, 'dynamodb');
@@ -154,10 +156,10 @@ describe('an import whose worker meets DynamoDB faults mid-run', () => {
 
 describe('a planning job whose pair writes fail mid-run', () => {
   it('is retried by the queue, writes every pair once, offers each at least once, and completes once', async () => {
-    const drivers: string[] = [];
     for (let i = 0; i < 2; i++) {
       const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgId);
       drivers.push(driver.id);
+      driverTokens.set(driver.id, driver.token);
       const fix = await api.put(
         '/v1/driver/location',
         {
@@ -236,4 +238,58 @@ describe('a planning job whose pair writes fail mid-run', () => {
     ).toHaveLength(1);
     expect(localDeadLetters.filter((d) => d.message['planning_id'] === planning.body.id)).toEqual([]);
   }, 60_000);
+});
+
+describe('an accept whose effects fail after its commit', () => {
+  it('answers 503, and its retry closes the rival offer and announces the accept: nothing left half done', async () => {
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Accept run' }, planner);
+    await api.post(
+      `/v1/plannings/${planning.body.id}/runsheets`,
+      { runsheets: [{ id: 'RS-A', tasks: [{ id: 'TA', from_address: { street_address: '1 Rd' } }] }] },
+      planner,
+    );
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planning.body.id}/drivers`,
+      { drivers: drivers.map((id) => ({ id })) },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${planning.body.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 2, offer_ttl_s: 900 },
+      planner,
+    );
+    await until(
+      () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
+      (s) => !['queued', 'processing'].includes(s.body.current_status),
+    );
+    type Pair = { id: string; current_state: string; pair: { driver: { id: string } }; statuses: { reason: string }[] };
+    const pairs = async () =>
+      (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planning.body.id}/pairs`, planner)).body
+        .pair_records;
+    const [mine, rival] = await pairs();
+    expect(rival).toBeDefined();
+    const accept = () =>
+      api.post(
+        `/v1/broadcast-plans/${planning.body.id}/pairs/${mine!.id}/accepted`,
+        { happened_at_utc: '2026-11-22T09:00:00Z' },
+        driverTokens.get(mine!.pair.driver.id),
+        { 'idempotency-key': `accept-${mine!.id}` },
+      );
+    // Reads by Query fail: the accept's own reads and its transaction do not use one; closing the rival does.
+    await proxy.set('throttle', 1, ['Query']);
+    const first = await accept();
+    await proxy.set('pass');
+    expect(first.status, JSON.stringify(first.body)).toBe(503);
+    const between = await pairs();
+    // The accept was recorded; its effects were not: the honest answer was 503, not a 200 with the rival open.
+    expect(between.find((p) => p.id === mine!.id)!.current_state).toBe('accepted');
+    expect(between.find((p) => p.id === rival!.id)!.current_state).toBe('broadcasted');
+    const retried = await accept();
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    const after = await pairs();
+    expect(after.find((p) => p.id === mine!.id)!.current_state).toBe('accepted');
+    const closed = after.find((p) => p.id === rival!.id)!;
+    expect(closed.current_state).toBe('rejected');
+    expect(closed.statuses.at(-1)!.reason).toBe('assigned_to_other_driver');
+  }, 30_000);
 });
