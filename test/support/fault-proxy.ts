@@ -16,9 +16,16 @@ export interface FaultProxy {
   url: string;
   /**
    * `only`: the fault applies only to these DynamoDB operations (`x-amz-target`, e.g. `BatchWriteItem`);
-   * `passFirst`: that many of the requests it applies to pass before it starts (a fault in the middle of a run).
+   * `passFirst`: that many of the requests it applies to pass before it starts (a fault in the middle of a run);
+   * `times`: after that many faults, everything passes.
    */
-  set(mode: FaultMode | FaultMode[], fraction?: number, only?: string[], passFirst?: number): Promise<void>;
+  set(
+    mode: FaultMode | FaultMode[],
+    fraction?: number,
+    only?: string[],
+    passFirst?: number,
+    times?: number,
+  ): Promise<void>;
   counts: Record<FaultMode, number>;
   close(): Promise<void>;
 }
@@ -78,6 +85,7 @@ export async function startFaultProxy(
   let fraction = 1;
   let only: string[] | undefined;
   let toPass = 0;
+  let faultsLeft = Number.POSITIVE_INFINITY;
   const counts: Record<FaultMode, number> = { pass: 0, refuse: 0, reset: 0, stall: 0, throttle: 0, error: 0 };
   const stalled = new Set<ServerResponse>();
 
@@ -114,7 +122,8 @@ export async function startFaultProxy(
   const server = createServer((req, res) => {
     const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
     const applies = modes[0] !== 'pass' && (!only || only.includes(operation)) && toPass-- <= 0;
-    const faulty = applies && random() < fraction;
+    const faulty = applies && faultsLeft > 0 && random() < fraction;
+    if (faulty) faultsLeft--;
     const current: FaultMode = faulty ? modes[Math.floor(random() * modes.length)]! : 'pass';
     counts[current]++;
     switch (current) {
@@ -156,7 +165,8 @@ export async function startFaultProxy(
   return {
     url: `http://127.0.0.1:${port}`,
     counts,
-    async set(next, share = 1, operations, passFirst = 0) {
+    async set(next, share = 1, operations, passFirst = 0, times = Number.POSITIVE_INFINITY) {
+      faultsLeft = times;
       modes = Array.isArray(next) ? next : [next];
       fraction = share;
       only = operations;
