@@ -13,6 +13,7 @@ import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta
 import { conflict, forbidden, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import { getObject, putObject, uploadBucket } from '#shared/ports/object-storage';
+import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
 
 export type ImportStatus = 'new' | 'queued' | 'processing' | 'completed' | 'failed';
 
@@ -68,6 +69,7 @@ export interface ImportJob {
 }
 
 export const jobKey = (id: string) => ({ PK: `IMPORTJOB#${id}`, SK: 'JOB' });
+
 const resultKey = (id: string) => ({ PK: `IMPORTJOB#${id}`, SK: 'RESULT' });
 
 export function toJobView(job: ImportJob) {
@@ -180,17 +182,20 @@ export async function moveStatus(
     'statuses = list_append(statuses, :entry)',
     'status_record_id = :statusId',
   ];
-  Object.entries(extra).forEach(([key, value], i) => {
+  // A queued job is watched by the requeue sweep (shared/workers/requeue.ts) until it ends.
+  const watch = to === 'queued' ? { GSI3PK: ACTIVE_JOBS, GSI3SK: requeueAt(clock.nowMs()) } : {};
+  Object.entries({ ...watch, ...extra }).forEach(([key, value], i) => {
     names[`#x${i}`] = key;
     values[`:x${i}`] = value;
     sets.push(`#x${i} = :x${i}`);
   });
+  const ended = to === 'completed' || to === 'failed';
   try {
     const out = await db().send(
       new UpdateCommand({
         TableName: mainTableName(),
         Key: jobKey(job.id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: `SET ${sets.join(', ')}${ended ? ' REMOVE GSI3PK, GSI3SK' : ''}`,
         ConditionExpression: '#status = :from',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,

@@ -47,6 +47,7 @@ import { logger } from '#shared/log';
 import { getObject, headObject } from '#shared/ports/object-storage';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
+import { leaseKey, requeueAt } from '#shared/workers/active-jobs';
 
 export const LEASE_MS = 15 * 60 * 1000;
 export const MAX_ATTEMPTS = 3;
@@ -72,7 +73,12 @@ async function claim(job: ImportJob, owner: string): Promise<ImportJob | undefin
   const lease = clock.nowMs() + LEASE_MS;
   if (job.current_status === 'queued') {
     try {
-      return await moveStatus(job, 'queued', 'processing', { lease_until: lease, lease_owner: owner, attempts: 1 });
+      return await moveStatus(job, 'queued', 'processing', {
+        lease_until: lease,
+        lease_owner: owner,
+        attempts: 1,
+        GSI3SK: leaseKey(lease),
+      });
     } catch (error) {
       if (error instanceof Problem && error.status === 409) return undefined;
       throw error;
@@ -83,10 +89,11 @@ async function claim(job: ImportJob, owner: string): Promise<ImportJob | undefin
       new UpdateCommand({
         TableName: mainTableName(),
         Key: jobKey(job.id),
-        UpdateExpression: 'SET lease_until = :lease, lease_owner = :owner ADD attempts :one',
+        UpdateExpression: 'SET lease_until = :lease, lease_owner = :owner, GSI3SK = :leaseKey ADD attempts :one',
         ConditionExpression: 'current_status = :processing AND (lease_until < :now OR lease_owner = :owner)',
         ExpressionAttributeValues: {
           ':lease': lease,
+          ':leaseKey': leaseKey(lease),
           ':owner': owner,
           ':one': 1,
           ':processing': 'processing',
@@ -107,9 +114,13 @@ async function extendLease(jobId: string): Promise<void> {
     new UpdateCommand({
       TableName: mainTableName(),
       Key: jobKey(jobId),
-      UpdateExpression: 'SET lease_until = :lease',
+      UpdateExpression: 'SET lease_until = :lease, GSI3SK = :leaseKey',
       ConditionExpression: 'current_status = :processing',
-      ExpressionAttributeValues: { ':lease': clock.nowMs() + LEASE_MS, ':processing': 'processing' },
+      ExpressionAttributeValues: {
+        ':lease': clock.nowMs() + LEASE_MS,
+        ':leaseKey': leaseKey(clock.nowMs() + LEASE_MS),
+        ':processing': 'processing',
+      },
     }),
   );
 }
@@ -462,8 +473,17 @@ export async function runImport(message: QueuedMessage): Promise<void> {
         new UpdateCommand({
           TableName: mainTableName(),
           Key: jobKey(job.id),
-          UpdateExpression: fault ? 'SET lease_until = :now ADD attempts :minus' : 'SET lease_until = :now',
-          ExpressionAttributeValues: { ':now': clock.nowMs() - 1, ...(fault ? { ':minus': -1 } : {}) },
+          // GSI3SK: if this message is lost too, the requeue sweep hands the job to a new one shortly.
+          UpdateExpression: fault
+            ? 'SET lease_until = :now, GSI3SK = :later ADD attempts :minus'
+            : 'SET lease_until = :now, GSI3SK = :later',
+          ConditionExpression: 'current_status = :processing',
+          ExpressionAttributeValues: {
+            ':now': clock.nowMs() - 1,
+            ':later': requeueAt(clock.nowMs()),
+            ':processing': 'processing',
+            ...(fault ? { ':minus': -1 } : {}),
+          },
         }),
       )
       .catch((release: unknown) => logger.warn('import lease not released', { error: release as Error }));

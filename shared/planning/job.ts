@@ -32,6 +32,7 @@ import {
 } from '#shared/planning/plannings';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
+import { ACTIVE_JOBS, leaseKey, requeueAt } from '#shared/workers/active-jobs';
 
 export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ?? 'driver-app';
 
@@ -54,7 +55,13 @@ export async function startPlanningJob(
     max_candidates: input.max_candidates,
     offer_ttl_s: input.offer_ttl_s,
   };
-  const started = await changePlanning(planning, input.version_rev, { job, last_executed_at_server_time: now });
+  // Watched by the requeue sweep (shared/workers/requeue.ts) until the job ends, in case its message is lost.
+  const watch = { GSI3PK: ACTIVE_JOBS, GSI3SK: requeueAt(clock.nowMs()) } as Partial<Planning>;
+  const started = await changePlanning(planning, input.version_rev, {
+    job,
+    last_executed_at_server_time: now,
+    ...watch,
+  });
   await queue().enqueue({ kind: 'planning', planning_id: id, job_id: job.id }, 0);
   return toPlanningView(started);
 }
@@ -109,7 +116,7 @@ async function claimJob(planning: Planning, jobId: string, owner: string): Promi
   if (job.current_status === 'queued') {
     update = {
       UpdateExpression:
-        'SET job.current_status = :processing, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.lease_until = :lease, job.lease_owner = :owner, job.attempts = :one',
+        'SET job.current_status = :processing, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.lease_until = :lease, job.lease_owner = :owner, job.attempts = :one, GSI3SK = :leaseKey',
       ConditionExpression: 'job.id = :job AND job.current_status = :queued',
       ExpressionAttributeValues: {
         ':job': jobId,
@@ -117,6 +124,7 @@ async function claimJob(planning: Planning, jobId: string, owner: string): Promi
         ':processing': 'processing',
         ':queued': 'queued',
         ':owner': owner,
+        ':leaseKey': leaseKey(lease),
         ':now': now,
         ':entry': [{ status: 'processing', set_at_utc: now }],
         ':one': 1,
@@ -124,12 +132,14 @@ async function claimJob(planning: Planning, jobId: string, owner: string): Promi
     };
   } else if (job.current_status === 'processing') {
     update = {
-      UpdateExpression: 'SET job.lease_until = :lease, job.lease_owner = :owner, job.attempts = job.attempts + :one',
+      UpdateExpression:
+        'SET job.lease_until = :lease, job.lease_owner = :owner, job.attempts = job.attempts + :one, GSI3SK = :leaseKey',
       ConditionExpression:
         'job.id = :job AND job.current_status = :processing AND (job.lease_until < :nowMs OR job.lease_owner = :owner)',
       ExpressionAttributeValues: {
         ':job': jobId,
         ':owner': owner,
+        ':leaseKey': leaseKey(lease),
         ':lease': lease,
         ':processing': 'processing',
         ':nowMs': clock.nowMs(),
@@ -292,10 +302,18 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         new UpdateCommand({
           TableName: mainTableName(),
           Key: planningKey(planning.id),
+          // GSI3SK: if this message is lost too, the requeue sweep hands the job to a new one shortly.
           UpdateExpression: fault
-            ? 'SET job.lease_until = :past, job.attempts = job.attempts - :one'
-            : 'SET job.lease_until = :past',
-          ExpressionAttributeValues: { ':past': clock.nowMs() - 1, ...(fault ? { ':one': 1 } : {}) },
+            ? 'SET job.lease_until = :past, job.attempts = job.attempts - :one, GSI3SK = :later'
+            : 'SET job.lease_until = :past, GSI3SK = :later',
+          ConditionExpression: 'job.id = :job AND job.current_status = :processing',
+          ExpressionAttributeValues: {
+            ':past': clock.nowMs() - 1,
+            ':later': requeueAt(clock.nowMs()),
+            ':job': job.id,
+            ':processing': 'processing',
+            ...(fault ? { ':one': 1 } : {}),
+          },
         }),
       )
       .catch((release: unknown) => logger.warn('planning job lease not released', { error: release as Error }));

@@ -368,7 +368,7 @@ export async function moveJob(planning: Planning, to: JobStatus): Promise<Planni
         TableName: mainTableName(),
         Key: planningKey(planning.id),
         UpdateExpression:
-          'SET job.current_status = :to, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.announced = :false',
+          'SET job.current_status = :to, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.announced = :false REMOVE GSI3PK, GSI3SK',
         ConditionExpression: 'job.id = :job AND job.current_status = :from',
         ExpressionAttributeValues: {
           ':to': to,

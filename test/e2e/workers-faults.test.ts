@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { type RunningHost, startLocal } from '../../lib/local/start.ts';
@@ -77,42 +77,48 @@ async function scanMain() {
 const HEADER =
   'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone';
 
+/** An import job (status new) of `rows` tasks, each with one item, uploaded through presigned URLs. */
+async function newImportJob(rows: number): Promise<string> {
+  const tasks = [HEADER];
+  const items = ['task_ref,sku,description,quantity,weight,weight_unit'];
+  for (let i = 1; i <= rows; i++) {
+    tasks.push(
+      `T${i},${i} Depot Rd,Singapore,SG,${i} Mall,Singapore,SG,2026-11-22T01:00:00Z,2026-11-22T03:00:00Z,Asia/Singapore,2026-11-22T04:00:00Z,2026-11-22T08:00:00Z,Asia/Singapore`,
+    );
+    items.push(`T${i},SKU-${i},Parcel,2,1.5,kg`);
+  }
+  const files = [];
+  for (const [name, text] of [
+    ['tasks.csv', `${tasks.join('\n')}\n`],
+    ['items.csv', `${items.join('\n')}\n`],
+  ] as const) {
+    const link = await api.get<{ file: { url: string; storage_upload_key: string } }>(
+      `/v1/task-import-jobs/upload-url?filename=${name}`,
+      planner,
+    );
+    expect((await fetch(link.body.file.url, { method: 'PUT', body: text })).status).toBe(200);
+    files.push({ storage_upload_key: link.body.file.storage_upload_key });
+  }
+  const job = await api.post<{ id: string }>(
+    '/v1/task-import-jobs',
+    {
+      files,
+      start_timezone: 'Asia/Singapore',
+      start_time: '2026-11-22T08:00:00+08:00',
+      end_timezone: 'Asia/Singapore',
+      end_time: '2026-11-22T20:00:00+08:00',
+      service_type: 'van_1.7m',
+    },
+    planner,
+  );
+  expect(job.status, JSON.stringify(job.body)).toBe(201);
+  return job.body.id;
+}
+
 describe('an import whose worker meets DynamoDB faults mid-run', () => {
   it('is retried by the queue and finishes exactly once when they clear', async () => {
     const rows = 120;
-    const tasks = [HEADER];
-    const items = ['task_ref,sku,description,quantity,weight,weight_unit'];
-    for (let i = 1; i <= rows; i++) {
-      tasks.push(
-        `T${i},${i} Depot Rd,Singapore,SG,${i} Mall,Singapore,SG,2026-11-22T01:00:00Z,2026-11-22T03:00:00Z,Asia/Singapore,2026-11-22T04:00:00Z,2026-11-22T08:00:00Z,Asia/Singapore`,
-      );
-      items.push(`T${i},SKU-${i},Parcel,2,1.5,kg`);
-    }
-    const files = [];
-    for (const [name, text] of [
-      ['tasks.csv', `${tasks.join('\n')}\n`],
-      ['items.csv', `${items.join('\n')}\n`],
-    ] as const) {
-      const link = await api.get<{ file: { url: string; storage_upload_key: string } }>(
-        `/v1/task-import-jobs/upload-url?filename=${name}`,
-        planner,
-      );
-      expect((await fetch(link.body.file.url, { method: 'PUT', body: text })).status).toBe(200);
-      files.push({ storage_upload_key: link.body.file.storage_upload_key });
-    }
-    const job = await api.post<{ id: string }>(
-      '/v1/task-import-jobs',
-      {
-        files,
-        start_timezone: 'Asia/Singapore',
-        start_time: '2026-11-22T08:00:00+08:00',
-        end_timezone: 'Asia/Singapore',
-        end_time: '2026-11-22T20:00:00+08:00',
-        service_type: 'van_1.7m',
-      },
-      planner,
-    );
-    expect(job.status, JSON.stringify(job.body)).toBe(201);
+    const job = { body: { id: await newImportJob(rows) } };
     // Two batches of 25 land, then every batch write is throttled: the run dies with tasks half written.
     await proxy.set('throttle', 1, ['BatchWriteItem'], 2);
     expect((await api.post(`/v1/task-import-jobs/${job.body.id}/start`, {}, planner)).status).toBe(202);
@@ -291,5 +297,78 @@ describe('an accept whose effects fail after its commit', () => {
     const closed = after.find((p) => p.id === rival!.id)!;
     expect(closed.current_state).toBe('rejected');
     expect(closed.statuses.at(-1)!.reason).toBe('assigned_to_other_driver');
+  }, 30_000);
+});
+
+describe('jobs whose work message was lost', () => {
+  it('are given a new one by the sweep: nothing stays processing or queued', async () => {
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const past = new Date(Date.now() - 1000).toISOString();
+    // An import whose run died and whose message reached the dead-letter queue: processing, its lease lapsed.
+    const importId = await newImportJob(3);
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: { PK: `IMPORTJOB#${importId}`, SK: 'JOB' },
+        UpdateExpression:
+          'SET current_status = :p, statuses = list_append(statuses, :entries), lease_until = :lapsed, attempts = :one, GSI3PK = :active, GSI3SK = :past',
+        ExpressionAttributeValues: {
+          ':p': 'processing',
+          ':entries': [
+            { status: 'queued', set_at_utc: past },
+            { status: 'processing', set_at_utc: past },
+          ],
+          ':lapsed': Date.now() - 1000,
+          ':one': 1,
+          ':active': 'ACTIVEJOBS',
+          ':past': past,
+        },
+      }),
+    );
+    // A planning job queued by P9 whose message never reached the queue.
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Lost message' }, planner);
+    await api.post(
+      `/v1/plannings/${planning.body.id}/runsheets`,
+      { runsheets: [{ id: 'RS-L', tasks: [{ id: 'TL', from_address: { street_address: '9 Rd' } }] }] },
+      planner,
+    );
+    await api.post(`/v1/plannings/${planning.body.id}/drivers`, { drivers: drivers.map((id) => ({ id })) }, planner);
+    const jobId = 'lost-message-job';
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: { PK: `PLANNING#${planning.body.id}`, SK: 'PROFILE' },
+        UpdateExpression: 'SET job = :job, GSI3PK = :active, GSI3SK = :past',
+        ExpressionAttributeValues: {
+          ':job': {
+            id: jobId,
+            current_status: 'queued',
+            statuses: [{ status: 'queued', set_at_utc: past }],
+            status_updated_at: past,
+            max_candidates: 2,
+            offer_ttl_s: 900,
+          },
+          ':active': 'ACTIVEJOBS',
+          ':past': past,
+        },
+      }),
+    );
+    const imported = await until(
+      () => api.get<{ import_status: string }>(`/v1/task-import-jobs/${importId}/status`, planner),
+      (s) => ['completed', 'failed'].includes(s.body.import_status),
+    );
+    const planned = await until(
+      () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
+      (s) => !['queued', 'processing'].includes(s.body.current_status),
+    );
+    expect(imported.body.import_status).toBe('completed');
+    expect(planned.body.current_status).toBe('completed');
+    const all = await scanMain();
+    expect(all.filter((i) => i['entity'] === 'task' && i['import_job_id'] === importId)).toHaveLength(3);
+    expect(all.filter((i) => i['entity'] === 'pair_record' && i['PK'] === `BPLAN#${planning.body.id}`)).toHaveLength(2);
+    // Ended jobs leave the watch list.
+    expect(
+      all.filter((i) => i['GSI3PK'] === 'ACTIVEJOBS' && [importId, planning.body.id].includes(String(i['id']))),
+    ).toEqual([]);
   }, 30_000);
 });
