@@ -38,36 +38,42 @@ type Input = Record<string, unknown> & {
 };
 
 /**
- * A conditional write whose answer was lost (the connection reset after DynamoDB had applied it) is retried by the
- * SDK, and the retry then fails its own condition: without this, "create if absent" would answer 409 (or 500) for a
- * write that happened, and a claim would think another worker holds what it took itself. So every conditional
- * PutItem and UpdateItem asks for the item as it stands when its condition fails, and a failure on an item that is
- * exactly our Put, or that carries our update's token (`_w`, set by the update itself), is our own earlier attempt:
- * it counts as success (an update asking for ALL_NEW gets the item as it stands). Transactions need none of this:
- * the SDK gives each one a ClientRequestToken, which makes DynamoDB treat its retries as one.
+ * A write whose answer was lost (the connection reset after DynamoDB had applied it) is retried by the SDK. A
+ * conditional one then fails its own condition: without this, "create if absent" would answer 409 (or 500) for a
+ * write that happened, and a claim would think another worker holds what it took itself; an update such as
+ * `ADD attempts :one` would apply twice. So every conditional PutItem asks for the item as it stands when its
+ * condition fails, and a failure on exactly our Put is our own earlier attempt. Every UpdateItem stamps the item with
+ * its own token (`_w`) and adds "not already stamped by me" to its condition: its retry after a lost answer fails on
+ * our token, which counts as success (an update asking for ALL_NEW gets the item as it stands). Transactions need
+ * none of this: the SDK gives each one a ClientRequestToken, which makes DynamoDB treat its retries as one.
  */
 // biome-ignore lint/suspicious/noExplicitAny: the middleware signature is generic over every command.
 const ownRetriedWrites = (next: any, context: { commandName?: string }) => async (args: { input: Input }) => {
   const command = context.commandName;
   const input = args.input;
-  if (!input.ConditionExpression || (command !== 'PutItemCommand' && command !== 'UpdateItemCommand')) {
-    return next(args);
-  }
+  const applies =
+    (command === 'PutItemCommand' && input.ConditionExpression) ||
+    (command === 'UpdateItemCommand' && input.UpdateExpression);
+  if (!applies) return next(args);
   const token = randomUUID();
   // The document client marshals after this middleware (its input is plain values); a raw client's is marshalled.
   const marshalled = typeof Object.values(input['Key'] ?? input.Item ?? {})[0] === 'object';
   const sent: Input = { ...input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' };
   if (command === 'UpdateItemCommand' && input.UpdateExpression) {
     const expression = input.UpdateExpression;
-    const set = /\bSET\b/i.exec(expression);
+    // The SET keyword: at the start or after whitespace, followed by whitespace (not `#set`, `:set`, `reset`).
+    const set = /(^|\s)SET\s/i.exec(expression);
+    const at = set ? set.index + set[0].length : 0;
     sent.UpdateExpression = set
-      ? `${expression.slice(0, set.index + 3)} #ownWrite = :ownWrite,${expression.slice(set.index + 3)}`
+      ? `${expression.slice(0, at)}#ownWrite = :ownWrite, ${expression.slice(at)}`
       : `SET #ownWrite = :ownWrite ${expression}`;
     sent.ExpressionAttributeNames = { ...input.ExpressionAttributeNames, '#ownWrite': WRITE_TOKEN };
     sent.ExpressionAttributeValues = {
       ...input.ExpressionAttributeValues,
       ':ownWrite': marshalled ? { S: token } : token,
     };
+    const notYet = '(attribute_not_exists(#ownWrite) OR #ownWrite <> :ownWrite)';
+    sent.ConditionExpression = input.ConditionExpression ? `(${input.ConditionExpression}) AND ${notYet}` : notYet;
   }
   try {
     return await next({ ...args, input: sent });

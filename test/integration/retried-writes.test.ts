@@ -50,6 +50,21 @@ describe('a conditional write whose answer was lost', () => {
     expect((await read('claim'))?.['status']).toBe('processing');
   });
 
+  it('an ADD without a SET clause counts once', async () => {
+    await db().send(new PutCommand({ TableName: mainTableName(), Item: { PK: 'counter', SK: 'X', hits: 0 } }));
+    await proxy.set('reset', 1, ['UpdateItem'], 0, 1);
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: { PK: 'counter', SK: 'X' },
+        UpdateExpression: 'ADD hits :one',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
+    expect((await read('counter'))?.['hits']).toBe(1);
+  });
+
   it('a condition that fails on someone else’s write still fails', async () => {
     await proxy.set('pass');
     await db().send(new PutCommand({ TableName: mainTableName(), Item: { PK: 'taken', SK: 'X', by: 'other' } }));
