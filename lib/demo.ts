@@ -204,14 +204,21 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     socket.once('open', () => resolve());
     socket.once('error', reject);
   });
-  const subscribed = new Promise<void>((resolve) => {
+  const subscribe = () => socket.send(JSON.stringify({ action: 'subscribe', channels: [`planning.${planning.id}`] }));
+  const subscribed = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('gave up waiting for the subscription')), 30_000);
     socket.on('message', (data) => {
-      const frame = JSON.parse(data.toString()) as { type: string; name?: string };
-      if (frame.type === 'subscribed') resolve();
+      const frame = JSON.parse(data.toString()) as { type: string; name?: string; code?: string };
+      if (frame.type === 'subscribed') {
+        clearTimeout(timer);
+        resolve();
+      }
+      // The service could not subscribe us just now: ask again, as the frame says.
+      if (frame.type === 'error' && frame.code === 'unavailable') setTimeout(subscribe, 200);
       if (frame.type === 'event' && frame.name) events.push(frame.name);
     });
   });
-  socket.send(JSON.stringify({ action: 'subscribe', channels: [`planning.${planning.id}`] }));
+  subscribe();
   await subscribed;
   const runsheets = STOPS.map(([name, lat, lng], i) => ({
     id: `RS-${i + 1}`,

@@ -372,3 +372,31 @@ describe('jobs whose work message was lost', () => {
     ).toEqual([]);
   }, 30_000);
 });
+
+describe('a WebSocket subscribe that meets a DynamoDB fault', () => {
+  it('answers an `unavailable` error frame (the client waited for ever before), and subscribing again works', async () => {
+    const socket = new WebSocket(`${host.url.replace(/^http/, 'ws')}/ws?token=${planner}`);
+    const frames: { type: string; code?: string }[] = [];
+    socket.on('message', (data) => frames.push(JSON.parse(data.toString()) as { type: string; code?: string }));
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    const subscribe = () => socket.send(JSON.stringify({ action: 'subscribe', channels: [`org.${orgId}`] }));
+    await proxy.set('error', 1, ['GetItem']);
+    subscribe();
+    await until(
+      async () => frames.length,
+      (n) => n > 0,
+    );
+    await proxy.set('pass');
+    expect(frames[0]).toMatchObject({ type: 'error', code: 'unavailable' });
+    subscribe();
+    await until(
+      async () => frames.length,
+      (n) => n > 1,
+    );
+    socket.close();
+    expect(frames[1]).toMatchObject({ type: 'subscribed', channels: [`org.${orgId}`] });
+  });
+});
