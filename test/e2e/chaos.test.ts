@@ -63,7 +63,8 @@ async function day(tag: string, counts: RetryTally): Promise<DemoSummary> {
     adminEmail: ADMIN.email,
     adminPassword: ADMIN.password,
     tag,
-    // Retry-After is 1 s; the test waits a fifth of it to stay quick.
+    // Retry-After is 1 s; the test waits a fifth of it to stay quick. (The day takes about 45 s on 2 idle cores; the
+    // test allows 180 s for a machine busy with other work.)
     fetch: retryingFetch({ tally: counts, retryAfterScale: 0.2 }),
   });
 }
@@ -203,5 +204,5 @@ describe('the day of dispatch under chaos', () => {
     // The state is the demo's day: six tasks and items, twelve pairs, six runsheets assigned.
     expect(calmState).toMatchObject({ tasks: { length: 6 }, items: { length: 6 }, assignments: { length: 6 } });
     expect((calmState as { pairs: unknown[] }).pairs).toHaveLength(12);
-  }, 120_000);
+  }, 180_000);
 });
