@@ -14,6 +14,10 @@ export interface DemoOptions {
   log?: (line: string) => void;
   /** How long to wait, once the planner can sign in at `/ops`, before the drivers start moving (default 0). */
   watchMs?: number;
+  /** Names and addresses carry it (default: random), so that two runs against one host never collide. */
+  tag?: string;
+  /** Every call of the day goes through it (the chaos test passes a retrying fetch); default the global fetch. */
+  fetch?: typeof globalThis.fetch;
 }
 
 export interface DemoSummary {
@@ -71,10 +75,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const log = options.log ?? (() => {});
   const started = Date.now();
   const step = (text: string) => log(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s  ${text}`);
-  const api = (token?: string) => dispatchClient(options.url, token);
+  const send = options.fetch ?? globalThis.fetch;
+  const api = (token?: string) => dispatchClient(options.url, token, send);
   const login = async (email: string, password: string) =>
     must(await api().POST('/v1/auth/login', { body: { user: { email, password } } }), `log in as ${email}`);
-  const tag = Math.random().toString(36).slice(2, 7);
+  const tag = options.tag ?? Math.random().toString(36).slice(2, 7);
 
   // 07:00 — the platform admin opens an organisation and invites its planner.
   const admin = api((await login(options.adminEmail, options.adminPassword)).bearer_token);
@@ -93,7 +98,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         'invite',
       );
     }
-    return joinFromOutbox(options.url, email, name, PASSWORD);
+    return joinFromOutbox(options.url, email, name, PASSWORD, send);
   };
   const plannerSession = await join(admin, `planner.${tag}@harbour.example`, undefined, 'Priya Planner');
   const planner = api(plannerSession.bearer_token);
@@ -160,7 +165,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       await planner.GET('/v1/task-import-jobs/upload-url', { params: { query: { filename: name } } }),
       `presign ${name}`,
     );
-    const put = await fetch(link.file.url, { method: 'PUT', body: text });
+    const put = await send(link.file.url, { method: 'PUT', body: text });
     if (!put.ok) throw new Error(`upload of ${name} failed: ${put.status}`);
     uploaded.push({ storage_upload_key: link.file.storage_upload_key });
   }
@@ -204,19 +209,38 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   // 08:30 — a planning: two runsheets per area, offered to the nearest drivers; the planner watches live.
   const planning = must(await planner.POST('/v1/plannings', { body: { name: `Morning run ${tag}` } }), 'plan');
   const events: string[] = [];
-  const socket = new WebSocket(`${options.url.replace(/^http/, 'ws')}/ws?token=${plannerSession.bearer_token}`);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  const subscribed = new Promise<void>((resolve) => {
+  // A handshake the service could not check just now (503, a dependency fault) is tried again, as any 503 is.
+  const connect = async (): Promise<WebSocket> => {
+    for (let attempt = 1; ; attempt++) {
+      const candidate = new WebSocket(`${options.url.replace(/^http/, 'ws')}/ws?token=${plannerSession.bearer_token}`);
+      const opened = await new Promise<boolean>((resolve, reject) => {
+        candidate.once('open', () => resolve(true));
+        candidate.once('unexpected-response', (_request, response) => {
+          if (response.statusCode === 503 && attempt < 10) resolve(false);
+          else reject(new Error(`the WebSocket handshake answered ${response.statusCode}`));
+        });
+        candidate.once('error', reject);
+      });
+      if (opened) return candidate;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  };
+  const socket = await connect();
+  const subscribe = () => socket.send(JSON.stringify({ action: 'subscribe', channels: [`planning.${planning.id}`] }));
+  const subscribed = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('gave up waiting for the subscription')), 30_000);
     socket.on('message', (data) => {
-      const frame = JSON.parse(data.toString()) as { type: string; name?: string };
-      if (frame.type === 'subscribed') resolve();
+      const frame = JSON.parse(data.toString()) as { type: string; name?: string; code?: string };
+      if (frame.type === 'subscribed') {
+        clearTimeout(timer);
+        resolve();
+      }
+      // The service could not subscribe us just now: ask again, as the frame says.
+      if (frame.type === 'error' && frame.code === 'unavailable') setTimeout(subscribe, 200);
       if (frame.type === 'event' && frame.name) events.push(frame.name);
     });
   });
-  socket.send(JSON.stringify({ action: 'subscribe', channels: [`planning.${planning.id}`] }));
+  subscribe();
   await subscribed;
   const runsheets = STOPS.map(([name, lat, lng], i) => ({
     id: `RS-${i + 1}`,
@@ -266,7 +290,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       await planner.GET('/v1/broadcast-plans/{plan_id}/pairs', { params: { path: { plan_id: planning.id } } }),
       'list pairs',
     ).pair_records;
-  const offered = await pairsOf();
+  // In runsheet order, each runsheet's offers in the drivers' order: the same answers every day.
+  const rank = (driverId: string) => drivers.findIndex((d) => d.id === driverId);
+  const offered = (await pairsOf()).sort(
+    (a, b) => a.pair.runsheet.id.localeCompare(b.pair.runsheet.id) || rank(a.pair.driver.id) - rank(b.pair.driver.id),
+  );
   step(
     `planning job ${finished.current_status} (${finished.statuses.map((s) => s.status).join(' → ')}): ${offered.length} offers broadcast, 2 nearest drivers per runsheet`,
   );

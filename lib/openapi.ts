@@ -149,6 +149,17 @@ function operation(route: RouteDef) {
       ...parameters(route.request?.params, 'path'),
       ...parameters(route.request?.query ?? route.documented?.query, 'query'),
       ...parameters(route.request?.headers, 'header'),
+      ...(route.method === 'POST'
+        ? [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description: 'Replays the first response for 24 hours (same key and body); another body is 409',
+              schema: { type: 'string', minLength: 1, maxLength: 255 },
+            },
+          ]
+        : []),
     ],
     ...(body
       ? {

@@ -70,12 +70,13 @@ export const backgroundFunctions: readonly FunctionDef[] = [
   { handler: 'system/ops', label: 'GET /ops (live operations page)', needs: {} },
   {
     handler: 'workers/expire-offers',
-    label: 'offer expiry (schedule)',
+    label: 'offer expiry and mail outbox (schedule)',
     needs: {
       main: 'write',
       indexes: ['GSI2', 'GSI3'],
       queue: true,
       realtime: true,
+      mail: true,
       unexercised: {
         'queue:send': 'The tests’ organisations have no partner with a webhook: expiries are announced to nobody.',
         'realtime:post': 'No WebSocket client is subscribed when a test’s offer expires: nothing is posted.',

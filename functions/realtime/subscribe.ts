@@ -1,5 +1,6 @@
 // WebSocket route `subscribe`: {"action":"subscribe","channels":[…]}; the answer frames go through PostToConnection.
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
+import { isDependencyFailure } from '#shared/aws/faults';
 import { nestsDeeperThan } from '#shared/http/json-depth';
 import { sendFrame, subscribe } from '#shared/notifications/realtime';
 
@@ -17,6 +18,17 @@ export const handler = async (event: APIGatewayProxyWebsocketEventV2): Promise<A
     });
     return { statusCode: 200 };
   }
-  await subscribe(connectionId, channels);
+  try {
+    await subscribe(connectionId, channels);
+  } catch (error) {
+    if (!isDependencyFailure(error)) throw error;
+    // Without an answer the client would wait for `subscribed` for ever: tell it to send its subscribe again.
+    await sendFrame(connectionId, {
+      type: 'error',
+      code: 'unavailable',
+      message: 'the service could not subscribe you just now; send the subscribe frame again in a second',
+    }).catch(() => undefined);
+    return { statusCode: 503 };
+  }
   return { statusCode: 200 };
 };

@@ -2083,7 +2083,10 @@ export interface operations {
     A1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2200,7 +2203,10 @@ export interface operations {
     T1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2294,7 +2300,10 @@ export interface operations {
     X6: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2508,7 +2517,10 @@ export interface operations {
     X2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2819,7 +2831,10 @@ export interface operations {
     A2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2907,7 +2922,10 @@ export interface operations {
     X1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2995,7 +3013,10 @@ export interface operations {
     A3: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3081,7 +3102,10 @@ export interface operations {
     X8: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3167,7 +3191,10 @@ export interface operations {
     A4: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3253,7 +3280,10 @@ export interface operations {
     A5: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3362,7 +3392,10 @@ export interface operations {
     A6: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3471,7 +3504,10 @@ export interface operations {
     A7: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3582,7 +3618,10 @@ export interface operations {
     A8: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3697,7 +3736,10 @@ export interface operations {
     A9: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3808,7 +3850,10 @@ export interface operations {
     A10: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3893,7 +3938,10 @@ export interface operations {
     A11: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5449,7 +5497,10 @@ export interface operations {
     A25: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5562,7 +5613,10 @@ export interface operations {
     A26: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 userID: string;
             };
@@ -5783,7 +5837,10 @@ export interface operations {
     T2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5980,7 +6037,10 @@ export interface operations {
     T3: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6457,7 +6517,10 @@ export interface operations {
     T6_test: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 partnerAuthorizationID: string;
             };
@@ -6670,7 +6733,10 @@ export interface operations {
     T8: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6894,6 +6960,8 @@ export interface operations {
             query?: never;
             header: {
                 "x-platform-id": string;
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6992,7 +7060,10 @@ export interface operations {
     X5: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7188,7 +7259,10 @@ export interface operations {
     X7: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7861,7 +7935,10 @@ export interface operations {
     N1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8087,7 +8164,10 @@ export interface operations {
     N5: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8197,7 +8277,10 @@ export interface operations {
     N3: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 notification_id: string;
             };
@@ -8417,7 +8500,10 @@ export interface operations {
     N6: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8652,7 +8738,10 @@ export interface operations {
     N8: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9200,7 +9289,10 @@ export interface operations {
     I4a: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9350,7 +9442,10 @@ export interface operations {
     I3_ops: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9600,7 +9695,10 @@ export interface operations {
             query?: {
                 dry_run?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 import_job_id: string;
             };
@@ -9848,7 +9946,10 @@ export interface operations {
     I12_ops: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 import_job_id: string;
             };
@@ -10223,7 +10324,10 @@ export interface operations {
     I11_ops: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 import_job_id: string;
             };
@@ -10571,7 +10675,10 @@ export interface operations {
     I4b: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10719,7 +10826,10 @@ export interface operations {
     I3: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10969,7 +11079,10 @@ export interface operations {
             query?: {
                 dry_run?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 import_job_id: string;
             };
@@ -11217,7 +11330,10 @@ export interface operations {
     I12: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 import_job_id: string;
             };
@@ -11592,7 +11708,10 @@ export interface operations {
     I11: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 import_job_id: string;
             };
@@ -11931,7 +12050,10 @@ export interface operations {
     P2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -12359,7 +12481,10 @@ export interface operations {
     P5: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 planningID: string;
             };
@@ -12669,7 +12794,10 @@ export interface operations {
     P7: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 planningID: string;
             };
@@ -12933,7 +13061,10 @@ export interface operations {
     P9: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 planningID: string;
             };
@@ -13453,7 +13584,10 @@ export interface operations {
     P13: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 planningID: string;
             };
@@ -13575,7 +13709,10 @@ export interface operations {
     P14: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 planningID: string;
             };
@@ -13697,7 +13834,10 @@ export interface operations {
     P15: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 planningID: string;
             };
@@ -13819,7 +13959,10 @@ export interface operations {
     P16: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 planningID: string;
             };
@@ -14206,7 +14349,10 @@ export interface operations {
     R3: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -14375,7 +14521,10 @@ export interface operations {
     R4: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 plan_id: string;
                 pair_id: string;
@@ -14492,7 +14641,10 @@ export interface operations {
     R5: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 plan_id: string;
                 pair_id: string;
@@ -14609,7 +14761,10 @@ export interface operations {
     R6: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 plan_id: string;
                 pair_id: string;
@@ -14726,7 +14881,10 @@ export interface operations {
     R7: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 plan_id: string;
                 pair_id: string;
@@ -14843,7 +15001,10 @@ export interface operations {
     R8: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 plan_id: string;
                 pair_id: string;

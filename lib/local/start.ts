@@ -4,12 +4,14 @@
  */
 import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { type Emulators, ensureTables, LOCAL_CREDENTIALS, startEmulators } from '#lib/local/emulators';
 import { createHostServer, preloadHandlers } from '#lib/local/host';
 import { startLocalS3 } from '#lib/local/s3';
 import { startStreamPoller } from '#lib/local/streams';
 import { gateway } from '#lib/local/websocket';
+import { ROOT } from '#lib/paths';
 import { locationsTable } from '#shared/db/tables';
 import { asFunction } from '#shared/local-invocation';
 import { drainLocalQueue } from '#shared/ports/queue';
@@ -27,6 +29,11 @@ export interface LocalOptions {
   endpoints?: { dynamodb: string };
   /** An S3-compatible server to use instead of the in-process one (no upload events then). */
   externalS3?: string;
+  /**
+   * Tests: puts something (a fault proxy) in front of the in-process S3; it gets S3's endpoint and returns the one
+   * the functions and presigned URLs use.
+   */
+  frontS3?: (endpoint: string) => Promise<string>;
 }
 
 export interface RunningHost {
@@ -91,7 +98,8 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
   }
   // S3 runs in this process (unless an external one is named), so that uploads raise the trigger's events here.
   const localS3 = options.externalS3 ? undefined : await startLocalS3(resolve(options.dataDir, 's3'), [UPLOAD_BUCKET]);
-  const endpoints = { dynamodb, s3: localS3?.endpoint ?? options.externalS3! };
+  const s3 = localS3?.endpoint ?? options.externalS3!;
+  const endpoints = { dynamodb, s3: options.frontS3 ? await options.frontS3(s3) : s3 };
   try {
     const tableNames = await ensureTables(endpoints.dynamodb, options.tablePrefix);
     localEnvironment(endpoints, tableNames, options.dataDir);
@@ -102,12 +110,12 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       preloadHandlers(),
     ]);
     const port = (server.address() as AddressInfo).port;
-    // Locally the expiry sweep runs every two seconds (the cloud's schedule runs it every minute).
-    const { expireOffers } = await import('#shared/planning/broadcasts');
+    // Locally the sweep (offer expiry, the mail outbox) runs every two seconds (the cloud's schedule: every minute).
+    const { handler: sweepOnce } = (await import(
+      pathToFileURL(join(ROOT, 'functions', 'workers', 'expire-offers.ts')).href
+    )) as { handler: () => Promise<unknown> };
     const sweep = setInterval(() => {
-      asFunction('workers/expire-offers', expireOffers).catch((error: unknown) =>
-        console.error('expiry sweep failed', error),
-      );
+      asFunction('workers/expire-offers', sweepOnce).catch((error: unknown) => console.error('sweep failed', error));
     }, 2000);
     sweep.unref();
     // The functions reach the WebSocket connections through the management API this host serves.

@@ -1,5 +1,5 @@
 /** The text of every mail the accounts area sends: plain text a person can act on. */
-import { mail } from '#shared/ports/mail';
+import { type Mail, mail } from '#shared/ports/mail';
 
 const APP_URL = () => process.env['DISPATCH_APP_URL'] ?? 'https://app.dispatch.example';
 
@@ -45,8 +45,9 @@ If you did not ask for it, ignore this mail.`,
   });
 }
 
-export function sendWelcome(to: string, name: string) {
-  return mail().send({
+/** The welcome goes through the outbox (shared/accounts/outbox.ts): the registration it follows is not repeatable. */
+export function welcomeMail(to: string, name: string): Mail {
+  return {
     to,
     kind: 'welcome',
     subject: 'Welcome to Dispatch',
@@ -55,5 +56,5 @@ export function sendWelcome(to: string, name: string) {
 your Dispatch account is registered. Ask for a security code (POST /v1/auth/security-code) and confirm it
 (POST /v1/auth/verify-security-code) to activate the account, then log in.`,
     data: {},
-  });
+  };
 }

@@ -6,8 +6,9 @@
  */
 import { createHash, randomInt } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { sendSecurityCode, sendWelcome } from '#shared/accounts/mails';
+import { sendSecurityCode, welcomeMail } from '#shared/accounts/mails';
 import { buildOrganisationItem } from '#shared/accounts/organisations';
+import { deliverOutboxMail, outboxMail } from '#shared/accounts/outbox';
 import { createUser, findUserByEmail, type UserRecord, updateUser } from '#shared/accounts/users';
 import { hashPassword } from '#shared/auth/passwords';
 import { clock } from '#shared/clock';
@@ -26,21 +27,27 @@ interface Registration {
 
 /** A2: a freelance driver, unconfirmed until A3 + X8. */
 export async function registerDriver(input: Registration): Promise<UserRecord> {
-  const user = await createUser({
-    email: input.email,
-    name: input.name,
-    phone_number: input.phone_number ?? null,
-    roles: ['Driver'],
-    password_hash: await hashPassword(input.password),
-    self_registered: true,
-  });
-  await sendWelcome(user.email, user.name);
+  // The welcome is written with the account and sent after it: held in the outbox if mail is down.
+  const welcome = outboxMail(welcomeMail(input.email, input.name));
+  const user = await createUser(
+    {
+      email: input.email,
+      name: input.name,
+      phone_number: input.phone_number ?? null,
+      roles: ['Driver'],
+      password_hash: await hashPassword(input.password),
+      self_registered: true,
+    },
+    [welcome.put],
+  );
+  await deliverOutboxMail(welcome);
   return user;
 }
 
 /** X1: a merchant organisation and its first `Merchant` user, written in one transaction. */
 export async function registerMerchant(input: Registration): Promise<UserRecord> {
   const org = buildOrganisationItem({ name: input.name, kind: 'merchant' });
+  const welcome = outboxMail(welcomeMail(input.email, input.name));
   const user = await createUser(
     {
       email: input.email,
@@ -51,9 +58,9 @@ export async function registerMerchant(input: Registration): Promise<UserRecord>
       password_hash: await hashPassword(input.password),
       self_registered: true,
     },
-    [{ Put: org.put }],
+    [{ Put: org.put }, welcome.put],
   );
-  await sendWelcome(user.email, user.name);
+  await deliverOutboxMail(welcome);
   return user;
 }
 

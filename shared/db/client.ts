@@ -1,5 +1,8 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { type AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
@@ -13,9 +16,89 @@ export function rawDb(): DynamoDBClient {
   if (!rawClient) {
     const endpoint = config.dynamodbEndpoint;
     rawClient = recordCapacity(new DynamoDBClient({ ...wire('dynamodb'), ...(endpoint ? { endpoint } : {}) }));
+    rawClient.middlewareStack.add(ownRetriedWrites as never, {
+      step: 'serialize',
+      priority: 'high',
+      name: 'ownRetriedWrites',
+    });
   }
   return rawClient;
 }
+
+/** The attribute a conditional update stamps with its own token (see ownRetriedWrites). */
+export const WRITE_TOKEN = '_w';
+
+type Input = Record<string, unknown> & {
+  ConditionExpression?: string;
+  UpdateExpression?: string;
+  Item?: Record<string, unknown>;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+  ReturnValues?: string;
+  ReturnValuesOnConditionCheckFailure?: string;
+};
+
+/**
+ * A write whose answer was lost (the connection reset after DynamoDB had applied it) is retried by the SDK. A
+ * conditional one then fails its own condition: without this, "create if absent" would answer 409 (or 500) for a
+ * write that happened, and a claim would think another worker holds what it took itself; an update such as
+ * `ADD attempts :one` would apply twice. So every conditional PutItem asks for the item as it stands when its
+ * condition fails, and a failure on exactly our Put is our own earlier attempt. Every UpdateItem stamps the item with
+ * its own token (`_w`) and adds "not already stamped by me" to its condition: its retry after a lost answer fails on
+ * our token, which counts as success (an update asking for ALL_NEW gets the item as it stands). Transactions need
+ * none of this: the SDK gives each one a ClientRequestToken, which makes DynamoDB treat its retries as one.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the middleware signature is generic over every command.
+const ownRetriedWrites = (next: any, context: { commandName?: string }) => async (args: { input: Input }) => {
+  const command = context.commandName;
+  const input = args.input;
+  const applies =
+    (command === 'PutItemCommand' && input.ConditionExpression) ||
+    (command === 'UpdateItemCommand' && input.UpdateExpression);
+  if (!applies) return next(args);
+  const token = randomUUID();
+  // The document client marshals after this middleware (its input is plain values); a raw client's is marshalled.
+  const marshalled = typeof Object.values(input['Key'] ?? input.Item ?? {})[0] === 'object';
+  const sent: Input = { ...input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' };
+  if (command === 'UpdateItemCommand' && input.UpdateExpression) {
+    const expression = input.UpdateExpression;
+    // The SET keyword: at the start or after whitespace, followed by whitespace (not `#set`, `:set`, `reset`).
+    const set = /(^|\s)SET\s/i.exec(expression);
+    const at = set ? set.index + set[0].length : 0;
+    sent.UpdateExpression = set
+      ? `${expression.slice(0, at)}#ownWrite = :ownWrite, ${expression.slice(at)}`
+      : `SET #ownWrite = :ownWrite ${expression}`;
+    sent.ExpressionAttributeNames = { ...input.ExpressionAttributeNames, '#ownWrite': WRITE_TOKEN };
+    sent.ExpressionAttributeValues = {
+      ...input.ExpressionAttributeValues,
+      ':ownWrite': marshalled ? { S: token } : token,
+    };
+    const notYet = '(attribute_not_exists(#ownWrite) OR #ownWrite <> :ownWrite)';
+    sent.ConditionExpression = input.ConditionExpression ? `(${input.ConditionExpression}) AND ${notYet}` : notYet;
+  }
+  try {
+    return await next({ ...args, input: sent });
+  } catch (error) {
+    const e = error as { name?: string; Item?: Record<string, AttributeValue>; $metadata?: unknown };
+    if (e.name !== 'ConditionalCheckFailedException' || !e.Item) throw error;
+    const ours =
+      command === 'PutItemCommand'
+        ? marshalled
+          ? isDeepStrictEqual(e.Item, input.Item)
+          : isDeepStrictEqual(unmarshall(e.Item), JSON.parse(JSON.stringify(input.Item)))
+        : e.Item[WRITE_TOKEN]?.S === token;
+    if (!ours) throw error;
+    return {
+      output: {
+        $metadata: e.$metadata ?? {},
+        ...(command === 'UpdateItemCommand' && input.ReturnValues === 'ALL_NEW'
+          ? { Attributes: marshalled ? e.Item : unmarshall(e.Item) }
+          : {}),
+      },
+      response: {},
+    };
+  }
+};
 
 /** One client per container, created on first use so that tests and the local host can set the endpoint first. */
 export function db(): DynamoDBDocumentClient {

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
+  IdempotencyPersistenceLayerError,
   IdempotencyValidationError,
   makeIdempotent,
 } from '@aws-lambda-powertools/idempotency';
@@ -15,6 +16,7 @@ import type { Context } from 'aws-lambda';
 import { rawDb } from '#shared/db/client';
 import { conflict, invalidField } from '#shared/http/problems';
 import type { Reply } from '#shared/http/responses';
+import { logger } from '#shared/log';
 
 let persistence: DynamoDBPersistenceLayer | undefined;
 
@@ -53,16 +55,32 @@ export async function runIdempotently(call: IdempotentCall, run: () => Promise<R
     ...(call.context ?? {}),
     getRemainingTimeInMillis: () => Math.min(call.context?.getRemainingTimeInMillis() ?? cap, remaining()),
   } as Context);
-  const idempotent = makeIdempotent(async (_record: { key: string; payload: string }) => run(), {
-    persistenceStore: store(),
-    config,
-  });
+  // The reply of this very call, once the domain has answered: if only storing it fails afterwards, the change has
+  // been made, and answering 503 would send the client to retry something that is done (a 409 or a second copy).
+  let answered: Reply | undefined;
+  const idempotent = makeIdempotent(
+    async (_record: { key: string; payload: string }) => {
+      answered = await run();
+      return answered;
+    },
+    {
+      persistenceStore: store(),
+      config,
+    },
+  );
   try {
     return await idempotent({
       key: `${call.scope}#${call.key}`,
       payload: createHash('sha256').update(call.rawBody).digest('hex'),
     });
   } catch (error) {
+    if (answered && error instanceof IdempotencyPersistenceLayerError) {
+      // The record stays in progress and lapses within IDEMPOTENCY_IN_PROGRESS_MS; the client has its answer.
+      logger.warn('idempotency record not completed; answering the reply of the change that was made', {
+        error: error as Error,
+      });
+      return answered;
+    }
     if (error instanceof IdempotencyValidationError) {
       throw conflict('this Idempotency-Key was used with another request body', 'idempotency_key_reused');
     }

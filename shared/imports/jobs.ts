@@ -9,10 +9,18 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
-import { conflict, forbidden, notFound } from '#shared/http/problems';
+import {
+  encodePageToken,
+  type PageRequest,
+  queryPage,
+  type RangeQuery,
+  rangeCondition,
+  rangeMeta,
+} from '#shared/db/paging';
+import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import { getObject, putObject, uploadBucket } from '#shared/ports/object-storage';
+import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
 
 export type ImportStatus = 'new' | 'queued' | 'processing' | 'completed' | 'failed';
 
@@ -60,10 +68,15 @@ export interface ImportJob {
   details: Record<string, unknown>;
   error?: string | null;
   lease_until?: number;
+  /** The work message whose run holds the lease. */
+  lease_owner?: string;
+  /** false from the run's end until the partners' event is queued (shared/imports/runner.ts). */
+  announced?: boolean;
   attempts?: number;
 }
 
 export const jobKey = (id: string) => ({ PK: `IMPORTJOB#${id}`, SK: 'JOB' });
+
 const resultKey = (id: string) => ({ PK: `IMPORTJOB#${id}`, SK: 'RESULT' });
 
 export function toJobView(job: ImportJob) {
@@ -176,17 +189,20 @@ export async function moveStatus(
     'statuses = list_append(statuses, :entry)',
     'status_record_id = :statusId',
   ];
-  Object.entries(extra).forEach(([key, value], i) => {
+  // A queued job is watched by the requeue sweep (shared/workers/requeue.ts) until it ends.
+  const watch = to === 'queued' ? { GSI3PK: ACTIVE_JOBS, GSI3SK: requeueAt(clock.nowMs()) } : {};
+  Object.entries({ ...watch, ...extra }).forEach(([key, value], i) => {
     names[`#x${i}`] = key;
     values[`:x${i}`] = value;
     sets.push(`#x${i} = :x${i}`);
   });
+  const ended = to === 'completed' || to === 'failed';
   try {
     const out = await db().send(
       new UpdateCommand({
         TableName: mainTableName(),
         Key: jobKey(job.id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: `SET ${sets.join(', ')}${ended ? ' REMOVE GSI3PK, GSI3SK' : ''}`,
         ConditionExpression: '#status = :from',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
@@ -251,8 +267,10 @@ export async function listJobs(
     );
     return { meta: { ...rangeMeta(filters), ...found.meta }, task_import_jobs: found.items };
   }
-  // Several organisations: the first `page × per_page` of each, merged (bounded by the page asked for).
-  const enough = { page: 1, perPage: Math.min(1000, page.page * page.perPage) };
+  // Several organisations: the first `page × per_page` of each, merged (bounded by the page asked for). A
+  // page_token here names the next page's number: the merge has no single key to start from.
+  const pageNumber = page.pageToken ? mergedPageOf(page.pageToken) : page.page;
+  const enough = { page: 1, perPage: Math.min(1000, pageNumber * page.perPage) };
   const pages = await Promise.all(
     partitions.map((partition) =>
       queryPage(
@@ -267,11 +285,29 @@ export async function listJobs(
     .sort((a, b) =>
       filters.order === 'asc' ? a.created_at.localeCompare(b.created_at) : b.created_at.localeCompare(a.created_at),
     );
-  const start = (page.page - 1) * page.perPage;
+  const start = (pageNumber - 1) * page.perPage;
+  // More follows when the merge holds more, or an organisation had more than was read of it.
+  const more = merged.length > start + page.perPage || pages.some((found) => found.meta.next_page_token !== null);
   return {
-    meta: { ...rangeMeta(filters), page: page.page, per_page: page.perPage, next_page_token: null },
+    meta: {
+      ...rangeMeta(filters),
+      page: pageNumber,
+      per_page: page.perPage,
+      next_page_token: more ? encodePageToken({ merged: 'organisations' }, pageNumber + 1) : null,
+    },
     task_import_jobs: merged.slice(start, start + page.perPage),
   };
+}
+
+/** The page number a merged listing's page_token carries. */
+function mergedPageOf(token: string): number {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { p?: unknown };
+    if (typeof parsed.p === 'number' && Number.isInteger(parsed.p) && parsed.p >= 1) return parsed.p;
+  } catch {
+    // fall through to the validation error
+  }
+  throw invalidField('query.page_token', 'is not a token this service issued');
 }
 
 export interface ImportResult {

@@ -11,11 +11,12 @@
  *   4. writes the one result and completes the job, and tells the organisation's partners.
  * A run that dies is retried (the lease expires); after three attempts the job is failed, never left processing.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parse as parseSync } from 'csv-parse/sync';
 import type { Caller } from '#shared/auth/caller';
+import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { Problem } from '#shared/http/problems';
@@ -46,6 +47,7 @@ import { logger } from '#shared/log';
 import { getObject, headObject } from '#shared/ports/object-storage';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
+import { leaseKey, requeueAt } from '#shared/workers/active-jobs';
 
 export const LEASE_MS = 15 * 60 * 1000;
 export const MAX_ATTEMPTS = 3;
@@ -63,12 +65,20 @@ export async function startJob(caller: Caller, id: string, dryRun: boolean) {
   return toJobView(started);
 }
 
-/** Takes the job for this worker: from `queued`, or from a `processing` whose lease has run out. */
-async function claim(job: ImportJob): Promise<ImportJob | undefined> {
+/**
+ * Takes the job for this worker: from `queued`, or from a `processing` whose lease has run out or is held by an
+ * earlier receive of this same message (which failed without releasing it).
+ */
+async function claim(job: ImportJob, owner: string): Promise<ImportJob | undefined> {
   const lease = clock.nowMs() + LEASE_MS;
   if (job.current_status === 'queued') {
     try {
-      return await moveStatus(job, 'queued', 'processing', { lease_until: lease, attempts: 1 });
+      return await moveStatus(job, 'queued', 'processing', {
+        lease_until: lease,
+        lease_owner: owner,
+        attempts: 1,
+        GSI3SK: leaseKey(lease),
+      });
     } catch (error) {
       if (error instanceof Problem && error.status === 409) return undefined;
       throw error;
@@ -79,9 +89,16 @@ async function claim(job: ImportJob): Promise<ImportJob | undefined> {
       new UpdateCommand({
         TableName: mainTableName(),
         Key: jobKey(job.id),
-        UpdateExpression: 'SET lease_until = :lease ADD attempts :one',
-        ConditionExpression: 'current_status = :processing AND lease_until < :now',
-        ExpressionAttributeValues: { ':lease': lease, ':one': 1, ':processing': 'processing', ':now': clock.nowMs() },
+        UpdateExpression: 'SET lease_until = :lease, lease_owner = :owner, GSI3SK = :leaseKey ADD attempts :one',
+        ConditionExpression: 'current_status = :processing AND (lease_until < :now OR lease_owner = :owner)',
+        ExpressionAttributeValues: {
+          ':lease': lease,
+          ':leaseKey': leaseKey(lease),
+          ':owner': owner,
+          ':one': 1,
+          ':processing': 'processing',
+          ':now': clock.nowMs(),
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -97,9 +114,13 @@ async function extendLease(jobId: string): Promise<void> {
     new UpdateCommand({
       TableName: mainTableName(),
       Key: jobKey(jobId),
-      UpdateExpression: 'SET lease_until = :lease',
+      UpdateExpression: 'SET lease_until = :lease, GSI3SK = :leaseKey',
       ConditionExpression: 'current_status = :processing',
-      ExpressionAttributeValues: { ':lease': clock.nowMs() + LEASE_MS, ':processing': 'processing' },
+      ExpressionAttributeValues: {
+        ':lease': clock.nowMs() + LEASE_MS,
+        ':leaseKey': leaseKey(clock.nowMs() + LEASE_MS),
+        ':processing': 'processing',
+      },
     }),
   );
 }
@@ -130,7 +151,9 @@ async function classify(files: FileData[]): Promise<{ tasks: SourceFile; items?:
       const head = await headObject({ Bucket: file.storage_upload_bucket, Key: file.storage_upload_key });
       size = head.ContentLength ?? 0;
       eTag = head.ETag;
-    } catch {
+    } catch (error) {
+      // S3 throttling or not answering is no verdict on the file: the run is retried.
+      if (isDependencyFailure(error)) throw error;
       throw new FileProblem(`${file.file_name}: the file is not in object storage`);
     }
     if (size > MAX_FILE_BYTES) throw new FileProblem(`${file.file_name}: the file is larger than 50 MiB`);
@@ -348,23 +371,46 @@ async function saveOnce(job: ImportJob, result: ImportResult): Promise<void> {
   }
 }
 
+/**
+ * The job ends, then the partners are told. `announced: false` is written with the end and set true once the event
+ * is queued: if queueing fails, the run fails (the queue hands the message back) and the retry finds the job ended
+ * but unannounced, and announces it (with the same webhook-id).
+ */
 async function finish(job: ImportJob, status: 'completed' | 'failed', error?: string) {
-  const done = await moveStatus(job, 'processing', status, error ? { error } : {});
-  if (job.org_id) {
-    await publishPartnerEvent(job.org_id, status === 'completed' ? 'import.completed' : 'import.failed', {
-      import_job_id: job.id,
-      status,
-      ...(error ? { error } : {}),
-    }).catch((failure: unknown) => logger.error('import webhook not queued', { error: failure as Error }));
-  }
+  const done = await moveStatus(job, 'processing', status, { ...(error ? { error } : {}), announced: false });
+  await announce(done);
   return done;
+}
+
+async function announce(job: ImportJob): Promise<void> {
+  const status = job.current_status as 'completed' | 'failed';
+  if (job.org_id) {
+    await publishPartnerEvent(
+      job.org_id,
+      status === 'completed' ? 'import.completed' : 'import.failed',
+      { import_job_id: job.id, status, ...(job.error ? { error: job.error } : {}) },
+      `${job.id}:${status}`,
+    );
+  }
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: jobKey(job.id),
+      UpdateExpression: 'SET announced = :true',
+      ExpressionAttributeValues: { ':true': true },
+    }),
+  );
 }
 
 /** The import worker: one run of one job. */
 export async function runImport(message: QueuedMessage): Promise<void> {
   const found = await findJob(String(message['job_id']));
+  if (found && ['completed', 'failed'].includes(found.current_status) && found.announced === false) {
+    await announce(found);
+    return;
+  }
   if (!found || (found.current_status !== 'queued' && found.current_status !== 'processing')) return;
-  const job = await claim(found);
+  const job = await claim(found, message.message_id ?? randomUUID());
   if (!job) return;
   try {
     const files = await classify(job.upload_record.files);
@@ -409,7 +455,8 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       await finish(job, 'failed', error.message);
       return;
     }
-    if ((job.attempts ?? 1) >= MAX_ATTEMPTS) {
+    const fault = isDependencyFailure(error);
+    if (!fault && (job.attempts ?? 1) >= MAX_ATTEMPTS) {
       logger.error('import failed for good', { import_job_id: job.id, error: error as Error });
       await saveOnce(job, {
         ...emptyResult(job),
@@ -418,15 +465,29 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       await finish(job, 'failed', `the import did not finish after ${MAX_ATTEMPTS} attempts`);
       return;
     }
-    // Let the lease lapse so the retry (SQS redelivery, or the local queue's) can take the job over.
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: jobKey(job.id),
-        UpdateExpression: 'SET lease_until = :now',
-        ExpressionAttributeValues: { ':now': clock.nowMs() - 1 },
-      }),
-    );
+    // Let the lease lapse so the retry (SQS redelivery, or the local queue's) can take the job over. A dependency's
+    // fault is no attempt of the job's own: it is handed back uncounted (the queue's receive limit bounds those).
+    // If the store is down for this too, the retry of this message takes its own lease over anyway.
+    await db()
+      .send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: jobKey(job.id),
+          // GSI3SK: if this message is lost too, the requeue sweep hands the job to a new one shortly.
+          UpdateExpression: fault
+            ? 'SET lease_until = :now, GSI3SK = :later ADD attempts :minus'
+            : 'SET lease_until = :now, GSI3SK = :later',
+          ConditionExpression: 'current_status = :processing',
+          ExpressionAttributeValues: {
+            ':now': clock.nowMs() - 1,
+            ':later': requeueAt(clock.nowMs()),
+            ':processing': 'processing',
+            ...(fault ? { ':minus': -1 } : {}),
+          },
+        }),
+      )
+      .catch((release: unknown) => logger.warn('import lease not released', { error: release as Error }));
+    logger.warn('import run interrupted; the queue will retry it', { import_job_id: job.id, error: error as Error });
     throw error;
   }
 }

@@ -599,7 +599,8 @@ export async function nearestDriver(
     : undefined;
 }
 
-const KEY_ATTRIBUTES = /^(PK|SK|GEO_PK|GEO_SK|cell|entity)$/;
+/** Keys, the cell, and the write stamp of shared/db/client.ts: never part of a location's view. */
+const KEY_ATTRIBUTES = /^(PK|SK|GEO_PK|GEO_SK|cell|entity|_w)$/;
 
 function toRecord(item: Record<string, unknown>): LocationRecord {
   return Object.fromEntries(

@@ -11,6 +11,7 @@ import { db, mainTableName } from '#shared/db/client';
 import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
+import { logger } from '#shared/log';
 import { publish } from '#shared/notifications/realtime';
 import { presignLinks } from '#shared/ports/object-storage';
 
@@ -55,7 +56,15 @@ export async function notify(eventType: string, eventData: Entry['event_data']):
       },
     }),
   );
-  await publish(`user.${user.id}`, eventType, { ...eventData, notification_id: entry.id });
+  // The entry is the notification (N2 lists it, the app reads it from there); the live delivery is a nudge to
+  // whoever is connected. If it fails, the entry stands and the answer says what was done: failing the request now
+  // would make its retry write a second entry.
+  await publish(`user.${user.id}`, eventType, { ...eventData, notification_id: entry.id }).catch((error: unknown) =>
+    logger.warn('notification recorded; its live delivery failed (N2 lists it)', {
+      notification_id: entry.id,
+      error: error as Error,
+    }),
+  );
   return { server_time: clock.nowIso() };
 }
 

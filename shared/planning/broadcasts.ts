@@ -13,7 +13,6 @@ import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { cancelledIndexes, db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
-import { logger } from '#shared/log';
 import { publish } from '#shared/notifications/realtime';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import type { PAIR_ACTIONS, PAIR_STATES } from '#shared/planning/schemas';
@@ -148,7 +147,7 @@ export async function createPair(input: {
   return record;
 }
 
-async function readPair(planId: string, pairId: string): Promise<PairRecord | undefined> {
+export async function readPair(planId: string, pairId: string): Promise<PairRecord | undefined> {
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: pairKey(planId, pairId) }));
   return out.Item as PairRecord | undefined;
 }
@@ -172,7 +171,12 @@ export async function recordEvent(
       throw notFound('pair record');
     }
     const happened = toUtcIso(happenedAt);
-    if (record.statuses.some((s) => s.action === action && s.happened_at_utc === happened)) return record;
+    if (record.statuses.some((s) => s.action === action && s.happened_at_utc === happened)) {
+      // Recorded already: by this very event's earlier try, whose effects may have failed after the commit (the
+      // client got a 503 and retries). The effects are sent again; each is safe to repeat.
+      if (record.current_state === MOVES[action].to) await afterEvent(record, action);
+      return record;
+    }
     const move = MOVES[action];
     if (move.from === 'any' ? record.current_state === 'deleted' : !move.from.includes(record.current_state)) {
       throw conflict(`a pair cannot go from ${record.current_state} by ${action}`);
@@ -234,17 +238,17 @@ async function afterEvent(record: PairRecord, action: PairAction): Promise<void>
     driver_id: record.pair.driver.id,
     current_state: record.current_state,
   };
-  try {
-    if (action === 'accepted') {
-      await publish(channel, 'pair.accepted', data);
-      await publishPartnerEvent(record.org_id, 'pair.accepted', data);
-      await closeOtherPairs(record);
-    } else if (action === 'rejected' || action === 'system_rejected') {
-      await publish(channel, 'pair.rejected', { ...data, reason: record.statuses.at(-1)?.reason ?? null });
-      await publishPartnerEvent(record.org_id, 'pair.rejected', data);
-    }
-  } catch (error) {
-    logger.error('pair event not delivered', { pair_id: record.id, error: error as Error });
+  // A failure here is the request's (503): the change is recorded, and the retry of the same event (same action,
+  // same happened_at_utc) comes back through recordEvent's "recorded already" path and sends these again. The
+  // closing of rival offers is part of it, so an accept never leaves them open.
+  const eventKey = `${record.id}:${action}`;
+  if (action === 'accepted') {
+    await closeOtherPairs(record);
+    await publish(channel, 'pair.accepted', data);
+    await publishPartnerEvent(record.org_id, 'pair.accepted', data, eventKey);
+  } else if (action === 'rejected' || action === 'system_rejected') {
+    await publish(channel, 'pair.rejected', { ...data, reason: record.statuses.at(-1)?.reason ?? null });
+    await publishPartnerEvent(record.org_id, 'pair.rejected', data, eventKey);
   }
 }
 
@@ -309,6 +313,7 @@ export async function expireOffers(): Promise<number> {
     }),
   );
   let closed = 0;
+  let failed: unknown;
   for (const item of out.Items ?? []) {
     const record = item as PairRecord;
     if (record.current_state !== 'broadcasted') continue;
@@ -320,9 +325,12 @@ export async function expireOffers(): Promise<number> {
         closed++;
       })
       .catch((error: unknown) => {
-        if ((error as { status?: number }).status !== 409) throw error;
+        if ((error as { status?: number }).status === 409) return;
+        // The others are still closed; this one is retried by the next sweep if it is still open.
+        failed ??= error;
       });
   }
+  if (failed) throw failed;
   return closed;
 }
 

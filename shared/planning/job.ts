@@ -5,9 +5,10 @@
  * created and broadcast events in one write), pushes the offer to the driver, announces it on `planning.<id>`,
  * records the result, and completes.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
+import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
@@ -17,7 +18,7 @@ import { currentPositions } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publish } from '#shared/notifications/realtime';
-import { type PairRecord, putNewPair } from '#shared/planning/broadcasts';
+import { type PairRecord, putNewPair, readPair } from '#shared/planning/broadcasts';
 import { planningKey } from '#shared/planning/keys';
 import {
   changePlanning,
@@ -31,6 +32,7 @@ import {
 } from '#shared/planning/plannings';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
+import { ACTIVE_JOBS, leaseKey, requeueAt } from '#shared/workers/active-jobs';
 
 export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ?? 'driver-app';
 
@@ -53,7 +55,13 @@ export async function startPlanningJob(
     max_candidates: input.max_candidates,
     offer_ttl_s: input.offer_ttl_s,
   };
-  const started = await changePlanning(planning, input.version_rev, { job, last_executed_at_server_time: now });
+  // Watched by the requeue sweep (shared/workers/requeue.ts) until the job ends, in case its message is lost.
+  const watch = { GSI3PK: ACTIVE_JOBS, GSI3SK: requeueAt(clock.nowMs()) } as Partial<Planning>;
+  const started = await changePlanning(planning, input.version_rev, {
+    job,
+    last_executed_at_server_time: now,
+    ...watch,
+  });
   await queue().enqueue({ kind: 'planning', planning_id: id, job_id: job.id }, 0);
   return toPlanningView(started);
 }
@@ -95,7 +103,7 @@ export const MAX_JOB_ATTEMPTS = 3;
  * Takes the job for this worker: from `queued`, or from a `processing` job whose lease ran out (its worker died).
  * Undefined when another worker holds it or it has ended.
  */
-async function claimJob(planning: Planning, jobId: string): Promise<Planning | undefined> {
+async function claimJob(planning: Planning, jobId: string, owner: string): Promise<Planning | undefined> {
   const job = planning.job;
   if (!job || job.id !== jobId) return undefined;
   const lease = clock.nowMs() + JOB_LEASE_MS;
@@ -108,13 +116,15 @@ async function claimJob(planning: Planning, jobId: string): Promise<Planning | u
   if (job.current_status === 'queued') {
     update = {
       UpdateExpression:
-        'SET job.current_status = :processing, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.lease_until = :lease, job.attempts = :one',
+        'SET job.current_status = :processing, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.lease_until = :lease, job.lease_owner = :owner, job.attempts = :one, GSI3SK = :leaseKey',
       ConditionExpression: 'job.id = :job AND job.current_status = :queued',
       ExpressionAttributeValues: {
         ':job': jobId,
         ':lease': lease,
         ':processing': 'processing',
         ':queued': 'queued',
+        ':owner': owner,
+        ':leaseKey': leaseKey(lease),
         ':now': now,
         ':entry': [{ status: 'processing', set_at_utc: now }],
         ':one': 1,
@@ -122,10 +132,14 @@ async function claimJob(planning: Planning, jobId: string): Promise<Planning | u
     };
   } else if (job.current_status === 'processing') {
     update = {
-      UpdateExpression: 'SET job.lease_until = :lease, job.attempts = job.attempts + :one',
-      ConditionExpression: 'job.id = :job AND job.current_status = :processing AND job.lease_until < :nowMs',
+      UpdateExpression:
+        'SET job.lease_until = :lease, job.lease_owner = :owner, job.attempts = job.attempts + :one, GSI3SK = :leaseKey',
+      ConditionExpression:
+        'job.id = :job AND job.current_status = :processing AND (job.lease_until < :nowMs OR job.lease_owner = :owner)',
       ExpressionAttributeValues: {
         ':job': jobId,
+        ':owner': owner,
+        ':leaseKey': leaseKey(lease),
         ':lease': lease,
         ':processing': 'processing',
         ':nowMs': clock.nowMs(),
@@ -165,7 +179,18 @@ export function pairIdOf(jobId: string, runsheetId: string, driverId: string): s
 export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: number } | undefined> {
   const planning = await findPlanning(String(message['planning_id']));
   if (!planning) return undefined;
-  const current = await claimJob(planning, String(message['job_id']));
+  const ended = planning.job;
+  if (
+    ended &&
+    ended.id === message['job_id'] &&
+    ended.announced === false &&
+    ['completed', 'failed'].includes(ended.current_status)
+  ) {
+    // An earlier run ended the job but could not announce it.
+    await announce(planning, ended.current_status);
+    return undefined;
+  }
+  const current = await claimJob(planning, String(message['job_id']), message.message_id ?? randomUUID());
   if (!current) return undefined;
   const startTime = clock.nowIso();
   const job = current.job!;
@@ -217,14 +242,20 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         };
         record.pair.id = record.id;
         pairs++;
-        // A rerun after a crash must not overwrite a pair a driver has answered since.
-        if (!(await putNewPair(record))) continue;
+        // A rerun must not overwrite a pair an earlier run wrote (a driver may have answered it since); one still
+        // open is offered again, since the earlier run may have died before its push and event went out.
+        let offered = record;
+        if (!(await putNewPair(record))) {
+          const stored = await readPair(planning.id, record.id);
+          if (stored?.current_state !== 'broadcasted') continue;
+          offered = stored;
+        }
         offers.set(driver.id, [...(offers.get(driver.id) ?? []), record.id]);
         await publish(`planning.${planning.id}`, 'pair.broadcast', {
           pair_id: record.id,
           runsheet_id: runsheet.id,
           driver_id: driver.id,
-          expired_time: expires,
+          expired_time: offered.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? expires,
         });
       }
     }
@@ -254,31 +285,67 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
   } catch (error) {
     logger.error('planning job run failed', { planning_id: planning.id, attempt: job.attempts, error: error as Error });
     const latest = await findPlanning(planning.id);
+    // Ended but not announced: the queue's retry announces it.
+    if (latest?.job?.id === job.id && latest.job.announced === false && latest.job.current_status !== 'processing') {
+      throw error;
+    }
     if (latest?.job?.id !== job.id || latest.job.current_status !== 'processing') return undefined;
-    if ((job.attempts ?? 1) >= MAX_JOB_ATTEMPTS) {
+    const fault = isDependencyFailure(error);
+    if (!fault && (job.attempts ?? 1) >= MAX_JOB_ATTEMPTS) {
       await announce(await moveJob(latest, 'failed'), 'failed');
       return undefined;
     }
-    // Let the lease lapse so that the queue's retry can take the job over.
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: planningKey(planning.id),
-        UpdateExpression: 'SET job.lease_until = :past',
-        ExpressionAttributeValues: { ':past': clock.nowMs() - 1 },
-      }),
-    );
+    // Let the lease lapse so that the queue's retry can take the job over. A dependency's fault is no attempt of the
+    // job's own: it is handed back uncounted (the queue's receive limit bounds those). If the store is down for this
+    // too, the retry of this same message takes its own lease over anyway.
+    await db()
+      .send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: planningKey(planning.id),
+          // GSI3SK: if this message is lost too, the requeue sweep hands the job to a new one shortly.
+          UpdateExpression: fault
+            ? 'SET job.lease_until = :past, job.attempts = job.attempts - :one, GSI3SK = :later'
+            : 'SET job.lease_until = :past, GSI3SK = :later',
+          ConditionExpression: 'job.id = :job AND job.current_status = :processing',
+          ExpressionAttributeValues: {
+            ':past': clock.nowMs() - 1,
+            ':later': requeueAt(clock.nowMs()),
+            ':job': job.id,
+            ':processing': 'processing',
+            ...(fault ? { ':one': 1 } : {}),
+          },
+        }),
+      )
+      .catch((release: unknown) => logger.warn('planning job lease not released', { error: release as Error }));
     throw error;
   }
 }
 
+/**
+ * Tells the planning's channel and (on completion) its partners, then marks the move announced. A failure leaves
+ * `announced: false` for the queue's retry (or the request's) to announce again: events are sent at least once,
+ * partner events with the same webhook-id.
+ */
 async function announce(planning: Planning, status: string) {
-  await publish(`planning.${planning.id}`, 'planning_job.status', { planning_job_id: planning.job?.id, status });
+  const jobId = planning.job?.id;
+  await publish(`planning.${planning.id}`, 'planning_job.status', { planning_job_id: jobId, status });
   if (status === 'completed')
-    await publishPartnerEvent(planning.org_id, 'planning_job.completed', {
-      planning_id: planning.id,
-      planning_job_id: planning.job?.id,
-    });
+    await publishPartnerEvent(
+      planning.org_id,
+      'planning_job.completed',
+      { planning_id: planning.id, planning_job_id: jobId },
+      `${jobId}:completed`,
+    );
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: planningKey(planning.id),
+      UpdateExpression: 'SET job.announced = :true',
+      ConditionExpression: 'job.id = :job',
+      ExpressionAttributeValues: { ':true': true, ':job': jobId },
+    }),
+  );
 }
 
 /** P13–P16: an external worker (or SysAdmin) moves the job; P16 (cancel) also for planning readers. */
@@ -288,6 +355,11 @@ export async function moveJobByRequest(
   to: 'processing' | 'completed' | 'failed' | 'cancelled',
 ) {
   const planning = await visiblePlanning(caller, id);
+  // The retry of a move whose announcement failed (it answered 503): the move stands; announce it now.
+  if (planning.job?.current_status === to && planning.job.announced === false && to !== 'processing') {
+    await announce(planning, to);
+    return planning;
+  }
   const moved = await moveJob(planning, to);
   if (to !== 'processing') await announce(moved, to);
   return moved;

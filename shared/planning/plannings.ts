@@ -42,6 +42,9 @@ export interface PlanningJob {
   offer_ttl_s: number;
   /** The running worker's lease (epoch ms) and how many runs the job has had. */
   lease_until?: number;
+  lease_owner?: string;
+  /** false from a move until it is announced (shared/planning/job.ts). */
+  announced?: boolean;
   attempts?: number;
 }
 
@@ -371,7 +374,7 @@ export async function moveJob(planning: Planning, to: JobStatus): Promise<Planni
         TableName: mainTableName(),
         Key: planningKey(planning.id),
         UpdateExpression:
-          'SET job.current_status = :to, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry)',
+          'SET job.current_status = :to, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.announced = :false REMOVE GSI3PK, GSI3SK',
         ConditionExpression: 'job.id = :job AND job.current_status = :from',
         ExpressionAttributeValues: {
           ':to': to,
@@ -379,6 +382,7 @@ export async function moveJob(planning: Planning, to: JobStatus): Promise<Planni
           ':entry': [{ status: to, set_at_utc: now }],
           ':job': job.id,
           ':from': job.current_status,
+          ':false': false,
         },
         ReturnValues: 'ALL_NEW',
       }),

@@ -28,9 +28,18 @@ export interface MailPort {
 
 const outbox: OutboxMessage[] = [];
 
-export const localOutbox: MailPort & { read(to?: string): OutboxMessage[] } = {
+export const localOutbox: MailPort & { read(to?: string): OutboxMessage[]; failing: boolean } = {
+  /** A fault switch for tests: while set, sending fails as SES does when it is down (HTTP 503, a server fault). */
+  failing: false,
   async send(mail) {
     standsFor({ action: 'ses:SendEmail', resource: 'mailIdentity' });
+    if (localOutbox.failing) {
+      throw Object.assign(new Error('the local mail outbox is switched to fail'), {
+        name: 'ServiceUnavailableException',
+        $fault: 'server',
+        $metadata: { httpStatusCode: 503 },
+      });
+    }
     outbox.push({ ...mail, sent_at: clock.nowIso() });
     if (outbox.length > 10_000) outbox.shift();
   },

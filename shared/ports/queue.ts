@@ -3,6 +3,7 @@
  * in-process queue runs the same worker after the same delay. Delays past SQS's 15-minute maximum are carried by the
  * message (`not_before`) and the worker puts such a message back until it is due.
  */
+import { randomUUID } from 'node:crypto';
 import { wire } from '#shared/aws/wire';
 import { withCapacity } from '#shared/db/capacity';
 import { asFunction, standsFor } from '#shared/local-invocation';
@@ -12,6 +13,11 @@ export interface QueuedMessage {
   kind: 'webhook' | 'import' | 'planning';
   /** Epoch ms before which the message must not be handled. */
   not_before?: number;
+  /**
+   * Given by `enqueue`, the same on every receive of this message: a worker's lease names it, so that a retry of the
+   * message may take over a lease its own failed receive could not release (a duplicate message may not).
+   */
+  message_id?: string;
   [key: string]: unknown;
 }
 
@@ -68,7 +74,7 @@ function handleLocally(message: QueuedMessage, delayMs: number, receive: number)
 export const localQueue: QueuePort = {
   async enqueue(message, delayMs) {
     standsFor({ action: 'sqs:SendMessage', resource: 'workQueue' });
-    handleLocally(message, delayMs, 1);
+    handleLocally({ message_id: randomUUID(), ...message }, delayMs, 1);
   },
 };
 
@@ -85,7 +91,7 @@ export function sqsQueue(queueUrl: string): QueuePort {
       await client.send(
         new sdk.SendMessageCommand({
           QueueUrl: queueUrl,
-          MessageBody: JSON.stringify({ ...message, not_before: Date.now() + delayMs }),
+          MessageBody: JSON.stringify({ message_id: randomUUID(), ...message, not_before: Date.now() + delayMs }),
           DelaySeconds: Math.min(900, Math.max(0, Math.ceil(delayMs / 1000))),
         }),
       );

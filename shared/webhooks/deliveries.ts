@@ -3,6 +3,7 @@
  * worker) signs and POSTs it, records every attempt, and on a failure queues the next attempt with exponential
  * back-off until 24 hours have passed since the first. The attempts are listed per partner, newest first.
  */
+import { createHash } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
@@ -41,18 +42,29 @@ interface WebhookMessage extends QueuedMessage {
   first_attempt_at: number;
 }
 
-/** Queues `type` with `data` for every partner acting for `orgId`. */
-export async function publishPartnerEvent(orgId: string, type: string, data: unknown): Promise<number> {
+/**
+ * Queues `type` with `data` for every partner acting for `orgId`. `eventKey` names the event itself (a job's
+ * completion, a pair's answer): an event published again after a fault (a retried request, a rerun worker) then
+ * carries the same `webhook-id`, by which Standard Webhooks receivers drop duplicates.
+ */
+export async function publishPartnerEvent(
+  orgId: string,
+  type: string,
+  data: unknown,
+  eventKey?: string,
+): Promise<number> {
   const partners = await partnersOf(orgId);
-  await Promise.all(partners.map((partner) => queueEvent(partner.id, type, data)));
+  await Promise.all(partners.map((partner) => queueEvent(partner.id, type, data, eventKey)));
   return partners.length;
 }
 
-export async function queueEvent(partnerId: string, type: string, data: unknown): Promise<string> {
+export async function queueEvent(partnerId: string, type: string, data: unknown, eventKey?: string): Promise<string> {
   const message: WebhookMessage = {
     kind: 'webhook',
     partner_id: partnerId,
-    event_id: `msg_${newObjectId()}`,
+    event_id: eventKey
+      ? `msg_${createHash('sha256').update(`${partnerId}\u0000${type}\u0000${eventKey}`).digest('hex').slice(0, 24)}`
+      : `msg_${newObjectId()}`,
     type,
     timestamp: clock.nowIso(),
     data,

@@ -52,6 +52,10 @@ const OPTIONAL = new Set([
   'EXTERNAL_JWKS_URL',
   'WEBHOOK_RETRY_DELAYS_MS',
   'DRIVER_APPLICATION_KEY',
+  // shared/accounts/outbox.ts: how old held mail must be before the sweep sends it (default 30 s).
+  'MAIL_OUTBOX_SETTLE_MS',
+  // shared/workers/active-jobs.ts: how long a queued job may wait for its message before the sweep requeues it.
+  'JOB_REQUEUE_AFTER_MS',
   // Powertools' environment name for its log lines; the SDK's search for a home folder holding shared config files
   // (it finds none, as in Lambda); Node's own --watch flag.
   'ENVIRONMENT',

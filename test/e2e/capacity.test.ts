@@ -36,6 +36,8 @@ const fix = (latitude: number, longitude: number, secondsAgo: number) => ({
 });
 
 beforeAll(async () => {
+  // Units are exact only without retries: a loaded machine must not turn a slow emulator answer into a second attempt.
+  process.env['DEPENDENCY_REQUEST_TIMEOUT_MS'] = '30000';
   tallyObservers.add(observer);
   host = await startTestHost();
   api = client(host.url);
@@ -122,9 +124,9 @@ describe('capacity of searches, plannings and accepts', () => {
       L4: { calls: 21, rcu: 10.5, wcu: 0 },
       P5: { calls: 5, rcu: 2, wcu: 24, wcuPer: 2.4 },
       P7: { calls: 13, rcu: 6, wcu: 20, wcuPer: 2.5 },
-      P9: { calls: 82, rcu: 24.5, wcu: 187, wcuPer: 6.23 },
+      P9: { calls: 83, rcu: 24.5, wcu: 199, wcuPer: 6.63 },
       R6: { calls: 14, rcu: 5.5, wcu: 26 },
-      I6: { calls: 33, rcu: 1, wcu: 257, wcuPer: 2.57 },
+      I6: { calls: 34, rcu: 1, wcu: 365, wcuPer: 3.65 },
     });
   });
 });

@@ -139,3 +139,23 @@ function count(values: number[]) {
   for (const value of values) out[value] = (out[value] ?? 0) + 1;
   return out;
 }
+
+describe('a change made, its idempotency record not completed', () => {
+  it('answers what was done (201), not a 503 whose retry would meet the change', async () => {
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const name = `Kept ${randomBytes(3).toString('hex')}`;
+    // Completing the record is an UpdateItem; creating the organisation is not.
+    await proxy.set('error', 1, ['UpdateItem']);
+    const created = await api.post<{ id: string; name: string }>(
+      '/v1/admin/organisations',
+      { name, kind: 'merchant' },
+      admin,
+      { 'idempotency-key': randomBytes(8).toString('hex') },
+    );
+    await proxy.set('pass');
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(proxy.counts.error).toBeGreaterThan(0);
+    const read = await api.get<{ name: string }>(`/v1/admin/organisations/${created.body.id}`, admin);
+    expect(read.body.name).toBe(name);
+  });
+});

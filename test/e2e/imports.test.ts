@@ -212,6 +212,26 @@ describe('an import from presigned uploads', () => {
       admin,
     );
     expect(ops.body.task_import_jobs.map((j) => j.id)).toContain(job.id);
+    // Walked one at a time by page_token across both organisations: each job once, and the last page says so.
+    await createJob([await upload('tasks.csv', TASKS)]);
+    const all = await api.get<{ task_import_jobs: { id: string }[] }>(
+      `/v1/admin/task-import-jobs?org_id=${orgY},${orgX}`,
+      admin,
+    );
+    const walked: string[] = [];
+    let token: string | null = null;
+    do {
+      const query: string = token ? `&page_token=${encodeURIComponent(token)}` : '';
+      const page = await api.get<{ task_import_jobs: { id: string }[]; meta: { next_page_token: string | null } }>(
+        `/v1/admin/task-import-jobs?org_id=${orgY},${orgX}&per_page=1${query}`,
+        admin,
+      );
+      expect(page.body.task_import_jobs).toHaveLength(1);
+      walked.push(page.body.task_import_jobs[0]!.id);
+      token = page.body.meta.next_page_token;
+    } while (token && walked.length < 50);
+    expect(walked).toEqual(all.body.task_import_jobs.map((j) => j.id));
+    expect(walked.length).toBeGreaterThan(1);
     expect(
       (
         await api.get<{ task_import_jobs: unknown[] }>(`/v1/admin/task-import-jobs?org_id=${orgY}`, admin)

@@ -141,6 +141,20 @@ describe('the contract conventions hold at the door', () => {
     }
   });
 
+  it('refuses an Idempotency-Key over 255 characters at header.idempotency-key, as the document states', async () => {
+    const tooLong = await api.call('POST', '/v1/auth/security-code', {
+      body: { user: { email: 'nobody@example.com' } },
+      headers: { 'idempotency-key': 'k'.repeat(256) },
+    });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body).toMatchObject({ errors: [{ path: 'header.idempotency-key' }] });
+    const fits = await api.call('POST', '/v1/auth/security-code', {
+      body: { user: { email: 'nobody@example.com' } },
+      headers: { 'idempotency-key': 'k'.repeat(255) },
+    });
+    expect(fits.status).toBe(202);
+  });
+
   it('echoes X-Request-Id, or makes one, on every response, errors included', async () => {
     const echoed = await api.call('GET', '/v1/roles', {
       token: 'not-a-jwt',

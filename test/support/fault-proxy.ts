@@ -3,7 +3,9 @@
  * Modes: `pass`; `refuse` (nothing listens: ECONNREFUSED); `reset` (the answer starts, then the socket is destroyed
  * mid-response); `stall` (the request is read and never answered); `throttle` (DynamoDB's 400
  * ProvisionedThroughputExceededException, or S3's 503 SlowDown); `error` (DynamoDB's 500 InternalServerError, or S3's
- * 500 InternalError). `fraction` applies the fault to that share of requests and passes the rest.
+ * 500 InternalError). `fraction` applies the fault to that share of requests and passes the rest; a list of modes
+ * picks one of them for each faulty request. `random` (default Math.random) makes the decisions: pass a seeded
+ * generator (`seededRandom`) for a reproducible sequence of decisions.
  */
 import { createServer, request as forward, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +14,18 @@ export type FaultMode = 'pass' | 'refuse' | 'reset' | 'stall' | 'throttle' | 'er
 
 export interface FaultProxy {
   url: string;
-  set(mode: FaultMode, fraction?: number): Promise<void>;
+  /**
+   * `only`: the fault applies only to these DynamoDB operations (`x-amz-target`, e.g. `BatchWriteItem`);
+   * `passFirst`: that many of the requests it applies to pass before it starts (a fault in the middle of a run);
+   * `times`: after that many faults, everything passes.
+   */
+  set(
+    mode: FaultMode | FaultMode[],
+    fraction?: number,
+    only?: string[],
+    passFirst?: number,
+    times?: number,
+  ): Promise<void>;
   counts: Record<FaultMode, number>;
   close(): Promise<void>;
 }
@@ -50,10 +63,29 @@ const BODIES = {
   },
 };
 
-export async function startFaultProxy(target: string, flavour: 'dynamodb' | 's3' = 'dynamodb'): Promise<FaultProxy> {
+/** mulberry32: a small seeded PRNG, so that a run's fault decisions can be replayed. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function startFaultProxy(
+  target: string,
+  flavour: 'dynamodb' | 's3' = 'dynamodb',
+  random: () => number = Math.random,
+): Promise<FaultProxy> {
   const upstream = new URL(target);
-  let mode: FaultMode = 'pass';
+  let modes: FaultMode[] = ['pass'];
   let fraction = 1;
+  let only: string[] | undefined;
+  let toPass = 0;
+  let faultsLeft = Number.POSITIVE_INFINITY;
   const counts: Record<FaultMode, number> = { pass: 0, refuse: 0, reset: 0, stall: 0, throttle: 0, error: 0 };
   const stalled = new Set<ServerResponse>();
 
@@ -75,6 +107,9 @@ export async function startFaultProxy(target: string, flavour: 'dynamodb' | 's3'
             res.socket?.destroy();
             answer.destroy();
           });
+          // An answer without a body (HEAD, an empty 200): the headers went, then the socket goes.
+          answer.once('end', () => res.socket?.destroy());
+          answer.resume();
           return;
         }
         answer.pipe(res);
@@ -85,8 +120,11 @@ export async function startFaultProxy(target: string, flavour: 'dynamodb' | 's3'
   };
 
   const server = createServer((req, res) => {
-    const faulty = mode !== 'pass' && Math.random() < fraction;
-    const current: FaultMode = faulty ? mode : 'pass';
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+    const applies = modes[0] !== 'pass' && (!only || only.includes(operation)) && toPass-- <= 0;
+    const faulty = applies && faultsLeft > 0 && random() < fraction;
+    if (faulty) faultsLeft--;
+    const current: FaultMode = faulty ? modes[Math.floor(random() * modes.length)]! : 'pass';
     counts[current]++;
     switch (current) {
       case 'stall':
@@ -127,10 +165,13 @@ export async function startFaultProxy(target: string, flavour: 'dynamodb' | 's3'
   return {
     url: `http://127.0.0.1:${port}`,
     counts,
-    async set(next, share = 1) {
-      mode = next;
+    async set(next, share = 1, operations, passFirst = 0, times = Number.POSITIVE_INFINITY) {
+      faultsLeft = times;
+      modes = Array.isArray(next) ? next : [next];
       fraction = share;
-      if (next === 'refuse' && fraction >= 1) {
+      only = operations;
+      toPass = passFirst;
+      if (modes.length === 1 && modes[0] === 'refuse' && fraction >= 1) {
         if (listening) await stop();
         listening = false;
         counts.refuse++;

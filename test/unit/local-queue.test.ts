@@ -34,6 +34,8 @@ describe('the local work queue', () => {
     await localQueue.enqueue({ kind: 'import', id: 'poison' }, 0);
     for (let i = 0; i < 100 && localDeadLetters.length === 0; i++) await settle();
     expect(calls).toBe(LOCAL_MAX_RECEIVES);
-    expect(localDeadLetters).toEqual([{ message: { kind: 'import', id: 'poison' }, reason: 'not a CSV job' }]);
+    expect(localDeadLetters).toEqual([
+      { message: { kind: 'import', id: 'poison', message_id: expect.any(String) }, reason: 'not a CSV job' },
+    ]);
   }, 20_000);
 });

@@ -76,6 +76,7 @@ const ALLOWED: readonly Allowance[] = [
       'checksum',
       'checksum_method',
       'page_token',
+      'Idempotency-Key',
     ],
     reason:
       'Passwords and opaque tokens and keys: a pattern would describe how they are made today and invite clients ' +

@@ -1,0 +1,12 @@
+/** Keys of the requeue sweep's watch list (shared/workers/requeue.ts); small, so that every bundle may carry it. */
+
+/**
+ * The GSI3 partition of queued and running jobs (imports and plannings), sorted by when the requeue sweep should
+ * look at them again: a queued job a while after it was queued, a running one when its lease runs out.
+ */
+export const ACTIVE_JOBS = 'ACTIVEJOBS';
+const requeueAfterMs = () => Number(process.env['JOB_REQUEUE_AFTER_MS'] ?? 120_000);
+/** The sort key of a job the sweep should look at `requeueAfterMs` after `fromMs`. */
+export const requeueAt = (fromMs: number) => new Date(fromMs + requeueAfterMs()).toISOString();
+/** The sort key of a job whose lease runs until `leaseMs`. */
+export const leaseKey = (leaseMs: number) => new Date(leaseMs).toISOString();

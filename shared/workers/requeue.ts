@@ -1,0 +1,56 @@
+/**
+ * The requeue sweep: a queued or running import or planning job is listed in GSI3 `ACTIVEJOBS` until it ends, keyed
+ * by when to look at it again (a while after it was queued; when its lease runs out). A job still listed past that
+ * time has lost its work message: the enqueue after the commit failed, or the message reached the dead-letter queue
+ * while a dependency was down. The sweep gives it a new message (the worker's claim makes a duplicate harmless) and
+ * moves its key on, so that nothing stays `queued` or `processing` for ever; a job that keeps failing for its own
+ * reasons is failed by its worker after three attempts.
+ */
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { clock } from '#shared/clock';
+import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { logger } from '#shared/log';
+import { queue } from '#shared/ports/queue';
+import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
+
+export async function requeueStaleJobs(): Promise<number> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: mainTableName(),
+      IndexName: 'GSI3',
+      KeyConditionExpression: 'GSI3PK = :active AND GSI3SK < :now',
+      ExpressionAttributeValues: { ':active': ACTIVE_JOBS, ':now': clock.nowIso() },
+      Limit: 100,
+    }),
+  );
+  let requeued = 0;
+  for (const item of out.Items ?? []) {
+    const job = item['entity'] === 'planning' ? (item['job'] as { id?: string } | null) : undefined;
+    const message =
+      item['entity'] === 'import_job'
+        ? { kind: 'import' as const, job_id: String(item['id']) }
+        : job?.id
+          ? { kind: 'planning' as const, planning_id: String(item['id']), job_id: job.id }
+          : undefined;
+    if (!message) continue;
+    try {
+      // Moved on first, on condition that nothing else moved it: two sweeps never both requeue one job.
+      await db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: { PK: item['PK'], SK: item['SK'] },
+          UpdateExpression: 'SET GSI3SK = :later',
+          ConditionExpression: 'GSI3SK = :seen',
+          ExpressionAttributeValues: { ':later': requeueAt(clock.nowMs()), ':seen': item['GSI3SK'] },
+        }),
+      );
+    } catch (error) {
+      if (isConditionalFailure(error)) continue;
+      throw error;
+    }
+    await queue().enqueue(message, 0);
+    logger.warn('requeued a job whose work message was lost', { ...message, was_due: item['GSI3SK'] });
+    requeued++;
+  }
+  return requeued;
+}
