@@ -78,7 +78,8 @@ export const backgroundFunctions: readonly FunctionDef[] = [
       realtime: true,
       mail: true,
       unexercised: {
-        'queue:send': 'The tests’ organisations have no partner with a webhook: expiries are announced to nobody.',
+        'queue:send':
+          'Timing: the sweep sends to the queue only for a job whose message was lost; in the tests such a job is as often picked up by the local queue’s own redelivery first, and no test organisation has a partner for expiry webhooks.',
         'realtime:post': 'No WebSocket client is subscribed when a test’s offer expires: nothing is posted.',
       },
     },

@@ -125,7 +125,9 @@ describe('the IAM proof', () => {
         if (used) exercised.add(grant.name);
         const derived = grant.name in DERIVED_REASONS;
         const exercisedAfterAll = grant.name.endsWith(':write') ? wrote : used;
-        if (exercisedAfterAll && reasons[grant.name] && !derived) {
+        // A reason that begins "Timing:" names a path the tests reach in some runs and not others.
+        const timing = reasons[grant.name]?.startsWith('Timing:') === true;
+        if (exercisedAfterAll && reasons[grant.name] && !derived && !timing) {
           staleReasons.push(`${fn.label}: ${grant.name} is exercised after all`);
         }
       }
