@@ -62,6 +62,10 @@ export async function capacityScenario(
     seen.length = 0;
     await run();
     await settle?.();
+    // A queued job reports its tally when its worker returns, a little after the status it sets says it ended.
+    for (let i = 0; i < 200 && !seen.some((entry) => entry.label === label); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
     const mine = seen.filter((entry) => entry.label === label);
     if (mine.length !== 1) throw new Error(`expected one ${label} scope, saw ${mine.length}`);
     return mine[0]!.tally;
