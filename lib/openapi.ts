@@ -84,19 +84,9 @@ function successResponses(route: RouteDef): Record<string, unknown> {
   };
 }
 
-/** Public operations whose request carries a credential of its own (a password, a refresh token, client keys). */
-const OWN_CREDENTIALS: Record<string, string> = {
-  A1: 'Wrong email or password (the same answer for both)',
-  T1: 'A retired, reused, revoked or unknown refresh token',
-  T2: 'An external identity token that does not verify',
-  T10: 'Wrong email or password',
-  X5: 'Unknown or revoked client credentials',
-};
-
 function errorResponses(route: RouteDef): Record<string, unknown> {
   const errors: Record<string, unknown> = { '400': problemResponse('Invalid request: `errors[]` names each field') };
-  const own = OWN_CREDENTIALS[route.id];
-  if (own) errors['401'] = problemResponse(own);
+  if (route.unauthenticated) errors['401'] = problemResponse(route.unauthenticated);
   if (route.access !== 'public') {
     // A bad token is the handler's problem+json; no Authorization header at all is API Gateway's own body.
     errors['401'] = {

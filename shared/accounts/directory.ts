@@ -188,8 +188,10 @@ export async function assignOrganisation(userId: string, orgId: string): Promise
   if (!user || user.deleted_at) throw invalidField('user.id', 'names no user');
   await requireOrganisation(orgId, 'user.org_id');
   if (user.org_id) throw conflict('the user already belongs to an organisation');
-  await updateUser(user, { org_id: orgId });
+  // The location's copy first: if the user's own write then fails (503), the retry still finds no organisation on the
+  // user and completes both; the other order would leave the location without it and answer the retry 409.
   await syncOrganisation(userId, orgId);
+  await updateUser(user, { org_id: orgId });
 }
 
 /** A26. */

@@ -12,6 +12,15 @@ const JOB_END =
   'Ends a job the way P14 does (announced on the channel and to partners); the tests reach only its refusals.';
 
 /** P15 and P16 end a job as P14 does, and the tests reach only their refusals. */
+/** A worker's event on a job or pair: its record, and the announcement to partners and to the planning's channel. */
+const announcingNeeds: Needs = {
+  main: 'write',
+  indexes: ['GSI2'],
+  queue: true,
+  realtime: true,
+  unexercised: { 'queue:send': NO_PARTNER, 'realtime:post': NO_SUB },
+};
+
 const jobEndNeeds: Needs = {
   main: 'write',
   indexes: ['GSI2'],
@@ -201,13 +210,7 @@ export const planningRoutes = [
     path: '/v1/plannings/{planningID}/job/completed',
     area: 'planning',
     handler: 'planning/job-completed',
-    needs: {
-      main: 'write',
-      indexes: ['GSI2'],
-      queue: true,
-      realtime: true,
-      unexercised: { 'queue:send': NO_PARTNER, 'realtime:post': NO_SUB },
-    },
+    needs: announcingNeeds,
     access: ['RunsheetBroadcastPlanWorker', 'SysAdmin'],
     summary: 'Move the planning job to completed',
     status: 200,
@@ -343,13 +346,7 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/system-rejected',
     area: 'planning',
     handler: 'planning/pair-system-rejected',
-    needs: {
-      main: 'write',
-      indexes: ['GSI2'],
-      queue: true,
-      realtime: true,
-      unexercised: { 'queue:send': NO_PARTNER, 'realtime:post': NO_SUB },
-    },
+    needs: announcingNeeds,
     access: ['RunsheetBroadcastRecordWorker'],
     summary: 'Record rejection by the system',
     status: 200,

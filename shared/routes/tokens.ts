@@ -16,6 +16,7 @@ export const tokensRoutes = [
     handler: 'tokens/exchange',
     // The external identity's user is looked up by email.
     needs: { main: 'read', signingKey: 'sign', externalIdentity: true },
+    unauthenticated: 'An external identity token that does not verify',
     access: 'public',
     summary: 'Exchange an external identity-platform token (Authorization header) for a service bearer token',
     status: 200,
@@ -145,6 +146,7 @@ export const tokensRoutes = [
     area: 'tokens',
     handler: 'tokens/platform-session',
     needs: { main: 'write' },
+    unauthenticated: 'Wrong email or password',
     access: 'public',
     summary: 'Create a platform session (X-Platform-ID header; email and password in the body)',
     status: 201,
@@ -158,6 +160,7 @@ export const tokensRoutes = [
     area: 'tokens',
     handler: 'tokens/token',
     needs: { main: 'write', signingKey: 'sign' },
+    unauthenticated: 'Unknown or revoked client credentials',
     access: 'public',
     summary:
       'Client credentials (HTTP Basic client_key:secret_key): grant_type client_credentials or authorization_code',

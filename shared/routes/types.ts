@@ -98,4 +98,6 @@ export interface RouteDef {
    * its query itself to keep the spec's `{"Error": …}` failures. `bytes`: success is the file itself.
    */
   documented?: { query?: GenericSchema; bytes?: boolean; failure?: GenericSchema; redirect?: boolean };
+  /** A public operation that checks a credential of its own (a password, a refresh token): when it answers 401. */
+  unauthenticated?: string;
 }

@@ -185,3 +185,34 @@ describe('L3 and L4', () => {
     expect((await search('latitude=0&longitude=0&radius=10', near.token)).status).toBe(403);
   });
 });
+
+describe('A25 and the location', () => {
+  it('a freelance driver assigned to an organisation is found by that organisation’s searches', async () => {
+    const email = `free.${Math.random().toString(36).slice(2, 8)}@example.com`;
+    await api.post('/v1/auth/register-driver', {
+      user: { email, password: 'a-good-long-password', name: 'Free Lance' },
+    });
+    await api.post('/v1/auth/security-code', { user: { email } });
+    const mail = await api.get<{ messages: { kind: string; data: Record<string, string> }[] }>(
+      `/_local/outbox?to=${encodeURIComponent(email)}`,
+    );
+    const code = mail.body.messages.find((m) => m.kind === 'security_code')!.data['security_code'];
+    await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } });
+    const session = await loginAs(api, email, 'a-good-long-password');
+    expect((await api.put('/v1/driver/location', fix(-33.86, 151.21), session.bearer_token)).status).toBe(200);
+    const dispatcher = await member('OrgAdmin', orgB);
+    const near = () =>
+      api.get<{ locations: Location[] }>(
+        '/v1/driver-locations?latitude=-33.86&longitude=151.21&radius=500',
+        dispatcher.token,
+      );
+    expect((await near()).body.locations.map((l) => l.user_id)).not.toContain(session.user.id);
+    const assigned = await api.post(
+      '/v1/admin/users/assign-organisation',
+      { user: { id: session.user.id, org_id: orgB } },
+      admin,
+    );
+    expect(assigned.status).toBe(200);
+    expect((await near()).body.locations.map((l) => l.user_id)).toContain(session.user.id);
+  });
+});
