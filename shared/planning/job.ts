@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
+import { withCapacity } from '#shared/db/capacity';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
@@ -17,7 +18,7 @@ import { currentPositions } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publish } from '#shared/notifications/realtime';
-import { type PairRecord, putNewPair } from '#shared/planning/broadcasts';
+import { addToGroup, type PairRecord, putNewPair } from '#shared/planning/broadcasts';
 import { planningKey } from '#shared/planning/keys';
 import {
   changePlanning,
@@ -163,6 +164,12 @@ export function pairIdOf(jobId: string, runsheetId: string, driverId: string): s
  * dies is taken over when its lease lapses and rewrites nothing it wrote; after three runs the job fails.
  */
 export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: number } | undefined> {
+  const { result, tally } = await withCapacity(() => runJob(message), 'planning-job');
+  logger.info('planning job run', { planning_id: message['planning_id'], capacity: tally });
+  return result;
+}
+
+async function runJob(message: QueuedMessage): Promise<{ pairs: number } | undefined> {
   const planning = await findPlanning(String(message['planning_id']));
   if (!planning) return undefined;
   const current = await claimJob(planning, String(message['job_id']));
@@ -182,12 +189,15 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     let pairs = 0;
     const offers = new Map<string, string[]>();
     for (const runsheet of runsheets) {
+      const written: { id: string; driverId: string }[] = [];
+      const listed: string[] = [];
       for (const driver of rankDrivers(candidates, firstPickup(runsheet.tasks), job.max_candidates)) {
         const record: PairRecord = {
           id: pairIdOf(job.id, runsheet.id, driver.id),
+          // The runsheet is the planning's: R1/R2 fill in its tasks, the record keeps it small.
           pair: {
             id: '',
-            runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: runsheet.tasks },
+            runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: [] },
             driver: { id: driver.id },
           },
           plan: { id: planning.id, name: planning.name },
@@ -213,16 +223,24 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
           org_id: planning.org_id,
           rev: 2,
           offer_ttl_s: job.offer_ttl_s,
+          runsheet_ref: true,
+          group_swept: true,
         };
         record.pair.id = record.id;
         pairs++;
+        listed.push(record.id);
         // A rerun after a crash must not overwrite a pair a driver has answered since.
-        if (!(await putNewPair(record))) continue;
-        offers.set(driver.id, [...(offers.get(driver.id) ?? []), record.id]);
+        if (await putNewPair(record)) written.push({ id: record.id, driverId: driver.id });
+      }
+      // After its pairs, the runsheet's offer group lists them and carries their expiry for the sweep (a rerun
+      // lists them again: the list is a set).
+      await addToGroup(planning.id, runsheet.id, listed, expires);
+      for (const { id: pairId, driverId } of written) {
+        offers.set(driverId, [...(offers.get(driverId) ?? []), pairId]);
         await publish(`planning.${planning.id}`, 'pair.broadcast', {
-          pair_id: record.id,
+          pair_id: pairId,
           runsheet_id: runsheet.id,
-          driver_id: driver.id,
+          driver_id: driverId,
           expired_time: expires,
         });
       }

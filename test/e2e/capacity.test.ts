@@ -82,3 +82,85 @@ describe('capacity of sign-in and reads', () => {
     });
   });
 });
+
+describe('capacity of planning', () => {
+  const runsheet = (i: number) => ({
+    id: `RS-${i}`,
+    name: `Runsheet ${i}`,
+    tasks: [
+      {
+        id: `task-${i}`,
+        total_item_count: 1,
+        from_address: {
+          street_address: `${i} Depot Rd`,
+          city: 'Singapore',
+          country: 'SG',
+          latitude: 1.3 + i * 0.01,
+          longitude: 103.8,
+        },
+        to_address: { street_address: `${i} Harbour Rd`, city: 'Singapore', country: 'SG' },
+      },
+    ],
+  });
+
+  it('P5 add 10 runsheets, P7 add 8 drivers, the P9 job (10 runsheets × 3 candidates), R6 closing two rivals', async () => {
+    const planner = await invitedMember(api, admin, 'OrgTransporter', ROLES.OrgTransporter, org);
+    const drivers = [];
+    for (let i = 0; i < 8; i++) drivers.push(await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org));
+    const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Cost plan' }, planner.token)).body;
+    const add = await measure('P5', () =>
+      api.post(
+        `/v1/plannings/${planning.id}/runsheets`,
+        { runsheets: Array.from({ length: 10 }, (_, i) => runsheet(i)) },
+        planner.token,
+      ),
+    );
+    let versionRev = '';
+    const addDrivers = await measure('P7', async () => {
+      const out = await api.post<{ version_rev: string }>(
+        `/v1/plannings/${planning.id}/drivers`,
+        { drivers: drivers.map((d) => ({ id: d.id })) },
+        planner.token,
+      );
+      versionRev = out.body.version_rev;
+    });
+    seen.length = 0;
+    await api.post(
+      `/v1/plannings/${planning.id}/job`,
+      { version_rev: versionRev, max_candidates: 3, offer_ttl_s: 600 },
+      planner.token,
+    );
+    const deadline = Date.now() + 20_000;
+    while (!seen.some((entry) => entry.label === 'planning-job') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const jobs = seen.filter((entry) => entry.label === 'planning-job');
+    expect(jobs).toHaveLength(1);
+    const job = jobs[0]!.tally;
+    const pairs = (
+      await api.get<{ pair_records: { id: string; pair: { runsheet: { id: string }; driver: { id: string } } }[] }>(
+        `/v1/broadcast-plans/${planning.id}/pairs`,
+        planner.token,
+      )
+    ).body.pair_records;
+    expect(pairs).toHaveLength(30);
+    const offer = pairs.find((p) => p.pair.runsheet.id === 'RS-0')!;
+    const driver = drivers.find((d) => d.id === offer.pair.driver.id)!;
+    const accept = await measure('R6', () =>
+      api.post(
+        `/v1/broadcast-plans/${planning.id}/pairs/${offer.id}/accepted`,
+        { happened_at_utc: new Date().toISOString() },
+        driver.token,
+      ),
+    );
+    const perPair = Math.round((job.wcu / 30) * 1000) / 1000;
+    // Issue 15 goal 2 (before: P9 187 WCU = 6.233 a pair with these runsheets, R6 26 WCU): P9 ≤ 2 WCU a pair,
+    // R6 ≤ 10 WCU.
+    expect({ add, addDrivers, job, perPair, accept }).toEqual({
+      add: { calls: 5, rcu: 2, wcu: 24 },
+      addDrivers: { calls: 13, rcu: 6.5, wcu: 20 },
+      job: { calls: 88, rcu: 23, wcu: 57 },
+      perPair: 1.9,
+      accept: { calls: 15, rcu: 6.5, wcu: 6 },
+    });
+  });
+});
