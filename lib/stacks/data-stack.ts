@@ -3,14 +3,29 @@
  * secrets. Kept apart from the stateless stacks so that those can be replaced freely.
  */
 import { Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { connectionsTable, idempotencyTable, locationsTable, mainTable, type TableDef } from '#shared/db/tables';
+import {
+  connectionsTable,
+  type IndexDef,
+  idempotencyTable,
+  locationsTable,
+  mainTable,
+  projectionOf,
+  type TableDef,
+} from '#shared/db/tables';
 
 export class DataStack extends Stack {
   readonly mainTable: Table;
@@ -143,8 +158,18 @@ export class DataStack extends Stack {
         indexName: index.name,
         partitionKey: attribute(index.partitionKey),
         ...(index.sortKey ? { sortKey: attribute(index.sortKey) } : {}),
+        ...projectionProps(index),
       });
     }
     return table;
   }
+}
+
+/** The CDK form of an index's projection (tables.ts decides it for both the cloud and the local host). */
+function projectionProps(index: IndexDef): { projectionType: ProjectionType; nonKeyAttributes?: string[] } {
+  const projection = projectionOf(index);
+  return {
+    projectionType: ProjectionType[projection.ProjectionType],
+    ...(projection.NonKeyAttributes ? { nonKeyAttributes: projection.NonKeyAttributes } : {}),
+  };
 }
