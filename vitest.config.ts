@@ -32,6 +32,8 @@ export default defineConfig({
           include: ['test/proof/**/*.test.ts'],
           pool: 'forks',
           testTimeout: 120_000,
+          // Its beforeAll synthesizes the whole app: ~9.6 s alone on this VM, past the 10 s default under load.
+          hookTimeout: 120_000,
           env,
           sequence: { groupOrder: 1 },
         },
