@@ -1,6 +1,7 @@
 // The work-queue worker (SQS): hands each message to the worker of its kind — webhook deliveries, import runs,
 // planning jobs.
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { withCapacity } from '#shared/db/capacity';
 import { runImport } from '#shared/imports/runner';
 import { logger } from '#shared/log';
 import { runPlanningJob } from '#shared/planning/job';
@@ -33,7 +34,9 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       continue;
     }
     try {
-      await workers[message.kind](message);
+      // Each message's DynamoDB capacity is its own tally, on its log line (the local queue reports the same).
+      const { tally } = await withCapacity(() => workers[message.kind](message), `queue:${message.kind}`);
+      logger.info('queue message done', { kind: message.kind, message_id: record.messageId, capacity: tally });
     } catch (error) {
       // SQS hands the message back after the visibility timeout; after five receives the dead-letter queue keeps it.
       logger.error('queue worker failed; SQS will hand the message back', {

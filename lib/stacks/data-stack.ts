@@ -17,7 +17,15 @@ import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cd
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { connectionsTable, idempotencyTable, locationsTable, mainTable, type TableDef } from '#shared/db/tables';
+import {
+  connectionsTable,
+  type IndexDef,
+  idempotencyTable,
+  locationsTable,
+  mainTable,
+  projectionOf,
+  type TableDef,
+} from '#shared/db/tables';
 
 export class DataStack extends Stack {
   readonly mainTable: Table;
@@ -150,11 +158,18 @@ export class DataStack extends Stack {
         indexName: index.name,
         partitionKey: attribute(index.partitionKey),
         ...(index.sortKey ? { sortKey: attribute(index.sortKey) } : {}),
-        ...(index.projection
-          ? { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.projection] }
-          : { projectionType: ProjectionType.ALL }),
+        ...projectionProps(index),
       });
     }
     return table;
   }
+}
+
+/** The CDK form of an index's projection (tables.ts decides it for both the cloud and the local host). */
+function projectionProps(index: IndexDef): { projectionType: ProjectionType; nonKeyAttributes?: string[] } {
+  const projection = projectionOf(index);
+  return {
+    projectionType: ProjectionType[projection.ProjectionType],
+    ...(projection.NonKeyAttributes ? { nonKeyAttributes: projection.NonKeyAttributes } : {}),
+  };
 }

@@ -8,8 +8,26 @@ export interface IndexDef {
   name: string;
   partitionKey: string;
   sortKey?: string;
-  /** The non-key attributes its queries read (INCLUDE); absent: every attribute (ALL). */
-  projection?: readonly string[];
+  /**
+   * What the index holds besides the keys: the attributes its queries read (INCLUDE), `KEYS_ONLY`, or, when absent,
+   * ALL. docs/indexes.md lists each index's queries and what they read.
+   */
+  include?: readonly string[] | 'KEYS_ONLY';
+}
+
+/** The fields a user listing shows (toListedUser): search filters on `org_id` and sorts on `created_at`. */
+const LISTED_USER = ['id', 'email', 'name', 'created_at', 'updated_at', 'org_id', 'roles'] as const;
+/** A15 shows more of each user: whether confirmed, whether an invitation is pending. */
+const ROLE_LISTED_USER = [...LISTED_USER, 'confirmed_at', 'invitation_token_hash'] as const;
+
+/** An index's projection, as CreateTable (and, through the data stack, CloudFormation) takes it. */
+export function projectionOf(index: IndexDef): {
+  ProjectionType: 'ALL' | 'KEYS_ONLY' | 'INCLUDE';
+  NonKeyAttributes?: string[];
+} {
+  if (index.include === undefined) return { ProjectionType: 'ALL' };
+  if (index.include === 'KEYS_ONLY') return { ProjectionType: 'KEYS_ONLY' };
+  return { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] };
 }
 
 export interface TableDef {
@@ -32,17 +50,22 @@ export const mainTable = {
   sortKey: 'SK',
   ttlAttribute: 'expires_at',
   indexes: [
-    // Listings newest first within a scope: organisations (`ORGS`), an organisation's users (`ORG#<id>#USERS`).
+    // Listings newest first within a scope: organisations (`ORGS`), an organisation's users, plannings,
+    // notifications, imports (`ORG#<id>#…`), push keys of an application, API clients of a kind. Their readers
+    // show whole records of six item types: ALL.
     { name: 'GSI1', partitionKey: 'GSI1PK', sortKey: 'GSI1SK' },
-    // Every user newest first (`USERS`), for the SysAdmin list without a filter.
+    // The unfiltered (SysAdmin) listings of users, plannings, notifications, imports, push keys; an organisation's
+    // partners. Whole records again: ALL.
     { name: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK' },
-    // Users by lowercased email and by lowercased name: prefix search.
-    { name: 'GSI3', partitionKey: 'GSI3PK', sortKey: 'GSI3SK' },
-    { name: 'GSI4', partitionKey: 'GSI4PK', sortKey: 'GSI4SK' },
+    // Users by lowercased email: prefix search (listed fields); three sweeps' work lists: `OFFERS` (the expiry sweep,
+    // keys only), `ACTIVEJOBS` (the requeue sweep: `entity`, `id`, `job`), `OUTBOX` (mail held: `mail`).
+    { name: 'GSI3', partitionKey: 'GSI3PK', sortKey: 'GSI3SK', include: [...LISTED_USER, 'entity', 'job', 'mail'] },
+    // Users by lowercased name: prefix search.
+    { name: 'GSI4', partitionKey: 'GSI4PK', sortKey: 'GSI4SK', include: LISTED_USER },
     // An organisation's users of one role (`ORG#<id>#ROLE#<role>`) by name, by email and by creation (A15).
-    { name: 'GSI5', partitionKey: 'GSI5PK', sortKey: 'GSI5SK' },
-    { name: 'GSI6', partitionKey: 'GSI6PK', sortKey: 'GSI6SK' },
-    { name: 'GSI7', partitionKey: 'GSI7PK', sortKey: 'GSI7SK' },
+    { name: 'GSI5', partitionKey: 'GSI5PK', sortKey: 'GSI5SK', include: ROLE_LISTED_USER },
+    { name: 'GSI6', partitionKey: 'GSI6PK', sortKey: 'GSI6SK', include: ROLE_LISTED_USER },
+    { name: 'GSI7', partitionKey: 'GSI7PK', sortKey: 'GSI7SK', include: ROLE_LISTED_USER },
   ],
 } as const satisfies TableDef;
 
@@ -63,7 +86,7 @@ export const locationsTable = {
       name: 'Geo',
       partitionKey: 'GEO_PK',
       sortKey: 'GEO_SK',
-      projection: [
+      include: [
         'id',
         'user_id',
         'device_id',
@@ -128,9 +151,7 @@ export function createTableInput(def: TableDef, tableName: string): CreateTableC
           GlobalSecondaryIndexes: def.indexes.map((index) => ({
             IndexName: index.name,
             KeySchema: keySchema(index.partitionKey, index.sortKey),
-            Projection: index.projection
-              ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection] }
-              : { ProjectionType: 'ALL' },
+            Projection: projectionOf(index),
           })),
         }
       : {}),

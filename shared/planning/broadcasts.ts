@@ -4,10 +4,14 @@
  * the events happened; the same event twice is recorded once. Each write is conditional on the record's revision.
  * Accepting also claims the runsheet (`ASSIGN#<runsheet>`, condition: nobody has) in the same transaction, so of two
  * simultaneous accepts exactly one wins; the runsheet's other open pairs are then closed by the system.
- * A broadcasted pair carries its expiry in a sparse index (GSI3 `OFFERS`), which the expiry sweep reads.
+ * A runsheet's pairs are listed on its offer group (`BPLAN#<plan> / RSPAIRS#<runsheet>`, `pair_ids`), which the
+ * accept reads to find the rivals. The planning job's pairs do not copy their runsheet (`runsheet_ref`: R1/R2
+ * assemble it from the planning's runsheet item) and carry no index entry: the plan's offer watch
+ * (`BPLAN#<plan> / OFFERS`) carries the earliest open expiry of them all in the sparse sweep index (GSI3 `OFFERS`),
+ * one entry a planning. A pair broadcast one by one (R5) carries its own expiry there.
  */
 
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
@@ -51,10 +55,55 @@ export interface PairRecord {
   org_id: string;
   rev: number;
   offer_ttl_s: number;
+  /** The runsheet is the planning's (`pair.runsheet` stored without its tasks; reads assemble it). */
+  runsheet_ref?: boolean;
+  /** The plan's offer watch covers this pair's expiry (the planning job's pairs), not an index entry of its own. */
+  plan_swept?: boolean;
 }
 
 const pairKey = (planId: string, pairId: string) => ({ PK: `BPLAN#${planId}`, SK: `PAIR#${pairId}` });
 const assignKey = (planId: string, runsheetId: string) => ({ PK: `BPLAN#${planId}`, SK: `ASSIGN#${runsheetId}` });
+export const groupKey = (planId: string, runsheetId: string) => ({
+  PK: `BPLAN#${planId}`,
+  SK: `RSPAIRS#${runsheetId}`,
+});
+const watchKey = (planId: string) => ({ PK: `BPLAN#${planId}`, SK: 'OFFERS' });
+const watchSweepKey = (expiry: string, planId: string) => `${expiry}#${planId}#OFFERS`;
+
+/** Lists pairs on their runsheet's offer group (a set: listing a pair again changes nothing). */
+export async function addToGroup(planId: string, runsheetId: string, pairIds: string[]) {
+  if (pairIds.length === 0) return;
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: groupKey(planId, runsheetId),
+      UpdateExpression: 'ADD pair_ids :ids SET entity = :entity',
+      ExpressionAttributeValues: { ':ids': new Set(pairIds), ':entity': 'runsheet_offers' },
+    }),
+  );
+}
+
+/**
+ * Brings the plan's offer watch forward to `expiry` unless it is due sooner already. The job writes it before its
+ * pairs, which all expire then: it is never due before they exist, and a job that dies halfway leaves its pairs
+ * watched.
+ */
+export async function watchOffers(planId: string, expiry: string): Promise<void> {
+  const due = watchSweepKey(expiry, planId);
+  await db()
+    .send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: watchKey(planId),
+        UpdateExpression: 'SET entity = :entity, GSI3PK = :offers, GSI3SK = :due',
+        ConditionExpression: 'attribute_not_exists(GSI3SK) OR GSI3SK > :due',
+        ExpressionAttributeValues: { ':entity': 'offer_watch', ':offers': 'OFFERS', ':due': due },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionalFailure(error)) throw error;
+    });
+}
 
 /** The stored item of a record: its indexes follow its state. */
 export function pairItem(record: PairRecord) {
@@ -64,9 +113,7 @@ export function pairItem(record: PairRecord) {
       : undefined;
   return {
     ...pairKey(record.plan.id, record.id),
-    GSI1PK: `BPLAN#${record.plan.id}#RS#${record.pair.runsheet.id}`,
-    GSI1SK: record.id,
-    ...(offer?.expired_time
+    ...(offer?.expired_time && !record.plan_swept
       ? { GSI3PK: 'OFFERS', GSI3SK: `${offer.expired_time}#${record.plan.id}#${record.id}` }
       : {}),
     entity: 'pair_record',
@@ -74,7 +121,80 @@ export function pairItem(record: PairRecord) {
   };
 }
 
-export const pairView = ({ rev: _rev, org_id: _org, offer_ttl_s: _ttl, ...record }: PairRecord) => record;
+export const pairView = ({
+  rev: _rev,
+  org_id: _org,
+  offer_ttl_s: _ttl,
+  runsheet_ref: _ref,
+  plan_swept: _swept,
+  ...record
+}: PairRecord) => record;
+
+type StoredRunsheet = { id: string; name?: string; tasks: unknown[] };
+
+/** The planning's runsheets by id (all of them, or those named). */
+async function planningRunsheets(planId: string, ids?: string[]): Promise<Map<string, StoredRunsheet>> {
+  const found = new Map<string, StoredRunsheet>();
+  const keep = (item: Record<string, unknown>) =>
+    found.set(String(item['id']), {
+      id: String(item['id']),
+      ...(item['name'] !== undefined ? { name: item['name'] as string } : {}),
+      tasks: (item['tasks'] as unknown[]) ?? [],
+    });
+  if (ids) {
+    for (let i = 0; i < ids.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = ids
+        .slice(i, i + 100)
+        .map((id) => ({ PK: `PLANNING#${planId}`, SK: `RUNSHEET#${id}` }));
+      while (keys && keys.length > 0) {
+        const out = await db().send(
+          new BatchGetCommand({
+            RequestItems: {
+              [mainTableName()]: {
+                Keys: keys,
+                ProjectionExpression: 'id, #n, tasks',
+                ExpressionAttributeNames: { '#n': 'name' },
+              },
+            },
+          }),
+        );
+        for (const item of out.Responses?.[mainTableName()] ?? []) keep(item);
+        keys = out.UnprocessedKeys?.[mainTableName()]?.Keys as Record<string, unknown>[] | undefined;
+      }
+    }
+    return found;
+  }
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: mainTableName(),
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :rs)',
+        ExpressionAttributeValues: { ':pk': `PLANNING#${planId}`, ':rs': 'RUNSHEET#' },
+        ExclusiveStartKey: cursor,
+      }),
+    );
+    for (const item of out.Items ?? []) keep(item);
+    cursor = out.LastEvaluatedKey;
+  } while (cursor);
+  return found;
+}
+
+/** The records as the API shows them: a referenced runsheet is filled in from the planning's runsheet item. */
+async function assembled(planId: string, records: PairRecord[], all = false) {
+  const wanted = [...new Set(records.filter((r) => r.runsheet_ref).map((r) => r.pair.runsheet.id))];
+  const runsheets = wanted.length === 0 ? new Map() : await planningRunsheets(planId, all ? undefined : wanted);
+  return records.map((record) => {
+    if (!record.runsheet_ref) return pairView(record);
+    const stored = runsheets.get(record.pair.runsheet.id);
+    const runsheet = {
+      id: record.pair.runsheet.id,
+      ...(record.pair.runsheet.name !== undefined ? { name: record.pair.runsheet.name } : {}),
+      tasks: stored?.tasks ?? [],
+    };
+    return pairView({ ...record, pair: { ...record.pair, runsheet } });
+  });
+}
 
 function entry(
   action: PairAction,
@@ -141,9 +261,12 @@ export async function createPair(input: {
     const same = existing?.statuses.some(
       (s) => s.action === 'created' && s.happened_at_utc === toUtcIso(input.happened_at_utc),
     );
-    if (same) return existing!;
-    throw conflict('this pair was already created');
+    if (!same) throw conflict('this pair was already created');
+    // A retry completes what the first run may not have: the listing on the runsheet's offer group.
+    await addToGroup(planning.id, existing!.pair.runsheet.id, [existing!.id]);
+    return existing!;
   }
+  await addToGroup(planning.id, record.pair.runsheet.id, [record.id]);
   return record;
 }
 
@@ -189,34 +312,32 @@ export async function recordEvent(
       current_state: move.to,
       rev: record.rev + 1,
     };
+    const put = {
+      TableName: mainTableName(),
+      Item: pairItem(next),
+      ConditionExpression: 'rev = :rev',
+      ExpressionAttributeValues: { ':rev': record.rev },
+    };
     try {
-      await transactWrite([
-        {
-          Put: {
-            TableName: mainTableName(),
-            Item: pairItem(next),
-            ConditionExpression: 'rev = :rev',
-            ExpressionAttributeValues: { ':rev': record.rev },
-          },
-        },
-        ...(action === 'accepted'
-          ? [
-              {
-                Put: {
-                  TableName: mainTableName(),
-                  Item: {
-                    ...assignKey(planId, record.pair.runsheet.id),
-                    entity: 'runsheet_assignment',
-                    pair_id: pairId,
-                    driver_id: record.pair.driver.id,
-                    assigned_at: clock.nowIso(),
-                  },
-                  ConditionExpression: 'attribute_not_exists(PK)',
-                },
+      // Only an accept writes two items (the pair and the runsheet's claim) and needs a transaction.
+      if (action !== 'accepted') await db().send(new PutCommand(put));
+      else
+        await transactWrite([
+          { Put: put },
+          {
+            Put: {
+              TableName: mainTableName(),
+              Item: {
+                ...assignKey(planId, record.pair.runsheet.id),
+                entity: 'runsheet_assignment',
+                pair_id: pairId,
+                driver_id: record.pair.driver.id,
+                assigned_at: clock.nowIso(),
               },
-            ]
-          : []),
-      ]);
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+        ]);
     } catch (error) {
       if (!isConditionalFailure(error)) throw error;
       if (action === 'accepted' && cancelledIndexes(error).includes(1)) {
@@ -252,19 +373,55 @@ async function afterEvent(record: PairRecord, action: PairAction): Promise<void>
   }
 }
 
+/** The pairs (id and state) named, read in batches of 100. */
+async function pairStates(planId: string, pairIds: string[]) {
+  const states: { id: string; current_state: PairState; statuses: StatusEntry[] }[] = [];
+  for (let i = 0; i < pairIds.length; i += 100) {
+    let keys: Record<string, unknown>[] | undefined = pairIds.slice(i, i + 100).map((id) => pairKey(planId, id));
+    while (keys && keys.length > 0) {
+      const out = await db().send(
+        new BatchGetCommand({
+          RequestItems: { [mainTableName()]: { Keys: keys, ProjectionExpression: 'id, current_state, statuses' } },
+        }),
+      );
+      states.push(...((out.Responses?.[mainTableName()] ?? []) as typeof states));
+      keys = out.UnprocessedKeys?.[mainTableName()]?.Keys as Record<string, unknown>[] | undefined;
+    }
+  }
+  return states;
+}
+
+async function groupPairIds(planId: string, runsheetId: string): Promise<string[]> {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: groupKey(planId, runsheetId) }));
+  return [...((out.Item?.['pair_ids'] as Set<string> | undefined) ?? [])];
+}
+
+/** The pairs of a plan that its offer watch covers (id, state, history), read by one Query. */
+async function watchedPairs(planId: string) {
+  const pairs: { id: string; current_state: PairState; statuses: StatusEntry[] }[] = [];
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: mainTableName(),
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
+        FilterExpression: 'plan_swept = :true',
+        ProjectionExpression: 'id, current_state, statuses',
+        ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#', ':true': true },
+        ExclusiveStartKey: cursor,
+      }),
+    );
+    pairs.push(...((out.Items ?? []) as typeof pairs));
+    cursor = out.LastEvaluatedKey;
+  } while (cursor);
+  return pairs;
+}
+
 /** After an accept: every other open pair of the runsheet is closed by the system. */
 async function closeOtherPairs(winner: PairRecord): Promise<void> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: mainTableName(),
-      IndexName: 'GSI1',
-      KeyConditionExpression: 'GSI1PK = :rs',
-      ExpressionAttributeValues: { ':rs': `BPLAN#${winner.plan.id}#RS#${winner.pair.runsheet.id}` },
-    }),
-  );
-  for (const item of out.Items ?? []) {
-    const other = item as PairRecord;
-    if (other.id === winner.id || !['created', 'broadcasted'].includes(other.current_state)) continue;
+  const rivals = (await groupPairIds(winner.plan.id, winner.pair.runsheet.id)).filter((id) => id !== winner.id);
+  for (const other of await pairStates(winner.plan.id, rivals)) {
+    if (!['created', 'broadcasted'].includes(other.current_state)) continue;
     await recordEvent(winner.plan.id, other.id, 'system_rejected', clock.nowIso(), {
       reason: 'assigned_to_other_driver',
     }).catch((error: unknown) => {
@@ -278,13 +435,13 @@ export async function readPairRecord(caller: Caller, planId: string, pairId: str
   await visiblePlanning(caller, planId);
   const record = await readPair(planId, pairId);
   if (!record) throw notFound('pair record');
-  return pairView(record);
+  return (await assembled(planId, [record]))[0]!;
 }
 
 /** R2. */
 export async function listPairRecords(caller: Caller, planId: string) {
   await visiblePlanning(caller, planId);
-  const records: ReturnType<typeof pairView>[] = [];
+  const records: PairRecord[] = [];
   let cursor: Record<string, unknown> | undefined;
   do {
     const out = await db().send(
@@ -295,39 +452,69 @@ export async function listPairRecords(caller: Caller, planId: string) {
         ExclusiveStartKey: cursor,
       }),
     );
-    records.push(...(out.Items ?? []).map((item) => pairView(item as PairRecord)));
+    records.push(...((out.Items ?? []) as PairRecord[]));
     cursor = out.LastEvaluatedKey;
   } while (cursor);
-  return records;
+  return assembled(planId, records, true);
 }
 
 /** The expiry sweep: every broadcasted pair past its expiry is closed by the system with reason `expired`. */
 export async function expireOffers(): Promise<number> {
+  const now = clock.nowIso();
   const out = await db().send(
     new QueryCommand({
       TableName: mainTableName(),
       IndexName: 'GSI3',
       KeyConditionExpression: 'GSI3PK = :offers AND GSI3SK < :now',
-      ExpressionAttributeValues: { ':offers': 'OFFERS', ':now': clock.nowIso() },
+      ExpressionAttributeValues: { ':offers': 'OFFERS', ':now': now },
       Limit: 500,
     }),
   );
   let closed = 0;
   let failed: unknown;
-  for (const item of out.Items ?? []) {
-    const record = item as PairRecord;
-    if (record.current_state !== 'broadcasted') continue;
-    const offer = [...record.statuses].reverse().find((s) => s.action === 'broadcast');
-    await recordEvent(record.plan.id, record.id, 'system_rejected', offer?.expired_time ?? clock.nowIso(), {
-      reason: 'expired',
-    })
+  // True unless the close failed; the others are still closed, and this one is retried by the next sweep.
+  const close = (planId: string, pairId: string, expiredTime: string) =>
+    recordEvent(planId, pairId, 'system_rejected', expiredTime, { reason: 'expired' })
       .then(() => {
         closed++;
+        return true;
       })
       .catch((error: unknown) => {
-        if ((error as { status?: number }).status === 409) return;
-        // The others are still closed; this one is retried by the next sweep if it is still open.
+        if ((error as { status?: number }).status === 409) return true;
         failed ??= error;
+        return false;
+      });
+  for (const item of out.Items ?? []) {
+    const planId = String(item['PK']).slice('BPLAN#'.length);
+    const sk = String(item['SK']);
+    const sweepKey = String(item['GSI3SK']);
+    if (sk.startsWith('PAIR#')) {
+      await close(planId, sk.slice('PAIR#'.length), sweepKey.slice(0, sweepKey.indexOf('#')));
+      continue;
+    }
+    // The plan's offer watch: close its expired offers, then move the watch to the next open expiry (or drop it).
+    let next: string | undefined;
+    for (const pair of await watchedPairs(planId)) {
+      if (pair.current_state !== 'broadcasted') continue;
+      const expiry = [...pair.statuses].reverse().find((s) => s.action === 'broadcast')?.expired_time;
+      if (!expiry) continue;
+      // A pair that failed to close keeps the watch at its expiry, so that the next sweep tries it again.
+      if (expiry < now && (await close(planId, pair.id, expiry))) continue;
+      if (!next || expiry < next) next = expiry;
+    }
+    await db()
+      .send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: watchKey(planId),
+          UpdateExpression: next ? 'SET GSI3SK = :next' : 'REMOVE GSI3PK, GSI3SK',
+          ConditionExpression: 'GSI3SK = :read',
+          ExpressionAttributeValues: { ':read': sweepKey, ...(next ? { ':next': watchSweepKey(next, planId) } : {}) },
+        }),
+      )
+      .catch((error: unknown) => {
+        // A job brought the watch forward meanwhile: the next sweep judges it again.
+        if (!isConditionalFailure(error)) throw error;
       });
   }
   if (failed) throw failed;

@@ -18,11 +18,13 @@ import { currentPositions } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publish } from '#shared/notifications/realtime';
-import { type PairRecord, putNewPair, readPair } from '#shared/planning/broadcasts';
+import { addToGroup, type PairRecord, putNewPair, readPair, watchOffers } from '#shared/planning/broadcasts';
 import { planningKey } from '#shared/planning/keys';
 import {
+  announcePending,
   changePlanning,
   findPlanning,
+  markAnnounced,
   moveJob,
   type Planning,
   planningContents,
@@ -180,14 +182,9 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
   const planning = await findPlanning(String(message['planning_id']));
   if (!planning) return undefined;
   const ended = planning.job;
-  if (
-    ended &&
-    ended.id === message['job_id'] &&
-    ended.announced === false &&
-    ['completed', 'failed'].includes(ended.current_status)
-  ) {
-    // An earlier run ended the job but could not announce it.
-    await announce(planning, ended.current_status);
+  if (ended && ended.id === message['job_id'] && ['completed', 'failed'].includes(ended.current_status)) {
+    // An earlier run ended the job but may not have announced it.
+    if (await announcePending(planning)) await announce(planning, ended.current_status);
     return undefined;
   }
   const current = await claimJob(planning, String(message['job_id']), message.message_id ?? randomUUID());
@@ -207,13 +204,18 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
     const offers = new Map<string, string[]>();
+    // The expiry sweep's one entry for every pair this run writes (before them: see watchOffers).
+    if (runsheets.length > 0 && drivers.length > 0) await watchOffers(planning.id, expires);
     for (const runsheet of runsheets) {
+      const offered: { id: string; driverId: string; expiredTime: string }[] = [];
+      const listed: string[] = [];
       for (const driver of rankDrivers(candidates, firstPickup(runsheet.tasks), job.max_candidates)) {
         const record: PairRecord = {
           id: pairIdOf(job.id, runsheet.id, driver.id),
+          // The runsheet is the planning's: R1/R2 fill in its tasks, the record keeps it small.
           pair: {
             id: '',
-            runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: runsheet.tasks },
+            runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: [] },
             driver: { id: driver.id, name: names.get(driver.id) ?? '' },
           },
           plan: { id: planning.id, name: planning.name },
@@ -239,23 +241,33 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
           org_id: planning.org_id,
           rev: 2,
           offer_ttl_s: job.offer_ttl_s,
+          runsheet_ref: true,
+          plan_swept: true,
         };
         record.pair.id = record.id;
         pairs++;
+        listed.push(record.id);
         // A rerun must not overwrite a pair an earlier run wrote (a driver may have answered it since); one still
         // open is offered again, since the earlier run may have died before its push and event went out.
-        let offered = record;
-        if (!(await putNewPair(record))) {
+        if (await putNewPair(record)) {
+          offered.push({ id: record.id, driverId: driver.id, expiredTime: expires });
+        } else {
           const stored = await readPair(planning.id, record.id);
-          if (stored?.current_state !== 'broadcasted') continue;
-          offered = stored;
+          if (stored?.current_state === 'broadcasted') {
+            const expiredTime = stored.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? expires;
+            offered.push({ id: record.id, driverId: driver.id, expiredTime });
+          }
         }
-        offers.set(driver.id, [...(offers.get(driver.id) ?? []), record.id]);
+      }
+      // After its pairs, the runsheet's offer group lists them (a rerun lists them again: the list is a set).
+      await addToGroup(planning.id, runsheet.id, listed);
+      for (const { id: pairId, driverId, expiredTime } of offered) {
+        offers.set(driverId, [...(offers.get(driverId) ?? []), pairId]);
         await publish(`planning.${planning.id}`, 'pair.broadcast', {
-          pair_id: record.id,
+          pair_id: pairId,
           runsheet_id: runsheet.id,
-          driver_id: driver.id,
-          expired_time: offered.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? expires,
+          driver_id: driverId,
+          expired_time: expiredTime,
         });
       }
     }
@@ -286,7 +298,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     logger.error('planning job run failed', { planning_id: planning.id, attempt: job.attempts, error: error as Error });
     const latest = await findPlanning(planning.id);
     // Ended but not announced: the queue's retry announces it.
-    if (latest?.job?.id === job.id && latest.job.announced === false && latest.job.current_status !== 'processing') {
+    if (latest?.job?.id === job.id && latest.job.current_status !== 'processing' && (await announcePending(latest))) {
       throw error;
     }
     if (latest?.job?.id !== job.id || latest.job.current_status !== 'processing') return undefined;
@@ -323,9 +335,10 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
 }
 
 /**
- * Tells the planning's channel and (on completion) its partners, then marks the move announced. A failure leaves
- * `announced: false` for the queue's retry (or the request's) to announce again: events are sent at least once,
- * partner events with the same webhook-id.
+ * Tells the planning's channel and (on completion) its partners, then marks the move announced (a small item of its
+ * own: the profile is in two ALL indexes, and a flag on it would cost them a rewrite each). A failure leaves the move
+ * unmarked for the queue's retry (or the request's) to announce again: events are sent at least once, partner
+ * events with the same webhook-id.
  */
 async function announce(planning: Planning, status: string) {
   const jobId = planning.job?.id;
@@ -337,15 +350,7 @@ async function announce(planning: Planning, status: string) {
       { planning_id: planning.id, planning_job_id: jobId },
       `${jobId}:completed`,
     );
-  await db().send(
-    new UpdateCommand({
-      TableName: mainTableName(),
-      Key: planningKey(planning.id),
-      UpdateExpression: 'SET job.announced = :true',
-      ConditionExpression: 'job.id = :job',
-      ExpressionAttributeValues: { ':true': true, ':job': jobId },
-    }),
-  );
+  await markAnnounced(planning, status);
 }
 
 /** P13–P16: an external worker (or SysAdmin) moves the job; P16 (cancel) also for planning readers. */
@@ -356,7 +361,7 @@ export async function moveJobByRequest(
 ) {
   const planning = await visiblePlanning(caller, id);
   // The retry of a move whose announcement failed (it answered 503): the move stands; announce it now.
-  if (planning.job?.current_status === to && planning.job.announced === false && to !== 'processing') {
+  if (planning.job?.current_status === to && to !== 'processing' && (await announcePending(planning))) {
     await announce(planning, to);
     return planning;
   }

@@ -5,7 +5,7 @@
  * still the one it read and issues the next: of two concurrent writers exactly one wins.
  */
 
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { DRIVERS, type Role } from '#shared/auth/roles';
@@ -43,7 +43,7 @@ export interface PlanningJob {
   /** The running worker's lease (epoch ms) and how many runs the job has had. */
   lease_until?: number;
   lease_owner?: string;
-  /** false from a move until it is announced (shared/planning/job.ts). */
+  /** false from a move on; whether the move was told is marked apart (`markAnnounced`). */
   announced?: boolean;
   attempts?: number;
 }
@@ -118,8 +118,10 @@ export async function planningContents(id: string) {
   return { runsheets, drivers: drivers.map(({ position: _position, ...driver }) => driver) };
 }
 
-export async function toPlanningView(planning: Planning) {
-  const { runsheets, drivers } = await planningContents(planning.id);
+type Contents = Awaited<ReturnType<typeof planningContents>>;
+
+export async function toPlanningView(planning: Planning, contents?: Contents) {
+  const { runsheets, drivers } = contents ?? (await planningContents(planning.id));
   const { job, ...rest } = planning;
   return { ...rest, runsheets, drivers, ...(job ? { job } : {}), server_time: clock.nowIso() };
 }
@@ -211,23 +213,22 @@ export async function changePlanning(
       return `#f${i} = :v${i}`;
     },
   );
+  const update = {
+    TableName: mainTableName(),
+    Key: planningKey(planning.id),
+    UpdateExpression: `SET ${sets.join(', ')}`,
+    ConditionExpression: 'version_rev = :before',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
   try {
-    await transactWrite([
-      {
-        Update: {
-          TableName: mainTableName(),
-          Key: planningKey(planning.id),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: 'version_rev = :before',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        },
-      },
-      ...extra,
-    ]);
+    // A transaction doubles every unit: only a change with other items takes one.
+    if (extra.length === 0) await db().send(new UpdateCommand(update));
+    else await transactWrite([{ Update: update }, ...extra]);
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
-    if (cancelledIndexes(error).includes(0)) throw conflict('version_rev is stale: the planning changed meanwhile');
+    if (extra.length === 0 || cancelledIndexes(error).includes(0))
+      throw conflict('version_rev is stale: the planning changed meanwhile');
     throw conflict('the change conflicts with the planning as it is now');
   }
   return after;
@@ -238,36 +239,75 @@ export async function renamePlanning(caller: Caller, id: string, name: string, v
   return toPlanningView(await changePlanning(await visiblePlanning(caller, id), versionRev, { name }));
 }
 
+/** Writes whole items, 25 a BatchWriteItem, in order; what a batch leaves unprocessed is sent again before the next. */
+async function putAll(items: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < items.length; i += 25) {
+    let requests: { PutRequest: { Item: Record<string, unknown> } }[] | undefined = items
+      .slice(i, i + 25)
+      .map((item) => ({ PutRequest: { Item: item } }));
+    for (let attempt = 0; requests && requests.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [mainTableName()]: requests } }));
+      requests = out.UnprocessedItems?.[mainTableName()] as typeof requests;
+    }
+  }
+}
+
+/**
+ * P5 and P7 add items to the planning without a transaction (it would double every unit): the items first (each put
+ * is whole, so writing one again changes nothing), then the profile's counter set to what the planning now holds, on
+ * the condition that the version is the one read; when another change came between, both are read again and the
+ * count taken again. A run that dies between the two is completed by its retry (same Idempotency-Key): the items
+ * are there, the count is taken over them.
+ */
+async function addMembers(
+  planning: Planning,
+  counter: 'total_runsheets' | 'total_drivers',
+  kind: 'runsheets' | 'drivers',
+  ids: string[],
+  items: Record<string, unknown>[],
+  /** What the planning holds with the items, when the caller knows it without another read. */
+  known?: Contents,
+): Promise<{ planning: Planning; contents: Contents }> {
+  await putAll(items);
+  let current = planning;
+  for (let attempt = 0; ; attempt++) {
+    const contents = attempt === 0 && known ? known : await planningContents(current.id);
+    const total = new Set([...contents[kind].map((member) => member.id), ...ids]).size;
+    try {
+      return { planning: await changePlanning(current, undefined, { [counter]: total }), contents };
+    } catch (error) {
+      if (attempt >= 4 || !(error as Error).message.includes('stale')) throw error;
+      const latest = await findPlanning(current.id);
+      if (!latest) throw notFound('planning');
+      current = latest;
+    }
+  }
+}
+
 /** P5: new runsheets are added, a runsheet with a known id is replaced. */
 export async function addRunsheets(caller: Caller, id: string, runsheets: Runsheet[]) {
   const planning = await visiblePlanning(caller, id);
-  const { runsheets: existing } = await planningContents(id);
-  const known = new Set(existing.map((r) => r.id));
   const ids = new Set<string>();
   runsheets.forEach((r, i) => {
     if (ids.has(r.id)) throw invalidField(`runsheets[${i}].id`, 'repeats an earlier runsheet of this request');
     ids.add(r.id);
   });
-  const added = runsheets.filter((r) => !known.has(r.id)).length;
-  const after = await changePlanning(
+  const after = await addMembers(
     planning,
-    undefined,
-    { total_runsheets: planning.total_runsheets + added },
+    'total_runsheets',
+    'runsheets',
+    [...ids],
     runsheets.map((r) => ({
-      Put: {
-        TableName: mainTableName(),
-        Item: {
-          PK: `PLANNING#${id}`,
-          SK: `RUNSHEET#${r.id}`,
-          entity: 'runsheet',
-          id: r.id,
-          name: r.name ?? r.id,
-          tasks: r.tasks,
-        },
-      },
+      PK: `PLANNING#${id}`,
+      SK: `RUNSHEET#${r.id}`,
+      entity: 'runsheet',
+      id: r.id,
+      name: r.name ?? r.id,
+      tasks: r.tasks,
     })),
   );
-  return toPlanningView(after);
+  return toPlanningView(after.planning, after.contents);
 }
 
 /** Removes one runsheet or driver item and counts it down, in one versioned change; 404 when it is not there. */
@@ -303,7 +343,8 @@ export async function removeRunsheet(caller: Caller, id: string, runsheetId: str
 /** P7: every id must be a driver of the planning's organisation, or a freelance driver. */
 export async function addDrivers(caller: Caller, id: string, drivers: { id: string }[]) {
   const planning = await visiblePlanning(caller, id);
-  const { drivers: existing } = await planningContents(id);
+  const before = await planningContents(id);
+  const existing = before.drivers;
   const known = new Set(existing.map((d) => d.id));
   const fresh: string[] = [];
   // Each driver's name goes onto the planning's driver item: the pair records the job writes carry it.
@@ -320,25 +361,26 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
     }),
   );
   for (const driver of drivers) if (!known.has(driver.id) && !fresh.includes(driver.id)) fresh.push(driver.id);
-  const after = await changePlanning(
+  // Positions follow the drivers already there (a retry after a partial run continues where that run stopped).
+  const after = await addMembers(
     planning,
-    undefined,
-    { total_drivers: planning.total_drivers + fresh.length },
+    'total_drivers',
+    'drivers',
+    fresh,
     fresh.map((driverId, i) => ({
-      Put: {
-        TableName: mainTableName(),
-        Item: {
-          PK: `PLANNING#${id}`,
-          SK: `DRIVER#${driverId}`,
-          entity: 'planning_driver',
-          id: driverId,
-          name: names.get(driverId) ?? '',
-          position: planning.total_drivers + i,
-        },
-      },
+      PK: `PLANNING#${id}`,
+      SK: `DRIVER#${driverId}`,
+      entity: 'planning_driver',
+      id: driverId,
+      name: names.get(driverId) ?? '',
+      position: existing.length + i,
     })),
+    {
+      runsheets: before.runsheets,
+      drivers: [...existing, ...fresh.map((driverId) => ({ id: driverId, name: names.get(driverId) ?? '' }))],
+    },
   );
-  return toPlanningView(after);
+  return toPlanningView(after.planning, after.contents);
 }
 
 /** P8. */
@@ -395,6 +437,31 @@ export async function moveJob(planning: Planning, to: JobStatus): Promise<Planni
 }
 
 const resultKey = (planningId: string, jobId: string) => ({ PK: `PLANNING#${planningId}`, SK: `RESULT#${jobId}` });
+const announcedKey = (planningId: string, jobId: string) => ({
+  PK: `PLANNING#${planningId}`,
+  SK: `ANNOUNCED#${jobId}`,
+});
+
+/** Whether the job's last move is still to be told: the move set `announced: false` and no mark names its status. */
+export async function announcePending(planning: Planning): Promise<boolean> {
+  const job = planning.job;
+  if (job?.announced !== false) return false;
+  const out = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: announcedKey(planning.id, job.id), ConsistentRead: true }),
+  );
+  return out.Item?.['status'] !== job.current_status;
+}
+
+/** Marks the job's move to `status` as told (job.ts `announce`). */
+export async function markAnnounced(planning: Planning, status: string): Promise<void> {
+  if (!planning.job) return;
+  await db().send(
+    new PutCommand({
+      TableName: mainTableName(),
+      Item: { ...announcedKey(planning.id, planning.job.id), entity: 'planning_job_announced', status },
+    }),
+  );
+}
 
 /** P10: one result per job (`recordJobResult` for a caller, `saveJobResult` for the built-in job). */
 export async function saveJobResult(

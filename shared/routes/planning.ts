@@ -316,7 +316,7 @@ export const planningRoutes = [
     handler: 'planning/pair-accepted',
     needs: {
       main: 'write',
-      indexes: ['GSI1', 'GSI2'],
+      indexes: ['GSI2'],
       queue: true,
       realtime: true,
       unexercised: { 'queue:send': NO_PARTNER },

@@ -2,11 +2,14 @@
  * The DynamoDB calls and capacity units of the hot operations, measured through the local host (the emulator applies
  * AWS's capacity rules). Units are deterministic, so they are pinned exactly; a change here is a cost change.
  */
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capacityScenario } from '../../bench/capacity.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type Tally, tallyObservers } from '../../shared/db/capacity.ts';
+import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts';
+import { locationsTable, mainTable } from '../../shared/db/tables.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
@@ -111,6 +114,8 @@ describe('capacity of searches, plannings and accepts', () => {
         : found.tally;
     };
     // Issue 15 before: P5 44 WCU, P7 20, P9 9.4 WCU per pair, R6 38; L3 2 RCU, L4 4 RCU (one index per scope).
+    // P9's 56: 30 pairs of one unit each (no runsheet copy, no index entry), 10 offer groups of one, the plan's offer
+    // watch 2, the claim 5, the result 1, the completion 7 (the profile in GSI1/GSI2), the announcement mark 1.
     expect({
       L3: figure('L3'),
       L4: figure('L4'),
@@ -122,11 +127,65 @@ describe('capacity of searches, plannings and accepts', () => {
     }).toEqual({
       L3: { calls: 6, rcu: 3, wcu: 0 },
       L4: { calls: 21, rcu: 10.5, wcu: 0 },
-      P5: { calls: 5, rcu: 2, wcu: 24, wcuPer: 2.4 },
-      P7: { calls: 13, rcu: 6, wcu: 20, wcuPer: 2.5 },
-      P9: { calls: 83, rcu: 24.5, wcu: 199, wcuPer: 6.63 },
-      R6: { calls: 14, rcu: 5.5, wcu: 26 },
-      I6: { calls: 34, rcu: 1, wcu: 365, wcuPer: 3.65 },
+      P5: { calls: 5, rcu: 1.5, wcu: 13, wcuPer: 1.3 },
+      P7: { calls: 13, rcu: 5.5, wcu: 11, wcuPer: 1.38 },
+      P9: { calls: 94, rcu: 24.5, wcu: 56, wcuPer: 1.87 },
+      R6: { calls: 15, rcu: 6.5, wcu: 6 },
+      I6: { calls: 34, rcu: 1, wcu: 314, wcuPer: 3.14 },
     });
+    // The issue's goals, stated apart from the exact pins: P9 at most 2 WCU a pair, R6 at most 10 WCU.
+    expect((figure('P9') as { wcuPer: number }).wcuPer).toBeLessThanOrEqual(2);
+    expect(figure('R6').wcu).toBeLessThanOrEqual(10);
+  });
+
+  it('lands no item in an index that no query reads it through (docs/indexes.md)', async () => {
+    // After every test above (users, locations, a planning job and its pairs, an import, logins): the item types
+    // each index holds are those its queries read.
+    const readThrough: Record<string, string[]> = {
+      GSI1: ['organisation', 'user', 'planning', 'notification', 'import_job', 'push_key', 'client'],
+      GSI2: ['user', 'planning', 'notification', 'import_job', 'push_key', 'client'],
+      GSI3: ['user', 'offer_watch', 'pair_record', 'import_job', 'planning', 'mail_outbox'],
+      GSI4: ['user'],
+      GSI5: ['user'],
+      GSI6: ['user'],
+      GSI7: ['user'],
+      Geo: ['location'],
+    };
+    const found: Record<string, Set<string>> = {};
+    for (const [table, def] of [
+      [mainTableName(), mainTable],
+      [locationsTableName(), locationsTable],
+    ] as const) {
+      for (const index of def.indexes) {
+        const types = new Set<string>();
+        found[index.name] = types;
+        let cursor: Record<string, unknown> | undefined;
+        do {
+          const page = await db().send(
+            new ScanCommand({ TableName: table, IndexName: index.name, ExclusiveStartKey: cursor }),
+          );
+          for (const item of page.Items ?? []) {
+            // KEYS_ONLY/INCLUDE entries may lack `entity`: read the item itself.
+            const whole =
+              item['entity'] ??
+              (await db().send(new GetCommand({ TableName: table, Key: { PK: item['PK'], SK: item['SK'] } }))).Item?.[
+                'entity'
+              ];
+            types.add(String(whole));
+          }
+          cursor = page.LastEvaluatedKey;
+        } while (cursor);
+      }
+    }
+    for (const [index, types] of Object.entries(found)) {
+      expect(
+        [...types].filter((type) => !readThrough[index]!.includes(type)),
+        index,
+      ).toEqual([]);
+    }
+    // The run reached the indexes whose membership changed in issue 15.
+    expect(found['GSI3']).toContain('offer_watch');
+    expect(found['GSI3']).not.toContain('runsheet_offers');
+    expect(found['Geo']).toContain('location');
   });
 });

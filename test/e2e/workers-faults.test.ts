@@ -281,8 +281,9 @@ describe('an accept whose effects fail after its commit', () => {
         driverTokens.get(mine!.pair.driver.id),
         { 'idempotency-key': `accept-${mine!.id}` },
       );
-    // Reads by Query fail: the accept's own reads and its transaction do not use one; closing the rival does.
-    await proxy.set('throttle', 1, ['Query']);
+    // Batch reads fail: the accept's own reads and its transaction do not use one; closing the rival does (the
+    // rivals' states, read by the offer group's ids).
+    await proxy.set('throttle', 1, ['BatchGetItem']);
     const first = await accept();
     await proxy.set('pass');
     expect(first.status, JSON.stringify(first.body)).toBe(503);
@@ -298,6 +299,92 @@ describe('an accept whose effects fail after its commit', () => {
     expect(closed.current_state).toBe('rejected');
     expect(closed.statuses.at(-1)!.reason).toBe('assigned_to_other_driver');
   }, 30_000);
+});
+
+describe('a job end whose announcement fails', () => {
+  it('answers 503 with the move made; the retry announces it and marks it, a third call is 409', async () => {
+    const { changePlanning, findPlanning } = await import('../../shared/planning/plannings.ts');
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Told late' }, planner);
+    const now = new Date().toISOString();
+    // A queued job that no worker will take (no work message): only the cancel below moves it.
+    await changePlanning((await findPlanning(planning.body.id))!, undefined, {
+      job: {
+        id: 'a0a0a0a0-0000-4000-8000-0000000000a0',
+        current_status: 'queued',
+        statuses: [{ status: 'queued', set_at_utc: now }],
+        status_updated_at: now,
+        max_candidates: 1,
+        offer_ttl_s: 900,
+      },
+    });
+    const cancel = () => api.post(`/v1/plannings/${planning.body.id}/job/cancelled`, {}, planner);
+    const marks = async () =>
+      (await scanMain()).filter(
+        (i) => i['entity'] === 'planning_job_announced' && i['PK'] === `PLANNING#${planning.body.id}`,
+      );
+    // The move (an UpdateItem) is written; the announcement's mark (a PutItem) is not.
+    await proxy.set('throttle', 1, ['PutItem']);
+    const first = await cancel();
+    await proxy.set('pass');
+    expect(first.status, JSON.stringify(first.body)).toBe(503);
+    const status = await api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner);
+    expect(status.body.current_status).toBe('cancelled');
+    expect(await marks()).toEqual([]);
+    // The retry finds the move unannounced: it announces it and answers as the first should have.
+    const retried = await cancel();
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect((await marks()).map((m) => m['status'])).toEqual(['cancelled']);
+    // Announced: a cancelled job cannot be cancelled again.
+    expect((await cancel()).status).toBe(409);
+  }, 30_000);
+});
+
+describe('an expired offer whose close fails', () => {
+  it('keeps the offer watch due, and a later sweep closes it once the fault clears', async () => {
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Closed late' }, planner);
+    await api.post(
+      `/v1/plannings/${planning.body.id}/runsheets`,
+      { runsheets: [{ id: 'RS-E', tasks: [{ id: 'TE', from_address: { street_address: '1 Rd' } }] }] },
+      planner,
+    );
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planning.body.id}/drivers`,
+      { drivers: [{ id: drivers[0]! }] },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${planning.body.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 5 },
+      planner,
+    );
+    await until(
+      () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
+      (s) => !['queued', 'processing'].includes(s.body.current_status),
+    );
+    type Pair = { current_state: string; statuses: { reason: string | null }[] };
+    const pair = async () =>
+      (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planning.body.id}/pairs`, planner)).body
+        .pair_records[0]!;
+    const watch = async () =>
+      (await scanMain()).find((i) => i['PK'] === `BPLAN#${planning.body.id}` && i['SK'] === 'OFFERS');
+    expect(String((await watch())?.['GSI3PK'])).toBe('OFFERS');
+    // The pair's close is a PutItem: it fails through the expiry and several sweeps (every 2 s) after it.
+    await proxy.set('throttle', 1, ['PutItem']);
+    await new Promise((r) => setTimeout(r, 9_000));
+    const during = await pair();
+    const due = await watch();
+    await proxy.set('pass');
+    expect(during.current_state).toBe('broadcasted');
+    // Still due (before: the watch moved past the pair it failed to close, which then never expired).
+    expect(due?.['GSI3PK']).toBe('OFFERS');
+    expect(String(due?.['GSI3SK']) < new Date().toISOString()).toBe(true);
+    const closed = await until(pair, (p) => p.current_state === 'rejected');
+    expect(closed.current_state).toBe('rejected');
+    expect(closed.statuses.at(-1)!.reason).toBe('expired');
+    // Nothing left open: the watch is dropped.
+    const done = await until(watch, (w) => w?.['GSI3PK'] === undefined);
+    expect(done?.['GSI3PK']).toBeUndefined();
+  }, 60_000);
 });
 
 describe('jobs whose work message was lost', () => {

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../lib/app.ts';
 import { DispatchFunction } from '../../lib/constructs/dispatch-function.ts';
 import { acknowledgeGuardFindings, GUARD_ACKNOWLEDGEMENTS, guardValidator } from '../../lib/guard.ts';
-import { mainTable } from '../../shared/db/tables.ts';
+import { mainTable, projectionOf } from '../../shared/db/tables.ts';
 import { type RouteDef, routes, websocketRoutes } from '../../shared/routes.ts';
 
 // Bundling is skipped: these tests read templates, and esbuild for every function would only slow them down.
@@ -84,7 +84,7 @@ describe('the synthesized service', () => {
           { AttributeName: index.partitionKey, KeyType: 'HASH' },
           { AttributeName: index.sortKey, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'ALL' },
+        Projection: projectionOf(index),
       })),
       TimeToLiveSpecification: { AttributeName: mainTable.ttlAttribute, Enabled: true },
     });
