@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { type AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  type QueryCommandOutput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { wire } from '#shared/aws/wire';
@@ -108,6 +115,25 @@ export function db(): DynamoDBDocumentClient {
     });
   }
   return documentClient;
+}
+
+/**
+ * Every item a Query finds, page after page (for partitions read whole: a planning's items, a channel's
+ * subscribers). `onPage` sees each page's answer (a search counts what it read).
+ */
+export async function queryAll<T = Record<string, unknown>>(
+  input: QueryCommandInput,
+  onPage?: (out: QueryCommandOutput) => void,
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(new QueryCommand({ ...input, ExclusiveStartKey: cursor }));
+    onPage?.(out);
+    items.push(...((out.Items ?? []) as T[]));
+    cursor = out.LastEvaluatedKey;
+  } while (cursor);
+  return items;
 }
 
 /** The main table's name, read when first needed (fails loudly if the variable is missing). */

@@ -17,7 +17,6 @@ import {
   BatchWriteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -25,7 +24,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
-import { db, isConditionalFailure, locationsTableName } from '#shared/db/client';
+import { db, isConditionalFailure, locationsTableName, queryAll } from '#shared/db/client';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import {
@@ -342,17 +341,11 @@ function searchScope(caller: Caller): string | undefined {
   return caller.orgId;
 }
 
-async function queryAll(input: QueryCommandInput, stats: SearchStats): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(new QueryCommand({ ...input, ExclusiveStartKey: cursor }));
+async function queryCounted(input: QueryCommandInput, stats: SearchStats): Promise<Record<string, unknown>[]> {
+  return queryAll(input, (out) => {
     stats.queries++;
     stats.itemsRead += out.ScannedCount ?? out.Items?.length ?? 0;
-    items.push(...(out.Items ?? []));
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
-  return items;
+  });
 }
 
 /** The Queries that read a partition cell (or the cells under `prefix` in it): one per shard. */
@@ -367,7 +360,7 @@ function cellQueries(partition: string, prefix?: string): QueryCommandInput[] {
 
 /** Every item of a partition cell (or of the cells under `prefix`), its shards read in parallel. */
 async function readCell(partition: string, prefix: string | undefined, stats: SearchStats) {
-  return (await Promise.all(cellQueries(partition, prefix).map((query) => queryAll(query, stats)))).flat();
+  return (await Promise.all(cellQueries(partition, prefix).map((query) => queryCounted(query, stats)))).flat();
 }
 
 function matches(location: LocationRecord, orgId: string | undefined, filters: SearchFilters): boolean {
@@ -403,7 +396,7 @@ export async function driversWithin(
   const plan = planRadius(centre, radiusM);
   const batches = await inParallel(
     plan.queries.flatMap((query) =>
-      cellQueries(query.partition, query.prefix).map((input) => () => queryAll(input, stats)),
+      cellQueries(query.partition, query.prefix).map((input) => () => queryCounted(input, stats)),
     ),
     16,
   );
@@ -561,7 +554,7 @@ export async function nearestDriver(
 
   // Stage 2: the directory of occupied cells.
   const queue = new RegionQueue();
-  for (const item of await queryAll(
+  for (const item of await queryCounted(
     {
       TableName: locationsTableName(),
       KeyConditionExpression: 'PK = :pk',
@@ -577,7 +570,7 @@ export async function nearestDriver(
     const region = queue.pop();
     if (!region || (best && region.bound >= best.distance)) break;
     if (region.kind === 'coarse') {
-      for (const item of await queryAll(
+      for (const item of await queryCounted(
         {
           TableName: locationsTableName(),
           KeyConditionExpression: 'PK = :pk',

@@ -5,19 +5,12 @@
  * The same code runs in the cloud and locally: the local host serves the management API the SDK calls.
  */
 import type { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { isSysAdmin } from '#shared/auth/caller';
 import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
-import { connectionsTableName, db, mainTableName } from '#shared/db/client';
+import { connectionsTableName, db, mainTableName, queryAll } from '#shared/db/client';
 import { planningKey } from '#shared/planning/keys';
 
 /** API Gateway closes a WebSocket after two hours; the records outlive it by a margin, then TTL removes them. */
@@ -188,20 +181,13 @@ export async function publishFrames(
   name: string,
   payloads: unknown[],
 ): Promise<{ delivered: number; gone: number }> {
-  const subscribers: string[] = [];
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: connectionsTableName(),
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': `CHAN#${channel}` },
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    subscribers.push(...(out.Items ?? []).map((item) => String(item['SK'])));
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
+  const subscribers = (
+    await queryAll({
+      TableName: connectionsTableName(),
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': `CHAN#${channel}` },
+    })
+  ).map((item) => String(item['SK']));
   const frames: Frame[] = payloads.map((data) => ({ type: 'event', channel, name, data }));
   let delivered = 0;
   let gone = 0;

@@ -15,7 +15,7 @@ import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } 
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
-import { cancelledIndexes, db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
+import { cancelledIndexes, db, isConditionalFailure, mainTableName, queryAll, transactWrite } from '#shared/db/client';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
@@ -164,19 +164,12 @@ async function planningRunsheets(planId: string, ids?: string[]): Promise<Map<st
     }
     return found;
   }
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: mainTableName(),
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :rs)',
-        ExpressionAttributeValues: { ':pk': `PLANNING#${planId}`, ':rs': 'RUNSHEET#' },
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    for (const item of out.Items ?? []) keep(item);
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
+  const items = await queryAll({
+    TableName: mainTableName(),
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :rs)',
+    ExpressionAttributeValues: { ':pk': `PLANNING#${planId}`, ':rs': 'RUNSHEET#' },
+  });
+  for (const item of items) keep(item);
   return found;
 }
 
@@ -398,23 +391,13 @@ async function groupPairIds(planId: string, runsheetId: string): Promise<string[
 
 /** The pairs of a plan that its offer watch covers (id, state, history), read by one Query. */
 async function watchedPairs(planId: string) {
-  const pairs: { id: string; current_state: PairState; statuses: StatusEntry[] }[] = [];
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: mainTableName(),
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
-        FilterExpression: 'plan_swept = :true',
-        ProjectionExpression: 'id, current_state, statuses',
-        ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#', ':true': true },
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    pairs.push(...((out.Items ?? []) as typeof pairs));
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
-  return pairs;
+  return queryAll<{ id: string; current_state: PairState; statuses: StatusEntry[] }>({
+    TableName: mainTableName(),
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
+    FilterExpression: 'plan_swept = :true',
+    ProjectionExpression: 'id, current_state, statuses',
+    ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#', ':true': true },
+  });
 }
 
 /** After an accept: every other open pair of the runsheet is closed by the system. */
@@ -441,20 +424,11 @@ export async function readPairRecord(caller: Caller, planId: string, pairId: str
 /** R2. */
 export async function listPairRecords(caller: Caller, planId: string) {
   await visiblePlanning(caller, planId);
-  const records: PairRecord[] = [];
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: mainTableName(),
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
-        ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#' },
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    records.push(...((out.Items ?? []) as PairRecord[]));
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
+  const records = await queryAll<PairRecord>({
+    TableName: mainTableName(),
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
+    ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#' },
+  });
   return assembled(planId, records, true);
 }
 

@@ -5,7 +5,7 @@
  * still the one it read and issues the next: of two concurrent writers exactly one wins.
  */
 
-import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { DRIVERS, type Role } from '#shared/auth/roles';
@@ -15,6 +15,7 @@ import {
   db,
   isConditionalFailure,
   mainTableName,
+  queryAll,
   type TransactItem,
   transactWrite,
 } from '#shared/db/client';
@@ -87,33 +88,26 @@ export async function visiblePlanning(caller: Caller, id: string): Promise<Plann
 export async function planningContents(id: string) {
   const runsheets: Runsheet[] = [];
   const drivers: { id: string; name?: string; position: number }[] = [];
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: mainTableName(),
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': `PLANNING#${id}` },
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    for (const item of out.Items ?? []) {
-      const sk = String(item['SK']);
-      if (sk.startsWith('RUNSHEET#'))
-        runsheets.push({
-          id: item['id'] as string,
-          name: item['name'] as string | undefined,
-          tasks: item['tasks'] as Runsheet['tasks'],
-        });
-      else if (sk.startsWith('DRIVER#'))
-        drivers.push({
-          id: item['id'] as string,
-          ...(typeof item['name'] === 'string' ? { name: item['name'] } : {}),
-          position: Number(item['position'] ?? 0),
-        });
-    }
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
+  const items = await queryAll({
+    TableName: mainTableName(),
+    KeyConditionExpression: 'PK = :pk',
+    ExpressionAttributeValues: { ':pk': `PLANNING#${id}` },
+  });
+  for (const item of items) {
+    const sk = String(item['SK']);
+    if (sk.startsWith('RUNSHEET#'))
+      runsheets.push({
+        id: item['id'] as string,
+        name: item['name'] as string | undefined,
+        tasks: item['tasks'] as Runsheet['tasks'],
+      });
+    else if (sk.startsWith('DRIVER#'))
+      drivers.push({
+        id: item['id'] as string,
+        ...(typeof item['name'] === 'string' ? { name: item['name'] } : {}),
+        position: Number(item['position'] ?? 0),
+      });
+  }
   drivers.sort((a, b) => a.position - b.position);
   return { runsheets, drivers: drivers.map(({ position: _position, ...driver }) => driver) };
 }
