@@ -185,7 +185,7 @@ export async function capacityScenario(
       'users of an organisation, a page of 20',
       `/v1/admin/users?org_id=${org.id}&per_page=20`,
       admin,
-      'the caller check, the listing counter and one Query',
+      'the caller check, the listing counter and one Query; the page’s records come on top (GSI1 holds keys only)',
     ],
   ];
   for (const [id, what, path, token, why] of reads) {

@@ -5,9 +5,16 @@
  * ("anchors", stamped with that version), so that page N costs one GetItem and one Query until the list changes;
  * other lists skip by reading keys only.
  */
-import { BatchWriteCommand, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  GetCommand,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { clock, toUtcIso } from '#shared/clock';
 import { db } from '#shared/db/client';
+import { readsThrough } from '#shared/db/tables';
 import { invalidField } from '#shared/http/problems';
 
 export interface PageRequest {
@@ -80,9 +87,30 @@ export async function queryPage<T>(
   const shown = items.slice(0, request.perPage);
   const next = items.length > request.perPage ? lastKeyOf(shown, input) : undefined;
   return {
-    items: shown.map(view),
+    items: (readsThrough(input.IndexName) ? await fromTable(input.TableName!, shown) : shown).map(view),
     meta: { page, per_page: request.perPage, next_page_token: encodePageToken(next, page + 1) },
   };
+}
+
+/**
+ * The records behind a page of index entries, in the page's order (BatchGetItem, 100 keys a call, unprocessed keys
+ * asked again). An entry whose record is gone since (the index lags the table a moment) is left out.
+ */
+async function fromTable(table: string, entries: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const found = new Map<string, Record<string, unknown>>();
+  const id = (item: Record<string, unknown>) => `${String(item['PK'])}\u0000${String(item['SK'])}`;
+  for (let i = 0; i < entries.length; i += 100) {
+    let keys: Key[] | undefined = entries.slice(i, i + 100).map((entry) => ({ PK: entry['PK'], SK: entry['SK'] }));
+    while (keys && keys.length > 0) {
+      const out = await db().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: keys } } }));
+      for (const item of out.Responses?.[table] ?? []) found.set(id(item), item);
+      keys = out.UnprocessedKeys?.[table]?.Keys as Key[] | undefined;
+    }
+  }
+  return entries.flatMap((entry) => {
+    const item = found.get(id(entry));
+    return item ? [item] : [];
+  });
 }
 
 const ANCHOR_TTL_SECONDS = 24 * 3600;
