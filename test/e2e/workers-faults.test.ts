@@ -74,6 +74,31 @@ async function scanMain() {
   return items;
 }
 
+/** A planning of one runsheet (one task, no coordinates) offered to `driverIds` by its job, run to its end. */
+async function offeredPlanning(
+  name: string,
+  driverIds: string[],
+  job: { max_candidates: number; offer_ttl_s: number },
+): Promise<{ body: { id: string } }> {
+  const planning = await api.post<{ id: string }>('/v1/plannings', { name }, planner);
+  await api.post(
+    `/v1/plannings/${planning.body.id}/runsheets`,
+    { runsheets: [{ id: 'RS-1', tasks: [{ id: 'T1', from_address: { street_address: '1 Rd' } }] }] },
+    planner,
+  );
+  const ready = await api.post<{ version_rev: string }>(
+    `/v1/plannings/${planning.body.id}/drivers`,
+    { drivers: driverIds.map((id) => ({ id })) },
+    planner,
+  );
+  await api.post(`/v1/plannings/${planning.body.id}/job`, { version_rev: ready.body.version_rev, ...job }, planner);
+  await until(
+    () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
+    (s) => !['queued', 'processing'].includes(s.body.current_status),
+  );
+  return planning;
+}
+
 const HEADER =
   'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone';
 
@@ -248,26 +273,7 @@ describe('a planning job whose pair writes fail mid-run', () => {
 
 describe('an accept whose effects fail after its commit', () => {
   it('answers 503, and its retry closes the rival offer and announces the accept: nothing left half done', async () => {
-    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Accept run' }, planner);
-    await api.post(
-      `/v1/plannings/${planning.body.id}/runsheets`,
-      { runsheets: [{ id: 'RS-A', tasks: [{ id: 'TA', from_address: { street_address: '1 Rd' } }] }] },
-      planner,
-    );
-    const ready = await api.post<{ version_rev: string }>(
-      `/v1/plannings/${planning.body.id}/drivers`,
-      { drivers: drivers.map((id) => ({ id })) },
-      planner,
-    );
-    await api.post(
-      `/v1/plannings/${planning.body.id}/job`,
-      { version_rev: ready.body.version_rev, max_candidates: 2, offer_ttl_s: 900 },
-      planner,
-    );
-    await until(
-      () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
-      (s) => !['queued', 'processing'].includes(s.body.current_status),
-    );
+    const planning = await offeredPlanning('Accept run', drivers, { max_candidates: 2, offer_ttl_s: 900 });
     type Pair = { id: string; current_state: string; pair: { driver: { id: string } }; statuses: { reason: string }[] };
     const pairs = async () =>
       (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planning.body.id}/pairs`, planner)).body
@@ -341,26 +347,7 @@ describe('a job end whose announcement fails', () => {
 
 describe('an expired offer whose close fails', () => {
   it('keeps the offer watch due, and a later sweep closes it once the fault clears', async () => {
-    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Closed late' }, planner);
-    await api.post(
-      `/v1/plannings/${planning.body.id}/runsheets`,
-      { runsheets: [{ id: 'RS-E', tasks: [{ id: 'TE', from_address: { street_address: '1 Rd' } }] }] },
-      planner,
-    );
-    const ready = await api.post<{ version_rev: string }>(
-      `/v1/plannings/${planning.body.id}/drivers`,
-      { drivers: [{ id: drivers[0]! }] },
-      planner,
-    );
-    await api.post(
-      `/v1/plannings/${planning.body.id}/job`,
-      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 5 },
-      planner,
-    );
-    await until(
-      () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
-      (s) => !['queued', 'processing'].includes(s.body.current_status),
-    );
+    const planning = await offeredPlanning('Closed late', [drivers[0]!], { max_candidates: 1, offer_ttl_s: 5 });
     type Pair = { current_state: string; statuses: { reason: string | null }[] };
     const pair = async () =>
       (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planning.body.id}/pairs`, planner)).body
