@@ -69,6 +69,18 @@ async function waitFor(url: string, child: ChildProcess | undefined, what: strin
   throw new Error(`${what} did not start at ${url}`);
 }
 
+/**
+ * An emulator process that dies with this one: a host or benchmark that crashes (an uncaught error skips its
+ * `stop`) must not leave a server behind, busy and holding its port.
+ */
+function spawnOwned(command: string, args: string[]): ChildProcess {
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  child.once('exit', () => process.removeListener('exit', reap));
+  return child;
+}
+
 function stopChild(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((done) => {
@@ -108,7 +120,7 @@ async function startDynamo(options: EmulatorOptions): Promise<{ endpoint: string
   const port = await freePort();
   const args = ['serve', '--host', '127.0.0.1', '--port', String(port)];
   if (options.persistent) args.push('--db-path', resolve(options.dataDir, 'dynamodb.sqlite'));
-  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawnOwned(binary, args);
   const endpoint = `http://127.0.0.1:${port}`;
   await waitFor(endpoint, child, 'dynoxide');
   return { endpoint, child };
@@ -123,7 +135,7 @@ async function startS3(options: EmulatorOptions): Promise<{ endpoint: string; ch
   const cli = join(dirname(require.resolve('s3rver/package.json')), 'bin', 's3rver.js');
   const args = ['--openssl-legacy-provider', cli, '-d', directory, '-a', '127.0.0.1', '-p', String(port), '--silent'];
   for (const bucket of options.buckets) args.push('--configure-bucket', bucket);
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawnOwned(process.execPath, args);
   const endpoint = `http://127.0.0.1:${port}`;
   await waitFor(endpoint, child, 's3rver');
   return { endpoint, child };
