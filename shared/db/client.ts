@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { type AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
+  type BatchGetCommandInput,
+  type BatchGetCommandOutput,
   DynamoDBDocumentClient,
   QueryCommand,
   type QueryCommandInput,
@@ -133,6 +136,30 @@ export async function queryAll<T = Record<string, unknown>>(
     items.push(...((out.Items ?? []) as T[]));
     cursor = out.LastEvaluatedKey;
   } while (cursor);
+  return items;
+}
+
+/**
+ * The items at `keys` in one table, by BatchGetItem (100 keys a call); keys DynamoDB leaves unprocessed are asked for
+ * again after a short pause. An item that does not exist is absent from the answer, whose order is DynamoDB's.
+ */
+export async function getAll<T = Record<string, unknown>>(
+  table: string,
+  keys: Record<string, unknown>[],
+  read: Omit<NonNullable<BatchGetCommandInput['RequestItems']>[string], 'Keys'> = {},
+): Promise<T[]> {
+  const items: T[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let batch: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
+    for (let round = 0; batch && batch.length > 0; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+      const out: BatchGetCommandOutput = await db().send(
+        new BatchGetCommand({ RequestItems: { [table]: { ...read, Keys: batch } } }),
+      );
+      items.push(...((out.Responses?.[table] ?? []) as T[]));
+      batch = out.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
   return items;
 }
 

@@ -5,16 +5,10 @@
  * ("anchors", stamped with that version), so that page N costs one GetItem and one Query until the list changes;
  * other lists skip by reading keys only.
  */
-import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  GetCommand,
-  QueryCommand,
-  type QueryCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { clock, toUtcIso } from '#shared/clock';
-import { db } from '#shared/db/client';
-import { readsThrough } from '#shared/db/tables';
+import { db, getAll } from '#shared/db/client';
+import { type IndexDef, readThroughIndex } from '#shared/db/tables';
 import { invalidField } from '#shared/http/problems';
 
 export interface PageRequest {
@@ -86,30 +80,34 @@ export async function queryPage<T>(
   } while (cursor && items.length <= request.perPage);
   const shown = items.slice(0, request.perPage);
   const next = items.length > request.perPage ? lastKeyOf(shown, input) : undefined;
+  const through = readThroughIndex(input.IndexName);
   return {
-    items: (readsThrough(input.IndexName) ? await fromTable(input.TableName!, shown) : shown).map(view),
+    items: (through ? await fromTable(input.TableName!, through, shown) : shown).map(view),
     meta: { page, per_page: request.perPage, next_page_token: encodePageToken(next, page + 1) },
   };
 }
 
 /**
- * The records behind a page of index entries, in the page's order (BatchGetItem, 100 keys a call, unprocessed keys
- * asked again). An entry whose record is gone since (the index lags the table a moment) is left out.
+ * The records behind a page of index entries, in the page's order (BatchGetItem). An index entry is written after
+ * its record, so a record an eventually consistent read does not find yet is asked for once more, consistently; one
+ * that is gone since, or has left this listing since (deleted, moved to another organisation: its index partition
+ * is no longer the one read), is left out.
  */
-async function fromTable(table: string, entries: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
-  const found = new Map<string, Record<string, unknown>>();
+async function fromTable(
+  table: string,
+  index: IndexDef,
+  entries: Record<string, unknown>[],
+): Promise<Record<string, unknown>[]> {
   const id = (item: Record<string, unknown>) => `${String(item['PK'])}\u0000${String(item['SK'])}`;
-  for (let i = 0; i < entries.length; i += 100) {
-    let keys: Key[] | undefined = entries.slice(i, i + 100).map((entry) => ({ PK: entry['PK'], SK: entry['SK'] }));
-    while (keys && keys.length > 0) {
-      const out = await db().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: keys } } }));
-      for (const item of out.Responses?.[table] ?? []) found.set(id(item), item);
-      keys = out.UnprocessedKeys?.[table]?.Keys as Key[] | undefined;
-    }
+  const keyOf = (entry: Record<string, unknown>) => ({ PK: entry['PK'], SK: entry['SK'] });
+  const found = new Map((await getAll(table, entries.map(keyOf))).map((item) => [id(item), item]));
+  const missing = entries.filter((entry) => !found.has(id(entry)));
+  if (missing.length > 0) {
+    for (const item of await getAll(table, missing.map(keyOf), { ConsistentRead: true })) found.set(id(item), item);
   }
   return entries.flatMap((entry) => {
     const item = found.get(id(entry));
-    return item ? [item] : [];
+    return item && item[index.partitionKey] === entry[index.partitionKey] ? [item] : [];
   });
 }
 

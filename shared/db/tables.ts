@@ -134,10 +134,11 @@ export const idempotencyTable = {
 
 export const tables: readonly TableDef[] = [mainTable, idempotencyTable, locationsTable, connectionsTable];
 
-/** Whether a page read through `indexName` is fetched from the table (see `IndexDef.readThrough`). */
-export const readsThrough = (indexName: string | undefined): boolean =>
-  indexName !== undefined &&
-  tables.some((table) => table.indexes.some((index) => index.name === indexName && index.readThrough === true));
+/** The index, when a page read through `indexName` is fetched from the table (see `IndexDef.readThrough`). */
+export const readThroughIndex = (indexName: string | undefined): IndexDef | undefined =>
+  indexName === undefined
+    ? undefined
+    : tables.flatMap((table) => table.indexes).find((index) => index.name === indexName && index.readThrough === true);
 
 /** Every key attribute of a table is a string. */
 export function createTableInput(def: TableDef, tableName: string): CreateTableCommandInput {

@@ -11,13 +11,22 @@
  * one entry a planning. A pair broadcast one by one (R5) carries its own expiry there.
  */
 
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
-import { cancelledIndexes, db, isConditionalFailure, mainTableName, queryAll, transactWrite } from '#shared/db/client';
+import {
+  cancelledIndexes,
+  db,
+  getAll,
+  isConditionalFailure,
+  mainTableName,
+  queryAll,
+  transactWrite,
+} from '#shared/db/client';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
+import { groupKey, pairKey } from '#shared/planning/keys';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import type { PAIR_ACTIONS, PAIR_STATES } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
@@ -61,12 +70,7 @@ export interface PairRecord {
   plan_swept?: boolean;
 }
 
-const pairKey = (planId: string, pairId: string) => ({ PK: `BPLAN#${planId}`, SK: `PAIR#${pairId}` });
 const assignKey = (planId: string, runsheetId: string) => ({ PK: `BPLAN#${planId}`, SK: `ASSIGN#${runsheetId}` });
-export const groupKey = (planId: string, runsheetId: string) => ({
-  PK: `BPLAN#${planId}`,
-  SK: `RSPAIRS#${runsheetId}`,
-});
 const watchKey = (planId: string) => ({ PK: `BPLAN#${planId}`, SK: 'OFFERS' });
 const watchSweepKey = (expiry: string, planId: string) => `${expiry}#${planId}#OFFERS`;
 
@@ -84,25 +88,46 @@ export async function addToGroup(planId: string, runsheetId: string, pairIds: st
 }
 
 /**
- * Brings the plan's offer watch forward to `expiry` unless it is due sooner already. The job writes it before its
- * pairs, which all expire then: it is never due before they exist, and a job that dies halfway leaves its pairs
- * watched.
+ * Brings the plan's offer watch forward to `expiry` unless it is due sooner already, and moves its generation either
+ * way. The job calls it before its pairs (a job that dies halfway leaves them watched) and again after the last one:
+ * a sweep drops or moves the watch only if its generation is the one it read before it read the pairs, so a pair
+ * written after that read is never left without a watch.
  */
 export async function watchOffers(planId: string, expiry: string): Promise<void> {
   const due = watchSweepKey(expiry, planId);
-  await db()
-    .send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: watchKey(planId),
-        UpdateExpression: 'SET entity = :entity, GSI3PK = :offers, GSI3SK = :due',
-        ConditionExpression: 'attribute_not_exists(GSI3SK) OR GSI3SK > :due',
-        ExpressionAttributeValues: { ':entity': 'offer_watch', ':offers': 'OFFERS', ':due': due },
-      }),
-    )
-    .catch((error: unknown) => {
+  const values = { ':due': due, ':one': 1 };
+  for (;;) {
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: watchKey(planId),
+          UpdateExpression: 'SET entity = :entity, GSI3PK = :offers, GSI3SK = :due ADD gen :one',
+          ConditionExpression: 'attribute_not_exists(GSI3SK) OR GSI3SK >= :due',
+          ExpressionAttributeValues: { ...values, ':entity': 'offer_watch', ':offers': 'OFFERS' },
+        }),
+      );
+      return;
+    } catch (error) {
       if (!isConditionalFailure(error)) throw error;
-    });
+    }
+    try {
+      // Due sooner already: only the generation moves (not projected, so the index entry is not rewritten).
+      await db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: watchKey(planId),
+          UpdateExpression: 'ADD gen :one',
+          ConditionExpression: 'GSI3SK < :due',
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return;
+    } catch (error) {
+      // A sweep moved the watch later or dropped it between the two: set it again.
+      if (!isConditionalFailure(error)) throw error;
+    }
+  }
 }
 
 /** The stored item of a record: its indexes follow its state. */
@@ -142,26 +167,12 @@ async function planningRunsheets(planId: string, ids?: string[]): Promise<Map<st
       tasks: (item['tasks'] as unknown[]) ?? [],
     });
   if (ids) {
-    for (let i = 0; i < ids.length; i += 100) {
-      let keys: Record<string, unknown>[] | undefined = ids
-        .slice(i, i + 100)
-        .map((id) => ({ PK: `PLANNING#${planId}`, SK: `RUNSHEET#${id}` }));
-      while (keys && keys.length > 0) {
-        const out = await db().send(
-          new BatchGetCommand({
-            RequestItems: {
-              [mainTableName()]: {
-                Keys: keys,
-                ProjectionExpression: 'id, #n, tasks',
-                ExpressionAttributeNames: { '#n': 'name' },
-              },
-            },
-          }),
-        );
-        for (const item of out.Responses?.[mainTableName()] ?? []) keep(item);
-        keys = out.UnprocessedKeys?.[mainTableName()]?.Keys as Record<string, unknown>[] | undefined;
-      }
-    }
+    const items = await getAll(
+      mainTableName(),
+      ids.map((id) => ({ PK: `PLANNING#${planId}`, SK: `RUNSHEET#${id}` })),
+      { ProjectionExpression: 'id, #n, tasks', ExpressionAttributeNames: { '#n': 'name' } },
+    );
+    for (const item of items) keep(item);
     return found;
   }
   const items = await queryAll({
@@ -268,6 +279,15 @@ export async function readPair(planId: string, pairId: string): Promise<PairReco
   return out.Item as PairRecord | undefined;
 }
 
+const CONTENDED = 'the pair record kept changing; retry';
+
+/**
+ * True when a system close found the pair closed already (its move is illegal now: a 409 that records nothing), not
+ * when it could not get its turn on a record that kept changing.
+ */
+const closedAlready = (error: unknown) =>
+  (error as { status?: number }).status === 409 && (error as Error).message !== CONTENDED;
+
 /** R4–R8. `caller` is checked when the action is a driver's own (the paired driver may accept or reject). */
 export async function recordEvent(
   planId: string,
@@ -341,7 +361,7 @@ export async function recordEvent(
     await afterEvent(next, action);
     return next;
   }
-  throw conflict('the pair record kept changing; retry');
+  throw conflict(CONTENDED);
 }
 
 async function afterEvent(record: PairRecord, action: PairAction): Promise<void> {
@@ -366,33 +386,27 @@ async function afterEvent(record: PairRecord, action: PairAction): Promise<void>
   }
 }
 
-/** The pairs (id and state) named, read in batches of 100. */
-async function pairStates(planId: string, pairIds: string[]) {
-  const states: { id: string; current_state: PairState; statuses: StatusEntry[] }[] = [];
-  for (let i = 0; i < pairIds.length; i += 100) {
-    let keys: Record<string, unknown>[] | undefined = pairIds.slice(i, i + 100).map((id) => pairKey(planId, id));
-    while (keys && keys.length > 0) {
-      const out = await db().send(
-        new BatchGetCommand({
-          RequestItems: { [mainTableName()]: { Keys: keys, ProjectionExpression: 'id, current_state, statuses' } },
-        }),
-      );
-      states.push(...((out.Responses?.[mainTableName()] ?? []) as typeof states));
-      keys = out.UnprocessedKeys?.[mainTableName()]?.Keys as Record<string, unknown>[] | undefined;
-    }
-  }
-  return states;
-}
+/** The pairs (id and state) named. */
+const pairStates = (planId: string, pairIds: string[]) =>
+  getAll<{ id: string; current_state: PairState; statuses: StatusEntry[] }>(
+    mainTableName(),
+    pairIds.map((id) => pairKey(planId, id)),
+    { ProjectionExpression: 'id, current_state, statuses' },
+  );
 
 async function groupPairIds(planId: string, runsheetId: string): Promise<string[]> {
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: groupKey(planId, runsheetId) }));
   return [...((out.Item?.['pair_ids'] as Set<string> | undefined) ?? [])];
 }
 
-/** The pairs of a plan that its offer watch covers (id, state, history), read by one Query. */
+/**
+ * The pairs of a plan that its offer watch covers (id, state, history), read by one strongly consistent Query: a pair
+ * written before the sweep read the watch is among them.
+ */
 async function watchedPairs(planId: string) {
   return queryAll<{ id: string; current_state: PairState; statuses: StatusEntry[] }>({
     TableName: mainTableName(),
+    ConsistentRead: true,
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
     FilterExpression: 'plan_swept = :true',
     ProjectionExpression: 'id, current_state, statuses',
@@ -408,7 +422,7 @@ async function closeOtherPairs(winner: PairRecord): Promise<void> {
     await recordEvent(winner.plan.id, other.id, 'system_rejected', clock.nowIso(), {
       reason: 'assigned_to_other_driver',
     }).catch((error: unknown) => {
-      if ((error as { status?: number }).status !== 409) throw error;
+      if (!closedAlready(error)) throw error;
     });
   }
 }
@@ -454,7 +468,7 @@ export async function expireOffers(): Promise<number> {
         return true;
       })
       .catch((error: unknown) => {
-        if ((error as { status?: number }).status === 409) return true;
+        if (closedAlready(error)) return true;
         failed ??= error;
         return false;
       });
@@ -466,7 +480,12 @@ export async function expireOffers(): Promise<number> {
       await close(planId, sk.slice('PAIR#'.length), sweepKey.slice(0, sweepKey.indexOf('#')));
       continue;
     }
-    // The plan's offer watch: close its expired offers, then move the watch to the next open expiry (or drop it).
+    // The plan's offer watch: close its expired offers, then move the watch to the next open expiry (or drop it),
+    // unless a job touched it after this read (its generation moved): the next sweep judges it again.
+    const watch = (
+      await db().send(new GetCommand({ TableName: mainTableName(), Key: watchKey(planId), ConsistentRead: true }))
+    ).Item;
+    if (watch?.['GSI3SK'] !== sweepKey) continue;
     let next: string | undefined;
     for (const pair of await watchedPairs(planId)) {
       if (pair.current_state !== 'broadcasted') continue;
@@ -482,12 +501,15 @@ export async function expireOffers(): Promise<number> {
           TableName: mainTableName(),
           Key: watchKey(planId),
           UpdateExpression: next ? 'SET GSI3SK = :next' : 'REMOVE GSI3PK, GSI3SK',
-          ConditionExpression: 'GSI3SK = :read',
-          ExpressionAttributeValues: { ':read': sweepKey, ...(next ? { ':next': watchSweepKey(next, planId) } : {}) },
+          ConditionExpression: 'GSI3SK = :read AND gen = :gen',
+          ExpressionAttributeValues: {
+            ':read': sweepKey,
+            ':gen': watch['gen'],
+            ...(next ? { ':next': watchSweepKey(next, planId) } : {}),
+          },
         }),
       )
       .catch((error: unknown) => {
-        // A job brought the watch forward meanwhile: the next sweep judges it again.
         if (!isConditionalFailure(error)) throw error;
       });
   }

@@ -204,12 +204,19 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
     const offers = new Map<string, string[]>();
-    // The expiry sweep's one entry for every pair this run writes (before them: see watchOffers).
+    // The expiry sweep's one entry for every pair this run writes (before them and after them: see watchOffers).
     if (runsheets.length > 0 && drivers.length > 0) await watchOffers(planning.id, expires);
     for (const runsheet of runsheets) {
       const offered: { id: string; driverId: string; expiredTime: string }[] = [];
-      const listed: string[] = [];
-      for (const driver of rankDrivers(candidates, firstPickup(runsheet.tasks), job.max_candidates)) {
+      const ranked = rankDrivers(candidates, firstPickup(runsheet.tasks), job.max_candidates);
+      // The runsheet's offer group lists its pairs before they exist (a listed pair not written yet is skipped by
+      // the accept's rival close), so no pair is ever open without its group: a rerun lists them again (a set).
+      await addToGroup(
+        planning.id,
+        runsheet.id,
+        ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id)),
+      );
+      for (const driver of ranked) {
         const record: PairRecord = {
           id: pairIdOf(job.id, runsheet.id, driver.id),
           // The runsheet is the planning's: R1/R2 fill in its tasks, the record keeps it small.
@@ -246,7 +253,6 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         };
         record.pair.id = record.id;
         pairs++;
-        listed.push(record.id);
         // A rerun must not overwrite a pair an earlier run wrote (a driver may have answered it since); one still
         // open is offered again, since the earlier run may have died before its push and event went out.
         if (await putNewPair(record)) {
@@ -259,8 +265,6 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
           }
         }
       }
-      // After its pairs, the runsheet's offer group lists them (a rerun lists them again: the list is a set).
-      await addToGroup(planning.id, runsheet.id, listed);
       for (const { id: pairId, driverId, expiredTime } of offered) {
         offers.set(driverId, [...(offers.get(driverId) ?? []), pairId]);
         await publish(`planning.${planning.id}`, 'pair.broadcast', {
@@ -271,6 +275,8 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         });
       }
     }
+    // Again after the last pair: a sweep that read the watch while the pairs were being written then leaves it be.
+    if (pairs > 0) await watchOffers(planning.id, expires);
     // One push per driver, however many runsheets are offered to them.
     const messages = [...offers].map(([driverId, pairIds]) => ({
       user_id: driverId,

@@ -23,6 +23,7 @@ import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid } from '#shared/ids';
 import { planningKey } from '#shared/planning/keys';
+import { keepOfferedRunsheets, plannedRunsheets } from '#shared/planning/offered-runsheets';
 import type { JOB_STATUSES } from '#shared/planning/schemas';
 
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -279,7 +280,13 @@ async function addMembers(
   }
 }
 
-/** P5: new runsheets are added, a runsheet with a known id is replaced. */
+/** Sort keys in DynamoDB's order (UTF-8 bytes), so a view built here lists items as a Query would. */
+const bySortKey = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/**
+ * P5: new runsheets are added, a runsheet with a known id is replaced (an offered one's tasks are first copied onto
+ * its pairs: see offered-runsheets.ts).
+ */
 export async function addRunsheets(caller: Caller, id: string, runsheets: Runsheet[]) {
   const planning = await visiblePlanning(caller, id);
   const ids = new Set<string>();
@@ -287,32 +294,34 @@ export async function addRunsheets(caller: Caller, id: string, runsheets: Runshe
     if (ids.has(r.id)) throw invalidField(`runsheets[${i}].id`, 'repeats an earlier runsheet of this request');
     ids.add(r.id);
   });
+  const before = await planningContents(id);
+  await keepOfferedRunsheets(
+    id,
+    before.runsheets.filter((r) => ids.has(r.id)),
+  );
+  const stored = runsheets.map((r) => ({ id: r.id, name: r.name ?? r.id, tasks: r.tasks }));
   const after = await addMembers(
     planning,
     'total_runsheets',
     'runsheets',
     [...ids],
-    runsheets.map((r) => ({
-      PK: `PLANNING#${id}`,
-      SK: `RUNSHEET#${r.id}`,
-      entity: 'runsheet',
-      id: r.id,
-      name: r.name ?? r.id,
-      tasks: r.tasks,
-    })),
+    stored.map((r) => ({ PK: `PLANNING#${id}`, SK: `RUNSHEET#${r.id}`, entity: 'runsheet', ...r })),
+    {
+      runsheets: [...before.runsheets.filter((r) => !ids.has(r.id)), ...stored].sort((a, b) => bySortKey(a.id, b.id)),
+      drivers: before.drivers,
+    },
   );
   return toPlanningView(after.planning, after.contents);
 }
 
 /** Removes one runsheet or driver item and counts it down, in one versioned change; 404 when it is not there. */
 async function removeMember(
-  caller: Caller,
-  id: string,
+  planning: Planning,
   sortKey: string,
   counter: 'total_runsheets' | 'total_drivers',
   what: string,
 ) {
-  const planning = await visiblePlanning(caller, id);
+  const id = planning.id;
   await changePlanning(planning, undefined, { [counter]: planning[counter] - 1 }, [
     {
       Delete: {
@@ -328,9 +337,11 @@ async function removeMember(
   });
 }
 
-/** P6. */
+/** P6 (an offered runsheet's tasks are first copied onto its pairs: see offered-runsheets.ts). */
 export async function removeRunsheet(caller: Caller, id: string, runsheetId: string) {
-  await removeMember(caller, id, `RUNSHEET#${runsheetId}`, 'total_runsheets', 'runsheet');
+  const planning = await visiblePlanning(caller, id);
+  await keepOfferedRunsheets(id, await plannedRunsheets(id, [runsheetId]));
+  await removeMember(planning, `RUNSHEET#${runsheetId}`, 'total_runsheets', 'runsheet');
   return { message: 'the runsheet is removed from the planning' };
 }
 
@@ -379,7 +390,12 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
 
 /** P8. */
 export async function removeDriver(caller: Caller, id: string, driverId: string) {
-  await removeMember(caller, id, `DRIVER#${driverId}`, 'total_drivers', 'driver of this planning');
+  await removeMember(
+    await visiblePlanning(caller, id),
+    `DRIVER#${driverId}`,
+    'total_drivers',
+    'driver of this planning',
+  );
   return { message: 'the driver is removed from the planning' };
 }
 

@@ -303,6 +303,79 @@ describe('a planning job', () => {
   }, 30_000);
 });
 
+describe('an offered runsheet the planning changes afterwards', () => {
+  it('keeps its pairs showing the tasks that were offered; a later job offers the new ones', async () => {
+    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Changed after' }, planner)).body;
+    await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(5), runsheet(7)] }, planner);
+    const ready = await api.post<PlanningView>(
+      `/v1/plannings/${planning.id}/drivers`,
+      { drivers: drivers.slice(0, 2).map((d) => ({ id: d.id })) },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${planning.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 2 },
+      planner,
+    );
+    expect((await jobStatus(planning.id)).current_status).toBe('completed');
+    type Shown = PairRecord & { pair: { runsheet: { id: string; tasks: { id: string }[] } } };
+    const pairs = async () =>
+      (await api.get<{ pair_records: Shown[] }>(`/v1/broadcast-plans/${planning.id}/pairs`, planner)).body.pair_records;
+    const taskIds = (records: Shown[], runsheetId: string) =>
+      records.filter((r) => r.pair.runsheet.id === runsheetId).map((r) => r.pair.runsheet.tasks.map((t) => t.id));
+    const offered = await pairs();
+    expect(taskIds(offered, 'RS-5')).toEqual([['task-5'], ['task-5']]);
+    // P5 replaces RS-5 (new tasks), P6 removes RS-7.
+    const replaced = { ...runsheet(5), tasks: [{ ...runsheet(5).tasks[0]!, id: 'task-5-new' }] };
+    const p5 = await api.post<PlanningView & { runsheets: { id: string; tasks: { id: string }[] }[] }>(
+      `/v1/plannings/${planning.id}/runsheets`,
+      { runsheets: [replaced] },
+      planner,
+    );
+    expect(p5.body.runsheets.map((r) => [r.id, r.tasks[0]!.id])).toEqual([
+      ['RS-5', 'task-5-new'],
+      ['RS-7', 'task-7'],
+    ]);
+    expect((await api.delete(`/v1/plannings/${planning.id}/runsheets/RS-7`, undefined, planner)).status).toBe(200);
+    // The records show what each driver was offered (before: the new tasks, and no tasks at all for RS-7).
+    const after = await pairs();
+    expect(taskIds(after, 'RS-5')).toEqual([['task-5'], ['task-5']]);
+    expect(taskIds(after, 'RS-7')).toEqual([['task-7'], ['task-7']]);
+    const one = await api.get<{ pair_record: Shown }>(
+      `/v1/broadcast-plans/${planning.id}/pairs/${after.find((r) => r.pair.runsheet.id === 'RS-7')!.id}`,
+      planner,
+    );
+    expect(one.body.pair_record.pair.runsheet).toMatchObject({
+      id: 'RS-7',
+      name: 'Runsheet 7',
+      tasks: [{ id: 'task-7' }],
+    });
+    // A pair answered after the copy still records its event on the copied record.
+    const answered = after.find((r) => r.pair.runsheet.id === 'RS-7')!;
+    const driver = drivers.find((d) => d.id === answered.pair.driver.id)!;
+    expect(
+      (
+        await api.post(
+          `/v1/broadcast-plans/${planning.id}/pairs/${answered.id}/rejected`,
+          { happened_at_utc: new Date().toISOString() },
+          driver.token,
+        )
+      ).status,
+    ).toBe(200);
+    // A second job offers the runsheet as the planning holds it now.
+    const current = (await api.get<PlanningView>(`/v1/plannings/${planning.id}`, planner)).body;
+    await api.post(
+      `/v1/plannings/${planning.id}/job`,
+      { version_rev: current.version_rev, max_candidates: 2 },
+      planner,
+    );
+    expect((await jobStatus(planning.id)).current_status).toBe('completed');
+    const second = await pairs();
+    expect(taskIds(second, 'RS-5').sort()).toEqual([['task-5'], ['task-5'], ['task-5-new'], ['task-5-new']]);
+    expect(taskIds(second, 'RS-7')).toEqual([['task-7'], ['task-7']]);
+  });
+});
+
 describe('a planning job whose worker died', () => {
   it('is taken over when its lease lapses, writes each pair once, and keeps an answered pair as it is', async () => {
     const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');

@@ -1,0 +1,61 @@
+/**
+ * A planning job's pairs refer to their runsheet on the planning (`runsheet_ref`) instead of copying it, so a pair
+ * record is small. The planning's runsheet can change after the offer (P5 replaces it, P6 removes it): before it
+ * does, its tasks as they were offered are copied onto every pair that still refers to it, and R1/R2 go on showing
+ * what each driver was offered. Only a runsheet that was offered (it has an offer group) costs anything here.
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { groupKey, pairKey } from '#shared/planning/keys';
+
+/**
+ * Copies the runsheets' current tasks onto the pairs that refer to them. A pair that holds its own copy already (an
+ * earlier change, or R3's) is left as it is; the revision moves, so a pair event that read the record before this
+ * judges it again. Safe to repeat: a retry finds the pairs copied.
+ */
+export async function keepOfferedRunsheets(planId: string, runsheets: { id: string; tasks: unknown[] }[]) {
+  if (runsheets.length === 0) return;
+  const groups = await getAll(
+    mainTableName(),
+    runsheets.map((runsheet) => groupKey(planId, runsheet.id)),
+    { ProjectionExpression: 'SK, pair_ids' },
+  );
+  const tasksOf = new Map(runsheets.map((runsheet) => [`RSPAIRS#${runsheet.id}`, runsheet.tasks]));
+  const copies = groups.flatMap((group) =>
+    [...((group['pair_ids'] as Set<string> | undefined) ?? [])].map((pairId) => ({
+      pairId,
+      tasks: tasksOf.get(String(group['SK'])) ?? [],
+    })),
+  );
+  for (let i = 0; i < copies.length; i += 25) {
+    await Promise.all(
+      copies.slice(i, i + 25).map(({ pairId, tasks }) =>
+        db()
+          .send(
+            new UpdateCommand({
+              TableName: mainTableName(),
+              Key: pairKey(planId, pairId),
+              UpdateExpression: 'SET #pair.#runsheet.tasks = :tasks, rev = rev + :one REMOVE runsheet_ref',
+              ConditionExpression: 'runsheet_ref = :true',
+              ExpressionAttributeNames: { '#pair': 'pair', '#runsheet': 'runsheet' },
+              ExpressionAttributeValues: { ':tasks': tasks, ':one': 1, ':true': true },
+            }),
+          )
+          .catch((error: unknown) => {
+            // Copied already, or listed but never written (a job that died between its group and its pair).
+            if (!isConditionalFailure(error)) throw error;
+          }),
+      ),
+    );
+  }
+}
+
+/** The runsheets named, as the planning holds them now (for P6, before it removes one). */
+export async function plannedRunsheets(planId: string, ids: string[]) {
+  const items = await getAll(
+    mainTableName(),
+    ids.map((id) => ({ PK: `PLANNING#${planId}`, SK: `RUNSHEET#${id}` })),
+    { ProjectionExpression: 'id, tasks' },
+  );
+  return items.map((item) => ({ id: String(item['id']), tasks: (item['tasks'] as unknown[]) ?? [] }));
+}

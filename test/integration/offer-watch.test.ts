@@ -1,0 +1,139 @@
+/**
+ * The plan's offer watch (shared/planning/broadcasts.ts): one sweep entry for all of a planning job's pairs. A sweep
+ * reads the watch, then the pairs, then moves or drops the watch; a job may write pairs in between (a planning whose
+ * offers expire before its job has written them all, or a second job of the same planning). Found by a review: the
+ * sweep dropped the watch over pairs it had not seen, and they stayed offered for ever.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { useLocalServices } from '../support/local.ts';
+
+await useLocalServices();
+const { withMiddleware } = await import('../support/middleware.ts');
+const { db, mainTableName } = await import('../../shared/db/client.ts');
+const { expireOffers, putNewPair, readPair, watchOffers } = await import('../../shared/planning/broadcasts.ts');
+type PairRecord = import('../../shared/planning/broadcasts.ts').PairRecord;
+
+/** A pair as the planning job writes it: offered, expiring at `expiry`, covered by the plan's watch. */
+function jobPair(planId: string, expiry: string): PairRecord {
+  const id = randomUUID();
+  const at = new Date(Date.parse(expiry) - 5000).toISOString();
+  const entry = { reason: null, happened_at_utc: at, saved_at_utc: at };
+  return {
+    id,
+    pair: { id, runsheet: { id: randomUUID(), tasks: [] }, driver: { id: randomUUID(), name: 'D' } },
+    plan: { id: planId, name: 'Watched' },
+    statuses: [
+      { ...entry, current_state: 'created', action: 'created', expired_time: null },
+      { ...entry, current_state: 'broadcasted', action: 'broadcast', expired_time: expiry },
+    ],
+    current_state: 'broadcasted',
+    org_id: randomUUID(),
+    rev: 2,
+    offer_ttl_s: 5,
+    runsheet_ref: true,
+    plan_swept: true,
+  };
+}
+
+const watchOf = async (planId: string) =>
+  (await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `BPLAN#${planId}`, SK: 'OFFERS' } }))).Item;
+const stateOf = async (planId: string, pairId: string) => (await readPair(planId, pairId))?.current_state;
+
+describe('the plan offer watch', () => {
+  it('is not dropped by a sweep over pairs written after it read them', async () => {
+    const planId = randomUUID();
+    const expiry = new Date(Date.now() - 1000).toISOString();
+    const first = jobPair(planId, expiry);
+    const late = jobPair(planId, expiry);
+    // The job: the watch, then its first pair.
+    await watchOffers(planId, expiry);
+    expect(await putNewPair(first)).toBe(true);
+    // The sweep reads the watched pairs; just after, the job writes its last pair and touches the watch again.
+    let wrote = false;
+    await withMiddleware(
+      'late-pair',
+      (next, context) => async (args) => {
+        const out = await next(args);
+        const input = args.input as { FilterExpression?: string };
+        if (!wrote && context.commandName === 'QueryCommand' && input.FilterExpression?.includes('plan_swept')) {
+          wrote = true;
+          expect(await putNewPair(late)).toBe(true);
+          await watchOffers(planId, expiry);
+        }
+        return out;
+      },
+      () => expireOffers(),
+    );
+    expect(wrote).toBe(true);
+    expect(await stateOf(planId, first.id)).toBe('rejected');
+    // The sweep did not see the late pair: it must leave the watch due (before: dropped, the pair open for ever).
+    expect(await stateOf(planId, late.id)).toBe('broadcasted');
+    expect((await watchOf(planId))?.['GSI3PK']).toBe('OFFERS');
+    await expireOffers();
+    expect(await stateOf(planId, late.id)).toBe('rejected');
+    expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
+  });
+
+  it('keeps a later job’s pairs watched when an earlier job’s watch is due sooner', async () => {
+    const planId = randomUUID();
+    const soon = new Date(Date.now() - 1000).toISOString();
+    const later = new Date(Date.now() + 60_000).toISOString();
+    const old = jobPair(planId, soon);
+    await watchOffers(planId, soon);
+    await putNewPair(old);
+    const fresh = jobPair(planId, later);
+    let wrote = false;
+    await withMiddleware(
+      'second-job',
+      (next, context) => async (args) => {
+        const out = await next(args);
+        const input = args.input as { FilterExpression?: string };
+        if (!wrote && context.commandName === 'QueryCommand' && input.FilterExpression?.includes('plan_swept')) {
+          wrote = true;
+          // The second job: its watch call keeps the sooner due time, then its pair.
+          await watchOffers(planId, later);
+          await putNewPair(fresh);
+          await watchOffers(planId, later);
+        }
+        return out;
+      },
+      () => expireOffers(),
+    );
+    expect(await stateOf(planId, old.id)).toBe('rejected');
+    // Still due: the next sweep finds the second job's pair and moves the watch to its expiry.
+    expect((await watchOf(planId))?.['GSI3PK']).toBe('OFFERS');
+    await expireOffers();
+    expect(await stateOf(planId, fresh.id)).toBe('broadcasted');
+    expect(String((await watchOf(planId))?.['GSI3SK'])).toBe(`${later}#${planId}#OFFERS`);
+  });
+
+  it('stays due when a close could not get its turn on a record that kept changing', async () => {
+    const planId = randomUUID();
+    const expiry = new Date(Date.now() - 1000).toISOString();
+    const pair = jobPair(planId, expiry);
+    await watchOffers(planId, expiry);
+    await putNewPair(pair);
+    // Every write of the pair meets a changed revision (another writer each time): the close gives up with a 409.
+    await withMiddleware(
+      'contended',
+      (next, context) => async (args) => {
+        const input = args.input as { Item?: { SK?: string } };
+        if (context.commandName === 'PutItemCommand' && input.Item?.SK === `PAIR#${pair.id}`) {
+          throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+        }
+        return next(args);
+      },
+      () => expireOffers().catch((error: unknown) => error),
+    );
+    expect(await stateOf(planId, pair.id)).toBe('broadcasted');
+    // Before: that 409 counted as closed, the watch was dropped and the offer never expired.
+    expect((await watchOf(planId))?.['GSI3PK']).toBe('OFFERS');
+    await expireOffers();
+    expect(await stateOf(planId, pair.id)).toBe('rejected');
+    expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
+  });
+});
