@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { constants } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import {
   CreateTableCommand,
@@ -74,11 +75,24 @@ async function waitFor(url: string, child: ChildProcess | undefined, what: strin
  * `stop`) must not leave a server behind, busy and holding its port.
  */
 function spawnOwned(command: string, args: string[]): ChildProcess {
+  exitOnSignals();
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   const reap = () => child.kill('SIGKILL');
   process.once('exit', reap);
   child.once('exit', () => process.removeListener('exit', reap));
   return child;
+}
+
+/**
+ * A process ended by a signal it does not handle dies without its 'exit' event, and so without reaping its children
+ * (a CI timeout's SIGTERM, a closed terminal's SIGHUP). Where nothing else handles the signal, exit as the signal
+ * would, through 'exit'. A process that handles it itself (a graceful shutdown) is left to end as it chooses.
+ */
+function exitOnSignals() {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    if (process.listenerCount(signal) > 0) continue;
+    process.once(signal, () => process.exit(128 + constants.signals[signal]));
+  }
 }
 
 function stopChild(child: ChildProcess | undefined): Promise<void> {

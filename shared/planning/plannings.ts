@@ -86,11 +86,13 @@ export async function visiblePlanning(caller: Caller, id: string): Promise<Plann
   throw notFound('planning');
 }
 
-export async function planningContents(id: string) {
+/** The planning's runsheets and drivers; `consistent` when it must include another writer's items just written. */
+export async function planningContents(id: string, consistent = false) {
   const runsheets: Runsheet[] = [];
   const drivers: { id: string; name?: string; position: number }[] = [];
   const items = await queryAll({
     TableName: mainTableName(),
+    ...(consistent ? { ConsistentRead: true } : {}),
     KeyConditionExpression: 'PK = :pk',
     ExpressionAttributeValues: { ':pk': `PLANNING#${id}` },
   });
@@ -267,7 +269,8 @@ async function addMembers(
   await putAll(items);
   let current = planning;
   for (let attempt = 0; ; attempt++) {
-    const contents = attempt === 0 && known ? known : await planningContents(current.id);
+    // After a stale version another writer's items are just written: a consistent read counts them.
+    const contents = attempt === 0 && known ? known : await planningContents(current.id, attempt > 0);
     const total = new Set([...contents[kind].map((member) => member.id), ...ids]).size;
     try {
       return { planning: await changePlanning(current, undefined, { [counter]: total }), contents };

@@ -2,7 +2,7 @@
  * The local emulators die with the process that started them: a host or benchmark that crashes (an uncaught error
  * skips its `stop`) leaves no DynamoDB or S3 server behind, busy and holding its port (a crashed `npm run bench` did).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,33 +11,58 @@ import { describe, expect, it } from 'vitest';
 const emulators = resolve(import.meta.dirname, '../../lib/local/emulators.ts');
 const tsx = resolve(import.meta.dirname, '../../node_modules/.bin/tsx');
 
-describe('the local emulators', () => {
-  it('stop when the process that started them crashes', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'emulators-'));
-    const script = join(dir, 'crash.mts');
-    writeFileSync(
-      script,
-      `import { startEmulators } from ${JSON.stringify(emulators)};
+/** Nothing listens at `endpoint` any more: the connection is refused. */
+const refused = (endpoint: string) =>
+  fetch(endpoint, { signal: AbortSignal.timeout(2000) }).then(
+    () => undefined,
+    (failure: Error & { cause?: { code?: string } }) => failure.cause?.code,
+  );
+
+/** A script that starts both emulators, prints their endpoints and then does `then`. */
+function script(then: string): { path: string; env: NodeJS.ProcessEnv } {
+  const dir = mkdtempSync(join(tmpdir(), 'emulators-'));
+  const path = join(dir, 'owner.mts');
+  writeFileSync(
+    path,
+    `import { startEmulators } from ${JSON.stringify(emulators)};
 const started = await startEmulators({ dataDir: ${JSON.stringify(dir)}, persistent: false, buckets: ['b'], s3: true });
 console.log(JSON.stringify([started.dynamodbEndpoint, started.s3Endpoint]));
-throw new Error('crash on purpose');
+${then}
 `,
-    );
-    const env = { ...process.env };
-    delete env['DYNAMODB_ENDPOINT'];
-    delete env['S3_ENDPOINT'];
-    const run = spawnSync(tsx, [script], { encoding: 'utf8', env, timeout: 60_000 });
+  );
+  const env = { ...process.env };
+  delete env['DYNAMODB_ENDPOINT'];
+  delete env['S3_ENDPOINT'];
+  return { path, env };
+}
+
+describe('the local emulators', () => {
+  it('stop when the process that started them crashes', async () => {
+    const { path, env } = script("throw new Error('crash on purpose');");
+    const run = spawnSync(tsx, [path], { encoding: 'utf8', env, timeout: 60_000 });
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain('crash on purpose');
     const endpoints = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as string[];
     expect(endpoints).toHaveLength(2);
-    for (const endpoint of endpoints) {
-      // Nothing listens there any more: the connection is refused.
-      const error = await fetch(endpoint, { signal: AbortSignal.timeout(2000) }).then(
-        () => undefined,
-        (failure: Error & { cause?: { code?: string } }) => failure.cause?.code,
-      );
-      expect(error, endpoint).toBe('ECONNREFUSED');
-    }
+    for (const endpoint of endpoints) expect(await refused(endpoint), endpoint).toBe('ECONNREFUSED');
+  }, 90_000);
+
+  it('stop when the process that started them is terminated (SIGTERM: a CI timeout)', async () => {
+    const { path, env } = script('setInterval(() => {}, 1000);');
+    // Node itself (tsx's loader in-process), so that the signal reaches the process that owns the emulators.
+    const owner = spawn(process.execPath, ['--import', 'tsx', path], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const endpoints = await new Promise<string[]>((done, fail) => {
+      let out = '';
+      owner.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('\n')) done(JSON.parse(out.trim().split('\n')[0]!) as string[]);
+      });
+      owner.once('exit', () => fail(new Error('the owner exited before starting the emulators')));
+    });
+    for (const endpoint of endpoints) expect(await refused(endpoint), endpoint).toBeUndefined();
+    const exited = new Promise<number | null>((done) => owner.once('exit', (code) => done(code)));
+    owner.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    for (const endpoint of endpoints) expect(await refused(endpoint), endpoint).toBe('ECONNREFUSED');
   }, 90_000);
 });
