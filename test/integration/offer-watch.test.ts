@@ -43,6 +43,25 @@ const watchOf = async (planId: string) =>
   (await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `BPLAN#${planId}`, SK: 'OFFERS' } }))).Item;
 const stateOf = async (planId: string, pairId: string) => (await readPair(planId, pairId))?.current_state;
 
+/** A sweep with `job` run once, just after the sweep has read the watched pairs; whether it ran. */
+async function sweepInterleaved(job: () => Promise<void>): Promise<boolean> {
+  let ran = false;
+  await withMiddleware(
+    'job-between',
+    (next, context) => async (args) => {
+      const out = await next(args);
+      const input = args.input as { FilterExpression?: string };
+      if (!ran && context.commandName === 'QueryCommand' && input.FilterExpression?.includes('plan_swept')) {
+        ran = true;
+        await job();
+      }
+      return out;
+    },
+    () => expireOffers(),
+  );
+  return ran;
+}
+
 describe('the plan offer watch', () => {
   it('is not dropped by a sweep over pairs written after it read them', async () => {
     const planId = randomUUID();
@@ -53,22 +72,11 @@ describe('the plan offer watch', () => {
     await watchOffers(planId, expiry);
     expect(await putNewPair(first)).toBe(true);
     // The sweep reads the watched pairs; just after, the job writes its last pair and touches the watch again.
-    let wrote = false;
-    await withMiddleware(
-      'late-pair',
-      (next, context) => async (args) => {
-        const out = await next(args);
-        const input = args.input as { FilterExpression?: string };
-        if (!wrote && context.commandName === 'QueryCommand' && input.FilterExpression?.includes('plan_swept')) {
-          wrote = true;
-          expect(await putNewPair(late)).toBe(true);
-          await watchOffers(planId, expiry);
-        }
-        return out;
-      },
-      () => expireOffers(),
-    );
-    expect(wrote).toBe(true);
+    const ran = await sweepInterleaved(async () => {
+      expect(await putNewPair(late)).toBe(true);
+      await watchOffers(planId, expiry);
+    });
+    expect(ran).toBe(true);
     expect(await stateOf(planId, first.id)).toBe('rejected');
     // The sweep did not see the late pair: it must leave the watch due (before: dropped, the pair open for ever).
     expect(await stateOf(planId, late.id)).toBe('broadcasted');
@@ -86,23 +94,13 @@ describe('the plan offer watch', () => {
     await watchOffers(planId, soon);
     await putNewPair(old);
     const fresh = jobPair(planId, later);
-    let wrote = false;
-    await withMiddleware(
-      'second-job',
-      (next, context) => async (args) => {
-        const out = await next(args);
-        const input = args.input as { FilterExpression?: string };
-        if (!wrote && context.commandName === 'QueryCommand' && input.FilterExpression?.includes('plan_swept')) {
-          wrote = true;
-          // The second job: its watch call keeps the sooner due time, then its pair.
-          await watchOffers(planId, later);
-          await putNewPair(fresh);
-          await watchOffers(planId, later);
-        }
-        return out;
-      },
-      () => expireOffers(),
-    );
+    // The second job: its first watch call keeps the sooner due time, then its pair, then the watch again.
+    const ran = await sweepInterleaved(async () => {
+      await watchOffers(planId, later);
+      await putNewPair(fresh);
+      await watchOffers(planId, later);
+    });
+    expect(ran).toBe(true);
     expect(await stateOf(planId, old.id)).toBe('rejected');
     // Still due: the next sweep finds the second job's pair and moves the watch to its expiry.
     expect((await watchOf(planId))?.['GSI3PK']).toBe('OFFERS');
