@@ -85,13 +85,18 @@ function spawnOwned(command: string, args: string[]): ChildProcess {
 
 /**
  * A process ended by a signal it does not handle dies without its 'exit' event, and so without reaping its children
- * (a CI timeout's SIGTERM, a closed terminal's SIGHUP). Where nothing else handles the signal, exit as the signal
- * would, through 'exit'. A process that handles it itself (a graceful shutdown) is left to end as it chooses.
+ * (a CI timeout's SIGTERM, a closed terminal's SIGHUP). When such a signal comes and nothing else handles it, exit as
+ * the signal would, through 'exit'. Judged when the signal comes, not now: `npm start` registers its graceful stop
+ * after the emulators are running, and that one then ends the process as it chooses.
  */
+let watchingSignals = false;
 function exitOnSignals() {
+  if (watchingSignals) return;
+  watchingSignals = true;
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    if (process.listenerCount(signal) > 0) continue;
-    process.once(signal, () => process.exit(128 + constants.signals[signal]));
+    process.on(signal, () => {
+      if (process.listenerCount(signal) === 1) process.exit(128 + constants.signals[signal]);
+    });
   }
 }
 

@@ -2,7 +2,7 @@
  * The local emulators die with the process that started them: a host or benchmark that crashes (an uncaught error
  * skips its `stop`) leaves no DynamoDB or S3 server behind, busy and holding its port (a crashed `npm run bench` did).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -48,21 +48,50 @@ describe('the local emulators', () => {
   }, 90_000);
 
   it('stop when the process that started them is terminated (SIGTERM: a CI timeout)', async () => {
-    const { path, env } = script('setInterval(() => {}, 1000);');
-    // Node itself (tsx's loader in-process), so that the signal reaches the process that owns the emulators.
-    const owner = spawn(process.execPath, ['--import', 'tsx', path], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    const endpoints = await new Promise<string[]>((done, fail) => {
-      let out = '';
-      owner.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('\n')) done(JSON.parse(out.trim().split('\n')[0]!) as string[]);
-      });
-      owner.once('exit', () => fail(new Error('the owner exited before starting the emulators')));
-    });
+    const { owner, endpoints } = await running(script('setInterval(() => {}, 1000);'));
     for (const endpoint of endpoints) expect(await refused(endpoint), endpoint).toBeUndefined();
-    const exited = new Promise<number | null>((done) => owner.once('exit', (code) => done(code)));
+    const ended = exit(owner);
     owner.kill('SIGTERM');
-    expect(await exited).toBe(143);
+    expect((await ended).code).toBe(143);
+    for (const endpoint of endpoints) expect(await refused(endpoint), endpoint).toBe('ECONNREFUSED');
+  }, 90_000);
+
+  it('leave a SIGTERM to the owner’s own handler registered after them (npm start’s graceful stop)', async () => {
+    const { owner, endpoints } = await running(
+      script(`process.on('SIGTERM', async () => {
+  await started.stop();
+  console.log('stopped gracefully');
+  process.exit(0);
+});
+setInterval(() => {}, 1000);`),
+    );
+    const ended = exit(owner);
+    owner.kill('SIGTERM');
+    const { code, output } = await ended;
+    expect(output).toContain('stopped gracefully');
+    expect(code).toBe(0);
     for (const endpoint of endpoints) expect(await refused(endpoint), endpoint).toBe('ECONNREFUSED');
   }, 90_000);
 });
+
+/** The owner script run by Node itself (tsx's loader in-process, so that a signal reaches it), once it has started. */
+async function running({ path, env }: { path: string; env: NodeJS.ProcessEnv }) {
+  const owner = spawn(process.execPath, ['--import', 'tsx', path], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  owner.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const endpoints = await new Promise<string[]>((done, fail) => {
+    owner.stdout.on('data', () => {
+      if (output.includes('\n')) done(JSON.parse(output.split('\n')[0]!) as string[]);
+    });
+    owner.once('exit', () => fail(new Error('the owner exited before starting the emulators')));
+  });
+  return { owner: Object.assign(owner, { output: () => output }), endpoints };
+}
+
+/** The owner's exit code and everything it printed. */
+const exit = (owner: ChildProcess & { output: () => string }) =>
+  new Promise<{ code: number | null; output: string }>((done) =>
+    owner.once('exit', (code) => done({ code, output: owner.output() })),
+  );
