@@ -17,6 +17,7 @@ import { isDependencyFailure } from '#shared/aws/faults';
 import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
 import { recordCapacity } from '#shared/db/capacity';
+import { unavailable } from '#shared/http/problems';
 
 let documentClient: DynamoDBDocumentClient | undefined;
 let rawClient: DynamoDBClient | undefined;
@@ -152,6 +153,8 @@ export async function getAll<T = Record<string, unknown>>(
   for (let i = 0; i < keys.length; i += 100) {
     let batch: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
     for (let round = 0; batch && batch.length > 0; round++) {
+      // Unprocessed keys are DynamoDB throttling the read: a bounded wait, then the request's 503.
+      if (round >= 6) throw unavailable();
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
       const out: BatchGetCommandOutput = await db().send(
         new BatchGetCommand({ RequestItems: { [table]: { ...read, Keys: batch } } }),

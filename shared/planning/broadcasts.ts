@@ -24,7 +24,7 @@ import {
   queryAll,
   transactWrite,
 } from '#shared/db/client';
-import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
+import { conflict, forbidden, invalidField, notFound, unavailable } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
 import { groupKey, pairKey } from '#shared/planning/keys';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
@@ -274,8 +274,10 @@ export async function createPair(input: {
   return record;
 }
 
-export async function readPair(planId: string, pairId: string): Promise<PairRecord | undefined> {
-  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: pairKey(planId, pairId) }));
+export async function readPair(planId: string, pairId: string, consistent = false): Promise<PairRecord | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: pairKey(planId, pairId), ConsistentRead: consistent }),
+  );
   return out.Item as PairRecord | undefined;
 }
 
@@ -297,7 +299,8 @@ export async function recordEvent(
   options: { reason?: string | null | undefined; caller?: Caller } = {},
 ): Promise<PairRecord> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const record = await readPair(planId, pairId);
+    // After a lost race, read what won it (an eventually consistent read could hand back the same old revision).
+    const record = await readPair(planId, pairId, attempt > 0);
     if (!record) throw notFound('pair record');
     if (
       options.caller &&
@@ -386,16 +389,18 @@ async function afterEvent(record: PairRecord, action: PairAction): Promise<void>
   }
 }
 
-/** The pairs (id and state) named. */
+/** The pairs (id and state) named, read consistently: a rival written a moment before the accept is among them. */
 const pairStates = (planId: string, pairIds: string[]) =>
   getAll<{ id: string; current_state: PairState; statuses: StatusEntry[] }>(
     mainTableName(),
     pairIds.map((id) => pairKey(planId, id)),
-    { ProjectionExpression: 'id, current_state, statuses' },
+    { ProjectionExpression: 'id, current_state, statuses', ConsistentRead: true },
   );
 
 async function groupPairIds(planId: string, runsheetId: string): Promise<string[]> {
-  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: groupKey(planId, runsheetId) }));
+  const out = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: groupKey(planId, runsheetId), ConsistentRead: true }),
+  );
   return [...((out.Item?.['pair_ids'] as Set<string> | undefined) ?? [])];
 }
 
@@ -422,7 +427,12 @@ async function closeOtherPairs(winner: PairRecord): Promise<void> {
     await recordEvent(winner.plan.id, other.id, 'system_rejected', clock.nowIso(), {
       reason: 'assigned_to_other_driver',
     }).catch((error: unknown) => {
-      if (!closedAlready(error)) throw error;
+      if (closedAlready(error)) return;
+      // The accept is recorded; its retry (same event) closes what is left. A 409 would say nothing was recorded.
+      if ((error as Error).message === CONTENDED) {
+        throw unavailable(1, 'the accept is recorded but a rival offer kept changing; retry the same event');
+      }
+      throw error;
     });
   }
 }

@@ -191,6 +191,8 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
   if (!current) return undefined;
   const startTime = clock.nowIso();
   const job = current.job!;
+  // The offer watch's due time once this run has touched it: touched again however the run ends (see watchOffers).
+  let watchedUntil: string | undefined;
   try {
     const { runsheets, drivers } = await planningContents(planning.id);
     const locations = await currentPositions(drivers.map((d) => d.id));
@@ -204,8 +206,12 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
     const offers = new Map<string, string[]>();
-    // The expiry sweep's one entry for every pair this run writes (before them and after them: see watchOffers).
-    if (runsheets.length > 0 && drivers.length > 0) await watchOffers(planning.id, expires);
+    // The expiry sweep's one entry for every pair this run writes (before them and after them: see watchOffers). A
+    // rerun touches it even with nothing left to pair: an earlier run's pairs may be open.
+    if ((runsheets.length > 0 && drivers.length > 0) || (job.attempts ?? 1) > 1) {
+      await watchOffers(planning.id, expires);
+      watchedUntil = expires;
+    }
     for (const runsheet of runsheets) {
       const offered: { id: string; driverId: string; expiredTime: string }[] = [];
       const ranked = rankDrivers(candidates, firstPickup(runsheet.tasks), job.max_candidates);
@@ -276,7 +282,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       }
     }
     // Again after the last pair: a sweep that read the watch while the pairs were being written then leaves it be.
-    if (pairs > 0) await watchOffers(planning.id, expires);
+    if (watchedUntil) await watchOffers(planning.id, watchedUntil);
     // One push per driver, however many runsheets are offered to them.
     const messages = [...offers].map(([driverId, pairIds]) => ({
       user_id: driverId,
@@ -302,6 +308,12 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     return { pairs };
   } catch (error) {
     logger.error('planning job run failed', { planning_id: planning.id, attempt: job.attempts, error: error as Error });
+    // The pairs written so far stay watched even if no run comes after this one (a job failed for good).
+    if (watchedUntil) {
+      await watchOffers(planning.id, watchedUntil).catch((watch: unknown) =>
+        logger.warn('offer watch not touched after a failed run', { error: watch as Error }),
+      );
+    }
     const latest = await findPlanning(planning.id);
     // Ended but not announced: the queue's retry announces it.
     if (latest?.job?.id === job.id && latest.job.current_status !== 'processing' && (await announcePending(latest))) {

@@ -18,7 +18,8 @@ export async function keepOfferedRunsheets(planId: string, runsheets: { id: stri
   const groups = await getAll(
     mainTableName(),
     runsheets.map((runsheet) => groupKey(planId, runsheet.id)),
-    { ProjectionExpression: 'SK, pair_ids' },
+    // Consistent: a job that has just listed pairs on a group is not missed.
+    { ProjectionExpression: 'SK, pair_ids', ConsistentRead: true },
   );
   const tasksOf = new Map(runsheets.map((runsheet) => [`RSPAIRS#${runsheet.id}`, runsheet.tasks]));
   const copies = groups.flatMap((group) =>

@@ -297,7 +297,8 @@ export async function addRunsheets(caller: Caller, id: string, runsheets: Runshe
     if (ids.has(r.id)) throw invalidField(`runsheets[${i}].id`, 'repeats an earlier runsheet of this request');
     ids.add(r.id);
   });
-  const before = await planningContents(id);
+  // Consistent: the tasks copied onto offered pairs and the count taken over them must be the planning's latest.
+  const before = await planningContents(id, true);
   await keepOfferedRunsheets(
     id,
     before.runsheets.filter((r) => ids.has(r.id)),
@@ -351,7 +352,7 @@ export async function removeRunsheet(caller: Caller, id: string, runsheetId: str
 /** P7: every id must be a driver of the planning's organisation, or a freelance driver. */
 export async function addDrivers(caller: Caller, id: string, drivers: { id: string }[]) {
   const planning = await visiblePlanning(caller, id);
-  const before = await planningContents(id);
+  const before = await planningContents(id, true);
   const existing = before.drivers;
   const known = new Set(existing.map((d) => d.id));
   const fresh: string[] = [];

@@ -129,10 +129,10 @@ describe('capacity of searches, plannings and accepts', () => {
     }).toEqual({
       L3: { calls: 6, rcu: 3, wcu: 0 },
       L4: { calls: 21, rcu: 10.5, wcu: 0 },
-      P5: { calls: 5, rcu: 1.5, wcu: 11, wcuPer: 1.1 },
-      P7: { calls: 13, rcu: 5.5, wcu: 9, wcuPer: 1.13 },
+      P5: { calls: 5, rcu: 2, wcu: 11, wcuPer: 1.1 },
+      P7: { calls: 13, rcu: 6, wcu: 9, wcuPer: 1.13 },
       P9: { calls: 95, rcu: 24.5, wcu: 51, wcuPer: 1.7 },
-      R6: { calls: 15, rcu: 6.5, wcu: 6 },
+      R6: { calls: 15, rcu: 8, wcu: 6 },
       I6: { calls: 34, rcu: 1, wcu: 206, wcuPer: 2.06 },
     });
     // The goals, stated apart from the exact pins: P9 at most 2 WCU a pair, R6 at most 10 WCU.

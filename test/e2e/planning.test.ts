@@ -438,3 +438,70 @@ describe('a planning job whose worker died', () => {
     expect(await runPlanningJob({ kind: 'planning', planning_id: planning.id, job_id: jobId })).toBeUndefined();
   });
 });
+
+describe('a planning job that fails for good after a sweep dropped the offer watch', () => {
+  it('leaves the pairs it wrote watched: they still expire', async () => {
+    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+    const { runPlanningJob, MAX_JOB_ATTEMPTS } = await import('../../shared/planning/job.ts');
+    const { expireOffers, watchOffers } = await import('../../shared/planning/broadcasts.ts');
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { withMiddleware } = await import('../support/middleware.ts');
+    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Failed for good' }, planner)).body;
+    await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(3), runsheet(6)] }, planner);
+    await api.post(
+      `/v1/plannings/${planning.id}/drivers`,
+      { drivers: drivers.slice(0, 2).map((d) => ({ id: d.id })) },
+      planner,
+    );
+    // An earlier job's watch, due already (its pairs long closed); this job is on its last attempt.
+    await watchOffers(planning.id, new Date(Date.now() - 60_000).toISOString());
+    const jobId = '5e5e5e5e-0000-4000-8000-0000000000f1';
+    const now = new Date().toISOString();
+    await changePlanning((await findPlanning(planning.id))!, undefined, {
+      job: {
+        id: jobId,
+        current_status: 'processing',
+        statuses: [
+          { status: 'queued', set_at_utc: now },
+          { status: 'processing', set_at_utc: now },
+        ],
+        status_updated_at: now,
+        max_candidates: 1,
+        offer_ttl_s: 900,
+        lease_until: Date.now() - 1,
+        attempts: MAX_JOB_ATTEMPTS - 1,
+      },
+    });
+    // Before its first pair a sweep runs (it sees nothing open and drops the watch); the second pair's write fails
+    // with an error of the job's own, on its last attempt.
+    let puts = 0;
+    await withMiddleware(
+      'fail-for-good',
+      (next, context) => async (args) => {
+        const item = (args.input as { Item?: { SK?: string; plan?: { id?: string } } }).Item;
+        if (
+          context.commandName === 'PutItemCommand' &&
+          item?.SK?.startsWith('PAIR#') &&
+          item.plan?.id === planning.id
+        ) {
+          puts++;
+          if (puts === 1) await expireOffers();
+          if (puts === 2) throw new Error('the job broke');
+        }
+        return next(args);
+      },
+      () => runPlanningJob({ kind: 'planning', planning_id: planning.id, job_id: jobId }),
+    );
+    expect((await jobStatus(planning.id)).current_status).toBe('failed');
+    const pairs = (await api.get<{ pair_records: PairRecord[] }>(`/v1/broadcast-plans/${planning.id}/pairs`, planner))
+      .body.pair_records;
+    expect(pairs.map((p) => p.current_state)).toEqual(['broadcasted']);
+    // The watch is due at the pair's expiry (before: dropped, and the pair would have stayed open for ever).
+    const watch = await db().send(
+      new GetCommand({ TableName: mainTableName(), Key: { PK: `BPLAN#${planning.id}`, SK: 'OFFERS' } }),
+    );
+    const expiry = pairs[0]!.statuses.find((s) => s.action === 'broadcast')!.expired_time;
+    expect(watch.Item?.['GSI3SK']).toBe(`${expiry}#${planning.id}#OFFERS`);
+  });
+});

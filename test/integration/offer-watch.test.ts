@@ -2,7 +2,8 @@
  * The plan's offer watch (shared/planning/broadcasts.ts): one sweep entry for all of a planning job's pairs. A sweep
  * reads the watch, then the pairs, then moves or drops the watch; a job may write pairs in between (a planning whose
  * offers expire before its job has written them all, or a second job of the same planning). Found by a review: the
- * sweep dropped the watch over pairs it had not seen, and they stayed offered for ever.
+ * sweep dropped the watch over pairs it had not seen, and they stayed offered for ever. Also the accept's rival close
+ * when a rival keeps changing under it.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -14,17 +15,19 @@ import { useLocalServices } from '../support/local.ts';
 await useLocalServices();
 const { withMiddleware } = await import('../support/middleware.ts');
 const { db, mainTableName } = await import('../../shared/db/client.ts');
-const { expireOffers, putNewPair, readPair, watchOffers } = await import('../../shared/planning/broadcasts.ts');
+const { addToGroup, expireOffers, putNewPair, readPair, recordEvent, watchOffers } = await import(
+  '../../shared/planning/broadcasts.ts'
+);
 type PairRecord = import('../../shared/planning/broadcasts.ts').PairRecord;
 
 /** A pair as the planning job writes it: offered, expiring at `expiry`, covered by the plan's watch. */
-function jobPair(planId: string, expiry: string): PairRecord {
+function jobPair(planId: string, expiry: string, runsheetId: string = randomUUID()): PairRecord {
   const id = randomUUID();
   const at = new Date(Date.parse(expiry) - 5000).toISOString();
   const entry = { reason: null, happened_at_utc: at, saved_at_utc: at };
   return {
     id,
-    pair: { id, runsheet: { id: randomUUID(), tasks: [] }, driver: { id: randomUUID(), name: 'D' } },
+    pair: { id, runsheet: { id: runsheetId, tasks: [] }, driver: { id: randomUUID(), name: 'D' } },
     plan: { id: planId, name: 'Watched' },
     statuses: [
       { ...entry, current_state: 'created', action: 'created', expired_time: null },
@@ -133,5 +136,38 @@ describe('the plan offer watch', () => {
     await expireOffers();
     expect(await stateOf(planId, pair.id)).toBe('rejected');
     expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
+  });
+});
+
+describe('an accept whose rival offer kept changing', () => {
+  it('answers 503 (the accept is recorded, not a 409 that says nothing was), and its retry closes the rival', async () => {
+    const planId = randomUUID();
+    const expiry = new Date(Date.now() + 600_000).toISOString();
+    const mine = jobPair(planId, expiry);
+    const rival = jobPair(planId, expiry, mine.pair.runsheet.id);
+    await addToGroup(planId, mine.pair.runsheet.id, [mine.id, rival.id]);
+    await putNewPair(mine);
+    await putNewPair(rival);
+    const happened = new Date().toISOString();
+    const failure = await withMiddleware(
+      'rival-contended',
+      (next, context) => async (args) => {
+        const input = args.input as { Item?: { SK?: string } };
+        if (context.commandName === 'PutItemCommand' && input.Item?.SK === `PAIR#${rival.id}`) {
+          throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+        }
+        return next(args);
+      },
+      () => recordEvent(planId, mine.id, 'accepted', happened).catch((error: unknown) => error),
+    );
+    expect(failure).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(await stateOf(planId, mine.id)).toBe('accepted');
+    expect(await stateOf(planId, rival.id)).toBe('broadcasted');
+    // The client retries the same event: recorded already, and this time the rival is closed.
+    expect((await recordEvent(planId, mine.id, 'accepted', happened)).current_state).toBe('accepted');
+    expect(await readPair(planId, rival.id)).toMatchObject({
+      current_state: 'rejected',
+      statuses: expect.arrayContaining([expect.objectContaining({ reason: 'assigned_to_other_driver' })]),
+    });
   });
 });
