@@ -376,35 +376,44 @@ describe('an offered runsheet the planning changes afterwards', () => {
   });
 });
 
+/**
+ * A planning of runsheets 3 and 6 and the first `driverCount` drivers whose job a worker had claimed and then lost
+ * (processing, its lease lapsed, `attempts` runs so far): the state a worker that died leaves behind.
+ */
+async function abandonedJob(name: string, driverCount: number, jobId: string, maxCandidates: number, attempts: number) {
+  const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+  const planning = (await api.post<PlanningView>('/v1/plannings', { name }, planner)).body;
+  await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(3), runsheet(6)] }, planner);
+  await api.post(
+    `/v1/plannings/${planning.id}/drivers`,
+    { drivers: drivers.slice(0, driverCount).map((d) => ({ id: d.id })) },
+    planner,
+  );
+  const now = new Date().toISOString();
+  await changePlanning((await findPlanning(planning.id))!, undefined, {
+    job: {
+      id: jobId,
+      current_status: 'processing',
+      statuses: [
+        { status: 'queued', set_at_utc: now },
+        { status: 'processing', set_at_utc: now },
+      ],
+      status_updated_at: now,
+      max_candidates: maxCandidates,
+      offer_ttl_s: 900,
+      lease_until: Date.now() - 1,
+      attempts,
+    },
+  });
+  return planning;
+}
+
 describe('a planning job whose worker died', () => {
   it('is taken over when its lease lapses, writes each pair once, and keeps an answered pair as it is', async () => {
-    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
     const { runPlanningJob, pairIdOf } = await import('../../shared/planning/job.ts');
-    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Crashed' }, planner)).body;
-    await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(3), runsheet(6)] }, planner);
-    await api.post(
-      `/v1/plannings/${planning.id}/drivers`,
-      { drivers: drivers.slice(0, 4).map((d) => ({ id: d.id })) },
-      planner,
-    );
     const jobId = '5e5e5e5e-0000-4000-8000-00000000005e';
-    const now = new Date().toISOString();
     // The dead worker had claimed the job and written one pair, which its driver then accepted.
-    await changePlanning((await findPlanning(planning.id))!, undefined, {
-      job: {
-        id: jobId,
-        current_status: 'processing',
-        statuses: [
-          { status: 'queued', set_at_utc: now },
-          { status: 'processing', set_at_utc: now },
-        ],
-        status_updated_at: now,
-        max_candidates: 2,
-        offer_ttl_s: 900,
-        lease_until: Date.now() - 1,
-        attempts: 1,
-      },
-    });
+    const planning = await abandonedJob('Crashed', 4, jobId, 2, 1);
     const { db, mainTableName } = await import('../../shared/db/client.ts');
     const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
     const answered = pairIdOf(jobId, 'RS-3', drivers[1]!.id);
@@ -441,38 +450,16 @@ describe('a planning job whose worker died', () => {
 
 describe('a planning job that fails for good after a sweep dropped the offer watch', () => {
   it('leaves the pairs it wrote watched: they still expire', async () => {
-    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
     const { runPlanningJob, MAX_JOB_ATTEMPTS } = await import('../../shared/planning/job.ts');
     const { expireOffers, watchOffers } = await import('../../shared/planning/broadcasts.ts');
     const { db, mainTableName } = await import('../../shared/db/client.ts');
     const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
     const { withMiddleware } = await import('../support/middleware.ts');
-    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Failed for good' }, planner)).body;
-    await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(3), runsheet(6)] }, planner);
-    await api.post(
-      `/v1/plannings/${planning.id}/drivers`,
-      { drivers: drivers.slice(0, 2).map((d) => ({ id: d.id })) },
-      planner,
-    );
-    // An earlier job's watch, due already (its pairs long closed); this job is on its last attempt.
-    await watchOffers(planning.id, new Date(Date.now() - 60_000).toISOString());
+    // This job is on its last attempt.
     const jobId = '5e5e5e5e-0000-4000-8000-0000000000f1';
-    const now = new Date().toISOString();
-    await changePlanning((await findPlanning(planning.id))!, undefined, {
-      job: {
-        id: jobId,
-        current_status: 'processing',
-        statuses: [
-          { status: 'queued', set_at_utc: now },
-          { status: 'processing', set_at_utc: now },
-        ],
-        status_updated_at: now,
-        max_candidates: 1,
-        offer_ttl_s: 900,
-        lease_until: Date.now() - 1,
-        attempts: MAX_JOB_ATTEMPTS - 1,
-      },
-    });
+    const planning = await abandonedJob('Failed for good', 2, jobId, 1, MAX_JOB_ATTEMPTS - 1);
+    // An earlier job's watch, due already (its pairs long closed).
+    await watchOffers(planning.id, new Date(Date.now() - 60_000).toISOString());
     // Before its first pair a sweep runs (it sees nothing open and drops the watch); the second pair's write fails
     // with an error of the job's own, on its last attempt.
     let puts = 0;

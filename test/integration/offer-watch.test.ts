@@ -14,6 +14,7 @@ import { useLocalServices } from '../support/local.ts';
 
 await useLocalServices();
 const { withMiddleware } = await import('../support/middleware.ts');
+type Middleware = import('../support/middleware.ts').Middleware;
 const { db, mainTableName } = await import('../../shared/db/client.ts');
 const { addToGroup, expireOffers, putNewPair, readPair, recordEvent, watchOffers } = await import(
   '../../shared/planning/broadcasts.ts'
@@ -64,6 +65,18 @@ async function sweepInterleaved(job: () => Promise<void>): Promise<boolean> {
   );
   return ran;
 }
+
+/** Every write of the pair meets a changed revision, as if another writer got in first each time. */
+const alwaysChanged =
+  (pairId: string): Middleware =>
+  (next, context) =>
+  async (args) => {
+    const input = args.input as { Item?: { SK?: string } };
+    if (context.commandName === 'PutItemCommand' && input.Item?.SK === `PAIR#${pairId}`) {
+      throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+    }
+    return next(args);
+  };
 
 describe('the plan offer watch', () => {
   it('is not dropped by a sweep over pairs written after it read them', async () => {
@@ -119,17 +132,7 @@ describe('the plan offer watch', () => {
     await watchOffers(planId, expiry);
     await putNewPair(pair);
     // Every write of the pair meets a changed revision (another writer each time): the close gives up with a 409.
-    await withMiddleware(
-      'contended',
-      (next, context) => async (args) => {
-        const input = args.input as { Item?: { SK?: string } };
-        if (context.commandName === 'PutItemCommand' && input.Item?.SK === `PAIR#${pair.id}`) {
-          throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
-        }
-        return next(args);
-      },
-      () => expireOffers().catch((error: unknown) => error),
-    );
+    await withMiddleware('contended', alwaysChanged(pair.id), () => expireOffers().catch((error: unknown) => error));
     expect(await stateOf(planId, pair.id)).toBe('broadcasted');
     // Before: that 409 counted as closed, the watch was dropped and the offer never expired.
     expect((await watchOf(planId))?.['GSI3PK']).toBe('OFFERS');
@@ -149,16 +152,8 @@ describe('an accept whose rival offer kept changing', () => {
     await putNewPair(mine);
     await putNewPair(rival);
     const happened = new Date().toISOString();
-    const failure = await withMiddleware(
-      'rival-contended',
-      (next, context) => async (args) => {
-        const input = args.input as { Item?: { SK?: string } };
-        if (context.commandName === 'PutItemCommand' && input.Item?.SK === `PAIR#${rival.id}`) {
-          throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
-        }
-        return next(args);
-      },
-      () => recordEvent(planId, mine.id, 'accepted', happened).catch((error: unknown) => error),
+    const failure = await withMiddleware('rival-contended', alwaysChanged(rival.id), () =>
+      recordEvent(planId, mine.id, 'accepted', happened).catch((error: unknown) => error),
     );
     expect(failure).toMatchObject({ status: 503, code: 'unavailable' });
     expect(await stateOf(planId, mine.id)).toBe('accepted');
