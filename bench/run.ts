@@ -9,12 +9,14 @@ import { stopBenchHost } from './host.ts';
 import { benchImports } from './imports.ts';
 import { benchLiveOps } from './liveops.ts';
 import { benchLocations } from './locations.ts';
+import { benchOperations } from './operations.ts';
 import { benchPlanning } from './planning.ts';
 import { benchRequests } from './requests.ts';
 import { benchScale } from './scale.ts';
 
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
 const measured = await benchCapacity();
+benchOperations();
 benchCost(measured);
 benchScale();
 await benchBundles();

@@ -47,15 +47,22 @@ const WRITES = new Set([
   'TransactWriteItemsCommand',
 ]);
 
-/** Who hears of each finished scope's tally (tests and benchmarks measuring operations through the local host). */
-export const tallyObservers = new Set<(tally: Tally, label: string) => void>();
+/**
+ * Who hears of each finished scope's tally (tests and benchmarks measuring operations through the local host), with
+ * the request's status where the scope is a request.
+ */
+export const tallyObservers = new Set<(tally: Tally, label: string, status?: number) => void>();
 
-/** Runs fn with a fresh tally and returns both. */
-export async function withCapacity<T>(fn: () => Promise<T>, label = ''): Promise<{ result: T; tally: Tally }> {
+/** Runs fn with a fresh tally and returns both; `status` tells the observers how a request ended. */
+export async function withCapacity<T>(
+  fn: () => Promise<T>,
+  label = '',
+  status?: () => number | undefined,
+): Promise<{ result: T; tally: Tally }> {
   const tally: Tally = { calls: 0, rcu: 0, wcu: 0 };
   const result = await scope.run(tally, fn);
   const total = rounded(tally);
-  for (const observer of tallyObservers) observer(total, label);
+  for (const observer of tallyObservers) observer(total, label, status?.());
   return { result, tally: total };
 }
 

@@ -71,37 +71,41 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
     logger.appendKeys({ request_id: requestId });
     let reply = undefined as unknown as Reply; // assigned inside the capacity scope below
     let caller = null as Caller | null;
-    const { tally } = await withCapacity(async () => {
-      try {
-        caller = await resolveCaller(
-          (event.requestContext as { authorizer?: { lambda?: Record<string, unknown> } }).authorizer?.lambda,
-          headers['authorization'],
-        );
-        checkAccess(route.access, caller);
-        const rawBody = decodeBody(event);
-        const request = {
-          params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path'),
-          query: validate(route.request?.query ?? v.object({}), event.queryStringParameters ?? {}, 'query'),
-          headers: route.request?.headers ? validate(route.request.headers, headers, 'header') : headers,
-          body: route.request?.body
-            ? validate(route.request.body, parseBody(rawBody, headers, route.request.acceptsForm === true), '')
-            : {},
-          caller,
-          requestId,
-          event,
-        } as unknown as Request<Extract<T[number], { id: Id }>>;
-        const idempotencyKey = headers['idempotency-key'];
-        reply =
-          route.method === 'POST' && idempotencyKey !== undefined
-            ? await runIdempotently(
-                { key: idempotencyKey, scope: `${route.id}#${caller?.id ?? 'public'}`, rawBody, context },
-                () => fn(request),
-              )
-            : await fn(request);
-      } catch (error) {
-        reply = problemReply(error, requestId);
-      }
-    }, route.id);
+    const { tally } = await withCapacity(
+      async () => {
+        try {
+          caller = await resolveCaller(
+            (event.requestContext as { authorizer?: { lambda?: Record<string, unknown> } }).authorizer?.lambda,
+            headers['authorization'],
+          );
+          checkAccess(route.access, caller);
+          const rawBody = decodeBody(event);
+          const request = {
+            params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path'),
+            query: validate(route.request?.query ?? v.object({}), event.queryStringParameters ?? {}, 'query'),
+            headers: route.request?.headers ? validate(route.request.headers, headers, 'header') : headers,
+            body: route.request?.body
+              ? validate(route.request.body, parseBody(rawBody, headers, route.request.acceptsForm === true), '')
+              : {},
+            caller,
+            requestId,
+            event,
+          } as unknown as Request<Extract<T[number], { id: Id }>>;
+          const idempotencyKey = headers['idempotency-key'];
+          reply =
+            route.method === 'POST' && idempotencyKey !== undefined
+              ? await runIdempotently(
+                  { key: idempotencyKey, scope: `${route.id}#${caller?.id ?? 'public'}`, rawBody, context },
+                  () => fn(request),
+                )
+              : await fn(request);
+        } catch (error) {
+          reply = problemReply(error, requestId);
+        }
+      },
+      route.id,
+      () => reply?.status,
+    );
     const durationMs = clock.nowMs() - started;
     logger.info('request', {
       request_id: requestId,

@@ -356,3 +356,25 @@ describe('wrong passwords', () => {
     expect((await attempt(password)).status).toBe(200);
   }, 60_000);
 });
+
+describe('an OrgTransporter (A6)', () => {
+  it('invites a user into its own organisation, who joins it as an OrgDriver', async () => {
+    const org = (
+      await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Carrier', kind: 'transporter' }, admin)
+    ).body.id;
+    const transporter = await invitedMember(api, admin, 'OrgTransporter', ROLES.OrgTransporter, org);
+    const email = unique('carrier-driver');
+    const invited = await api.post('/v1/org-transporter/invitations', { user: { email } }, transporter.token);
+    expect(invited.status).toBe(201);
+    const token = (await lastMail(email, 'invitation')).data['invitation_token']!;
+    const accepted = await api.post('/v1/auth/accept-invitation', {
+      user: { name: 'Carrier Driver', password: PASSWORD, invitation_token: token },
+    });
+    expect(accepted.status).toBeLessThan(300);
+    const session = await loginAs(api, email, PASSWORD);
+    expect(session.user).toMatchObject({ org_id: org });
+    expect((await api.post('/v1/org-transporter/invitations', { user: { email: unique('x') } }, admin)).status).toBe(
+      403,
+    );
+  });
+});

@@ -438,3 +438,77 @@ describe('the status machine and the other doors', () => {
     expect(notMultipart.body).toMatchObject({ status: 415, code: 'unsupported_media_type' });
   });
 });
+
+describe('the operations family (SysAdmin, /v1/admin/task-import-jobs) end to end', () => {
+  const OPS = '/v1/admin/task-import-jobs';
+  const emptyResult = {
+    file_import_results: [],
+    total_tasks_counted: 0,
+    total_tasks_imported: 0,
+    total_tasks_rejected: 0,
+    total_items_counted: 0,
+    total_items_imported: 0,
+    total_items_rejected: 0,
+    errors: [],
+  };
+
+  it('I3 creates a job for an organisation from a multipart upload; I5, I6, I9, I7 read, start and finish it', async () => {
+    const form = new FormData();
+    form.append('org_id', orgX);
+    form.append('files', new Blob([TASKS], { type: 'text/csv' }), 'tasks.csv');
+    form.append('files', new Blob([ITEMS], { type: 'text/csv' }), 'items.csv');
+    const response = await fetch(`${host.url}${OPS}/uploads`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(response.status).toBe(201);
+    const job = (await response.json()) as Job & { org_id: string };
+    expect(job.org_id).toBe(orgX);
+    expect((await api.get<Job>(`${OPS}/${job.id}`, admin)).body).toMatchObject({ id: job.id, current_status: 'new' });
+    const started = await api.post<Job>(`${OPS}/${job.id}/start`, {}, admin);
+    expect(started.status).toBe(202);
+    expect(await finished(job.id, admin, OPS)).toBe('completed');
+    const result = await api.get<Result>(`${OPS}/${job.id}/result`, admin);
+    expect(result.status).toBe(200);
+    // The same result the organisation's family shows.
+    const { server_time: _read, ...shown } = result.body;
+    const { server_time: _again, ...same } = (await api.get<Result>(`/v1/task-import-jobs/${job.id}/result`, merchant))
+      .body;
+    expect(same).toEqual(shown);
+  });
+
+  it('I10 moves, I11 fails, I12 records the one result of a job, in both families', async () => {
+    const file = await upload('tasks.csv', TASKS, admin, OPS);
+    // Family 1 is the operations staff's; family 2 the organisation's own (its merchant moves and fails the job); the
+    // result is an import worker's or a SysAdmin's in both.
+    for (const [family, owner] of [
+      [OPS, admin],
+      ['/v1/task-import-jobs', merchant],
+    ] as const) {
+      const created = await api.post<Job>(
+        OPS,
+        {
+          files: [{ storage_upload_key: file.storage_upload_key }],
+          org_id: orgX,
+          broadcast_preference: 'nearest',
+          service_type: 'car',
+        },
+        admin,
+      );
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = created.body.id;
+      const moved = await api.put(`${family}/${id}/status`, { prev_status: 'new', next_status: 'queued' }, owner);
+      expect(moved.status).toBe(200);
+      expect((await api.get<{ import_status: string }>(`${family}/${id}/status`, owner)).body.import_status).toBe(
+        'queued',
+      );
+      const recorded = await api.post(`${family}/${id}/result`, emptyResult, admin);
+      expect(recorded.status).toBe(201);
+      expect((await api.post(`${family}/${id}/result`, emptyResult, admin)).status).toBe(409);
+      const failed = await api.post<Job>(`${family}/${id}/fail`, { reason: 'stopped by operations' }, owner);
+      expect(failed.status).toBe(200);
+      expect((await api.get<Job>(`${family}/${id}`, owner)).body.current_status).toBe('failed');
+    }
+  });
+});

@@ -492,3 +492,20 @@ describe('a planning job that fails for good after a sweep dropped the offer wat
     expect(watch.Item?.['GSI3SK']).toBe(`${expiry}#${planning.id}#OFFERS`);
   });
 });
+
+describe('removing a driver (P8) and an external worker failing a job (P15)', () => {
+  it('count the planning down, and move a running job to failed', async () => {
+    const jobId = '5e5e5e5e-0000-4000-8000-0000000000f8';
+    const planning = await abandonedJob('Shrinking', 2, jobId, 1, 1);
+    const removed = await api.delete(`/v1/plannings/${planning.id}/drivers/${drivers[1]!.id}`, undefined, planner);
+    expect(removed.status).toBe(200);
+    expect((await api.get<PlanningView>(`/v1/plannings/${planning.id}`, planner)).body.total_drivers).toBe(1);
+    expect(
+      (await api.delete(`/v1/plannings/${planning.id}/drivers/${drivers[1]!.id}`, undefined, planner)).status,
+    ).toBe(404);
+    const failed = await api.post<{ current_status: string }>(`/v1/plannings/${planning.id}/job/failed`, {}, admin);
+    expect(failed.status).toBe(200);
+    expect((await jobStatus(planning.id)).current_status).toBe('failed');
+    expect((await api.post(`/v1/plannings/${planning.id}/job/failed`, {}, admin)).status).toBe(409);
+  });
+});

@@ -77,7 +77,15 @@ describe('a partner integrates', () => {
       webhook_secret: expect.stringMatching(/^whsec_/),
       org_id: orgId,
     });
+    const renamed = await api.put(
+      `/v1/admin/partner-authorizations/${created.body.id}`,
+      { name: 'Acme Integrations Ltd', webhook_url: 'https://hooks.acme.example/dispatch' },
+      admin,
+    );
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ id: created.body.id, name: 'Acme Integrations Ltd' });
     const read = await api.get(`/v1/admin/partner-authorizations/${created.body.id}`, admin);
+    expect(read.body).toMatchObject({ name: 'Acme Integrations Ltd' });
     expect(read.body).not.toHaveProperty('secret_key');
     expect(read.body).not.toHaveProperty('webhook_secret');
     const listed = await api.get<{ partner_authorizations: { id: string }[] }>(
@@ -100,7 +108,7 @@ describe('a partner integrates', () => {
     const basics = await api.get(`/v1/partners/${created.body.client_key}`, partnerToken);
     expect(basics.body).toEqual({
       client_key: created.body.client_key,
-      name: 'Acme Integrations',
+      name: 'Acme Integrations Ltd',
       webhook_url: 'https://hooks.acme.example/dispatch',
     });
     expect((await api.get('/v1/me', partnerToken)).status).toBe(403);

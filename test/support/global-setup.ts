@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { CAPACITY_DIR } from '../../bench/tallies.ts';
 import { startEmulators } from '../../lib/local/emulators.ts';
 import { UPLOAD_BUCKET } from '../../lib/local/start.ts';
 import { RECORD_DIR } from './aws-calls.ts';
@@ -22,6 +23,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   // The AWS calls of this run only (test/support/record-setup.ts writes them, test/proof/iam.test.ts reads them).
   rmSync(RECORD_DIR, { recursive: true, force: true });
+  rmSync(CAPACITY_DIR, { recursive: true, force: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'dispatch-test-'));
   const emulators = await startEmulators({ dataDir, persistent: false, buckets: [UPLOAD_BUCKET] });
   project.provide('endpoints', { dynamodb: emulators.dynamodbEndpoint, s3: emulators.s3Endpoint });
