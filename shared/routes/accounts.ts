@@ -145,7 +145,7 @@ export const accountsRoutes = [
     path: '/v1/org-transporter/invitations',
     area: 'accounts',
     handler: 'accounts/invite-org-transporter',
-    needs: { main: 'write', mail: true, unexercised: { mail: INVITE } },
+    needs: { main: 'write', mail: true },
     access: ['OrgTransporter'],
     summary: "Invite a user into the caller's organisation",
     status: 201,

@@ -2,10 +2,6 @@
 import * as imports from '#shared/imports/schemas';
 import type { RouteDef } from '#shared/routes/types';
 
-/** Why an operations variant's grant may go unused: it runs its organisation variant's code. */
-const OPS_ONLY =
-  'The same code as the organisation variant, whose tests reach it; this variant is tested for its refusals only.';
-
 export const importsRoutes = [
   {
     id: 'I1.ops',
@@ -42,11 +38,7 @@ export const importsRoutes = [
     path: '/v1/admin/task-import-jobs/uploads',
     area: 'imports',
     handler: 'imports/upload-job-ops',
-    needs: {
-      main: 'write',
-      objects: ['uploads'],
-      unexercised: { 'main:write': OPS_ONLY, 'objects:uploads': OPS_ONLY },
-    },
+    needs: { main: 'write', objects: ['uploads'] },
     access: ['SysAdmin'],
     summary: 'Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)',
     status: 201,
@@ -73,7 +65,7 @@ export const importsRoutes = [
     path: '/v1/admin/task-import-jobs/{import_job_id}/start',
     area: 'imports',
     handler: 'imports/start-job-ops',
-    needs: { main: 'write', queue: true, unexercised: { 'queue:send': OPS_ONLY } },
+    needs: { main: 'write', queue: true },
     access: ['SysAdmin'],
     summary: 'Start an import job (dry_run=true validates without importing)',
     status: 202,
@@ -87,7 +79,7 @@ export const importsRoutes = [
     path: '/v1/admin/task-import-jobs/{import_job_id}/result',
     area: 'imports',
     handler: 'imports/read-result-ops',
-    needs: { objects: ['read'], unexercised: { 'objects:read': OPS_ONLY } },
+    needs: { objects: ['read'] },
     access: ['SysAdmin'],
     summary: 'Read the import result (404 until there is one)',
     status: 200,
@@ -115,7 +107,7 @@ export const importsRoutes = [
     path: '/v1/admin/task-import-jobs/{import_job_id}/status',
     area: 'imports',
     handler: 'imports/change-status-ops',
-    needs: { main: 'write', unexercised: { 'main:write': OPS_ONLY } },
+    needs: { main: 'write' },
     access: ['SysAdmin', 'ImportWorker'],
     summary: 'Move the import status along the machine (prev_status must be current)',
     status: 200,
@@ -143,11 +135,7 @@ export const importsRoutes = [
     path: '/v1/admin/task-import-jobs/{import_job_id}/result',
     area: 'imports',
     handler: 'imports/submit-result-ops',
-    needs: {
-      main: 'write',
-      objects: ['results'],
-      unexercised: { 'main:write': OPS_ONLY, 'objects:results': OPS_ONLY },
-    },
+    needs: { main: 'write', objects: ['results'] },
     access: ['ImportWorker', 'SysAdmin'],
     summary: "Submit an import job's one result",
     status: 201,
