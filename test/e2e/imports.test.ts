@@ -72,6 +72,18 @@ async function finished(id: string, token = merchant, base = '/v1/task-import-jo
   }
 }
 
+/** An import result as a worker submits it, counting nothing (I12). */
+const EMPTY_RESULT = {
+  file_import_results: [],
+  total_tasks_counted: 0,
+  total_tasks_imported: 0,
+  total_tasks_rejected: 0,
+  total_items_counted: 0,
+  total_items_imported: 0,
+  total_items_rejected: 0,
+  errors: [],
+};
+
 type Result = Record<string, number | string | boolean | unknown[]> & {
   errors: string[];
   file_import_results: Record<string, unknown>[];
@@ -180,20 +192,7 @@ describe('an import from presigned uploads', () => {
 
   it('never starts twice, and a job has one result', async () => {
     expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(409);
-    const second = await api.post(
-      `/v1/task-import-jobs/${job.id}/result`,
-      {
-        file_import_results: [],
-        total_tasks_counted: 0,
-        total_tasks_imported: 0,
-        total_tasks_rejected: 0,
-        total_items_counted: 0,
-        total_items_imported: 0,
-        total_items_rejected: 0,
-        errors: [],
-      },
-      admin,
-    );
+    const second = await api.post(`/v1/task-import-jobs/${job.id}/result`, EMPTY_RESULT, admin);
     expect(second.status).toBe(409);
   });
 
@@ -441,17 +440,6 @@ describe('the status machine and the other doors', () => {
 
 describe('the operations family (SysAdmin, /v1/admin/task-import-jobs) end to end', () => {
   const OPS = '/v1/admin/task-import-jobs';
-  const emptyResult = {
-    file_import_results: [],
-    total_tasks_counted: 0,
-    total_tasks_imported: 0,
-    total_tasks_rejected: 0,
-    total_items_counted: 0,
-    total_items_imported: 0,
-    total_items_rejected: 0,
-    errors: [],
-  };
-
   it('I3 creates a job for an organisation from a multipart upload; I5, I6, I9, I7 read, start and finish it', async () => {
     const form = new FormData();
     form.append('org_id', orgX);
@@ -503,9 +491,9 @@ describe('the operations family (SysAdmin, /v1/admin/task-import-jobs) end to en
       expect((await api.get<{ import_status: string }>(`${family}/${id}/status`, owner)).body.import_status).toBe(
         'queued',
       );
-      const recorded = await api.post(`${family}/${id}/result`, emptyResult, admin);
+      const recorded = await api.post(`${family}/${id}/result`, EMPTY_RESULT, admin);
       expect(recorded.status).toBe(201);
-      expect((await api.post(`${family}/${id}/result`, emptyResult, admin)).status).toBe(409);
+      expect((await api.post(`${family}/${id}/result`, EMPTY_RESULT, admin)).status).toBe(409);
       const failed = await api.post<Job>(`${family}/${id}/fail`, { reason: 'stopped by operations' }, owner);
       expect(failed.status).toBe(200);
       expect((await api.get<Job>(`${family}/${id}`, owner)).body.current_status).toBe('failed');
