@@ -17,7 +17,6 @@ import { isDependencyFailure } from '#shared/aws/faults';
 import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
 import { recordCapacity } from '#shared/db/capacity';
-import { unavailable } from '#shared/http/problems';
 
 let documentClient: DynamoDBDocumentClient | undefined;
 let rawClient: DynamoDBClient | undefined;
@@ -153,8 +152,13 @@ export async function getAll<T = Record<string, unknown>>(
   for (let i = 0; i < keys.length; i += 100) {
     let batch: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
     for (let round = 0; batch && batch.length > 0; round++) {
-      // Unprocessed keys are DynamoDB throttling the read: a bounded wait, then the request's 503.
-      if (round >= 6) throw unavailable();
+      // Unprocessed keys are DynamoDB throttling the read: a bounded wait, then a throttling error (a 503 for a
+      // request, a retry uncounted for a worker: isDependencyFailure).
+      if (round >= 6) {
+        throw Object.assign(new Error(`BatchGetItem left ${batch.length} keys unprocessed after ${round} rounds`), {
+          name: 'ThrottlingException',
+        });
+      }
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
       const out: BatchGetCommandOutput = await db().send(
         new BatchGetCommand({ RequestItems: { [table]: { ...read, Keys: batch } } }),

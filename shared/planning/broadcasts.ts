@@ -27,6 +27,7 @@ import {
 import { conflict, forbidden, invalidField, notFound, unavailable } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
 import { groupKey, pairKey } from '#shared/planning/keys';
+import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import type { PAIR_ACTIONS, PAIR_STATES } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
@@ -96,7 +97,8 @@ export async function addToGroup(planId: string, runsheetId: string, pairIds: st
 export async function watchOffers(planId: string, expiry: string): Promise<void> {
   const due = watchSweepKey(expiry, planId);
   const values = { ':due': due, ':one': 1 };
-  for (;;) {
+  // Each round loses only to a sweep that moved or dropped the watch in between; a few rounds settle it.
+  for (let round = 0; round < 5; round++) {
     try {
       await db().send(
         new UpdateCommand({
@@ -128,6 +130,7 @@ export async function watchOffers(planId: string, expiry: string): Promise<void>
       if (!isConditionalFailure(error)) throw error;
     }
   }
+  throw conflict('the offer watch kept changing; retry');
 }
 
 /** The stored item of a record: its indexes follow its state. */
@@ -154,35 +157,6 @@ export const pairView = ({
   plan_swept: _swept,
   ...record
 }: PairRecord) => record;
-
-type StoredRunsheet = { id: string; name?: string; tasks: unknown[] };
-
-/** The planning's runsheets by id (all of them, or those named). */
-async function planningRunsheets(planId: string, ids?: string[]): Promise<Map<string, StoredRunsheet>> {
-  const found = new Map<string, StoredRunsheet>();
-  const keep = (item: Record<string, unknown>) =>
-    found.set(String(item['id']), {
-      id: String(item['id']),
-      ...(item['name'] !== undefined ? { name: item['name'] as string } : {}),
-      tasks: (item['tasks'] as unknown[]) ?? [],
-    });
-  if (ids) {
-    const items = await getAll(
-      mainTableName(),
-      ids.map((id) => ({ PK: `PLANNING#${planId}`, SK: `RUNSHEET#${id}` })),
-      { ProjectionExpression: 'id, #n, tasks', ExpressionAttributeNames: { '#n': 'name' } },
-    );
-    for (const item of items) keep(item);
-    return found;
-  }
-  const items = await queryAll({
-    TableName: mainTableName(),
-    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :rs)',
-    ExpressionAttributeValues: { ':pk': `PLANNING#${planId}`, ':rs': 'RUNSHEET#' },
-  });
-  for (const item of items) keep(item);
-  return found;
-}
 
 /** The records as the API shows them: a referenced runsheet is filled in from the planning's runsheet item. */
 async function assembled(planId: string, records: PairRecord[], all = false) {
@@ -511,10 +485,11 @@ export async function expireOffers(): Promise<number> {
           TableName: mainTableName(),
           Key: watchKey(planId),
           UpdateExpression: next ? 'SET GSI3SK = :next' : 'REMOVE GSI3PK, GSI3SK',
-          ConditionExpression: 'GSI3SK = :read AND gen = :gen',
+          // (A watch written before generations existed has none: the same test, on its absence.)
+          ConditionExpression: `GSI3SK = :read AND ${watch['gen'] === undefined ? 'attribute_not_exists(gen)' : 'gen = :gen'}`,
           ExpressionAttributeValues: {
             ':read': sweepKey,
-            ':gen': watch['gen'],
+            ...(watch['gen'] === undefined ? {} : { ':gen': watch['gen'] }),
             ...(next ? { ':next': watchSweepKey(next, planId) } : {}),
           },
         }),

@@ -5,8 +5,8 @@
  * what each driver was offered. Only a runsheet that was offered (it has an offer group) costs anything here.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { groupKey, pairKey } from '#shared/planning/keys';
+import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
+import { groupKey, pairKey, runsheetKey } from '#shared/planning/keys';
 
 /**
  * Copies the runsheets' current tasks onto the pairs that refer to them. A pair that holds its own copy already (an
@@ -21,7 +21,7 @@ export async function keepOfferedRunsheets(planId: string, runsheets: { id: stri
     // Consistent: a job that has just listed pairs on a group is not missed.
     { ProjectionExpression: 'SK, pair_ids', ConsistentRead: true },
   );
-  const tasksOf = new Map(runsheets.map((runsheet) => [`RSPAIRS#${runsheet.id}`, runsheet.tasks]));
+  const tasksOf = new Map(runsheets.map((runsheet) => [groupKey(planId, runsheet.id).SK, runsheet.tasks]));
   const copies = groups.flatMap((group) =>
     [...((group['pair_ids'] as Set<string> | undefined) ?? [])].map((pairId) => ({
       pairId,
@@ -51,12 +51,29 @@ export async function keepOfferedRunsheets(planId: string, runsheets: { id: stri
   }
 }
 
-/** The runsheets named, as the planning holds them now (for P6, before it removes one). */
-export async function plannedRunsheets(planId: string, ids: string[]) {
-  const items = await getAll(
-    mainTableName(),
-    ids.map((id) => ({ PK: `PLANNING#${planId}`, SK: `RUNSHEET#${id}` })),
-    { ProjectionExpression: 'id, tasks' },
+type StoredRunsheet = { id: string; name?: string; tasks: unknown[] };
+
+/** The planning's runsheets by id (all of them, or those named): R1/R2 assemble pairs from them, P6 keeps them. */
+export async function planningRunsheets(planId: string, ids?: string[]): Promise<Map<string, StoredRunsheet>> {
+  const items = ids
+    ? await getAll(
+        mainTableName(),
+        ids.map((id) => runsheetKey(planId, id)),
+        { ProjectionExpression: 'id, #n, tasks', ExpressionAttributeNames: { '#n': 'name' } },
+      )
+    : await queryAll({
+        TableName: mainTableName(),
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :rs)',
+        ExpressionAttributeValues: { ':pk': runsheetKey(planId, '').PK, ':rs': runsheetKey(planId, '').SK },
+      });
+  return new Map(
+    items.map((item) => [
+      String(item['id']),
+      {
+        id: String(item['id']),
+        ...(item['name'] !== undefined ? { name: item['name'] as string } : {}),
+        tasks: (item['tasks'] as unknown[]) ?? [],
+      },
+    ]),
   );
-  return items.map((item) => ({ id: String(item['id']), tasks: (item['tasks'] as unknown[]) ?? [] }));
 }

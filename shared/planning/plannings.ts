@@ -22,8 +22,8 @@ import {
 import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid } from '#shared/ids';
-import { planningKey } from '#shared/planning/keys';
-import { keepOfferedRunsheets, plannedRunsheets } from '#shared/planning/offered-runsheets';
+import { planningKey, runsheetKey } from '#shared/planning/keys';
+import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
 import type { JOB_STATUSES } from '#shared/planning/schemas';
 
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -309,7 +309,7 @@ export async function addRunsheets(caller: Caller, id: string, runsheets: Runshe
     'total_runsheets',
     'runsheets',
     [...ids],
-    stored.map((r) => ({ PK: `PLANNING#${id}`, SK: `RUNSHEET#${r.id}`, entity: 'runsheet', ...r })),
+    stored.map((r) => ({ ...runsheetKey(id, r.id), entity: 'runsheet', ...r })),
     {
       runsheets: [...before.runsheets.filter((r) => !ids.has(r.id)), ...stored].sort((a, b) => bySortKey(a.id, b.id)),
       drivers: before.drivers,
@@ -344,8 +344,8 @@ async function removeMember(
 /** P6 (an offered runsheet's tasks are first copied onto its pairs: see offered-runsheets.ts). */
 export async function removeRunsheet(caller: Caller, id: string, runsheetId: string) {
   const planning = await visiblePlanning(caller, id);
-  await keepOfferedRunsheets(id, await plannedRunsheets(id, [runsheetId]));
-  await removeMember(planning, `RUNSHEET#${runsheetId}`, 'total_runsheets', 'runsheet');
+  await keepOfferedRunsheets(id, [...(await planningRunsheets(id, [runsheetId])).values()]);
+  await removeMember(planning, runsheetKey(id, runsheetId).SK, 'total_runsheets', 'runsheet');
   return { message: 'the runsheet is removed from the planning' };
 }
 

@@ -95,3 +95,23 @@ describe('a listing page read through a keys-only index', () => {
     expect(names.items).toEqual(['a', 'b', 'c', 'd']);
   });
 });
+
+describe('a BatchGetItem that DynamoDB keeps leaving unprocessed', () => {
+  it('gives up after a bounded wait with a throttling error (a 503 for a request, an uncounted retry for a worker)', async () => {
+    const { getAll } = await import('../../shared/db/client.ts');
+    const { isDependencyFailure } = await import('../../shared/aws/faults.ts');
+    let calls = 0;
+    const failure = await withMiddleware(
+      'always-unprocessed',
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchGetItemCommand') return next(args);
+        calls++;
+        const request = (args.input as { RequestItems: Record<string, unknown> }).RequestItems;
+        return { output: { $metadata: {}, Responses: {}, UnprocessedKeys: request }, response: {} };
+      },
+      () => getAll(mainTableName(), [{ PK: 'x', SK: 'y' }]).catch((error: unknown) => error),
+    );
+    expect(calls).toBe(6);
+    expect(isDependencyFailure(failure)).toBe(true);
+  });
+});

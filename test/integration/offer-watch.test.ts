@@ -8,7 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { useLocalServices } from '../support/local.ts';
 
@@ -136,6 +136,30 @@ describe('the plan offer watch', () => {
     expect(await stateOf(planId, pair.id)).toBe('broadcasted');
     // Before: that 409 counted as closed, the watch was dropped and the offer never expired.
     expect((await watchOf(planId))?.['GSI3PK']).toBe('OFFERS');
+    await expireOffers();
+    expect(await stateOf(planId, pair.id)).toBe('rejected');
+    expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
+  });
+});
+
+describe('an offer watch written before generations existed', () => {
+  it('is still moved on or dropped by the sweep', async () => {
+    const planId = randomUUID();
+    const expiry = new Date(Date.now() - 1000).toISOString();
+    const pair = jobPair(planId, expiry);
+    await putNewPair(pair);
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: {
+          PK: `BPLAN#${planId}`,
+          SK: 'OFFERS',
+          entity: 'offer_watch',
+          GSI3PK: 'OFFERS',
+          GSI3SK: `${expiry}#${planId}#OFFERS`,
+        },
+      }),
+    );
     await expireOffers();
     expect(await stateOf(planId, pair.id)).toBe('rejected');
     expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
