@@ -292,7 +292,7 @@ export async function recordEvent(
     }
     const move = MOVES[action];
     if (move.from === 'any' ? record.current_state === 'deleted' : !move.from.includes(record.current_state)) {
-      throw conflict(`a pair cannot go from ${record.current_state} by ${action}`);
+      throw await refusal(record, action, options.caller);
     }
     const expired =
       action === 'broadcast' ? new Date(Date.parse(happened) + record.offer_ttl_s * 1000).toISOString() : null;
@@ -330,15 +330,62 @@ export async function recordEvent(
         ]);
     } catch (error) {
       if (!isConditionalFailure(error)) throw error;
-      if (action === 'accepted' && cancelledIndexes(error).includes(1)) {
-        throw conflict('another driver already accepted this runsheet', 'runsheet_already_assigned');
-      }
+      if (action === 'accepted' && cancelledIndexes(error).includes(1)) throw await refusal(record, action);
       continue; // the record changed meanwhile: judge again against its new state
     }
     await afterEvent(next, action);
     return next;
   }
   throw conflict(CONTENDED);
+}
+
+const VERBS: Record<Exclude<PairAction, 'created'>, string> = {
+  broadcast: 'broadcast',
+  accepted: 'accepted',
+  rejected: 'rejected',
+  system_rejected: 'closed',
+  deleted: 'deleted',
+};
+
+/**
+ * The 409 for a move the record's state does not allow, in words that say what happened. An accept of a runsheet that
+ * another driver holds is `runsheet_already_assigned` whatever became of this pair (closed by the system, or still
+ * open when the claim lost): a driver's app needs only that code to tell its user the runsheet is gone.
+ */
+async function refusal(record: PairRecord, action: Exclude<PairAction, 'created'>, caller?: Caller) {
+  const runsheet = record.pair.runsheet.name ? `runsheet "${record.pair.runsheet.name}"` : 'this runsheet';
+  if (action === 'accepted') {
+    const claim = await db().send(
+      new GetCommand({
+        TableName: mainTableName(),
+        Key: assignKey(record.plan.id, record.pair.runsheet.id),
+        ConsistentRead: true,
+      }),
+    );
+    if (claim.Item && claim.Item['pair_id'] !== record.id) {
+      return conflict(
+        `another driver has ${runsheet} (accepted at ${claim.Item['assigned_at']}): this offer is closed`,
+        'runsheet_already_assigned',
+      );
+    }
+  }
+  const last = record.statuses.at(-1);
+  const at = last?.happened_at_utc;
+  const own = caller && hasRole(caller, 'Driver', 'OrgDriver');
+  const driver = own ? 'you' : 'the driver';
+  const cannot = `it cannot be ${VERBS[action]} now`;
+  const expiry = record.statuses.findLast((s) => s.action === 'broadcast')?.expired_time;
+  let what: string;
+  if (record.current_state === 'deleted') what = `this pair record was deleted at ${at}`;
+  else if (record.current_state === 'created') what = 'this offer has not been broadcast yet';
+  else if (record.current_state === 'broadcasted') what = `this offer was broadcast at ${at} and is open`;
+  else if (record.current_state === 'accepted') what = `${driver} accepted this offer at ${at}`;
+  else if (last?.action === 'rejected') what = `${driver} rejected this offer at ${at}`;
+  else if (last?.reason === 'expired') what = `this offer expired at ${expiry ?? at}`;
+  else if (last?.reason === 'assigned_to_other_driver')
+    what = `another driver has ${runsheet}: this offer was closed at ${at}`;
+  else what = `this offer was closed at ${at}${last?.reason ? ` (${last.reason})` : ''}`;
+  return conflict(`${what}; ${cannot}`);
 }
 
 async function afterEvent(record: PairRecord, action: PairAction): Promise<void> {

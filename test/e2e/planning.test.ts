@@ -226,8 +226,15 @@ describe('a planning job', () => {
       }),
     );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
-    expect(answers.filter((a) => a.status === 409)).toHaveLength(9);
-    expect(answers.some((a) => (a.body as { code?: string }).code === 'runsheet_already_assigned')).toBe(true);
+    // Every loser hears the same thing, whether its claim lost the race or its pair was closed before it arrived.
+    const losers = answers.filter((a) => a.status === 409).map((a) => a.body as { code: string; detail: string });
+    expect(losers).toHaveLength(9);
+    for (const loser of losers) {
+      expect(loser.code).toBe('runsheet_already_assigned');
+      expect(loser.detail).toMatch(
+        /^another driver has runsheet "Runsheet 0" \(accepted at .+\): this offer is closed$/,
+      );
+    }
     const after = (await api.get<{ pair_records: PairRecord[] }>(`/v1/broadcast-plans/${race.id}/pairs`, planner)).body
       .pair_records;
     expect(after.filter((p) => p.current_state === 'accepted')).toHaveLength(1);
@@ -242,15 +249,33 @@ describe('a planning job', () => {
 
     const winner = after.find((p) => p.current_state === 'accepted')!;
     const winnerToken = drivers.find((d) => d.id === winner.pair.driver.id)!.token;
-    expect(
-      (
-        await api.post(
-          `/v1/broadcast-plans/${race.id}/pairs/${winner.id}/rejected`,
-          { happened_at_utc: now },
-          winnerToken,
-        )
-      ).status,
-    ).toBe(409);
+    const rejectWon = await api.post<{ code: string; detail: string }>(
+      `/v1/broadcast-plans/${race.id}/pairs/${winner.id}/rejected`,
+      { happened_at_utc: now },
+      winnerToken,
+    );
+    expect(rejectWon.status).toBe(409);
+    expect(rejectWon.body.code).toBe('conflict');
+    expect(rejectWon.body.detail).toBe(`you accepted this offer at ${now}; it cannot be rejected now`);
+    // A loser whose pair the system closed, answering later: the same code, and its own rejection is told in words.
+    const loser = after.find((p) => p.current_state === 'rejected')!;
+    const loserToken = drivers.find((d) => d.id === loser.pair.driver.id)!.token;
+    const late = await api.post<{ code: string; detail: string }>(
+      `/v1/broadcast-plans/${race.id}/pairs/${loser.id}/accepted`,
+      { happened_at_utc: new Date().toISOString() },
+      loserToken,
+    );
+    expect(late.status).toBe(409);
+    expect(late.body.code).toBe('runsheet_already_assigned');
+    const lateReject = await api.post<{ code: string; detail: string }>(
+      `/v1/broadcast-plans/${race.id}/pairs/${loser.id}/rejected`,
+      { happened_at_utc: new Date().toISOString() },
+      loserToken,
+    );
+    expect(lateReject.status).toBe(409);
+    expect(lateReject.body.detail).toMatch(
+      /^another driver has runsheet "Runsheet 0": this offer was closed at .+; it cannot be rejected now$/,
+    );
     expect(
       (
         await api.post(
@@ -300,6 +325,18 @@ describe('a planning job', () => {
     }
     expect(pair?.current_state).toBe('rejected');
     expect(pair?.statuses.at(-1)).toMatchObject({ action: 'system_rejected', reason: 'expired' });
+    // The driver's late answer is told what happened, in words.
+    const expiry = pair!.statuses.find((s) => s.action === 'broadcast')!.expired_time;
+    const late = await api.post<{ code: string; detail: string }>(
+      `/v1/broadcast-plans/${short.id}/pairs/${pair!.id}/accepted`,
+      { happened_at_utc: new Date().toISOString() },
+      drivers[0]!.token,
+    );
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({
+      code: 'conflict',
+      detail: `this offer expired at ${expiry}; it cannot be accepted now`,
+    });
   }, 30_000);
 });
 
