@@ -16,7 +16,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     endpoints: { dynamodb: string; s3: string };
     dataDir: string;
-    chromium: string;
+    chromium: { path: string } | { missing: string };
   }
 }
 
