@@ -10,7 +10,7 @@ const url = process.env['DISPATCH_URL'] ?? `http://localhost:${process.env['PORT
 const health = await fetch(`${url}/health`).catch(() => undefined);
 if (!health?.ok) {
   console.error(
-    `dispatch demo: no service answers at ${url}/health. Start one with \`npm start\` (or set DISPATCH_URL).`,
+    `dispatch demo: no service answers at ${url}/health. Start one with \`npm start\`, or say where it runs: PORT=<port> (as given to npm start) or DISPATCH_URL=<url>.`,
   );
   process.exit(1);
 }

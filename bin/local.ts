@@ -2,7 +2,7 @@
  * `npm start`: the whole service on one port with embedded DynamoDB and S3 stand-ins. Data lives under .data/ and
  * survives a restart; `npm start -- --fresh` starts empty. Ctrl-C stops everything this process started.
  */
-import { defaultOptions, startLocal } from '#lib/local/start';
+import { defaultOptions, startLocal, UPLOAD_BUCKET } from '#lib/local/start';
 
 const options = { ...defaultOptions(), fresh: process.argv.includes('--fresh') };
 const started = Date.now();
@@ -11,9 +11,13 @@ const host = await startLocal(options).catch((error: unknown) => {
   process.exit(1);
 });
 
+const ws = host.url.replace(/^http/, 'ws');
 console.log(`Dispatch service ready in ${Date.now() - started} ms at ${host.url}
-  API reference  ${host.url}/docs  (OpenAPI: ${host.url}/openapi.json)
-  Mail outbox    ${host.url}/_local/outbox
+  API reference  ${host.url}/docs  (OpenAPI: ${host.url}/openapi.json; guides in docs/)
+  Live ops       ${host.url}/ops
+  WebSocket      ${ws}/ws?token=<bearer token>
+  S3 endpoint    ${host.s3Endpoint}  (bucket ${UPLOAD_BUCKET}; awscli: --endpoint-url ${host.s3Endpoint})
+  Mail outbox    ${host.url}/_local/outbox  (push: ${host.url}/_local/push-outbox)
   SysAdmin       ${options.adminEmail} / ${options.adminPassword}
   Data           ${options.dataDir}${options.fresh ? ' (started fresh)' : ''}
 Press Ctrl-C to stop.`);

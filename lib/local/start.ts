@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Emulators, ensureTables, LOCAL_CREDENTIALS, startEmulators } from '#lib/local/emulators';
 import { createHostServer, preloadHandlers } from '#lib/local/host';
-import { startLocalS3 } from '#lib/local/s3';
+import { attachExternalS3, type LocalS3, startLocalS3 } from '#lib/local/s3';
 import { startStreamPoller } from '#lib/local/streams';
 import { gateway } from '#lib/local/websocket';
 import { ROOT } from '#lib/paths';
@@ -27,8 +27,13 @@ export interface LocalOptions {
   tablePrefix: string;
   /** Reuse a running DynamoDB emulator instead of starting one (tests share one). */
   endpoints?: { dynamodb: string };
-  /** An S3-compatible server to use instead of the in-process one (no upload events then). */
+  /**
+   * An S3-compatible server to use instead of the in-process one: its bucket is created if missing and its uploads
+   * are watched (lib/local/s3.ts).
+   */
   externalS3?: string;
+  /** The in-process S3's port: the same across restarts (`S3_PORT`, default `PORT` + 1); 0 picks a free one. */
+  s3Port?: number;
   /**
    * Tests: puts something (a fault proxy) in front of the in-process S3; it gets S3's endpoint and returns the one
    * the functions and presigned URLs use.
@@ -39,13 +44,18 @@ export interface LocalOptions {
 export interface RunningHost {
   url: string;
   port: number;
+  /** The S3 endpoint uploads go to (awscli: `--endpoint-url`). */
+  s3Endpoint: string;
   stop(): Promise<void>;
 }
 
 export const UPLOAD_BUCKET = 'dispatch-uploads';
 
+const PORT = Number(process.env['PORT'] ?? 3000);
+
 export const defaultOptions = (): LocalOptions => ({
-  port: Number(process.env['PORT'] ?? 3000),
+  port: PORT,
+  s3Port: Number(process.env['S3_PORT'] ?? PORT + 1),
   dataDir: resolve(process.env['DISPATCH_DATA_DIR'] ?? '.data'),
   fresh: false,
   persistent: true,
@@ -97,12 +107,22 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
     dynamodb = emulators.dynamodbEndpoint;
   }
   // S3 runs in this process (unless an external one is named), so that uploads raise the trigger's events here.
-  const localS3 = options.externalS3 ? undefined : await startLocalS3(resolve(options.dataDir, 's3'), [UPLOAD_BUCKET]);
+  let localS3: LocalS3 | undefined = options.externalS3
+    ? undefined
+    : await startLocalS3(resolve(options.dataDir, 's3'), [UPLOAD_BUCKET], options.s3Port ?? 0).catch(
+        (error: Error & { code?: string }) => {
+          throw error.code === 'EADDRINUSE'
+            ? new Error(`the S3 port ${options.s3Port} is in use: set S3_PORT to a free one`)
+            : error;
+        },
+      );
   const s3 = localS3?.endpoint ?? options.externalS3!;
   const endpoints = { dynamodb, s3: options.frontS3 ? await options.frontS3(s3) : s3 };
   try {
     const tableNames = await ensureTables(endpoints.dynamodb, options.tablePrefix);
     localEnvironment(endpoints, tableNames, options.dataDir);
+    // The functions' environment is set: the external S3's uploads can be recorded from here on.
+    if (options.externalS3) localS3 = await attachExternalS3(endpoints.s3, UPLOAD_BUCKET);
     const { ensureSysAdmin } = await import('#shared/accounts/seed');
     const [server] = await Promise.all([
       listen(options.port),
@@ -129,6 +149,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
     return {
       url: `http://localhost:${port}`,
       port,
+      s3Endpoint: endpoints.s3,
       stop: async () => {
         clearInterval(sweep);
         await positions.stop();
