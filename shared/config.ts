@@ -40,6 +40,14 @@ export const config = {
   get tokenGenerationCacheMs(): number {
     return Math.min(60_000, Number(optional('TOKEN_GENERATION_CACHE_MS', '60000')));
   },
+  /**
+   * How long a bearer token lives (`BEARER_TTL_S`): the contract's hour by default and at most; an operator may
+   * shorten it, and tests of token renewal do (at least 5 s).
+   */
+  get bearerTtlSeconds(): number {
+    const value = Number(optional('BEARER_TTL_S', '3600'));
+    return Number.isInteger(value) && value >= 5 && value <= 3600 ? value : 3600;
+  },
   get localMode(): boolean {
     return process.env['DISPATCH_LOCAL'] === '1';
   },

@@ -6,5 +6,5 @@ import { listPlannings } from '#shared/planning/plannings';
 import { planningRoutes } from '#shared/routes/planning';
 
 export const handler = endpoint(planningRoutes, 'P1', async ({ query, caller }) =>
-  ok(await listPlannings(caller, rangeOf(query), pageOf(query))),
+  ok(await listPlannings(caller, rangeOf(query), pageOf(query), query.org_id)),
 );

@@ -1,5 +1,5 @@
 /**
- * Service bearer tokens: ES256 JWTs with `iss`, `aud`, `sub`, `roles`, `org_id`, `iat`, `exp` (1 hour), `jti`, and
+ * Service bearer tokens: ES256 JWTs with `iss`, `aud`, `sub`, `roles`, `org_id`, `iat`, `exp` (1 hour, or `BEARER_TTL_S`), `jti`, and
  * `gen`, the principal's token generation at issue time (bumped by logout-everywhere and deletion).
  */
 import { createLocalJWKSet, jwtVerify, SignJWT } from 'jose';
@@ -9,8 +9,6 @@ import { isRole, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
 import { config } from '#shared/config';
 import { newUuid } from '#shared/ids';
-
-export const BEARER_TTL_SECONDS = 3600;
 
 export interface IssuedToken {
   bearer_token: string;
@@ -26,7 +24,7 @@ export interface VerifiedToken extends Caller {
 export async function issueBearerToken(caller: Caller, generation: number): Promise<IssuedToken> {
   const { kid, privateKey } = await signingKeys();
   const issuedAt = clock.nowEpochSeconds();
-  const expiresAt = issuedAt + BEARER_TTL_SECONDS;
+  const expiresAt = issuedAt + config.bearerTtlSeconds;
   const token = await new SignJWT({
     roles: caller.roles,
     ...(caller.orgId ? { org_id: caller.orgId } : {}),

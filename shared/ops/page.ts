@@ -61,7 +61,8 @@ export function opsPage(config: OpsConfig): string {
     box-shadow: 0 1px 4px #0002; display: grid; gap: .6rem; }
   #signin input, #signin textarea, #signin button { font: inherit; padding: .45rem; width: 100%; }
   #signin .or { text-align: center; color: #667; }
-  #error { color: #b00020; min-height: 1.2em; }
+  #error { color: #b00020; min-height: 1.2em; font-weight: 600; }
+  #signout { font: inherit; padding: .2rem .6rem; }
   main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(18rem, 2fr); gap: .75rem; padding: .75rem;
     height: calc(100vh - 2.6rem); }
   main[hidden], #signin[hidden] { display: none; }
@@ -79,7 +80,8 @@ export function opsPage(config: OpsConfig): string {
   #notifications li { margin-bottom: .3rem; } #notifications time { color: #667; font-size: .8rem; }
 </style></head>
 <body>
-<header><h1>Dispatch · live operations</h1><span id="status">signed out</span></header>
+<header><h1>Dispatch · live operations</h1><span id="status">signed out</span>
+  <button id="signout" type="button" hidden>Sign out</button></header>
 <form id="signin">
   <h2>Sign in</h2>
   <input id="email" type="email" placeholder="email" autocomplete="username">
@@ -113,8 +115,13 @@ export function opsPage(config: OpsConfig): string {
     for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
     return el;
   };
-  let token = null, claims = null, socket = null, map = null;
-  const drivers = new Map(), markers = new Map(), plannings = new Map(), subscribed = new Set();
+  let token = null, refreshToken = null, claims = null, socket = null, map = null;
+  let renewTimer = null, planningTimer = null, signedIn = false, renewals = 0;
+  const drivers = new Map(), markers = new Map(), plannings = new Map(), subscribed = new Set(), names = new Map();
+  // The roles that may watch an organisation; a driver or a partner is told so at sign-in.
+  const WATCHERS = ['SysAdmin', 'OrgAdmin', 'OrgTransporter', 'Merchant'];
+  const shortId = (id) => (id || '').slice(0, 8);
+  const driverName = (id) => names.get(id) || shortId(id);
 
   // A SysAdmin (no organisation of their own) names the one to watch with ?org=<id>.
   const orgId = () => claims.org_id || new URLSearchParams(location.search).get('org');
@@ -133,25 +140,103 @@ export function opsPage(config: OpsConfig): string {
     $('error').textContent = '';
     try {
       const pasted = $('token').value.trim();
-      if (pasted) token = pasted;
-      else token = (await api('/v1/auth/login', { method: 'POST',
-        body: JSON.stringify({ user: { email: $('email').value, password: $('password').value } }) })).bearer_token;
-      claims = decode(token);
+      if (pasted) {
+        token = pasted;
+        refreshToken = null;
+      } else {
+        const session = await api('/v1/auth/login', { method: 'POST',
+          body: JSON.stringify({ user: { email: $('email').value, password: $('password').value } }) });
+        token = session.bearer_token;
+        refreshToken = session.refresh_token || null;
+      }
+      try { claims = decode(token); } catch { throw new Error('that is not a bearer token'); }
+      if (claims.exp * 1000 <= Date.now()) throw new Error('that token has expired');
+      const roles = claims.roles || [];
+      if (!roles.some((r) => WATCHERS.includes(r))) {
+        throw new Error('this page is for dispatchers (OrgAdmin, OrgTransporter, Merchant or SysAdmin); this account is ' +
+          (roles.join(', ') || 'without a role'));
+      }
       await start();
     } catch (error) {
-      token = null;
-      $('error').textContent = 'Sign-in failed: ' + error.message;
+      signOut('Sign-in failed: ' + error.message);
     }
   });
 
+  $('signout').addEventListener('click', () => {
+    const [bearer, session] = [token, refreshToken];
+    signOut('Signed out.');
+    // Ends the refresh family too (X6), not only this page's copy of the tokens.
+    if (session) fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json',
+      authorization: 'Bearer ' + bearer }, body: JSON.stringify({ refresh_token: session }) }).catch(() => {});
+  });
+
   async function start() {
+    signedIn = true;
     $('signin').hidden = true;
     $('app').hidden = false;
+    $('signout').hidden = false;
     $('status').textContent = (orgId() ? 'organisation ' + orgId() : 'no organisation') + ' · connecting…';
     setUpMap();
+    scheduleRenewal();
     connect();
-    await Promise.all([loadPlannings(), loadNotifications()]);
-    setInterval(() => loadPlannings().catch(() => {}), 5000);
+    await Promise.all([loadDrivers(), loadPlannings(), loadNotifications()]);
+    planningTimer = setInterval(() => loadPlannings().catch(() => {}), 5000);
+  }
+
+  /** Back to the sign-in form, with the message where the user looks; nothing of the session is kept. */
+  function signOut(message) {
+    signedIn = false;
+    clearTimeout(renewTimer);
+    clearInterval(planningTimer);
+    if (socket) { socket.onclose = null; socket.close(); socket = null; }
+    token = refreshToken = claims = null;
+    drivers.clear(); markers.clear(); plannings.clear(); subscribed.clear();
+    if (map) { map.remove(); map = null; }
+    $('map').replaceChildren();
+    $('drivers').replaceChildren();
+    $('driver-count').textContent = '0';
+    $('plannings').textContent = 'none yet';
+    $('notifications').replaceChildren();
+    $('app').hidden = true;
+    $('signout').hidden = true;
+    $('signin').hidden = false;
+    $('password').value = '';
+    $('token').value = '';
+    $('error').textContent = message || '';
+    $('status').textContent = 'signed out';
+  }
+
+  /**
+   * Renews the bearer token (T1) before it expires: a quarter of its life or a minute ahead, whichever is sooner. A
+   * pasted token cannot be renewed: the page returns to sign-in, saying why, when it expires.
+   */
+  function scheduleRenewal() {
+    clearTimeout(renewTimer);
+    const life = (claims.exp - (claims.iat || claims.exp - 3600)) * 1000;
+    const ahead = refreshToken ? Math.min(60_000, life / 4) : 0;
+    renewTimer = setTimeout(renew, Math.max(0, claims.exp * 1000 - Date.now() - ahead));
+  }
+
+  async function renew() {
+    const expiredAt = new Date(claims.exp * 1000).toLocaleTimeString();
+    if (!refreshToken) return signOut('Your session expired at ' + expiredAt + ': sign in again.');
+    try {
+      const next = await api('/v1/auth/refresh', { method: 'POST', body: JSON.stringify({ refresh_token: refreshToken }) });
+      token = next.bearer_token;
+      refreshToken = next.refresh_token;
+      claims = decode(token);
+      renewals += 1;
+      document.body.dataset.renewals = String(renewals);
+      scheduleRenewal();
+      // The connection was opened with the old token: open a new one with the new token and subscribe again.
+      if (socket) socket.close();
+    } catch (error) {
+      if (error.status === undefined && claims.exp * 1000 > Date.now() + 5000) {
+        renewTimer = setTimeout(renew, 5000); // the network, not the session: try again shortly
+        return;
+      }
+      signOut('Your session ended (' + error.message + '): sign in again.');
+    }
   }
 
   function setUpMap() {
@@ -174,7 +259,12 @@ export function opsPage(config: OpsConfig): string {
       subscribe(channels);
     };
     socket.onmessage = (message) => onFrame(JSON.parse(message.data));
-    socket.onclose = () => { $('status').textContent = 'disconnected · reconnecting…'; setTimeout(connect, 2000); };
+    socket.onclose = () => {
+      if (!signedIn) return;
+      if (claims.exp * 1000 <= Date.now()) return renew();
+      $('status').textContent = 'disconnected · reconnecting…';
+      setTimeout(() => { if (signedIn) connect(); }, 1000);
+    };
   }
 
   function subscribe(channels) {
@@ -187,6 +277,11 @@ export function opsPage(config: OpsConfig): string {
   function onFrame(frame) {
     if (frame.type === 'subscribed') {
       $('status').textContent = 'live · ' + subscribed.size + ' channels';
+      return;
+    }
+    if (frame.type === 'error' && frame.code !== 'forbidden') {
+      // The connection's token expired or was revoked: renew and reconnect, or return to sign-in.
+      if (frame.code === 'unauthorized' || frame.code === 'token_expired') renew();
       return;
     }
     if (frame.type !== 'event') return;
@@ -216,20 +311,67 @@ export function opsPage(config: OpsConfig): string {
       if (marker) marker.setLatLng([driver.latitude, driver.longitude]);
       else {
         markers.set(driver.user_id, L.circleMarker([driver.latitude, driver.longitude],
-          { radius: 7, color: '#e63946', fillOpacity: 0.8 }).bindTooltip(driver.user_id).addTo(map));
-        if (markers.size === 1) map.setView([driver.latitude, driver.longitude], 13);
+          { radius: 7, color: '#e63946', fillOpacity: 0.8 }).bindTooltip(driverName(driver.user_id)).addTo(map));
+        fitMap();
       }
     }
     renderDrivers();
   }
 
+  /** Every driver in view (a driver newly heard of widens it). */
+  function fitMap() {
+    if (!map || markers.size === 0) return;
+    const bounds = L.latLngBounds([...markers.values()].map((m) => m.getLatLng()));
+    if (markers.size === 1) map.setView(bounds.getCenter(), 13);
+    else map.fitBounds(bounds.pad(0.15), { maxZoom: 15 });
+    document.body.dataset.fitted = String(markers.size);
+  }
+
+  /**
+   * The drivers already located before sign-in, with their names: the organisation's drivers (A19 for its admin,
+   * A15 for SysAdmin with ?org=), then each one's last position (L2, a few at a time). Other roles see drivers as
+   * they move.
+   */
+  async function loadDrivers() {
+    const org = orgId();
+    if (!org) return;
+    const roles = claims.roles || [];
+    const listing = roles.includes('SysAdmin')
+      ? (page) => '/v1/admin/users/by-role?role_name=OrgDriver&per_page=100&org_id=' + org + page
+      : roles.includes('OrgAdmin') ? (page) => '/v1/org/users?per_page=100' + page : null;
+    if (!listing) return;
+    const ids = [];
+    let page = '';
+    for (let i = 0; i < 20; i++) {
+      const list = await api(listing(page));
+      for (const user of list.users) {
+        const userRoles = user.roles_name || user.roles || [];
+        if (!userRoles.some((r) => r === 'OrgDriver' || r === 'Driver' || /driver/i.test(r))) continue;
+        names.set(user.id, user.name || user.email || shortId(user.id));
+        ids.push(user.id);
+      }
+      if (!list.meta || !list.meta.next_page_token) break;
+      page = '&page_token=' + encodeURIComponent(list.meta.next_page_token);
+    }
+    const queue = [...ids];
+    await Promise.all(Array.from({ length: 6 }, async () => {
+      while (queue.length && signedIn) {
+        const id = queue.shift();
+        const found = await api('/v1/driver-locations/' + id).catch(() => null);
+        if (found && found.location) moveDriver({ ...found.location, user_id: found.location.user_id || id });
+      }
+    }));
+    renderDrivers();
+    renderPlannings();
+  }
+
   function renderDrivers() {
-    const rows = [...drivers.values()].sort((a, b) => a.user_id.localeCompare(b.user_id)).map((d) => {
+    const rows = [...drivers.values()].sort((a, b) => driverName(a.user_id).localeCompare(driverName(b.user_id))).map((d) => {
       const row = document.createElement('tr');
       row.dataset.driver = d.user_id;
       row.dataset.latitude = d.latitude;
       row.dataset.longitude = d.longitude;
-      row.append(text('td', d.user_id.slice(0, 8)), text('td', d.latitude.toFixed(5)),
+      row.append(text('td', driverName(d.user_id), { title: d.user_id }), text('td', d.latitude.toFixed(5)),
         text('td', d.longitude.toFixed(5)), text('td', new Date(d.server_time).toLocaleTimeString()));
       return row;
     });
@@ -244,7 +386,7 @@ export function opsPage(config: OpsConfig): string {
     const lats = all.map((d) => d.latitude), lons = all.map((d) => d.longitude);
     const [minLat, maxLat, minLon, maxLon] = [Math.min(...lats), Math.max(...lats), Math.min(...lons), Math.max(...lons)];
     $('map').replaceChildren(...all.map((d) => {
-      const dot = text('div', '', { class: 'grid-dot', title: d.user_id });
+      const dot = text('div', '', { class: 'grid-dot', title: d.user_id, 'aria-label': driverName(d.user_id) });
       dot.style.left = 5 + 90 * ((d.longitude - minLon) / (maxLon - minLon || 1)) + '%';
       dot.style.top = 5 + 90 * (1 - (d.latitude - minLat) / (maxLat - minLat || 1)) + '%';
       return dot;
@@ -252,7 +394,9 @@ export function opsPage(config: OpsConfig): string {
   }
 
   async function loadPlannings() {
-    const list = await api('/v1/plannings?limit=20');
+    const org = orgId();
+    const scoped = org && (claims.roles || []).includes('SysAdmin') ? '&org_id=' + org : '';
+    const list = await api('/v1/plannings?per_page=20' + scoped);
     for (const p of list.plannings) {
       if (!plannings.has(p.id)) {
         plannings.set(p.id, { ...p, pairs: new Map() });
@@ -268,8 +412,9 @@ export function opsPage(config: OpsConfig): string {
     if (!planning) return;
     const list = await api('/v1/broadcast-plans/' + planningId + '/pairs');
     for (const r of list.pair_records) {
-      planning.pairs.set(r.id, { id: r.id, runsheet_id: r.pair.runsheet.id, driver_id: r.pair.driver.id,
-        state: r.current_state });
+      if (r.pair.driver.name) names.set(r.pair.driver.id, r.pair.driver.name);
+      planning.pairs.set(r.id, { id: r.id, runsheet_id: r.pair.runsheet.id, runsheet_name: r.pair.runsheet.name,
+        driver_id: r.pair.driver.id, state: r.current_state });
     }
     renderPlannings();
   }
@@ -285,7 +430,8 @@ export function opsPage(config: OpsConfig): string {
         const row = document.createElement('tr');
         row.dataset.pair = pair.id;
         row.dataset.state = pair.state;
-        row.append(text('td', pair.runsheet_id), text('td', (pair.driver_id || '').slice(0, 8)),
+        row.append(text('td', pair.runsheet_name || pair.runsheet_id, { title: pair.runsheet_id }),
+          text('td', driverName(pair.driver_id), { title: pair.driver_id || '' }),
           text('td', pair.state, { class: 'state state-' + pair.state }));
         table.append(row);
       }

@@ -170,14 +170,19 @@ export async function createPlanning(caller: Caller, name: string) {
 }
 
 /** P1. */
-export async function listPlannings(caller: Caller, range: RangeQuery, page: PageRequest) {
-  const [index, partition] = seesAllOrganisations(caller)
-    ? (['GSI2', 'PLANNINGS'] as const)
-    : caller.orgId
-      ? (['GSI1', `ORG#${caller.orgId}#PLANNINGS`] as const)
-      : (() => {
-          throw forbidden('your account belongs to no organisation');
-        })();
+export async function listPlannings(caller: Caller, range: RangeQuery, page: PageRequest, orgId?: string) {
+  if (orgId && !seesAllOrganisations(caller) && orgId !== caller.orgId) {
+    throw forbidden('org_id names another organisation');
+  }
+  const [index, partition] = orgId
+    ? (['GSI1', `ORG#${orgId}#PLANNINGS`] as const)
+    : seesAllOrganisations(caller)
+      ? (['GSI2', 'PLANNINGS'] as const)
+      : caller.orgId
+        ? (['GSI1', `ORG#${caller.orgId}#PLANNINGS`] as const)
+        : (() => {
+            throw forbidden('your account belongs to no organisation');
+          })();
   const found = await queryPage(
     { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, range) },
     page,

@@ -96,7 +96,8 @@ export const runsheetParams = v.object({
   runsheetID: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
 });
 export const driverParams = v.object({ planningID: uuid, driverID: uuid });
-export const listPlanningsQuery = rangedListQuery({});
+/** `org_id`: SysAdmin's view of one organisation's plannings (another role may name only its own). */
+export const listPlanningsQuery = rangedListQuery({ org_id: v.optional(uuid) });
 
 // Broadcast records
 export const pairParams = v.object({ plan_id: uuid, pair_id: uuid });

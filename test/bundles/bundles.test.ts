@@ -41,6 +41,8 @@ const OPTIONAL = new Set([
   'TOKEN_ISSUER',
   'TOKEN_AUDIENCE',
   'TOKEN_GENERATION_CACHE_MS',
+  // shared/config.ts: the bearer token lifetime, the contract's hour unless shortened.
+  'BEARER_TTL_S',
   'DISPATCH_LOCAL',
   'DYNAMODB_ENDPOINT',
   'S3_ENDPOINT',

@@ -4,7 +4,8 @@
  * stream and the `org.<id>` channel), sees an offer change state when the driver accepts it (R6, `pair.accepted` on
  * `planning.<id>`), and leaves a screenshot in `.test-output/ops.png`. Tiles are off (`?tiles=none`): the test runs
  * offline, and the markers show without them. Also: a pasted token (a SysAdmin with `?org=`), and the plain grid when
- * the map library does not load.
+ * the map library does not load; drivers located before sign-in, by name, with the map fitted; refused sign-ins shown;
+ * a token renewed before it expires (shortened to 8 s) without a reload; sign-out.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
-import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 const OUTPUT = join(process.cwd(), '.test-output');
@@ -119,6 +120,15 @@ describe('the /ops page in headless Chromium', () => {
     expect(await page.$eval('#app', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(false);
     // The sign-in form is gone from view once signed in.
     expect(await page.$eval('#signin', (el) => (el as unknown as { offsetHeight: number }).offsetHeight)).toBe(0);
+    // The driver located before sign-in is there at once, by name, and the map is fitted to it.
+    await page.waitForFunction(`document.querySelector('tr[data-driver="${offered.id}"]')`, { timeout: 30_000 });
+    expect(await page.$eval(`tr[data-driver="${offered.id}"] td`, (td) => td.textContent)).toBe('OrgDriver User');
+    expect(
+      await page.$eval('body', (body) => (body as unknown as { dataset: { fitted?: string } }).dataset.fitted),
+    ).toBe('1');
+    // Offers by runsheet and driver name, not id prefixes.
+    const offer = await page.$$eval(`tr[data-pair="${pairId}"] td`, (cells) => cells.map((c) => c.textContent));
+    expect(offer.slice(0, 2)).toEqual(['Runsheet 1', 'OrgDriver User']);
   }, 60_000);
 
   it('shows a driver appear and move as fixes arrive', async () => {
@@ -126,13 +136,17 @@ describe('the /ops page in headless Chromium', () => {
     await page.waitForFunction(`document.querySelector('tr[data-driver="${mover.id}"][data-latitude="1.35"]')`, {
       timeout: 30_000,
     });
-    // On the map too: one Leaflet circle marker per driver heard of since signing in.
-    expect(await page.$$eval('#map path.leaflet-interactive', (paths) => paths.length)).toBe(1);
+    // On the map too: one Leaflet circle marker per driver, the one located before sign-in and the mover; the map
+    // widens to hold both.
+    expect(await page.$$eval('#map path.leaflet-interactive', (paths) => paths.length)).toBe(2);
+    expect(
+      await page.$eval('body', (body) => (body as unknown as { dataset: { fitted?: string } }).dataset.fitted),
+    ).toBe('2');
     await api.put('/v1/driver/location', fix(1.36, 103.86), mover.token);
     await page.waitForFunction(`document.querySelector('tr[data-driver="${mover.id}"][data-latitude="1.36"]')`, {
       timeout: 30_000,
     });
-    expect(await page.$$eval('#drivers tr', (rows) => rows.length)).toBe(1);
+    expect(await page.$$eval('#drivers tr', (rows) => rows.length)).toBe(2);
   }, 60_000);
 
   it('shows an offer change state when the driver accepts it', async () => {
@@ -153,6 +167,10 @@ describe('the /ops page in headless Chromium', () => {
     const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
     const second = await browser.newPage();
     await second.goto(`${host.url}/ops?tiles=none&org=${org}`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    // A planning of another organisation: SysAdmin's ?org= leaves it out.
+    const elsewhere = await newOrganisation(api, admin, 'Elsewhere');
+    const stranger = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, elsewhere);
+    const foreign = (await api.post<{ id: string }>('/v1/plannings', { name: 'Foreign' }, stranger.token)).body.id;
     await second.type('#token', admin);
     await second.click('#signin button[type=submit]');
     // user, org and drivers.freelance, then the organisation's planning.
@@ -163,6 +181,8 @@ describe('the /ops page in headless Chromium', () => {
     await second.waitForFunction(`document.querySelector('tr[data-driver="${mover.id}"][data-latitude="1.37"]')`, {
       timeout: 30_000,
     });
+    await second.waitForFunction(`document.querySelector('[data-planning="${planningId}"]')`, { timeout: 30_000 });
+    expect(await second.$(`[data-planning="${foreign}"]`)).toBeNull();
     await second.close();
   }, 60_000);
 
@@ -186,6 +206,63 @@ describe('the /ops page in headless Chromium', () => {
     expect(await offline.$$eval('#map .leaflet-container, #map.leaflet-container', (found) => found.length)).toBe(0);
     await offline.close();
   }, 60_000);
+
+  it('shows a refused sign-in where the user looks: a wrong password, and a driver', async () => {
+    const refused = await browser.newPage();
+    await refused.goto(`${host.url}/ops?tiles=none`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    const signIn = async (email: string, password: string) => {
+      await refused.$eval('#email', (el) => ((el as unknown as { value: string }).value = ''));
+      await refused.type('#email', email);
+      await refused.type('#password', password);
+      await refused.click('#signin button[type=submit]');
+      await refused.waitForFunction(`document.getElementById('error').textContent.length > 0`, { timeout: 30_000 });
+      const shown = await refused.$eval('#error', (el) => ({
+        text: el.textContent,
+        height: (el as unknown as { offsetHeight: number }).offsetHeight,
+      }));
+      await refused.$eval('#error', (el) => (el.textContent = ''));
+      return shown;
+    };
+    const wrong = await signIn(planner.email, 'not-the-password');
+    expect(wrong.text).toMatch(/^Sign-in failed: /);
+    expect(wrong.height).toBeGreaterThan(0);
+    const driver = await signIn(mover.email, mover.password);
+    expect(driver.text).toContain('this page is for dispatchers');
+    expect(driver.height).toBeGreaterThan(0);
+    expect(await refused.$eval('#app', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(true);
+    await refused.close();
+  }, 60_000);
+
+  it('renews its token before it expires, stays live without a reload, and signs out', async () => {
+    process.env['BEARER_TTL_S'] = '8';
+    const renewing = await browser.newPage();
+    try {
+      await renewing.goto(`${host.url}/ops?tiles=none`, { waitUntil: 'networkidle0', timeout: 60_000 });
+      await renewing.type('#email', planner.email);
+      await renewing.type('#password', planner.password);
+      await renewing.click('#signin button[type=submit]');
+      await renewing.waitForFunction(`document.getElementById('status').textContent.includes('live')`, {
+        timeout: 30_000,
+      });
+      // Past the first token's expiry (8 s), on a renewed one.
+      await renewing.waitForFunction(`Number(document.body.dataset.renewals || 0) >= 2`, { timeout: 40_000 });
+      await renewing.waitForFunction(`document.getElementById('status').textContent.includes('live')`, {
+        timeout: 30_000,
+      });
+      await api.put('/v1/driver/location', fix(1.39, 103.89), mover.token);
+      await renewing.waitForFunction(`document.querySelector('tr[data-driver="${mover.id}"][data-latitude="1.39"]')`, {
+        timeout: 30_000,
+      });
+      expect(await renewing.$eval('#signin', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(true);
+      await renewing.click('#signout');
+      expect(await renewing.$eval('#signin', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(false);
+      expect(await renewing.$eval('#error', (el) => el.textContent)).toBe('Signed out.');
+      expect(await renewing.$eval('#status', (el) => el.textContent)).toBe('signed out');
+    } finally {
+      delete process.env['BEARER_TTL_S'];
+      await renewing.close();
+    }
+  }, 90_000);
 
   it('renders to a screenshot', async () => {
     mkdirSync(OUTPUT, { recursive: true });
