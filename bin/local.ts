@@ -1,6 +1,7 @@
 /**
  * `npm start`: the whole service on one port with embedded DynamoDB and S3 stand-ins. Data lives under .data/ and
- * survives a restart; `npm start -- --fresh` starts empty. Ctrl-C stops everything this process started.
+ * survives a restart; `npm start -- --fresh` starts empty. Ctrl-C stops everything this process started. It listens on
+ * 127.0.0.1 unless `HOST` says otherwise (docs/local-mode.md).
  */
 import { defaultOptions, startLocal, UPLOAD_BUCKET } from '#lib/local/start';
 
@@ -20,6 +21,7 @@ console.log(`Dispatch service ready in ${Date.now() - started} ms at ${host.url}
   Mail outbox    ${host.url}/_local/outbox  (push: ${host.url}/_local/push-outbox)
   SysAdmin       ${options.adminEmail} / ${options.adminPassword}
   Data           ${options.dataDir}${options.fresh ? ' (started fresh)' : ''}
+  Listening on   ${host.address}:${host.port}${host.address === '127.0.0.1' ? ' (this machine only; HOST=0.0.0.0 for every interface)' : ''}
 Press Ctrl-C to stop.`);
 
 let stopping = false;

@@ -1,5 +1,6 @@
 // I8 GET /v1/files
 import { endpoint } from '#shared/http/endpoint';
+import { isSafeObjectKey, UNSAFE_KEY_MESSAGE } from '#shared/imports/object-keys';
 import { MAX_BUCKET_NAME, MAX_OBJECT_KEY } from '#shared/imports/schemas';
 import { download } from '#shared/imports/uploads';
 import { importsRoutes } from '#shared/routes/imports';
@@ -15,6 +16,7 @@ export const handler = endpoint(importsRoutes, 'I8', async ({ event, caller }) =
   if (bucket.length > MAX_BUCKET_NAME) return failure(400, `bucket must be at most ${MAX_BUCKET_NAME} characters`);
   if (Buffer.byteLength(key) > MAX_OBJECT_KEY)
     return failure(400, `object_key must be at most ${MAX_OBJECT_KEY} bytes`);
+  if (!isSafeObjectKey(key)) return failure(400, `object_key ${UNSAFE_KEY_MESSAGE}`);
   const found = await download(caller, bucket, key);
   if (found.kind === 'missing') return failure(404, 'no such object');
   if (found.kind === 'redirect') return { status: 302, body: {}, headers: { Location: found.location } };

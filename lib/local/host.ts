@@ -3,11 +3,17 @@
  * API Gateway HTTP API event, the authorizer function runs first as API Gateway would run it, then the route's own
  * handler module. Local-only helpers (`/health`, `/openapi.json`, `/docs`, `/_local/…`) exist here and nowhere else;
  * `/ops` (the live operations page) is served here and, in the cloud, by functions/system/ops.ts.
+ *
+ * The local-only surfaces that need no credential (`/_local/*`: the mail and push outboxes; `/@connections/…`: the
+ * WebSocket management API) answer without CORS, and refuse with a 403 any request a web page could have sent: an
+ * `Origin` other than this host's own, or a `Host` that is neither an IP address, `localhost` nor the configured
+ * `HOST` (a DNS-rebinding page reaches the host under its own name). The API routes keep their CORS.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
+import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -15,7 +21,7 @@ import { authorizerEvent, type IncomingRequest, lambdaContext, proxyEvent } from
 import { gateway } from '#lib/local/websocket';
 import { openApiDocument } from '#lib/openapi';
 import type { Handler } from '#shared/http/endpoint';
-import { internal, notFound, type Problem, payloadTooLarge } from '#shared/http/problems';
+import { forbidden, internal, notFound, type Problem, payloadTooLarge, problemBody } from '#shared/http/problems';
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
 import { asFunction } from '#shared/local-invocation';
 import { OPS_HEADERS, opsAsset, opsConfig, opsPage } from '#shared/ops/page';
@@ -125,6 +131,68 @@ function sendJson(
   send(response, status, { ...CORS_HEADERS, 'Content-Type': type, 'X-Request-Id': requestId }, JSON.stringify(body));
 }
 
+/** JSON of a local-only surface: no CORS, so that no page of another origin may read it. */
+function sendLocalJson(response: ServerResponse, body: unknown, requestId: string) {
+  send(
+    response,
+    200,
+    { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': requestId, 'Cache-Control': 'no-store' },
+    JSON.stringify(body),
+  );
+}
+
+/** `/_local/…` and the WebSocket management API (`/@connections/{id}`, with or without a stage before it). */
+const isLocalOnly = (path: string) =>
+  path === '/_local' || path.startsWith('/_local/') || /\/@connections(\/|$)/.test(path);
+
+/** The host name of a `Host` or `Origin` authority (`[::1]:3000` → `::1`), lower case, or undefined. */
+function hostNameOf(authority: string): string | undefined {
+  try {
+    return new URL(`http://${authority}`).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why a request to a local-only surface is refused, if it is: a browser page of another origin sends its `Origin`
+ * (`null` included), and a DNS-rebinding page reaches this host under the attacker's own name in `Host`.
+ */
+function localOnlyRefusal(request: IncomingMessage, configuredHost: string | undefined): string | undefined {
+  const host = request.headers.host;
+  if (host !== undefined) {
+    const name = hostNameOf(host);
+    const known =
+      name !== undefined &&
+      (name === 'localhost' ||
+        isIP(name) !== 0 ||
+        (configuredHost !== undefined && name === configuredHost.toLowerCase()));
+    if (!known) return 'the local-only endpoints answer requests to localhost or an IP address only';
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined) {
+    let own = false;
+    try {
+      const url = new URL(origin);
+      own = ['http:', 'https:'].includes(url.protocol) && host !== undefined && url.host === host.toLowerCase();
+    } catch {
+      own = false;
+    }
+    if (!own) return 'the local-only endpoints do not answer pages of another origin';
+  }
+  return undefined;
+}
+
+/** A 403 problem+json without CORS. */
+function sendLocalRefusal(response: ServerResponse, detail: string, requestId: string) {
+  send(
+    response,
+    403,
+    { 'Content-Type': 'application/problem+json', 'X-Request-Id': requestId },
+    JSON.stringify(problemBody(forbidden(detail), requestId)),
+  );
+}
+
 /** The same problem+json answer, headers included, as the functions give (shared/http/responses.ts). */
 function sendProblem(response: ServerResponse, problem: Problem, requestId: string) {
   writeResult(response, toResult(problemAsReply(problem, requestId), requestId));
@@ -163,10 +231,10 @@ async function localRoute(path: string, url: URL, response: ServerResponse, requ
       send(response, 200, { ...OPS_HEADERS, 'X-Request-Id': requestId }, opsPage(opsConfig(url.searchParams)));
       return true;
     case '/_local/outbox':
-      sendJson(response, 200, { messages: localOutbox.read(url.searchParams.get('to') ?? undefined) }, requestId);
+      sendLocalJson(response, { messages: localOutbox.read(url.searchParams.get('to') ?? undefined) }, requestId);
       return true;
     case '/_local/push-outbox':
-      sendJson(response, 200, { messages: localPush.read(url.searchParams.get('user_id') ?? undefined) }, requestId);
+      sendLocalJson(response, { messages: localPush.read(url.searchParams.get('user_id') ?? undefined) }, requestId);
       return true;
   }
   const opsFile = /^\/ops\/assets\/([\w.-]+)$/.exec(path);
@@ -197,10 +265,27 @@ const DOCS_PAGE = `<!doctype html>
 <script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#docs', deepLinking: true, docExpansion: 'list' });</script>
 </body></html>`;
 
-async function dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function dispatch(
+  request: IncomingMessage,
+  response: ServerResponse,
+  configuredHost: string | undefined,
+): Promise<void> {
   const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
   const method = (request.method ?? 'GET').toUpperCase();
   const requestId = (request.headers['x-request-id'] as string | undefined)?.slice(0, 200) || randomUUID();
+  if (isLocalOnly(url.pathname)) {
+    const refusal = localOnlyRefusal(request, configuredHost);
+    if (refusal) {
+      request.resume(); // whatever body it sent is read and dropped, so the connection stays usable
+      sendLocalRefusal(response, refusal, requestId);
+      return;
+    }
+    if (method === 'OPTIONS') {
+      // No CORS: a browser's preflight for another origin fails here.
+      send(response, 204, { 'X-Request-Id': requestId }, '');
+      return;
+    }
+  }
   if (method === 'OPTIONS') {
     send(response, 204, { ...CORS_HEADERS, 'X-Request-Id': requestId }, '');
     return;
@@ -255,9 +340,10 @@ async function dispatch(request: IncomingMessage, response: ServerResponse): Pro
   );
 }
 
-export function createHostServer(): Server {
+/** `configuredHost`: the `HOST` the server listens on, accepted in a `Host` header besides IP addresses and localhost. */
+export function createHostServer(configuredHost?: string): Server {
   const server = createServer((request, response) => {
-    dispatch(request, response).catch((error: unknown) => {
+    dispatch(request, response, configuredHost).catch((error: unknown) => {
       const requestId = randomUUID();
       const problem = (error as Problem).status ? (error as Problem) : internal();
       if (problem.status === 500) console.error(requestId, error);

@@ -18,6 +18,11 @@ import { drainLocalQueue } from '#shared/ports/queue';
 
 export interface LocalOptions {
   port: number;
+  /**
+   * The address the host listens on: 127.0.0.1 unless told otherwise (`HOST`; `0.0.0.0` or `::` for every interface,
+   * e.g. to reach it from a phone). The local-only endpoints refuse web pages whatever it is (lib/local/host.ts).
+   */
+  host?: string;
   dataDir: string;
   fresh: boolean;
   /** false: DynamoDB in memory (tests). */
@@ -46,16 +51,26 @@ export interface RunningHost {
   port: number;
   /** The S3 endpoint uploads go to (awscli: `--endpoint-url`). */
   s3Endpoint: string;
+  /** The address the server listens on. */
+  address: string;
   stop(): Promise<void>;
 }
 
 export const UPLOAD_BUCKET = 'dispatch-uploads';
+export const DEFAULT_HOST = '127.0.0.1';
+
+/** The name this process reaches its own server by: `localhost` for a loopback or every-interface address. */
+function reachableName(address: string): string {
+  if (['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(address)) return 'localhost';
+  return address.includes(':') ? `[${address}]` : address;
+}
 
 const PORT = Number(process.env['PORT'] ?? 3000);
 
 export const defaultOptions = (): LocalOptions => ({
   port: PORT,
   s3Port: Number(process.env['S3_PORT'] ?? PORT + 1),
+  host: process.env['HOST'] || DEFAULT_HOST,
   dataDir: resolve(process.env['DISPATCH_DATA_DIR'] ?? '.data'),
   fresh: false,
   persistent: true,
@@ -125,11 +140,12 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
     if (options.externalS3) localS3 = await attachExternalS3(endpoints.s3, UPLOAD_BUCKET);
     const { ensureSysAdmin } = await import('#shared/accounts/seed');
     const [server] = await Promise.all([
-      listen(options.port),
+      listen(options.port, options.host || DEFAULT_HOST),
       asFunction('system/seed-admin', () => ensureSysAdmin(options.adminEmail, options.adminPassword)),
       preloadHandlers(),
     ]);
-    const port = (server.address() as AddressInfo).port;
+    const { port, address } = server.address() as AddressInfo;
+    const origin = `http://${reachableName(options.host || DEFAULT_HOST)}:${port}`;
     // Locally the sweep (offer expiry, the mail outbox) runs every two seconds (the cloud's schedule: every minute).
     const { handler: sweepOnce } = (await import(
       pathToFileURL(join(ROOT, 'functions', 'workers', 'expire-offers.ts')).href
@@ -139,7 +155,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
     }, 2000);
     sweep.unref();
     // The functions reach the WebSocket connections through the management API this host serves.
-    process.env['WEBSOCKET_MANAGEMENT_ENDPOINT'] = `http://localhost:${port}`;
+    process.env['WEBSOCKET_MANAGEMENT_ENDPOINT'] = origin;
     // Live positions: the locations table's stream feeds the same handler the cloud's event source calls.
     const positions = await startStreamPoller({
       endpoint: endpoints.dynamodb,
@@ -147,9 +163,10 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       handlerPath: 'realtime/positions-stream',
     });
     return {
-      url: `http://localhost:${port}`,
+      url: origin,
       port,
       s3Endpoint: endpoints.s3,
+      address,
       stop: async () => {
         clearInterval(sweep);
         await positions.stop();
@@ -168,10 +185,10 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
   }
 }
 
-function listen(port: number) {
-  const server = createHostServer();
+function listen(port: number, host: string) {
+  const server = createHostServer(host);
   return new Promise<ReturnType<typeof createHostServer>>((done, fail) => {
     server.once('error', fail);
-    server.listen(port, () => done(server));
+    server.listen(port, host, () => done(server));
   });
 }

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { SERVICE_TYPES } from '#shared/accounts/schemas';
+import { isSafeObjectKey, UNSAFE_KEY_MESSAGE } from '#shared/imports/object-keys';
 import { ianaTimezone } from '#shared/locations/schemas';
 import { counter, dateTime, isoTime, objectId, rangedListQuery, recordKey, uuid } from '#shared/schemas/common';
 
@@ -14,7 +15,12 @@ const fileData = v.object({
   file_name: v.optional(shortText(200)),
   file_size: v.optional(v.nullable(v.number())),
   storage_upload_bucket: v.optional(shortText(63)),
-  storage_upload_key: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(1024)),
+  storage_upload_key: v.pipe(
+    v.string('must be a string'),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(1024),
+    v.check(isSafeObjectKey, UNSAFE_KEY_MESSAGE),
+  ),
   url: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2048, 'must be at most 2048 characters')))),
   checksum: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(128, 'must be at most 128 characters')))),
   checksum_method: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(32, 'must be at most 32 characters')))),

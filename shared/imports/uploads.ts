@@ -2,7 +2,9 @@
  * Files of import jobs: presigned uploads (I1), uploads through the API (I3), what the S3 trigger records about each
  * uploaded object (size, MD5), the checks a job's files must pass, and downloads (I8).
  *
- * Keys are `uploads/<org id | ops>/<upload id>/<file name>`: the second segment says who owns the object.
+ * Keys are `uploads/<org id | ops>/<upload id>/<file name>`: the second segment says who owns the object. A key a
+ * caller names must have exactly those four segments, none of them `.`, `..` or empty (shared/imports/object-keys.ts),
+ * and the upload it names is found by its id and then compared by full key and owner.
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -13,12 +15,20 @@ import { db, mainTableName } from '#shared/db/client';
 import { forbidden, invalidField } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import type { FileData } from '#shared/imports/jobs';
+import { isSafeObjectKey } from '#shared/imports/object-keys';
 import { getObject, headObject, presignGet, presignPut, putObject, uploadBucket } from '#shared/ports/object-storage';
 
 export const UPLOAD_URL_TTL_SECONDS = 3600;
 export const OPS_SCOPE = 'ops';
 
 const uploadKey = (uploadId: string) => ({ PK: `UPLOAD#${uploadId}`, SK: 'FILE' });
+
+/** `uploads/<scope>/<upload id>/<file name>`, four plain segments, or nothing. */
+function parseUploadKey(key: string): { scope: string; uploadId: string; name: string } | undefined {
+  if (!isSafeObjectKey(key)) return undefined;
+  const match = /^uploads\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(key);
+  return match ? { scope: match[1]!, uploadId: match[2]!, name: match[3]! } : undefined;
+}
 
 /** Whose objects a caller may name: family 1 callers `ops` (and any organisation), family 2 their own organisation. */
 export function uploadScope(caller: Caller, family: 'ops' | 'org'): string {
@@ -33,8 +43,12 @@ const isSafeName = (name: string) =>
 
 export function checkFileName(name: string, field: string): string {
   const trimmed = name.trim();
-  if (!isSafeName(trimmed) || trimmed === '.' || trimmed === '..') {
-    throw invalidField(field, 'must be a file name of 1 to 200 characters without slashes or control characters');
+  // Not `.`, `..` or only dots, even percent-encoded: the name becomes the last segment of an object key.
+  if (!isSafeName(trimmed) || !isSafeObjectKey(trimmed)) {
+    throw invalidField(
+      field,
+      'must be a file name of 1 to 200 characters without slashes, control characters or only dots',
+    );
   }
   return trimmed;
 }
@@ -63,9 +77,9 @@ export async function presignUpload(caller: Caller, family: 'ops' | 'org', fileN
 
 /** What the S3 trigger saw of one object under `uploads/` (idempotent: a repeated event writes the same). */
 export async function recordUploadedObject(key: string, size: number, eTag: string | undefined): Promise<void> {
-  const match = /^uploads\/([^/]+)\/([^/]+)\/(.+)$/.exec(key);
-  if (!match) return;
-  const [, scope, uploadId, name] = match;
+  const parsed = parseUploadKey(key);
+  if (!parsed) return;
+  const { scope, uploadId, name } = parsed;
   let checksum = eTag?.replace(/"/g, '');
   if (!checksum || !/^[0-9a-f]{32}$/.test(checksum)) {
     // A multipart upload's ETag is not the MD5 of the object: compute it from the bytes.
@@ -77,7 +91,7 @@ export async function recordUploadedObject(key: string, size: number, eTag: stri
   await db().send(
     new UpdateCommand({
       TableName: mainTableName(),
-      Key: uploadKey(uploadId!),
+      Key: uploadKey(uploadId),
       UpdateExpression:
         'SET entity = :e, org_scope = :scope, object_key = :key, file_name = :name, file_size = :size, checksum = :md5, uploaded_at = :now',
       ExpressionAttributeValues: {
@@ -108,10 +122,19 @@ export async function checkJobFiles(
       if (file.storage_upload_bucket !== undefined && file.storage_upload_bucket !== bucket) {
         throw invalidField(`files[${i}].storage_upload_bucket`, `must be ${bucket}`);
       }
-      const match = /^uploads\/([^/]+)\/([^/]+)\/(.+)$/.exec(file.storage_upload_key);
-      if (!match || !scopes.includes(match[1]!)) throw invalidField(field, 'names no upload of yours');
-      const recorded = (await db().send(new GetCommand({ TableName: mainTableName(), Key: uploadKey(match[2]!) })))
-        .Item;
+      const parsed = parseUploadKey(file.storage_upload_key);
+      if (!parsed || !scopes.includes(parsed.scope)) throw invalidField(field, 'names no upload of yours');
+      const recorded = (
+        await db().send(new GetCommand({ TableName: mainTableName(), Key: uploadKey(parsed.uploadId) }))
+      ).Item;
+      // The record of that upload id must be this very object, under a prefix of the caller's: another upload id
+      // under the caller's prefix (another organisation's, say) names nothing of theirs.
+      if (
+        recorded &&
+        (recorded['object_key'] !== file.storage_upload_key || !scopes.includes(recorded['org_scope'] as string))
+      ) {
+        throw invalidField(field, 'names no upload of yours');
+      }
       let size = recorded?.['file_size'] as number | undefined;
       let checksum = recorded?.['checksum'] as string | undefined;
       if (size === undefined) {
@@ -125,7 +148,7 @@ export async function checkJobFiles(
         }
       }
       return {
-        file_name: file.file_name ?? match[3]!,
+        file_name: file.file_name ?? parsed.name,
         file_size: size,
         storage_upload_bucket: bucket,
         storage_upload_key: file.storage_upload_key,
@@ -166,8 +189,12 @@ export async function storeUpload(
   };
 }
 
-/** Objects a caller may download: their organisation's uploads and results; SysAdmin (and workers) any. */
+/**
+ * Objects a caller may download: their organisation's uploads and results; SysAdmin (and workers) any. Never a key
+ * with `.`, `..` or empty segments (I8 refuses those with a 400 before this).
+ */
 function mayDownload(caller: Caller, key: string): boolean {
+  if (!isSafeObjectKey(key)) return false;
   if (seesAllOrganisations(caller)) return true;
   const owner = /^(?:uploads|results)\/([^/]+)\//.exec(key)?.[1];
   return owner !== undefined && owner === caller.orgId;

@@ -184,6 +184,15 @@ export async function clientTokenGeneration(id: string): Promise<number | null> 
   return Number(out.Item['token_gen'] ?? 1);
 }
 
+/** One part of Basic credentials, percent-decoded (RFC 6749 2.3.1); a malformed escape (`%`, `%zz`) is undefined. */
+function decodedPart(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return undefined;
+  }
+}
+
 /** HTTP Basic `client_key:secret_key`; anything wrong is the same 401. */
 export async function authenticateClient(authorization: string | undefined): Promise<ClientRecord> {
   const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(authorization?.trim() ?? '');
@@ -191,8 +200,11 @@ export async function authenticateClient(authorization: string | undefined): Pro
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 1) throw unauthenticated();
-  const client = await findClientByKey(decodeURIComponent(decoded.slice(0, colon)));
-  const presented = hashSecret(decodeURIComponent(decoded.slice(colon + 1)));
+  const key = decodedPart(decoded.slice(0, colon));
+  const secret = decodedPart(decoded.slice(colon + 1));
+  if (key === undefined || secret === undefined) throw unauthenticated();
+  const client = await findClientByKey(key);
+  const presented = hashSecret(secret);
   const stored = Buffer.from(client?.secret_hash ?? '0'.repeat(64), 'hex');
   if (!client || client.revoked_at || !timingSafeEqual(presented, stored)) throw unauthenticated();
   return client;

@@ -1,7 +1,7 @@
 /**
  * T2: an OIDC token from the configured external identity platform (issuer, audience and JWKS URL from
  * configuration; the JWKS fetched and cached by jose) for a service bearer token. The `email` claim names the
- * account; no account → the spec's default payload.
+ * account, and only with `email_verified: true` (else 401); no account → the spec's default payload.
  */
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { findUserByEmail } from '#shared/accounts/users';
@@ -39,7 +39,8 @@ export async function exchangeExternalToken(authorization: string | undefined) {
       algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'],
       requiredClaims: ['exp', 'sub'],
     });
-    if (payload['email_verified'] === false) throw new Error('email not verified');
+    // Only an address the identity platform has verified names an account here (a missing claim is not a yes).
+    if (payload['email_verified'] !== true) throw new Error('email not verified');
     email = payload['email'];
   } catch {
     throw unauthenticated();

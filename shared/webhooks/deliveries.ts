@@ -13,8 +13,9 @@ import { logger } from '#shared/log';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { secretBox } from '#shared/ports/secret-box';
 import { findClient, getClient, partnersOf } from '#shared/tokens/clients';
-import { checkWebhookUrl } from '#shared/tokens/webhook-url';
+import type { WebhookLookup } from '#shared/tokens/webhook-url';
 import { signWebhook } from '#shared/webhooks/signing';
+import { postWebhook } from '#shared/webhooks/transport';
 
 export const RETRY_WINDOW_MS = 24 * 3600 * 1000;
 /** Waits before the 2nd, 3rd, … attempt; the last one repeats until the 24-hour window closes. */
@@ -87,6 +88,12 @@ const deliveryKey = (partnerId: string, attemptedAt: string, eventId: string, at
   SK: `${attemptedAt}#${eventId}#${String(attempt).padStart(3, '0')}`,
 });
 
+/**
+ * How the worker reaches partners: the URL check's mode and name resolution (tests stand in for DNS and for the
+ * cloud's checks in local mode).
+ */
+export const webhookNetwork: { local?: boolean; lookup?: WebhookLookup } = {};
+
 /** The worker: one attempt of one message. */
 export async function deliverWebhook(raw: QueuedMessage): Promise<void> {
   const message = raw as WebhookMessage;
@@ -102,13 +109,11 @@ export async function deliverWebhook(raw: QueuedMessage): Promise<void> {
   let status: number | null = null;
   let excerpt = '';
   try {
-    await checkWebhookUrl(partner.webhook_url, 'webhook_url');
     const secret = await secretBox().open(partner.webhook_secret_sealed);
-    const response = await fetch(partner.webhook_url, {
-      method: 'POST',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-      headers: {
+    // Checked again (the URL was checked when stored, but names move), and sent to the address that was checked.
+    const answer = await postWebhook(
+      partner.webhook_url,
+      {
         'content-type': 'application/json',
         'user-agent': 'dispatch-webhooks/1',
         'webhook-id': message.event_id,
@@ -116,9 +121,10 @@ export async function deliverWebhook(raw: QueuedMessage): Promise<void> {
         'webhook-signature': signWebhook(secret, message.event_id, sentAt, body),
       },
       body,
-    });
-    status = response.status;
-    excerpt = (await response.text()).slice(0, 500);
+      { timeoutMs: ATTEMPT_TIMEOUT_MS, ...webhookNetwork },
+    );
+    status = answer.status;
+    excerpt = answer.excerpt;
   } catch (error) {
     excerpt = `no response: ${(error as Error).message}`.slice(0, 500);
   }

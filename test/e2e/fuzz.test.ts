@@ -201,3 +201,118 @@ describe('fuzzing every operation', () => {
     expect(cases).toBeGreaterThan(5000);
   }, 600_000);
 });
+
+describe('fuzzing every input that takes an object key or a file name', () => {
+  const window = {
+    start_timezone: 'Asia/Singapore',
+    start_time: '2026-11-22T00:00:00+08:00',
+    end_timezone: 'Asia/Singapore',
+    end_time: '2026-11-22T23:00:00+08:00',
+    service_type: 'van_1.7m',
+  };
+  const tokenOf = (role: Role) => tokens.find((t) => t.roles.includes(role))!.token;
+  /** Keys that start under `prefix` and leave it, or carry empty, `.` or `..` segments (plain or percent-encoded). */
+  const unsafeKeys = (prefix: string) => [
+    `${prefix}/../other-org/0123456789abcdef01234567/tasks.csv`,
+    `${prefix}/..`,
+    `${prefix}/0123456789abcdef01234567/..`,
+    `${prefix}/0123456789abcdef01234567/.`,
+    `${prefix}/0123456789abcdef01234567/...`,
+    `${prefix}/./0123456789abcdef01234567/tasks.csv`,
+    `${prefix}//0123456789abcdef01234567/tasks.csv`,
+    `${prefix}/0123456789abcdef01234567/tasks.csv/`,
+    `/${prefix}/0123456789abcdef01234567/tasks.csv`,
+    `${prefix}/%2e%2e/other-org/0123456789abcdef01234567/tasks.csv`,
+    `${prefix}/%2E./other-org/0123456789abcdef01234567/tasks.csv`,
+    `${prefix}/%252e%252e/other-org/0123456789abcdef01234567/tasks.csv`,
+    `${prefix}/0123456789abcdef01234567/%2e`,
+    `${prefix}/..%2fother-org/0123456789abcdef01234567/tasks.csv`,
+    `${prefix}/0123456789abcdef01234567/..%5ctasks.csv`,
+    `${prefix}\\..\\other-org/0123456789abcdef01234567/tasks.csv`,
+    `${prefix}/0123456789abcdef01234567/ta\u0000sks.csv`,
+    `${prefix}/%20/0123456789abcdef01234567/tasks.csv`,
+  ];
+
+  it('I8 answers 400 {"Error"} to each, for an organisation’s user and for SysAdmin', async () => {
+    const org = (await api.get<{ user: { org_id: string } }>('/v1/me', tokenOf('Merchant'))).body.user.org_id;
+    const wrong: string[] = [];
+    for (const role of ['Merchant', 'OrgAdmin', 'SysAdmin'] as const) {
+      for (const key of [...unsafeKeys(`uploads/${org}`), ...unsafeKeys('results/ops')]) {
+        const response = await api.get(
+          `/v1/files?bucket=dispatch-uploads&object_key=${encodeURIComponent(key)}`,
+          tokenOf(role),
+        );
+        const error = String((response.body as { Error?: unknown }).Error ?? '');
+        if (response.status !== 400 || !error.startsWith('object_key must be an object key'))
+          wrong.push(`${role} ${JSON.stringify(key)} → ${response.status} ${error}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('I4a and I4b answer 400 at files[i].storage_upload_key to each, and store nothing', async () => {
+    const org = (await api.get<{ user: { org_id: string } }>('/v1/me', tokenOf('Merchant'))).body.user.org_id;
+    const before = await storedItems();
+    const wrong: string[] = [];
+    const attempts = [
+      ...unsafeKeys(`uploads/${org}`).map((key) => ({
+        id: 'I4b',
+        path: '/v1/task-import-jobs',
+        token: tokenOf('Merchant'),
+        body: { files: [{ storage_upload_key: key }], ...window },
+      })),
+      ...[...unsafeKeys('uploads/ops'), ...unsafeKeys(`uploads/${org}`)].map((key) => ({
+        id: 'I4a',
+        path: '/v1/admin/task-import-jobs',
+        token: tokenOf('SysAdmin'),
+        body: {
+          files: [{ storage_upload_key: key }],
+          org_id: org,
+          broadcast_preference: 'auto',
+          service_type: 'van_1.7m',
+        },
+      })),
+    ];
+    for (const attempt of attempts) {
+      const response = await api.post(attempt.path, attempt.body, attempt.token);
+      const errors = (response.body as { errors?: { path: string; message: string }[] }).errors ?? [];
+      if (
+        response.status !== 400 ||
+        errors.length !== 1 ||
+        errors[0]!.path !== 'files[0].storage_upload_key' ||
+        !errors[0]!.message.startsWith('must be an object key')
+      ) {
+        wrong.push(
+          `${attempt.id} ${JSON.stringify(attempt.body.files)} → ${response.status} ${JSON.stringify(errors)}`,
+        );
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(attempts.length).toBe(54);
+    expect(await storedItems()).toEqual(before);
+  });
+
+  it('I1 and I3 refuse a file name that is only dots, plain or percent-encoded, at its path', async () => {
+    const before = await storedItems();
+    const wrong: string[] = [];
+    for (const name of ['.', '..', '...', '%2e%2e', '%2E', '%252e%252e', '..%2f..%2fx.csv', 'a%5c..']) {
+      const url = await api.get(
+        `/v1/task-import-jobs/upload-url?filename=${encodeURIComponent(name)}`,
+        tokenOf('Merchant'),
+      );
+      if (url.status !== 400 || (url.body['errors'] as { path: string }[])[0]?.path !== 'query.filename')
+        wrong.push(`I1 ${name} → ${url.status}`);
+      const form = new FormData();
+      form.append('files', new Blob(['id,name\n1,x\n'], { type: 'text/csv' }), name);
+      const upload = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokenOf('Merchant')}` },
+        body: form,
+      });
+      const body = (await upload.json()) as { errors?: { path: string }[] };
+      if (upload.status !== 400 || body.errors?.[0]?.path !== 'files') wrong.push(`I3 ${name} → ${upload.status}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(await storedItems()).toEqual(before);
+  });
+});

@@ -257,3 +257,87 @@ describe('tenancy', () => {
     expect(await storedItems()).toEqual(before);
   });
 });
+
+describe('tenancy of object keys: `.`, `..` and empty segments, another organisation’s upload id', () => {
+  const window = {
+    start_timezone: 'Asia/Singapore',
+    start_time: '2026-11-22T00:00:00+08:00',
+    end_timezone: 'Asia/Singapore',
+    end_time: '2026-11-22T23:00:00+08:00',
+    service_type: 'van_1.7m',
+  };
+  /** A's object, `uploads/<org A>/<upload id>/items.csv`, and keys of B's prefix that climb out of it towards it. */
+  async function keys() {
+    const [, orgA, uploadId, name] = /^uploads\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(ids['object_key']!)!;
+    const orgB = (await api.get<{ user: { org_id: string } }>('/v1/me', strangerToken('OrgAdmin'))).body.user.org_id;
+    return {
+      orgB,
+      uploadId: uploadId!,
+      climbing: [
+        `uploads/${orgB}/../${orgA}/${uploadId}/${name}`,
+        `uploads/${orgB}/%2e%2e/${orgA}/${uploadId}/${name}`,
+        `uploads/${orgB}/%2E%2E/${orgA}/${uploadId}/${name}`,
+        `uploads/${orgB}/%252e%252e/${orgA}/${uploadId}/${name}`,
+        `uploads/${orgB}/./../${orgA}/${uploadId}/${name}`,
+        `uploads/${orgB}/x/../../${orgA}/${uploadId}/${name}`,
+        `uploads/${orgB}/..%2f${orgA}/${uploadId}/${name}`,
+        `uploads/${orgB}\\..\\${orgA}/${uploadId}/${name}`,
+        `uploads/${orgB}//${uploadId}/${name}`,
+        `uploads/${orgB}/./${uploadId}/${name}`,
+      ],
+    };
+  }
+
+  it('I8 refuses a key of B’s prefix that climbs to A’s object: 400, never A’s bytes', async () => {
+    const { climbing } = await keys();
+    for (const stranger of strangers.filter((s) => s.role !== 'Driver')) {
+      for (const key of climbing) {
+        const download = await api.get(
+          `/v1/files?bucket=${UPLOAD_BUCKET}&object_key=${encodeURIComponent(key)}`,
+          stranger.token,
+        );
+        expect(download.status, `${stranger.role}: ${key}`).toBe(400);
+        expect(download.body, key).toEqual({ Error: expect.stringMatching(/^object_key must be an object key/) });
+      }
+    }
+  });
+
+  it('I4b refuses those keys at their path, and stores nothing', async () => {
+    const { climbing } = await keys();
+    const before = await storedItems();
+    for (const role of ['OrgAdmin', 'Merchant'] as const) {
+      for (const key of climbing) {
+        const job = await api.post(
+          '/v1/task-import-jobs',
+          { files: [{ storage_upload_key: key }], ...window },
+          strangerToken(role),
+        );
+        expect(job.status, `${role}: ${key}`).toBe(400);
+        expect(job.body['errors'], key).toEqual([
+          { path: 'files[0].storage_upload_key', message: expect.stringMatching(/^must be an object key/) },
+        ]);
+      }
+    }
+    expect(await storedItems()).toEqual(before);
+  });
+
+  it('I4b refuses A’s upload id under B’s own prefix (no copy of A’s size and MD5), and stores nothing', async () => {
+    const { orgB, uploadId } = await keys();
+    const before = await storedItems();
+    for (const role of ['OrgAdmin', 'Merchant'] as const) {
+      // The upload is found by its id: its record is neither this key nor under B's prefix.
+      for (const key of [`uploads/${orgB}/${uploadId}/anything.csv`, `uploads/${orgB}/${uploadId}/items.csv`]) {
+        const job = await api.post(
+          '/v1/task-import-jobs',
+          { files: [{ storage_upload_key: key }], ...window },
+          strangerToken(role),
+        );
+        expect(job.status, `${role}: ${key}`).toBe(400);
+        expect(job.body['errors']).toEqual([
+          { path: 'files[0].storage_upload_key', message: 'names no upload of yours' },
+        ]);
+      }
+    }
+    expect(await storedItems()).toEqual(before);
+  });
+});

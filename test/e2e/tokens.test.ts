@@ -4,11 +4,12 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
+import { webhookNetwork } from '../../shared/webhooks/deliveries.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
@@ -159,6 +160,11 @@ describe('a partner integrates', () => {
     expect((await grant(basic('ck_unknown', partner.secret_key))).status).toBe(401);
     expect((await grant(undefined)).status).toBe(401);
     expect(await grant('Basic !!!not-base64')).toMatchObject({ status: 401 });
+    // Malformed percent-escapes in the credentials (RFC 6749 2.3.1 encodes them) are a 401, not a URIError's 500.
+    for (const credentials of ['%:%', `${partner.client_key}:%`, '%zz:secret', `${partner.client_key}:%E0%A4%A`]) {
+      const answer = await grant(`Basic ${Buffer.from(credentials).toString('base64')}`);
+      expect(answer, credentials).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+    }
     expect((await grant(`Bearer ${admin}`)).status).toBe(401);
     expect((await grant(basic(partner.client_key, partner.secret_key), { grant_type: 'password' })).body).toMatchObject(
       { status: 400, errors: [{ path: 'grant_type' }] },
@@ -264,7 +270,7 @@ describe('T10 platform sessions', () => {
 
 describe('T2 token exchange against a real OIDC issuer', () => {
   const external = async (claims: Record<string, unknown>, options: { key?: SigningKey; kid?: string } = {}) =>
-    new SignJWT({ email: ADMIN.email, ...claims })
+    new SignJWT({ email: ADMIN.email, email_verified: true, ...claims })
       .setProtectedHeader({ alg: 'RS256', kid: options.kid ?? 'issuer-key-1' })
       .setIssuer((claims['iss'] as string) ?? 'https://id.example.test/')
       .setAudience((claims['aud'] as string) ?? 'dispatch-exchange')
@@ -305,6 +311,15 @@ describe('T2 token exchange against a real OIDC issuer', () => {
       expect(response.body).toMatchObject({ code: 'unauthenticated' });
     }
     expect((await api.call('POST', '/v1/auth/exchange')).status).toBe(401);
+  });
+
+  it('refuses a token whose address the issuer has not verified: email_verified must be true (issue 28.7)', async () => {
+    for (const verified of [undefined, false, 'true', 1, null]) {
+      const claims: Record<string, unknown> = { email_verified: verified };
+      const response = await exchange(await external(claims));
+      expect(response.status, String(verified)).toBe(401);
+      expect(response.body, String(verified)).toMatchObject({ code: 'unauthenticated' });
+    }
   });
 });
 
@@ -398,6 +413,52 @@ describe('signed webhooks', () => {
       expect(deliveries.every((d) => d.latency_ms >= 0)).toBe(true);
     } finally {
       receiver.server.close();
+    }
+  });
+});
+
+describe('webhook delivery to a name that resolves to loopback (issue 28.7)', () => {
+  it('is refused at delivery, connects to nothing, and the attempt says why', async () => {
+    let connections = 0;
+    const loopback = createTcpServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((done) => loopback.listen(0, '127.0.0.1', done));
+    const port = (loopback.address() as AddressInfo).port;
+    let partnerId: string | undefined;
+    try {
+      const partner = await api.post<Partner>(
+        '/v1/admin/partner-authorizations',
+        { name: 'Rebinder', webhook_url: `https://hooks.rebind.example:${port}/hook`, org_id: orgId },
+        admin,
+      );
+      expect(partner.status).toBe(201);
+      partnerId = partner.body.id;
+      // As in the cloud (local mode calls URLs unchecked), with a DNS whose answer for the name is 127.0.0.1.
+      Object.assign(webhookNetwork, { local: false, lookup: async () => [{ address: '127.0.0.1', family: 4 }] });
+      await api.post(`/v1/admin/partner-authorizations/${partnerId}/test-events`, {}, admin);
+      let deliveries: { status: number | null; outcome: string; response_excerpt: string }[] = [];
+      const deadline = Date.now() + 10_000;
+      while (deliveries.length === 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        deliveries = (
+          await api.get<{ deliveries: typeof deliveries }>(
+            `/v1/admin/partner-authorizations/${partnerId}/deliveries`,
+            admin,
+          )
+        ).body.deliveries;
+      }
+      expect(deliveries[0]).toMatchObject({
+        status: null,
+        outcome: 'retrying',
+        response_excerpt: expect.stringContaining('must not resolve to a private'),
+      });
+      expect(connections).toBe(0);
+    } finally {
+      for (const key of Object.keys(webhookNetwork)) delete webhookNetwork[key as keyof typeof webhookNetwork];
+      if (partnerId) await api.delete(`/v1/admin/clients/${partnerId}`, undefined, admin);
+      loopback.close();
     }
   });
 });
