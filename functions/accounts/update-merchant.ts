@@ -5,6 +5,8 @@ import { success } from '#shared/http/responses';
 import { accountsRoutes } from '#shared/routes/accounts';
 
 export const handler = endpoint(accountsRoutes, 'A24', async ({ body, caller }) => {
-  await updateMerchant(caller, body.user);
-  return success('the account is updated');
+  const session = await updateMerchant(caller, body.user);
+  return session
+    ? success('the account is updated; every other session has ended: go on with this new one', { ...session })
+    : success('the account is updated');
 });

@@ -5,6 +5,8 @@ import { ok } from '#shared/http/responses';
 import { accountsRoutes } from '#shared/routes/accounts';
 
 export const handler = endpoint(accountsRoutes, 'A12', async ({ body, caller }) => {
-  await updateOwnAccount(caller, body.user);
-  return ok({ message: 'the account is updated' });
+  const session = await updateOwnAccount(caller, body.user);
+  return session
+    ? ok({ message: 'the account is updated; every other session has ended: go on with this new one', ...session })
+    : ok({ message: 'the account is updated' });
 });

@@ -5,6 +5,10 @@ import { success } from '#shared/http/responses';
 import { accountsRoutes } from '#shared/routes/accounts';
 
 export const handler = endpoint(accountsRoutes, 'A22', async ({ body, caller }) => {
-  await updateTransporterEmail(caller, body.user.user.email);
-  return success('the email is updated');
+  const { confirm } = await updateTransporterEmail(caller, body.user.user);
+  return success(
+    confirm
+      ? 'the email is updated; confirm the new address (POST /v1/auth/security-code, then /v1/auth/verify-security-code) before you log in again'
+      : 'the email is updated',
+  );
 });

@@ -393,7 +393,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Change your own name and password
+         * Change your own name and password (needs the current one; answers a new session, ends the others)
          * @description Spec A12. Access: users.
          */
         put: operations["A12"];
@@ -577,7 +577,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Change your own email
+         * Change your own email (needs the current password; the new address must be confirmed, the old is told)
          * @description Spec A22. Access: roles: Transporter, OrgTransporter.
          */
         put: operations["A22"];
@@ -617,7 +617,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Set your name and password (self-registered merchants)
+         * Set your name and password (self-registered merchants; a new password needs the current one)
          * @description Spec A24. Access: roles: Merchant.
          */
         put: operations["A24"];
@@ -4035,6 +4035,7 @@ export interface operations {
                 "application/json": {
                     user: {
                         name?: string;
+                        /** @description The caller’s current password (an addition to the spec’s body): missing or wrong is a 400 `validation_failed` whose `errors[].path` names this member */
                         current_password?: string;
                         password?: string;
                     };
@@ -4050,6 +4051,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         message: string;
+                        /** @description After a password change: the caller’s new bearer token (every earlier token stops working) */
+                        bearer_token?: string;
+                        bearer_token_expired_at?: number;
+                        refresh_token?: string;
                     };
                 };
             };
@@ -5173,6 +5178,8 @@ export interface operations {
                         user: {
                             /** Format: email */
                             email: string;
+                            /** @description The caller’s current password (an addition to the spec’s body): missing or wrong is a 400 `validation_failed` whose `errors[].path` names this member */
+                            current_password: string;
                         };
                     };
                 };
@@ -5395,6 +5402,8 @@ export interface operations {
                 "application/json": {
                     user: {
                         name?: string;
+                        /** @description The caller’s current password (an addition to the spec’s body): missing or wrong is a 400 `validation_failed` whose `errors[].path` names this member */
+                        current_password?: string;
                         password?: string;
                     };
                 };
@@ -5413,6 +5422,10 @@ export interface operations {
                         message: string;
                         /** Format: date-time */
                         server_time: string;
+                        /** @description After a password change: the caller’s new bearer token (every earlier token stops working) */
+                        bearer_token?: string;
+                        bearer_token_expired_at?: number;
+                        refresh_token?: string;
                     };
                 };
             };

@@ -1,7 +1,8 @@
 /**
  * Invitations (A4–A9). Inviting creates the account in the inviter's (or the named) organisation with one role and a
  * pending invitation; accepting sets name and password and confirms it. Re-inviting a pending address replaces the
- * token. An address that already has an active account is a 409.
+ * token, and only for an inviter who could grant the pending role (else 403). An address that already has an account,
+ * or a pending invitation to another organisation, is one neutral 409 (the answer does not tell which).
  */
 import { sendInvitation } from '#shared/accounts/mails';
 import { type Organisation, requireOrganisation } from '#shared/accounts/organisations';
@@ -54,11 +55,16 @@ async function targetOrganisation(caller: Caller, policy: InvitationPolicy, name
   return requireOrganisation(named!, 'user.org_id');
 }
 
-async function inviteInto(org: Organisation, email: string, role: Role): Promise<UserRecord> {
+/** One answer for every address that cannot be invited here, whatever the reason (no enumeration). */
+const notInvitable = () => conflict('this address cannot be invited');
+
+async function inviteInto(org: Organisation, email: string, role: Role, policy: InvitationPolicy): Promise<UserRecord> {
   const existing = await findUserByEmail(email);
   if (existing) {
-    if (!existing.invitation_token_hash) throw conflict('an account with this email already exists');
-    if (existing.org_id !== org.id) throw conflict('this address has a pending invitation to another organisation');
+    if (!existing.invitation_token_hash || existing.org_id !== org.id) throw notInvitable();
+    // Re-inviting replaces the pending role and voids the pending token: only for who could grant that role.
+    const pending = existing.roles.filter((held) => !(POLICIES[policy].roles as readonly Role[]).includes(held));
+    if (pending.length > 0) throw forbidden(`you may not re-invite a user invited with the role ${pending[0]}`);
     const issued = issueToken('invitation', existing.id, existing.invitation_token_hash);
     const updated = await updateUser(existing, { invitation_token_hash: issued.hash, roles: [role] }, issued.items);
     await sendInvitation(updated.email, issued.token, org.name);
@@ -81,7 +87,7 @@ export async function invite(
 ): Promise<UserRecord> {
   const org = await targetOrganisation(caller, policy, request.orgId);
   const role = roleFor(policy, request.roleId, 'user.role_id');
-  return inviteInto(org, request.email, role);
+  return inviteInto(org, request.email, role, policy);
 }
 
 export interface BulkResult {
@@ -120,7 +126,7 @@ export async function bulkInvite(
   // A few at a time: fast, without a burst that the table would throttle.
   for (let i = 0; i < candidates.length; i += 10) {
     const batch = candidates.slice(i, i + 10);
-    const outcomes = await Promise.allSettled(batch.map((email) => inviteInto(org, email, role)));
+    const outcomes = await Promise.allSettled(batch.map((email) => inviteInto(org, email, role, 'bulk')));
     outcomes.forEach((outcome, j) => {
       const email = batch[j]!;
       if (outcome.status === 'fulfilled') result.invited.push(email);

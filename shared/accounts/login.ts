@@ -1,7 +1,7 @@
 import { findUserByEmail, toUserView, type UserRecord } from '#shared/accounts/users';
 import { verifyPassword } from '#shared/auth/passwords';
 import { startSession, type TokenPair } from '#shared/auth/sessions';
-import { checkLoginThrottle, clearLoginFailures, recordLoginFailure } from '#shared/auth/throttle';
+import { clearLoginFailures, countLoginAttempt } from '#shared/auth/throttle';
 import { forbidden, unauthenticated } from '#shared/http/problems';
 
 /** A1. */
@@ -16,16 +16,14 @@ export async function login(
 /**
  * Email and password → the confirmed, live account (A1, T10). An unknown email and a wrong password get the same
  * 401 after the same amount of work; only a caller who knows the password learns that the account is unconfirmed.
- * Too many wrong passwords for one address are a 429 for a while (shared/auth/throttle.ts).
+ * Every attempt is counted before its password is checked; beyond the limit it is a 429 for a while, unchecked
+ * (shared/auth/throttle.ts).
  */
 export async function verifyCredentials(email: string, password: string): Promise<UserRecord> {
-  const [counted, user] = await Promise.all([checkLoginThrottle(email), findUserByEmail(email)]);
+  const [, user] = await Promise.all([countLoginAttempt(email), findUserByEmail(email)]);
   const valid = await verifyPassword(password, user && !user.deleted_at ? user.password_hash : undefined);
-  if (!user || !valid || user.deleted_at) {
-    await recordLoginFailure(email);
-    throw unauthenticated();
-  }
-  if (counted) await clearLoginFailures(email);
+  if (!user || !valid || user.deleted_at) throw unauthenticated();
+  await clearLoginFailures(email);
   if (!user.confirmed_at) throw forbidden('the account is not confirmed yet', 'account_not_confirmed');
   return user;
 }

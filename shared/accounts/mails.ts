@@ -58,3 +58,18 @@ your Dispatch account is registered. Ask for a security code (POST /v1/auth/secu
     data: {},
   };
 }
+
+/** Told to the old address of an A22 change, through the outbox: the change it follows is done. */
+export function emailChangedMail(to: string, newEmail: string): Mail {
+  return {
+    to,
+    kind: 'email_changed',
+    subject: 'The email address of your Dispatch account was changed',
+    text: `The email address of the Dispatch account that used ${to} was changed to ${newEmail}.
+
+If it was you, nothing is left to do here: confirm the new address with a security code (POST /v1/auth/security-code,
+then POST /v1/auth/verify-security-code) before you log in again.
+If it was not you, your password is known to someone else: contact your organisation's administrator at once.`,
+    data: { new_email: newEmail },
+  };
+}

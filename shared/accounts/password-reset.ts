@@ -1,16 +1,68 @@
-/** Forgotten passwords (A10, A11): a single-use reset token valid one hour, sent by mail. */
+/**
+ * Forgotten passwords (A10, A11): a single-use reset token valid one hour, sent by mail.
+ *
+ * A10 answers the same for any address and does the same work for any address: it counts the request against the
+ * address (at most RESET_MAIL_LIMIT mails per address in a fixed window of RESET_WINDOW_SECONDS; the requests beyond
+ * are answered alike and mail nothing), reads the email claim and a user (the claimed one, or an id nobody has), and
+ * writes one transaction that stamps the count (with the token and the user's new reset hash when a mail is due).
+ * Only the mail itself is left to tell the two apart.
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { sendPasswordReset } from '#shared/accounts/mails';
-import { findUserByEmail, getUser, updateUser } from '#shared/accounts/users';
+import { findUserByEmailEvenly, getUser, updateUser } from '#shared/accounts/users';
 import { checkToken, issueToken } from '#shared/auth/one-time-tokens';
 import { hashPassword } from '#shared/auth/passwords';
+import { clock } from '#shared/clock';
+import { db, mainTableName, type TransactItem, transactWrite } from '#shared/db/client';
 import { gone, Problem } from '#shared/http/problems';
 
-/** A10: the same answer whether or not the address has an account. */
+export const RESET_MAIL_LIMIT = 3;
+export const RESET_WINDOW_SECONDS = 15 * 60;
+
+const throttleKey = (email: string, window: number) => ({
+  PK: `THROTTLE#reset#${email.trim().toLowerCase()}#${window}`,
+  SK: 'THROTTLE',
+});
+
+/** A10: the same answer, and the same reads and writes, whether or not the address has an account. */
 export async function forgotPassword(email: string): Promise<void> {
-  const user = await findUserByEmail(email);
-  if (!user || user.deleted_at) return;
+  const now = clock.nowEpochSeconds();
+  const window = Math.floor(now / RESET_WINDOW_SECONDS);
+  const key = throttleKey(email, window);
+  // Counted first and atomically: concurrent requests cannot all see a count below the limit.
+  const counted = await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: key,
+      UpdateExpression: 'ADD n :one SET expires_at = :ttl',
+      ExpressionAttributeValues: { ':one': 1, ':ttl': (window + 1) * RESET_WINDOW_SECONDS + 60 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  const withinLimit = Number(counted.Attributes?.['n'] ?? 1) <= RESET_MAIL_LIMIT;
+  const found = await findUserByEmailEvenly(email);
+  const user = found && !found.deleted_at && withinLimit ? found : undefined;
+  const stamp = (mailed: number): TransactItem => ({
+    Update: {
+      TableName: mainTableName(),
+      Key: key,
+      UpdateExpression: 'ADD mailed :mailed',
+      ExpressionAttributeValues: { ':mailed': mailed },
+    },
+  });
+  if (!user) {
+    await transactWrite([stamp(0)]);
+    return;
+  }
   const issued = issueToken('password_reset', user.id, user.reset_token_hash);
-  await updateUser(user, { reset_token_hash: issued.hash }, issued.items);
+  try {
+    await updateUser(user, { reset_token_hash: issued.hash }, [...issued.items, stamp(1)]);
+  } catch (error) {
+    // A concurrent request changed the user first (and mails its own token): answered alike, without a 409 that an
+    // unknown address never gets.
+    if (error instanceof Problem && error.status === 409) return;
+    throw error;
+  }
   await sendPasswordReset(user.email, issued.token);
 }
 

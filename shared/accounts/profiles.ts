@@ -1,8 +1,12 @@
 /** Changes users make to themselves (A12, A20–A22, A24, X9) and the profile edit of A13. */
 import { findVisibleUser } from '#shared/accounts/directory';
+import { emailChangedMail } from '#shared/accounts/mails';
+import { deliverOutboxMail, outboxMail } from '#shared/accounts/outbox';
 import { getUser, toUserView, type UserRecord, updateUser } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords';
+import { startSession, type TokenPair } from '#shared/auth/sessions';
+import { clearLoginFailures, countLoginAttempt } from '#shared/auth/throttle';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret } from '#shared/ids';
 import { syncServiceTypes } from '#shared/locations/locations';
@@ -21,20 +25,49 @@ export async function me(caller: Caller) {
   return { user: toUserView(await self(caller)) };
 }
 
-/** A12: a new password needs the current one (a wrong one is 400 at `user.current_password`). */
+/**
+ * The caller's current password, checked before a change that needs it (A12, A22, A24): a wrong or missing one is a
+ * 400 at `path`. The check counts against the address like a login (shared/auth/throttle.ts), so a bearer token
+ * alone is no unthrottled password oracle.
+ */
+async function requireCurrentPassword(user: UserRecord, presented: string | undefined, path: string): Promise<void> {
+  await countLoginAttempt(user.email);
+  if (!(await verifyPassword(presented ?? '', user.password_hash))) {
+    throw invalidField(path, 'is not your current password');
+  }
+  await clearLoginFailures(user.email);
+}
+
+/**
+ * A password change (A12, A24) ends every session of the user: the token generation moves on in the same write, so
+ * every bearer token and refresh family issued before (the caller's own included) stops working. The caller gets a
+ * new session to go on with, which the reply carries.
+ */
+async function changePassword(user: UserRecord, changes: Partial<UserRecord>, password: string): Promise<TokenPair> {
+  const updated = await updateUser(user, {
+    ...changes,
+    password_hash: await hashPassword(password),
+    token_gen: user.token_gen + 1,
+  });
+  return startSession(updated);
+}
+
+/**
+ * A12: a new password needs the current one (a wrong one is 400 at `user.current_password`); a password change
+ * answers the caller's new session.
+ */
 export async function updateOwnAccount(
   caller: Caller,
   input: { name?: string | undefined; current_password?: string | undefined; password?: string | undefined },
-): Promise<void> {
+): Promise<TokenPair | undefined> {
   const user = await self(caller);
   const changes: Partial<UserRecord> = defined({ name: input.name });
-  if (input.password !== undefined) {
-    if (!(await verifyPassword(input.current_password ?? '', user.password_hash))) {
-      throw invalidField('user.current_password', 'is not your current password');
-    }
-    changes.password_hash = await hashPassword(input.password);
+  if (input.password === undefined) {
+    await updateUser(user, changes);
+    return undefined;
   }
-  await updateUser(user, changes);
+  await requireCurrentPassword(user, input.current_password, 'user.current_password');
+  return changePassword(user, changes, input.password);
 }
 
 /** A13: SysAdmin any user, OrgAdmin users of the own organisation. */
@@ -82,21 +115,45 @@ export async function updateDriver(
   return driverProfile;
 }
 
-/** A22: the new address is claimed in the same transaction; a taken one is 409. */
-export async function updateTransporterEmail(caller: Caller, email: string): Promise<void> {
-  await updateUser(await self(caller), { email });
+/**
+ * A22: needs the current password (400 at `user.user.current_password`). The new address is claimed in the same
+ * transaction (a taken one is 409) and is unconfirmed until its owner confirms it (A3 + X8): nobody has shown yet that
+ * it is theirs. The old address is told, through the outbox, in the same transaction.
+ */
+export async function updateTransporterEmail(
+  caller: Caller,
+  input: { email: string; current_password: string },
+): Promise<{ confirm: boolean }> {
+  const user = await self(caller);
+  await requireCurrentPassword(user, input.current_password, 'user.user.current_password');
+  if (input.email.toLowerCase() === user.email.toLowerCase()) {
+    // The same mailbox (at most its spelling changes): still confirmed, nobody to tell.
+    await updateUser(user, { email: input.email });
+    return { confirm: false };
+  }
+  const notice = outboxMail(emailChangedMail(user.email, input.email));
+  await updateUser(user, { email: input.email, confirmed_at: null }, [notice.put]);
+  await deliverOutboxMail(notice);
+  return { confirm: true };
 }
 
-/** A24: only for merchants who registered themselves (X1). */
+/**
+ * A24: only for merchants who registered themselves (X1). A password change needs the current password (400 at
+ * `user.current_password`) and answers the caller's new session, as A12.
+ */
 export async function updateMerchant(
   caller: Caller,
-  input: { name?: string | undefined; password?: string | undefined },
-): Promise<void> {
+  input: { name?: string | undefined; current_password?: string | undefined; password?: string | undefined },
+): Promise<TokenPair | undefined> {
   const user = await self(caller);
   if (!user.self_registered || !user.roles.includes('Merchant')) {
     throw forbidden('only self-registered merchant accounts may set their name and password here');
   }
   const changes = defined({ name: input.name });
-  if (input.password !== undefined) changes.password_hash = await hashPassword(input.password);
-  await updateUser(user, changes);
+  if (input.password === undefined) {
+    await updateUser(user, changes);
+    return undefined;
+  }
+  await requireCurrentPassword(user, input.current_password, 'user.current_password');
+  return changePassword(user, changes, input.password);
 }

@@ -114,14 +114,25 @@ export const resetPasswordBody = v.object({
   }),
 });
 
-export const updateOwnAccountBody = v.object({
-  user: v.pipe(
+/** The current password, where a change needs it (A12 and A24 for a new password, A22 always). */
+const currentPassword = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(1024),
+  v.description(
+    'The caller’s current password (an addition to the spec’s body): missing or wrong is a 400 `validation_failed` ' +
+      'whose `errors[].path` names this member',
+  ),
+);
+
+/** A body `user` that may change the name and the password; a new password needs the current one. */
+const nameAndPassword = (nothing: string) =>
+  v.pipe(
     v.object({
       name: v.optional(name),
-      current_password: v.optional(v.pipe(v.string('must be a string'), v.maxLength(1024))),
+      current_password: v.optional(currentPassword),
       password: v.optional(password),
     }),
-    v.check((u) => u.name !== undefined || u.password !== undefined, 'must change the name or the password'),
+    v.check((u) => u.name !== undefined || u.password !== undefined, nothing),
     v.forward(
       v.check(
         (u) => u.password === undefined || u.current_password !== undefined,
@@ -129,8 +140,9 @@ export const updateOwnAccountBody = v.object({
       ),
       ['current_password'],
     ),
-  ),
-});
+  );
+
+export const updateOwnAccountBody = v.object({ user: nameAndPassword('must change the name or the password') });
 
 export const updateProfileBody = v.object({
   user: v.object({ id: uuid, name: v.optional(name), phone_number: v.optional(v.nullable(phoneNumber)) }),
@@ -154,14 +166,13 @@ export const updateDriverBody = v.object({
   }),
 });
 
-export const updateTransporterEmailBody = v.object({ user: v.object({ user: v.object({ email }) }) });
-
-export const updateMerchantBody = v.object({
-  user: v.pipe(
-    v.object({ name: v.optional(name), password: v.optional(password) }),
-    v.check((u) => u.name !== undefined || u.password !== undefined, 'must set the name or the password'),
-  ),
+/** The spec's `user{user{email}}`, and the current password (an addition: an address is a credential). */
+export const updateTransporterEmailBody = v.object({
+  user: v.object({ user: v.object({ email, current_password: currentPassword }) }),
 });
+
+/** The spec's `user{name, password}`, and the current password when the password changes (an addition). */
+export const updateMerchantBody = v.object({ user: nameAndPassword('must set the name or the password') });
 
 export const deleteUserBody = v.object({ user: v.object({ email }) });
 export const assignOrganisationBody = v.object({ user: v.object({ id: uuid, org_id: uuid }) });
@@ -210,6 +221,22 @@ export const tokenPairResponse = v.object({
 });
 
 export const loginResponse = v.object({ ...tokenPairResponse.entries, user: userView });
+
+/**
+ * A password change (A12, A24) ends every session, the caller's too: its reply carries the caller's new one. The
+ * members are absent when the password did not change.
+ */
+const newSession = {
+  bearer_token: v.optional(
+    v.pipe(
+      v.string(),
+      v.description('After a password change: the caller’s new bearer token (every earlier token stops working)'),
+    ),
+  ),
+  bearer_token_expired_at: v.optional(v.number()),
+  refresh_token: v.optional(v.string()),
+};
+export const ownAccountReply = v.object({ message: v.string(), ...newSession });
 
 export const statusReply = v.object({ status: v.string() });
 
@@ -288,4 +315,5 @@ function envelopeEntries() {
   return { code: v.literal('success'), message: v.string(), server_time: isoTime };
 }
 export const envelope = v.object(envelopeEntries());
+export const merchantUpdateReply = v.object({ ...envelopeEntries(), ...newSession });
 export const jwks = v.object({ keys: v.array(v.record(v.string(), v.unknown())) });

@@ -6,7 +6,7 @@ import { clock } from '#shared/clock';
 import { standsFor } from '#shared/local-invocation';
 import { sesMail } from '#shared/ports/ses-mail';
 
-export type MailKind = 'invitation' | 'password_reset' | 'security_code' | 'welcome';
+export type MailKind = 'invitation' | 'password_reset' | 'security_code' | 'welcome' | 'email_changed';
 
 export interface Mail {
   to: string;

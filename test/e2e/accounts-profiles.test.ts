@@ -189,9 +189,16 @@ describe('self-service', () => {
     const transporter = await member('Tom Transport', 'OrgTransporter');
     const newEmail = `tom.moved.${tag}@example.com`;
     expect(
-      (await api.put('/v1/transporter/me/email', { user: { user: { email: newEmail } } }, transporter.bearer_token))
-        .status,
+      (
+        await api.put(
+          '/v1/transporter/me/email',
+          { user: { user: { email: newEmail, current_password: PASSWORD } } },
+          transporter.bearer_token,
+        )
+      ).status,
     ).toBe(200);
+    // The new address is unconfirmed until confirmed (here by SysAdmin, A26).
+    expect((await api.post(`/v1/admin/users/${transporter.user.id}/confirm`, {}, admin)).status).toBe(200);
     await loginAs(api, newEmail, PASSWORD);
     expect((await api.post('/v1/auth/login', { user: { email: transporter.email, password: PASSWORD } })).status).toBe(
       401,
@@ -221,7 +228,7 @@ describe('self-service', () => {
       (
         await api.put(
           '/v1/merchant/me',
-          { user: { name: 'Corner Shop Ltd', password: 'merchant-new-password' } },
+          { user: { name: 'Corner Shop Ltd', current_password: PASSWORD, password: 'merchant-new-password' } },
           merchant.bearer_token,
         )
       ).status,
