@@ -53,10 +53,18 @@ export function issueToken(kind: TokenKind, userId: string, previousHash?: strin
       Update: {
         TableName: mainTableName(),
         Key: tokenKey(previousHash),
-        UpdateExpression: 'SET #status = :replaced',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':replaced': 'replaced' },
+        // Unconditional: the old record may be gone (TTL removes it 30 days after its expiry), and a re-issue must
+        // not fail for that. A record made again here answers 410 until its own TTL.
+        UpdateExpression:
+          'SET #status = :replaced, entity = if_not_exists(entity, :entity), #kind = if_not_exists(#kind, :kind), ' +
+          'expires_at = if_not_exists(expires_at, :keep)',
+        ExpressionAttributeNames: { '#status': 'status', '#kind': 'kind' },
+        ExpressionAttributeValues: {
+          ':replaced': 'replaced',
+          ':kind': kind,
+          ':entity': 'one_time_token',
+          ':keep': clock.nowEpochSeconds() + KEEP_AFTER_EXPIRY_SECONDS,
+        },
       },
     });
   }

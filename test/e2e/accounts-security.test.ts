@@ -189,6 +189,28 @@ describe('A10 forgotten password', () => {
     expect((await mails(other)).filter((m) => m.kind === 'password_reset')).toHaveLength(1);
   });
 
+  it('mails a new link after the previous token’s record has expired away (TTL)', async () => {
+    const email = unique('returning');
+    await api.post('/v1/auth/register-driver', { user: { email, password: PASSWORD, name: 'Returning' } });
+    await api.post('/v1/auth/password/forgot', { user: { email } });
+    const first = (await mails(email)).find((m) => m.kind === 'password_reset')!.data['reset_password_token']!;
+    // DynamoDB's TTL deletes a token's record 30 days after it expired; the user asks again months later.
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const { DeleteCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { hashToken } = await import('../../shared/auth/one-time-tokens.ts');
+    await db().send(
+      new DeleteCommand({ TableName: mainTableName(), Key: { PK: `OTT#${hashToken(first)}`, SK: 'TOKEN' } }),
+    );
+    expect((await api.post('/v1/auth/password/forgot', { user: { email } })).status).toBe(202);
+    const resets = (await mails(email)).filter((m) => m.kind === 'password_reset');
+    expect(resets).toHaveLength(2);
+    const second = resets.map((m) => m.data['reset_password_token']).find((t) => t !== first)!;
+    const reset = await api.post('/v1/auth/password/reset', {
+      user: { reset_password_token: second, password: 'another-good-long-password' },
+    });
+    expect(reset.status, JSON.stringify(reset.body)).toBe(200);
+  });
+
   it('makes the same DynamoDB calls for a known address as for an unknown one', async () => {
     const tallies: Tally[] = [];
     const observer = (tally: Tally, op: string) => {
