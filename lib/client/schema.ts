@@ -9859,6 +9859,7 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        warnings: string[];
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
@@ -9976,6 +9977,7 @@ export interface operations {
                     /** Format: int32 */
                     total_items_rejected: number;
                     errors: string[];
+                    warnings?: string[];
                     /** Format: date-time */
                     server_time?: string;
                     org_id?: string | null;
@@ -10002,6 +10004,7 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        warnings: string[];
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
@@ -11243,6 +11246,7 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        warnings: string[];
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
@@ -11360,6 +11364,7 @@ export interface operations {
                     /** Format: int32 */
                     total_items_rejected: number;
                     errors: string[];
+                    warnings?: string[];
                     /** Format: date-time */
                     server_time?: string;
                     org_id?: string | null;
@@ -11386,6 +11391,7 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        warnings: string[];
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
