@@ -562,6 +562,9 @@ export async function* readRows<T>(
     if (code?.startsWith('CSV_'))
       throw new FileProblem(`the ${kind} file is not valid CSV: ${(error as Error).message}`);
     throw error;
+  } finally {
+    // A file given up on (a problem found, the caller stopped) is not read on: its connection is released.
+    source.destroy();
   }
   if (text.bytes === 0) throw new FileProblem(`the ${kind} file is empty (0 bytes): ${SAVE_AS_CSV_UTF8}`);
   if (n === 0) onWarning('the file has a header but no rows');
