@@ -9872,6 +9872,7 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        warnings: string[];
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
@@ -9989,6 +9990,7 @@ export interface operations {
                     /** Format: int32 */
                     total_items_rejected: number;
                     errors: string[];
+                    warnings?: string[];
                     /** Format: date-time */
                     server_time?: string;
                     org_id?: string | null;
@@ -10015,6 +10017,7 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        warnings: string[];
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
@@ -11256,6 +11259,7 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        warnings: string[];
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
@@ -11373,6 +11377,7 @@ export interface operations {
                     /** Format: int32 */
                     total_items_rejected: number;
                     errors: string[];
+                    warnings?: string[];
                     /** Format: date-time */
                     server_time?: string;
                     org_id?: string | null;
@@ -11399,6 +11404,7 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        warnings: string[];
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;

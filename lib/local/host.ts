@@ -23,6 +23,7 @@ import { openApiDocument } from '#lib/openapi';
 import type { Handler } from '#shared/http/endpoint';
 import { forbidden, internal, notFound, type Problem, payloadTooLarge, problemBody } from '#shared/http/problems';
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
+import { MAX_MULTIPART_BYTES, uploadTooLarge } from '#shared/imports/create';
 import { asFunction } from '#shared/local-invocation';
 import { OPS_HEADERS, opsAsset, opsConfig, opsPage } from '#shared/ops/page';
 import { localOutbox } from '#shared/ports/mail';
@@ -105,12 +106,18 @@ export async function preloadHandlers(): Promise<void> {
   );
 }
 
-async function readBody(request: IncomingMessage): Promise<Buffer> {
+/** I3's multipart upload has one limit of its own, lower than API Gateway's, and its own 413 that says so. */
+const bodyLimit = (route?: RouteDef) =>
+  route && (route.specId ?? route.id) === 'I3'
+    ? { bytes: MAX_MULTIPART_BYTES, problem: uploadTooLarge }
+    : { bytes: MAX_REQUEST_BYTES, problem: () => payloadTooLarge(MAX_REQUEST_BYTES) };
+
+async function readBody(request: IncomingMessage, limit = bodyLimit()): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_REQUEST_BYTES) throw payloadTooLarge(MAX_REQUEST_BYTES);
+    if (size > limit.bytes) throw limit.problem();
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -307,7 +314,7 @@ async function dispatch(
     path: url.pathname,
     rawQueryString: url.search.slice(1),
     headers: { ...request.headers, 'x-request-id': requestId },
-    body: await readBody(request),
+    body: await readBody(request, bodyLimit(route)),
     routeKey: `${route.method} ${route.path}`,
     pathParameters: params ?? {},
     sourceIp: request.socket.remoteAddress ?? '127.0.0.1',

@@ -3,12 +3,24 @@ import busboy from 'busboy';
 import { requireOrganisation } from '#shared/accounts/organisations';
 import type { Caller } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
-import { invalidField, payloadTooLarge, unsupportedMediaType } from '#shared/http/problems';
+import { invalidField, Problem, unsupportedMediaType } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import { createJob, type FileData, type ImportResult, saveResult, toJobView, visibleJob } from '#shared/imports/jobs';
 import { checkJobFiles, OPS_SCOPE, storeUpload, uploadScope } from '#shared/imports/uploads';
 
+/** I3's one limit, of the whole multipart body (a Lambda function's request payload is at most 6 MB). */
 export const MAX_MULTIPART_BYTES = 6 * 1024 * 1024;
+
+/** I3's 413, wherever the body is measured (the local host, the function): the limit, and the way around it. */
+export const uploadTooLarge = (): Problem =>
+  new Problem(
+    413,
+    'payload_too_large',
+    'Payload too large',
+    `a multipart upload (I3) is at most ${MAX_MULTIPART_BYTES} bytes (6 MiB) in total: for larger files, ask ` +
+      'GET …/task-import-jobs/upload-url?filename= (I1) for a presigned URL, PUT each file there (up to 50 MiB), ' +
+      'then create the job from the uploaded files with POST …/task-import-jobs (I4)',
+  );
 
 type FileRef = {
   storage_upload_key: string;
@@ -94,7 +106,7 @@ interface Multipart {
 
 function parseMultipart(body: Buffer, contentType: string | undefined): Promise<Multipart> {
   if (!contentType?.toLowerCase().startsWith('multipart/form-data')) throw unsupportedMediaType('multipart/form-data');
-  if (body.length > MAX_MULTIPART_BYTES) throw payloadTooLarge(MAX_MULTIPART_BYTES);
+  if (body.length > MAX_MULTIPART_BYTES) throw uploadTooLarge();
   return new Promise((resolve, reject) => {
     const result: Multipart = { files: [], fields: {} };
     let parser: busboy.Busboy;
@@ -167,7 +179,8 @@ export async function createJobFromUpload(
 export async function submitResult(
   caller: Caller,
   jobId: string,
-  body: Omit<ImportResult, 'id' | 'task_import_job_id' | 'server_time' | 'org_id'> & {
+  body: Omit<ImportResult, 'id' | 'task_import_job_id' | 'server_time' | 'org_id' | 'warnings'> & {
+    warnings?: string[] | undefined;
     id?: string | undefined;
     task_import_job_id?: string | undefined;
     org_id?: string | null | undefined;
@@ -194,6 +207,7 @@ export async function submitResult(
     total_items_imported: body.total_items_imported,
     total_items_rejected: body.total_items_rejected,
     errors: body.errors,
+    warnings: body.warnings ?? [],
     server_time: clock.nowIso(),
     org_id: job.org_id,
   };

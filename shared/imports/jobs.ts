@@ -321,6 +321,8 @@ export interface ImportResult {
   total_items_imported: number;
   total_items_rejected: number;
   errors: string[];
+  /** What rejected nothing but is worth telling (columns ignored, a header without rows). */
+  warnings: string[];
   server_time: string;
   org_id: string | null;
   dry_run?: boolean;
@@ -362,5 +364,6 @@ export async function readResult(caller: Caller, id: string): Promise<ImportResu
   if (!out.Item) throw notFound('import result');
   const object = await getObject({ Bucket: uploadBucket(), Key: String(out.Item['result_key']) });
   const result = JSON.parse(await object.Body!.transformToString('utf8')) as ImportResult;
-  return { ...result, server_time: clock.nowIso() };
+  // A result stored before warnings existed has none.
+  return { ...result, warnings: result.warnings ?? [], server_time: clock.nowIso() };
 }

@@ -14,7 +14,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { parse as parseSync } from 'csv-parse/sync';
 import type { Caller } from '#shared/auth/caller';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
@@ -22,14 +21,16 @@ import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { Problem } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import {
+  decodeStart,
   type FileKind,
   FileProblem,
   type ItemRow,
-  kindOfHeader,
+  kindOfText,
   MAX_FILE_BYTES,
   parseItem,
   parseTask,
   readRows,
+  rowError,
   type TaskRow,
 } from '#shared/imports/csv';
 import {
@@ -141,7 +142,29 @@ async function open(source: SourceFile): Promise<Readable> {
   return object.Body as Readable;
 }
 
-async function classify(files: FileData[]): Promise<{ tasks: SourceFile; items?: SourceFile }> {
+const HEAD_BYTES = 65_536;
+
+/**
+ * The first 64 KiB of a file. Never asked of an empty file (the HEAD said 0 bytes): S3 answers a range of nothing with
+ * 416, and a local S3 with a 206 that has no body; a 416 all the same (the file shrank since) reads as empty.
+ */
+async function firstBytes(file: FileData): Promise<Buffer> {
+  try {
+    const head = await getObject({
+      Bucket: file.storage_upload_bucket,
+      Key: file.storage_upload_key,
+      Range: `bytes=0-${HEAD_BYTES - 1}`,
+    });
+    return Buffer.from(await head.Body!.transformToByteArray());
+  } catch (error) {
+    const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+    if (e.name === 'InvalidRange' || e.$metadata?.httpStatusCode === 416) return Buffer.alloc(0);
+    throw error;
+  }
+}
+
+/** Exported for its test (an empty object, S3's 416). */
+export async function classify(files: FileData[]): Promise<{ tasks: SourceFile; items?: SourceFile }> {
   if (files.length === 0) throw new FileProblem('the job has no files');
   const sources: SourceFile[] = [];
   for (const file of files) {
@@ -157,25 +180,13 @@ async function classify(files: FileData[]): Promise<{ tasks: SourceFile; items?:
       throw new FileProblem(`${file.file_name}: the file is not in object storage`);
     }
     if (size > MAX_FILE_BYTES) throw new FileProblem(`${file.file_name}: the file is larger than 50 MiB`);
-    const head = await getObject({
-      Bucket: file.storage_upload_bucket,
-      Key: file.storage_upload_key,
-      Range: 'bytes=0-65535',
-    });
-    const start = Buffer.from(await head.Body!.transformToByteArray());
-    if (start.includes(0)) throw new FileProblem(`${file.file_name}: the file is not CSV text (it contains NUL bytes)`);
-    let header: string[] = [];
+    const start = size === 0 ? Buffer.alloc(0) : await firstBytes(file);
+    let kind: FileKind;
     try {
-      header =
-        (parseSync(start.toString('utf8'), { bom: true, to_line: 1, relax_quotes: true }) as string[][])[0] ?? [];
-    } catch {
-      header = [];
-    }
-    const kind = kindOfHeader(header);
-    if (!kind) {
-      throw new FileProblem(
-        `${file.file_name}: neither a tasks file (a header naming from_street_address) nor an items file (a header naming quantity)`,
-      );
+      kind = kindOfText(decodeStart(start, start.length >= size));
+    } catch (error) {
+      if (error instanceof FileProblem) throw new FileProblem(`${file.file_name}: ${error.message}`);
+      throw error;
     }
     sources.push({ file, kind, eTag });
   }
@@ -192,24 +203,39 @@ interface Validation {
   items: { counted: number; rejected: number; errors: string[]; start: string; end: string };
   accepted: Set<string>;
   quantities: Map<string, number>;
+  /** `<file name>: <warning>` each: columns ignored, a header without rows. */
+  warnings: string[];
 }
 
-/** The rows of the tasks file that stand: valid, and the first row of their task_ref. */
-async function* acceptedTasks(stream: Readable, onError: (error: string) => void) {
+/**
+ * The rows of the tasks file that stand: valid, and the first row of their task_ref. A rejected row's one error names
+ * every problem of it, its repeat of an earlier ref included.
+ */
+async function* acceptedTasks(
+  stream: Readable,
+  onError: (error: string) => void,
+  onWarning?: (warning: string) => void,
+) {
   const seen = new Map<string, number>();
-  for await (const row of readRows(stream, 'tasks', parseTask)) {
+  for await (const row of readRows(stream, 'tasks', parseTask, onWarning)) {
     const first = row.ref === '' ? undefined : seen.get(row.ref);
     if (row.ref !== '' && first === undefined) seen.set(row.ref, row.n);
-    if (row.error) onError(row.error);
-    else if (first !== undefined) onError(`row ${row.n} (task_ref ${row.ref}): task_ref: repeats row ${first}`);
+    const problems = [...(row.problems ?? []), ...(first !== undefined ? [`task_ref: repeats row ${first}`] : [])];
+    if (problems.length > 0) onError(rowError(row.n, row.ref, problems));
     else yield row as { n: number; ref: string; value: TaskRow };
   }
 }
 
-async function* acceptedItems(stream: Readable, accepted: Set<string>, onError: (error: string) => void) {
-  for await (const row of readRows(stream, 'items', parseItem)) {
-    if (row.error) onError(row.error);
-    else if (!accepted.has(row.ref)) onError(`row ${row.n} (task_ref ${row.ref}): task_ref: names no accepted task`);
+async function* acceptedItems(
+  stream: Readable,
+  accepted: Set<string>,
+  onError: (error: string) => void,
+  onWarning?: (warning: string) => void,
+) {
+  for await (const row of readRows(stream, 'items', parseItem, onWarning)) {
+    const orphan = row.ref !== '' && !accepted.has(row.ref);
+    const problems = [...(row.problems ?? []), ...(orphan ? ['task_ref: names no accepted task'] : [])];
+    if (problems.length > 0) onError(rowError(row.n, row.ref, problems));
     else yield row as { n: number; ref: string; value: ItemRow };
   }
 }
@@ -219,17 +245,20 @@ export async function validateFiles(
   tasks: () => Promise<Readable>,
   items?: () => Promise<Readable>,
   onProgress?: (rows: number) => Promise<void>,
+  names: { tasks: string; items: string } = { tasks: 'tasks file', items: 'items file' },
 ): Promise<Validation> {
   const result: Validation = {
     tasks: { counted: 0, rejected: 0, errors: [], start: clock.nowIso(), end: '' },
     items: { counted: 0, rejected: 0, errors: [], start: '', end: '' },
     accepted: new Set(),
     quantities: new Map(),
+    warnings: [],
   };
+  const warn = (name: string) => (warning: string) => result.warnings.push(`${name}: ${warning}`);
   let rows = 0;
   // Awaited only every 5 000 rows: an await per row is a microtask hop per row, which a 400 000-row file feels.
   const progressDue = () => ++rows % 5000 === 0 && onProgress !== undefined;
-  for await (const row of acceptedTasks(await tasks(), (error) => result.tasks.errors.push(error))) {
+  for await (const row of acceptedTasks(await tasks(), (error) => result.tasks.errors.push(error), warn(names.tasks))) {
     result.accepted.add(row.ref);
     if (progressDue()) await onProgress!(rows);
   }
@@ -239,7 +268,12 @@ export async function validateFiles(
   result.items.start = clock.nowIso();
   if (items) {
     let imported = 0;
-    for await (const row of acceptedItems(await items(), result.accepted, (error) => result.items.errors.push(error))) {
+    for await (const row of acceptedItems(
+      await items(),
+      result.accepted,
+      (error) => result.items.errors.push(error),
+      warn(names.items),
+    )) {
       imported++;
       result.quantities.set(row.ref, (result.quantities.get(row.ref) ?? 0) + row.value.quantity);
       if (progressDue()) await onProgress!(rows);
@@ -356,6 +390,7 @@ function emptyResult(job: ImportJob): ImportResult {
     total_items_imported: 0,
     total_items_rejected: 0,
     errors: [],
+    warnings: [],
     server_time: clock.nowIso(),
     org_id: job.org_id,
     dry_run: job.dry_run,
@@ -418,6 +453,7 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       () => open(files.tasks),
       files.items ? () => open(files.items!) : undefined,
       () => extendLease(job.id),
+      { tasks: files.tasks.file.file_name, items: files.items?.file.file_name ?? 'items file' },
     );
     if (!job.dry_run) await writeAccepted(job, files, validation);
     const imported = {
@@ -434,6 +470,7 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       total_items_imported: imported.items,
       total_items_rejected: validation.items.rejected,
       errors: [...validation.tasks.errors, ...validation.items.errors],
+      warnings: validation.warnings,
     });
     await finish(job, 'completed');
   } catch (error) {

@@ -104,6 +104,7 @@ export const resultBody = v.object({
   total_items_imported: counter,
   total_items_rejected: counter,
   errors: v.pipe(v.array(v.pipe(v.string(), v.maxLength(2000))), v.maxLength(100_000)),
+  warnings: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(2000))), v.maxLength(100))),
   server_time: v.optional(dateTime),
   org_id: v.optional(v.nullable(uuid)),
 });
@@ -157,6 +158,7 @@ export const resultView = v.object({
   total_items_imported: v.number(),
   total_items_rejected: v.number(),
   errors: v.array(v.string()),
+  warnings: v.array(v.string()),
   server_time: isoTime,
   org_id: v.nullable(v.string()),
 });

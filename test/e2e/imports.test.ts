@@ -500,3 +500,122 @@ describe('the operations family (SysAdmin, /v1/admin/task-import-jobs) end to en
     }
   });
 });
+
+describe('files as spreadsheets save them (contract 4.5): each job ends at once, saying what to do', () => {
+  const HEADER =
+    'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone';
+  const ROW = (ref: string, street = '1 A St') =>
+    `${ref},${street},Berlin,DE,2 B Rd,Berlin,DE,2026-11-22T01:00:00Z,2026-11-22T02:00:00Z,Europe/Berlin,2026-11-22T03:00:00Z,2026-11-22T04:00:00Z,Europe/Berlin`;
+  const SAVE_AS = /save it from the spreadsheet as 'CSV UTF-8 \(Comma delimited\)'/;
+
+  /** Uploads one file, runs its job, and answers its final status, its error and its result. */
+  const run = async (name: string, bytes: Buffer) => {
+    const job = await createJob([await upload(name, bytes)]);
+    expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(202);
+    const status = await finished(job.id);
+    const result = await api.get<Result & { warnings: string[] }>(`/v1/task-import-jobs/${job.id}/result`, merchant);
+    const read = await api.get<Job>(`/v1/task-import-jobs/${job.id}`, merchant);
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const tasks = await db().send(
+      new QueryCommand({
+        TableName: mainTableName(),
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': `TASK#${job.id}#T1` },
+      }),
+    );
+    return { status, error: read.body.error, result: result.body, stored: tasks.Items ?? [] };
+  };
+
+  const failsWith = async (name: string, bytes: Buffer, message: RegExp) => {
+    const outcome = await run(name, bytes);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toMatch(message);
+    expect(outcome.error).toMatch(SAVE_AS);
+    expect(outcome.result.errors).toEqual([outcome.error]);
+    expect(outcome.result).toMatchObject({ total_tasks_imported: 0, warnings: [] });
+    expect(outcome.stored).toEqual([]);
+  };
+
+  it('an empty file (0 bytes) fails its job at once, never left processing', async () => {
+    await failsWith('tasks.csv', Buffer.alloc(0), /^tasks\.csv: the file is empty \(0 bytes\)/);
+  });
+
+  it('a Windows-1252 file fails, naming the line and what it says, and nothing garbled is stored', async () => {
+    // "Schönhauser Allee" as Excel's plain CSV on Windows writes it: ö is the single byte 0xF6.
+    const street = Buffer.from([
+      0x53, 0x63, 0x68, 0xf6, 0x6e, 0x68, 0x61, 0x75, 0x73, 0x65, 0x72, 0x20, 0x41, 0x6c, 0x6c, 0x65, 0x65,
+    ]);
+    const [before, after] = ROW('T1', '@').split('@');
+    const bytes = Buffer.concat([Buffer.from(`${HEADER}\r\n${before}`), street, Buffer.from(`${after}\r\n`)]);
+    await failsWith('tasks.csv', bytes, /^tasks\.csv: the file is not UTF-8 text: line 2 .*"T1,Schönhauser Allee,/);
+  });
+
+  it('UTF-16 (Excel’s Unicode Text) fails too', async () => {
+    const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${HEADER}\r\n${ROW('T1')}\r\n`, 'utf16le')]);
+    await failsWith('tasks.txt', bytes, /UTF-16 text/);
+  });
+
+  it('a semicolon separated file (European Excel) fails, saying so rather than that its header lacks columns', async () => {
+    const bytes = Buffer.from(`${HEADER.replaceAll(',', ';')}\r\n${ROW('T1').replaceAll(',', ';')}\r\n`);
+    await failsWith('tasks.csv', bytes, /^tasks\.csv: the file's columns are separated by semicolons/);
+  });
+
+  it('an .xlsx workbook fails, saying to export it as CSV UTF-8', async () => {
+    const zip = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06, 0x00, 0x08, 0x00, 0x00, 0x00, 0x21, 0x00]);
+    await failsWith('tasks.xlsx', zip, /^tasks\.xlsx: the file is a spreadsheet workbook \(\.xlsx or \.ods\), not CSV/);
+  });
+
+  it('a header-only file completes with 0 tasks and a warning', async () => {
+    const outcome = await run('tasks.csv', Buffer.from(`\ufeff${HEADER}\r\n`));
+    expect(outcome.status).toBe('completed');
+    expect(outcome.result).toMatchObject({
+      total_tasks_counted: 0,
+      total_tasks_imported: 0,
+      errors: [],
+      warnings: ['tasks.csv: the file has a header but no rows'],
+    });
+  });
+
+  it('names unknown columns in warnings, and every problem of a row in its one error', async () => {
+    const bad =
+      'T2,,Berlin,DE,2 B Rd,Berlin,DE,2026-11-22T01:00:00Z,2026-11-22T02:00:00Z,Mars/Base,2026-11-22T03:00:00Z,2026-11-22T02:00:00Z,Europe/Berlin,blue';
+    const noRef =
+      ',3 C St,Berlin,DE,,Berlin,DE,2026-11-22T01:00:00Z,2026-11-22T02:00:00Z,Europe/Berlin,2026-11-22T03:00:00Z,2026-11-22T04:00:00Z,Europe/Berlin,red';
+    const bytes = Buffer.from(`${HEADER},Colour\r\n${ROW('T1')},red\r\n${bad}\r\n${noRef}\r\n${ROW('T1')},green\r\n`);
+    const outcome = await run('tasks.csv', bytes);
+    expect(outcome.status).toBe('completed');
+    expect(outcome.result).toMatchObject({
+      total_tasks_counted: 4,
+      total_tasks_imported: 1,
+      total_tasks_rejected: 3,
+      warnings: ['tasks.csv: unknown columns ignored: colour'],
+    });
+    expect(outcome.result.errors).toEqual([
+      'row 2 (task_ref T2): from_street_address: is required; from_timezone: is not an IANA time zone: "Mars/Base"; ' +
+        'to_end_time_utc: ends before to_start_time_utc',
+      'row 3 (no task_ref): task_ref: is required; to_street_address: is required',
+      'row 4 (task_ref T1): task_ref: repeats row 1',
+    ]);
+    expect(outcome.stored.map((t) => t['from_address'])).toEqual([expect.objectContaining({ city: 'Berlin' })]);
+    expect(outcome.stored[0]).not.toHaveProperty('colour');
+  });
+
+  it('I3 has one limit, and its 413 names it and points to the presigned upload (I1)', async () => {
+    const post = async (bytes: number) => {
+      const form = new FormData();
+      form.append('files', new Blob([Buffer.alloc(bytes, 0x61)], { type: 'text/csv' }), 'tasks.csv');
+      const response = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
+        method: 'POST',
+        body: form,
+        headers: { authorization: `Bearer ${merchant}` },
+      });
+      return { status: response.status, body: (await response.json()) as { code: string; detail: string } };
+    };
+    const seven = await post(7 * 1024 * 1024);
+    const eleven = await post(11 * 1024 * 1024);
+    expect(seven).toMatchObject({ status: 413, body: { code: 'payload_too_large' } });
+    expect(eleven).toMatchObject({ status: 413, body: { code: 'payload_too_large', detail: seven.body.detail } });
+    expect(seven.body.detail).toContain('at most 6291456 bytes (6 MiB)');
+    expect(seven.body.detail).toMatch(/upload-url\?filename= \(I1\) for a presigned URL/);
+  });
+});

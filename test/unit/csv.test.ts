@@ -1,6 +1,15 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { FileProblem, kindOfHeader, MAX_ROWS, parseItem, parseTask, readRows } from '../../shared/imports/csv.ts';
+import {
+  decodeStart,
+  FileProblem,
+  kindOfHeader,
+  kindOfText,
+  MAX_ROWS,
+  parseItem,
+  parseTask,
+  readRows,
+} from '../../shared/imports/csv.ts';
 
 const TASK_HEADER =
   'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone';
@@ -8,9 +17,15 @@ const task = (ref: string, overrides = '') =>
   overrides ||
   `${ref},1 A St,Singapore,SG,2 B Rd,Singapore,SG,2026-11-22T01:00:00Z,2026-11-22T02:00:00Z,Asia/Singapore,2026-11-22T03:00:00Z,2026-11-22T04:00:00Z,Asia/Singapore`;
 
-async function collect<T>(text: string | Buffer, kind: 'tasks' | 'items', parse: (row: Record<string, string>) => T) {
+async function collect<T>(
+  text: string | Buffer | Buffer[],
+  kind: 'tasks' | 'items',
+  parse: (row: Record<string, string>) => T,
+  warnings: string[] = [],
+) {
   const out = [];
-  for await (const row of readRows(Readable.from([Buffer.from(text)]), kind, parse)) out.push(row);
+  const chunks = Array.isArray(text) ? text : [Buffer.from(text)];
+  for await (const row of readRows(Readable.from(chunks), kind, parse, (w) => warnings.push(w))) out.push(row);
   return out;
 }
 
@@ -71,5 +86,97 @@ describe('reading CSV rows', () => {
     expect(kindOfHeader(TASK_HEADER.split(','))).toBe('tasks');
     expect(kindOfHeader(['task_ref', 'Quantity'])).toBe('items');
     expect(kindOfHeader(['a', 'b'])).toBeUndefined();
+  });
+});
+
+describe('files as spreadsheets save them', () => {
+  const SAVE = /save it from the spreadsheet as 'CSV UTF-8 \(Comma delimited\)'/;
+  // "Schönhauser Allee" as Windows-1252 (Excel's plain "CSV" on Windows): ö is the one byte 0xF6.
+  const cp1252Row = Buffer.concat([
+    Buffer.from('T1,'),
+    Buffer.from([0x53, 0x63, 0x68, 0xf6, 0x6e, 0x68, 0x61, 0x75, 0x73, 0x65, 0x72, 0x20, 0x41, 0x6c, 0x6c, 0x65, 0x65]),
+    Buffer.from(
+      ',Berlin,DE,2 B Rd,Berlin,DE,2026-11-22T01:00:00Z,2026-11-22T02:00:00Z,Europe/Berlin,2026-11-22T03:00:00Z,2026-11-22T04:00:00Z,Europe/Berlin\r\n',
+    ),
+  ]);
+
+  it('names every problem of a row in its one error, and says when a row has no ref', async () => {
+    const rows = await collect(
+      `${TASK_HEADER},total_item_weight,from_latitude,from_longitude\n` +
+        'T1,1 A St,,SG,2 B Rd,Singapore,SG,2026-11-22T01:00:00Z,2026-11-22T02:00:00Z,Mars/Base,2026-11-22T03:00:00Z,2026-11-22T02:00:00Z,Asia/Singapore,"12,5",,\n' +
+        ',,Singapore,SG,2 B Rd,Singapore,SG,2026-11-22T01:00:00Z,2026-11-22T02:00:00Z,Asia/Singapore,2026-11-22T03:00:00Z,2026-11-22T04:00:00Z,Asia/Singapore,,"52,52",13.4\n',
+      'tasks',
+      parseTask,
+    );
+    expect(rows.map((r) => r.error)).toEqual([
+      'row 1 (task_ref T1): from_city: is required; from_timezone: is not an IANA time zone: "Mars/Base"; ' +
+        'to_end_time_utc: ends before to_start_time_utc; ' +
+        'total_item_weight: is not a number: "12,5" (write the decimal separator as a point)',
+      'row 2 (no task_ref): task_ref: is required; from_latitude: is not a number: "52,52" (write the decimal ' +
+        'separator as a point); from_street_address: is required',
+    ]);
+    const items = await collect('task_ref,description,quantity\n,,0\n', 'items', parseItem);
+    expect(items.map((r) => r.error)).toEqual([
+      'row 1 (no task_ref): task_ref: is required; description: is required; quantity: must be at least 1',
+    ]);
+  });
+
+  it('fails a Windows-1252 file, naming the line and what its bytes say, and stores nothing garbled', async () => {
+    const file = Buffer.concat([Buffer.from(`${TASK_HEADER}\r\n${task('T0')}\r\n`), cp1252Row]);
+    const parsed: unknown[] = [];
+    await expect(
+      collect(file, 'tasks', (row) => {
+        parsed.push(row);
+        return row;
+      }),
+    ).rejects.toThrow(/the file is not UTF-8 text: line 3 .*"T1,Schönhauser Allee,Berlin/);
+    await expect(collect(file, 'tasks', parseTask)).rejects.toThrow(SAVE);
+    expect(JSON.stringify(parsed)).not.toContain('\ufffd');
+    expect(() => decodeStart(file, true)).toThrow(/not UTF-8 text: line 3/);
+  });
+
+  it('finds bytes that are not UTF-8 past the first chunk, and decodes a character split across chunks', async () => {
+    const valid = Buffer.from(`${TASK_HEADER}\n${Array.from({ length: 600 }, (_, i) => task(`T${i}`)).join('\n')}\n`);
+    expect(valid.length).toBeGreaterThan(65_536);
+    await expect(collect([valid, cp1252Row], 'tasks', parseTask)).rejects.toThrow(/not UTF-8 text: line 602 /);
+    const o = Buffer.from('ö');
+    const split = [
+      Buffer.from(`${TASK_HEADER}\nT1,Sch`),
+      o.subarray(0, 1),
+      Buffer.concat([o.subarray(1), Buffer.from(task('').slice(task('').indexOf(',', 1)))]),
+    ];
+    const rows = await collect(split, 'tasks', parseTask);
+    expect(rows[0]!.value?.from_address.street_address).toBe('Sch\u00f6');
+  });
+
+  it('fails a semicolon or tab separated file, an empty file, a workbook and UTF-16, saying how to save it', async () => {
+    const semicolons = `${TASK_HEADER.replaceAll(',', ';')}\n${task('T1').replaceAll(',', ';')}\n`;
+    await expect(collect(semicolons, 'tasks', parseTask)).rejects.toThrow(/separated by semicolons.*CSV UTF-8/);
+    expect(() => kindOfText(semicolons)).toThrow(/separated by semicolons/);
+    expect(() => kindOfText(TASK_HEADER.replaceAll(',', '\t'))).toThrow(/separated by tabs/);
+    await expect(collect(Buffer.alloc(0), 'tasks', parseTask)).rejects.toThrow(/the tasks file is empty \(0 bytes\)/);
+    expect(() => decodeStart(Buffer.alloc(0), true)).toThrow(/the file is empty \(0 bytes\)/);
+    const xlsx = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06, 0x00, 0x08, 0x00, 0x00, 0x00]);
+    await expect(collect(xlsx, 'tasks', parseTask)).rejects.toThrow(/spreadsheet workbook \(.xlsx or .ods\), not CSV/);
+    expect(() => decodeStart(xlsx, true)).toThrow(SAVE);
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${TASK_HEADER}\r\n`, 'utf16le')]);
+    await expect(collect(utf16, 'tasks', parseTask)).rejects.toThrow(/UTF-16 text/);
+    expect(() => decodeStart(Buffer.from(`${TASK_HEADER}\r\n`, 'utf16le'), true)).toThrow(/UTF-16 text/);
+  });
+
+  it('warns of a header without rows and of columns it ignores', async () => {
+    const warnings: string[] = [];
+    expect(await collect(`\ufeff${TASK_HEADER}\r\n`, 'tasks', parseTask, warnings)).toEqual([]);
+    expect(warnings).toEqual(['the file has a header but no rows']);
+    const more: string[] = [];
+    const rows = await collect(`${TASK_HEADER},Colour,\n${task('T1')},red,\n`, 'tasks', parseTask, more);
+    expect(rows.map((r) => r.error ?? 'ok')).toEqual(['ok']);
+    expect(more).toEqual(['unknown columns ignored: colour, (unnamed column 15)']);
+  });
+
+  it('reads the start of a file cut inside a character, and tells its kind', () => {
+    const start = Buffer.concat([Buffer.from(`\ufeff${TASK_HEADER}\nT1,Sch`), Buffer.from('ö').subarray(0, 1)]);
+    expect(kindOfText(decodeStart(start, false))).toBe('tasks');
+    expect(() => decodeStart(start, true)).toThrow(/not UTF-8/);
   });
 });
