@@ -19,6 +19,7 @@ import {
   type TransactItem,
   transactWrite,
 } from '#shared/db/client';
+import { moveCurrent } from '#shared/db/moves';
 import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid } from '#shared/ids';
@@ -73,8 +74,14 @@ export interface Runsheet {
 
 const nextRev = (seq: number) => `${seq}-${newSecret(9)}`;
 
-export async function findPlanning(id: string): Promise<Planning | undefined> {
-  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: planningKey(id) }));
+export async function findPlanning(id: string, consistent = false): Promise<Planning | undefined> {
+  const out = await db().send(
+    new GetCommand({
+      TableName: mainTableName(),
+      Key: planningKey(id),
+      ...(consistent ? { ConsistentRead: true } : {}),
+    }),
+  );
   return out.Item as Planning | undefined;
 }
 
@@ -417,37 +424,48 @@ export function jobStatusView(planning: Planning) {
   };
 }
 
-/** Moves the job along its machine (P13–P16, and the job runner); an illegal move is 409. */
+/**
+ * Moves the job along its machine (P13–P16, and the job runner); an illegal move is 409. When the job moved between
+ * the read and the write (a worker took it), the move is judged again against the job as it is now
+ * (shared/db/moves.ts): still legal, it is written; illegal from there, 409 naming the job's status.
+ */
 export async function moveJob(planning: Planning, to: JobStatus): Promise<Planning> {
-  const job = planning.job;
-  if (!job) throw notFound('planning job');
-  if (!JOB_EDGES[job.current_status].includes(to))
-    throw conflict(`a planning job cannot move from ${job.current_status} to ${to}`);
-  const now = clock.nowIso();
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: planningKey(planning.id),
-        UpdateExpression:
-          'SET job.current_status = :to, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.announced = :false REMOVE GSI3PK, GSI3SK',
-        ConditionExpression: 'job.id = :job AND job.current_status = :from',
-        ExpressionAttributeValues: {
-          ':to': to,
-          ':now': now,
-          ':entry': [{ status: to, set_at_utc: now }],
-          ':job': job.id,
-          ':from': job.current_status,
-          ':false': false,
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as Planning;
-  } catch (error) {
-    if (isConditionalFailure(error)) throw conflict('the planning job changed meanwhile');
-    throw error;
-  }
+  const jobId = planning.job?.id;
+  if (!jobId) throw notFound('planning job');
+  return moveCurrent(
+    planning,
+    async (current) => {
+      const job = current.job;
+      if (!job || job.id !== jobId) throw conflict('the planning job was replaced by another meanwhile');
+      if (!JOB_EDGES[job.current_status].includes(to))
+        throw conflict(`a planning job cannot move from ${job.current_status} to ${to}`);
+      const now = clock.nowIso();
+      const out = await db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: planningKey(planning.id),
+          UpdateExpression:
+            'SET job.current_status = :to, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.announced = :false REMOVE GSI3PK, GSI3SK',
+          ConditionExpression: 'job.id = :job AND job.current_status = :from',
+          ExpressionAttributeValues: {
+            ':to': to,
+            ':now': now,
+            ':entry': [{ status: to, set_at_utc: now }],
+            ':job': jobId,
+            ':from': job.current_status,
+            ':false': false,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes as Planning;
+    },
+    {
+      reread: () => findPlanning(planning.id, true),
+      gone: () => notFound('planning'),
+      contended: () => conflict('the planning job kept changing; retry'),
+    },
+  );
 }
 
 const resultKey = (planningId: string, jobId: string) => ({ PK: `PLANNING#${planningId}`, SK: `RESULT#${jobId}` });
