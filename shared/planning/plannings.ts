@@ -206,6 +206,18 @@ export async function changePlanning(
   if (expectedRev !== undefined && expectedRev !== planning.version_rev) {
     throw conflict('version_rev is stale: read the planning again and retry');
   }
+  try {
+    return await writeChange(planning, changes, extra);
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    if (extra.length === 0 || cancelledIndexes(error).includes(0))
+      throw conflict('version_rev is stale: the planning changed meanwhile');
+    throw conflict('the change conflicts with the planning as it is now');
+  }
+}
+
+/** The write of `changePlanning`, conditional on the version read; a failed condition is thrown as DynamoDB threw it. */
+async function writeChange(planning: Planning, changes: Partial<Planning>, extra: TransactItem[]): Promise<Planning> {
   const seq = planning.version_seq + 1;
   const after: Planning = { ...planning, ...changes, version_seq: seq, version_rev: nextRev(seq) };
   const names: Record<string, string> = {};
@@ -225,16 +237,9 @@ export async function changePlanning(
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
-  try {
-    // A transaction doubles every unit: only a change with other items takes one.
-    if (extra.length === 0) await db().send(new UpdateCommand(update));
-    else await transactWrite([{ Update: update }, ...extra]);
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-    if (extra.length === 0 || cancelledIndexes(error).includes(0))
-      throw conflict('version_rev is stale: the planning changed meanwhile');
-    throw conflict('the change conflicts with the planning as it is now');
-  }
+  // A transaction doubles every unit: only a change with other items takes one.
+  if (extra.length === 0) await db().send(new UpdateCommand(update));
+  else await transactWrite([{ Update: update }, ...extra]);
   return after;
 }
 
@@ -325,7 +330,11 @@ export async function addRunsheets(caller: Caller, id: string, runsheets: Runshe
   return toPlanningView(after.planning, after.contents);
 }
 
-/** Removes one runsheet or driver item and counts it down, in one versioned change; 404 when it is not there. */
+/**
+ * Removes one runsheet or driver item and counts it down, in one versioned change; 404 when it is not there. The
+ * caller sent no version: a change that came between the read and the write (another member added or removed, a job
+ * started) is no reason for a 409, so the planning is read again and the count taken from it (shared/db/moves.ts).
+ */
 async function removeMember(
   planning: Planning,
   sortKey: string,
@@ -333,19 +342,31 @@ async function removeMember(
   what: string,
 ) {
   const id = planning.id;
-  await changePlanning(planning, undefined, { [counter]: planning[counter] - 1 }, [
-    {
-      Delete: {
-        TableName: mainTableName(),
-        Key: { PK: `PLANNING#${id}`, SK: sortKey },
-        ConditionExpression: 'attribute_exists(PK)',
-      },
+  await moveCurrent(
+    planning,
+    async (current) => {
+      try {
+        return await writeChange(current, { [counter]: current[counter] - 1 }, [
+          {
+            Delete: {
+              TableName: mainTableName(),
+              Key: { PK: `PLANNING#${id}`, SK: sortKey },
+              ConditionExpression: 'attribute_exists(PK)',
+            },
+          },
+        ]);
+      } catch (error) {
+        // The version held and the item's condition did not: it is not there.
+        if (isConditionalFailure(error) && !cancelledIndexes(error).includes(0)) throw notFound(what);
+        throw error;
+      }
     },
-  ]).catch((error: unknown) => {
-    if ((error as { status?: number }).status === 409 && !(error as Error).message.includes('stale'))
-      throw notFound(what);
-    throw error;
-  });
+    {
+      reread: () => findPlanning(id, true),
+      gone: () => notFound('planning'),
+      contended: () => conflict('the planning kept changing; retry'),
+    },
+  );
 }
 
 /** P6 (an offered runsheet's tasks are first copied onto its pairs: see offered-runsheets.ts). */

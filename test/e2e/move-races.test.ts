@@ -17,6 +17,7 @@ let api: Client;
 let admin: string;
 let merchant: string;
 let planner: string;
+let fleetDrivers: string[];
 
 beforeAll(async () => {
   host = await startTestHost();
@@ -29,13 +30,17 @@ beforeAll(async () => {
   ).body.id;
   merchant = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, shop)).token;
   planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, fleet)).token;
+  fleetDrivers = [
+    (await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, fleet)).id,
+    (await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, fleet)).id,
+  ];
 }, 60_000);
 afterAll(() => host?.stop());
 
 const { withMiddleware } = await import('../support/middleware.ts');
 
 /**
- * Runs `request` with `worker` run once, just before the first conditional UpdateItem whose condition contains
+ * Runs `request` with `worker` run once, just before the first UpdateItem or TransactWriteItems whose condition contains
  * `condition` (the request's write, after its read). The worker's own calls pass untouched.
  */
 async function interleaved<T>(condition: string, worker: () => Promise<void>, request: () => Promise<T>) {
@@ -43,8 +48,8 @@ async function interleaved<T>(condition: string, worker: () => Promise<void>, re
   const out = await withMiddleware(
     'worker-between',
     (next, context) => async (args) => {
-      const input = args.input as { ConditionExpression?: string };
-      if (!ran && context.commandName?.startsWith('Update') && input.ConditionExpression?.includes(condition)) {
+      const writes = context.commandName?.startsWith('Update') || context.commandName?.startsWith('TransactWrite');
+      if (!ran && writes && JSON.stringify(args.input).includes(condition)) {
         ran = true;
         await worker();
       }
@@ -217,5 +222,38 @@ describe('a planning job taken by its worker while a request moves it', () => {
     );
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toContain('from processing');
+  });
+});
+
+describe('a planning changed by another request while a member is removed', () => {
+  type PlanningView = { id: string; name: string; version_rev: string; total_drivers: number };
+
+  it('P8 removes the driver and counts from the planning as it is now (was 409 stale, with no version sent)', async () => {
+    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Shrinking' }, planner)).body;
+    const added = await api.post<PlanningView>(
+      `/v1/plannings/${planning.id}/drivers`,
+      { drivers: fleetDrivers.map((id) => ({ id })) },
+      planner,
+    );
+    expect(added.body.total_drivers).toBe(2);
+    const removed = await interleaved(
+      'version_rev = :before',
+      async () => {
+        // P4 lands between P8's read and its write: a new version.
+        const renamed = await api.put<PlanningView>(
+          `/v1/plannings/${planning.id}`,
+          { name: 'Renamed', version_rev: added.body.version_rev },
+          planner,
+        );
+        expect(renamed.status).toBe(200);
+      },
+      () => api.delete(`/v1/plannings/${planning.id}/drivers/${fleetDrivers[0]}`, undefined, planner),
+    );
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    const after = (await api.get<PlanningView>(`/v1/plannings/${planning.id}`, planner)).body;
+    expect(after).toMatchObject({ name: 'Renamed', total_drivers: 1 });
+    // A driver the planning does not have is still 404.
+    const again = await api.delete(`/v1/plannings/${planning.id}/drivers/${fleetDrivers[0]}`, undefined, planner);
+    expect(again.status).toBe(404);
   });
 });
