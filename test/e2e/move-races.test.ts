@@ -131,6 +131,31 @@ describe('an import job moved by its worker while a request moves it', () => {
     );
   });
 
+  it('I11 gives up after a bounded number of lost writes: 409, and the job as it was', async () => {
+    const { ConditionalCheckFailedException } = await import('@aws-sdk/client-dynamodb');
+    const { MOVE_TRIES } = await import('../../shared/db/moves.ts');
+    const id = await queuedJob();
+    let writes = 0;
+    // Every write of the job meets a changed job, as if another writer got in first each time.
+    const refused = await withMiddleware(
+      'always-changed',
+      (next, context) => async (args) => {
+        if (context.commandName?.startsWith('Update') && JSON.stringify(args.input).includes('#status = :from')) {
+          writes++;
+          throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+        }
+        return next(args);
+      },
+      () => api.post<{ detail: string }>(`/v1/task-import-jobs/${id}/fail`, {}, merchant),
+    );
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain('kept changing');
+    expect(writes).toBe(MOVE_TRIES);
+    expect((await api.get<StatusRecord>(`/v1/task-import-jobs/${id}/status`, merchant)).body.import_status).toBe(
+      'queued',
+    );
+  });
+
   it('I10 from a prev_status the worker has just left is 409 naming the status the job is in', async () => {
     const id = await queuedJob();
     const refused = await interleaved(
