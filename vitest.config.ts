@@ -6,6 +6,20 @@ const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
+/**
+ * The end-to-end files where the API and the queue workers (imports, planning jobs, the offer sweep) move the same
+ * records: the `latency` project runs them a second time with every DynamoDB call delayed (test/support/
+ * latency-proxy.ts), as the cloud's few milliseconds per call let a worker's move fall between a request's read and its
+ * write where the in-memory emulator does not. docs/testing.md says how to run any file that way.
+ */
+const WORKER_FILES = [
+  'test/e2e/imports.test.ts',
+  'test/e2e/planning.test.ts',
+  'test/e2e/workers-faults.test.ts',
+  'test/e2e/broadcast-records.test.ts',
+  'test/e2e/move-races.test.ts',
+];
+
 export default defineConfig({
   test: {
     projects: [
@@ -22,6 +36,20 @@ export default defineConfig({
           testTimeout: 30_000,
           hookTimeout: 180_000,
           env,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          name: 'latency',
+          include: WORKER_FILES,
+          globalSetup: ['test/support/global-setup.ts'],
+          // No record-setup: these files record their calls in the `tests` project already.
+          pool: 'forks',
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+          // 2-20 ms per DynamoDB call unless the run sets its own range.
+          env: { ...env, DYNAMODB_LATENCY_MS: process.env['DYNAMODB_LATENCY_MS'] || '2-20' },
           sequence: { groupOrder: 0 },
         },
       },

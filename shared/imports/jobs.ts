@@ -9,6 +9,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { moveCurrent } from '#shared/db/moves';
 import {
   encodePageToken,
   type PageRequest,
@@ -149,8 +150,10 @@ export async function createJob(input: {
   return job;
 }
 
-export async function findJob(id: string): Promise<ImportJob | undefined> {
-  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: jobKey(id) }));
+export async function findJob(id: string, consistent = false): Promise<ImportJob | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: jobKey(id), ...(consistent ? { ConsistentRead: true } : {}) }),
+  );
   return out.Item as ImportJob | undefined;
 }
 
@@ -164,16 +167,46 @@ export async function visibleJob(caller: Caller, id: string): Promise<ImportJob>
 }
 
 /**
- * Moves the job from `from` to `to` if that is an edge of the machine and the job is still in `from`; 409 otherwise.
- * `extra` sets more attributes in the same write.
+ * Moves the job from `from` to `to` (`from: 'current'`: from whatever status the job is in) if that is an edge of the
+ * machine, on the condition that the job is still in that status. When a worker moved the job between the read and
+ * the write, the move is judged again against the job as it is now (shared/db/moves.ts): a move from `current` that
+ * is still legal is written; otherwise 409, naming the status the job is in. `extra` sets more attributes in the same
+ * write.
  */
 export async function moveStatus(
   job: ImportJob,
-  from: ImportStatus,
+  from: ImportStatus | 'current',
   to: ImportStatus,
   extra: Record<string, unknown> = {},
 ): Promise<ImportJob> {
-  if (!STATUS_EDGES[from].includes(to)) throw conflict(`an import job cannot move from ${from} to ${to}`);
+  return moveCurrent(
+    job,
+    async (current, reread) => {
+      const source = from === 'current' ? current.current_status : from;
+      if (reread && current.current_status !== source)
+        throw conflict(`the import job is ${current.current_status} now, not ${source}`);
+      if (!STATUS_EDGES[source].includes(to))
+        throw conflict(
+          from === 'current'
+            ? `the import job is ${source}: it cannot move to ${to}`
+            : `an import job cannot move from ${source} to ${to}`,
+        );
+      return writeMove(current.id, source, to, extra);
+    },
+    {
+      reread: () => findJob(job.id, true),
+      gone: () => notFound('import job'),
+      contended: () => conflict('the import job kept changing; retry'),
+    },
+  );
+}
+
+async function writeMove(
+  id: string,
+  from: ImportStatus,
+  to: ImportStatus,
+  extra: Record<string, unknown>,
+): Promise<ImportJob> {
   const now = clock.nowIso();
   const names: Record<string, string> = { '#status': 'current_status' };
   const values: Record<string, unknown> = {
@@ -197,23 +230,18 @@ export async function moveStatus(
     sets.push(`#x${i} = :x${i}`);
   });
   const ended = to === 'completed' || to === 'failed';
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: jobKey(job.id),
-        UpdateExpression: `SET ${sets.join(', ')}${ended ? ' REMOVE GSI3PK, GSI3SK' : ''}`,
-        ConditionExpression: '#status = :from',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as ImportJob;
-  } catch (error) {
-    if (isConditionalFailure(error)) throw conflict(`the import job is not ${from} any more`);
-    throw error;
-  }
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: jobKey(id),
+      UpdateExpression: `SET ${sets.join(', ')}${ended ? ' REMOVE GSI3PK, GSI3SK' : ''}`,
+      ConditionExpression: '#status = :from',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return out.Attributes as ImportJob;
 }
 
 /** I9: the status record. */
@@ -238,7 +266,7 @@ export async function changeStatus(caller: Caller, id: string, prev: ImportStatu
 /** I11: from new, queued or processing. */
 export async function failJob(caller: Caller, id: string, reason = 'failed on request') {
   const job = await visibleJob(caller, id);
-  return toStatusRecord(await moveStatus(job, job.current_status, 'failed', { error: reason }));
+  return toStatusRecord(await moveStatus(job, 'current', 'failed', { error: reason }));
 }
 
 /** I2: a page of jobs, newest first; family 1 may filter by organisations. */

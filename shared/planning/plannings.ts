@@ -19,6 +19,7 @@ import {
   type TransactItem,
   transactWrite,
 } from '#shared/db/client';
+import { moveCurrent } from '#shared/db/moves';
 import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid } from '#shared/ids';
@@ -73,8 +74,14 @@ export interface Runsheet {
 
 const nextRev = (seq: number) => `${seq}-${newSecret(9)}`;
 
-export async function findPlanning(id: string): Promise<Planning | undefined> {
-  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: planningKey(id) }));
+export async function findPlanning(id: string, consistent = false): Promise<Planning | undefined> {
+  const out = await db().send(
+    new GetCommand({
+      TableName: mainTableName(),
+      Key: planningKey(id),
+      ...(consistent ? { ConsistentRead: true } : {}),
+    }),
+  );
   return out.Item as Planning | undefined;
 }
 
@@ -204,6 +211,18 @@ export async function changePlanning(
   if (expectedRev !== undefined && expectedRev !== planning.version_rev) {
     throw conflict('version_rev is stale: read the planning again and retry');
   }
+  try {
+    return await writeChange(planning, changes, extra);
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    if (extra.length === 0 || cancelledIndexes(error).includes(0))
+      throw conflict('version_rev is stale: the planning changed meanwhile');
+    throw conflict('the change conflicts with the planning as it is now');
+  }
+}
+
+/** The write of `changePlanning`, conditional on the version read; a failed condition is thrown as DynamoDB threw it. */
+async function writeChange(planning: Planning, changes: Partial<Planning>, extra: TransactItem[]): Promise<Planning> {
   const seq = planning.version_seq + 1;
   const after: Planning = { ...planning, ...changes, version_seq: seq, version_rev: nextRev(seq) };
   const names: Record<string, string> = {};
@@ -223,16 +242,9 @@ export async function changePlanning(
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
-  try {
-    // A transaction doubles every unit: only a change with other items takes one.
-    if (extra.length === 0) await db().send(new UpdateCommand(update));
-    else await transactWrite([{ Update: update }, ...extra]);
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-    if (extra.length === 0 || cancelledIndexes(error).includes(0))
-      throw conflict('version_rev is stale: the planning changed meanwhile');
-    throw conflict('the change conflicts with the planning as it is now');
-  }
+  // A transaction doubles every unit: only a change with other items takes one.
+  if (extra.length === 0) await db().send(new UpdateCommand(update));
+  else await transactWrite([{ Update: update }, ...extra]);
   return after;
 }
 
@@ -323,7 +335,11 @@ export async function addRunsheets(caller: Caller, id: string, runsheets: Runshe
   return toPlanningView(after.planning, after.contents);
 }
 
-/** Removes one runsheet or driver item and counts it down, in one versioned change; 404 when it is not there. */
+/**
+ * Removes one runsheet or driver item and counts it down, in one versioned change; 404 when it is not there. The
+ * caller sent no version: a change that came between the read and the write (another member added or removed, a job
+ * started) is no reason for a 409, so the planning is read again and the count taken from it (shared/db/moves.ts).
+ */
 async function removeMember(
   planning: Planning,
   sortKey: string,
@@ -331,19 +347,31 @@ async function removeMember(
   what: string,
 ) {
   const id = planning.id;
-  await changePlanning(planning, undefined, { [counter]: planning[counter] - 1 }, [
-    {
-      Delete: {
-        TableName: mainTableName(),
-        Key: { PK: `PLANNING#${id}`, SK: sortKey },
-        ConditionExpression: 'attribute_exists(PK)',
-      },
+  await moveCurrent(
+    planning,
+    async (current) => {
+      try {
+        return await writeChange(current, { [counter]: current[counter] - 1 }, [
+          {
+            Delete: {
+              TableName: mainTableName(),
+              Key: { PK: `PLANNING#${id}`, SK: sortKey },
+              ConditionExpression: 'attribute_exists(PK)',
+            },
+          },
+        ]);
+      } catch (error) {
+        // The version held and the item's condition did not: it is not there.
+        if (isConditionalFailure(error) && !cancelledIndexes(error).includes(0)) throw notFound(what);
+        throw error;
+      }
     },
-  ]).catch((error: unknown) => {
-    if ((error as { status?: number }).status === 409 && !(error as Error).message.includes('stale'))
-      throw notFound(what);
-    throw error;
-  });
+    {
+      reread: () => findPlanning(id, true),
+      gone: () => notFound('planning'),
+      contended: () => conflict('the planning kept changing; retry'),
+    },
+  );
 }
 
 /** P6 (an offered runsheet's tasks are first copied onto its pairs: see offered-runsheets.ts). */
@@ -422,37 +450,48 @@ export function jobStatusView(planning: Planning) {
   };
 }
 
-/** Moves the job along its machine (P13–P16, and the job runner); an illegal move is 409. */
+/**
+ * Moves the job along its machine (P13–P16, and the job runner); an illegal move is 409. When the job moved between
+ * the read and the write (a worker took it), the move is judged again against the job as it is now
+ * (shared/db/moves.ts): still legal, it is written; illegal from there, 409 naming the job's status.
+ */
 export async function moveJob(planning: Planning, to: JobStatus): Promise<Planning> {
-  const job = planning.job;
-  if (!job) throw notFound('planning job');
-  if (!JOB_EDGES[job.current_status].includes(to))
-    throw conflict(`a planning job cannot move from ${job.current_status} to ${to}`);
-  const now = clock.nowIso();
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: planningKey(planning.id),
-        UpdateExpression:
-          'SET job.current_status = :to, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.announced = :false REMOVE GSI3PK, GSI3SK',
-        ConditionExpression: 'job.id = :job AND job.current_status = :from',
-        ExpressionAttributeValues: {
-          ':to': to,
-          ':now': now,
-          ':entry': [{ status: to, set_at_utc: now }],
-          ':job': job.id,
-          ':from': job.current_status,
-          ':false': false,
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as Planning;
-  } catch (error) {
-    if (isConditionalFailure(error)) throw conflict('the planning job changed meanwhile');
-    throw error;
-  }
+  const jobId = planning.job?.id;
+  if (!jobId) throw notFound('planning job');
+  return moveCurrent(
+    planning,
+    async (current) => {
+      const job = current.job;
+      if (!job || job.id !== jobId) throw conflict('the planning job was replaced by another meanwhile');
+      if (!JOB_EDGES[job.current_status].includes(to))
+        throw conflict(`a planning job cannot move from ${job.current_status} to ${to}`);
+      const now = clock.nowIso();
+      const out = await db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: planningKey(planning.id),
+          UpdateExpression:
+            'SET job.current_status = :to, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.announced = :false REMOVE GSI3PK, GSI3SK',
+          ConditionExpression: 'job.id = :job AND job.current_status = :from',
+          ExpressionAttributeValues: {
+            ':to': to,
+            ':now': now,
+            ':entry': [{ status: to, set_at_utc: now }],
+            ':job': jobId,
+            ':from': job.current_status,
+            ':false': false,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes as Planning;
+    },
+    {
+      reread: () => findPlanning(planning.id, true),
+      gone: () => notFound('planning'),
+      contended: () => conflict('the planning job kept changing; retry'),
+    },
+  );
 }
 
 const resultKey = (planningId: string, jobId: string) => ({ PK: `PLANNING#${planningId}`, SK: `RESULT#${jobId}` });
