@@ -10,7 +10,13 @@ import { LOCKFILE, nodeBins } from '../../bin/tidy-lock.ts';
 import { LAMBDA_NODE_PACKAGES, lambdaNode } from '../bundles/lambda-node.ts';
 import { chromiumPath, SYSTEM_BROWSERS } from '../support/browser.ts';
 
-type Entry = { os?: string[] | string; cpu?: string[] | string; optional?: boolean; dev?: boolean; bin?: Record<string, string> };
+type Entry = {
+  os?: string[] | string;
+  cpu?: string[] | string;
+  optional?: boolean;
+  dev?: boolean;
+  bin?: Record<string, string>;
+};
 const lock = JSON.parse(readFileSync(LOCKFILE, 'utf8')) as { packages: Record<string, Entry> };
 const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8'));
 
