@@ -10,6 +10,7 @@ import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import {
+  decodePageToken,
   encodePageToken,
   type PageRequest,
   queryPage,
@@ -301,13 +302,9 @@ export async function listJobs(
 
 /** The page number a merged listing's page_token carries. */
 function mergedPageOf(token: string): number {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { p?: unknown };
-    if (typeof parsed.p === 'number' && Number.isInteger(parsed.p) && parsed.p >= 1) return parsed.p;
-  } catch {
-    // fall through to the validation error
-  }
-  throw invalidField('query.page_token', 'is not a token this service issued');
+  const { key, page } = decodePageToken(token);
+  if (key['merged'] !== 'organisations') throw invalidField('query.page_token', 'is not a token this service issued');
+  return page;
 }
 
 export interface ImportResult {
