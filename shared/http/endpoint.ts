@@ -1,8 +1,8 @@
 /**
  * The handler factory: the one wrapper every endpoint goes through. It authenticates (from the authorizer's
  * context), checks the route's access rule, parses JSON, validates path/query/body with the route's valibot schemas,
- * honours Idempotency-Key on POST, maps thrown problems to problem+json, adds CORS and X-Request-Id, and writes one
- * structured log line per request. The function file holds only the call to the domain.
+ * opens and seals page tokens (shared/http/page-tokens.ts), honours Idempotency-Key on POST, maps thrown problems to
+ * problem+json, adds CORS and X-Request-Id, and writes one structured log line per request. The function file holds only the call to the domain.
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
