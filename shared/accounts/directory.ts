@@ -21,7 +21,7 @@ import {
 import { type Caller, isSysAdmin } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { mainTableName } from '#shared/db/client';
-import { encodePageToken, type PageRequest, queryPage } from '#shared/db/paging';
+import { decodePageToken, encodePageToken, type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { syncOrganisation } from '#shared/locations/locations';
 
@@ -79,8 +79,9 @@ async function searchUsers(term: string, orgId: string | undefined, page: PageRe
   const matches = [...unique.values()].sort((a, b) => b.created_at.localeCompare(a.created_at));
   let pageNumber = page.page;
   if (page.pageToken) {
-    const decoded = JSON.parse(Buffer.from(page.pageToken, 'base64url').toString('utf8')) as { p?: number };
-    pageNumber = Number(decoded.p) || 1;
+    const decoded = decodePageToken(page.pageToken);
+    if (decoded.key['search'] !== term) throw invalidField('query.page_token', 'is not a token this service issued');
+    pageNumber = decoded.page;
   }
   const start = (pageNumber - 1) * page.perPage;
   const slice = matches.slice(start, start + page.perPage);

@@ -24,14 +24,27 @@ export interface Page<T> {
 
 type Key = Record<string, unknown>;
 
+/**
+ * The domain's page token: where the next page starts and its number, as JSON. Clients never see it: the handler kit
+ * seals it (encrypted, bound to the list, its filters and order, and the caller; shared/http/page-tokens.ts) and
+ * opens theirs before a list runs, so a token reaching the domain is one it issued for this very listing.
+ */
 export function encodePageToken(key: Key | undefined, page: number): string | null {
-  return key ? Buffer.from(JSON.stringify({ k: key, p: page })).toString('base64url') : null;
+  return key ? JSON.stringify({ k: key, p: page }) : null;
 }
 
-function decodePageToken(token: string): { key: Key; page: number } {
+/** The parts of a domain page token; a 400 at `query.page_token` if it is not one (never a 500). */
+export function decodePageToken(token: string): { key: Key; page: number } {
   try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { k?: unknown; p?: unknown };
-    if (parsed && typeof parsed.k === 'object' && parsed.k !== null && typeof parsed.p === 'number') {
+    const parsed = JSON.parse(token) as { k?: unknown; p?: unknown };
+    if (
+      parsed &&
+      typeof parsed.k === 'object' &&
+      parsed.k !== null &&
+      typeof parsed.p === 'number' &&
+      Number.isInteger(parsed.p) &&
+      parsed.p >= 1
+    ) {
       return { key: parsed.k as Key, page: parsed.p };
     }
   } catch {

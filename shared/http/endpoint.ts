@@ -1,8 +1,8 @@
 /**
  * The handler factory: the one wrapper every endpoint goes through. It authenticates (from the authorizer's
  * context), checks the route's access rule, parses JSON, validates path/query/body with the route's valibot schemas,
- * honours Idempotency-Key on POST, maps thrown problems to problem+json, adds CORS and X-Request-Id, and writes one
- * structured log line per request. The function file holds only the call to the domain.
+ * opens and seals page tokens (shared/http/page-tokens.ts), honours Idempotency-Key on POST, maps thrown problems to
+ * problem+json, adds CORS and X-Request-Id, and writes one structured log line per request. The function file holds only the call to the domain.
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
@@ -15,6 +15,7 @@ import { clock } from '#shared/clock';
 import { withCapacity } from '#shared/db/capacity';
 import { runIdempotently } from '#shared/http/idempotency';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#shared/http/json-depth';
+import { openQueryPageToken, pageTokenBinding, sealNextPageToken } from '#shared/http/page-tokens';
 import {
   internal,
   invalidField,
@@ -91,6 +92,16 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
             requestId,
             event,
           } as unknown as Request<Extract<T[number], { id: Id }>>;
+          // Page tokens: the client's is opened (bound to this list, its filters and order, and this caller), the
+          // next one sealed the same way; the domain only ever sees its own.
+          const binding = () =>
+            pageTokenBinding(
+              route.id,
+              request.params as Record<string, unknown>,
+              request.query as Record<string, unknown>,
+              caller,
+            );
+          await openQueryPageToken(request.query as Record<string, unknown>, binding);
           const idempotencyKey = headers['idempotency-key'];
           reply =
             route.method === 'POST' && idempotencyKey !== undefined
@@ -99,6 +110,7 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
                   () => fn(request),
                 )
               : await fn(request);
+          if (reply.status === 200) reply = { ...reply, body: await sealNextPageToken(reply.body, binding) };
         } catch (error) {
           reply = problemReply(error, requestId);
         }

@@ -11,6 +11,7 @@ import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { moveCurrent } from '#shared/db/moves';
 import {
+  decodePageToken,
   encodePageToken,
   type PageRequest,
   queryPage,
@@ -329,13 +330,9 @@ export async function listJobs(
 
 /** The page number a merged listing's page_token carries. */
 function mergedPageOf(token: string): number {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { p?: unknown };
-    if (typeof parsed.p === 'number' && Number.isInteger(parsed.p) && parsed.p >= 1) return parsed.p;
-  } catch {
-    // fall through to the validation error
-  }
-  throw invalidField('query.page_token', 'is not a token this service issued');
+  const { key, page } = decodePageToken(token);
+  if (key['merged'] !== 'organisations') throw invalidField('query.page_token', 'is not a token this service issued');
+  return page;
 }
 
 export interface ImportResult {
