@@ -289,8 +289,10 @@ export async function publishFrames(
     KeyConditionExpression: 'PK = :pk',
     ExpressionAttributeValues: { ':pk': `CHAN#${channel}` },
   });
+  // Only the principals of unexpired subscriptions are read: an expired one is dropped whatever its generation.
+  const now = clock.nowEpochSeconds();
   const principals = items.flatMap((item) =>
-    typeof item['principal'] === 'string' ? [item['principal'] as PrincipalKey] : [],
+    typeof item['principal'] === 'string' && Number(item['token_exp']) > now ? [item['principal'] as PrincipalKey] : [],
   );
   const generations = principals.length > 0 ? await reads.of(principals) : new Map<PrincipalKey, number | null>();
   const subscribers: string[] = [];
