@@ -62,9 +62,10 @@ export const backgroundFunctions: readonly FunctionDef[] = [
   {
     handler: 'realtime/positions-stream',
     label: 'live positions (locations stream)',
-    // One subscriber lookup per organisation per batch, one frame per subscriber. The event source mapping reads the
-    // stream with the function's role (CDK's grant, not a call the code makes).
-    needs: { realtime: true },
+    // One subscriber lookup per organisation per batch, one token-generation read (BatchGetItem on the main table) for
+    // the batch's distinct subscribers, one frame per subscriber. The event source mapping reads the stream with the
+    // function's role (CDK's grant, not a call the code makes).
+    needs: { main: 'read', realtime: true },
   },
   // GET /ops and its assets: the page and the map library from the bundle; no AWS call.
   { handler: 'system/ops', label: 'GET /ops (live operations page)', needs: {} },

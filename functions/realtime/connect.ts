@@ -1,6 +1,6 @@
 // WebSocket $connect: `?token=<bearer token>` is checked as the HTTP authorizer checks it; anything wrong is a 401.
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
-import { authenticate } from '#shared/auth/authorizer';
+import { authenticateSession } from '#shared/auth/authorizer';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { rememberConnection } from '#shared/notifications/realtime';
 
@@ -8,9 +8,9 @@ type ConnectEvent = APIGatewayProxyWebsocketEventV2 & { queryStringParameters?: 
 
 export const handler = async (event: ConnectEvent): Promise<APIGatewayProxyResultV2> => {
   try {
-    const caller = await authenticate(`Bearer ${event.queryStringParameters?.['token'] ?? ''}`);
-    if (!caller) return { statusCode: 401, body: 'Unauthorized' };
-    await rememberConnection(event.requestContext.connectionId, caller);
+    const session = await authenticateSession(`Bearer ${event.queryStringParameters?.['token'] ?? ''}`);
+    if (!session) return { statusCode: 401, body: 'Unauthorized' };
+    await rememberConnection(event.requestContext.connectionId, session);
     return { statusCode: 200 };
   } catch (error) {
     // Could not check the token or store the connection: not the client's fault, and worth a retry.

@@ -11,35 +11,13 @@
  *   container for at most 60 s. A failed read throws the dependency's error (a 503 `unavailable`), never "no caller".
  */
 
-import { currentTokenGeneration } from '#shared/accounts/users';
 import { type AuthorizerContext, fromAuthorizerContext, toAuthorizerContext } from '#shared/auth/authorizer-context';
 import type { Caller } from '#shared/auth/caller';
+import { generationOf } from '#shared/auth/generations';
 import { localKeySet, type VerifiedToken, verifyWithKeySet } from '#shared/auth/tokens';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
-import { config } from '#shared/config';
 import { unavailable } from '#shared/http/problems';
-import { clientTokenGeneration } from '#shared/tokens/clients';
-
-type GenerationLookup = (id: string) => Promise<number | null>;
-
-/** How each kind of principal's current generation is read. */
-const lookups: Record<Caller['kind'], GenerationLookup> = {
-  user: currentTokenGeneration,
-  client: clientTokenGeneration,
-};
-
-const cache = new Map<string, { generation: number | null; readAt: number }>();
-
-async function generationOf(kind: Caller['kind'], id: string): Promise<number | null> {
-  const key = `${kind}#${id}`;
-  const hit = cache.get(key);
-  if (hit && clock.nowMs() - hit.readAt < config.tokenGenerationCacheMs) return hit.generation;
-  const generation = await lookups[kind](id);
-  if (cache.size > 10_000) cache.clear();
-  cache.set(key, { generation, readAt: clock.nowMs() });
-  return generation;
-}
 
 function bearer(authorization: string | undefined): string | undefined {
   return /^Bearer\s+([A-Za-z0-9._~+/=-]+)$/i.exec(authorization?.trim() ?? '')?.[1];
@@ -107,12 +85,32 @@ export async function resolveCaller(
 }
 
 /**
- * Everything in one call (WebSocket $connect, tests): the caller, or null for a bad or revoked token. Throws (a
- * dependency error or 503) when it could not check.
+ * Everything in one call (tests): the caller, or null for a bad or revoked token. Throws (a dependency error or 503)
+ * when it could not check.
  */
 export async function authenticate(authorization: string | undefined): Promise<Caller | null> {
-  const context = await annotate(authorization);
-  return resolveCaller(context, authorization);
+  return (await authenticateSession(authorization))?.caller ?? null;
+}
+
+/** A checked token's caller with the token's generation and expiry, which a WebSocket connection keeps checking. */
+export interface Session {
+  caller: Caller;
+  generation: number;
+  /** Epoch seconds. */
+  expiresAt: number;
+}
+
+/**
+ * WebSocket $connect: the caller with the token's `gen` and `exp`, or null for a bad or revoked token. Throws (a
+ * dependency error or 503) when it could not check.
+ */
+export async function authenticateSession(authorization: string | undefined): Promise<Session | null> {
+  const verified = await verifyToken(authorization);
+  if (verified === 'unchecked') throw unavailable(1, 'the token could not be checked now; retry shortly');
+  if (!verified || !(verified.expiresAt > clock.nowEpochSeconds())) return null;
+  if (!(await isCurrent(verified.kind, verified.id, verified.generation))) return null;
+  const { generation, expiresAt, ...caller } = verified;
+  return { caller, generation, expiresAt };
 }
 
 export { fromAuthorizerContext, toAuthorizerContext };

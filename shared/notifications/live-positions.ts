@@ -11,7 +11,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type LivePosition, livePositionOf } from '#shared/locations/locations';
 import { logger } from '#shared/log';
-import { publishFrames } from '#shared/notifications/realtime';
+import { GenerationReads, publishFrames } from '#shared/notifications/realtime';
 
 export const FREELANCE_CHANNEL = 'drivers.freelance';
 export const LOCATION_EVENT = 'driver.location';
@@ -63,6 +63,8 @@ export interface FanOutStats {
 export async function fanOutPositions(event: DynamoDBStreamEvent, stats?: FanOutStats): Promise<DynamoDBBatchResponse> {
   const groups = groupPositions(event.Records ?? []);
   const failed: string[] = [];
+  // Each subscriber's token generation is read once per batch, whatever the number of channels it is on.
+  const reads = new GenerationReads();
   await Promise.all(
     [...groups].map(async ([channel, group]) => {
       try {
@@ -71,7 +73,7 @@ export async function fanOutPositions(event: DynamoDBStreamEvent, stats?: FanOut
         for (let i = 0; i < drivers.length; i += MAX_DRIVERS_PER_FRAME) {
           payloads.push({ drivers: drivers.slice(i, i + MAX_DRIVERS_PER_FRAME) });
         }
-        const { delivered } = await publishFrames(channel, LOCATION_EVENT, payloads);
+        const { delivered } = await publishFrames(channel, LOCATION_EVENT, payloads, reads);
         if (stats) {
           stats.channels++;
           stats.drivers += drivers.length;

@@ -1,16 +1,29 @@
 /**
- * Real-time channels over the WebSocket API. A connection is stored with its caller (`CONN#<id>`); subscribing
- * writes one item per channel (`CHAN#<channel> / <connection id>`), so a delivery is one Query and a PostToConnection
- * per subscriber, in parallel. A connection that answers 410 is removed at once, with its subscriptions.
+ * Real-time channels over the WebSocket API. A connection is stored with its caller and its token's `gen` and `exp`
+ * (`CONN#<id>`); subscribing writes one item per channel (`CHAN#<channel> / <connection id>`, carrying the same
+ * principal, `gen` and `exp`), so a delivery is one Query, one cached generation read for the distinct principals
+ * (BatchGetItem), and a PostToConnection per subscriber, in parallel. A connection that answers 410 is removed at
+ * once, with its subscriptions; one whose token expired or whose principal's generation moved on (deletion, logout
+ * everywhere, password reset, a revoked client) is closed (DeleteConnection) and removed, on subscribe and on
+ * delivery alike (docs/realtime.md).
  * The same code runs in the cloud and locally: the local host serves the management API the SDK calls.
  */
 import type { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Session } from '#shared/auth/authorizer';
 import type { Caller } from '#shared/auth/caller';
 import { isSysAdmin } from '#shared/auth/caller';
+import {
+  checkSession,
+  currentGenerations,
+  type PrincipalKey,
+  principalKey,
+  sessionState,
+} from '#shared/auth/generations';
 import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
 import { connectionsTableName, db, mainTableName, queryAll } from '#shared/db/client';
+import { logger } from '#shared/log';
 import { planningKey } from '#shared/planning/keys';
 
 /** API Gateway closes a WebSocket after two hours; the records outlive it by a margin, then TTL removes them. */
@@ -61,15 +74,31 @@ export async function sendFrame(connectionId: string, frame: Frame): Promise<boo
   }
 }
 
-/** $connect: the caller was authenticated from the `token` query parameter. */
-export async function rememberConnection(connectionId: string, caller: Caller): Promise<void> {
+/**
+ * Closes a connection whose token no longer holds (DeleteConnection; one already gone is fine) and forgets it and
+ * its subscriptions (the $disconnect that follows finds nothing left).
+ */
+export async function dropConnection(connectionId: string): Promise<void> {
+  const { sdk, client } = await managementApi();
+  try {
+    await client.send(new sdk.DeleteConnectionCommand({ ConnectionId: connectionId }));
+  } catch (error) {
+    if (!isGone(error)) throw error;
+  }
+  await forgetConnection(connectionId);
+}
+
+/** $connect: the caller was authenticated from the `token` query parameter; its `gen` and `exp` are kept. */
+export async function rememberConnection(connectionId: string, session: Session): Promise<void> {
   await db().send(
     new PutCommand({
       TableName: connectionsTableName(),
       Item: {
         ...connectionKey(connectionId),
         connection_id: connectionId,
-        caller,
+        caller: session.caller,
+        token_gen: session.generation,
+        token_exp: session.expiresAt,
         channels: [],
         connected_at: clock.nowIso(),
         expires_at: clock.nowEpochSeconds() + CONNECTION_TTL_SECONDS,
@@ -119,11 +148,41 @@ export async function mayJoin(caller: Caller, channel: string): Promise<boolean>
   return planning.Item?.['org_id'] === caller.orgId;
 }
 
-/** `{"action":"subscribe","channels":[…]}`: one `subscribed` frame for the granted, one `error` frame per refused. */
+/** The token facts a connection (and each of its subscriptions) carries; undefined for a record written without. */
+function recordedSession(item: Record<string, unknown>): { expiresAt: number; generation: number } | undefined {
+  const expiresAt = item['token_exp'];
+  const generation = item['token_gen'];
+  return typeof expiresAt === 'number' && typeof generation === 'number' ? { expiresAt, generation } : undefined;
+}
+
+const REFUSED = {
+  expired: {
+    code: 'token_expired',
+    message: 'the bearer token of this connection expired; connect again with a new one',
+  },
+  revoked: {
+    code: 'token_revoked',
+    message: 'the bearer token of this connection was revoked (logout, password reset or deleted account)',
+  },
+} as const;
+
+/**
+ * `{"action":"subscribe","channels":[…]}`: one `subscribed` frame for the granted, one `error` frame per refused. A
+ * connection whose token expired or was revoked since $connect gets one `error` frame (`token_expired`,
+ * `token_revoked`) and is closed.
+ */
 export async function subscribe(connectionId: string, requested: unknown): Promise<void> {
   const out = await db().send(new GetCommand({ TableName: connectionsTableName(), Key: connectionKey(connectionId) }));
   if (!out.Item) return;
   const caller = out.Item['caller'] as Caller;
+  const session = recordedSession(out.Item);
+  // A connection recorded before connections kept their token's gen and exp cannot be checked: treated as revoked.
+  const state = session ? await checkSession(caller.kind, caller.id, session) : 'revoked';
+  if (state !== 'current') {
+    await sendFrame(connectionId, { type: 'error', ...REFUSED[state] });
+    await dropConnection(connectionId);
+    return;
+  }
   const channels = Array.isArray(requested)
     ? requested.filter((c): c is string => typeof c === 'string').slice(0, 50)
     : [];
@@ -145,7 +204,13 @@ export async function subscribe(connectionId: string, requested: unknown): Promi
       db().send(
         new PutCommand({
           TableName: connectionsTableName(),
-          Item: { ...subscriptionKey(channel, connectionId), expires_at: expiresAt },
+          Item: {
+            ...subscriptionKey(channel, connectionId),
+            principal: principalKey(caller.kind, caller.id),
+            token_gen: session!.generation,
+            token_exp: session!.expiresAt,
+            expires_at: expiresAt,
+          },
         }),
       ),
     ),
@@ -167,30 +232,94 @@ export async function subscribe(connectionId: string, requested: unknown): Promi
   }
 }
 
+/**
+ * The generations of one fan-out batch (an N1 request's events, a live-positions stream batch): each principal is
+ * read at most once per batch (and through the container's cache), the distinct ones of a channel in one BatchGetItem.
+ */
+export class GenerationReads {
+  private readonly reads = new Map<PrincipalKey, Promise<number | null>>();
+
+  async of(keys: PrincipalKey[]): Promise<Map<PrincipalKey, number | null>> {
+    const missing = [...new Set(keys)].filter((key) => !this.reads.has(key));
+    if (missing.length > 0) {
+      const batch = currentGenerations(missing);
+      // A failed read is not remembered: the next channel of the batch asks again.
+      batch.catch(() => {
+        for (const key of missing) this.reads.delete(key);
+      });
+      for (const key of missing)
+        this.reads.set(
+          key,
+          batch.then((found) => found.get(key) ?? null),
+        );
+    }
+    const wanted = [...new Set(keys)];
+    const generations = await Promise.all(wanted.map((key) => this.reads.get(key)!));
+    return new Map(wanted.map((key, i) => [key, generations[i]!]));
+  }
+}
+
+export interface Delivery {
+  /** Frames delivered. */
+  delivered: number;
+  /** Connections found gone (410). */
+  gone: number;
+  /** Connections closed because their token expired or was revoked. */
+  dropped: number;
+}
+
 /** Delivers an event to every connection subscribed to `channel`, in parallel; gone ones are removed. */
-export function publish(channel: string, name: string, data: unknown): Promise<{ delivered: number; gone: number }> {
-  return publishFrames(channel, name, [data]);
+export function publish(channel: string, name: string, data: unknown, reads?: GenerationReads): Promise<Delivery> {
+  return publishFrames(channel, name, [data], reads);
 }
 
 /**
- * Delivers several events of one channel with one subscriber Query: each connection gets the frames in order.
- * Returns the frames delivered and the connections found gone.
+ * Delivers several events of one channel with one subscriber Query: each connection gets the frames in order. A
+ * subscription whose token expired or whose principal's generation moved on gets nothing, and its connection is
+ * closed and forgotten. Returns the frames delivered, the connections found gone and those dropped.
  */
 export async function publishFrames(
   channel: string,
   name: string,
   payloads: unknown[],
-): Promise<{ delivered: number; gone: number }> {
-  const subscribers = (
-    await queryAll({
-      TableName: connectionsTableName(),
-      KeyConditionExpression: 'PK = :pk',
-      ExpressionAttributeValues: { ':pk': `CHAN#${channel}` },
-    })
-  ).map((item) => String(item['SK']));
+  reads: GenerationReads = new GenerationReads(),
+): Promise<Delivery> {
+  const items = await queryAll({
+    TableName: connectionsTableName(),
+    KeyConditionExpression: 'PK = :pk',
+    ExpressionAttributeValues: { ':pk': `CHAN#${channel}` },
+  });
+  // Only the principals of unexpired subscriptions are read: an expired one is dropped whatever its generation.
+  const now = clock.nowEpochSeconds();
+  const principals = items.flatMap((item) =>
+    typeof item['principal'] === 'string' && Number(item['token_exp']) > now ? [item['principal'] as PrincipalKey] : [],
+  );
+  const generations = principals.length > 0 ? await reads.of(principals) : new Map<PrincipalKey, number | null>();
+  const subscribers: string[] = [];
+  const stale: string[] = [];
+  for (const item of items) {
+    const session = recordedSession(item);
+    const principal = item['principal'];
+    const current =
+      session && typeof principal === 'string'
+        ? sessionState(session, generations.get(principal as PrincipalKey) ?? null)
+        : 'revoked';
+    (current === 'current' ? subscribers : stale).push(String(item['SK']));
+  }
   const frames: Frame[] = payloads.map((data) => ({ type: 'event', channel, name, data }));
   let delivered = 0;
   let gone = 0;
+  const dropped = Promise.all(
+    stale.map((connectionId) =>
+      dropConnection(connectionId).catch((error: unknown) => {
+        // Nothing was sent to it; the next delivery or subscribe tries again.
+        logger.warn('could not close a revoked WebSocket connection', {
+          connection_id: connectionId,
+          error: error as Error,
+        });
+      }),
+    ),
+  );
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(FAN_OUT, subscribers.length) }, async () => {
@@ -206,12 +335,16 @@ export async function publishFrames(
       }
     }),
   );
-  return { delivered, gone };
+  await dropped;
+  return { delivered, gone, dropped: stale.length };
 }
 
 /** N1: each event to its channel's subscribers; how many frames went out. */
 export async function pushEvents(events: { channel: string; name: string; data?: unknown }[]): Promise<number> {
+  const reads = new GenerationReads();
   let delivered = 0;
-  for (const event of events) delivered += (await publish(event.channel, event.name, event.data ?? null)).delivered;
+  for (const event of events) {
+    delivered += (await publish(event.channel, event.name, event.data ?? null, reads)).delivered;
+  }
   return delivered;
 }

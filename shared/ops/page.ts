@@ -281,7 +281,7 @@ export function opsPage(config: OpsConfig): string {
     }
     if (frame.type === 'error' && frame.code !== 'forbidden') {
       // The connection's token expired or was revoked: renew and reconnect, or return to sign-in.
-      if (frame.code === 'unauthorized' || frame.code === 'token_expired') renew();
+      if (frame.code === 'token_expired' || frame.code === 'token_revoked') renew();
       return;
     }
     if (frame.type !== 'event') return;

@@ -35,7 +35,7 @@ export interface ClientRecord {
   updated_by: string;
 }
 
-const clientKey = (id: string) => ({ PK: `CLIENT#${id}`, SK: 'PROFILE' });
+export const clientKey = (id: string) => ({ PK: `CLIENT#${id}`, SK: 'PROFILE' });
 const keyClaim = (key: string) => ({ PK: `CLIENTKEY#${key}`, SK: 'KEY' });
 const hashSecret = (secret: string) => createHash('sha256').update(secret).digest();
 

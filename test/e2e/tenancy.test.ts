@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type RunningHost, UPLOAD_BUCKET } from '../../lib/local/start.ts';
 import { accessAllows } from '../../shared/auth/access.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
@@ -339,5 +340,54 @@ describe('tenancy of object keys: `.`, `..` and empty segments, another organisa
       }
     }
     expect(await storedItems()).toEqual(before);
+  });
+});
+
+describe('a socket of a deleted user (issue 28.3)', () => {
+  /** A socket on `token`, its frames, and whether the server closed it. */
+  async function socketOf(token: string) {
+    const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${token}`);
+    const frames: { type: string; code?: string; channel?: string; channels?: string[] }[] = [];
+    let closed = false;
+    socket.on('message', (data) => frames.push(JSON.parse(data.toString())));
+    socket.on('close', () => {
+      closed = true;
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    const wait = async (done: () => boolean) => {
+      const deadline = Date.now() + 5000;
+      while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      return done();
+    };
+    return { socket, frames, wait, isClosed: () => closed };
+  }
+  const event = async (channel: string) =>
+    (await api.post<{ delivered: number }>('/v1/events', { events: [{ channel, name: 'probe' }] }, admin)).body
+      .delivered;
+
+  it('is granted nothing more of its former organisation, receives nothing more, and is closed', async () => {
+    const org = (
+      await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Tenant W', kind: 'merchant' }, admin)
+    ).body.id;
+    const member = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+    const channels = [`user.${member.id}`, `org.${org}`];
+    const subscribed = await socketOf(member.token);
+    subscribed.socket.send(JSON.stringify({ action: 'subscribe', channels }));
+    expect(await subscribed.wait(() => subscribed.frames.length > 0)).toBe(true);
+    expect(subscribed.frames).toEqual([{ type: 'subscribed', channels }]);
+    const later = await socketOf(member.token);
+
+    expect((await api.delete('/v1/admin/users', { user: { email: member.email } }, admin)).status).toBe(200);
+    expect(await event(`org.${org}`)).toBe(0);
+    expect(await event(`user.${member.id}`)).toBe(0);
+    expect(await subscribed.wait(subscribed.isClosed)).toBe(true);
+    expect(subscribed.frames.filter((f) => f.type === 'event')).toEqual([]);
+
+    later.socket.send(JSON.stringify({ action: 'subscribe', channels }));
+    expect(await later.wait(later.isClosed)).toBe(true);
+    expect(later.frames).toEqual([{ type: 'error', code: 'token_revoked', message: expect.any(String) }]);
   });
 });
