@@ -16,6 +16,8 @@ const resourceName = (resource: GrantResource): string => {
       return 'secret-box KMS key';
     case 'signingKeySecret':
       return 'signing-key secret';
+    case 'pageTokenSecret':
+      return 'page-token secret';
     case 'adminPasswordSecret':
       return 'admin password secret';
     case 'mailIdentity':

@@ -33,6 +33,13 @@ export const config = {
   get signingKeySecretArn(): string | undefined {
     return process.env['SIGNING_KEY_SECRET_ARN'] || undefined;
   },
+  /** The page-token secret: Secrets Manager in the cloud, a file locally (shared/http/page-token-key.ts). */
+  get pageTokenSecretArn(): string | undefined {
+    return process.env['PAGE_TOKEN_SECRET_ARN'] || undefined;
+  },
+  get pageTokenKeyFile(): string | undefined {
+    return process.env['PAGE_TOKEN_KEY_FILE'] || undefined;
+  },
   get signingKeyFile(): string | undefined {
     return process.env['SIGNING_KEY_FILE'] || undefined;
   },

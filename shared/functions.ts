@@ -116,6 +116,7 @@ export type GrantResource =
   | { kind: 'workQueue' }
   | { kind: 'secretBoxKey' }
   | { kind: 'signingKeySecret' }
+  | { kind: 'pageTokenSecret' }
   | { kind: 'adminPasswordSecret' }
   | { kind: 'mailIdentity' }
   | { kind: 'connections' }
@@ -254,6 +255,13 @@ export function grantsOf(fn: FunctionDef): Grant[] {
       resource: { kind: 'signingKeySecret' },
     });
   }
+  if (needs.pageTokens) {
+    grants.push({
+      name: 'pageTokens:read',
+      actions: ['secretsmanager:GetSecretValue'],
+      resource: { kind: 'pageTokenSecret' },
+    });
+  }
   if (needs.adminPassword) {
     grants.push({
       name: 'adminPassword:read',
@@ -289,6 +297,7 @@ export function environmentOf(fn: FunctionDef): string[] {
   if (needs.queue) names.push('WORK_QUEUE_URL');
   if (needs.secretBox) names.push('SECRET_BOX_KMS_KEY_ID');
   if (needs.signingKey) names.push('SIGNING_KEY_SECRET_ARN');
+  if (needs.pageTokens) names.push('PAGE_TOKEN_SECRET_ARN');
   if (needs.adminPassword) names.push('ADMIN_PASSWORD_SECRET_ARN', 'DISPATCH_ADMIN_EMAIL');
   if (needs.mail) names.push('MAIL_FROM');
   if (needs.push) names.push('SNS_PLATFORM_APPLICATIONS');

@@ -46,6 +46,8 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
         return [data.secretBoxKey.keyArn];
       case 'signingKeySecret':
         return [data.signingKeySecret.secretArn];
+      case 'pageTokenSecret':
+        return [data.pageTokenSecret.secretArn];
       case 'adminPasswordSecret':
         return [data.adminPasswordSecret.secretArn];
       case 'mailIdentity':
@@ -83,6 +85,7 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
     WORK_QUEUE_URL: () => data.workQueue.queueUrl,
     SECRET_BOX_KMS_KEY_ID: () => data.secretBoxKey.keyArn,
     SIGNING_KEY_SECRET_ARN: () => data.signingKeySecret.secretArn,
+    PAGE_TOKEN_SECRET_ARN: () => data.pageTokenSecret.secretArn,
     ADMIN_PASSWORD_SECRET_ARN: () => data.adminPasswordSecret.secretArn,
     DISPATCH_ADMIN_EMAIL: () => resources.adminEmail ?? 'admin@dispatch.local',
     MAIL_FROM: () => resources.mailFrom,

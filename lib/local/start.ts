@@ -103,6 +103,7 @@ export function localEnvironment(
     S3_ENDPOINT: endpoints.s3,
     UPLOAD_BUCKET,
     SIGNING_KEY_FILE: resolve(dataDir, 'keys', 'signing-keys.json'),
+    PAGE_TOKEN_KEY_FILE: resolve(dataDir, 'keys', 'page-token.key'),
     SECRET_BOX_KEY_FILE: resolve(dataDir, 'keys', 'secret-box.key'),
     ...tableNames,
   });

@@ -40,6 +40,7 @@ export class DataStack extends Stack {
   /** Write import results. */
   readonly writeResults: ManagedPolicy;
   readonly signingKeySecret: Secret;
+  readonly pageTokenSecret: Secret;
   readonly adminPasswordSecret: Secret;
   /** Seals secrets the service must use again (webhook signing secrets): encrypt for the writers, decrypt for the worker. */
   readonly secretBoxKey: Key;
@@ -106,6 +107,10 @@ export class DataStack extends Stack {
     this.signingKeySecret = new Secret(this, 'SigningKeys', {
       description: 'ES256 signing keys of the service bearer tokens; filled in by the first cold start.',
     });
+    this.pageTokenSecret = new Secret(this, 'PageTokenKey', {
+      description: 'Seals list page tokens (AES-256-GCM under an HKDF of this value); only the list functions read it.',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
     this.adminPasswordSecret = new Secret(this, 'AdminPassword', {
       description: 'Password of the seeded SysAdmin.',
       generateSecretString: { passwordLength: 32, excludePunctuation: true },
@@ -132,7 +137,7 @@ export class DataStack extends Stack {
       reason: 'This is the dead-letter queue of the work queue.',
     });
 
-    for (const secret of [this.signingKeySecret, this.adminPasswordSecret]) {
+    for (const secret of [this.signingKeySecret, this.pageTokenSecret, this.adminPasswordSecret]) {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions::AwsSolutions-SMG4',
         reason:

@@ -3,7 +3,6 @@
  * Secrets Manager secret which the first cold start fills in (a fixed ClientRequestToken makes concurrent first starts
  * agree on one key). The secret holds `{keys: [JWK…]}`; the first is active, the rest only verify (rotation).
  */
-import { hkdfSync } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
@@ -16,11 +15,6 @@ export interface SigningKeys {
   kid: string;
   privateKey: Awaited<ReturnType<typeof importJWK>>;
   publicJwks: JWK[];
-  /**
-   * The page-token keys (AES-256-GCM), derived by HKDF from each stored private key: the first seals, all open, so a
-   * rotation leaves the tokens issued just before it usable. Derived rather than stored apart: no second secret.
-   */
-  pageTokenKeys: Buffer[];
 }
 
 interface StoredKeys {
@@ -45,13 +39,7 @@ async function load(): Promise<SigningKeys> {
   if (!active?.kid) throw new Error('the signing key store holds no key');
   const privateKey = await importJWK(active, 'ES256');
   const publicJwks = stored.keys.map(({ d: _private, ...publicPart }) => ({ ...publicPart, use: 'sig', alg: 'ES256' }));
-  const pageTokenKeys = stored.keys.flatMap((jwk) => (jwk.d ? [pageTokenKeyOf(jwk.d)] : []));
-  return { kid: active.kid, privateKey, publicJwks, pageTokenKeys };
-}
-
-/** A key of its own for page tokens (shared/http/page-tokens.ts), which says nothing about the signing key. */
-function pageTokenKeyOf(d: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(d, 'base64url'), 'dispatch', 'dispatch page tokens v1', 32));
+  return { kid: active.kid, privateKey, publicJwks };
 }
 
 export async function newKeySet(): Promise<StoredKeys> {

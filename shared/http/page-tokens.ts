@@ -1,7 +1,7 @@
 /**
  * Page tokens as clients see them (contract section 1): opaque, tamper-proof, and bound to the list, its filters and
  * order, and the caller. The domain's own token (where the next page starts: a DynamoDB key and the page number, see
- * shared/db/paging.ts) is sealed with AES-256-GCM under a key derived from the signing key (shared/auth/keys.ts);
+ * shared/db/paging.ts) is sealed with AES-256-GCM under a key of its own (shared/http/page-token-key.ts: never the signing key);
  * the binding is the additional authenticated data, so it is never carried in the token, only checked. A token that
  * does not open — edited, made by hand, issued for another operation, other path parameters, other filters, order or
  * page size, or for another caller — is a 400 at `query.page_token`, before the domain ever sees it. The handler kit
@@ -9,7 +9,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Caller } from '#shared/auth/caller';
-import { signingKeys } from '#shared/auth/keys';
+import { pageTokenKey } from '#shared/http/page-token-key';
 import { invalidField } from '#shared/http/problems';
 
 const VERSION = 1;
@@ -50,8 +50,7 @@ const sorted = (record: Record<string, unknown>) =>
 
 /** The domain's token, sealed for the client under `binding`. */
 export async function sealPageToken(inner: string, binding: Buffer): Promise<string> {
-  const [key] = (await signingKeys()).pageTokenKeys;
-  if (!key) throw new Error('the signing key store holds no private key to derive the page-token key from');
+  const key = await pageTokenKey();
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(binding);
   const sealed = Buffer.concat([Buffer.from([VERSION]), iv, cipher.update(inner, 'utf8'), cipher.final()]);
@@ -68,16 +67,16 @@ export async function openPageToken(token: string, binding: Buffer): Promise<str
   const iv = bytes.subarray(1, 1 + IV_BYTES);
   const body = bytes.subarray(1 + IV_BYTES, bytes.length - TAG_BYTES);
   const tag = bytes.subarray(bytes.length - TAG_BYTES);
-  for (const key of (await signingKeys()).pageTokenKeys) {
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES }).setAAD(binding);
-      decipher.setAuthTag(tag);
-      return Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
-    } catch {
-      // not sealed under this key and binding: try the next (rotation), then refuse
-    }
+  // Outside the try: a key that cannot be read is the dependency's failure (503), not the token's.
+  const key = await pageTokenKey();
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES }).setAAD(binding);
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
+  } catch {
+    // not sealed under this key and binding
+    throw invalidField('query.page_token', NOT_OURS);
   }
-  throw invalidField('query.page_token', NOT_OURS);
 }
 
 /** Opens the validated `query.page_token`, when there is one, in place (a 400 when it does not open). */

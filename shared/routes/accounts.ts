@@ -28,7 +28,7 @@ export const accountsRoutes = [
     path: '/v1/admin/organisations',
     area: 'accounts',
     handler: 'orgs/list',
-    needs: { signingKey: 'verify', indexes: ['GSI1'] },
+    needs: { pageTokens: true, indexes: ['GSI1'] },
     access: ['SysAdmin'],
     summary: 'List organisations, newest first',
     status: 200,
@@ -251,7 +251,7 @@ export const accountsRoutes = [
     area: 'accounts',
     handler: 'accounts/list-users',
     // page=N past the first stores page anchors (shared/db/paging.ts).
-    needs: { signingKey: 'verify', main: 'write', indexes: ['GSI1', 'GSI2', 'GSI3', 'GSI4'] },
+    needs: { pageTokens: true, main: 'write', indexes: ['GSI1', 'GSI2', 'GSI3', 'GSI4'] },
     access: ['SysAdmin'],
     summary: 'List users, newest first; filter by organisation, search by email or name prefix',
     status: 200,
@@ -264,7 +264,7 @@ export const accountsRoutes = [
     path: '/v1/admin/users/by-role',
     area: 'accounts',
     handler: 'accounts/list-users-by-role',
-    needs: { signingKey: 'verify', main: 'write', indexes: ['GSI5', 'GSI6', 'GSI7'] },
+    needs: { pageTokens: true, main: 'write', indexes: ['GSI5', 'GSI6', 'GSI7'] },
     access: ['SysAdmin'],
     summary: "List an organisation's users of one role, sorted",
     status: 200,
@@ -317,7 +317,7 @@ export const accountsRoutes = [
     area: 'accounts',
     handler: 'accounts/list-org-users',
     needs: {
-      signingKey: 'verify',
+      pageTokens: true,
       main: 'write',
       indexes: ['GSI1'],
       unexercised: {

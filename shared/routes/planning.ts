@@ -41,7 +41,7 @@ export const planningRoutes = [
     path: '/v1/plannings',
     area: 'planning',
     handler: 'planning/list',
-    needs: { signingKey: 'verify', indexes: ['GSI1', 'GSI2'] },
+    needs: { pageTokens: true, indexes: ['GSI1', 'GSI2'] },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
     summary: 'List plannings (list view)',
     status: 200,

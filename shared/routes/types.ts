@@ -50,6 +50,11 @@ export interface Needs {
    * first cold start of a fresh deployment.
    */
   signingKey?: 'sign' | 'verify';
+  /**
+   * Reads the page-token secret: a list whose pages are reached by `page_token` seals and opens its tokens with a key
+   * of its own (shared/http/page-token-key.ts), not the signing key.
+   */
+  pageTokens?: true;
   /** Reads the seeded SysAdmin's password secret. */
   adminPassword?: true;
   /** Sends mail through SES from the configured sender. */

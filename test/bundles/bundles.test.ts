@@ -47,6 +47,7 @@ const OPTIONAL = new Set([
   'DYNAMODB_ENDPOINT',
   'S3_ENDPOINT',
   'SIGNING_KEY_FILE',
+  'PAGE_TOKEN_KEY_FILE',
   'SECRET_BOX_KEY_FILE',
   'EXTERNAL_ISSUER',
   'EXTERNAL_AUDIENCE',
@@ -91,6 +92,7 @@ beforeAll(async () => {
   const tables = await ensureTables(endpoints.dynamodb, `b${randomBytes(4).toString('hex')}-`);
   standIns = await startStandIns({
     [SECRET('SigningKeys')]: randomBytes(16).toString('hex'), // what GenerateSecretString leaves in a new secret
+    [SECRET('PageTokenKey')]: randomBytes(32).toString('hex'),
     [SECRET('AdminPassword')]: ADMIN_PASSWORD,
   });
 
@@ -100,6 +102,7 @@ beforeAll(async () => {
     WORK_QUEUE_URL: `${standIns.url}/123456789012/WorkQueue`,
     SECRET_BOX_KMS_KEY_ID: 'arn:aws:kms:us-east-1:123456789012:key/SecretBoxKey',
     SIGNING_KEY_SECRET_ARN: SECRET('SigningKeys'),
+    PAGE_TOKEN_SECRET_ARN: SECRET('PageTokenKey'),
     ADMIN_PASSWORD_SECRET_ARN: SECRET('AdminPassword'),
     WEBSOCKET_MANAGEMENT_ENDPOINT: standIns.url,
     OPS_WEBSOCKET_URL: 'wss://realtime.example/live',

@@ -60,6 +60,8 @@ function arnPattern(resource: GrantResource): RegExp {
       return exact(PLACEHOLDER.secretBoxKey);
     case 'signingKeySecret':
       return exact(PLACEHOLDER.signingKeySecret);
+    case 'pageTokenSecret':
+      return exact(PLACEHOLDER.pageTokenSecret);
     case 'adminPasswordSecret':
       return exact(PLACEHOLDER.adminPasswordSecret);
     case 'mailIdentity':

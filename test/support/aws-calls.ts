@@ -26,6 +26,7 @@ export const PLACEHOLDER = {
   deadLetters: arn('sqs', 'WorkDeadLetters'),
   secretBoxKey: arn('kms', 'key/SecretBoxKey'),
   signingKeySecret: arn('secretsmanager', 'secret:SigningKeys'),
+  pageTokenSecret: arn('secretsmanager', 'secret:PageTokenKey'),
   adminPasswordSecret: arn('secretsmanager', 'secret:AdminPassword'),
   mailIdentity: arn('ses', 'identity/dispatch.example'),
   webSocketApi: arn('execute-api', 'WebSocketApi'),

@@ -58,6 +58,7 @@ export function functionPolicies(app: App, built: ReturnType<typeof buildApp>): 
   refs.set(`${data}/${logicalId(built.data.secretBoxKey)}`, 'SecretBoxKey');
   arns.set(`${data}/${logicalId(built.data.secretBoxKey)}`, PLACEHOLDER.secretBoxKey);
   refs.set(`${data}/${logicalId(built.data.signingKeySecret)}`, PLACEHOLDER.signingKeySecret);
+  refs.set(`${data}/${logicalId(built.data.pageTokenSecret)}`, PLACEHOLDER.pageTokenSecret);
   refs.set(`${data}/${logicalId(built.data.adminPasswordSecret)}`, PLACEHOLDER.adminPasswordSecret);
   const webSocketApi = built.realtime.node.findChild('WebSocketApi') as unknown as { node: { defaultChild?: unknown } };
   refs.set(`${built.realtime.stackName}/${logicalId(webSocketApi)}`, 'WebSocketApi');
