@@ -7966,6 +7966,7 @@ export interface operations {
                         message: string;
                         /** Format: date-time */
                         server_time: string;
+                        delivered: number;
                     };
                 };
             };
@@ -8539,6 +8540,9 @@ export interface operations {
                         message: string;
                         /** Format: date-time */
                         server_time: string;
+                        sent: number;
+                        removed: number;
+                        no_device: number;
                     };
                 };
             };
@@ -8873,6 +8877,7 @@ export interface operations {
                         message: string;
                         /** Format: date-time */
                         server_time: string;
+                        removed: number;
                     };
                 };
             };
@@ -8975,6 +8980,7 @@ export interface operations {
                         message: string;
                         /** Format: date-time */
                         server_time: string;
+                        removed: number;
                     };
                 };
             };
@@ -9213,6 +9219,23 @@ export interface operations {
                             /** Format: date-time */
                             server_time: string;
                             org_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            dry_run: boolean;
+                            error?: string;
+                            service_type?: string;
+                            broadcast_preference?: string;
+                            cargo_net_quantity?: string | null;
+                            officer_contact?: {
+                                name?: string;
+                                phone?: string;
+                            } | null;
+                            start_timezone?: string;
+                            /** Format: date-time */
+                            start_time?: string;
+                            end_timezone?: string;
+                            /** Format: date-time */
+                            end_time?: string;
                         }[];
                     };
                 };
@@ -9358,6 +9381,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -9484,6 +9524,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -9609,6 +9666,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -9739,6 +9813,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -9862,6 +9953,7 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        dry_run?: boolean;
                     };
                 };
             };
@@ -10005,6 +10097,7 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        dry_run?: boolean;
                     };
                 };
             };
@@ -10599,6 +10692,23 @@ export interface operations {
                             /** Format: date-time */
                             server_time: string;
                             org_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            dry_run: boolean;
+                            error?: string;
+                            service_type?: string;
+                            broadcast_preference?: string;
+                            cargo_net_quantity?: string | null;
+                            officer_contact?: {
+                                name?: string;
+                                phone?: string;
+                            } | null;
+                            start_timezone?: string;
+                            /** Format: date-time */
+                            start_time?: string;
+                            end_timezone?: string;
+                            /** Format: date-time */
+                            end_time?: string;
                         }[];
                     };
                 };
@@ -10742,6 +10852,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -10868,6 +10995,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -10993,6 +11137,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -11123,6 +11284,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -11246,6 +11424,7 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        dry_run?: boolean;
                     };
                 };
             };
@@ -11389,6 +11568,7 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        dry_run?: boolean;
                     };
                 };
             };
@@ -12087,7 +12267,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -12223,7 +12448,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -12366,7 +12636,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -12569,7 +12884,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -12836,7 +13196,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -13110,7 +13515,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -14107,7 +14557,53 @@ export interface operations {
                                 runsheet: {
                                     id: string;
                                     name?: string;
-                                    tasks: unknown[];
+                                    tasks: {
+                                        id: string;
+                                        total_item_weight?: number | null;
+                                        total_weight_unit?: string | null;
+                                        total_item_volume?: number | null;
+                                        total_volume_unit?: string | null;
+                                        total_item_count?: number | null;
+                                        client_time_utc?: string | null;
+                                        client_timezone?: string | null;
+                                        from_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        to_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        from_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        to_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        version_seq: number;
+                                    }[];
                                 };
                                 driver: {
                                     id: string;
@@ -14239,7 +14735,53 @@ export interface operations {
                                 runsheet: {
                                     id: string;
                                     name?: string;
-                                    tasks: unknown[];
+                                    tasks: {
+                                        id: string;
+                                        total_item_weight?: number | null;
+                                        total_weight_unit?: string | null;
+                                        total_item_volume?: number | null;
+                                        total_volume_unit?: string | null;
+                                        total_item_count?: number | null;
+                                        client_time_utc?: string | null;
+                                        client_timezone?: string | null;
+                                        from_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        to_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        from_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        to_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        version_seq: number;
+                                    }[];
                                 };
                                 driver: {
                                     id: string;

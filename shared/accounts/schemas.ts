@@ -288,4 +288,5 @@ function envelopeEntries() {
   return { code: v.literal('success'), message: v.string(), server_time: isoTime };
 }
 export const envelope = v.object(envelopeEntries());
+/** Each key is a JWK (RFC 7517): open by design, its members depend on the key type and may grow. */
 export const jwks = v.object({ keys: v.array(v.record(v.string(), v.unknown())) });
