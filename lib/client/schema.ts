@@ -2860,6 +2860,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         message: string;
+                        /** Format: uuid */
+                        user_id: string;
                     };
                 };
             };
@@ -2951,6 +2953,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         message: string;
+                        /** Format: uuid */
+                        user_id: string;
+                        /** Format: uuid */
+                        org_id: string;
                     };
                 };
             };
@@ -9188,6 +9194,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         meta: {
+                            range_start_created_at: string | null;
+                            range_end_created_at: string | null;
                             page: number;
                             per_page: number;
                             next_page_token: string | null;
@@ -10211,6 +10219,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -10324,6 +10340,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -10446,6 +10470,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -10661,6 +10693,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         meta: {
+                            range_start_created_at: string | null;
+                            range_end_created_at: string | null;
                             page: number;
                             per_page: number;
                             next_page_token: string | null;
@@ -11682,6 +11716,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -11795,6 +11837,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -11917,6 +11967,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };

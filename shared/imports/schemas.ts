@@ -1,7 +1,16 @@
 import * as v from 'valibot';
 import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { ianaTimezone } from '#shared/locations/schemas';
-import { counter, dateTime, isoTime, objectId, rangedListQuery, recordKey, uuid } from '#shared/schemas/common';
+import {
+  counter,
+  dateTime,
+  isoTime,
+  objectId,
+  rangedListQuery,
+  rangePageMeta,
+  recordKey,
+  uuid,
+} from '#shared/schemas/common';
 
 const serviceType = v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`);
 const shortText = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
@@ -143,7 +152,7 @@ export const jobView = v.object({
   end_time: v.optional(isoTime),
 });
 export const jobList = v.object({
-  meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
+  meta: rangePageMeta,
   task_import_jobs: v.array(jobView),
 });
 export const statusRecord = v.object({
@@ -151,6 +160,9 @@ export const statusRecord = v.object({
   import_status: status,
   file_upload_record_id: v.string(),
   task_import_job_id: v.string(),
+  /** Beyond the spec's four: when the status last changed, and every change (as a planning job's `statuses`). */
+  status_updated_at: isoTime,
+  statuses: v.array(v.object({ status, set_at_utc: isoTime })),
 });
 export const resultView = v.object({
   id: v.string(),
