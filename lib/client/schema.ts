@@ -6880,6 +6880,8 @@ export interface operations {
                         org_id: string | null;
                         /** Format: date-time */
                         created_at: string;
+                        /** @enum {string} */
+                        status: "active" | "used" | "expired";
                     };
                 };
             };

@@ -231,7 +231,7 @@ describe('the driver of a pair', () => {
 
 describe('a pair record R3 wrote, as R1 and R2 show it (issue 23.1, 23.2)', () => {
   it('has tasks carrying the planning’s version_seq and no storage member', async () => {
-    const pairId = '2b2b2b2b-0000-4000-8000-00000000002b';
+    const pairId = '5f5f5f5f-0000-4000-8000-00000000005f';
     const created = await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(40)), recordWorker);
     expect(created.status).toBe(201);
     const one = await api.get<{ pair_record: Record<string, unknown> & { pair: { runsheet: { tasks: object[] } } } }>(
