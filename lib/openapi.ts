@@ -13,6 +13,22 @@ const jsonSchema = (schema: GenericSchema): JsonSchema => {
   return rest;
 };
 
+/**
+ * A reply's schema, closed (contract section 1: a response carries the contract's members only): every `v.object`
+ * becomes `additionalProperties: false`, so a member the schema does not name (a storage key, `entity`, a lease)
+ * fails the conformance check of every response the tests receive. A reply part that is open by design is written
+ * `v.looseObject` (or `v.record`) in the route table, with its reason beside it, and stays open. Request schemas
+ * stay as they are: unknown body members are ignored (contract section 1), not refused.
+ */
+const replySchema = (schema: GenericSchema): JsonSchema => {
+  const { $schema: _ignored, ...rest } = toJsonSchema(schema, {
+    errorMode: 'ignore',
+    overrideSchema: ({ valibotSchema, jsonSchema: converted }) =>
+      valibotSchema.type === 'object' ? { ...converted, additionalProperties: false } : undefined,
+  }) as JsonSchema;
+  return rest;
+};
+
 const problemSchema: JsonSchema = {
   type: 'object',
   required: ['type', 'title', 'status', 'code', 'detail', 'errors', 'request_id'],
@@ -28,10 +44,12 @@ const problemSchema: JsonSchema = {
         type: 'object',
         required: ['path', 'message'],
         properties: { path: { type: 'string' }, message: { type: 'string' } },
+        additionalProperties: false,
       },
     },
     request_id: { type: 'string' },
   },
+  additionalProperties: false,
 };
 
 const problemResponse = (description: string) => ({
@@ -78,7 +96,9 @@ function successResponses(route: RouteDef): Record<string, unknown> {
     [String(route.status)]: {
       description: STATUS_TEXT[route.status] ?? 'Success',
       content: {
-        'application/json': { schema: route.response ? jsonSchema(route.response) : { type: 'object' } },
+        'application/json': {
+          schema: route.response ? replySchema(route.response) : { type: 'object', additionalProperties: false },
+        },
       },
     },
   };
@@ -95,7 +115,12 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
       content: {
         'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
         'application/json': {
-          schema: { type: 'object', required: ['message'], properties: { message: { const: 'Unauthorized' } } },
+          schema: {
+            type: 'object',
+            required: ['message'],
+            properties: { message: { const: 'Unauthorized' } },
+            additionalProperties: false,
+          },
         },
       },
     };
@@ -107,7 +132,7 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
   if (failure) {
     const own = (description: string) => ({
       description,
-      content: { 'application/json': { schema: jsonSchema(failure) } },
+      content: { 'application/json': { schema: replySchema(failure) } },
     });
     errors['400'] = own('A missing `bucket` or `object_key`');
     errors['404'] = own('No such object, or not the caller’s organisation’s');

@@ -2860,6 +2860,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         message: string;
+                        /** Format: uuid */
+                        user_id: string;
                     };
                 };
             };
@@ -2951,6 +2953,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         message: string;
+                        /** Format: uuid */
+                        user_id: string;
+                        /** Format: uuid */
+                        org_id: string;
                     };
                 };
             };
@@ -6887,6 +6893,8 @@ export interface operations {
                         org_id: string | null;
                         /** Format: date-time */
                         created_at: string;
+                        /** @enum {string} */
+                        status: "active" | "used" | "expired";
                     };
                 };
             };
@@ -7979,6 +7987,7 @@ export interface operations {
                         message: string;
                         /** Format: date-time */
                         server_time: string;
+                        delivered: number;
                     };
                 };
             };
@@ -8552,6 +8561,9 @@ export interface operations {
                         message: string;
                         /** Format: date-time */
                         server_time: string;
+                        sent: number;
+                        removed: number;
+                        no_device: number;
                     };
                 };
             };
@@ -8886,6 +8898,7 @@ export interface operations {
                         message: string;
                         /** Format: date-time */
                         server_time: string;
+                        removed: number;
                     };
                 };
             };
@@ -8988,6 +9001,7 @@ export interface operations {
                         message: string;
                         /** Format: date-time */
                         server_time: string;
+                        removed: number;
                     };
                 };
             };
@@ -9195,6 +9209,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         meta: {
+                            range_start_created_at: string | null;
+                            range_end_created_at: string | null;
                             page: number;
                             per_page: number;
                             next_page_token: string | null;
@@ -9226,6 +9242,23 @@ export interface operations {
                             /** Format: date-time */
                             server_time: string;
                             org_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            dry_run: boolean;
+                            error?: string;
+                            service_type?: string;
+                            broadcast_preference?: string;
+                            cargo_net_quantity?: string | null;
+                            officer_contact?: {
+                                name?: string;
+                                phone?: string;
+                            } | null;
+                            start_timezone?: string;
+                            /** Format: date-time */
+                            start_time?: string;
+                            end_timezone?: string;
+                            /** Format: date-time */
+                            end_time?: string;
                         }[];
                     };
                 };
@@ -9371,6 +9404,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -9497,6 +9547,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -9622,6 +9689,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -9752,6 +9836,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -9876,6 +9977,7 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        dry_run?: boolean;
                     };
                 };
             };
@@ -10021,6 +10123,7 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        dry_run?: boolean;
                     };
                 };
             };
@@ -10134,6 +10237,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -10247,6 +10358,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -10369,6 +10488,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -10584,6 +10711,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         meta: {
+                            range_start_created_at: string | null;
+                            range_end_created_at: string | null;
                             page: number;
                             per_page: number;
                             next_page_token: string | null;
@@ -10615,6 +10744,23 @@ export interface operations {
                             /** Format: date-time */
                             server_time: string;
                             org_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            dry_run: boolean;
+                            error?: string;
+                            service_type?: string;
+                            broadcast_preference?: string;
+                            cargo_net_quantity?: string | null;
+                            officer_contact?: {
+                                name?: string;
+                                phone?: string;
+                            } | null;
+                            start_timezone?: string;
+                            /** Format: date-time */
+                            start_time?: string;
+                            end_timezone?: string;
+                            /** Format: date-time */
+                            end_time?: string;
                         }[];
                     };
                 };
@@ -10758,6 +10904,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -10884,6 +11047,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -11009,6 +11189,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -11139,6 +11336,23 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        dry_run: boolean;
+                        error?: string;
+                        service_type?: string;
+                        broadcast_preference?: string;
+                        cargo_net_quantity?: string | null;
+                        officer_contact?: {
+                            name?: string;
+                            phone?: string;
+                        } | null;
+                        start_timezone?: string;
+                        /** Format: date-time */
+                        start_time?: string;
+                        end_timezone?: string;
+                        /** Format: date-time */
+                        end_time?: string;
                     };
                 };
             };
@@ -11263,6 +11477,7 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        dry_run?: boolean;
                     };
                 };
             };
@@ -11408,6 +11623,7 @@ export interface operations {
                         /** Format: date-time */
                         server_time: string;
                         org_id: string | null;
+                        dry_run?: boolean;
                     };
                 };
             };
@@ -11521,6 +11737,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -11634,6 +11858,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -11756,6 +11988,14 @@ export interface operations {
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
                         task_import_job_id: string;
+                        /** Format: date-time */
+                        status_updated_at: string;
+                        statuses: {
+                            /** @enum {string} */
+                            status: "new" | "queued" | "processing" | "completed" | "failed";
+                            /** Format: date-time */
+                            set_at_utc: string;
+                        }[];
                     };
                 };
             };
@@ -12106,7 +12346,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -12242,7 +12527,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -12385,7 +12715,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -12588,7 +12963,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -12855,7 +13275,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -13129,7 +13594,52 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
-                            tasks: unknown[];
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -14126,7 +14636,53 @@ export interface operations {
                                 runsheet: {
                                     id: string;
                                     name?: string;
-                                    tasks: unknown[];
+                                    tasks: {
+                                        id: string;
+                                        total_item_weight?: number | null;
+                                        total_weight_unit?: string | null;
+                                        total_item_volume?: number | null;
+                                        total_volume_unit?: string | null;
+                                        total_item_count?: number | null;
+                                        client_time_utc?: string | null;
+                                        client_timezone?: string | null;
+                                        from_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        to_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        from_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        to_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        version_seq: number;
+                                    }[];
                                 };
                                 driver: {
                                     id: string;
@@ -14258,7 +14814,53 @@ export interface operations {
                                 runsheet: {
                                     id: string;
                                     name?: string;
-                                    tasks: unknown[];
+                                    tasks: {
+                                        id: string;
+                                        total_item_weight?: number | null;
+                                        total_weight_unit?: string | null;
+                                        total_item_volume?: number | null;
+                                        total_volume_unit?: string | null;
+                                        total_item_count?: number | null;
+                                        client_time_utc?: string | null;
+                                        client_timezone?: string | null;
+                                        from_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        to_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        from_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        to_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        version_seq: number;
+                                    }[];
                                 };
                                 driver: {
                                     id: string;

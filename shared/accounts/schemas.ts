@@ -316,4 +316,8 @@ function envelopeEntries() {
 }
 export const envelope = v.object(envelopeEntries());
 export const merchantUpdateReply = v.object({ ...envelopeEntries(), ...newSession });
+/** A2 and X1: the new user's id (X1 also the new organisation's), so a client can follow up without a login. */
+export const driverRegistered = v.object({ message: v.string(), user_id: uuid });
+export const merchantRegistered = v.object({ message: v.string(), user_id: uuid, org_id: uuid });
+/** Each key is a JWK (RFC 7517): open by design, its members depend on the key type and may grow. */
 export const jwks = v.object({ keys: v.array(v.record(v.string(), v.unknown())) });

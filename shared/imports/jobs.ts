@@ -389,6 +389,26 @@ export async function readResult(caller: Caller, id: string): Promise<ImportResu
   if (!out.Item) throw notFound('import result');
   const object = await getObject({ Bucket: uploadBucket(), Key: String(out.Item['result_key']) });
   const result = JSON.parse(await object.Body!.transformToString('utf8')) as ImportResult;
-  // A result stored before warnings existed has none.
-  return { ...result, warnings: result.warnings ?? [], server_time: clock.nowIso() };
+  return toResultView(result);
+}
+
+/** A result as the API shows it (I7): the spec's Import result member by member, and a dry run's `dry_run`. */
+function toResultView(result: ImportResult): ImportResult {
+  return {
+    id: result.id,
+    task_import_job_id: result.task_import_job_id,
+    file_import_results: result.file_import_results,
+    total_tasks_counted: result.total_tasks_counted,
+    total_tasks_imported: result.total_tasks_imported,
+    total_tasks_rejected: result.total_tasks_rejected,
+    total_items_counted: result.total_items_counted,
+    total_items_imported: result.total_items_imported,
+    total_items_rejected: result.total_items_rejected,
+    errors: result.errors,
+    // A result stored before warnings existed has none.
+    warnings: result.warnings ?? [],
+    server_time: clock.nowIso(),
+    org_id: result.org_id,
+    ...(result.dry_run !== undefined ? { dry_run: result.dry_run } : {}),
+  };
 }

@@ -2,7 +2,16 @@ import * as v from 'valibot';
 import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { isSafeObjectKey, UNSAFE_KEY_MESSAGE } from '#shared/imports/object-keys';
 import { ianaTimezone } from '#shared/locations/schemas';
-import { counter, dateTime, isoTime, objectId, rangedListQuery, recordKey, uuid } from '#shared/schemas/common';
+import {
+  counter,
+  dateTime,
+  isoTime,
+  objectId,
+  rangedListQuery,
+  rangePageMeta,
+  recordKey,
+  uuid,
+} from '#shared/schemas/common';
 
 const serviceType = v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`);
 const shortText = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
@@ -120,7 +129,8 @@ const fileView = v.object({
   checksum_method: v.string(),
 });
 export const uploadUrlReply = v.object({ file: fileView, server_time: isoTime });
-export const jobView = v.looseObject({
+/** A job's reply: the spec's Task import job plus, by family, the details its creation took (I4a, I4b, I3). */
+export const jobView = v.object({
   id: v.string(),
   upload_record: v.object({
     id: v.string(),
@@ -136,9 +146,20 @@ export const jobView = v.looseObject({
   last_executed_at_server_time: v.nullable(isoTime),
   server_time: isoTime,
   org_id: v.nullable(uuid),
+  created_at: isoTime,
+  dry_run: v.boolean(),
+  error: v.optional(v.string()),
+  service_type: v.optional(v.string()),
+  broadcast_preference: v.optional(v.string()),
+  cargo_net_quantity: v.optional(v.nullable(v.string())),
+  officer_contact: v.optional(v.nullable(v.object({ name: v.optional(v.string()), phone: v.optional(v.string()) }))),
+  start_timezone: v.optional(v.string()),
+  start_time: v.optional(isoTime),
+  end_timezone: v.optional(v.string()),
+  end_time: v.optional(isoTime),
 });
 export const jobList = v.object({
-  meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
+  meta: rangePageMeta,
   task_import_jobs: v.array(jobView),
 });
 export const statusRecord = v.object({
@@ -146,10 +167,14 @@ export const statusRecord = v.object({
   import_status: status,
   file_upload_record_id: v.string(),
   task_import_job_id: v.string(),
+  /** Beyond the spec's four: when the status last changed, and every change (as a planning job's `statuses`). */
+  status_updated_at: isoTime,
+  statuses: v.array(v.object({ status, set_at_utc: isoTime })),
 });
 export const resultView = v.object({
   id: v.string(),
   task_import_job_id: v.string(),
+  // Open by design: each entry is the file data plus what the worker reported of it (spec: "file data plus …").
   file_import_results: v.array(v.record(v.string(), v.unknown())),
   total_tasks_counted: v.number(),
   total_tasks_imported: v.number(),
@@ -161,6 +186,8 @@ export const resultView = v.object({
   warnings: v.array(v.string()),
   server_time: isoTime,
   org_id: v.nullable(v.string()),
+  /** A dry run's result says so (contract 4.5). */
+  dry_run: v.optional(v.boolean()),
 });
 
 /** S3's own limits: a bucket name is at most 63 characters, an object key at most 1 024 bytes. */

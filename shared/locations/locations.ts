@@ -300,9 +300,18 @@ export interface LocationView extends Omit<LocationRecord, 'org_id' | 'service_t
 }
 
 function view(location: LocationRecord, distance?: number): LocationView {
-  const { org_id: _org, service_types: _types, ...rest } = location;
+  // Member by member: whatever else the stored record holds (its organisation, service types) stays in storage.
   return {
-    ...rest,
+    id: location.id,
+    user_id: location.user_id,
+    device_id: location.device_id,
+    latitude: location.latitude,
+    longitude: location.longitude,
+    altitude: location.altitude,
+    client_time_utc: location.client_time_utc,
+    client_timezone: location.client_timezone,
+    server_time: location.server_time,
+    version: location.version,
     age_s: Math.max(0, Math.round((clock.nowMs() - Date.parse(location.server_time)) / 1000)),
     ...(distance === undefined ? {} : { distance_m: Math.round(distance * 10) / 10 }),
   };

@@ -68,7 +68,18 @@ export async function notify(eventType: string, eventData: Entry['event_data']):
   return { server_time: clock.nowIso() };
 }
 
-const view = ({ org_id: _org, ...entry }: Entry) => entry;
+/**
+ * An entry as the API shows it (N2, N4): its members one by one, never the stored item (its keys, index entries,
+ * `entity`, `read_at` and the organisation it is filed under stay in storage).
+ */
+const view = (entry: Entry) => ({
+  id: entry.id,
+  event_type: entry.event_type,
+  event_data: entry.event_data,
+  is_read: entry.is_read,
+  user_id: entry.user_id,
+  created_at: entry.created_at,
+});
 
 /** Who may list and mark: SysAdmin everything, a Merchant its own organisation. */
 function listingScope(caller: Caller): { index: 'GSI1' | 'GSI2'; partition: string } {

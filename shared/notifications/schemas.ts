@@ -71,6 +71,7 @@ export const pushKeyBody = v.object({
 const entry = v.object({
   id: v.string(),
   event_type: v.string(),
+  // Open by design: the caller's own event payload (N5), kept as sent (spec: `user_id`, `title`, "plus further keys").
   event_data: v.record(v.string(), v.unknown()),
   is_read: v.boolean(),
   user_id: uuid,
@@ -78,6 +79,15 @@ const entry = v.object({
 });
 export const notificationList = v.object({ meta: rangePageMeta, notifications: v.array(entry) });
 export const notificationView = entry;
+/**
+ * The success envelope (spec: `code`, `message`, `server_time`) with the counts the service adds to what it did,
+ * documented here (the spec is silent on them): N1 the frames delivered, N6 its tally, N9/N10 the keys removed.
+ */
+const envelopeWith = <T extends v.ObjectEntries>(entries: T) =>
+  v.object({ code: v.literal('success'), message: v.string(), server_time: isoTime, ...entries });
+export const eventsReply = envelopeWith({ delivered: v.number() });
+export const pushMessagesReply = envelopeWith({ sent: v.number(), removed: v.number(), no_device: v.number() });
+export const pushKeysRemovedReply = envelopeWith({ removed: v.number() });
 export const readReply = v.object({ message: v.string(), server_time: isoTime });
 export const serverTimeReply = v.object({ server_time: isoTime });
 export const pushKeyList = v.object({

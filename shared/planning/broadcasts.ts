@@ -69,6 +69,11 @@ export interface PairRecord {
   runsheet_ref?: boolean;
   /** The plan's offer watch covers this pair's expiry (the planning job's pairs), not an index entry of its own. */
   plan_swept?: boolean;
+  /**
+   * The planning's `version_seq` when the pair took its runsheet (R3, or the planning job): its tasks show it as
+   * their `version_seq` (spec: present on tasks inside pair records). Absent on records written before it was kept.
+   */
+  version_seq?: number;
 }
 
 const assignKey = (planId: string, runsheetId: string) => ({ PK: `BPLAN#${planId}`, SK: `ASSIGN#${runsheetId}` });
@@ -149,28 +154,51 @@ export function pairItem(record: PairRecord) {
   };
 }
 
-export const pairView = ({
-  rev: _rev,
-  org_id: _org,
-  offer_ttl_s: _ttl,
-  runsheet_ref: _ref,
-  plan_swept: _swept,
-  ...record
-}: PairRecord) => record;
+/**
+ * A pair record as the API shows it (R1, R2): the spec's Broadcast pair record, member by member, never the stored
+ * item (its keys, index entries, `entity`, revision and bookkeeping stay in storage). Each task carries the
+ * `version_seq` of the planning the pair took it at (a record from before it was kept: 1, the first version).
+ */
+export function toPairView(record: PairRecord) {
+  const versionSeq = record.version_seq ?? 1;
+  const { runsheet, driver } = record.pair;
+  return {
+    id: record.id,
+    pair: {
+      id: record.pair.id,
+      runsheet: {
+        id: runsheet.id,
+        ...(runsheet.name !== undefined ? { name: runsheet.name } : {}),
+        tasks: runsheet.tasks.map((task) => ({ ...(task as Record<string, unknown>), version_seq: versionSeq })),
+      },
+      driver: { id: driver.id, name: driver.name },
+    },
+    plan: { id: record.plan.id, ...(record.plan.name !== undefined ? { name: record.plan.name } : {}) },
+    statuses: record.statuses.map((status) => ({
+      current_state: status.current_state,
+      action: status.action,
+      reason: status.reason,
+      expired_time: status.expired_time,
+      happened_at_utc: status.happened_at_utc,
+      saved_at_utc: status.saved_at_utc,
+    })),
+    current_state: record.current_state,
+  };
+}
 
 /** The records as the API shows them: a referenced runsheet is filled in from the planning's runsheet item. */
 async function assembled(planId: string, records: PairRecord[], all = false) {
   const wanted = [...new Set(records.filter((r) => r.runsheet_ref).map((r) => r.pair.runsheet.id))];
   const runsheets = wanted.length === 0 ? new Map() : await planningRunsheets(planId, all ? undefined : wanted);
   return records.map((record) => {
-    if (!record.runsheet_ref) return pairView(record);
+    if (!record.runsheet_ref) return toPairView(record);
     const stored = runsheets.get(record.pair.runsheet.id);
     const runsheet = {
       id: record.pair.runsheet.id,
       ...(record.pair.runsheet.name !== undefined ? { name: record.pair.runsheet.name } : {}),
       tasks: stored?.tasks ?? [],
     };
-    return pairView({ ...record, pair: { ...record.pair, runsheet } });
+    return toPairView({ ...record, pair: { ...record.pair, runsheet } });
   });
 }
 
@@ -233,6 +261,7 @@ export async function createPair(input: {
     org_id: planning.org_id,
     rev: 1,
     offer_ttl_s: planning.job?.offer_ttl_s ?? 900,
+    version_seq: planning.version_seq,
   };
   if (!(await putNewPair(record))) {
     const existing = await readPair(input.plan.id, input.pair.id);

@@ -256,6 +256,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
           offer_ttl_s: job.offer_ttl_s,
           runsheet_ref: true,
           plan_swept: true,
+          version_seq: planning.version_seq,
         };
         record.pair.id = record.id;
         pairs++;

@@ -124,11 +124,47 @@ export async function planningContents(id: string, consistent = false) {
 
 type Contents = Awaited<ReturnType<typeof planningContents>>;
 
+/**
+ * The planning as the API shows it (P2–P5, P7, P9): the spec's Planning, member by member, and the job's public
+ * part. Never the stored item: its keys, `entity`, and the job's lease and bookkeeping stay in storage.
+ */
 export async function toPlanningView(planning: Planning, contents?: Contents) {
   const { runsheets, drivers } = contents ?? (await planningContents(planning.id));
-  const { job, ...rest } = planning;
-  return { ...rest, runsheets, drivers, ...(job ? { job } : {}), server_time: clock.nowIso() };
+  return {
+    id: planning.id,
+    org_id: planning.org_id,
+    name: planning.name,
+    version_seq: planning.version_seq,
+    version_rev: planning.version_rev,
+    total_runsheets: planning.total_runsheets,
+    total_drivers: planning.total_drivers,
+    created_at: planning.created_at,
+    last_executed_at_client_time_utc: planning.last_executed_at_client_time_utc,
+    last_executed_at_client_timezone: planning.last_executed_at_client_timezone,
+    last_executed_at_server_time: planning.last_executed_at_server_time,
+    runsheets: runsheets.map(toRunsheetView),
+    // The spec's drivers are `{id}` (their names travel on the pair records).
+    drivers: drivers.map((driver) => ({ id: driver.id })),
+    ...(planning.job ? { job: toJobView(planning.job) } : {}),
+    server_time: clock.nowIso(),
+  };
 }
+
+const toRunsheetView = (runsheet: Runsheet) => ({
+  id: runsheet.id,
+  ...(runsheet.name !== undefined ? { name: runsheet.name } : {}),
+  tasks: runsheet.tasks,
+});
+
+/** The job inside a planning view: its machine and settings, not its lease (`lease_owner`, `lease_until`). */
+const toJobView = (job: PlanningJob) => ({
+  id: job.id,
+  current_status: job.current_status,
+  statuses: job.statuses,
+  status_updated_at: job.status_updated_at,
+  max_candidates: job.max_candidates,
+  offer_ttl_s: job.offer_ttl_s,
+});
 
 /** The list view holds exactly these (spec section 2: "The list view of a planning holds only …"). */
 export const listView = (p: Planning) => ({

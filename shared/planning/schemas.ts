@@ -117,7 +117,15 @@ export const PAIR_ACTIONS = ['created', 'broadcast', 'accepted', 'rejected', 'sy
 
 // Replies (documented in the OpenAPI document)
 const jobStatus = v.picklist(JOB_STATUSES);
-const runsheetView = v.looseObject({ id: v.string(), name: v.optional(v.string()), tasks: v.array(v.unknown()) });
+/**
+ * A task in a reply. Open by design: a task keeps the members its sender gave it (the spec: "Other fields of a task
+ * record: not shown"; P5 and R3 keep a task's unknown members), so only the members named here are checked; its
+ * addresses and time windows are closed.
+ */
+const taskView = v.looseObject(task.entries);
+const runsheetView = v.object({ id: v.string(), name: v.optional(v.string()), tasks: v.array(taskView) });
+/** Tasks inside pair records carry `version_seq` (spec): the planning's version the pair's runsheet was taken at. */
+const pairTaskView = v.looseObject({ ...task.entries, version_seq: v.number() });
 const jobStatuses = v.array(v.object({ status: jobStatus, set_at_utc: isoTime }));
 export const planningView = v.object({
   id: v.string(),
@@ -134,7 +142,7 @@ export const planningView = v.object({
   runsheets: v.array(runsheetView),
   drivers: v.array(v.object({ id: v.string() })),
   job: v.optional(
-    v.looseObject({
+    v.object({
       id: v.string(),
       current_status: jobStatus,
       statuses: jobStatuses,
@@ -180,7 +188,7 @@ const pairRecord = v.object({
   id: v.string(),
   pair: v.object({
     id: v.string(),
-    runsheet: runsheetView,
+    runsheet: v.object({ id: v.string(), name: v.optional(v.string()), tasks: v.array(pairTaskView) }),
     driver: v.object({ id: v.string(), name: v.string() }),
   }),
   plan: v.object({ id: v.string(), name: v.optional(v.string()) }),

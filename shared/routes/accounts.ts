@@ -72,7 +72,7 @@ export const accountsRoutes = [
     summary: 'Register a freelance driver (unconfirmed until A3 + X8)',
     status: 201,
     request: { body: accounts.registerBody },
-    response: common.messageReply,
+    response: accounts.driverRegistered,
   },
   {
     id: 'X1',
@@ -85,7 +85,7 @@ export const accountsRoutes = [
     summary: 'Register a merchant: a merchant organisation and its Merchant user',
     status: 201,
     request: { body: accounts.registerBody },
-    response: common.messageReply,
+    response: accounts.merchantRegistered,
   },
   {
     id: 'A3',

@@ -15,7 +15,7 @@ export const notificationsRoutes = [
     summary: 'Push events to the subscribers of their channels',
     status: 202,
     request: { body: notifications.eventsBody },
-    response: accounts.envelope,
+    response: notifications.eventsReply,
   },
   {
     id: 'N2',
@@ -81,7 +81,7 @@ export const notificationsRoutes = [
     summary: 'Push up to 500 messages to the devices of their users',
     status: 202,
     request: { body: notifications.pushMessagesBody },
-    response: accounts.envelope,
+    response: notifications.pushMessagesReply,
   },
   {
     id: 'N7',
@@ -119,7 +119,7 @@ export const notificationsRoutes = [
     access: ['OrgDriver', 'OrgTransporter'],
     summary: 'Remove all of your push keys',
     status: 200,
-    response: accounts.envelope,
+    response: notifications.pushKeysRemovedReply,
   },
   {
     id: 'N10',
@@ -131,6 +131,6 @@ export const notificationsRoutes = [
     access: ['OrgDriver', 'OrgTransporter'],
     summary: 'Remove all of your push keys (the org apps’ path)',
     status: 200,
-    response: accounts.envelope,
+    response: notifications.pushKeysRemovedReply,
   },
 ] as const satisfies readonly RouteDef[];

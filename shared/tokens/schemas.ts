@@ -99,6 +99,8 @@ export const authCodeRecord = v.object({
   roles: v.string(),
   org_id: v.nullable(v.string()),
   created_at: isoTime,
+  /** Whether the code can still be redeemed (the spec is silent): `active`, `used` or `expired`. */
+  status: v.picklist(['active', 'used', 'expired']),
 });
 export const platformSessionReply = v.object({ session_id: uuid, org_id: uuid });
 export const testEventReply = v.object({ event_id: v.string(), server_time: isoTime });

@@ -228,3 +228,24 @@ describe('the driver of a pair', () => {
     expect(all.body.pair_records.every((r) => typeof r.pair.driver.name === 'string')).toBe(true);
   });
 });
+
+describe('a pair record R3 wrote, as R1 and R2 show it (issue 23.1, 23.2)', () => {
+  it('has tasks carrying the planning’s version_seq and no storage member', async () => {
+    const pairId = '5f5f5f5f-0000-4000-8000-00000000005f';
+    const version = (await api.get<{ version_seq: number }>(`/v1/plannings/${planId}`, admin)).body.version_seq;
+    expect(version).toBeGreaterThanOrEqual(1);
+    const created = await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(40)), recordWorker);
+    expect(created.status).toBe(201);
+    const one = await api.get<{ pair_record: Record<string, unknown> & { pair: { runsheet: { tasks: object[] } } } }>(
+      `/v1/broadcast-plans/${planId}/pairs/${pairId}`,
+      admin,
+    );
+    const listed = await api.get<{ pair_records: { id: string }[] }>(`/v1/broadcast-plans/${planId}/pairs`, admin);
+    const fromList = listed.body.pair_records.find((r) => r.id === pairId)!;
+    for (const record of [one.body.pair_record, fromList]) {
+      expect(Object.keys(record).sort()).toEqual(['current_state', 'id', 'pair', 'plan', 'statuses']);
+      // The planning's version when R3 recorded the pair.
+      expect(record).toMatchObject({ pair: { runsheet: { id: 'RS-1', tasks: [{ id: 't1', version_seq: version }] } } });
+    }
+  });
+});

@@ -347,3 +347,27 @@ describe('push keys and device push', () => {
     ).toBe(400);
   });
 });
+
+describe('notification log replies (issue 28.6)', () => {
+  it('carry the entry’s members only on N2 and N4: no key, index, entity or read stamp', async () => {
+    const merchant = await member('Merchant', orgX);
+    const started = new Date().toISOString();
+    await api.post(
+      '/v1/notifications',
+      { event_type: 'hygiene', event_data: { user_id: merchant.id, title: 'Clean' } },
+      admin,
+    );
+    type Entry = Record<string, unknown> & { id: string };
+    const listed = await api.get<{ notifications: Entry[] }>(
+      `/v1/notifications?range_start_created_at=${encodeURIComponent(started)}`,
+      merchant.token,
+    );
+    const entry = listed.body.notifications.find((n) => n['event_type'] === 'hygiene')!;
+    await api.post(`/v1/notifications/${entry.id}/read`, {}, merchant.token);
+    const one = await api.get<Entry>(`/v1/notifications/${entry.id}`, merchant.token);
+    const members = ['created_at', 'event_data', 'event_type', 'id', 'is_read', 'user_id'];
+    expect(Object.keys(entry).sort()).toEqual(members);
+    expect(Object.keys(one.body).sort()).toEqual(members);
+    expect(one.body['event_data']).toEqual({ user_id: merchant.id, title: 'Clean' });
+  });
+});

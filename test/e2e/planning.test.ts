@@ -81,7 +81,7 @@ beforeAll(async () => {
     await api.put('/v1/driver/location', { ...location, client_time_utc: new Date().toISOString() }, driver.token);
     drivers.push({ ...driver, ...location });
   }
-}, 60_000);
+}, 180_000);
 afterAll(() => host?.stop());
 
 describe('plannings', () => {
@@ -544,5 +544,73 @@ describe('removing a driver (P8) and an external worker failing a job (P15)', ()
     expect(failed.status).toBe(200);
     expect((await jobStatus(planning.id)).current_status).toBe('failed');
     expect((await api.post(`/v1/plannings/${planning.id}/job/failed`, {}, admin)).status).toBe(409);
+  });
+});
+
+/** Every member name at any depth of a reply, except inside tasks (a task keeps its sender's own members). */
+function storageMembers(value: unknown, path = '$'): string[] {
+  if (Array.isArray(value)) return value.flatMap((item, i) => storageMembers(item, `${path}[${i}]`));
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, inner]) => [
+    ...(/^(PK|SK|GSI\d+(PK|SK)|_w|entity|rev|lease_.*|attempts|announced|org_id_ref|runsheet_ref|plan_swept|position)$/.test(
+      key,
+    )
+      ? [`${path}.${key}`]
+      : []),
+    ...(key === 'tasks' ? [] : storageMembers(inner, `${path}.${key}`)),
+  ]);
+}
+
+describe('planning replies (issue 23.1, 23.2, 28.6)', () => {
+  it('carry no storage member (P2–P5, P7, P9, and a completed job’s lease on P3), and pair tasks carry version_seq', async () => {
+    const created = await api.post<PlanningView>('/v1/plannings', { name: 'Hygiene' }, planner);
+    const renamed = await api.put<PlanningView>(
+      `/v1/plannings/${created.body.id}`,
+      { name: 'Hygiene run', version_rev: created.body.version_rev },
+      planner,
+    );
+    const withRunsheets = await api.post<PlanningView>(
+      `/v1/plannings/${created.body.id}/runsheets`,
+      { runsheets: [runsheet(2), runsheet(4)] },
+      planner,
+    );
+    const withDrivers = await api.post<PlanningView>(
+      `/v1/plannings/${created.body.id}/drivers`,
+      { drivers: drivers.slice(1, 3).map((d) => ({ id: d.id })) },
+      planner,
+    );
+    const started = await api.post<PlanningView>(
+      `/v1/plannings/${created.body.id}/job`,
+      { version_rev: withDrivers.body.version_rev, max_candidates: 2 },
+      planner,
+    );
+    expect(started.status).toBe(202);
+    expect((await jobStatus(created.body.id)).current_status).toBe('completed');
+    const read = await api.get<PlanningView & { job: object; drivers: object[] }>(
+      `/v1/plannings/${created.body.id}`,
+      planner,
+    );
+    for (const reply of [created, renamed, withRunsheets, withDrivers, started, read]) {
+      expect(storageMembers(reply.body)).toEqual([]);
+    }
+    expect(Object.keys(read.body.job).sort()).toEqual(
+      ['current_status', 'id', 'max_candidates', 'offer_ttl_s', 'status_updated_at', 'statuses'].sort(),
+    );
+    expect(read.body.drivers).toEqual(drivers.slice(1, 3).map((d) => ({ id: d.id })));
+    // P9 made version 5 (P2 1, P4 2, P5 3, P7 4): the pairs took their runsheets at it.
+    expect(read.body.version_seq).toBe(5);
+    type Shown = PairRecord & { pair: { runsheet: { tasks: { id: string; version_seq?: number }[] } } };
+    const listed = (await api.get<{ pair_records: Shown[] }>(`/v1/broadcast-plans/${created.body.id}/pairs`, planner))
+      .body.pair_records;
+    expect(listed).toHaveLength(4);
+    const one = await api.get<{ pair_record: Shown }>(
+      `/v1/broadcast-plans/${created.body.id}/pairs/${listed[0]!.id}`,
+      planner,
+    );
+    for (const record of [...listed, one.body.pair_record]) {
+      expect(storageMembers(record)).toEqual([]);
+      expect(record.pair.runsheet.tasks).not.toHaveLength(0);
+      expect(record.pair.runsheet.tasks.map((t) => t.version_seq)).toEqual(record.pair.runsheet.tasks.map(() => 5));
+    }
   });
 });
