@@ -9,6 +9,7 @@ import { accessAllows } from '../../shared/auth/access.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { IMPORT_WINDOW } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { storedItems } from '../support/stored.ts';
 
@@ -203,13 +204,7 @@ describe('fuzzing every operation', () => {
 });
 
 describe('fuzzing every input that takes an object key or a file name', () => {
-  const window = {
-    start_timezone: 'Asia/Singapore',
-    start_time: '2026-11-22T00:00:00+08:00',
-    end_timezone: 'Asia/Singapore',
-    end_time: '2026-11-22T23:00:00+08:00',
-    service_type: 'van_1.7m',
-  };
+  const window = IMPORT_WINDOW;
   const tokenOf = (role: Role) => tokens.find((t) => t.roles.includes(role))!.token;
   /** Keys that start under `prefix` and leave it, or carry empty, `.` or `..` segments (plain or percent-encoded). */
   const unsafeKeys = (prefix: string) => [

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { IMPORT_WINDOW } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -44,13 +45,7 @@ async function upload(name: string, bytes: Buffer, token = merchant, base = '/v1
   return presigned.body.file;
 }
 
-const window = {
-  start_timezone: 'Asia/Singapore',
-  start_time: '2026-11-22T00:00:00+08:00',
-  end_timezone: 'Asia/Singapore',
-  end_time: '2026-11-22T23:00:00+08:00',
-  service_type: 'van_1.7m',
-};
+const window = IMPORT_WINDOW;
 
 async function createJob(files: FileData[], token = merchant) {
   const created = await api.post<Job>(

@@ -15,6 +15,7 @@ import { accessAllows } from '../../shared/auth/access.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { IMPORT_WINDOW } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { storedItems } from '../support/stored.ts';
 
@@ -260,13 +261,7 @@ describe('tenancy', () => {
 });
 
 describe('tenancy of object keys: `.`, `..` and empty segments, another organisation’s upload id', () => {
-  const window = {
-    start_timezone: 'Asia/Singapore',
-    start_time: '2026-11-22T00:00:00+08:00',
-    end_timezone: 'Asia/Singapore',
-    end_time: '2026-11-22T23:00:00+08:00',
-    service_type: 'van_1.7m',
-  };
+  const window = IMPORT_WINDOW;
   /** A's object, `uploads/<org A>/<upload id>/items.csv`, and keys of B's prefix that climb out of it towards it. */
   async function keys() {
     const [, orgA, uploadId, name] = /^uploads\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(ids['object_key']!)!;

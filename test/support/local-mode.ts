@@ -8,6 +8,7 @@ import { afterAll, inject } from 'vitest';
 import type { LocalOptions, RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { client, invitedMember, loginAs } from './http.ts';
+import { IMPORT_WINDOW } from './imports.ts';
 import { ADMIN } from './local.ts';
 
 export const running: { stop(): Promise<void> }[] = [];
@@ -46,11 +47,7 @@ export async function merchantOn(host: RunningHost) {
       '/v1/task-import-jobs',
       {
         files: [{ storage_upload_key: key }],
-        start_timezone: 'Asia/Singapore',
-        start_time: '2026-11-22T00:00:00+08:00',
-        end_timezone: 'Asia/Singapore',
-        end_time: '2026-11-22T23:00:00+08:00',
-        service_type: 'van_1.7m',
+        ...IMPORT_WINDOW,
       },
       token,
     );
