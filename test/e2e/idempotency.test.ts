@@ -9,6 +9,7 @@
  *   (defects issue 23, item 7): DynamoDB behind the fault proxy, whose `reset` applies a write and loses its answer.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -351,6 +352,33 @@ describe('sec-idem: a create whose answer was lost on every attempt, retried wit
     expect(listed.body.plannings.filter((p) => p.name === 'Lost once')).toEqual([
       expect.objectContaining({ id: (retried.body as { id: string }).id }),
     ]);
+  });
+
+  it('I4b leaves exactly one import job', async () => {
+    const orgId = await newOrganisation(api, admin, 'Lost imports', 'merchant');
+    const importer = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgId);
+    const presigned = await api.get<{ file: { storage_upload_key: string; url: string } }>(
+      '/v1/task-import-jobs/upload-url?filename=tasks.csv',
+      importer.token,
+    );
+    expect(presigned.status).toBe(200);
+    const put = await fetch(presigned.body.file.url, { method: 'PUT', body: readFileSync('test/fixtures/tasks.csv') });
+    expect(put.status).toBe(200);
+    const key = newKey();
+    const body = {
+      files: [{ storage_upload_key: presigned.body.file.storage_upload_key }],
+      start_timezone: 'Asia/Singapore',
+      start_time: '2026-11-22T00:00:00+08:00',
+      end_timezone: 'Asia/Singapore',
+      end_time: '2026-11-22T23:00:00+08:00',
+      service_type: 'van_1.7m',
+    };
+    const retried = await loseTheCreate(() =>
+      api.post<{ id: string }>('/v1/task-import-jobs', body, importer.token, keyed(key)),
+    );
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    const listed = await api.get<{ task_import_jobs: { id: string }[] }>('/v1/task-import-jobs', importer.token);
+    expect(listed.body.task_import_jobs.map((j) => j.id)).toEqual([(retried.body as { id: string }).id]);
   });
 
   it('X2 leaves exactly one organisation', async () => {
