@@ -60,6 +60,12 @@ export function recordObjectId(): string {
   return id;
 }
 
+/**
+ * The seed of the current request (undefined without an Idempotency-Key): a single-use secret records the seed of
+ * the request that used it, so that this same request, retried after its answer was lost, is known as the user.
+ */
+export const currentIdSeed = (): string | undefined => seeded.getStore()?.seed;
+
 /** True when `text` holds an id drawn from the current request's seed (a key of a record this create makes). */
 export function holdsSeededId(text: string): boolean {
   const scope = seeded.getStore();

@@ -381,6 +381,61 @@ describe('sec-idem: a create whose answer was lost on every attempt, retried wit
     expect(listed.body.task_import_jobs.map((j) => j.id)).toEqual([(retried.body as { id: string }).id]);
   });
 
+  it('A4 and X8: a single-use secret used by the lost attempt answers its retry as the first call would have', async () => {
+    const orgId = await newOrganisation(api, admin, 'Lost acceptances');
+    const invitee = unique('lost-invitee');
+    await api.post(
+      '/v1/admin/invitations',
+      { user: { email: invitee, org_id: orgId, role_id: ROLES.OrgDriver } },
+      admin,
+    );
+    const invitation = (await lastMail(invitee, 'invitation'))['invitation_token']!;
+    const acceptKey = newKey();
+    const accept = () =>
+      api.post(
+        '/v1/auth/accept-invitation',
+        { user: { name: 'Lost Answer', password: PASSWORD, invitation_token: invitation } },
+        undefined,
+        keyed(acceptKey),
+      );
+    await proxy.set('reset', 1, ['TransactWriteItems'], 0, 3);
+    const lost = await accept();
+    await proxy.set('pass');
+    expect(lost.status, JSON.stringify(lost.body)).toBe(503);
+    const retried = await accept();
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect((await loginAs(api, invitee, PASSWORD)).bearer_token).toBeTruthy();
+    // Another key with the same token is another request: the token is used.
+    expect(
+      (
+        await api.post(
+          '/v1/auth/accept-invitation',
+          { user: { name: 'Lost Answer', password: PASSWORD, invitation_token: invitation } },
+          undefined,
+          keyed(newKey()),
+        )
+      ).status,
+    ).toBe(410);
+
+    const driver = unique('lost-code');
+    await api.post('/v1/auth/register-driver', { user: { email: driver, password: PASSWORD, name: 'Co De' } });
+    await api.post('/v1/auth/security-code', { user: { email: driver } });
+    const code = (await lastMail(driver, 'security_code'))['security_code']!;
+    const verifyKey = newKey();
+    const verify = () =>
+      api.post(
+        '/v1/auth/verify-security-code',
+        { user: { email: driver, security_code: code } },
+        undefined,
+        keyed(verifyKey),
+      );
+    await proxy.set('reset', 1, ['TransactWriteItems'], 0, 3);
+    const lostCode = await verify();
+    await proxy.set('pass');
+    expect(lostCode.status, JSON.stringify(lostCode.body)).toBe(503);
+    expect((await verify()).status).toBe(200);
+  });
+
   it('X2 leaves exactly one organisation', async () => {
     const name = `Lost org ${randomBytes(4).toString('hex')}`;
     const key = newKey();
