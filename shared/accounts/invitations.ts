@@ -141,6 +141,7 @@ export async function bulkInvite(
 export async function acceptInvitation(token: string, name: string, password: string): Promise<UserRecord> {
   const redeemable = await checkToken('invitation', token, 'user.invitation_token');
   const user = await getUser(redeemable.userId);
+  if (user && !user.deleted_at && redeemable.usedByThisRequest) return user;
   if (!user || user.deleted_at || user.invitation_token_hash !== redeemable.hash) {
     throw gone('this invitation is no longer valid');
   }

@@ -7,7 +7,7 @@ import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { invalidField, notFound } from '#shared/http/problems';
-import { newUuid } from '#shared/ids';
+import { recordUuid } from '#shared/ids';
 
 export type OrganisationKind = (typeof ORGANISATION_KINDS)[number];
 
@@ -22,7 +22,7 @@ const orgKey = (id: string) => ({ PK: `ORG#${id}`, SK: 'PROFILE' });
 
 /** The record and its Put, for writing an organisation together with something else (X1). */
 export function buildOrganisationItem(input: { name: string; kind: OrganisationKind }) {
-  const record: Organisation = { id: newUuid(), name: input.name, kind: input.kind, created_at: clock.nowIso() };
+  const record: Organisation = { id: recordUuid(), name: input.name, kind: input.kind, created_at: clock.nowIso() };
   const put = {
     TableName: mainTableName(),
     Item: {

@@ -70,6 +70,7 @@ export async function forgotPassword(email: string): Promise<void> {
 export async function resetPassword(token: string, password: string): Promise<void> {
   const redeemable = await checkToken('password_reset', token, 'user.reset_password_token');
   const user = await getUser(redeemable.userId);
+  if (user && !user.deleted_at && redeemable.usedByThisRequest) return;
   if (!user || user.deleted_at || user.reset_token_hash !== redeemable.hash)
     throw gone('this reset token is no longer valid');
   try {

@@ -14,6 +14,7 @@ import { hashPassword } from '#shared/auth/passwords';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { conflict, gone, invalidField } from '#shared/http/problems';
+import { currentIdSeed } from '#shared/ids';
 
 export const SECURITY_CODE_TTL_MS = 10 * 60 * 1000;
 export const SECURITY_CODE_MAX_TRIES = 5;
@@ -111,6 +112,10 @@ export async function verifySecurityCode(email: string, code: string): Promise<U
   if (item && ((item['retired'] as string[] | undefined) ?? []).includes(presented)) {
     throw gone('this code was replaced by a newer one');
   }
+  // This very request (same key and body), retried after its answer was lost: the account is confirmed.
+  const seed = currentIdSeed();
+  if (item?.['status'] === 'used' && presented === item['code_hash'] && seed !== undefined && item['used_by'] === seed)
+    return user;
   if (item?.['status'] === 'used' && presented === item['code_hash']) throw gone('this code was already used');
   if (user.confirmed_at) throw conflict('the account is already confirmed');
   if (!item) throw wrong();
@@ -127,10 +132,15 @@ export async function verifySecurityCode(email: string, code: string): Promise<U
         Update: {
           TableName: mainTableName(),
           Key: codeKey(user.id),
-          UpdateExpression: 'SET #status = :used',
+          UpdateExpression: `SET #status = :used${seed === undefined ? '' : ', used_by = :by'}`,
           ConditionExpression: '#status = :active AND code_hash = :hash',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':used': 'used', ':active': 'active', ':hash': presented },
+          ExpressionAttributeValues: {
+            ':used': 'used',
+            ':active': 'active',
+            ':hash': presented,
+            ...(seed === undefined ? {} : { ':by': seed }),
+          },
         },
       },
     ]);

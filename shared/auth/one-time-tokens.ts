@@ -9,7 +9,7 @@ import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamod
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { gone, invalidField } from '#shared/http/problems';
-import { newSecret } from '#shared/ids';
+import { currentIdSeed, newSecret } from '#shared/ids';
 
 export type TokenKind = 'invitation' | 'password_reset';
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -76,6 +76,11 @@ export interface Redeemable {
   hash: string;
   /** Marks the token used; fails the transaction if somebody used it first. */
   useItem: TransactItem;
+  /**
+   * True when this very request (same operation, credentials, Idempotency-Key and body: shared/ids.ts) already used
+   * the token and lost its answer: the change it authorised is made, and the retry answers as the first call did.
+   */
+  usedByThisRequest: boolean;
 }
 
 /** Checks a presented token; `field` is the body path named by a 400. */
@@ -84,6 +89,10 @@ export async function checkToken(kind: TokenKind, token: string, field: string):
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: tokenKey(hash) }));
   const item = out.Item;
   if (!item || item['kind'] !== kind) throw invalidField(field, 'is not a valid token');
+  const seed = currentIdSeed();
+  if (item['status'] === 'used' && seed !== undefined && item['used_by'] === seed) {
+    return { userId: String(item['user_id']), hash, useItem: {}, usedByThisRequest: true };
+  }
   if (item['status'] === 'used') throw gone('this token was already used');
   if (item['status'] === 'replaced') throw gone('this token was replaced by a newer one');
   if (Number(item['expires_at_ms']) <= clock.nowMs()) throw gone('this token has expired');
@@ -94,11 +103,17 @@ export async function checkToken(kind: TokenKind, token: string, field: string):
       Update: {
         TableName: mainTableName(),
         Key: tokenKey(hash),
-        UpdateExpression: 'SET #status = :used, used_at = :now',
+        UpdateExpression: `SET #status = :used, used_at = :now${seed === undefined ? '' : ', used_by = :by'}`,
         ConditionExpression: '#status = :active',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':used': 'used', ':active': 'active', ':now': clock.nowIso() },
+        ExpressionAttributeValues: {
+          ':used': 'used',
+          ':active': 'active',
+          ':now': clock.nowIso(),
+          ...(seed === undefined ? {} : { ':by': seed }),
+        },
       },
     },
+    usedByThisRequest: false,
   };
 }

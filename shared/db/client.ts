@@ -17,6 +17,7 @@ import { isDependencyFailure } from '#shared/aws/faults';
 import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
 import { recordCapacity } from '#shared/db/capacity';
+import { holdsSeededId } from '#shared/ids';
 
 let documentClient: DynamoDBDocumentClient | undefined;
 let rawClient: DynamoDBClient | undefined;
@@ -93,9 +94,10 @@ const ownRetriedWrites = (next: any, context: { commandName?: string }) => async
     if (e.name !== 'ConditionalCheckFailedException' || !e.Item) throw error;
     const ours =
       command === 'PutItemCommand'
-        ? marshalled
-          ? isDeepStrictEqual(e.Item, input.Item)
-          : isDeepStrictEqual(unmarshall(e.Item), JSON.parse(JSON.stringify(input.Item)))
+        ? createdEarlier(input.Item ?? {}) ||
+          (marshalled
+            ? isDeepStrictEqual(e.Item, input.Item)
+            : isDeepStrictEqual(unmarshall(e.Item), JSON.parse(JSON.stringify(input.Item))))
         : e.Item[WRITE_TOKEN]?.S === token;
     if (!ours) throw error;
     return {
@@ -109,6 +111,19 @@ const ownRetriedWrites = (next: any, context: { commandName?: string }) => async
     };
   }
 };
+
+/**
+ * A Put whose key holds an id drawn from the request's idempotency seed (shared/ids.ts) finds, when its condition
+ * fails, the record written by an earlier request with the same operation, caller, Idempotency-Key and body, whose
+ * answer was lost: that record is this create's, and it is answered rather than made twice or refused.
+ */
+function createdEarlier(item: Record<string, unknown>): boolean {
+  return ['PK', 'SK'].some((name) => {
+    const value = item[name];
+    const text = typeof value === 'string' ? value : (value as { S?: string } | undefined)?.S;
+    return typeof text === 'string' && holdsSeededId(text);
+  });
+}
 
 /** One client per container, created on first use so that tests and the local host can set the endpoint first. */
 export function db(): DynamoDBDocumentClient {
@@ -202,6 +217,22 @@ function isTransactionConflict(error: unknown): boolean {
 }
 
 /**
+ * A transaction cancelled only because its Puts of records keyed by ids drawn from the request's idempotency seed
+ * already exist: an earlier request with the same key wrote all of it (a transaction is atomic), and lost its answer.
+ */
+function earlierTransaction(items: NonNullable<TransactWriteCommandInput['TransactItems']>, error: unknown): boolean {
+  const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  let failedOnCreate = false;
+  for (const [i, reason] of reasons.entries()) {
+    if (!reason.Code || reason.Code === 'None') continue;
+    const put = items[i]?.Put;
+    if (reason.Code !== 'ConditionalCheckFailed' || !put || !createdEarlier(put.Item ?? {})) return false;
+    failedOnCreate = true;
+  }
+  return failedOnCreate;
+}
+
+/**
  * TransactWriteItems with retries for transaction conflicts: two transactions touching one item (a shared counter,
  * say) cancel each other for a moment, which is not the caller's fault and not a 409.
  */
@@ -211,6 +242,7 @@ export async function transactWrite(items: NonNullable<TransactWriteCommandInput
       await db().send(new TransactWriteCommand({ TransactItems: items }));
       return;
     } catch (error) {
+      if (earlierTransaction(items, error)) return;
       if (attempt >= 5 || !isTransactionConflict(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * (0.5 + Math.random())));
     }

@@ -14,6 +14,7 @@ import { isDependencyFailure, RETRY_AFTER_SECONDS } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { withCapacity } from '#shared/db/capacity';
 import { runIdempotently } from '#shared/http/idempotency';
+import { idempotencyScope, idSeed, payloadHash, storesReplies } from '#shared/http/idempotency-policy';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#shared/http/json-depth';
 import { openQueryPageToken, pageTokenBinding, sealNextPageToken } from '#shared/http/page-tokens';
 import {
@@ -27,6 +28,7 @@ import {
 } from '#shared/http/problems';
 import { problemAsReply, type Reply, toResult } from '#shared/http/responses';
 import { validate } from '#shared/http/validate';
+import { withIdSeed } from '#shared/ids';
 import { logger } from '#shared/log';
 import { recordRequest } from '#shared/metrics';
 import type { RouteDef } from '#shared/routes/types';
@@ -81,13 +83,14 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
           );
           checkAccess(route.access, caller);
           const rawBody = decodeBody(event);
+          const parsedBody = route.request?.body
+            ? parseBody(rawBody, headers, route.request.acceptsForm === true)
+            : undefined;
           const request = {
             params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path'),
             query: validate(route.request?.query ?? v.object({}), event.queryStringParameters ?? {}, 'query'),
             headers: route.request?.headers ? validate(route.request.headers, headers, 'header') : headers,
-            body: route.request?.body
-              ? validate(route.request.body, parseBody(rawBody, headers, route.request.acceptsForm === true), '')
-              : {},
+            body: route.request?.body ? validate(route.request.body, parsedBody, '') : {},
             caller,
             requestId,
             event,
@@ -102,14 +105,19 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
               caller,
             );
           await openQueryPageToken(request.query as Record<string, unknown>, binding);
-          const idempotencyKey = headers['idempotency-key'];
-          reply =
-            route.method === 'POST' && idempotencyKey !== undefined
-              ? await runIdempotently(
-                  { key: idempotencyKey, scope: `${route.id}#${caller?.id ?? 'public'}`, rawBody, context },
-                  () => fn(request),
-                )
-              : await fn(request);
+          const idempotencyKey = route.method === 'POST' ? headers['idempotency-key'] : undefined;
+          if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
+            throw invalidField('header.idempotency-key', 'must be 1 to 255 characters');
+          }
+          if (idempotencyKey !== undefined && storesReplies(route)) {
+            const scope = idempotencyScope(route, caller, headers, parsedBody);
+            const payload = payloadHash(parsedBody, rawBody);
+            reply = await runIdempotently({ key: idempotencyKey, scope, payload, context }, () =>
+              withIdSeed(idSeed(scope, idempotencyKey, payload), () => fn(request)),
+            );
+          } else {
+            reply = await fn(request);
+          }
           if (reply.status === 200) reply = { ...reply, body: await sealNextPageToken(reply.body, binding) };
         } catch (error) {
           reply = problemReply(error, requestId);
@@ -160,9 +168,14 @@ function decodeBody(event: APIGatewayProxyEventV2): string {
 
 function parseBody(raw: string, headers: Record<string, string | undefined>, acceptsForm: boolean): unknown {
   if (Buffer.byteLength(raw) > MAX_JSON_BODY_BYTES) throw payloadTooLarge(MAX_JSON_BODY_BYTES);
-  if (raw.trim() === '') return {};
   const type = headers['content-type']?.split(';')[0]?.trim().toLowerCase();
-  if (acceptsForm && type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(raw));
+  const form = acceptsForm && type === 'application/x-www-form-urlencoded';
+  // JSON has no byte-order mark (RFC 8259 section 8.1), and JSON.parse's own message would show it invisibly.
+  if (!form && raw.startsWith('\uFEFF')) {
+    throw malformedJson('the body starts with a byte-order mark (U+FEFF, bytes EF BB BF); send the JSON without it');
+  }
+  if (raw.trim() === '') return {};
+  if (form) return Object.fromEntries(new URLSearchParams(raw));
   if (type && type !== 'application/json' && !type.endsWith('+json')) {
     throw unsupportedMediaType(
       acceptsForm ? 'application/json or application/x-www-form-urlencoded' : 'application/json',

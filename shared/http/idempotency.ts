@@ -1,9 +1,9 @@
 /**
  * `Idempotency-Key` on POST (contract section 1) through Powertools idempotency: the first successful response is
  * stored for 24 hours and replayed for a repeat with the same key and body; the same key with another body is a 409.
- * Keys are scoped to the caller and the operation, so two callers can never collide.
+ * Keys are scoped to the caller and the operation, so two callers can never collide; a public operation's scope holds
+ * a hash of the credentials presented, and operations that issue credentials store nothing (idempotency-policy.ts).
  */
-import { createHash } from 'node:crypto';
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
@@ -30,7 +30,8 @@ function store(): DynamoDBPersistenceLayer {
 export interface IdempotentCall {
   key: string;
   scope: string;
-  rawBody: string;
+  /** A hash of the body as canonical JSON (payloadHash in idempotency-policy.ts). */
+  payload: string;
   context?: Context;
 }
 
@@ -71,7 +72,7 @@ export async function runIdempotently(call: IdempotentCall, run: () => Promise<R
   try {
     return await idempotent({
       key: `${call.scope}#${call.key}`,
-      payload: createHash('sha256').update(call.rawBody).digest('hex'),
+      payload: call.payload,
     });
   } catch (error) {
     if (answered && error instanceof IdempotencyPersistenceLayerError) {

@@ -20,7 +20,7 @@ import {
   rangeMeta,
 } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
-import { newObjectId } from '#shared/ids';
+import { newObjectId, recordObjectId } from '#shared/ids';
 import { getObject, putObject, uploadBucket } from '#shared/ports/object-storage';
 import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
 
@@ -110,18 +110,18 @@ export async function createJob(input: {
 }): Promise<ImportJob> {
   const now = clock.nowIso();
   const job: ImportJob = {
-    id: newObjectId(),
+    id: recordObjectId(),
     org_id: input.orgId,
     family: input.family,
     upload_record: {
-      id: newObjectId(),
+      id: recordObjectId(),
       files: input.files,
       client_time_utc: input.clientTimeUtc ?? null,
       client_timezone: input.clientTimezone ?? null,
       server_time: now,
     },
     current_status: 'new',
-    status_record_id: newObjectId(),
+    status_record_id: recordObjectId(),
     status_updated_at: now,
     statuses: [{ status: 'new', set_at_utc: now }],
     last_executed_at_client_time_utc: null,

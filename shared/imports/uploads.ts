@@ -13,7 +13,7 @@ import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { forbidden, invalidField } from '#shared/http/problems';
-import { newObjectId } from '#shared/ids';
+import { recordObjectId } from '#shared/ids';
 import type { FileData } from '#shared/imports/jobs';
 import { isSafeObjectKey } from '#shared/imports/object-keys';
 import { getObject, headObject, presignGet, presignPut, putObject, uploadBucket } from '#shared/ports/object-storage';
@@ -61,7 +61,7 @@ const downloadUrl = (bucket: string, key: string) =>
 export async function presignUpload(caller: Caller, family: 'ops' | 'org', fileName: string) {
   const scope = uploadScope(caller, family);
   const name = checkFileName(fileName, 'query.filename');
-  const key = `uploads/${scope}/${newObjectId()}/${name}`;
+  const key = `uploads/${scope}/${recordObjectId()}/${name}`;
   const url = await presignPut(uploadBucket(), key, UPLOAD_URL_TTL_SECONDS);
   const file: FileData = {
     file_name: name,
@@ -168,7 +168,7 @@ export async function storeUpload(
   contentType: string,
 ): Promise<FileData> {
   const name = checkFileName(fileName, 'files');
-  const key = `uploads/${scope}/${newObjectId()}/${name}`;
+  const key = `uploads/${scope}/${recordObjectId()}/${name}`;
   const checksum = createHash('md5').update(bytes).digest('hex');
   await putObject({
     Bucket: uploadBucket(),

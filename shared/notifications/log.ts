@@ -10,7 +10,7 @@ import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
-import { newObjectId } from '#shared/ids';
+import { recordObjectId } from '#shared/ids';
 import { logger } from '#shared/log';
 import { publish } from '#shared/notifications/realtime';
 import { presignLinks } from '#shared/ports/object-storage';
@@ -34,7 +34,7 @@ export async function notify(eventType: string, eventData: Entry['event_data']):
   const user = await getUser(eventData.user_id);
   if (!user || user.deleted_at) throw invalidField('event_data.user_id', 'names no user');
   const entry: Entry = {
-    id: newObjectId(),
+    id: recordObjectId(),
     event_type: eventType,
     event_data: eventData,
     is_read: false,

@@ -22,7 +22,7 @@ import {
 import { moveCurrent } from '#shared/db/moves';
 import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
-import { newSecret, newUuid } from '#shared/ids';
+import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { planningKey, runsheetKey } from '#shared/planning/keys';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
 import type { JOB_STATUSES } from '#shared/planning/schemas';
@@ -180,7 +180,7 @@ export async function createPlanning(caller: Caller, name: string) {
   if (!caller.orgId) throw forbidden('a planning belongs to an organisation; your account has none');
   const now = clock.nowIso();
   const planning: Planning = {
-    id: newUuid(),
+    id: recordUuid(),
     org_id: caller.orgId,
     name,
     version_seq: 1,
