@@ -12206,6 +12206,7 @@ export interface operations {
                 order?: "asc" | "desc";
                 range_start_created_at?: string;
                 range_end_created_at?: string;
+                org_id?: string;
             };
             header?: never;
             path?: never;
