@@ -320,10 +320,6 @@ export const accountsRoutes = [
       pageTokens: true,
       main: 'write',
       indexes: ['GSI1'],
-      unexercised: {
-        'main:write':
-          'page=N past the first stores page anchors (shared/db/paging.ts), the same code A14 and A15 run in the tests.',
-      },
     },
     access: ['OrgAdmin'],
     summary: "List the users of the caller's organisation",

@@ -85,9 +85,9 @@ const ALLOWED: readonly Allowance[] = [
   {
     rule: rule('api4:2023-string-restricted'),
     side: 'request',
-    fields: ['id', 'runsheetID', 'code', 'device_id', 'channel', 'event_type', 'errors', 'version_rev'],
+    fields: ['id', 'runsheetID', 'code', 'device_id', 'channel', 'event_type', 'errors', 'warnings', 'version_rev'],
     reason:
-      'Identifiers and labels chosen by clients (runsheet and task ids, device ids, import error codes, channel ' +
+      'Identifiers and labels chosen by clients (runsheet and task ids, device ids, import error and warning texts, channel ' +
       'and event names, a driver profile’s version_rev) are opaque to the service; bounded by maxLength.',
   },
   {
