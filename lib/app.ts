@@ -7,8 +7,30 @@ import { RealtimeStack } from '#lib/stacks/realtime-stack';
 import { WorkersStack } from '#lib/stacks/workers-stack';
 import { type Area, type RouteDef, routes } from '#shared/routes';
 
+/** The sender tests and local synthesis use; it can never be verified in SES, so a deploy must name its own. */
+export const PLACEHOLDER_MAIL_FROM = 'no-reply@dispatch.example';
+
+/**
+ * What a deploy needs from its operator, checked before anything is built (bin/app.ts, the app `cdk deploy` runs):
+ * `-c mailFrom=<address>` of an identity verified in SES in the target account and region. Without it, synthesis
+ * fails with this message rather than deploying a service whose every mail SES refuses.
+ */
+export function requireDeployContext(app: App): void {
+  const mailFrom: unknown = app.node.tryGetContext('mailFrom');
+  if (typeof mailFrom !== 'string' || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(mailFrom)) {
+    throw new Error(
+      'Set the sender of the service mail: cdk deploy -c mailFrom=no-reply@your-domain.example (an address or domain ' +
+        'verified in SES in the target account and region; see docs/deploy.md).',
+    );
+  }
+  if (mailFrom.toLowerCase().endsWith('@dispatch.example')) {
+    throw new Error(`mailFrom ${mailFrom} is the placeholder sender: SES can never verify it (docs/deploy.md).`);
+  }
+}
+
 export function buildApp(app: App, props: StackProps = {}) {
-  const mailFrom: string = app.node.tryGetContext('mailFrom') ?? 'no-reply@dispatch.example';
+  const mailFrom: string = app.node.tryGetContext('mailFrom') ?? PLACEHOLDER_MAIL_FROM;
+  const apiGatewayAccountRole = String(app.node.tryGetContext('apiGatewayAccountRole') ?? 'true') !== 'false';
   const data = new DataStack(app, 'DispatchData', props);
   const api = new ApiStack(app, 'DispatchApi', {
     ...props,
@@ -16,7 +38,13 @@ export function buildApp(app: App, props: StackProps = {}) {
     adminEmail: app.node.tryGetContext('adminEmail') ?? 'admin@dispatch.local',
     mailFrom,
   });
-  const realtime = new RealtimeStack(app, 'DispatchRealtime', { ...props, data, mailFrom, httpApi: api.httpApi });
+  const realtime = new RealtimeStack(app, 'DispatchRealtime', {
+    ...props,
+    data,
+    mailFrom,
+    httpApi: api.httpApi,
+    apiGatewayAccountRole,
+  });
   const areas = new Map<Area, RouteDef[]>();
   for (const route of routes as readonly RouteDef[]) areas.set(route.area, [...(areas.get(route.area) ?? []), route]);
   const areaStacks = [...areas].map(

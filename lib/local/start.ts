@@ -144,6 +144,9 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       listen(options.port, options.host || DEFAULT_HOST),
       asFunction('system/seed-admin', () => ensureSysAdmin(options.adminEmail, options.adminPassword)),
       preloadHandlers(),
+      // The queue's consumer (in the cloud, workers/queue on the SQS queue): loading it registers the local worker
+      // of every message kind, whichever route modules are loaded.
+      import(pathToFileURL(join(ROOT, 'functions', 'workers', 'queue.ts')).href),
     ]);
     const { port, address } = server.address() as AddressInfo;
     const origin = `http://${reachableName(options.host || DEFAULT_HOST)}:${port}`;

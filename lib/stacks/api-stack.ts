@@ -26,6 +26,35 @@ import type { DataStack } from '#lib/stacks/data-stack';
 import { background } from '#shared/functions';
 import { CORS_HEADERS } from '#shared/http/responses';
 
+/**
+ * The HTTP API's access-log line: HTTP API variables only (REST's `$context.resourcePath` is none of them), with
+ * what an operator asks first of a failed request: which route, which integration or authorizer error, how long
+ * API Gateway and the function each took.
+ */
+export const HTTP_ACCESS_LOG_FORMAT = JSON.stringify({
+  requestId: '$context.requestId',
+  extendedRequestId: '$context.extendedRequestId',
+  ip: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  requestTime: '$context.requestTime',
+  requestTimeEpoch: '$context.requestTimeEpoch',
+  httpMethod: '$context.httpMethod',
+  path: '$context.path',
+  routeKey: '$context.routeKey',
+  protocol: '$context.protocol',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationStatus: '$context.integrationStatus',
+  integrationLatency: '$context.integrationLatency',
+  integrationErrorMessage: '$context.integrationErrorMessage',
+  errorMessage: '$context.error.message',
+  errorType: '$context.error.responseType',
+  authorizerError: '$context.authorizer.error',
+  authorizerLatency: '$context.authorizer.latency',
+  authorizerStatus: '$context.authorizer.status',
+});
+
 /** How long API Gateway keeps the authorizer's answer for one Authorization header (at most 3600 s). */
 export const AUTHORIZER_CACHE_TTL = Duration.seconds(300);
 
@@ -63,7 +92,7 @@ export class ApiStack extends Stack {
       throttle: { rateLimit: 500, burstLimit: 1000 },
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
-        format: AccessLogFormat.jsonWithStandardFields(),
+        format: AccessLogFormat.custom(HTTP_ACCESS_LOG_FORMAT),
       },
     });
 

@@ -27,6 +27,23 @@ import {
   type TableDef,
 } from '#shared/db/tables';
 
+/**
+ * How long objects are kept (docs/deploy.md, Retention): uploaded files a quarter (an import runs minutes after its
+ * upload; the files stay for questions about it), import results a year (a job's result is read back with the job),
+ * S3 access logs a quarter (as the API access logs), and incomplete multipart uploads a day.
+ */
+export const RETENTION = {
+  uploads: Duration.days(90),
+  results: Duration.days(365),
+  accessLogs: Duration.days(90),
+  incompleteUploads: Duration.days(1),
+} as const;
+
+/** The queue worker's timeout (lib/stacks/workers-stack.ts): the longest an import may run. */
+export const WORKER_TIMEOUT = Duration.minutes(15);
+/** How long a received work message stays hidden: six times the worker's timeout (AWS's advice for SQS sources). */
+export const WORK_VISIBILITY_TIMEOUT = Duration.seconds(6 * WORKER_TIMEOUT.toSeconds());
+
 export class DataStack extends Stack {
   readonly mainTable: Table;
   readonly idempotencyTable: Table;
@@ -59,6 +76,7 @@ export class DataStack extends Stack {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [{ id: 'ExpireAccessLogs', expiration: RETENTION.accessLogs }],
     });
     Validations.of(accessLogs).acknowledge({
       id: 'AwsSolutions::AwsSolutions-S1',
@@ -72,6 +90,11 @@ export class DataStack extends Stack {
       serverAccessLogsPrefix: 'uploads/',
       removalPolicy: RemovalPolicy.RETAIN,
       cors: [{ allowedMethods: [HttpMethods.PUT], allowedOrigins: ['*'], allowedHeaders: ['*'] }],
+      lifecycleRules: [
+        { id: 'ExpireUploads', prefix: 'uploads/', expiration: RETENTION.uploads },
+        { id: 'ExpireResults', prefix: 'results/', expiration: RETENTION.results },
+        { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: RETENTION.incompleteUploads },
+      ],
     });
 
     this.readUploads = new ManagedPolicy(this, 'ReadUploads', {
@@ -128,8 +151,9 @@ export class DataStack extends Stack {
     this.workQueue = new Queue(this, 'WorkQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      // Longer than the worker's 15-minute timeout, so a running import is never handed to a second worker.
-      visibilityTimeout: Duration.seconds(960),
+      // Six times the worker's 15-minute timeout, as AWS asks of an SQS event source: a running import is never
+      // handed to a second worker, and a receive whose invocation was throttled or retried keeps its message.
+      visibilityTimeout: WORK_VISIBILITY_TIMEOUT,
       deadLetterQueue: { queue: deadLetters, maxReceiveCount: 5 },
     });
     Validations.of(deadLetters).acknowledge({

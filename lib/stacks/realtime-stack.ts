@@ -4,11 +4,12 @@
  * Functions that deliver events reach the connections through the stage's
  * management API (`grantManagementApiAccess`).
  */
-import { Duration, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import { CfnAccount } from 'aws-cdk-lib/aws-apigateway';
 import type { CfnStage, IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpMethod, HttpRoute, HttpRouteKey, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -27,12 +28,20 @@ export interface RealtimeStackProps extends StackProps {
   mailFrom: string;
   /** The HTTP API that serves the live operations page (`GET /ops`, public). */
   httpApi: IHttpApi;
+  /**
+   * Whether this stack sets API Gateway's account-wide CloudWatch Logs role (`AWS::ApiGateway::Account`), without
+   * which the WebSocket stage's access logs cannot be created in an account and region that never had one. Default
+   * true; `-c apiGatewayAccountRole=false` leaves an account whose role is managed elsewhere alone (docs/deploy.md).
+   */
+  apiGatewayAccountRole?: boolean;
 }
 
 export class RealtimeStack extends Stack {
   readonly stage: WebSocketStage;
   /** Post to and close any connection of the stage: attached to every function that delivers events. */
   readonly manageConnections: ManagedPolicy;
+  /** API Gateway's account settings (the CloudWatch Logs role), when this stack sets them. */
+  readonly apiGatewayAccount?: CfnAccount;
 
   constructor(scope: Construct, id: string, props: RealtimeStackProps) {
     super(scope, id, props);
@@ -64,7 +73,28 @@ export class RealtimeStack extends Stack {
       reason: 'Connection ids are made by API Gateway at connect time; the grant is limited to this API and stage.',
     });
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
-    (this.stage.node.defaultChild as CfnStage).accessLogSettings = {
+    const cfnStage = this.stage.node.defaultChild as CfnStage;
+    if (props.apiGatewayAccountRole !== false) {
+      // WebSocket (and REST) stages write their access logs with the role set in API Gateway's account settings;
+      // creating a stage with access logs fails where none was ever set. The setting is one per account and region,
+      // so it is retained on stack deletion (another API may rely on it), as CDK's RestApi does with its own.
+      const role = new Role(this, 'ApiGatewayCloudWatchRole', {
+        assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
+        description: 'API Gateway account setting: writes the access logs of WebSocket and REST stages',
+        managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs')],
+      });
+      role.applyRemovalPolicy(RemovalPolicy.RETAIN);
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason: 'The AWS-maintained policy API Gateway’s account settings expect: create and write its own log groups.',
+      });
+      const account = new CfnAccount(this, 'ApiGatewayAccount', { cloudWatchRoleArn: role.roleArn });
+      account.applyRemovalPolicy(RemovalPolicy.RETAIN);
+      account.node.addDependency(role);
+      this.stage.node.addDependency(account);
+      this.apiGatewayAccount = account;
+    }
+    cfnStage.accessLogSettings = {
       destinationArn: accessLogs.logGroupArn,
       format: JSON.stringify({
         requestId: '$context.requestId',

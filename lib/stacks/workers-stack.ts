@@ -2,12 +2,14 @@
 import { Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { S3EventSourceV2, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
-import type { DataStack } from '#lib/stacks/data-stack';
+import { type DataStack, WORKER_TIMEOUT } from '#lib/stacks/data-stack';
 import type { RealtimeStack } from '#lib/stacks/realtime-stack';
 import { background } from '#shared/functions';
 
@@ -17,18 +19,36 @@ export interface WorkersStackProps extends StackProps {
   mailFrom: string;
 }
 
+/** How many queue workers may run at once: imports and planning jobs share the tables with the API. */
+export const WORKER_MAX_CONCURRENCY = 10;
+
 export class WorkersStack extends Stack {
   readonly webhookWorker: DispatchFunction;
+  /**
+   * Where the asynchronous invocations (the S3 trigger, the schedule) land once Lambda has given up on them, and
+   * where EventBridge puts a scheduled event it could not deliver: kept 14 days, for an operator to look at.
+   */
+  readonly asyncFailures: Queue;
 
   constructor(scope: Construct, id: string, props: WorkersStackProps) {
     super(scope, id, props);
     const { data } = props;
     const needs = { data, realtime: props.realtime, mailFrom: props.mailFrom };
+    this.asyncFailures = new Queue(this, 'AsyncFailures', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.asyncFailures).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason: 'This is itself a dead-letter queue: the failure destination of the S3 trigger and the schedule.',
+    });
+    const onFailure = new SqsDestination(this.asyncFailures);
     this.webhookWorker = new DispatchFunction(this, 'WebhookWorker', {
       handlerPath: 'workers/queue',
       description: 'Work-queue worker: partner webhook deliveries, import runs and planning jobs',
       // An import of 100 000 rows streams two passes over its files; it renews its lease as it goes.
-      timeout: Duration.minutes(15),
+      timeout: WORKER_TIMEOUT,
       memorySize: 1024,
     });
     applyNeeds(this.webhookWorker, background('workers/queue'), needs);
@@ -38,6 +58,8 @@ export class WorkersStack extends Stack {
       handlerPath: 'workers/uploads',
       description: 'Records the size and MD5 of every object created under uploads/',
       timeout: Duration.minutes(2),
+      // S3 invokes it asynchronously: Lambda retries twice, then the event is kept in the failure queue.
+      onFailure,
     });
     applyNeeds(uploadTrigger, background('workers/uploads'), needs);
     uploadTrigger.addEventSource(
@@ -50,11 +72,14 @@ export class WorkersStack extends Stack {
       handlerPath: 'workers/expire-offers',
       description: 'Closes broadcast pairs that were not answered before their expiry',
       timeout: Duration.minutes(1),
+      // The next minute's run does the same work again: a failed run is not retried, but kept in the failure queue.
+      retryAttempts: 0,
+      onFailure,
     });
     applyNeeds(sweep, background('workers/expire-offers'), needs);
     new Rule(this, 'EveryMinute', {
       schedule: Schedule.rate(Duration.minutes(1)),
-      targets: [new LambdaFunction(sweep)],
+      targets: [new LambdaFunction(sweep, { deadLetterQueue: this.asyncFailures, maxEventAge: Duration.minutes(5) })],
     });
 
     Validations.of(this).acknowledge({
@@ -63,7 +88,11 @@ export class WorkersStack extends Stack {
     });
     // The event source mapping polls the queue with the worker's role (receive, delete, change visibility).
     this.webhookWorker.addEventSource(
-      new SqsEventSource(data.workQueue, { batchSize: 10, reportBatchItemFailures: true }),
+      new SqsEventSource(data.workQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: WORKER_MAX_CONCURRENCY,
+      }),
     );
   }
 }

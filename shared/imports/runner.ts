@@ -14,7 +14,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Caller } from '#shared/auth/caller';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
@@ -41,30 +40,15 @@ import {
   jobKey,
   moveStatus,
   saveResult,
-  toJobView,
-  visibleJob,
 } from '#shared/imports/jobs';
 import { logger } from '#shared/log';
 import { getObject, headObject } from '#shared/ports/object-storage';
-import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
+import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 import { leaseKey, requeueAt } from '#shared/workers/active-jobs';
 
 export const LEASE_MS = 15 * 60 * 1000;
 export const MAX_ATTEMPTS = 3;
-
-/** I6. */
-export async function startJob(caller: Caller, id: string, dryRun: boolean) {
-  const job = await visibleJob(caller, id);
-  const started = await moveStatus(job, 'new', 'queued', {
-    dry_run: dryRun,
-    last_executed_at_server_time: clock.nowIso(),
-    last_executed_at_client_time_utc: job.upload_record.client_time_utc,
-    last_executed_at_client_timezone: job.upload_record.client_timezone,
-  });
-  await queue().enqueue({ kind: 'import', job_id: job.id }, 0);
-  return toJobView(started);
-}
 
 /**
  * Takes the job for this worker: from `queued`, or from a `processing` whose lease has run out or is held by an

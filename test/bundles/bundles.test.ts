@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -82,6 +82,8 @@ let outcomes: Map<string, Outcome>;
 let runtime: string;
 let nodeVersion: string;
 let timings: string;
+/** Bytes of each function's bundle (index.mjs of its asset), by handler. */
+let bundleBytes: Map<string, number>;
 
 beforeAll(async () => {
   const started = Date.now();
@@ -112,6 +114,7 @@ beforeAll(async () => {
     Properties: {
       Runtime: string;
       Handler: string;
+      Timeout?: number;
       Code: { S3Key: string };
       Environment?: { Variables?: Record<string, unknown> };
     };
@@ -147,11 +150,16 @@ beforeAll(async () => {
             handler: fn.handlerPath,
             handlerString: resource.Properties.Handler,
             assetDir: join(outdir, `asset.${asset}`),
+            // The driver's context counts down from the function's own timeout, as Lambda's does.
+            timeoutMs: Number(resource.Properties.Timeout ?? 3) * 1000,
             env,
             invocations: [] as unknown[],
           },
         ];
       }),
+  );
+  bundleBytes = new Map(
+    [...definitions.values()].map((def) => [def.handler, statSync(join(def.assetDir, 'index.mjs')).size]),
   );
   expect(unresolved).toEqual([]);
   expect(runtimes.size).toBe(1);
@@ -400,5 +408,15 @@ describe('the bundles as deployed', () => {
         .map((name) => `${outcome.handler}: ${name}`),
     );
     expect(missing).toEqual([]);
+  });
+});
+
+describe('bundle sizes (issue 25.7)', () => {
+  it('keeps every function bundle, as deployed, within the 400 KB budget (400 000 bytes; the bench reports KiB)', () => {
+    expect(bundleBytes.size).toBeGreaterThan(100);
+    const over = [...bundleBytes]
+      .filter(([, bytes]) => bytes > 400_000)
+      .map(([handler, bytes]) => `${handler}: ${bytes}`);
+    expect(over).toEqual([]);
   });
 });

@@ -14,8 +14,8 @@ const results = [];
 let token = '';
 const verbose = Boolean(process.env.BUNDLES_VERBOSE);
 
-const context = (name) => {
-  const deadline = Date.now() + 29_000;
+const context = (name, timeoutMs = 29_000) => {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,
@@ -73,7 +73,7 @@ async function run(fn, event) {
     timer = setTimeout(() => reject(new Error(`no answer within ${plan.timeoutMs} ms`)), plan.timeoutMs);
   });
   try {
-    return { value: await Promise.race([handler(withToken(event), context(fn.name)), timeout]), unset };
+    return { value: await Promise.race([handler(withToken(event), context(fn.name, fn.timeoutMs)), timeout]), unset };
   } finally {
     clearTimeout(timer);
   }

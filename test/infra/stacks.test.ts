@@ -202,7 +202,7 @@ describe('imports', () => {
       },
     });
     workers.hasResourceProperties('AWS::Lambda::Function', { Timeout: 900, MemorySize: 1024 });
-    templateOf(built.data).hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 960 });
+    templateOf(built.data).hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 5400 });
   });
 });
 

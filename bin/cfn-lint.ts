@@ -1,0 +1,66 @@
+/**
+ * AWS's CloudFormation linter over the service's templates (issue 25.8): synthesizes the app (without bundling:
+ * cfn-lint reads templates, not code; the same stacks `cdk deploy` would create) into a temporary directory, or reads
+ * the cloud assembly named as the first argument (`npm run lint:cfn -- cdk.out`), and runs `cfn-lint` over every
+ * template. Errors fail, and so does every warning except the two CDK itself makes: W3005 (a DependsOn that a
+ * reference already implies) and W3045 (a bucket policy's access-control setting CDK writes for log delivery).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { buildApp } from '#lib/app';
+
+/** Warnings CDK's own constructs make; each stays until aws-cdk-lib writes those resources differently. */
+export const ACCEPTED_WARNINGS = ['W3005', 'W3045'];
+
+const version = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });
+if (version.error || version.status !== 0) {
+  console.error('cfn-lint is not installed (pip install cfn-lint): it is required to check the templates.');
+  process.exit(1);
+}
+
+let outdir = process.argv[2] ? resolve(process.argv[2]) : '';
+if (!outdir) {
+  outdir = mkdtempSync(join(tmpdir(), 'dispatch-cfn-lint-'));
+  const app = new App({
+    outdir,
+    context: {
+      'aws:cdk:bundling-stacks': [],
+      '@aws-cdk/core:defaultCrossStackReferences': 'strong',
+      mailFrom: 'no-reply@mail.example.com',
+    },
+  });
+  buildApp(app, { env: { account: '123456789012', region: process.env['CDK_DEFAULT_REGION'] ?? 'eu-west-1' } });
+  app.synth();
+}
+const templates = readdirSync(outdir)
+  .filter((name) => name.endsWith('.template.json'))
+  .map((name) => join(outdir, name));
+if (templates.length === 0) {
+  console.error(`no templates in ${outdir}`);
+  process.exit(1);
+}
+console.log(`${version.stdout.trim()} over ${templates.length} templates in ${outdir}`);
+const lint = spawnSync(
+  'cfn-lint',
+  [
+    '--format',
+    'parseable',
+    '--non-zero-exit-code',
+    'warning',
+    '--ignore-checks',
+    ...ACCEPTED_WARNINGS,
+    '--',
+    ...templates,
+  ],
+  { encoding: 'utf8' },
+);
+process.stdout.write(lint.stdout);
+process.stderr.write(lint.stderr);
+if (lint.status !== 0) {
+  console.error(`cfn-lint found errors or warnings (exit ${lint.status}; ${ACCEPTED_WARNINGS.join(', ')} accepted)`);
+  process.exit(1);
+}
+console.log(`cfn-lint: no error, no warning (besides ${ACCEPTED_WARNINGS.join(', ')})`);
