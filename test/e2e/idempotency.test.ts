@@ -19,6 +19,7 @@ import { type RunningHost, startLocal } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { type ApiResponse, type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import { IMPORT_WINDOW } from '../support/imports.ts';
 import { ADMIN } from '../support/local.ts';
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
@@ -367,11 +368,7 @@ describe('sec-idem: a create whose answer was lost on every attempt, retried wit
     const key = newKey();
     const body = {
       files: [{ storage_upload_key: presigned.body.file.storage_upload_key }],
-      start_timezone: 'Asia/Singapore',
-      start_time: '2026-11-22T00:00:00+08:00',
-      end_timezone: 'Asia/Singapore',
-      end_time: '2026-11-22T23:00:00+08:00',
-      service_type: 'van_1.7m',
+      ...IMPORT_WINDOW,
     };
     const retried = await loseTheCreate(() =>
       api.post<{ id: string }>('/v1/task-import-jobs', body, importer.token, keyed(key)),

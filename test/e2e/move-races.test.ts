@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { IMPORT_WINDOW } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -75,11 +76,7 @@ describe('an import job moved by its worker while a request moves it', () => {
       '/v1/task-import-jobs',
       {
         files: [{ storage_upload_key: presigned.body.file.storage_upload_key }],
-        start_timezone: 'Asia/Singapore',
-        start_time: '2026-11-22T00:00:00+08:00',
-        end_timezone: 'Asia/Singapore',
-        end_time: '2026-11-22T23:00:00+08:00',
-        service_type: 'van_1.7m',
+        ...IMPORT_WINDOW,
       },
       merchant,
     );

@@ -102,11 +102,7 @@ beforeAll(async () => {
         await file('tasks.csv', readFileSync('test/fixtures/tasks.csv')),
         await file('items.csv', readFileSync('test/fixtures/items.csv')),
       ],
-      start_timezone: 'Asia/Singapore',
-      start_time: '2026-11-22T00:00:00+08:00',
-      end_timezone: 'Asia/Singapore',
-      end_time: '2026-11-22T23:00:00+08:00',
-      service_type: 'van_1.7m',
+      ...IMPORT_WINDOW,
     },
     merchantA.token,
   );
@@ -231,11 +227,7 @@ describe('tenancy', () => {
         '/v1/task-import-jobs',
         {
           files: [{ storage_upload_key: ids['object_key'] }],
-          start_timezone: 'Asia/Singapore',
-          start_time: '2026-11-22T00:00:00+08:00',
-          end_timezone: 'Asia/Singapore',
-          end_time: '2026-11-22T23:00:00+08:00',
-          service_type: 'van_1.7m',
+          ...IMPORT_WINDOW,
         },
         strangerToken(role),
       );
