@@ -101,6 +101,14 @@ async function confirmedDriver() {
   return email;
 }
 
+/** An OrgDriver invited into a new organisation: the address and the invitation token from the local outbox. */
+async function invitedDriver(orgName: string, name: string) {
+  const orgId = await newOrganisation(api, admin, orgName);
+  const invitee = unique(name);
+  await api.post('/v1/admin/invitations', { user: { email: invitee, org_id: orgId, role_id: ROLES.OrgDriver } }, admin);
+  return { invitee, invitation: (await lastMail(invitee, 'invitation'))['invitation_token']! };
+}
+
 describe('sec-idem: replays of public operations without (or with other) credentials', () => {
   it('X5: a client-credentials token is never replayed without the client’s Basic credentials', async () => {
     const orgId = await newOrganisation(api, admin, 'Partner org', 'merchant');
@@ -219,14 +227,7 @@ describe('sec-idem: replays of public operations without (or with other) credent
 
   it('A4, A11, X8: a replay with another single-use secret (or none) is judged on that secret', async () => {
     // A4: the invitation token is the credential.
-    const orgId = await newOrganisation(api, admin, 'Invite org');
-    const invitee = unique('invitee');
-    await api.post(
-      '/v1/admin/invitations',
-      { user: { email: invitee, org_id: orgId, role_id: ROLES.OrgDriver } },
-      admin,
-    );
-    const invitation = (await lastMail(invitee, 'invitation'))['invitation_token']!;
+    const { invitation } = await invitedDriver('Invite org', 'invitee');
     const acceptKey = newKey();
     const accept = (token: string | undefined) =>
       api.post(
@@ -379,14 +380,7 @@ describe('sec-idem: a create whose answer was lost on every attempt, retried wit
   });
 
   it('A4 and X8: a single-use secret used by the lost attempt answers its retry as the first call would have', async () => {
-    const orgId = await newOrganisation(api, admin, 'Lost acceptances');
-    const invitee = unique('lost-invitee');
-    await api.post(
-      '/v1/admin/invitations',
-      { user: { email: invitee, org_id: orgId, role_id: ROLES.OrgDriver } },
-      admin,
-    );
-    const invitation = (await lastMail(invitee, 'invitation'))['invitation_token']!;
+    const { invitee, invitation } = await invitedDriver('Lost acceptances', 'lost-invitee');
     const acceptKey = newKey();
     const accept = () =>
       api.post(
