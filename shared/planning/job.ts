@@ -1,7 +1,7 @@
 /**
- * The planning job (P9 starts it; the work queue runs it). It pairs each runsheet with the drivers nearest its first
- * pickup (the first task's `from_address` coordinates against the drivers' current locations; without coordinates,
- * the planning's driver order), at most `max_candidates` a runsheet, writes each pair's record already broadcast (the
+ * The planning job (P9 starts it; the work queue runs it). It pairs the planning's runsheets with its drivers as a
+ * whole (shared/planning/pairing.ts: first candidates by a minimum-total-distance assignment, further ones nearest
+ * first, offers spread), at most `max_candidates` a runsheet, writes each pair's record already broadcast (the
  * created and broadcast events in one write), pushes the offer to the driver, announces it on `planning.<id>`,
  * records the result, and completes.
  */
@@ -13,13 +13,13 @@ import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
-import { distanceM } from '#shared/locations/geo';
 import { currentPositions } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publish } from '#shared/notifications/realtime';
 import { addToGroup, type PairRecord, putNewPair, readPair, watchOffers } from '#shared/planning/broadcasts';
 import { planningKey } from '#shared/planning/keys';
+import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,
   changePlanning,
@@ -68,34 +68,11 @@ export async function startPlanningJob(
   return toPlanningView(started);
 }
 
-interface Candidate {
-  id: string;
-  position: number;
-  location?: { latitude: number; longitude: number };
-}
-
 function firstPickup(tasks: Record<string, unknown>[]): { latitude: number; longitude: number } | undefined {
   const address = (tasks[0]?.['from_address'] ?? undefined) as { latitude?: number; longitude?: number } | undefined;
   return typeof address?.latitude === 'number' && typeof address.longitude === 'number'
     ? { latitude: address.latitude, longitude: address.longitude }
     : undefined;
-}
-
-/** The candidates of one runsheet: nearest located drivers first, then the rest in planning order. */
-export function rankDrivers(
-  drivers: Candidate[],
-  pickup: { latitude: number; longitude: number } | undefined,
-  limit: number,
-) {
-  if (!pickup) return drivers.slice(0, limit);
-  return [...drivers]
-    .map((driver) => ({
-      driver,
-      distance: driver.location ? distanceM(pickup, driver.location) : Number.POSITIVE_INFINITY,
-    }))
-    .sort((a, b) => a.distance - b.distance || a.driver.position - b.driver.position)
-    .slice(0, limit)
-    .map((ranked) => ranked.driver);
 }
 
 export const JOB_LEASE_MS = 15 * 60 * 1000;
@@ -197,11 +174,12 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const { runsheets, drivers } = await planningContents(planning.id);
     const locations = await currentPositions(drivers.map((d) => d.id));
     const names = new Map(drivers.map((d) => [d.id, d.name ?? '']));
-    const candidates: Candidate[] = drivers.map((d, position) => ({
-      id: d.id,
-      position,
-      ...(locations.has(d.id) ? { location: locations.get(d.id)! } : {}),
-    }));
+    // Who is offered what is decided for the whole planning at once (shared/planning/pairing.ts).
+    const candidates = pairCandidates(
+      runsheets.map((runsheet) => ({ id: runsheet.id, pickup: firstPickup(runsheet.tasks) })),
+      drivers.map((d) => ({ id: d.id, location: locations.get(d.id) })),
+      job.max_candidates,
+    );
     const now = clock.nowIso();
     const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
@@ -212,9 +190,9 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       await watchOffers(planning.id, expires);
       watchedUntil = expires;
     }
-    for (const runsheet of runsheets) {
+    for (const [index, runsheet] of runsheets.entries()) {
       const offered: { id: string; driverId: string; expiredTime: string }[] = [];
-      const ranked = rankDrivers(candidates, firstPickup(runsheet.tasks), job.max_candidates);
+      const ranked = candidates[index]!.map((d) => drivers[d]!);
       // The runsheet's offer group lists its pairs before they exist (a listed pair not written yet is skipped by
       // the accept's rival close), so no pair is ever open without its group: a rerun lists them again (a set).
       await addToGroup(
