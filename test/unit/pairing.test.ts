@@ -51,7 +51,7 @@ describe('pairCandidates', () => {
       [20, 20],
       [25, 20],
       [60, 12],
-    ]) {
+    ] as const) {
       it(`matches an independently computed optimum on ${label} points, ${R} runsheets × ${D} drivers`, () => {
         for (const seed of [1, 2, 3]) {
           const { runsheets, drivers } = instance(seed * 1000 + R + D, R, D, clustered);
