@@ -15,6 +15,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
+import { putAll } from '#shared/db/batch';
 import {
   cancelledIndexes,
   db,
@@ -92,6 +93,22 @@ export async function addToGroup(planId: string, runsheetId: string, pairIds: st
     }),
   );
 }
+
+/**
+ * The first run of a planning job: none of its groups or pairs can exist yet (pair ids derive from the job, which no
+ * run has taken before), so they are written whole in batches; the groups first, as `addToGroup` and `putNewPair` do.
+ */
+export async function putFirstOffers(planId: string, groups: Map<string, string[]>, records: PairRecord[]) {
+  const groupItems = [...groups].map(([runsheetId, pairIds]) => ({
+    ...groupKey(planId, runsheetId),
+    entity: 'runsheet_offers',
+    pair_ids: new Set(pairIds),
+  }));
+  await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT);
+  await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT);
+}
+
+const FIRST_OFFERS_IN_FLIGHT = 4;
 
 /**
  * Brings the plan's offer watch forward to `expiry` unless it is due sooner already, and moves its generation either

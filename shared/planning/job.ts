@@ -10,14 +10,22 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
+import { mapLimited } from '#shared/concurrency';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
 import { currentPositions } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
-import { publish } from '#shared/notifications/realtime';
-import { addToGroup, type PairRecord, putNewPair, readPair, watchOffers } from '#shared/planning/broadcasts';
+import { publish, publishFrames } from '#shared/notifications/realtime';
+import {
+  addToGroup,
+  type PairRecord,
+  putFirstOffers,
+  putNewPair,
+  readPair,
+  watchOffers,
+} from '#shared/planning/broadcasts';
 import { planningKey } from '#shared/planning/keys';
 import { pairCandidates } from '#shared/planning/pairing';
 import {
@@ -74,6 +82,10 @@ function firstPickup(tasks: Record<string, unknown>[]): { latitude: number; long
     ? { latitude: address.latitude, longitude: address.longitude }
     : undefined;
 }
+
+/** Runsheets paired at a time, and the store writes of one run in flight at most. */
+const RUNSHEETS_AT_ONCE = 50;
+const WRITES_IN_FLIGHT = 32;
 
 export const JOB_LEASE_MS = 15 * 60 * 1000;
 export const MAX_JOB_ATTEMPTS = 3;
@@ -190,75 +202,98 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       await watchOffers(planning.id, expires);
       watchedUntil = expires;
     }
-    for (const [index, runsheet] of runsheets.entries()) {
-      const offered: { id: string; driverId: string; expiredTime: string }[] = [];
-      const ranked = candidates[index]!.map((d) => drivers[d]!);
-      // The runsheet's offer group lists its pairs before they exist (a listed pair not written yet is skipped by
-      // the accept's rival close), so no pair is ever open without its group: a rerun lists them again (a set).
-      await addToGroup(
-        planning.id,
-        runsheet.id,
-        ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id)),
+    const channel = `planning.${planning.id}`;
+    // Claimed from `queued`: no run of this job came before, so none of its pairs exists yet (a later run starts only
+    // once this one's lease has lapsed, and the lease outlasts the function's timeout).
+    const firstRun = planning.job?.current_status === 'queued';
+    // Runsheets a few at a time, their pairs written concurrently: the job's time is the store's round trips.
+    for (let start = 0; start < runsheets.length; start += RUNSHEETS_AT_ONCE) {
+      const chunk = runsheets.slice(start, start + RUNSHEETS_AT_ONCE).map((runsheet, i) => ({
+        runsheet,
+        drivers: candidates[start + i]!.map((d) => drivers[d]!),
+      }));
+      const records = chunk.flatMap(({ runsheet, drivers: ranked }) =>
+        ranked.map((driver): PairRecord => {
+          const id = pairIdOf(job.id, runsheet.id, driver.id);
+          return {
+            id,
+            // The runsheet is the planning's: R1/R2 fill in its tasks, the record keeps it small.
+            pair: {
+              id,
+              runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: [] },
+              driver: { id: driver.id, name: names.get(driver.id) ?? '' },
+            },
+            plan: { id: planning.id, name: planning.name },
+            statuses: [
+              {
+                current_state: 'created',
+                action: 'created',
+                reason: null,
+                expired_time: null,
+                happened_at_utc: now,
+                saved_at_utc: now,
+              },
+              {
+                current_state: 'broadcasted',
+                action: 'broadcast',
+                reason: null,
+                expired_time: expires,
+                happened_at_utc: now,
+                saved_at_utc: now,
+              },
+            ],
+            current_state: 'broadcasted',
+            org_id: planning.org_id,
+            rev: 2,
+            offer_ttl_s: job.offer_ttl_s,
+            runsheet_ref: true,
+            plan_swept: true,
+            version_seq: planning.version_seq,
+          };
+        }),
       );
-      for (const driver of ranked) {
-        const record: PairRecord = {
-          id: pairIdOf(job.id, runsheet.id, driver.id),
-          // The runsheet is the planning's: R1/R2 fill in its tasks, the record keeps it small.
-          pair: {
-            id: '',
-            runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: [] },
-            driver: { id: driver.id, name: names.get(driver.id) ?? '' },
-          },
-          plan: { id: planning.id, name: planning.name },
-          statuses: [
-            {
-              current_state: 'created',
-              action: 'created',
-              reason: null,
-              expired_time: null,
-              happened_at_utc: now,
-              saved_at_utc: now,
-            },
-            {
-              current_state: 'broadcasted',
-              action: 'broadcast',
-              reason: null,
-              expired_time: expires,
-              happened_at_utc: now,
-              saved_at_utc: now,
-            },
-          ],
-          current_state: 'broadcasted',
-          org_id: planning.org_id,
-          rev: 2,
-          offer_ttl_s: job.offer_ttl_s,
-          runsheet_ref: true,
-          plan_swept: true,
-          version_seq: planning.version_seq,
-        };
-        record.pair.id = record.id;
-        pairs++;
-        // A rerun must not overwrite a pair an earlier run wrote (a driver may have answered it since); one still
-        // open is offered again, since the earlier run may have died before its push and event went out.
-        if (await putNewPair(record)) {
-          offered.push({ id: record.id, driverId: driver.id, expiredTime: expires });
-        } else {
+      pairs += records.length;
+      // A runsheet's offer group lists its pairs before they exist (a listed pair not written yet is skipped by the
+      // accept's rival close), so no pair is ever open without its group.
+      const groups = new Map(
+        chunk.flatMap(({ runsheet, drivers: ranked }) =>
+          ranked.length > 0 ? [[runsheet.id, ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id))]] : [],
+        ) as [string, string[]][],
+      );
+      let offered: ({ record: PairRecord; expiredTime: string } | undefined)[];
+      if (firstRun) {
+        await putFirstOffers(planning.id, groups, records);
+        offered = records.map((record) => ({ record, expiredTime: expires }));
+      } else {
+        // A rerun lists the groups again (a set), must not overwrite a pair an earlier run wrote (a driver may have
+        // answered it since), and offers one still open again: the earlier run may have died before its push and
+        // event went out.
+        await mapLimited([...groups], WRITES_IN_FLIGHT, ([runsheetId, pairIds]) =>
+          addToGroup(planning.id, runsheetId, pairIds),
+        );
+        offered = await mapLimited(records, WRITES_IN_FLIGHT, async (record) => {
+          if (await putNewPair(record)) return { record, expiredTime: expires };
           const stored = await readPair(planning.id, record.id);
-          if (stored?.current_state === 'broadcasted') {
-            const expiredTime = stored.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? expires;
-            offered.push({ id: record.id, driverId: driver.id, expiredTime });
-          }
-        }
-      }
-      for (const { id: pairId, driverId, expiredTime } of offered) {
-        offers.set(driverId, [...(offers.get(driverId) ?? []), pairId]);
-        await publish(`planning.${planning.id}`, 'pair.broadcast', {
-          pair_id: pairId,
-          runsheet_id: runsheet.id,
-          driver_id: driverId,
-          expired_time: expiredTime,
+          if (stored?.current_state !== 'broadcasted') return undefined;
+          const expiredTime = stored.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? expires;
+          return { record, expiredTime };
         });
       }
+      const events = offered.flatMap((offer) => {
+        if (!offer) return [];
+        const { pair } = offer.record;
+        offers.set(pair.driver.id, [...(offers.get(pair.driver.id) ?? []), pair.id]);
+        return [
+          {
+            pair_id: pair.id,
+            runsheet_id: pair.runsheet.id,
+            driver_id: pair.driver.id,
+            expired_time: offer.expiredTime,
+          },
+        ];
+      });
+      // One delivery (one read of the channel's subscribers) for the chunk's events, in runsheet order.
+      if (events.length > 0) await publishFrames(channel, 'pair.broadcast', events);
     }
     // Again after the last pair: a sweep that read the watch while the pairs were being written then leaves it be.
     if (watchedUntil) await watchOffers(planning.id, watchedUntil);

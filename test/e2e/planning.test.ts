@@ -509,9 +509,10 @@ describe('a planning job that fails for good after a sweep dropped the offer wat
           item?.SK?.startsWith('PAIR#') &&
           item.plan?.id === planning.id
         ) {
-          puts++;
-          if (puts === 1) await expireOffers();
-          if (puts === 2) throw new Error('the job broke');
+          // This call's number: the job writes pairs concurrently, so `puts` may move on while the sweep runs.
+          const put = ++puts;
+          if (put === 1) await expireOffers();
+          if (put === 2) throw new Error('the job broke');
         }
         return next(args);
       },
