@@ -55,7 +55,10 @@ describe('jmespath-fields, the bundles’ stand-in for the JMESPath engine', () 
   });
 
   it('is what every function bundle gets in place of the engine, and idempotency works through it', async () => {
-    expect(BUNDLING!.esbuildArgs?.['--alias']).toEqual(JMESPATH_ALIASES);
+    expect(BUNDLING!.esbuildArgs?.['--alias']).toEqual([
+      expect.stringMatching(/^@aws-lambda-powertools\/jmespath\/functions=.*\/shared\/http\/jmespath-fields\.ts$/),
+      expect.stringMatching(/^@aws-lambda-powertools\/jmespath=.*\/shared\/http\/jmespath-fields\.ts$/),
+    ]);
     const alias = Object.fromEntries(JMESPATH_ALIASES.map((pair) => pair.split('=') as [string, string]));
     const outfile = join(mkdtempSync(join(tmpdir(), 'jmespath-fields-')), 'entry.mjs');
     const result = await build({
