@@ -15,6 +15,12 @@ export interface DispatchFunctionProps extends Partial<NodejsFunctionProps> {
   handlerPath: string;
 }
 
+/** esbuild `--alias` pairs (an absolute path: CDK runs esbuild from the asset's output folder). */
+export const JMESPATH_ALIASES = [
+  `@aws-lambda-powertools/jmespath/functions=${ROOT}/shared/http/jmespath-fields.ts`,
+  `@aws-lambda-powertools/jmespath=${ROOT}/shared/http/jmespath-fields.ts`,
+];
+
 export const BUNDLING: NodejsFunctionProps['bundling'] = {
   format: OutputFormat.ESM,
   target: 'node22',
@@ -45,6 +51,13 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
     '@aws-sdk/credential-provider-http',
     '@smithy/credential-provider-imds',
   ],
+  esbuildArgs: {
+    // Powertools idempotency bundles the whole JMESPath engine to read two plain field names (shared/http/idempotency.ts):
+    // shared/http/jmespath-fields.ts answers those as the engine does, 23 kB less in every function that takes POSTs.
+    '--alias': JMESPATH_ALIASES,
+    // The licence notes of bundled packages stay in node_modules and the lock file, not in each deployed file.
+    '--legal-comments': 'none',
+  },
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
 };
 
