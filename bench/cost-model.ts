@@ -1,7 +1,11 @@
 /**
  * The monthly cost of a reference fleet, by component, from per-operation units (measured by bench/capacity.ts) and
- * AWS's list prices. Pure arithmetic: test/unit/cost-model.test.ts checks it by hand.
+ * AWS's list prices. Pure arithmetic: test/unit/cost-model.test.ts checks it by hand. Run alone
+ * (`npx tsx bench/cost-model.ts`) it prints the fleet's month from the units pinned by test/e2e/capacity.test.ts and
+ * test/e2e/locations-batch.test.ts: one L1 a fix, and with the location uploader's defaults (one X13 a 30 s).
  */
+import { pathToFileURL } from 'node:url';
+import { UPLOADER_DEFAULTS } from '../lib/client/uploader-defaults.ts';
 
 /** us-east-1 list prices (checked 2025): each with the page it comes from. */
 export const PRICES = {
@@ -16,6 +20,11 @@ export const PRICES = {
   /** https://aws.amazon.com/api-gateway/pricing/ (WebSocket APIs: messages metered in 32 KB increments) */
   websocketPerMillionMessages: 1.0,
   websocketPerMillionConnectionMinutes: 0.25,
+  /** https://aws.amazon.com/cloudwatch/pricing/ (custom metrics, first 10 000; an EMF metric is one custom metric) */
+  cloudwatchPerMetricMonth: 0.3,
+  /** https://aws.amazon.com/cloudwatch/pricing/ (logs: standard ingestion, and storage a GB-month after compression) */
+  logsIngestionPerGb: 0.5,
+  logsStoragePerGbMonth: 0.03,
 } as const;
 
 export const SECONDS_PER_MONTH = 730 * 3600;
@@ -43,6 +52,27 @@ export const FLEET = {
   lambdaMemoryGb: 0.5,
   /** Assumed billed duration of one handler invocation (local runs: 5–30 ms for these operations). */
   lambdaMs: 25,
+  /** Fixes a request carries: 1 with one L1 a fix; the uploader sends its buffer in one X13 (UPLOADER_FLEET). */
+  fixesPerRequest: 1,
+  /**
+   * CloudWatch custom metrics: the handler kit's EMF line records Requests, ClientErrors, ServerErrors, Latency,
+   * ReadCapacityUnits and WriteCapacityUnits (shared/metrics.ts) with the dimension `operation`: each pair is one metric.
+   */
+  metricsPerOperation: 6,
+  operations: 122,
+  /**
+   * Log bytes a Lambda invocation ingests: the request line (~450 bytes: request id, operation, status, duration,
+   * ddb_calls, rcu, wcu, caller), the EMF metrics line (~650 bytes), the platform's START/END/REPORT (~350 bytes).
+   */
+  logBytesPerInvocation: 1450,
+  /** CloudWatch Logs compresses stored logs (about 0.15 of their raw size); retention is a month (dispatch-function.ts). */
+  logStorageRatio: 0.15,
+} as const;
+
+/** The reference fleet with the location uploader's defaults: one X13 every upload interval, its fixes batched. */
+export const UPLOADER_FLEET = {
+  ...FLEET,
+  fixesPerRequest: UPLOADER_DEFAULTS.uploadIntervalS / FLEET.fixIntervalS,
 } as const;
 
 /** A fleet like FLEET with any figures. */
@@ -77,17 +107,19 @@ export interface Line {
 
 export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typeof PRICES = PRICES): Line[] {
   const fixes = (fleet.drivers * SECONDS_PER_MONTH) / fleet.fixIntervalS;
-  const perFix = (key: keyof Units) =>
-    input.fixMove[key] * (1 - fleet.crossingShare) + input.fixCrossing[key] * fleet.crossingShare;
+  // One write per request (L1's, or X13's of its newest fix): a request of n fixes crosses n times as often.
+  const fixRequests = fixes / fleet.fixesPerRequest;
+  const crossing = Math.min(1, fleet.crossingShare * fleet.fixesPerRequest);
+  const perFix = (key: keyof Units) => input.fixMove[key] * (1 - crossing) + input.fixCrossing[key] * crossing;
   const days = DAYS_PER_MONTH;
   const tasks = fleet.importedTasksPerDay * days;
   const runsheets = fleet.planningsPerDay * fleet.runsheetsPerPlanning * days;
   const plannedDrivers = fleet.planningsPerDay * fleet.driversPerPlanning * days;
   const pairs = runsheets * fleet.candidates;
   const accepts = runsheets;
-  const apiRequests = fixes + runsheets / 10 + plannedDrivers / 8 + fleet.planningsPerDay * days + accepts;
+  const apiRequests = fixRequests + runsheets / 10 + plannedDrivers / 8 + fleet.planningsPerDay * days + accepts;
   const units = (key: keyof Units) =>
-    fixes * perFix(key) +
+    fixRequests * perFix(key) +
     tasks * input.importPerTask[key] +
     runsheets * input.runsheetAdded[key] +
     plannedDrivers * input.driverAdded[key] +
@@ -102,6 +134,8 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
   const frames = fleet.dispatchers * SECONDS_PER_MONTH * Math.ceil(frameBytes / 32_768);
   const connectionMinutes = (fleet.dispatchers * SECONDS_PER_MONTH) / 60;
   const gbSeconds = handlerInvocations * fleet.lambdaMemoryGb * (fleet.lambdaMs / 1000);
+  const customMetrics = fleet.metricsPerOperation * fleet.operations;
+  const logGb = (handlerInvocations * fleet.logBytesPerInvocation) / 1e9;
   return [
     {
       component: 'DynamoDB writes',
@@ -145,6 +179,24 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
       unit: 'connection-minutes',
       usd: (connectionMinutes / 1e6) * prices.websocketPerMillionConnectionMinutes,
     },
+    {
+      component: 'CloudWatch custom metrics',
+      quantity: customMetrics,
+      unit: 'metrics',
+      usd: customMetrics * prices.cloudwatchPerMetricMonth,
+    },
+    {
+      component: 'CloudWatch Logs ingestion',
+      quantity: logGb,
+      unit: 'GB',
+      usd: logGb * prices.logsIngestionPerGb,
+    },
+    {
+      component: 'CloudWatch Logs storage',
+      quantity: logGb * fleet.logStorageRatio,
+      unit: 'GB-months',
+      usd: logGb * fleet.logStorageRatio * prices.logsStoragePerGbMonth,
+    },
   ];
 }
 
@@ -160,3 +212,50 @@ export const BEFORE: ModelInput = {
   accept: { rcu: 6, wcu: 38 },
   authorizerPerRequest: 1,
 };
+
+/**
+ * The units measured now (test/e2e/capacity.test.ts pins them; X13's moving batch costs one L1 move, pinned by
+ * test/e2e/locations-batch.test.ts). P5, P7 and P9 are per runsheet, driver and pair; the authorizer runs once per
+ * token per 300 s (one driver's requests every `fixIntervalS × fixesPerRequest` seconds).
+ */
+export const NOW: ModelInput = {
+  fixMove: { rcu: 0.5, wcu: 3 },
+  fixCrossing: { rcu: 0.5, wcu: 5 },
+  importPerTask: { rcu: 1 / 100, wcu: 2.06 },
+  runsheetAdded: { rcu: 2 / 10, wcu: 11 / 10 },
+  driverAdded: { rcu: 6 / 8, wcu: 9 / 8 },
+  pair: { rcu: 24.5 / 30, wcu: 51 / 30 },
+  accept: { rcu: 8, wcu: 6 },
+  authorizerPerRequest: FLEET.fixIntervalS / FLEET.authorizerCacheS,
+};
+
+const dollars = (n: number) => `$${n.toLocaleString('en-US', { maximumFractionDigits: 0 })}`;
+
+/** Prints one fleet's month, line by line; returns its total. */
+export function printMonth(title: string, lines: Line[]): number {
+  const total = lines.reduce((sum, line) => sum + line.usd, 0);
+  console.log(`\n### ${title}: ${dollars(total)} a month`);
+  console.log('| component | quantity | cost / month |');
+  console.log('|---|---|---|');
+  for (const line of lines) {
+    const quantity = line.quantity.toLocaleString('en-US', { maximumFractionDigits: line.quantity < 10 ? 2 : 0 });
+    console.log(`| ${line.component} | ${quantity} ${line.unit} | ${dollars(line.usd)} |`);
+  }
+  return total;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const u = UPLOADER_DEFAULTS;
+  console.log(
+    `Reference fleet: ${FLEET.drivers} drivers, a fix every ${FLEET.fixIntervalS} s; uploader: a fix kept every ${u.timeFilterS} s or ${u.distanceFilterM} m, one X13 every ${u.uploadIntervalS} s or ${u.maxFixesPerUpload} fixes (${UPLOADER_FLEET.fixesPerRequest} fixes a request).`,
+  );
+  const perFix = printMonth('One L1 a fix (the units measured now)', monthlyCost(NOW, FLEET));
+  const batched = printMonth(
+    `With the uploader's defaults (one X13 every ${u.uploadIntervalS} s)`,
+    monthlyCost(
+      { ...NOW, authorizerPerRequest: Math.min(1, NOW.authorizerPerRequest * UPLOADER_FLEET.fixesPerRequest) },
+      UPLOADER_FLEET,
+    ),
+  );
+  console.log(`\nBatched / one a fix: ${(batched / perFix).toFixed(2)}`);
+}

@@ -181,12 +181,35 @@ async function readLocation(driverId: string): Promise<LocationRecord | undefine
   return out.Item ? toRecord(out.Item) : undefined;
 }
 
-/** L1. Returns whether the fix was stored (false: it was not newer than the stored one, and is ignored). */
-export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
+/** A fix's client time as stored (UTC ISO), refused at `path` when it is too far ahead of the server's clock. */
+function clientTimeOf(fix: Fix, path: string): string {
   const clientTime = toUtcIso(fix.client_time_utc);
   if (Date.parse(clientTime) > clock.nowMs() + MAX_CLOCK_SKEW_MS) {
-    throw invalidField('client_time_utc', 'is more than 10 minutes ahead of the server clock');
+    throw invalidField(path, 'is more than 10 minutes ahead of the server clock');
   }
+  return clientTime;
+}
+
+/**
+ * X13: a phone's buffer of fixes. Every fix is checked first (one bad fix refuses the batch at its path and stores
+ * nothing); then only the newest is offered to L1's write, so a batch costs what one fix costs. `accepted` is 1 when
+ * that fix was stored (0 when the stored fix is as new or newer); every other fix is `ignored`.
+ */
+export async function recordFixes(caller: Caller, fixes: Fix[]): Promise<{ accepted: number; ignored: number }> {
+  let newest: { fix: Fix; at: number } | undefined;
+  fixes.forEach((fix, i) => {
+    const at = Date.parse(clientTimeOf(fix, `fixes[${i}].client_time_utc`));
+    // Equal client times: the later one in the buffer wins (a phone appends in the order it took them).
+    if (!newest || at >= newest.at) newest = { fix, at };
+  });
+  if (!newest) return { accepted: 0, ignored: 0 };
+  const accepted = (await recordFix(caller, newest.fix)) ? 1 : 0;
+  return { accepted, ignored: fixes.length - accepted };
+}
+
+/** L1. Returns whether the fix was stored (false: it was not newer than the stored one, and is ignored). */
+export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
+  const clientTime = clientTimeOf(fix, 'client_time_utc');
   const point = { latitude: fix.latitude, longitude: fix.longitude };
   const cell = partitionOf(point);
   const fields: Fields = {

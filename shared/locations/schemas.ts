@@ -36,6 +36,17 @@ export const locationFixBody = v.object({
   client_timezone: v.optional(v.nullable(ianaTimezone)),
 });
 
+/** X13's most fixes in one request (contract 4.4). */
+export const MAX_FIXES_PER_BATCH = 100;
+
+export const locationFixesBody = v.object({
+  fixes: v.pipe(
+    v.array(locationFixBody, 'must be an array of fixes'),
+    v.minLength(1, 'must hold at least one fix'),
+    v.maxLength(MAX_FIXES_PER_BATCH, `must hold at most ${MAX_FIXES_PER_BATCH} fixes`),
+  ),
+});
+
 /** A number in a query string: digits, a sign, a decimal point and an exponent; then range-checked. */
 const queryNumber = (min: number, max: number, minExclusive = false) =>
   v.pipe(
@@ -91,5 +102,10 @@ const locationView = v.object({
   distance_m: v.optional(v.number()),
 });
 export const fixReply = v.object({ status: v.literal('ok') });
+export const fixesReply = v.object({
+  status: v.literal('ok'),
+  accepted: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  ignored: v.pipe(v.number(), v.integer(), v.minValue(0)),
+});
 export const locationReply = v.object({ location: locationView });
 export const locationsReply = v.object({ locations: v.array(locationView) });

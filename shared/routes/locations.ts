@@ -17,6 +17,20 @@ export const locationsRoutes = [
     response: locations.fixReply,
   },
   {
+    id: 'X13',
+    method: 'POST',
+    path: '/v1/driver/locations',
+    area: 'locations',
+    handler: 'locations/record-fixes',
+    needs: { locations: 'write' },
+    access: ['Driver', 'OrgDriver'],
+    summary:
+      "Store a phone's buffer of fixes (1–100): the newest one newer than the stored fix is stored as L1 stores it, the others are counted as ignored",
+    status: 200,
+    request: { body: locations.locationFixesBody },
+    response: locations.fixesReply,
+  },
+  {
     id: 'L2',
     method: 'GET',
     path: '/v1/driver-locations/{driver_id}',

@@ -1,6 +1,7 @@
 /** The cost model's arithmetic, checked by hand on round figures. */
 import { describe, expect, it } from 'vitest';
-import { FLEET, monthlyCost, PRICES, SECONDS_PER_MONTH } from '../../bench/cost-model.ts';
+import { FLEET, monthlyCost, NOW, PRICES, SECONDS_PER_MONTH, UPLOADER_FLEET } from '../../bench/cost-model.ts';
+import { UPLOADER_DEFAULTS } from '../../lib/client/uploader-defaults.ts';
 
 const zero = { rcu: 0, wcu: 0 };
 
@@ -57,5 +58,59 @@ describe('the cost model', () => {
       (l) => l.component === 'Lambda requests',
     )!;
     expect(twice.usd).toBeCloseTo(once.usd * 2, 6);
+  });
+});
+
+describe('the cost model with the location uploader and CloudWatch (issue 27)', () => {
+  const input = {
+    fixMove: { rcu: 0.5, wcu: 3 },
+    fixCrossing: { rcu: 0.5, wcu: 3 },
+    importPerTask: zero,
+    runsheetAdded: zero,
+    driverAdded: zero,
+    pair: zero,
+    accept: zero,
+    authorizerPerRequest: 0,
+  };
+  const fixesOnly = {
+    importedTasksPerDay: 0,
+    planningsPerDay: 0,
+    dispatchers: 0,
+    streamShards: 0,
+    organisations: 0,
+  };
+
+  it('prices one X13 per upload interval: a third of the requests and writes for 3 fixes a request', () => {
+    expect(UPLOADER_FLEET.fixesPerRequest).toBe(UPLOADER_DEFAULTS.uploadIntervalS / FLEET.fixIntervalS);
+    const cost = (fleet: typeof FLEET | typeof UPLOADER_FLEET) =>
+      Object.fromEntries(monthlyCost(input, { ...fleet, ...fixesOnly }).map((line) => [line.component, line.usd]));
+    const one = cost(FLEET);
+    const batched = cost(UPLOADER_FLEET);
+    const requests = (10_000 * SECONDS_PER_MONTH) / 30; // 876 M X13s
+    expect(batched['API Gateway HTTP']).toBeCloseTo(requests / 1e6, 6);
+    expect(batched['DynamoDB writes']).toBeCloseTo(((requests * 3) / 1e6) * PRICES.dynamoWritePerMillion, 6);
+    expect(batched['DynamoDB writes']).toBeCloseTo(one['DynamoDB writes']! / 3, 6);
+    // Log ingestion follows invocations; custom metrics do not (6 × 122 metrics whatever the traffic).
+    expect(batched['CloudWatch Logs ingestion']).toBeCloseTo(
+      ((requests * FLEET.logBytesPerInvocation) / 1e9) * PRICES.logsIngestionPerGb,
+      6,
+    );
+    expect(batched['CloudWatch custom metrics']).toBeCloseTo(6 * 122 * 0.3, 6);
+    expect(one['CloudWatch custom metrics']).toBe(batched['CloudWatch custom metrics']);
+  });
+
+  it('crosses a precision-5 cell once per request as often as once per fix times the fixes a request holds', () => {
+    const crossingDearer = { ...input, fixCrossing: { rcu: 0.5, wcu: 9 } };
+    const writes = (fleet: typeof UPLOADER_FLEET) =>
+      monthlyCost(crossingDearer, { ...fleet, ...fixesOnly }).find((line) => line.component === 'DynamoDB writes')!;
+    const requests = (10_000 * SECONDS_PER_MONTH) / 30;
+    const crossing = FLEET.crossingShare * 3; // one request in 20
+    expect(writes(UPLOADER_FLEET).quantity).toBeCloseTo(requests * (3 * (1 - crossing) + 9 * crossing), 0);
+  });
+
+  it('reproduces the README figure for one L1 a fix before CloudWatch ($9 317)', () => {
+    const lines = monthlyCost(NOW, FLEET).filter((line) => !line.component.startsWith('CloudWatch'));
+    // Within a dollar: the README's figure came from the bench's unrounded per-task import units.
+    expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 9317)).toBeLessThan(1.5);
   });
 });
