@@ -14,6 +14,7 @@
  *   const uploader = new LocationUploader({ baseUrl, token: () => session.bearer });
  *   navigator.geolocation.watchPosition((p) => uploader.record({ latitude: p.coords.latitude, … }));
  */
+import { UPLOADER_DEFAULTS } from '#lib/client/uploader-defaults';
 import { distanceM } from '#shared/locations/geo';
 
 /** A fix as L1 takes it (contract 4.4). */
@@ -41,17 +42,18 @@ export interface UploaderOptions {
   baseUrl: string;
   /** The caller's bearer token; asked for before every request, so a refreshed token is used at once. */
   token: () => string | Promise<string>;
-  /** Keep a sample that moved at least this far from the last one kept (metres). AWS's SDK: 30. */
+  /** Keep a sample that moved at least this far from the last one kept (metres). Defaults: lib/client/uploader-defaults.ts. */
   minDistanceM?: number;
-  /** ... or that came at least this long after it (seconds). AWS's SDK: 30. */
+  /** ... or that came at least this long after it (seconds). */
   minIntervalS?: number;
   /** Send what is waiting this often (seconds). */
   uploadIntervalS?: number;
-  /** Send at once when this many fixes wait (X13 takes up to 100). AWS's SDK: 10. */
+  /** Send at once when this many fixes wait (X13 takes up to 100). */
   batchSize?: number;
-  /** Refuse new samples while this many wait to be sent. */
+  /** Refuse new samples while this many wait to be sent (default 10 000: over 80 hours of a driver standing still). */
   maxBuffered?: number;
-  /** The pause before the first resend without a `Retry-After`, doubled each time up to `maxRetryDelayS` (seconds). */
+  /** The pause before the first resend without a `Retry-After`, doubled each time up to `maxRetryDelayS` (seconds;
+   * defaults 1 and 60). */
   retryDelayS?: number;
   maxRetryDelayS?: number;
   fetch?: typeof globalThis.fetch;
@@ -60,17 +62,6 @@ export interface UploaderOptions {
   /** Told of every answer that was not a success (the batch is kept and sent again, except a 400: see `rejected`). */
   onError?: (problem: { status: number | 'network'; detail?: string }) => void;
 }
-
-/** The defaults (AWS's mobile tracking SDK filters at 30 s and 30 m and uploads 10 positions a call). */
-export const UPLOADER_DEFAULTS = {
-  minDistanceM: 30,
-  minIntervalS: 30,
-  uploadIntervalS: 30,
-  batchSize: 10,
-  maxBuffered: 10_000,
-  retryDelayS: 1,
-  maxRetryDelayS: 60,
-} as const;
 
 /** X13 takes at most this many fixes a request. */
 export const MAX_FIXES_PER_REQUEST = 100;
@@ -114,7 +105,13 @@ export class LocationUploader {
 
   constructor(options: UploaderOptions) {
     this.options = {
-      ...UPLOADER_DEFAULTS,
+      minDistanceM: UPLOADER_DEFAULTS.distanceFilterM,
+      minIntervalS: UPLOADER_DEFAULTS.timeFilterS,
+      uploadIntervalS: UPLOADER_DEFAULTS.uploadIntervalS,
+      batchSize: UPLOADER_DEFAULTS.maxFixesPerUpload,
+      maxBuffered: 10_000,
+      retryDelayS: 1,
+      maxRetryDelayS: 60,
       fetch: globalThis.fetch.bind(globalThis),
       clock: realClock,
       ...options,
