@@ -255,6 +255,14 @@ beforeAll(async () => {
     },
   });
   definitions.get('workers/expire-offers')!.invocations.push({ event: {} });
+  // The signing-key rotation, as Secrets Manager runs it (its whole story: key-rotation.test.ts).
+  const rotationToken = randomBytes(16).toString('hex');
+  standIns.secrets.startRotation(SECRET('SigningKeys'), rotationToken);
+  for (const Step of ['createSecret', 'setSecret', 'testSecret', 'finishSecret']) {
+    definitions.get('auth/rotate-signing-keys')!.invocations.push({
+      event: { SecretId: SECRET('SigningKeys'), ClientRequestToken: rotationToken, Step },
+    });
+  }
   // A driver's fix as the locations stream delivers it (a freelance driver: drivers.freelance, nobody subscribed).
   definitions.get('realtime/positions-stream')!.invocations.push({
     event: {
