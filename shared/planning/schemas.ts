@@ -5,6 +5,7 @@ import {
   dateTime,
   isoTime,
   nonEmptyString,
+  objectId,
   rangedListQuery,
   rangePageMeta,
   uuid,
@@ -54,12 +55,23 @@ export const runsheet = v.object({
   tasks: v.pipe(v.array(task), v.maxLength(200, 'must hold at most 200 tasks')),
 });
 
+/**
+ * A runsheet as P5 takes it: its tasks carried inline (`tasks`), or named as imported tasks (`task_ids`, X10 ids)
+ * that it then holds as imported, in that order. One of the two (plannings.ts says so with a 400 otherwise).
+ */
+export const plannedRunsheet = v.object({
+  id: runsheet.entries.id,
+  name: runsheet.entries.name,
+  tasks: v.optional(runsheet.entries.tasks),
+  task_ids: v.optional(v.pipe(v.array(objectId), v.maxLength(200, 'must name at most 200 tasks'))),
+});
+
 export const MAX_PER_CALL = 90;
 export const createPlanningBody = v.object({ name });
 export const updatePlanningBody = v.object({ name, version_rev: versionRev });
 export const addRunsheetsBody = v.object({
   runsheets: v.pipe(
-    v.array(runsheet),
+    v.array(plannedRunsheet),
     v.minLength(1, 'must not be empty'),
     v.maxLength(MAX_PER_CALL, `must hold at most ${MAX_PER_CALL} runsheets a call`),
   ),
