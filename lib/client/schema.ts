@@ -2024,6 +2024,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/driver/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own offers (pair records), open ones first by expiry; state=all for the history
+         * @description Spec X12. Access: roles: Driver, OrgDriver.
+         */
+        get: operations["X12"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -16051,6 +16071,183 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X12: {
+        parameters: {
+            query?: {
+                page?: string;
+                per_page?: string;
+                page_token?: string;
+                state?: "broadcasted" | "all";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        offers: {
+                            id: string;
+                            pair: {
+                                id: string;
+                                runsheet: {
+                                    id: string;
+                                    name?: string;
+                                    tasks: {
+                                        id: string;
+                                        total_item_weight?: number | null;
+                                        total_weight_unit?: string | null;
+                                        total_item_volume?: number | null;
+                                        total_volume_unit?: string | null;
+                                        total_item_count?: number | null;
+                                        client_time_utc?: string | null;
+                                        client_timezone?: string | null;
+                                        from_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        to_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        from_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        to_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        version_seq: number;
+                                    }[];
+                                };
+                                driver: {
+                                    id: string;
+                                    name: string;
+                                };
+                            };
+                            plan: {
+                                id: string;
+                                name?: string;
+                            };
+                            statuses: {
+                                /** @enum {string} */
+                                current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                                /** @enum {string} */
+                                action: "created" | "broadcast" | "accepted" | "rejected" | "system_rejected" | "deleted";
+                                reason: string | null;
+                                expired_time: string | null;
+                                /** Format: date-time */
+                                happened_at_utc: string;
+                                /** Format: date-time */
+                                saved_at_utc: string;
+                            }[];
+                            /** @enum {string} */
+                            current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

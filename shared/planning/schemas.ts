@@ -6,6 +6,7 @@ import {
   isoTime,
   nonEmptyString,
   objectId,
+  pageQuery,
   rangedListQuery,
   rangePageMeta,
   uuid,
@@ -218,3 +219,13 @@ const pairRecord = v.object({
 });
 export const pairReply = v.object({ pair_record: pairRecord });
 export const pairList = v.object({ pair_records: v.array(pairRecord) });
+
+/** X12: the caller's own offers; `state=all` adds the history after the open ones. */
+export const driverOffersQuery = v.object({
+  ...pageQuery(200, 1000),
+  state: v.optional(v.picklist(['broadcasted', 'all'], 'must be broadcasted or all'), 'broadcasted'),
+});
+export const driverOfferList = v.object({
+  offers: v.array(pairRecord),
+  meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
+});
