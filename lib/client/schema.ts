@@ -1572,6 +1572,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List imported tasks (by import job, planned or not)
+         * @description Spec X10. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         */
+        get: operations["X10"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{taskID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an imported task with its items
+         * @description Spec X11. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         */
+        get: operations["X11"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/plannings": {
         parameters: {
             query?: never;
@@ -1998,6 +2038,26 @@ export interface paths {
          * @description Spec R8. Access: roles: RunsheetBroadcastRecordWorker.
          */
         post: operations["R8"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/driver/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own offers (pair records), open ones first by expiry; state=all for the history
+         * @description Spec X12. Access: roles: Driver, OrgDriver.
+         */
+        get: operations["X12"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -12337,6 +12397,320 @@ export interface operations {
             };
         };
     };
+    X10: {
+        parameters: {
+            query?: {
+                page?: string;
+                per_page?: string;
+                page_token?: string;
+                order?: "asc" | "desc";
+                import_job_id?: string;
+                planned?: "true" | "false";
+                org_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tasks: {
+                            id: string;
+                            task_ref: string;
+                            import_job_id: string;
+                            from_address: {
+                                building_name: string | null;
+                                street_address: string;
+                                city: string;
+                                state: string | null;
+                                country: string;
+                                zip_code: string | null;
+                                latitude?: number;
+                                longitude?: number;
+                            };
+                            to_address: {
+                                building_name: string | null;
+                                street_address: string;
+                                city: string;
+                                state: string | null;
+                                country: string;
+                                zip_code: string | null;
+                                latitude?: number;
+                                longitude?: number;
+                            };
+                            from_time_window: {
+                                /** Format: date-time */
+                                start_time_utc: string;
+                                /** Format: date-time */
+                                end_time_utc: string;
+                                start_timezone: string;
+                                end_timezone: string;
+                            };
+                            to_time_window: {
+                                /** Format: date-time */
+                                start_time_utc: string;
+                                /** Format: date-time */
+                                end_time_utc: string;
+                                start_timezone: string;
+                                end_timezone: string;
+                            };
+                            total_item_weight: number | null;
+                            total_weight_unit: string | null;
+                            total_item_volume: number | null;
+                            total_volume_unit: string | null;
+                            total_item_count: number | null;
+                            client_time_utc: string | null;
+                            client_timezone: string | null;
+                            notes: string | null;
+                            created_at: string | null;
+                            planning_id: string | null;
+                            runsheet_id: string | null;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X11: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        task: {
+                            id: string;
+                            task_ref: string;
+                            import_job_id: string;
+                            from_address: {
+                                building_name: string | null;
+                                street_address: string;
+                                city: string;
+                                state: string | null;
+                                country: string;
+                                zip_code: string | null;
+                                latitude?: number;
+                                longitude?: number;
+                            };
+                            to_address: {
+                                building_name: string | null;
+                                street_address: string;
+                                city: string;
+                                state: string | null;
+                                country: string;
+                                zip_code: string | null;
+                                latitude?: number;
+                                longitude?: number;
+                            };
+                            from_time_window: {
+                                /** Format: date-time */
+                                start_time_utc: string;
+                                /** Format: date-time */
+                                end_time_utc: string;
+                                start_timezone: string;
+                                end_timezone: string;
+                            };
+                            to_time_window: {
+                                /** Format: date-time */
+                                start_time_utc: string;
+                                /** Format: date-time */
+                                end_time_utc: string;
+                                start_timezone: string;
+                                end_timezone: string;
+                            };
+                            total_item_weight: number | null;
+                            total_weight_unit: string | null;
+                            total_item_volume: number | null;
+                            total_volume_unit: string | null;
+                            total_item_count: number | null;
+                            client_time_utc: string | null;
+                            client_timezone: string | null;
+                            notes: string | null;
+                            created_at: string | null;
+                            planning_id: string | null;
+                            runsheet_id: string | null;
+                            items: {
+                                id: string;
+                                sku: string | null;
+                                description: string;
+                                quantity: number;
+                                weight: number | null;
+                                weight_unit: string | null;
+                                volume: number | null;
+                                volume_unit: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     P1: {
         parameters: {
             query?: {
@@ -13031,7 +13405,7 @@ export interface operations {
                     runsheets: {
                         id: string;
                         name?: string;
-                        tasks: {
+                        tasks?: {
                             id: string;
                             total_item_weight?: number | null;
                             total_weight_unit?: string | null;
@@ -13077,6 +13451,7 @@ export interface operations {
                                 end_timezone?: string;
                             };
                         }[];
+                        task_ids?: string[];
                     }[];
                 };
             };
@@ -15836,6 +16211,183 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X12: {
+        parameters: {
+            query?: {
+                page?: string;
+                per_page?: string;
+                page_token?: string;
+                state?: "broadcasted" | "all";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        offers: {
+                            id: string;
+                            pair: {
+                                id: string;
+                                runsheet: {
+                                    id: string;
+                                    name?: string;
+                                    tasks: {
+                                        id: string;
+                                        total_item_weight?: number | null;
+                                        total_weight_unit?: string | null;
+                                        total_item_volume?: number | null;
+                                        total_volume_unit?: string | null;
+                                        total_item_count?: number | null;
+                                        client_time_utc?: string | null;
+                                        client_timezone?: string | null;
+                                        from_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        to_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        from_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        to_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        version_seq: number;
+                                    }[];
+                                };
+                                driver: {
+                                    id: string;
+                                    name: string;
+                                };
+                            };
+                            plan: {
+                                id: string;
+                                name?: string;
+                            };
+                            statuses: {
+                                /** @enum {string} */
+                                current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                                /** @enum {string} */
+                                action: "created" | "broadcast" | "accepted" | "rejected" | "system_rejected" | "deleted";
+                                reason: string | null;
+                                expired_time: string | null;
+                                /** Format: date-time */
+                                happened_at_utc: string;
+                                /** Format: date-time */
+                                saved_at_utc: string;
+                            }[];
+                            /** @enum {string} */
+                            current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
