@@ -109,6 +109,11 @@ export class SafeDeploys extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+    Validations.of(errorAlarm).acknowledge({
+      id: 'cdk-validator-cfnguard::cloudwatch_alarm_action_check',
+      reason:
+        'CodeDeploy reads this alarm’s state itself during a deployment (the deployment group’s alarm configuration) and rolls back; the monitoring stack adds its notification topic through fn.live.errorAlarm.',
+    });
     const deploymentGroup = new LambdaDeploymentGroup(fn, 'Deployment', {
       application: this.application,
       alias,
