@@ -8,6 +8,7 @@ import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-l
 import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { LiveFunction } from '#lib/constructs/safe-deploy';
 import { ROOT } from '#lib/paths';
 
 export interface DispatchFunctionProps extends Partial<NodejsFunctionProps> {
@@ -64,6 +65,8 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
 export class DispatchFunction extends NodejsFunction {
   /** The handler module (relative to functions/): the function's name in shared/functions.ts and in every record. */
   readonly handlerPath: string;
+  /** Its alias `live`, deployment group and error alarm, when it is published for safe deploys (lib/constructs/safe-deploy.ts). */
+  live?: LiveFunction;
 
   constructor(scope: Construct, id: string, props: DispatchFunctionProps) {
     const { handlerPath, environment, ...rest } = props;

@@ -1,7 +1,7 @@
 /**
  * One stack per area: a function for every route of that area in the route table, added to the shared HTTP API with
  * the shared authorizer (public routes with none). Splitting by area keeps each stack far below CloudFormation's
- * 500-resource limit.
+ * 500-resource limit, with each function's version, alias `live`, deployment group and error alarm (safe deploys).
  */
 import { Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {
@@ -17,6 +17,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
+import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
 import type { RealtimeStack } from '#lib/stacks/realtime-stack';
 import { routeFunctions } from '#shared/functions';
@@ -61,12 +62,14 @@ export class AreaStack extends Stack {
         mailFrom: props.mailFrom,
       });
       this.functions.push(fn);
+      // The route invokes the alias `live`, which CodeDeploy moves to each new version (docs/deploy.md, Safe deploys).
+      const { alias } = SafeDeploys.of(this).publish(fn);
 
       const authorizer: IHttpRouteAuthorizer = route.access === 'public' ? none : bearer;
       new HttpRoute(this, `${name}Route`, {
         httpApi: props.httpApi,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
-        integration: new HttpLambdaIntegration(`${name}Integration`, fn),
+        integration: new HttpLambdaIntegration(`${name}Integration`, alias),
         authorizer,
       });
     }

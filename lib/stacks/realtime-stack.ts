@@ -16,6 +16,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { BUNDLING, DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
+import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
 import { background, websocketFunctions } from '#shared/functions';
 import { websocketRoutes } from '#shared/routes';
@@ -117,7 +118,7 @@ export class RealtimeStack extends Stack {
         callbackUrl: this.stage.callbackUrl,
         mailFrom: props.mailFrom,
       });
-      const integration = new WebSocketLambdaIntegration(`${name}Integration`, fn);
+      const integration = new WebSocketLambdaIntegration(`${name}Integration`, SafeDeploys.of(this).publish(fn).alias);
       if (route.routeKey === '$connect') api.addRoute('$connect', { integration });
       else if (route.routeKey === '$disconnect') api.addRoute('$disconnect', { integration });
       else if (route.routeKey === '$default') api.addRoute('$default', { integration });
@@ -167,7 +168,7 @@ export class RealtimeStack extends Stack {
       },
     });
     applyNeeds(ops, background('system/ops'), { data, realtime: this, mailFrom: props.mailFrom });
-    const opsIntegration = new HttpLambdaIntegration('OpsIntegration', ops);
+    const opsIntegration = new HttpLambdaIntegration('OpsIntegration', SafeDeploys.of(this).publish(ops).alias);
     for (const [id, path] of [
       ['OpsRoute', '/ops'],
       ['OpsAssetRoute', '/ops/assets/{file}'],
