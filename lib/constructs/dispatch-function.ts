@@ -3,13 +3,14 @@
  * minified with source maps, its own log group). What it may touch and the variables it gets come from its declared
  * needs (lib/constructs/grants.ts), never from here.
  */
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { LiveFunction } from '#lib/constructs/safe-deploy';
 import { ROOT } from '#lib/paths';
+import { stageOf } from '#lib/stage';
 
 export interface DispatchFunctionProps extends Partial<NodejsFunctionProps> {
   /** Handler module relative to functions/, without extension (as in the route table). */
@@ -70,9 +71,11 @@ export class DispatchFunction extends NodejsFunction {
 
   constructor(scope: Construct, id: string, props: DispatchFunctionProps) {
     const { handlerPath, environment, ...rest } = props;
+    const stage = stageOf(scope);
+    // A month in a sandbox, a year in prod; prod keeps the logs of a deleted stack (lib/stage.ts).
     const logGroup = new LogGroup(scope, `${id}Logs`, {
-      retention: RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
+      retention: stage.functionLogRetention,
+      removalPolicy: stage.removalPolicy,
     });
     super(scope, id, {
       entry: `${ROOT}/functions/${handlerPath}.ts`,

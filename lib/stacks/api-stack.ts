@@ -17,13 +17,14 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
+import { stageOf } from '#lib/stage';
 import { background } from '#shared/functions';
 import { CORS_HEADERS } from '#shared/http/responses';
 
@@ -72,9 +73,10 @@ export class ApiStack extends Stack {
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
     const { data } = props;
+    const stage = stageOf(this);
 
     this.httpApi = new HttpApi(this, 'HttpApi', {
-      apiName: 'dispatch',
+      apiName: `dispatch-${stage.name}`,
       createDefaultStage: false,
       corsPreflight: {
         allowOrigins: ['*'],
@@ -85,7 +87,7 @@ export class ApiStack extends Stack {
       },
     });
 
-    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: stage.accessLogRetention });
     new HttpStage(this, 'DefaultStage', {
       httpApi: this.httpApi,
       stageName: '$default',

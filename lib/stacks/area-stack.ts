@@ -14,12 +14,15 @@ import {
   type IHttpRouteAuthorizer,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { alarmFacade, watchFunctions } from '#lib/constructs/alarms';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
 import type { RealtimeStack } from '#lib/stacks/realtime-stack';
+import { stageOf } from '#lib/stage';
 import { routeFunctions } from '#shared/functions';
 import type { Area, RouteDef } from '#shared/routes';
 
@@ -32,6 +35,8 @@ export interface AreaStackProps extends StackProps {
   /** The verified SES sender of every mail. */
   mailFrom: string;
   realtime: RealtimeStack;
+  /** The stage's alarm topic (DispatchMonitoring): the functions' error and throttle alarms notify it. */
+  alarmTopic: ITopic;
 }
 
 /** `X3.read` → `X3Read`: a construct id from a spec id. */
@@ -73,6 +78,8 @@ export class AreaStack extends Stack {
         authorizer,
       });
     }
+    // An error and a throttle alarm per function (lib/constructs/alarms.ts; errorAlarmOf(fn) for a canary).
+    watchFunctions(alarmFacade(this, 'Alarms', stageOf(this), props.alarmTopic), props.area, this.functions);
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-APIG4',
       reason:

@@ -17,6 +17,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cd
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { type StageConfig, stageOf } from '#lib/stage';
 import {
   connectionsTable,
   type IndexDef,
@@ -64,8 +65,12 @@ export class DataStack extends Stack {
   /** Work for the workers (webhook deliveries), with a dead-letter queue. */
   readonly workQueue: Queue;
 
+  readonly stage: StageConfig;
+
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
+    this.stage = stageOf(this);
+    const { removalPolicy } = this.stage;
     this.mainTable = this.table(mainTable);
     this.idempotencyTable = this.table(idempotencyTable);
     this.locationsTable = this.table(locationsTable);
@@ -130,14 +135,17 @@ export class DataStack extends Stack {
     this.signingKeySecret = new Secret(this, 'SigningKeys', {
       description:
         'ES256 signing keys of the service bearer tokens; filled in by the first cold start, rotated on a schedule.',
+      removalPolicy,
     });
     this.pageTokenSecret = new Secret(this, 'PageTokenKey', {
       description: 'Seals list page tokens (AES-256-GCM under an HKDF of this value); only the list functions read it.',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy,
     });
     this.adminPasswordSecret = new Secret(this, 'AdminPassword', {
       description: 'Password of the seeded SysAdmin.',
       generateSecretString: { passwordLength: 32, excludePunctuation: true },
+      removalPolicy,
     });
     this.secretBoxKey = new Key(this, 'SecretBoxKey', {
       description: 'Seals partner webhook secrets',
@@ -148,6 +156,7 @@ export class DataStack extends Stack {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+      removalPolicy,
     });
     this.workQueue = new Queue(this, 'WorkQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -156,6 +165,7 @@ export class DataStack extends Stack {
       // handed to a second worker, and a receive whose invocation was throttled or retried keeps its message.
       visibilityTimeout: WORK_VISIBILITY_TIMEOUT,
       deadLetterQueue: { queue: deadLetters, maxReceiveCount: 5 },
+      removalPolicy,
     });
     Validations.of(deadLetters).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SQS3',
@@ -191,7 +201,9 @@ export class DataStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: def.ttlAttribute,
       ...(def.stream ? { stream: StreamViewType.NEW_IMAGE } : {}),
+      // Retained in every stage (a sandbox's tables are deleted by hand: docs/deploy.md); prod also refuses deletion.
       removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: this.stage.deletionProtection,
     });
     for (const index of def.indexes) {
       table.addGlobalSecondaryIndex({

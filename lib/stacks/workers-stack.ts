@@ -16,6 +16,7 @@ import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { type DataStack, WORKER_TIMEOUT } from '#lib/stacks/data-stack';
 import type { RealtimeStack } from '#lib/stacks/realtime-stack';
+import { stageOf } from '#lib/stage';
 import { ROTATION_INTERVAL_DAYS } from '#shared/auth/key-rotation';
 import { background } from '#shared/functions';
 
@@ -44,6 +45,7 @@ export class WorkersStack extends Stack {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+      removalPolicy: stageOf(this).removalPolicy,
     });
     Validations.of(this.asyncFailures).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SQS3',

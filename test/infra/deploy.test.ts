@@ -60,7 +60,7 @@ describe('a first deploy into a fresh account (issue 25.1)', () => {
     expect(() => requireDeployContext(newApp({ mailFrom: 'not an address' }))).toThrow(/mailFrom/);
     expect(() => requireDeployContext(newApp({ mailFrom: 'no-reply@mail.example.com' }))).not.toThrow();
     const { areaStacks } = buildApp(newApp({ mailFrom: 'no-reply@mail.example.com' }), ENV);
-    const accounts = areaStacks.find((stack) => stack.stackName === 'DispatchAccounts')!;
+    const accounts = areaStacks.find((stack) => stack.node.id === 'DispatchAccounts')!;
     Template.fromStack(accounts).hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ MAIL_FROM: 'no-reply@mail.example.com' }) },
     });

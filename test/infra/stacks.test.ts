@@ -102,7 +102,7 @@ describe('the synthesized service', () => {
 
 describe('the accounts area', () => {
   it('may send mail through SES from the configured sender, and only that identity', () => {
-    const accounts = built.areaStacks.find((stack) => stack.stackName === 'DispatchAccounts')!;
+    const accounts = built.areaStacks.find((stack) => stack.node.id === 'DispatchAccounts')!;
     const template = templateOf(accounts);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ MAIL_FROM: 'no-reply@dispatch.example' }) },
@@ -111,7 +111,7 @@ describe('the accounts area', () => {
     expect(policies).toContain('ses:SendEmail');
     expect(policies).toContain(':identity/dispatch.example');
     expect(
-      JSON.stringify(templateOf(built.areaStacks.find((s) => s.stackName === 'DispatchAuth')!).toJSON()),
+      JSON.stringify(templateOf(built.areaStacks.find((s) => s.node.id === 'DispatchAuth')!).toJSON()),
     ).not.toContain('ses:SendEmail');
   });
 });
@@ -126,8 +126,8 @@ describe('webhooks', () => {
     const decryptors = stacks.filter((stack) =>
       JSON.stringify(templateOf(stack).findResources('AWS::IAM::Policy')).includes('kms:Decrypt'),
     );
-    expect(decryptors.map((stack) => stack.stackName)).toEqual(['DispatchWorkers']);
-    const tokens = built.areaStacks.find((stack) => stack.stackName === 'DispatchTokens')!;
+    expect(decryptors.map((stack) => stack.node.id)).toEqual(['DispatchWorkers']);
+    const tokens = built.areaStacks.find((stack) => stack.node.id === 'DispatchTokens')!;
     expect(JSON.stringify(templateOf(tokens).findResources('AWS::IAM::Policy'))).toContain('kms:Encrypt');
     templateOf(built.data).hasResourceProperties('AWS::SQS::Queue', {
       RedrivePolicy: Match.objectLike({ maxReceiveCount: 5 }),
@@ -149,7 +149,7 @@ describe('the WebSocket API', () => {
       ],
       TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
     });
-    const notifications = built.areaStacks.find((stack) => stack.stackName === 'DispatchNotifications')!;
+    const notifications = built.areaStacks.find((stack) => stack.node.id === 'DispatchNotifications')!;
     templateOf(notifications).hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: Match.objectLike({
