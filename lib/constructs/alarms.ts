@@ -3,16 +3,20 @@
  * alarm per function, in the stack of the function (no cross-stack reference per function), each notifying the
  * stage's alarm topic. docs/monitoring.md lists every alarm with its reason and what the on-call does.
  *
- * The hook for safe deploys (issue 25.3): `errorAlarmOf(fn)` is the function's error alarm, to roll a CodeDeploy
- * canary back on. It exists once the stack has called `watchFunctions` for its functions (area stacks do so after
- * their routes; the other stacks' functions are watched by DispatchMonitoring and have no canary).
+ * With safe deploys (issue 25.3): an area function's error alarm is its canary alarm (Errors of the alias `live`, per
+ * minute, two minutes running; lib/constructs/safe-deploy.ts), given the topic here, so one alarm pages and rolls
+ * back. Functions of the other stacks are watched from DispatchMonitoring, whose topic their stacks cannot reference
+ * (DispatchMonitoring depends on them): they keep an error alarm of their own there, and an aliased one (the
+ * authorizer, the WebSocket routes) also keeps its canary alarm, read by CodeDeploy only.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { DefaultDashboardFactory, MonitoringFacade, SnsAlarmActionStrategy } from 'cdk-monitoring-constructs';
 import type { Construct } from 'constructs';
+import type { LiveFunction } from '#lib/constructs/safe-deploy';
 import type { StageConfig } from '#lib/stage';
 
 /** Function alarm thresholds; their reasons are in docs/monitoring.md. `max…` alarms when the value is above it. */
@@ -64,23 +68,43 @@ const registry = new WeakMap<IFunction, FunctionAlarms>();
  * Per function rather than one per area: the alarm names the function at fault, and a canary needs its own
  * function's alarm; 2 alarms per function stay far below the stacks' resource limit (test/infra/stacks.test.ts).
  */
-export function watchFunctions(facade: MonitoringFacade, group: string, fns: readonly IFunction[]): void {
+export function watchFunctions(
+  facade: MonitoringFacade,
+  group: string,
+  fns: readonly IFunction[],
+  topic?: ITopic,
+): void {
   for (const fn of fns) {
+    // A function behind `live` in a stack that has the topic: its canary alarm (lib/constructs/safe-deploy.ts) is its
+    // error alarm and notifies the topic too, one alarm for both jobs (and under the stacks' resource budget).
+    const live = topic ? (fn as { live?: LiveFunction }).live : undefined;
     const before = facade.createdAlarms().length;
     facade.monitorLambdaFunction({
       lambdaFunction: fn,
       alarmFriendlyName: `${group}-${fn.node.id}`,
       humanReadableName: `${group} ${fn.node.id}`,
-      addFaultCountAlarm: { Critical: { maxErrorCount: FUNCTION_ALARMS.maxErrors, period: FUNCTION_ALARMS.period } },
+      ...(live
+        ? {}
+        : {
+            addFaultCountAlarm: {
+              Critical: { maxErrorCount: FUNCTION_ALARMS.maxErrors, period: FUNCTION_ALARMS.period },
+            },
+          }),
       addThrottlesCountAlarm: {
         Critical: { maxErrorCount: FUNCTION_ALARMS.maxThrottles, period: FUNCTION_ALARMS.period },
       },
     });
     const made = facade.createdAlarms().slice(before);
-    const errors = made.find((alarm) => alarm.alarmName.includes('-Fault-') || alarm.alarmName.endsWith('Fault'));
+    const errors = live
+      ? live.errorAlarm
+      : made.find((alarm) => alarm.alarmName.includes('-Fault-') || alarm.alarmName.endsWith('Fault'))?.alarm;
     const throttles = made.find((alarm) => alarm.alarmName.includes('Throttle'));
     if (!errors || !throttles) throw new Error(`alarms of ${fn.node.path}: ${made.map((a) => a.alarmName).join(', ')}`);
-    registry.set(fn, { errors: errors.alarm, throttles: throttles.alarm });
+    if (live && topic) {
+      live.errorAlarm.addAlarmAction(new SnsAction(topic));
+      live.errorAlarm.addOkAction(new SnsAction(topic));
+    }
+    registry.set(fn, { errors, throttles: throttles.alarm });
   }
 }
 

@@ -16,7 +16,9 @@ import {
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct, type IConstruct } from 'constructs';
+import { alarmNamePrefix } from '#lib/constructs/alarms';
 import type { DispatchFunction } from '#lib/constructs/dispatch-function';
+import { stageOf } from '#lib/stage';
 
 /** The alias every route, authorizer and WebSocket integration invokes. */
 export const LIVE_ALIAS = 'live';
@@ -101,6 +103,8 @@ export class SafeDeploys extends Construct {
   publish(fn: DispatchFunction): LiveFunction {
     const alias = new Alias(fn, 'Live', { aliasName: LIVE_ALIAS, version: fn.currentVersion });
     const errorAlarm = new Alarm(fn, 'ErrorAlarm', {
+      // Named like every alarm of the stage (unique in the account: stages share one).
+      alarmName: `${alarmNamePrefix(stageOf(fn))}-${Stack.of(fn).node.id.replace(/^Dispatch/, '')}-${fn.node.id}-Errors-live`,
       alarmDescription: `${fn.handlerPath}: the ${LIVE_ALIAS} alias threw in ${ERROR_ALARM.datapointsToAlarm} consecutive minutes (CodeDeploy rolls a deployment back on it).`,
       metric: alias.metricErrors({ period: ERROR_ALARM.period, statistic: 'Sum' }),
       threshold: ERROR_ALARM.threshold,
@@ -108,11 +112,12 @@ export class SafeDeploys extends Construct {
       datapointsToAlarm: ERROR_ALARM.datapointsToAlarm,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
+      actionsEnabled: true,
     });
     Validations.of(errorAlarm).acknowledge({
       id: 'cdk-validator-cfnguard::cloudwatch_alarm_action_check',
       reason:
-        'CodeDeploy reads this alarm’s state itself during a deployment (the deployment group’s alarm configuration) and rolls back; the monitoring stack adds its notification topic through fn.live.errorAlarm.',
+        'CodeDeploy reads this alarm’s state itself during a deployment and rolls back. In the area stacks it also notifies the alarm topic (lib/constructs/alarms.ts); the API and realtime stacks cannot reference the topic (DispatchMonitoring depends on them), and their functions have a paging error alarm of their own there.',
     });
     const deploymentGroup = new LambdaDeploymentGroup(fn, 'Deployment', {
       application: this.application,

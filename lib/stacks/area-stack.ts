@@ -79,7 +79,12 @@ export class AreaStack extends Stack {
       });
     }
     // An error and a throttle alarm per function (lib/constructs/alarms.ts; errorAlarmOf(fn) for a canary).
-    watchFunctions(alarmFacade(this, 'Alarms', stageOf(this), props.alarmTopic), props.area, this.functions);
+    watchFunctions(
+      alarmFacade(this, 'Alarms', stageOf(this), props.alarmTopic),
+      props.area,
+      this.functions,
+      props.alarmTopic,
+    );
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-APIG4',
       reason:

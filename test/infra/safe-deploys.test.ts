@@ -31,8 +31,12 @@ type Resources = Record<string, Resource>;
 const referencesIn = (value: unknown): string[] =>
   [...JSON.stringify(value).matchAll(/"(?:Ref|Fn::GetAtt)":\[?"([A-Za-z0-9]+)"/g)].map((m) => m[1]!);
 
-/** The functions that are no API function: queue, S3 and schedule consumers, the stream consumer, the seed trigger. */
+/**
+ * The functions that are no API function: queue, S3 and schedule consumers, the stream consumer, the seed trigger,
+ * Secrets Manager's key rotation.
+ */
 const UNPUBLISHED = [
+  'auth/rotate-signing-keys',
   'realtime/positions-stream',
   'system/seed-admin',
   'workers/expire-offers',
