@@ -104,22 +104,34 @@ export async function createClient(input: NewClient) {
   return { client, secretKey, webhookSecret };
 }
 
-/** The retry of a create whose answer was lost: the client its first attempt wrote takes the retry's secrets. */
+/** How long a retry may still replace the secrets of the client its key made: the idempotency record's 24 hours. */
+const RETRY_WINDOW_MS = 24 * 3600 * 1000;
+
+/**
+ * The retry of a create whose answer was lost: the client its first attempt wrote takes the retry's secrets. Only
+ * within the key's 24 hours: later, the client's secrets may be in use, and the same key again is a 409.
+ */
 async function giveSecrets(client: ClientRecord): Promise<ClientRecord> {
-  const out = await db().send(
-    new UpdateCommand({
-      TableName: mainTableName(),
-      Key: clientKey(client.id),
-      UpdateExpression: `SET secret_hash = :hash${client.webhook_secret_sealed ? ', webhook_secret_sealed = :sealed' : ''}`,
-      ConditionExpression: 'attribute_exists(PK)',
-      ExpressionAttributeValues: {
-        ':hash': client.secret_hash,
-        ...(client.webhook_secret_sealed ? { ':sealed': client.webhook_secret_sealed } : {}),
-      },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  return out.Attributes ? toRecord(out.Attributes) : client;
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: clientKey(client.id),
+        UpdateExpression: `SET secret_hash = :hash${client.webhook_secret_sealed ? ', webhook_secret_sealed = :sealed' : ''}`,
+        ConditionExpression: 'attribute_exists(PK) AND created_at > :since',
+        ExpressionAttributeValues: {
+          ':hash': client.secret_hash,
+          ':since': new Date(clock.nowMs() - RETRY_WINDOW_MS).toISOString(),
+          ...(client.webhook_secret_sealed ? { ':sealed': client.webhook_secret_sealed } : {}),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes ? toRecord(out.Attributes) : client;
+  } catch (error) {
+    if (isConditionalFailure(error)) throw conflict('this Idempotency-Key already made a client; send another key');
+    throw error;
+  }
 }
 
 export async function findClient(id: string): Promise<ClientRecord | undefined> {
