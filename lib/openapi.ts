@@ -262,7 +262,7 @@ function operation(route: RouteDef) {
                     ...Object.fromEntries(
                       Object.entries(docs.multipartFields ?? {}).map(([name, description]) => [
                         name,
-                        { type: 'string', description },
+                        { type: 'string', format: 'uuid', maxLength: 36, description },
                       ]),
                     ),
                     [docs.multipart]: {

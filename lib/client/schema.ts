@@ -11150,7 +11150,10 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /** @description The organisation the tasks are for (its id) */
+                    /**
+                     * Format: uuid
+                     * @description The organisation the tasks are for (its id)
+                     */
                     org_id: string;
                     /** @description One part per CSV file: a tasks file and at most one items file */
                     files: string[];

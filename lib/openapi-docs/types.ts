@@ -19,7 +19,7 @@ export interface OperationDocs {
   errors?: Readonly<Partial<Record<410 | 413 | 415 | 422, string>>>;
   /** The body is multipart/form-data (I3): the name of its repeated file field. */
   multipart?: string;
-  /** The multipart body's other fields (each a required string): name and description. */
+  /** The multipart body's other fields (each a required UUID string): name and description. */
   multipartFields?: Readonly<Record<string, string>>;
   /**
    * Each request field's description, keyed by where it is: `params/<name>`, `query/<name>`, `headers/<name>`, or
