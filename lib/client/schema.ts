@@ -1075,7 +1075,7 @@ export interface paths {
         put?: never;
         /**
          * Store a phone's buffer of fixes (1–100): the newest one newer than the stored fix is stored as L1 stores it, the others are counted as ignored
-         * @description Store a phone's buffer of fixes (1–100): the newest one newer than the stored fix is stored as L1 stores it, the others are counted as ignored.
+         * @description Sends a phone’s buffer of 1 to 100 fixes in one request (lib/client/location-uploader.ts does it for an app). The newest fix newer than the stored one is stored exactly as L1 stores it; the others count as `ignored`. A malformed fix refuses the whole batch with a 400 at its path.
          *
          *     Access: roles: Driver, OrgDriver. Spec X13.
          */
@@ -1759,7 +1759,7 @@ export interface paths {
         };
         /**
          * List imported tasks (by import job, planned or not)
-         * @description List imported tasks (by import job, planned or not).
+         * @description Lists the organisation’s imported tasks, newest import first (`order=asc`: oldest first, in file order), each with the planning and runsheet it is in, if any. Items are left out: X11 reads one task with its items.
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X10.
          */
@@ -1781,7 +1781,7 @@ export interface paths {
         };
         /**
          * Read an imported task with its items
-         * @description Read an imported task with its items.
+         * @description Reads one imported task with its items, and the planning and runsheet it is in, if any.
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X11.
          */
@@ -2283,7 +2283,7 @@ export interface paths {
         };
         /**
          * The caller's own offers (pair records), open ones first by expiry; state=all for the history
-         * @description The caller's own offers (pair records), open ones first by expiry; state=all for the history.
+         * @description Lists the calling driver’s own offers (pair records, R1’s shape): open offers first, soonest to expire first; `state=all` adds the answered and closed ones after them, newest first. Paged like every list.
          *
          *     Access: roles: Driver, OrgDriver. Spec X12.
          */
@@ -9064,14 +9064,40 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fixes": [
+                 *         {
+                 *           "latitude": 1.2765,
+                 *           "longitude": 103.846,
+                 *           "client_time_utc": "2026-11-02T08:14:30+08:00"
+                 *         },
+                 *         {
+                 *           "latitude": 1.2769,
+                 *           "longitude": 103.8466,
+                 *           "client_time_utc": "2026-11-02T08:15:00+08:00",
+                 *           "client_timezone": "Asia/Singapore"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The fixes, 1 to 100, each an L1 body, in any order */
                     fixes: {
+                        /** @description The reporting device’s id */
                         device_id?: string | null;
+                        /** @description WGS 84 latitude in degrees, -90 to 90 */
                         latitude: number;
+                        /** @description WGS 84 longitude in degrees, -180 to 180 */
                         longitude: number;
+                        /** @description Metres above sea level, -1000 to 100000 */
                         altitude?: number | null;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description When the device took the fix (ISO 8601 with an offset)
+                         */
                         client_time_utc: string;
+                        /** @description The device’s IANA time zone */
                         client_timezone?: string | null;
                     }[];
                 };
@@ -14504,10 +14530,19 @@ export interface operations {
                 per_page?: string;
                 /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
-                /** @description Creation-time order: newest first (desc) or oldest first */
+                /**
+                 * @description Creation-time order: newest first (desc) or oldest first
+                 * @example asc
+                 */
                 order?: "asc" | "desc";
+                /** @description Only the tasks of this import job */
                 import_job_id?: string;
+                /**
+                 * @description `true`: only tasks in a runsheet of a planning; `false`: only tasks in none
+                 * @example false
+                 */
                 planned?: "true" | "false";
+                /** @description The organisation whose tasks to list (SysAdmin only, and required for a SysAdmin) */
                 org_id?: string;
             };
             header?: never;
@@ -14657,6 +14692,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The task’s id (24 hexadecimal characters, as X10 lists it)
+                 * @example 6571f0c2e4b0a1b2c3d4e5f9
+                 */
                 taskID: string;
             };
             cookie?: never;
@@ -15704,6 +15743,7 @@ export interface operations {
                                 end_timezone?: string;
                             };
                         }[];
+                        /** @description Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order; a task in a runsheet of another planning is a 409 at its path */
                         task_ids?: string[];
                     }[];
                 };
@@ -18981,6 +19021,10 @@ export interface operations {
                 per_page?: string;
                 /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
+                /**
+                 * @description `broadcasted` (default): the open offers only; `all`: the history too
+                 * @example all
+                 */
                 state?: "broadcasted" | "all";
             };
             header?: never;

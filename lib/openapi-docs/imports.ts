@@ -415,4 +415,31 @@ export const importsDocs: AreaDocs = {
       'query/object_key': 'The object key, `uploads/<org_id>/…` for an organisation’s files',
     },
   },
+  X10: {
+    description:
+      'Lists the organisation’s imported tasks, newest import first (`order=asc`: oldest first, in file order), ' +
+      'each with the planning and runsheet it is in, if any. Items are left out: X11 reads one task with its items.',
+    example: {
+      query: {
+        planned: 'false',
+        order: 'asc',
+      },
+    },
+    fields: {
+      'query/import_job_id': 'Only the tasks of this import job',
+      'query/planned': '`true`: only tasks in a runsheet of a planning; `false`: only tasks in none',
+      'query/org_id': 'The organisation whose tasks to list (SysAdmin only, and required for a SysAdmin)',
+    },
+  },
+  X11: {
+    description: 'Reads one imported task with its items, and the planning and runsheet it is in, if any.',
+    example: {
+      params: {
+        taskID: '6571f0c2e4b0a1b2c3d4e5f9',
+      },
+    },
+    fields: {
+      'params/taskID': 'The task’s id (24 hexadecimal characters, as X10 lists it)',
+    },
+  },
 };

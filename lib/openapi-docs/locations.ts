@@ -72,4 +72,32 @@ export const locationsDocs: AreaDocs = {
       'query/service_type': 'Only drivers offering this service',
     },
   },
+  X13: {
+    description:
+      'Sends a phone’s buffer of 1 to 100 fixes in one request (lib/client/location-uploader.ts does it for an ' +
+      'app). The newest fix newer than the stored one is stored exactly as L1 stores it; the others count as ' +
+      '`ignored`. A malformed fix refuses the whole batch with a 400 at its path.',
+    example: {
+      body: {
+        fixes: [
+          { latitude: 1.2765, longitude: 103.846, client_time_utc: '2026-11-02T08:14:30+08:00' },
+          {
+            latitude: 1.2769,
+            longitude: 103.8466,
+            client_time_utc: '2026-11-02T08:15:00+08:00',
+            client_timezone: 'Asia/Singapore',
+          },
+        ],
+      },
+    },
+    fields: {
+      'body/fixes': 'The fixes, 1 to 100, each an L1 body, in any order',
+      'body/fixes/*/device_id': 'The reporting device’s id',
+      'body/fixes/*/latitude': 'WGS 84 latitude in degrees, -90 to 90',
+      'body/fixes/*/longitude': 'WGS 84 longitude in degrees, -180 to 180',
+      'body/fixes/*/altitude': 'Metres above sea level, -1000 to 100000',
+      'body/fixes/*/client_time_utc': 'When the device took the fix (ISO 8601 with an offset)',
+      'body/fixes/*/client_timezone': 'The device’s IANA time zone',
+    },
+  },
 };

@@ -135,6 +135,9 @@ export const planningDocs: AreaDocs = {
     fields: {
       ...under('body/runsheets/*', RUNSHEET),
       'body/runsheets': 'Runsheets to add (1 to 90 a call); a runsheet whose id the planning has replaces it',
+      'body/runsheets/*/task_ids':
+        'Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order; a task in a runsheet of ' +
+        'another planning is a 409 at its path',
     },
   },
   P6: {
@@ -387,6 +390,19 @@ export const planningDocs: AreaDocs = {
     },
     fields: {
       'body/reason': 'Why the system rejected the pair (up to 200 characters)',
+    },
+  },
+  X12: {
+    description:
+      'Lists the calling driver’s own offers (pair records, R1’s shape): open offers first, soonest to expire ' +
+      'first; `state=all` adds the answered and closed ones after them, newest first. Paged like every list.',
+    example: {
+      query: {
+        state: 'all',
+      },
+    },
+    fields: {
+      'query/state': '`broadcasted` (default): the open offers only; `all`: the history too',
     },
   },
 };
