@@ -21,12 +21,16 @@ let built: ReturnType<typeof buildApp>;
 const resourcesOf = (stack: Stack) =>
   Object.entries(Template.fromStack(stack).toJSON()['Resources'] as Record<string, Resource>);
 
-{
-  describe('signing-key rotation (issue 25.6)', () => {
+for (const stage of ['sandbox', 'prod']) {
+  describe(`signing-key rotation (issue 25.6), stage ${stage}`, () => {
     beforeAll(() => {
       app = new App({
         outdir: mkdtempSync(join(tmpdir(), 'cdk-')),
-        context: { 'aws:cdk:bundling-stacks': [], '@aws-cdk/core:defaultCrossStackReferences': 'strong' },
+        context: {
+          'aws:cdk:bundling-stacks': [],
+          '@aws-cdk/core:defaultCrossStackReferences': 'strong',
+          stage,
+        },
       });
       built = buildApp(app, { env: { account: '123456789012', region: 'eu-west-1' } });
       // Synthesizing is the slow part: once, here.
