@@ -120,9 +120,10 @@ beforeAll(async () => {
     };
   }
   const templates = new Map<string, { Resources: Record<string, FunctionResource> }>();
+  /** By the stack's template file (named by its construct id; the stack's name carries the stage). */
   const templateOf = (stack: string) => {
     if (!templates.has(stack))
-      templates.set(stack, JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8')));
+      templates.set(stack, JSON.parse(readFileSync(join(outdir, stack), 'utf8')));
     return templates.get(stack)!;
   };
   const runtimes = new Set<string>();
@@ -134,7 +135,7 @@ beforeAll(async () => {
       .map((fn) => {
         const stack = Stack.of(fn);
         const id = stack.getLogicalId(fn.node.defaultChild as CfnElement);
-        const resource = templateOf(stack.stackName).Resources[id]!;
+        const resource = templateOf(stack.templateFile).Resources[id]!;
         runtimes.add(resource.Properties.Runtime);
         const env: Record<string, string> = {};
         for (const [name, value] of Object.entries(resource.Properties.Environment?.Variables ?? {})) {
