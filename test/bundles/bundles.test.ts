@@ -122,8 +122,7 @@ beforeAll(async () => {
   const templates = new Map<string, { Resources: Record<string, FunctionResource> }>();
   /** By the stack's template file (named by its construct id; the stack's name carries the stage). */
   const templateOf = (stack: string) => {
-    if (!templates.has(stack))
-      templates.set(stack, JSON.parse(readFileSync(join(outdir, stack), 'utf8')));
+    if (!templates.has(stack)) templates.set(stack, JSON.parse(readFileSync(join(outdir, stack), 'utf8')));
     return templates.get(stack)!;
   };
   const runtimes = new Set<string>();
