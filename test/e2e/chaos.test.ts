@@ -106,7 +106,6 @@ async function endState(summary: DemoSummary, tag: string) {
     );
   const jobs = main.filter((i) => i['entity'] === 'import_job' && i['org_id'] === org);
   const jobIds = jobs.map((j) => String(j['id']));
-  const ofJob = (text: string) => jobIds.reduce((out, id) => out.replaceAll(id, '<job>'), text);
   const planning = main.find((i) => i['entity'] === 'planning' && i['id'] === summary.planningId)!;
   const emails = users.map((u) => `EMAIL#${String(u['email']).toLowerCase()}`);
   const state = clean({
@@ -127,12 +126,19 @@ async function endState(summary: DemoSummary, tag: string) {
     import_results: main.filter(
       (i) => i['entity'] === 'import_result' && jobIds.some((id) => String(i['PK']).includes(id)),
     ).length,
+    // A task's key and index entries name its id and job (derived per day): the task_ref names it on both days.
     tasks: main
       .filter((i) => i['entity'] === 'task' && i['org_id'] === org)
-      .map(({ id, PK, import_job_id, created_at, client_time_utc, ...rest }) => ({ key: ofJob(String(PK)), ...rest })),
+      .map(({ id, PK, import_job_id, created_at, client_time_utc, _w, GSI1SK, GSI2SK, ...rest }) => ({
+        key: `TASK#${String(rest['task_ref'])}`,
+        ...rest,
+      })),
     items: main
       .filter((i) => i['entity'] === 'task_item' && i['org_id'] === org)
-      .map(({ id, PK, import_job_id, created_at, ...rest }) => ({ key: ofJob(String(PK)), ...rest })),
+      .map(({ id, PK, import_job_id, created_at, _w, ...rest }) => ({
+        key: `TASK#${String(rest['task_ref'])}`,
+        ...rest,
+      })),
     planning: {
       name: planning['name'],
       job: (planning['job'] as Item)['current_status'],
