@@ -5,11 +5,12 @@
  * still the one it read and issues the next: of two concurrent writers exactly one wins.
  */
 
-import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { DRIVERS, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
+import { putAll } from '#shared/db/batch';
 import {
   cancelledIndexes,
   db,
@@ -301,20 +302,6 @@ export async function renamePlanning(caller: Caller, id: string, name: string, v
   return toPlanningView(await changePlanning(await visiblePlanning(caller, id), versionRev, { name }));
 }
 
-/** Writes whole items, 25 a BatchWriteItem, in order; what a batch leaves unprocessed is sent again before the next. */
-async function putAll(items: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < items.length; i += 25) {
-    let requests: { PutRequest: { Item: Record<string, unknown> } }[] | undefined = items
-      .slice(i, i + 25)
-      .map((item) => ({ PutRequest: { Item: item } }));
-    for (let attempt = 0; requests && requests.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
-      const out = await db().send(new BatchWriteCommand({ RequestItems: { [mainTableName()]: requests } }));
-      requests = out.UnprocessedItems?.[mainTableName()] as typeof requests;
-    }
-  }
-}
-
 /**
  * P5 and P7 add items to the planning without a transaction (it would double every unit): the items first (each put
  * is whole, so writing one again changes nothing), then the profile's counter set to what the planning now holds, on
@@ -331,7 +318,8 @@ async function addMembers(
   /** What the planning holds with the items, when the caller knows it without another read. */
   known?: Contents,
 ): Promise<{ planning: Planning; contents: Contents }> {
-  await putAll(items);
+  // 25 a BatchWriteItem, in order (shared/db/batch.ts).
+  await putAll(mainTableName(), items);
   let current = planning;
   for (let attempt = 0; ; attempt++) {
     // After a stale version another writer's items are just written: a consistent read counts them.
