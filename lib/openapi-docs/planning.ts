@@ -137,7 +137,7 @@ export const planningDocs: AreaDocs = {
       'body/runsheets': 'Runsheets to add (1 to 90 a call); a runsheet whose id the planning has replaces it',
       'body/runsheets/*/task_ids':
         'Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order; a task in a runsheet of ' +
-        'another planning is a 409 at its path',
+        'another planning, or of an import that has not completed yet, is a 409 at its path',
     },
   },
   P6: {

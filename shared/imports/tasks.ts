@@ -16,9 +16,10 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
-import { db, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
+import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { forbidden, invalidField, notFound, Problem } from '#shared/http/problems';
+import { jobKey } from '#shared/imports/jobs';
 
 /** A task's id: 24 hex characters derived from its job and task_ref (a rerun writes the same task). */
 export const taskId = (jobId: string, ref: string): string =>
@@ -148,6 +149,42 @@ export async function readTask(caller: Caller, id: string) {
       items: items.filter((item) => String(item['SK']).startsWith('ITEM#')).map(itemView),
     },
   };
+}
+
+/**
+ * P5 plans a task only once its import has completed: until then a worker that died may still retry the import, and
+ * a retry writes its tasks again as imported, which would drop a planned mark and let a second runsheet take the task.
+ * A completed (or failed) job is never run again. A task of an import still running is a 409 at its path; ids that
+ * name no task of the organisation are left to `claimTask` (its 400).
+ */
+export async function refuseUnfinishedImports(orgId: string, claims: { taskId: string; path: string }[]) {
+  if (claims.length === 0) return;
+  const tasks = await getAll(mainTableName(), [...new Set(claims.map((c) => c.taskId))].map(taskKey), {
+    ProjectionExpression: 'id, org_id, import_job_id',
+    ConsistentRead: true,
+  });
+  const jobOf = new Map(
+    tasks
+      .filter((task) => task['org_id'] === orgId)
+      .map((task) => [task['id'] as string, task['import_job_id'] as string]),
+  );
+  const jobs = await getAll(mainTableName(), [...new Set(jobOf.values())].map(jobKey), {
+    ProjectionExpression: 'id, current_status',
+    ConsistentRead: true,
+  });
+  const statusOf = new Map(jobs.map((job) => [job['id'] as string, job['current_status'] as string]));
+  for (const { taskId, path } of claims) {
+    const job = jobOf.get(taskId);
+    const status = job === undefined ? undefined : (statusOf.get(job) ?? 'gone');
+    if (status === undefined || status === 'completed' || status === 'failed') continue;
+    throw new Problem(
+      409,
+      'conflict',
+      'Conflict',
+      `${path}: task ${taskId} belongs to import job ${job}, which is ${status}; plan it once the import has completed`,
+      [{ path, message: `its import job is ${status}` }],
+    );
+  }
 }
 
 /**

@@ -24,7 +24,7 @@ import { moveCurrent } from '#shared/db/moves';
 import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
-import { claimTask, releaseTask } from '#shared/imports/tasks';
+import { claimTask, refuseUnfinishedImports, releaseTask } from '#shared/imports/tasks';
 import { planningKey, runsheetKey } from '#shared/planning/keys';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
 import type { JOB_STATUSES } from '#shared/planning/schemas';
@@ -402,6 +402,7 @@ async function claimImportedTasks(planning: Planning, input: RunsheetInput[]): P
   const claims = input.flatMap((r, i) =>
     (r.task_ids ?? []).map((taskId, j) => ({ runsheetId: r.id, taskId, path: `runsheets[${i}].task_ids[${j}]` })),
   );
+  await refuseUnfinishedImports(planning.org_id, claims);
   const settled: PromiseSettledResult<Awaited<ReturnType<typeof claimTask>>>[] = [];
   for (let i = 0; i < claims.length; i += 25) {
     settled.push(

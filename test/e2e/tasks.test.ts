@@ -302,4 +302,36 @@ describe('P5 task_ids and P6: planning imported tasks', () => {
     const taken = await addRunsheets(await newPlanning('Next'), [{ id: 'RS-N', task_ids: [idOf('A2'), idOf('A3')] }]);
     expect(taken.status).toBe(200);
   });
+
+  it('answers 409 for a task whose import has not completed: a retry of the import could still rewrite it', async () => {
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const setStatus = (status: string) =>
+      db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: { PK: `IMPORTJOB#${job2}`, SK: 'JOB' },
+          UpdateExpression: 'SET current_status = :s',
+          ExpressionAttributeValues: { ':s': status },
+        }),
+      );
+    // What a worker that died in the middle of an import leaves: the job processing, some of its tasks written (and
+    // listed by X10). Its retry writes them again as imported; a planned mark set in between would be lost.
+    await setStatus('processing');
+    try {
+      const refused = await addRunsheets(await newPlanning('Too early'), [
+        { id: 'RS-E', task_ids: [idOf('A7'), idOf('B4')] },
+      ]);
+      expect(refused.status).toBe(409);
+      expect(refused.body.errors).toEqual([
+        { path: 'runsheets[0].task_ids[1]', message: 'its import job is processing' },
+      ]);
+      expect(await taskOf('A7')).toMatchObject({ planning_id: null });
+      expect(await taskOf('B4')).toMatchObject({ planning_id: null });
+    } finally {
+      await setStatus('completed');
+    }
+    const taken = await addRunsheets(await newPlanning('In time'), [{ id: 'RS-T', task_ids: [idOf('B4')] }]);
+    expect(taken.status).toBe(200);
+  });
 });
