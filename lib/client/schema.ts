@@ -14694,7 +14694,7 @@ export interface operations {
             path: {
                 /**
                  * @description The task’s id (24 hexadecimal characters, as X10 lists it)
-                 * @example 6571f0c2e4b0a1b2c3d4e5f9
+                 * @example 6571f0c2e4b0a1b2c3d4e5fa
                  */
                 taskID: string;
             };

@@ -46,6 +46,8 @@ export const EXAMPLE = {
   orgDriverRoleID: 'b0e5c3a1-0003-4000-8000-000000000003',
   /** A runsheet–driver pair of the completed planning job `planningJobID`. */
   pairID: '4b8e2f6a-9c1d-4e3b-a7f5-0d6c2e9b3a14',
+  /** A task the import worker imported for the caller's organisation (X10 lists it). */
+  taskID: '6571f0c2e4b0a1b2c3d4e5fa',
   /** A notification of the calling Merchant. */
   notificationID: '6571f0c2e4b0a1b2c3d4e5f9',
   /** A planning whose job completed (its result exists). */

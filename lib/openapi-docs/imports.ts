@@ -435,7 +435,7 @@ export const importsDocs: AreaDocs = {
     description: 'Reads one imported task with its items, and the planning and runsheet it is in, if any.',
     example: {
       params: {
-        taskID: '6571f0c2e4b0a1b2c3d4e5f9',
+        taskID: EXAMPLE.taskID,
       },
     },
     fields: {
