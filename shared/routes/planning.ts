@@ -5,8 +5,6 @@ import type { Needs, RouteDef } from '#shared/routes/types';
 import * as common from '#shared/schemas/common';
 
 /** Why a grant of a planning function may go unused in the recorded tests. */
-const NO_PARTNER =
-  "The tests' organisations have no partner with a webhook: publishPartnerEvent finds none and sends nothing.";
 const NO_SUB = 'No WebSocket client is subscribed to the channel when the tests make this call: nothing is posted.';
 const JOB_END =
   'Ends a job the way P14 does (announced on the channel and to partners); the tests reach only its refusals.';
@@ -18,7 +16,7 @@ const announcingNeeds: Needs = {
   indexes: ['GSI2'],
   queue: true,
   realtime: true,
-  unexercised: { 'queue:send': NO_PARTNER, 'realtime:post': NO_SUB },
+  unexercised: { 'realtime:post': NO_SUB },
 };
 
 const jobEndNeeds: Needs = {
@@ -319,7 +317,6 @@ export const planningRoutes = [
       indexes: ['GSI2'],
       queue: true,
       realtime: true,
-      unexercised: { 'queue:send': NO_PARTNER },
     },
     access: ['RunsheetBroadcastPlanWorker', 'Driver', 'OrgDriver'],
     summary: 'Record acceptance (the first accept of a runsheet wins)',
@@ -333,7 +330,7 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/rejected',
     area: 'planning',
     handler: 'planning/pair-rejected',
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true, unexercised: { 'queue:send': NO_PARTNER } },
+    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
     access: ['RunsheetBroadcastRecordWorker', 'Driver', 'OrgDriver'],
     summary: 'Record rejection by the driver',
     status: 200,
