@@ -12,6 +12,7 @@ import { benchLocations } from './locations.ts';
 import { benchOperations } from './operations.ts';
 import { benchPairing } from './pairing.ts';
 import { benchPlanning } from './planning.ts';
+import { benchPositionLag } from './position-lag.ts';
 import { benchRequests } from './requests.ts';
 import { benchScale } from './scale.ts';
 
@@ -26,6 +27,7 @@ await benchAccounts();
 await benchLocations();
 await benchFanOut();
 await benchLiveOps();
+await benchPositionLag();
 await benchImports();
 benchPairing();
 await benchPlanning();
