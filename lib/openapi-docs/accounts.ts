@@ -1,6 +1,23 @@
 /** The accounts area's operations as the OpenAPI document explains them (see lib/openapi-docs/index.ts). */
 import { EXAMPLE } from '#lib/openapi-docs/examples';
-import type { AreaDocs } from '#lib/openapi-docs/types';
+import type { AreaDocs, OperationDocs } from '#lib/openapi-docs/types';
+
+/** A5 and A6 (two roles' routes to the same invitation). */
+const INVITE_INTO_OWN: OperationDocs = {
+  description: 'Invites a user into the caller’s organisation by email (a mail with an invitation token).',
+  example: {
+    body: {
+      user: {
+        email: EXAMPLE.newEmail,
+        role_id: EXAMPLE.orgDriverRoleID,
+      },
+    },
+  },
+  fields: {
+    'body/user/email': 'The address to invite',
+    'body/user/role_id': 'The role the invited user gets: a fixed id of X4 (`/v1/roles`)',
+  },
+};
 
 export const accountsDocs: AreaDocs = {
   X2: {
@@ -137,36 +154,8 @@ export const accountsDocs: AreaDocs = {
       'body/user/invitation_token': 'The token of the invitation mail (single use; a used or expired one is 410)',
     },
   },
-  A5: {
-    description: 'Invites a user into the caller’s organisation by email (a mail with an invitation token).',
-    example: {
-      body: {
-        user: {
-          email: EXAMPLE.newEmail,
-          role_id: EXAMPLE.orgDriverRoleID,
-        },
-      },
-    },
-    fields: {
-      'body/user/email': 'The address to invite',
-      'body/user/role_id': 'The role the invited user gets: a fixed id of X4 (`/v1/roles`)',
-    },
-  },
-  A6: {
-    description: 'Invites a user into the caller’s organisation by email (a mail with an invitation token).',
-    example: {
-      body: {
-        user: {
-          email: EXAMPLE.newEmail,
-          role_id: EXAMPLE.orgDriverRoleID,
-        },
-      },
-    },
-    fields: {
-      'body/user/email': 'The address to invite',
-      'body/user/role_id': 'The role the invited user gets: a fixed id of X4 (`/v1/roles`)',
-    },
-  },
+  A5: INVITE_INTO_OWN,
+  A6: INVITE_INTO_OWN,
   A7: {
     description: 'Invites a user into a named organisation by email, with a role.',
     example: {

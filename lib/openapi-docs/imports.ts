@@ -15,160 +15,24 @@ const IMPORT_FORMAT =
   'weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal ' +
   'point; unknown columns are ignored with a warning.';
 
-export const importsDocs: AreaDocs = {
-  'I1.ops': {
-    description:
-      'A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to ' +
-      '`file.url`, then name `file.storage_upload_key` in I4a/I4b. ' +
-      IMPORT_FORMAT,
-    example: {
-      query: {
-        filename: 'tasks.csv',
-      },
-    },
-    fields: {
-      'query/filename': 'The name of the file to upload (1 to 200 characters), e.g. tasks.csv',
-    },
-  },
-  'I2.ops': {
-    description: 'Lists import jobs of every organisation, or only of those `org_id` names, one page at a time.',
-    example: {
-      query: {
-        per_page: '50',
-        order: 'desc',
-      },
-    },
-    fields: {
-      'query/org_id': 'Only these organisations’ jobs: UUIDs, comma-separated or the parameter repeated (at most 20)',
-    },
-  },
-  'I3.ops': {
-    description:
-      'Creates an import job from files sent in the request itself: multipart/form-data, the field `files` ' +
-      'once per file (one tasks file, at most one items file), at most 6 MiB in all (413 above). Larger ' +
-      'files go through I1 and I4a/I4b. ' +
-      IMPORT_FORMAT,
-    errors: {
-      413: 'The upload is larger than 6 MiB (`payload_too_large`): upload through I1 and create the job with I4b',
-      415: 'The body is not multipart/form-data (`unsupported_media_type`)',
-    },
-    multipart: 'files',
-    multipartFields: { org_id: 'The organisation the tasks are for (its id)' },
-  },
-  'I5.ops': {
-    description: 'Reads one import job: its files, status and timestamps.',
-    example: {
-      params: {
-        import_job_id: EXAMPLE.importJobID,
-      },
-    },
-  },
-  'I6.ops': {
-    description:
-      'Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks ' +
-      'every row and writes the result (I7) but imports nothing. ' +
-      IMPORT_FORMAT,
-    example: {
-      params: {
-        import_job_id: EXAMPLE.importJobID,
-      },
-      query: {
-        dry_run: 'true',
-      },
-    },
-    fields: {
-      'query/dry_run': 'true: check the files and report what would be imported, importing nothing',
-    },
-  },
-  'I7.ops': {
-    description:
-      'Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per ' +
-      'rejected row, and warnings. 404 until the worker has written it.',
-    example: {
-      params: {
-        import_job_id: EXAMPLE.importedJobID,
-      },
-    },
-  },
-  'I9.ops': {
-    description: 'Reads the job’s import status (new, queued, processing, completed or failed).',
-    example: {
-      params: {
-        import_job_id: EXAMPLE.importJobID,
-      },
-    },
-  },
-  'I10.ops': {
-    description:
-      'Moves the job along its status machine (new → queued → processing → completed or failed); ' +
-      '`prev_status` must be the current status, otherwise 409.',
-    example: {
-      params: {
-        import_job_id: EXAMPLE.importJobID,
-      },
-      body: {
-        prev_status: 'new',
-        next_status: 'queued',
-      },
-    },
-    fields: {
-      'body/prev_status': 'The job’s current status (the change is refused otherwise)',
-      'body/next_status': 'The status to move to (new → queued → processing → completed or failed)',
-    },
-  },
-  'I11.ops': {
-    description: 'Marks the job failed with a reason (shown as its error); a finished job answers 409.',
-    example: {
-      params: {
-        import_job_id: EXAMPLE.importJobID,
-      },
-      body: {
-        reason: 'The tasks file was replaced',
-      },
-    },
-    fields: {
-      'body/reason': 'Why the job failed, shown as its error (up to 500 characters)',
-    },
-  },
-  'I12.ops': {
-    description: 'Stores the job’s one result (the import worker’s report); a second result is 409.',
-    example: {
-      params: {
-        import_job_id: EXAMPLE.importJobID,
-      },
-      body: {
-        file_import_results: [
-          {
-            file_name: 'tasks.csv',
-            rows: 2,
-          },
-        ],
-        total_tasks_counted: 2,
-        total_tasks_imported: 1,
-        total_tasks_rejected: 1,
-        total_items_counted: 0,
-        total_items_imported: 0,
-        total_items_rejected: 0,
-        errors: ['row 2 (task_ref T2): from_street_address: is required'],
-        warnings: [],
-      },
-    },
-    fields: {
-      'body/id': 'Ignored: the service names the result',
-      'body/task_import_job_id': 'Ignored: the path names the job',
-      'body/file_import_results': 'One free-form object per file (at most 10)',
-      'body/total_tasks_counted': 'Task rows read',
-      'body/total_tasks_imported': 'Task rows imported',
-      'body/total_tasks_rejected': 'Task rows rejected',
-      'body/total_items_counted': 'Item rows read',
-      'body/total_items_imported': 'Item rows imported',
-      'body/total_items_rejected': 'Item rows rejected',
-      'body/errors': 'One string per rejected row, naming its problems',
-      'body/warnings': 'What is worth telling but rejected nothing (ignored columns …)',
-      'body/server_time': 'Ignored: the service records its own time',
-      'body/org_id': 'Ignored: the job names its organisation',
-    },
-  },
+/** The `files[]` of I4a and I4b: uploads made through I1, named by their key. */
+const UPLOADED_FILES = {
+  'body/files': 'One tasks file and at most one items file (CSV; the header row tells which is which)',
+  'body/files/*/file_name': 'The file’s name as shown in the job (up to 200 characters)',
+  'body/files/*/file_size': 'Accepted and ignored: the service reads it from the stored upload',
+  'body/files/*/storage_upload_bucket': 'Accepted and ignored: the service reads it from the stored upload',
+  'body/files/*/storage_upload_key':
+    'I1’s `file.storage_upload_key`, after the file was PUT to its `file.url`: one of your ' + 'organisation’s uploads',
+  'body/files/*/url': 'Accepted and ignored: the service reads it from the stored upload',
+  'body/files/*/checksum': 'Accepted and ignored: the service reads it from the stored upload',
+  'body/files/*/checksum_method': 'Accepted and ignored: the service reads it from the stored upload',
+};
+
+/**
+ * The organisation family's operations (I1 … I12). Their operations-staff twins (`I1.ops` …, under /v1/admin) read
+ * the same, but where I2.ops and I3.ops say more below.
+ */
+const organisationFamily = {
   I1: {
     description:
       'A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to ' +
@@ -318,6 +182,24 @@ export const importsDocs: AreaDocs = {
       'body/org_id': 'Ignored: the job names its organisation',
     },
   },
+} satisfies AreaDocs;
+
+const opsTwins = Object.fromEntries(Object.entries(organisationFamily).map(([id, docs]) => [`${id}.ops`, docs]));
+
+export const importsDocs: AreaDocs = {
+  ...organisationFamily,
+  ...opsTwins,
+  'I2.ops': {
+    ...organisationFamily.I2,
+    description: 'Lists import jobs of every organisation, or only of those `org_id` names, one page at a time.',
+    fields: {
+      'query/org_id': 'Only these organisations’ jobs: UUIDs, comma-separated or the parameter repeated (at most 20)',
+    },
+  },
+  'I3.ops': {
+    ...organisationFamily.I3,
+    multipartFields: { org_id: 'The organisation the tasks are for (its id)' },
+  },
   I4a: {
     description:
       'Creates an import job (status new) for the organisation `org_id` names, from files uploaded through ' +
@@ -338,16 +220,7 @@ export const importsDocs: AreaDocs = {
       },
     },
     fields: {
-      'body/files': 'One tasks file and at most one items file (CSV; the header row tells which is which)',
-      'body/files/*/file_name': 'The file’s name as shown in the job (up to 200 characters)',
-      'body/files/*/file_size': 'Accepted and ignored: the service reads it from the stored upload',
-      'body/files/*/storage_upload_bucket': 'Accepted and ignored: the service reads it from the stored upload',
-      'body/files/*/storage_upload_key':
-        'I1’s `file.storage_upload_key`, after the file was PUT to its `file.url`: one of your ' +
-        'organisation’s uploads',
-      'body/files/*/url': 'Accepted and ignored: the service reads it from the stored upload',
-      'body/files/*/checksum': 'Accepted and ignored: the service reads it from the stored upload',
-      'body/files/*/checksum_method': 'Accepted and ignored: the service reads it from the stored upload',
+      ...UPLOADED_FILES,
       'body/org_id': 'The organisation the tasks are imported for',
       'body/broadcast_preference': 'How the imported tasks are broadcast to drivers (free text, 1 to 100 characters)',
       'body/cargo_net_quantity': 'The cargo’s net quantity (free text)',
@@ -380,16 +253,7 @@ export const importsDocs: AreaDocs = {
       },
     },
     fields: {
-      'body/files': 'One tasks file and at most one items file (CSV; the header row tells which is which)',
-      'body/files/*/file_name': 'The file’s name as shown in the job (up to 200 characters)',
-      'body/files/*/file_size': 'Accepted and ignored: the service reads it from the stored upload',
-      'body/files/*/storage_upload_bucket': 'Accepted and ignored: the service reads it from the stored upload',
-      'body/files/*/storage_upload_key':
-        'I1’s `file.storage_upload_key`, after the file was PUT to its `file.url`: one of your ' +
-        'organisation’s uploads',
-      'body/files/*/url': 'Accepted and ignored: the service reads it from the stored upload',
-      'body/files/*/checksum': 'Accepted and ignored: the service reads it from the stored upload',
-      'body/files/*/checksum_method': 'Accepted and ignored: the service reads it from the stored upload',
+      ...UPLOADED_FILES,
       'body/start_timezone': 'The IANA time zone of `start_time`, e.g. Asia/Singapore',
       'body/start_time': 'When the imported tasks’ service window starts (ISO 8601 with an offset)',
       'body/end_timezone': 'The IANA time zone of `end_time`',

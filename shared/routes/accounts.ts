@@ -4,7 +4,6 @@ import * as accounts from '#shared/accounts/schemas';
 import type { RouteDef } from '#shared/routes/types';
 import * as common from '#shared/schemas/common';
 
-/** An invitation operation the tests call only to see it refused: A5, A7 and A8 run the same invitation code. */
 export const accountsRoutes = [
   {
     id: 'X2',
