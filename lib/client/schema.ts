@@ -15743,7 +15743,7 @@ export interface operations {
                                 end_timezone?: string;
                             };
                         }[];
-                        /** @description Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order; a task in a runsheet of another planning is a 409 at its path */
+                        /** @description Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order; a task in a runsheet of another planning, or of an import that has not completed yet, is a 409 at its path */
                         task_ids?: string[];
                     }[];
                 };
