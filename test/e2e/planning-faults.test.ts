@@ -3,11 +3,15 @@
  * chaos day offered RS-2 and RS-6 to other drivers than the calm day). The cause: P5's claim of an imported task
  * answered the task from its old image (ALL_OLD); when the claim's answer was lost after DynamoDB applied it, the
  * SDK's retry was recognised as our own write and answered without that image, so the runsheet stored a task of
- * nulls: no pickup, and the job ranked its drivers in planning order instead of by distance.
+ * nulls: no pickup, and the job ranked its drivers in planning order instead of by distance. And a job's rerun after
+ * a first run that wrote part of its offers keeps that run's decision, whatever the drivers' positions are by then.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCAL_CREDENTIALS } from '../../lib/local/emulators.ts';
 import { type RunningHost, startLocal } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
@@ -142,5 +146,82 @@ describe('a runsheet whose imported task was claimed by a write whose answer was
     );
     // The nearest driver (without a pickup, the first in the planning's order was offered it).
     expect(pairs.body.pair_records.map((p) => p.pair.driver.id)).toEqual([drivers[1]]);
+  }, 60_000);
+});
+
+describe('a planning job whose first run wrote part of its offers, the drivers having moved before the rerun', () => {
+  it('reruns with the first run’s decision: each runsheet offered once, to the driver first chosen', async () => {
+    // Two drivers, each next to half of 26 runsheets (26 pairs with max_candidates 1: two BatchWriteItems of pairs).
+    const here = { latitude: 1.284, longitude: 103.8515 };
+    const there = { latitude: 1.3343, longitude: 103.8563 };
+    const drivers: string[] = [];
+    for (const point of [here, there]) {
+      const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgId);
+      const fix = { ...point, client_time_utc: new Date().toISOString(), client_timezone: 'Asia/Singapore' };
+      expect((await api.put('/v1/driver/location', fix, driver.token)).status).toBe(200);
+      drivers.push(driver.id);
+    }
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Moved before the rerun' }, planner);
+    const runsheets = Array.from({ length: 26 }, (_, i) => ({
+      id: `RS-${String(i + 1).padStart(2, '0')}`,
+      tasks: [{ id: `T${i + 1}`, from_address: { street_address: `${i + 1} Rd`, ...(i < 13 ? here : there) } }],
+    }));
+    expect((await api.post(`/v1/plannings/${planning.body.id}/runsheets`, { runsheets }, planner)).status).toBe(200);
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planning.body.id}/drivers`,
+      { drivers: drivers.map((id) => ({ id })) },
+      planner,
+    );
+
+    // The groups' two batches and one batch of pairs land; the other batch of pairs is throttled: the run dies.
+    const throttled = proxy.counts.throttle;
+    await proxy.set('throttle', 1, ['BatchWriteItem'], 3);
+    await api.post(
+      `/v1/plannings/${planning.body.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 900 },
+      planner,
+    );
+    // Once the SDK gave up on it (three attempts), reads fail too: the queue's retry waits while the drivers swap
+    // places (written past the proxy, as their phones would).
+    await until(
+      async () => proxy.counts.throttle,
+      (n) => n >= throttled + 3,
+    );
+    await proxy.set('throttle', 1, ['GetItem']);
+    const direct = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: inject('endpoints').dynamodb,
+        region: 'us-east-1',
+        credentials: LOCAL_CREDENTIALS,
+      }),
+    );
+    for (const [id, point] of [
+      [drivers[0]!, there],
+      [drivers[1]!, here],
+    ] as const) {
+      await direct.send(
+        new UpdateCommand({
+          TableName: process.env['LOCATIONS_TABLE']!,
+          Key: { PK: `LOC#${id}`, SK: 'CURRENT' },
+          UpdateExpression: 'SET latitude = :lat, longitude = :lng',
+          ExpressionAttributeValues: { ':lat': point.latitude, ':lng': point.longitude },
+        }),
+      );
+    }
+    await proxy.set('pass');
+    const done = await until(
+      () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
+      (s) => !['queued', 'processing'].includes(s.body.current_status),
+    );
+    expect(done.body.current_status).toBe('completed');
+    const pairs = await api.get<{ pair_records: { pair: { runsheet: { id: string }; driver: { id: string } } }[] }>(
+      `/v1/broadcast-plans/${planning.body.id}/pairs`,
+      planner,
+    );
+    const offered = pairs.body.pair_records
+      .map((p) => `${p.pair.runsheet.id}:${p.pair.driver.id === drivers[0] ? 'first' : 'second'}`)
+      .sort();
+    // As the first run decided (each half to the driver then next to it), not again from where they are now.
+    expect(offered).toEqual(runsheets.map((r, i) => `${r.id}:${i < 13 ? 'first' : 'second'}`));
   }, 60_000);
 });
