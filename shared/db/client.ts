@@ -100,10 +100,19 @@ const ownRetriedWrites = (next: any, context: { commandName?: string }) => async
             : isDeepStrictEqual(unmarshall(e.Item), JSON.parse(JSON.stringify(input.Item))))
         : e.Item[WRITE_TOKEN]?.S === token;
     if (!ours) throw error;
+    const returned = command === 'UpdateItemCommand' ? input.ReturnValues : undefined;
+    // The item as it stands answers ALL_NEW (and UPDATED_NEW: the new values, with the rest of the item). The old
+    // image is gone: an empty answer would pass for "there was nothing" (a claim's task answered as nulls), so
+    // ALL_OLD / UPDATED_OLD fail loudly here; ask for the new image instead.
+    if (returned === 'ALL_OLD' || returned === 'UPDATED_OLD') {
+      throw new Error(
+        `an UpdateItem asking for ${returned} was applied but its answer was lost: the old image is gone`,
+      );
+    }
     return {
       output: {
         $metadata: e.$metadata ?? {},
-        ...(command === 'UpdateItemCommand' && input.ReturnValues === 'ALL_NEW'
+        ...(returned === 'ALL_NEW' || returned === 'UPDATED_NEW'
           ? { Attributes: marshalled ? e.Item : unmarshall(e.Item) }
           : {}),
       },

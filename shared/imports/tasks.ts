@@ -192,6 +192,12 @@ export async function refuseUnfinishedImports(orgId: string, claims: { taskId: s
  * already in this very runsheet: a retry, or a runsheet replaced with the task kept). Answers the task as imported
  * and whether this call claimed it (false when it already was this runsheet's). A task that is not one of the
  * organisation's is a 400 at `path`; one in another runsheet a 409 at `path`.
+ *
+ * The task is answered from the item as written (ALL_NEW: the claim touches none of the task's own members), never
+ * from its old image: a claim whose answer was lost after DynamoDB applied it is retried by the SDK and recognised as
+ * ours (shared/db/client.ts ownRetriedWrites), which can give back the item as it stands but not as it was. An
+ * ALL_OLD answer came back empty then, and the runsheet stored a task of nulls: no pickup, so the planning job
+ * offered it to other drivers than on a day without faults.
  */
 export async function claimTask(
   orgId: string,
@@ -206,8 +212,7 @@ export async function claimTask(
         TableName: mainTableName(),
         Key: taskKey(id),
         UpdateExpression: 'SET planning_id = :p, runsheet_id = :r, GSI2PK = :planned',
-        ConditionExpression:
-          'org_id = :org AND entity = :task AND (attribute_not_exists(planning_id) OR (planning_id = :p AND runsheet_id = :r))',
+        ConditionExpression: 'org_id = :org AND entity = :task AND attribute_not_exists(planning_id)',
         ExpressionAttributeValues: {
           ':p': planningId,
           ':r': runsheetId,
@@ -215,19 +220,20 @@ export async function claimTask(
           ':org': orgId,
           ':task': 'task',
         },
-        ReturnValues: 'ALL_OLD',
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    const old = out.Attributes ?? {};
-    return { task: importedTask(old), claimed: old['planning_id'] === undefined };
+    return { task: importedTask(out.Attributes ?? {}), claimed: true };
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
   }
-  const current = (
-    await db().send(new GetCommand({ TableName: mainTableName(), Key: taskKey(id), ConsistentRead: true }))
-  ).Item;
+  const current = await storedTask(id);
   if (current?.['entity'] !== 'task' || current['org_id'] !== orgId) {
     throw invalidField(path, "names no imported task of the planning's organisation");
+  }
+  // Already this runsheet's (a retry of the same P5, or the runsheet replaced with the task kept): nothing to write.
+  if (current['planning_id'] === planningId && current['runsheet_id'] === runsheetId) {
+    return { task: importedTask(current), claimed: false };
   }
   const where =
     current['planning_id'] === planningId
@@ -237,6 +243,9 @@ export async function claimTask(
     { path, message: `is already in ${where}` },
   ]);
 }
+
+const storedTask = async (id: string) =>
+  (await db().send(new GetCommand({ TableName: mainTableName(), Key: taskKey(id), ConsistentRead: true }))).Item;
 
 /** Frees the task from `runsheetId` of `planningId` (P6, a replaced runsheet, a P5 that lost a race); else nothing. */
 export async function releaseTask(orgId: string, planningId: string, runsheetId: string, id: string): Promise<void> {

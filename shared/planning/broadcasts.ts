@@ -176,20 +176,30 @@ function driverOfferKeys(record: PairRecord, offer: StatusEntry | undefined) {
   };
 }
 
-/** The stored item of a record: its indexes follow its state. */
+/**
+ * The stored item of a record: its indexes follow its state. A record read from the table carries the index entries
+ * of its former state: they are dropped and set again from the new one, so a pair that closes leaves the sweep's
+ * index (GSI3 `OFFERS`, where R5 put it) instead of keeping an entry every sweep would read again.
+ */
 export function pairItem(record: PairRecord) {
   const offer =
     record.current_state === 'broadcasted'
       ? [...record.statuses].reverse().find((s) => s.action === 'broadcast')
       : undefined;
+  const {
+    GSI2PK: _offers,
+    GSI2SK: _offersAt,
+    GSI3PK: _sweep,
+    GSI3SK: _dueAt,
+    ...fields
+  } = record as PairRecord & Record<string, unknown>;
   return {
+    ...fields,
     ...pairKey(record.plan.id, record.id),
+    entity: 'pair_record',
     ...(offer?.expired_time && !record.plan_swept
       ? { GSI3PK: 'OFFERS', GSI3SK: `${offer.expired_time}#${record.plan.id}#${record.id}` }
       : {}),
-    entity: 'pair_record',
-    ...record,
-    // After the record: one read from the table carries its former entry, which must follow the new state.
     ...driverOfferKeys(record, offer),
   };
 }
@@ -594,15 +604,20 @@ export async function expireOffers(): Promise<number> {
   );
   let closed = 0;
   let failed: unknown;
-  // True unless the close failed; the others are still closed, and this one is retried by the next sweep.
-  const close = (planId: string, pairId: string, expiredTime: string) =>
+  // True unless the close failed; the others are still closed, and this one is retried by the next sweep. A pair of
+  // its own entry found closed already is one an earlier version left in the index when it closed: its entry goes.
+  const close = (planId: string, pairId: string, expiredTime: string, ownEntry = false) =>
     recordEvent(planId, pairId, 'system_rejected', expiredTime, { reason: 'expired' })
       .then(() => {
         closed++;
         return true;
       })
-      .catch((error: unknown) => {
-        if (closedAlready(error)) return true;
+      .catch(async (error: unknown) => {
+        if (closedAlready(error)) {
+          // (If that fails, the next sweep finds the entry again: the others are swept meanwhile.)
+          if (ownEntry) await dropSweepEntry(planId, pairId).catch((drop: unknown) => (failed ??= drop));
+          return true;
+        }
         failed ??= error;
         return false;
       });
@@ -611,7 +626,7 @@ export async function expireOffers(): Promise<number> {
     const sk = String(item['SK']);
     const sweepKey = String(item['GSI3SK']);
     if (sk.startsWith('PAIR#')) {
-      await close(planId, sk.slice('PAIR#'.length), sweepKey.slice(0, sweepKey.indexOf('#')));
+      await close(planId, sk.slice('PAIR#'.length), sweepKey.slice(0, sweepKey.indexOf('#')), true);
       continue;
     }
     // The plan's offer watch: close its expired offers, then move the watch to the next open expiry (or drop it),
@@ -650,6 +665,23 @@ export async function expireOffers(): Promise<number> {
   }
   if (failed) throw failed;
   return closed;
+}
+
+/** Removes a closed pair's entry from the sweep's index (one that is open again, or gone, is left alone). */
+async function dropSweepEntry(planId: string, pairId: string): Promise<void> {
+  await db()
+    .send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: pairKey(planId, pairId),
+        UpdateExpression: 'REMOVE GSI3PK, GSI3SK',
+        ConditionExpression: 'attribute_exists(PK) AND current_state <> :open',
+        ExpressionAttributeValues: { ':open': 'broadcasted' },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionalFailure(error)) throw error;
+    });
 }
 
 /** Drivers may act only on their own pairs; workers on any. */

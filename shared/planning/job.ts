@@ -11,7 +11,7 @@ import type { Caller } from '#shared/auth/caller';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
-import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { db, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
 import { currentPositions } from '#shared/locations/locations';
@@ -26,7 +26,7 @@ import {
   readPair,
   watchOffers,
 } from '#shared/planning/broadcasts';
-import { planningKey } from '#shared/planning/keys';
+import { groupKey, planningKey } from '#shared/planning/keys';
 import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,
@@ -164,6 +164,35 @@ export function pairIdOf(jobId: string, runsheetId: string, driverId: string): s
 }
 
 /**
+ * What an earlier run of this job decided: by runsheet index, the drivers (indexes, in the planning's order) its offer
+ * group lists a pair of this job for. A run lists a runsheet's pairs on its group before it writes them, so a
+ * runsheet the earlier run got to has them there, written or not. One strongly consistent Query of the plan's groups.
+ */
+async function earlierDecisions(
+  planId: string,
+  jobId: string,
+  runsheets: { id: string }[],
+  drivers: { id: string }[],
+): Promise<Map<number, number[]>> {
+  const groups = await queryAll<{ SK: string; pair_ids?: Set<string> }>({
+    TableName: mainTableName(),
+    ConsistentRead: true,
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :group)',
+    ExpressionAttributeValues: { ':pk': groupKey(planId, '').PK, ':group': groupKey(planId, '').SK },
+    ProjectionExpression: 'SK, pair_ids',
+  });
+  const listed = new Map(groups.map((group) => [group.SK, group.pair_ids ?? new Set<string>()]));
+  const decided = new Map<number, number[]>();
+  runsheets.forEach((runsheet, r) => {
+    const ids = listed.get(groupKey(planId, runsheet.id).SK);
+    if (!ids) return;
+    const chosen = drivers.flatMap((driver, d) => (ids.has(pairIdOf(jobId, runsheet.id, driver.id)) ? [d] : []));
+    if (chosen.length > 0) decided.set(r, chosen);
+  });
+  return decided;
+}
+
+/**
  * The worker: one run of one planning job. Writes per pair: one record; the result and statuses once. A run that
  * dies is taken over when its lease lapses and rewrites nothing it wrote; after three runs the job fails.
  */
@@ -186,12 +215,20 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const { runsheets, drivers } = await planningContents(planning.id);
     const locations = await currentPositions(drivers.map((d) => d.id));
     const names = new Map(drivers.map((d) => [d.id, d.name ?? '']));
-    // Who is offered what is decided for the whole planning at once (shared/planning/pairing.ts).
+    // Claimed from `queued`: no run of this job came before, so none of its pairs exists yet (a later run starts only
+    // once this one's lease has lapsed, and the lease outlasts the function's timeout).
+    const firstRun = planning.job?.current_status === 'queued';
+    // Who is offered what is decided for the whole planning at once (shared/planning/pairing.ts). A rerun keeps what
+    // an earlier run decided for the runsheets it got to: the drivers have moved since, and deciding again would
+    // offer such a runsheet to more drivers than `max_candidates` (the earlier pairs stand) or to other ones.
+    const decided = firstRun
+      ? new Map<number, number[]>()
+      : await earlierDecisions(planning.id, job.id, runsheets, drivers);
     const candidates = pairCandidates(
       runsheets.map((runsheet) => ({ id: runsheet.id, pickup: firstPickup(runsheet.tasks) })),
       drivers.map((d) => ({ id: d.id, location: locations.get(d.id) })),
       job.max_candidates,
-    );
+    ).map((ranked, r) => decided.get(r) ?? ranked);
     const now = clock.nowIso();
     const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
@@ -203,9 +240,6 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       watchedUntil = expires;
     }
     const channel = `planning.${planning.id}`;
-    // Claimed from `queued`: no run of this job came before, so none of its pairs exists yet (a later run starts only
-    // once this one's lease has lapsed, and the lease outlasts the function's timeout).
-    const firstRun = planning.job?.current_status === 'queued';
     // Runsheets a few at a time, their pairs written concurrently: the job's time is the store's round trips.
     for (let start = 0; start < runsheets.length; start += RUNSHEETS_AT_ONCE) {
       const chunk = runsheets.slice(start, start + RUNSHEETS_AT_ONCE).map((runsheet, i) => ({

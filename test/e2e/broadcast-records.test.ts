@@ -249,3 +249,58 @@ describe('a pair record R3 wrote, as R1 and R2 show it (issue 23.1, 23.2)', () =
     }
   });
 });
+
+describe('a pair broadcast one by one (R5) that closes', () => {
+  /** The pair's entries in the expiry sweep's index (GSI3 `OFFERS`), as the sweep's own Query finds them. */
+  const sweepEntries = async (pairId: string) => {
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
+    const out = await db().send(
+      new QueryCommand({
+        TableName: mainTableName(),
+        IndexName: 'GSI3',
+        KeyConditionExpression: 'GSI3PK = :offers AND GSI3SK < :later',
+        ExpressionAttributeValues: { ':offers': 'OFFERS', ':later': '9999' },
+      }),
+    );
+    return (out.Items ?? []).filter((item) => item['SK'] === `PAIR#${pairId}`);
+  };
+
+  it('leaves the sweep’s index: it was kept there, and every sweep read it again', async () => {
+    const pairId = '5e5e5e5e-0000-4000-8000-00000000005e';
+    // Now, so that the offer is open (its expiry 15 minutes on) and no sweep closes it meanwhile.
+    const now = Date.now();
+    const when = (s: number) => new Date(now + s * 1000).toISOString();
+    expect((await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, when(0)), recordWorker)).status).toBe(201);
+    const path = `/v1/broadcast-plans/${planId}/pairs/${pairId}`;
+    expect((await api.post(`${path}/broadcast`, { happened_at_utc: when(1) }, planWorker)).status).toBe(200);
+    expect(await sweepEntries(pairId)).toHaveLength(1);
+    expect((await api.post(`${path}/rejected`, { happened_at_utc: when(2) }, recordWorker)).status).toBe(200);
+    const closed = await api.get<{ pair_record: PairView }>(path, admin);
+    expect(closed.body.pair_record.current_state).toBe('rejected');
+    expect(await sweepEntries(pairId)).toEqual([]);
+  });
+});
+
+describe('a closed pair that an earlier version left in the sweep’s index', () => {
+  it('has its entry removed by the next sweep, which would otherwise read it again every time', async () => {
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const { GetCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { expireOffers } = await import('../../shared/planning/broadcasts.ts');
+    const pairId = '6f6f6f6f-0000-4000-8000-00000000006f';
+    expect((await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(0)), recordWorker)).status).toBe(201);
+    const path = `/v1/broadcast-plans/${planId}/pairs/${pairId}`;
+    expect((await api.post(`${path}/broadcast`, { happened_at_utc: at(1) }, planWorker)).status).toBe(200);
+    expect((await api.post(`${path}/rejected`, { happened_at_utc: at(2) }, recordWorker)).status).toBe(200);
+    const key = { PK: `BPLAN#${planId}`, SK: `PAIR#${pairId}` };
+    const stored = (await db().send(new GetCommand({ TableName: mainTableName(), Key: key }))).Item!;
+    // As the code before the fix stored it: rejected, and still in GSI3 at its (past) expiry.
+    const due = `${new Date(Date.parse(at(1)) + 900_000).toISOString()}#${planId}#${pairId}`;
+    await db().send(new PutCommand({ TableName: mainTableName(), Item: { ...stored, GSI3PK: 'OFFERS', GSI3SK: due } }));
+    await expireOffers();
+    const after = (await db().send(new GetCommand({ TableName: mainTableName(), Key: key }))).Item!;
+    expect(after['current_state']).toBe('rejected');
+    expect(after['GSI3PK']).toBeUndefined();
+    expect(after['GSI3SK']).toBeUndefined();
+  });
+});

@@ -143,23 +143,32 @@ async function endState(summary: DemoSummary, tag: string) {
       name: planning['name'],
       job: (planning['job'] as Item)['current_status'],
       statuses: ((planning['job'] as Item)['statuses'] as Item[]).map((s) => s['status']),
-      runsheets: main.filter((i) => i['entity'] === 'runsheet' && i['PK'] === planning['PK']).length,
+      // Each runsheet with its tasks as P5 copied them (by task_ref: task ids are per day): the job pairs by their
+      // pickups, so a task copied wrong (as nulls, once, from a claim whose answer was lost) offers it to others.
+      runsheets: main
+        .filter((i) => i['entity'] === 'runsheet' && i['PK'] === planning['PK'])
+        .map((r) => ({
+          id: r['id'],
+          tasks: (r['tasks'] as Item[]).map((t) => ({ task_ref: t['task_ref'], from_address: t['from_address'] })),
+        }))
+        .sort(byJson),
       drivers: main.filter((i) => i['entity'] === 'planning_driver' && i['PK'] === planning['PK']).length,
       results: main.filter((i) => i['entity'] === 'planning_result' && i['PK'] === planning['PK']).length,
     },
     pairs: main
       .filter((i) => i['entity'] === 'pair_record' && i['org_id'] === org)
-      // Which driver a pair names is left out: on a storm day the planning job has once offered runsheets to other
-      // drivers than on the calm day (not explained yet: see the issue 26 note); what must hold is that every pair
-      // and assignment exists once, in the same states.
+      // Who is offered what, and who took it, as on the calm day: the job pairs by the drivers' positions and the
+      // runsheets' pickups, which faults must not change (a storm day once offered RS-2 and RS-6 to other drivers:
+      // P5 had copied a task as nulls after its claim's answer was lost; test/e2e/planning-faults.test.ts).
       .map((p) => ({
         runsheet: (p['pair'] as { runsheet: { id: string } }).runsheet.id,
+        driver: (p['pair'] as { driver: { id: string } }).driver.id,
         state: p['current_state'],
         history: (p['statuses'] as Item[]).map((s) => `${s['action']}:${s['reason'] ?? ''}`),
       })),
     assignments: main
       .filter((i) => i['entity'] === 'runsheet_assignment' && i['PK'] === `BPLAN#${summary.planningId}`)
-      .map((a) => ({ runsheet: a['SK'], driver: names.has(String(a['driver_id'])) })),
+      .map((a) => ({ runsheet: a['SK'], driver: a['driver_id'] })),
     locations: locations
       .filter((l) => names.has(String(l['user_id'] ?? '')))
       .map((l) => ({ driver: l['user_id'], latitude: l['latitude'], longitude: l['longitude'] })),

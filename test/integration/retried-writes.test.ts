@@ -65,6 +65,40 @@ describe('a conditional write whose answer was lost', () => {
     expect((await read('counter'))?.['hits']).toBe(1);
   });
 
+  it('an Update asking for UPDATED_NEW gets the new values, not an empty answer', async () => {
+    await db().send(new PutCommand({ TableName: mainTableName(), Item: { PK: 'tally', SK: 'X', n: 4 } }));
+    await proxy.set('reset', 1, ['UpdateItem'], 0, 1);
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: { PK: 'tally', SK: 'X' },
+        UpdateExpression: 'ADD n :one',
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    expect(out.Attributes?.['n']).toBe(5);
+    expect((await read('tally'))?.['n']).toBe(5);
+  });
+
+  it('an Update asking for its old image fails loudly instead of answering as if there had been nothing', async () => {
+    await db().send(new PutCommand({ TableName: mainTableName(), Item: { PK: 'old', SK: 'X', name: 'kept' } }));
+    await proxy.set('reset', 1, ['UpdateItem'], 0, 1);
+    await expect(
+      db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: { PK: 'old', SK: 'X' },
+          UpdateExpression: 'SET claimed = :yes',
+          ConditionExpression: 'attribute_not_exists(claimed)',
+          ExpressionAttributeValues: { ':yes': true },
+          ReturnValues: 'ALL_OLD',
+        }),
+      ),
+    ).rejects.toThrow(/old image is gone/);
+    expect(await read('old')).toMatchObject({ name: 'kept', claimed: true });
+  });
+
   it('a condition that fails on someone else’s write still fails', async () => {
     await proxy.set('pass');
     await db().send(new PutCommand({ TableName: mainTableName(), Item: { PK: 'taken', SK: 'X', by: 'other' } }));

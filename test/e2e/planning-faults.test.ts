@@ -1,0 +1,227 @@
+/**
+ * Who the planning job offers a runsheet to must not depend on faults the day met before it ran (issue 26 note: the
+ * chaos day offered RS-2 and RS-6 to other drivers than the calm day). The cause: P5's claim of an imported task
+ * answered the task from its old image (ALL_OLD); when the claim's answer was lost after DynamoDB applied it, the
+ * SDK's retry was recognised as our own write and answered without that image, so the runsheet stored a task of
+ * nulls: no pickup, and the job ranked its drivers in planning order instead of by distance. And a job's rerun after
+ * a first run that wrote part of its offers keeps that run's decision, whatever the drivers' positions are by then.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCAL_CREDENTIALS } from '../../lib/local/emulators.ts';
+import { type RunningHost, startLocal } from '../../lib/local/start.ts';
+import { ROLES } from '../../shared/auth/roles.ts';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { IMPORT_WINDOW } from '../support/imports.ts';
+import { ADMIN } from '../support/local.ts';
+
+let host: RunningHost;
+let proxy: FaultProxy;
+let api: Client;
+let planner: string;
+let orgId: string;
+let admin: string;
+
+beforeAll(async () => {
+  proxy = await startFaultProxy(inject('endpoints').dynamodb, 'dynamodb');
+  host = await startLocal({
+    port: 0,
+    dataDir: join(inject('dataDir'), `planning-faults-${randomBytes(4).toString('hex')}`),
+    fresh: false,
+    persistent: false,
+    adminEmail: ADMIN.email,
+    adminPassword: ADMIN.password,
+    tablePrefix: `pf${randomBytes(4).toString('hex')}-`,
+    endpoints: { dynamodb: proxy.url },
+  });
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  orgId = (
+    await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Lost Answers', kind: 'transporter' }, admin)
+  ).body.id;
+  planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgId)).token;
+}, 60_000);
+
+afterAll(async () => {
+  await proxy?.set('pass');
+  await host?.stop();
+  await proxy?.close();
+});
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let i = 0; ; i++) {
+    const value = await read();
+    if (done(value) || i > 600) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const HEADER =
+  'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,from_latitude,from_longitude';
+
+/** Imports one task picked up at (1.3343, 103.8563) through the CSV path; its id. */
+async function importedTaskId(): Promise<string> {
+  const tasks = `${HEADER}\nT1,1 Depot Rd,Singapore,SG,1 Mall,Singapore,SG,2026-11-22T01:00:00Z,2026-11-22T03:00:00Z,Asia/Singapore,2026-11-22T04:00:00Z,2026-11-22T08:00:00Z,Asia/Singapore,1.3343,103.8563\n`;
+  const items = 'task_ref,sku,description,quantity,weight,weight_unit\nT1,SKU-1,Parcel,2,1.5,kg\n';
+  const files = [];
+  for (const [name, text] of [
+    ['tasks.csv', tasks],
+    ['items.csv', items],
+  ] as const) {
+    const link = await api.get<{ file: { url: string; storage_upload_key: string } }>(
+      `/v1/task-import-jobs/upload-url?filename=${name}`,
+      planner,
+    );
+    expect((await fetch(link.body.file.url, { method: 'PUT', body: text })).status).toBe(200);
+    files.push({ storage_upload_key: link.body.file.storage_upload_key });
+  }
+  const job = await api.post<{ id: string }>('/v1/task-import-jobs', { files, ...IMPORT_WINDOW }, planner);
+  expect(job.status, JSON.stringify(job.body)).toBe(201);
+  expect((await api.post(`/v1/task-import-jobs/${job.body.id}/start`, {}, planner)).status).toBe(202);
+  const status = await until(
+    () => api.get<{ import_status: string }>(`/v1/task-import-jobs/${job.body.id}/status`, planner),
+    (s) => ['completed', 'failed'].includes(s.body.import_status),
+  );
+  expect(status.body.import_status).toBe('completed');
+  const listed = await api.get<{ tasks: { id: string }[] }>(`/v1/tasks?import_job_id=${job.body.id}`, planner);
+  expect(listed.body.tasks).toHaveLength(1);
+  return listed.body.tasks[0]!.id;
+}
+
+describe('a runsheet whose imported task was claimed by a write whose answer was lost', () => {
+  it('keeps the task as imported, and the job offers it to the nearest driver as on a day without faults', async () => {
+    // Two drivers: the first in the planning's order far from the pickup, the second next to it.
+    const drivers: string[] = [];
+    for (const latitude of [1.284, 1.3347]) {
+      const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgId);
+      const fix = await api.put(
+        '/v1/driver/location',
+        { latitude, longitude: 103.8563, client_time_utc: new Date().toISOString(), client_timezone: 'Asia/Singapore' },
+        driver.token,
+      );
+      expect(fix.status).toBe(200);
+      drivers.push(driver.id);
+    }
+    const taskId = await importedTaskId();
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Lost claim answer' }, planner);
+
+    // The first UpdateItem of P5 is the task's claim: DynamoDB applies it, then the connection resets mid-answer.
+    const resets = proxy.counts.reset;
+    await proxy.set('reset', 1, ['UpdateItem'], 0, 1);
+    const added = await api.post<{ runsheets: { id: string; tasks: { id: string; from_address: unknown }[] }[] }>(
+      `/v1/plannings/${planning.body.id}/runsheets`,
+      { runsheets: [{ id: 'RS-1', task_ids: [taskId] }] },
+      planner,
+    );
+    await proxy.set('pass');
+    expect(proxy.counts.reset).toBe(resets + 1);
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    const expected = { id: taskId, from_address: expect.objectContaining({ latitude: 1.3343, longitude: 103.8563 }) };
+    expect(added.body.runsheets[0]!.tasks).toEqual([expect.objectContaining(expected)]);
+    const stored = await api.get<{ runsheets: { tasks: unknown[] }[] }>(`/v1/plannings/${planning.body.id}`, planner);
+    expect(stored.body.runsheets[0]!.tasks).toEqual([expect.objectContaining(expected)]);
+
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planning.body.id}/drivers`,
+      { drivers: drivers.map((id) => ({ id })) },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${planning.body.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 900 },
+      planner,
+    );
+    const done = await until(
+      () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
+      (s) => !['queued', 'processing'].includes(s.body.current_status),
+    );
+    expect(done.body.current_status).toBe('completed');
+    const pairs = await api.get<{ pair_records: { pair: { driver: { id: string } } }[] }>(
+      `/v1/broadcast-plans/${planning.body.id}/pairs`,
+      planner,
+    );
+    // The nearest driver (without a pickup, the first in the planning's order was offered it).
+    expect(pairs.body.pair_records.map((p) => p.pair.driver.id)).toEqual([drivers[1]]);
+  }, 60_000);
+});
+
+describe('a planning job whose first run wrote part of its offers, the drivers having moved before the rerun', () => {
+  it('reruns with the first run’s decision: each runsheet offered once, to the driver first chosen', async () => {
+    // Two drivers, each next to half of 26 runsheets (26 pairs with max_candidates 1: two BatchWriteItems of pairs).
+    const here = { latitude: 1.284, longitude: 103.8515 };
+    const there = { latitude: 1.3343, longitude: 103.8563 };
+    const drivers: string[] = [];
+    for (const point of [here, there]) {
+      const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgId);
+      const fix = { ...point, client_time_utc: new Date().toISOString(), client_timezone: 'Asia/Singapore' };
+      expect((await api.put('/v1/driver/location', fix, driver.token)).status).toBe(200);
+      drivers.push(driver.id);
+    }
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Moved before the rerun' }, planner);
+    const runsheets = Array.from({ length: 26 }, (_, i) => ({
+      id: `RS-${String(i + 1).padStart(2, '0')}`,
+      tasks: [{ id: `T${i + 1}`, from_address: { street_address: `${i + 1} Rd`, ...(i < 13 ? here : there) } }],
+    }));
+    expect((await api.post(`/v1/plannings/${planning.body.id}/runsheets`, { runsheets }, planner)).status).toBe(200);
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planning.body.id}/drivers`,
+      { drivers: drivers.map((id) => ({ id })) },
+      planner,
+    );
+
+    // The groups' two batches and one batch of pairs land; the other batch of pairs is throttled: the run dies.
+    const throttled = proxy.counts.throttle;
+    await proxy.set('throttle', 1, ['BatchWriteItem'], 3);
+    await api.post(
+      `/v1/plannings/${planning.body.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 900 },
+      planner,
+    );
+    // Once the SDK gave up on it (three attempts), reads fail too: the queue's retry waits while the drivers swap
+    // places (written past the proxy, as their phones would).
+    await until(
+      async () => proxy.counts.throttle,
+      (n) => n >= throttled + 3,
+    );
+    await proxy.set('throttle', 1, ['GetItem']);
+    const direct = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: inject('endpoints').dynamodb,
+        region: 'us-east-1',
+        credentials: LOCAL_CREDENTIALS,
+      }),
+    );
+    for (const [id, point] of [
+      [drivers[0]!, there],
+      [drivers[1]!, here],
+    ] as const) {
+      await direct.send(
+        new UpdateCommand({
+          TableName: process.env['LOCATIONS_TABLE']!,
+          Key: { PK: `LOC#${id}`, SK: 'CURRENT' },
+          UpdateExpression: 'SET latitude = :lat, longitude = :lng',
+          ExpressionAttributeValues: { ':lat': point.latitude, ':lng': point.longitude },
+        }),
+      );
+    }
+    await proxy.set('pass');
+    const done = await until(
+      () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
+      (s) => !['queued', 'processing'].includes(s.body.current_status),
+    );
+    expect(done.body.current_status).toBe('completed');
+    const pairs = await api.get<{ pair_records: { pair: { runsheet: { id: string }; driver: { id: string } } }[] }>(
+      `/v1/broadcast-plans/${planning.body.id}/pairs`,
+      planner,
+    );
+    const offered = pairs.body.pair_records
+      .map((p) => `${p.pair.runsheet.id}:${p.pair.driver.id === drivers[0] ? 'first' : 'second'}`)
+      .sort();
+    // As the first run decided (each half to the driver then next to it), not again from where they are now.
+    expect(offered).toEqual(runsheets.map((r, i) => `${r.id}:${i < 13 ? 'first' : 'second'}`));
+  }, 60_000);
+});
