@@ -26,7 +26,13 @@ async function workerToken(roles: string[]) {
   ).body.bearer_token;
 }
 
-const at = (minute: number) => `2026-11-21T10:${String(minute).padStart(2, '0')}:00.000Z`;
+/**
+ * `minute` minutes after this run's start (whole minutes): an offer broadcast at(10) expires 15 minutes later, well
+ * after the file ends. With a fixed past date its expiry had passed, and the local sweep (every 2 s) could close the
+ * offer between two steps of a test.
+ */
+const START = Math.floor(Date.now() / 60_000) * 60_000;
+const at = (minute: number) => new Date(START + minute * 60_000).toISOString();
 const pairBody = (pairId: string, happened: string) => ({
   pair: {
     id: pairId,
@@ -288,14 +294,15 @@ describe('a closed pair that an earlier version left in the sweep’s index', ()
     const { GetCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
     const { expireOffers } = await import('../../shared/planning/broadcasts.ts');
     const pairId = '6f6f6f6f-0000-4000-8000-00000000006f';
-    expect((await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(0)), recordWorker)).status).toBe(201);
+    expect((await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(40)), recordWorker)).status).toBe(201);
     const path = `/v1/broadcast-plans/${planId}/pairs/${pairId}`;
-    expect((await api.post(`${path}/broadcast`, { happened_at_utc: at(1) }, planWorker)).status).toBe(200);
-    expect((await api.post(`${path}/rejected`, { happened_at_utc: at(2) }, recordWorker)).status).toBe(200);
+    expect((await api.post(`${path}/broadcast`, { happened_at_utc: at(41) }, planWorker)).status).toBe(200);
+    expect((await api.post(`${path}/rejected`, { happened_at_utc: at(42) }, recordWorker)).status).toBe(200);
     const key = { PK: `BPLAN#${planId}`, SK: `PAIR#${pairId}` };
     const stored = (await db().send(new GetCommand({ TableName: mainTableName(), Key: key }))).Item!;
-    // As the code before the fix stored it: rejected, and still in GSI3 at its (past) expiry.
-    const due = `${new Date(Date.parse(at(1)) + 900_000).toISOString()}#${planId}#${pairId}`;
+    // As the code before the fix stored it: rejected, and still in GSI3, at an expiry the sweep finds due. (The
+    // events happen now, so that no sweep closes the open offer between them.)
+    const due = `2026-11-21T10:16:00.000Z#${planId}#${pairId}`;
     await db().send(new PutCommand({ TableName: mainTableName(), Item: { ...stored, GSI3PK: 'OFFERS', GSI3SK: due } }));
     await expireOffers();
     const after = (await db().send(new GetCommand({ TableName: mainTableName(), Key: key }))).Item!;
