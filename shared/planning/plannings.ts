@@ -5,7 +5,7 @@
  * still the one it read and issues the next: of two concurrent writers exactly one wins.
  */
 
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { DRIVERS, type Role } from '#shared/auth/roles';
@@ -109,6 +109,8 @@ export async function visiblePlanning(caller: Caller, id: string): Promise<Plann
 export async function planningContents(id: string, consistent = false) {
   const runsheets: Runsheet[] = [];
   const drivers: { id: string; name?: string; position: number }[] = [];
+  /** Releases of imported tasks a P5 or P6 began and did not finish (see `finishRelease`): runsheet id → task ids. */
+  const releases = new Map<string, string[]>();
   const items = await queryAll({
     TableName: mainTableName(),
     ...(consistent ? { ConsistentRead: true } : {}),
@@ -124,6 +126,7 @@ export async function planningContents(id: string, consistent = false) {
         tasks: item['tasks'] as Runsheet['tasks'],
         ...(Array.isArray(item['task_ids']) ? { task_ids: item['task_ids'] as string[] } : {}),
       });
+    else if (sk.startsWith('RELEASE#')) releases.set(sk.slice('RELEASE#'.length), item['task_ids'] as string[]);
     else if (sk.startsWith('DRIVER#'))
       drivers.push({
         id: item['id'] as string,
@@ -132,7 +135,32 @@ export async function planningContents(id: string, consistent = false) {
       });
   }
   drivers.sort((a, b) => a.position - b.position);
-  return { runsheets, drivers: drivers.map(({ position: _position, ...driver }) => driver) };
+  return { runsheets, drivers: drivers.map(({ position: _position, ...driver }) => driver), releases };
+}
+
+/** The record of a release of imported tasks from one runsheet, kept until every task is free again. */
+const releaseKey = (planId: string, runsheetId: string) => ({ PK: `PLANNING#${planId}`, SK: `RELEASE#${runsheetId}` });
+
+/**
+ * Frees imported tasks a runsheet no longer holds (P6 removed it, P5 replaced it without them) in two steps that can
+ * be interrupted: `beginRelease` records the task ids before the change that drops them, `finishRelease` frees each
+ * (on condition it is still this runsheet's) and then drops the record. A call that dies in between leaves the record,
+ * and the next P5 of the planning or P6 of that runsheet finishes it first (a retried P6 then answers 200): a task is
+ * never left marked as planned in a runsheet that does not name it.
+ */
+async function beginRelease(planning: Planning, runsheetId: string, taskIds: readonly string[]) {
+  await db().send(
+    new PutCommand({
+      TableName: mainTableName(),
+      Item: { ...releaseKey(planning.id, runsheetId), entity: 'task_release', task_ids: [...taskIds] },
+    }),
+  );
+}
+
+async function finishRelease(planning: Planning, runsheetId: string, taskIds: readonly string[]) {
+  for (let i = 0; i < taskIds.length; i += 25)
+    await Promise.all(taskIds.slice(i, i + 25).map((t) => releaseTask(planning.org_id, planning.id, runsheetId, t)));
+  await db().send(new DeleteCommand({ TableName: mainTableName(), Key: releaseKey(planning.id, runsheetId) }));
 }
 
 type Contents = Awaited<ReturnType<typeof planningContents>>;
@@ -360,6 +388,16 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
   });
   // Consistent: the tasks copied onto offered pairs and the count taken over them must be the planning's latest.
   const before = await planningContents(id, true);
+  // Releases an earlier call left unfinished go first (a task one frees may be named again here), each freeing only
+  // the tasks its runsheet, as stored now, does not name: the call that began it may have died before its change.
+  for (const [runsheetId, taskIds] of before.releases) {
+    const named = new Set(before.runsheets.find((r) => r.id === runsheetId)?.task_ids ?? []);
+    await finishRelease(
+      planning,
+      runsheetId,
+      taskIds.filter((taskId) => !named.has(taskId)),
+    );
+  }
   const imported = await claimImportedTasks(planning, input);
   await keepOfferedRunsheets(
     id,
@@ -371,6 +409,15 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
     tasks: r.tasks ?? imported[i]!,
     ...(r.task_ids ? { task_ids: r.task_ids } : {}),
   }));
+  // The imported tasks a replaced runsheet held and no longer names are freed once it is replaced.
+  const freed = before.runsheets
+    .filter((r) => ids.has(r.id) && r.task_ids)
+    .map((old) => {
+      const kept = new Set(stored.find((r) => r.id === old.id)?.task_ids ?? []);
+      return { runsheetId: old.id, taskIds: old.task_ids!.filter((taskId) => !kept.has(taskId)) };
+    })
+    .filter((release) => release.taskIds.length > 0);
+  for (const release of freed) await beginRelease(planning, release.runsheetId, release.taskIds);
   const after = await addMembers(
     planning,
     'total_runsheets',
@@ -380,15 +427,10 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
     {
       runsheets: [...before.runsheets.filter((r) => !ids.has(r.id)), ...stored].sort((a, b) => bySortKey(a.id, b.id)),
       drivers: before.drivers,
+      releases: new Map(freed.map((release) => [release.runsheetId, release.taskIds])),
     },
   );
-  // The imported tasks a replaced runsheet held and no longer does are free again.
-  for (const old of before.runsheets.filter((r) => ids.has(r.id) && r.task_ids)) {
-    const kept = new Set(stored.find((r) => r.id === old.id)?.task_ids ?? []);
-    const freed = old.task_ids!.filter((taskId) => !kept.has(taskId));
-    for (let i = 0; i < freed.length; i += 25)
-      await Promise.all(freed.slice(i, i + 25).map((t) => releaseTask(planning.org_id, id, old.id, t)));
-  }
+  for (const release of freed) await finishRelease(planning, release.runsheetId, release.taskIds);
   return toPlanningView(after.planning, after.contents);
 }
 
@@ -474,13 +516,24 @@ async function removeMember(
 export async function removeRunsheet(caller: Caller, id: string, runsheetId: string) {
   const planning = await visiblePlanning(caller, id);
   const removed = [...(await planningRunsheets(id, [runsheetId])).values()];
+  const done = { message: 'the runsheet is removed from the planning' };
+  if (removed.length === 0) {
+    // Gone already: a P6 that removed it and died before its tasks were free leaves their release, finished here.
+    const pending = await db().send(
+      new GetCommand({ TableName: mainTableName(), Key: releaseKey(id, runsheetId), ConsistentRead: true }),
+    );
+    if (pending.Item) {
+      await finishRelease(planning, runsheetId, pending.Item['task_ids'] as string[]);
+      return done;
+    }
+  }
   await keepOfferedRunsheets(id, removed);
+  // Its imported tasks are free again (X10 `planned=false`) once it is gone.
+  const taskIds = removed[0]?.task_ids ?? [];
+  if (taskIds.length > 0) await beginRelease(planning, runsheetId, taskIds);
   await removeMember(planning, runsheetKey(id, runsheetId).SK, 'total_runsheets', 'runsheet');
-  // Its imported tasks are free again (X10 `planned=false`).
-  const freed = removed[0]?.task_ids ?? [];
-  for (let i = 0; i < freed.length; i += 25)
-    await Promise.all(freed.slice(i, i + 25).map((t) => releaseTask(planning.org_id, id, runsheetId, t)));
-  return { message: 'the runsheet is removed from the planning' };
+  if (taskIds.length > 0) await finishRelease(planning, runsheetId, taskIds);
+  return done;
 }
 
 /** P7: every id must be a driver of the planning's organisation, or a freelance driver. */
@@ -521,6 +574,7 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
     {
       runsheets: before.runsheets,
       drivers: [...existing, ...fresh.map((driverId) => ({ id: driverId, name: names.get(driverId) ?? '' }))],
+      releases: before.releases,
     },
   );
   return toPlanningView(after.planning, after.contents);

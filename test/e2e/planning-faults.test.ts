@@ -225,3 +225,37 @@ describe('a planning job whose first run wrote part of its offers, the drivers h
     expect(offered).toEqual(runsheets.map((r, i) => `${r.id}:${i < 13 ? 'first' : 'second'}`));
   }, 60_000);
 });
+
+describe('a P6 that removed its runsheet and failed before freeing its imported tasks', () => {
+  it('is finished by its retry: 200, and the tasks are free again (not left planned in a runsheet that is gone)', async () => {
+    const taskId = await importedTaskId();
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Interrupted removal' }, planner);
+    const path = `/v1/plannings/${planning.body.id}/runsheets`;
+    expect((await api.post(path, { runsheets: [{ id: 'RS-1', task_ids: [taskId] }] }, planner)).status).toBe(200);
+    const task = async () =>
+      (await api.get<{ task: { planning_id: string | null } }>(`/v1/tasks/${taskId}`, planner)).body.task;
+    expect(await task()).toMatchObject({ planning_id: planning.body.id });
+
+    // The runsheet's removal is a transaction; freeing its task an UpdateItem, which DynamoDB keeps throttling.
+    await proxy.set('throttle', 1, ['UpdateItem']);
+    const failed = await api.delete(`${path}/RS-1`, undefined, planner);
+    await proxy.set('pass');
+    expect(failed.status).toBe(503);
+    const view = await api.get<{ runsheets: unknown[] }>(`/v1/plannings/${planning.body.id}`, planner);
+    expect(view.body.runsheets).toEqual([]);
+    expect(await task()).toMatchObject({ planning_id: planning.body.id });
+
+    // The client retries, as a 503 invites.
+    expect((await api.delete(`${path}/RS-1`, undefined, planner)).status).toBe(200);
+    expect(await task()).toMatchObject({ planning_id: null });
+    // Done: another removal of it is a 404 again, and the task may be planned elsewhere.
+    expect((await api.delete(`${path}/RS-1`, undefined, planner)).status).toBe(404);
+    const next = await api.post<{ id: string }>('/v1/plannings', { name: 'Next' }, planner);
+    const taken = await api.post(
+      `/v1/plannings/${next.body.id}/runsheets`,
+      { runsheets: [{ id: 'RS-9', task_ids: [taskId] }] },
+      planner,
+    );
+    expect(taken.status).toBe(200);
+  }, 60_000);
+});
