@@ -2,6 +2,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import WebSocket from 'ws';
 import { startLocal } from '#lib/local/start';
 
 export const BENCH_ADMIN = { email: 'bench@dispatch.local', password: 'bench-password-123' };
@@ -28,4 +29,17 @@ export function startBenchHost(name: string) {
 export async function stopBenchHost() {
   await (await shared)?.stop();
   shared = undefined;
+}
+
+/** A WebSocket to the bench host, signed in with `token` and subscribed to `channel` (its acknowledgement read). */
+export async function subscribedSocket(hostUrl: string, token: string, channel: string): Promise<WebSocket> {
+  const socket = new WebSocket(`${hostUrl.replace('http', 'ws')}/ws?token=${token}`);
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
+  const subscribed = new Promise<void>((resolve) => socket.once('message', () => resolve()));
+  socket.send(JSON.stringify({ action: 'subscribe', channels: [channel] }));
+  await subscribed;
+  return socket;
 }

@@ -7,9 +7,9 @@
  * p50/p99. Bounded: SECONDS of writing, then 3 s for the last deliveries.
  */
 import { randomUUID } from 'node:crypto';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { gateway } from '#lib/local/websocket';
-import { BENCH_ADMIN, startBenchHost } from './host.ts';
+import { BENCH_ADMIN, startBenchHost, subscribedSocket } from './host.ts';
 
 const DRIVERS = 1000;
 const SUBSCRIBERS = 50;
@@ -69,14 +69,7 @@ export async function benchLiveOps() {
   let measuring = false;
   const sockets: WebSocket[] = [];
   for (let i = 0; i < SUBSCRIBERS; i++) {
-    const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${login.bearer_token}`);
-    await new Promise((resolve, reject) => {
-      socket.once('open', resolve);
-      socket.once('error', reject);
-    });
-    const subscribed = new Promise<void>((resolve) => socket.once('message', () => resolve()));
-    socket.send(JSON.stringify({ action: 'subscribe', channels: [`org.${org.id}`] }));
-    await subscribed;
+    const socket = await subscribedSocket(host.url, login.bearer_token, `org.${org.id}`);
     socket.on('message', (data) => {
       const frame = JSON.parse(data.toString()) as { name?: string; data?: { drivers: { server_time: string }[] } };
       if (!measuring || frame.name !== 'driver.location') return;

@@ -17,14 +17,13 @@
  * LAG_SECONDS change the shape.
  */
 import './env.ts';
-import WebSocket from 'ws';
 import { dispatchClient, joinFromOutbox, must } from '#lib/client/index';
 import { type Fix, LocationUploader } from '#lib/client/location-uploader';
 import { UPLOADER_DEFAULTS } from '#lib/client/uploader-defaults';
 import { gateway } from '#lib/local/websocket';
 import { ROLES } from '#shared/auth/roles';
 import { mapLimited } from '#shared/concurrency';
-import { BENCH_ADMIN, startBenchHost, stopBenchHost } from './host.ts';
+import { BENCH_ADMIN, startBenchHost, stopBenchHost, subscribedSocket } from './host.ts';
 import { type FrameEntry, matchLags, type SentFix, summarise } from './position-lag-stats.ts';
 
 const DRIVERS = Number(process.env['LAG_DRIVERS'] ?? 100);
@@ -82,14 +81,7 @@ export async function benchPositionLag() {
   // The dispatcher's screen: every driver of every `driver.location` frame, with its receipt time.
   const entries: FrameEntry[] = [];
   let frames = 0;
-  const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${dispatcher.bearer_token}`);
-  await new Promise((resolve, reject) => {
-    socket.once('open', resolve);
-    socket.once('error', reject);
-  });
-  const subscribed = new Promise<void>((resolve) => socket.once('message', () => resolve()));
-  socket.send(JSON.stringify({ action: 'subscribe', channels: [`org.${org.id}`] }));
-  await subscribed;
+  const socket = await subscribedSocket(host.url, dispatcher.bearer_token, `org.${org.id}`);
   socket.on('message', (data) => {
     const receivedMs = Date.now();
     const frame = JSON.parse(data.toString()) as {

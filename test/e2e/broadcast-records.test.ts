@@ -1,7 +1,7 @@
 /** R3–R8 through worker clients: the pair state machine, duplicates, and statuses in the order events happened. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
-import { type Client, client, loginAs } from '../support/http.ts';
+import { type Client, client, internalClientToken, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -11,20 +11,7 @@ let recordWorker: string;
 let planWorker: string;
 let planId: string;
 
-async function workerToken(roles: string[]) {
-  const created = await api.post<{ client_key: string; secret_key: string }>(
-    '/v1/admin/clients',
-    { name: roles.join('+'), roles },
-    admin,
-  );
-  const basic = `Basic ${Buffer.from(`${created.body.client_key}:${created.body.secret_key}`).toString('base64')}`;
-  return (
-    await api.call<{ bearer_token: string }>('POST', '/v1/auth/token', {
-      headers: { authorization: basic },
-      body: { grant_type: 'client_credentials' },
-    })
-  ).body.bearer_token;
-}
+const workerToken = (roles: string[]) => internalClientToken(api, admin, roles.join('+'), roles);
 
 /**
  * `minute` minutes after this run's start (whole minutes): an offer broadcast at(10) expires 15 minutes later, well

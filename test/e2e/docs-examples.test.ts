@@ -17,7 +17,14 @@ import { docsOf, EXAMPLE, type OperationDocs } from '../../lib/openapi-docs/inde
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import type { RouteDef } from '../../shared/routes/types.ts';
 import { routes } from '../../shared/routes.ts';
-import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import {
+  type Client,
+  client,
+  clientCredentialsToken,
+  internalClientToken,
+  invitedMember,
+  loginAs,
+} from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 const TASKS = readFileSync('test/fixtures/tasks.csv');
@@ -107,22 +114,7 @@ const workers = new Map<Role, Promise<string>>();
 
 /** A worker client's bearer token: an internal client (X7) with the one role, through X5 client_credentials. */
 function workerToken(role: Role): Promise<string> {
-  const minted = async () => {
-    const created = await api.post<{ client_key: string; secret_key: string }>(
-      '/v1/admin/clients',
-      { name: `Docs ${role}`, roles: [role] },
-      admin,
-    );
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const basic = Buffer.from(`${created.body.client_key}:${created.body.secret_key}`).toString('base64');
-    const token = await api.call<{ bearer_token: string }>('POST', '/v1/auth/token', {
-      headers: { authorization: `Basic ${basic}` },
-      body: { grant_type: 'client_credentials' },
-    });
-    expect(token.status, JSON.stringify(token.body)).toBe(200);
-    return token.body.bearer_token;
-  };
-  if (!workers.has(role)) workers.set(role, minted());
+  if (!workers.has(role)) workers.set(role, internalClientToken(api, admin, `Docs ${role}`, [role]));
   return workers.get(role)!;
 }
 
@@ -241,13 +233,7 @@ async function partnerToken(): Promise<string> {
     admin,
   );
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const basic = Buffer.from(`${created.body.client_key}:${created.body.secret_key}`).toString('base64');
-  const token = await api.call<{ bearer_token: string }>('POST', '/v1/auth/token', {
-    headers: { authorization: `Basic ${basic}` },
-    body: { grant_type: 'client_credentials' },
-  });
-  expect(token.status, JSON.stringify(token.body)).toBe(200);
-  return token.body.bearer_token;
+  return clientCredentialsToken(api, created.body.client_key, created.body.secret_key);
 }
 
 /** A platform organisation and one of its users (T10). */

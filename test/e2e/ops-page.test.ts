@@ -15,6 +15,7 @@ import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { until } from '../support/until.ts';
 
 const OUTPUT = join(process.cwd(), '.test-output');
 
@@ -35,15 +36,6 @@ const fix = (latitude: number, longitude: number) => ({
   altitude: 10,
   client_time_utc: new Date().toISOString(),
 });
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 beforeAll(async () => {
   host = await startTestHost();

@@ -6,18 +6,17 @@
  * nulls: no pickup, and the job ranked its drivers in planning order instead of by distance. And a job's rerun after
  * a first run that wrote part of its offers keeps that run's decision, whatever the drivers' positions are by then.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../lib/local/emulators.ts';
-import { type RunningHost, startLocal } from '../../lib/local/start.ts';
+import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW } from '../support/imports.ts';
-import { ADMIN } from '../support/local.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+import { until } from '../support/until.ts';
 
 let host: RunningHost;
 let proxy: FaultProxy;
@@ -28,16 +27,7 @@ let admin: string;
 
 beforeAll(async () => {
   proxy = await startFaultProxy(inject('endpoints').dynamodb, 'dynamodb');
-  host = await startLocal({
-    port: 0,
-    dataDir: join(inject('dataDir'), `planning-faults-${randomBytes(4).toString('hex')}`),
-    fresh: false,
-    persistent: false,
-    adminEmail: ADMIN.email,
-    adminPassword: ADMIN.password,
-    tablePrefix: `pf${randomBytes(4).toString('hex')}-`,
-    endpoints: { dynamodb: proxy.url },
-  });
+  host = await startTestHost({ dynamodb: proxy.url });
   api = client(host.url);
   admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
   orgId = (
@@ -51,14 +41,6 @@ afterAll(async () => {
   await host?.stop();
   await proxy?.close();
 });
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let i = 0; ; i++) {
-    const value = await read();
-    if (done(value) || i > 600) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const HEADER =
   'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,from_latitude,from_longitude';

@@ -18,6 +18,7 @@ import { type Client, client, invitedMember, loginAs } from '../support/http.ts'
 import { IMPORT_WINDOW } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { storedItems } from '../support/stored.ts';
+import { until } from '../support/until.ts';
 
 const ORGANISATION_ROLES: Role[] = ['OrgAdmin', 'OrgTransporter', 'OrgDriver', 'Merchant', 'Driver'];
 const now = () => new Date().toISOString();
@@ -49,15 +50,6 @@ async function freelanceDriver() {
   return loginAs(api, email, 'a-good-long-password');
 }
 let versionRev: string;
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 beforeAll(async () => {
   host = await startTestHost();

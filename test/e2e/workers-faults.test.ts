@@ -4,17 +4,16 @@
  * fault clears the run finishes exactly once: no duplicate task, item or pair, one result, the statuses walked once,
  * nothing left `processing`, nothing in the dead-letter queue, and every pair offered (its event sent) at least once.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
-import { type RunningHost, startLocal } from '../../lib/local/start.ts';
+import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { localDeadLetters } from '../../shared/ports/queue.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
-import { ADMIN } from '../support/local.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+import { until } from '../support/until.ts';
 
 let host: RunningHost;
 let proxy: FaultProxy;
@@ -27,16 +26,7 @@ const driverTokens = new Map<string, string>();
 
 beforeAll(async () => {
   proxy = await startFaultProxy(inject('endpoints').dynamodb, 'dynamodb');
-  host = await startLocal({
-    port: 0,
-    dataDir: join(inject('dataDir'), `workers-${randomBytes(4).toString('hex')}`),
-    fresh: false,
-    persistent: false,
-    adminEmail: ADMIN.email,
-    adminPassword: ADMIN.password,
-    tablePrefix: `w${randomBytes(4).toString('hex')}-`,
-    endpoints: { dynamodb: proxy.url },
-  });
+  host = await startTestHost({ dynamodb: proxy.url });
   api = client(host.url);
   admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
   const org = await api.post<{ id: string }>(
@@ -53,14 +43,6 @@ afterAll(async () => {
   await host?.stop();
   await proxy?.close();
 });
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let i = 0; ; i++) {
-    const value = await read();
-    if (done(value) || i > 600) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function scanMain() {
   const { db, mainTableName } = await import('../../shared/db/client.ts');

@@ -83,3 +83,26 @@ export async function invitedMember(api: Client, adminToken: string, role: strin
 export async function newOrganisation(api: Client, adminToken: string, name: string, kind = 'transporter') {
   return (await api.post<{ id: string }>('/v1/admin/organisations', { name, kind }, adminToken)).body.id;
 }
+
+/** A client's bearer token by T1 `client_credentials`, its key and secret as HTTP Basic credentials. */
+export async function clientCredentialsToken(api: Client, clientKey: string, secretKey: string): Promise<string> {
+  const basic = Buffer.from(`${clientKey}:${secretKey}`).toString('base64');
+  const response = await api.call<{ bearer_token: string }>('POST', '/v1/auth/token', {
+    headers: { authorization: `Basic ${basic}` },
+    body: { grant_type: 'client_credentials' },
+  });
+  if (response.status !== 200)
+    throw new Error(`client_credentials for ${clientKey} failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body.bearer_token;
+}
+
+/** An internal client with `roles` (SysAdmin's X7) and its bearer token: how a worker of the platform signs in. */
+export async function internalClientToken(api: Client, adminToken: string, name: string, roles: string[]) {
+  const created = await api.post<{ client_key: string; secret_key: string }>(
+    '/v1/admin/clients',
+    { name, roles },
+    adminToken,
+  );
+  if (created.status !== 201) throw new Error(`X7 failed: ${created.status} ${JSON.stringify(created.body)}`);
+  return clientCredentialsToken(api, created.body.client_key, created.body.secret_key);
+}

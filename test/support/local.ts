@@ -20,8 +20,11 @@ export async function useLocalServices(): Promise<{ prefix: string }> {
   return { prefix };
 }
 
-/** A whole local host on a random port, over the shared emulators, with a seeded SysAdmin. */
-export async function startTestHost(): Promise<RunningHost> {
+/**
+ * A whole local host on a random port, over the shared emulators, with a seeded SysAdmin; `dynamodb` puts another
+ * endpoint in front of the shared DynamoDB (a fault proxy: test/support/fault-proxy.ts).
+ */
+export async function startTestHost(options: { dynamodb?: string } = {}): Promise<RunningHost> {
   const endpoints = inject('endpoints');
   process.env['TOKEN_GENERATION_CACHE_MS'] = '0';
   return startLocal({
@@ -32,6 +35,6 @@ export async function startTestHost(): Promise<RunningHost> {
     adminEmail: ADMIN.email,
     adminPassword: ADMIN.password,
     tablePrefix: `e${randomBytes(4).toString('hex')}-`,
-    endpoints: { dynamodb: endpoints.dynamodb },
+    endpoints: { dynamodb: options.dynamodb ?? endpoints.dynamodb },
   });
 }
