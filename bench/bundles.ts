@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { BUNDLING } from '#lib/constructs/dispatch-function';
+import { BUNDLING, JMESPATH_ALIASES } from '#lib/constructs/dispatch-function';
 import { ROOT } from '#lib/paths';
 import { type RouteDef, routes } from '#shared/routes';
 
@@ -56,6 +56,8 @@ export async function benchBundles(): Promise<{ maxKb: number; maxImportMs: numb
       mainFields: BUNDLING!.mainFields,
       external: BUNDLING!.externalModules,
       banner: { js: BUNDLING!.banner! },
+      alias: Object.fromEntries(JMESPATH_ALIASES.map((pair) => pair.split('=') as [string, string])),
+      legalComments: 'none',
       logLevel: 'error',
     });
     built.push({ handler, outfile, kb: statSync(outfile).size / 1024, times: [] });

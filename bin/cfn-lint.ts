@@ -1,7 +1,7 @@
 /**
  * AWS's CloudFormation linter over the service's templates (issue 25.8): synthesizes the app (without bundling:
  * cfn-lint reads templates, not code; the same stacks `cdk deploy` would create) into a temporary directory, or reads
- * the cloud assembly named as the first argument (`npm run lint:cfn -- cdk.out`), and runs `cfn-lint` over every
+ * for the default stage and for prod, or the cloud assembly named as the first argument (`npm run lint:cfn -- cdk.out`), and runs `cfn-lint` over every
  * template. Errors fail, and so does every warning except the two CDK itself makes: W3005 (a DependsOn that a
  * reference already implies) and W3045 (a bucket policy's access-control setting CDK writes for log delivery).
  */
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { buildApp } from '#lib/app';
+import { DEFAULT_STAGE, PROD_STAGE } from '#lib/stage';
 
 /** Warnings CDK's own constructs make; each stays until aws-cdk-lib writes those resources differently. */
 export const ACCEPTED_WARNINGS = ['W3005', 'W3045'];
@@ -21,23 +22,34 @@ if (version.error || version.status !== 0) {
   process.exit(1);
 }
 
-let outdir = process.argv[2] ? resolve(process.argv[2]) : '';
-if (!outdir) {
-  outdir = mkdtempSync(join(tmpdir(), 'dispatch-cfn-lint-'));
-  const app = new App({
-    outdir,
-    context: {
-      'aws:cdk:bundling-stacks': [],
-      '@aws-cdk/core:defaultCrossStackReferences': 'strong',
-      mailFrom: 'no-reply@mail.example.com',
-    },
+/** Without an assembly given, both kinds of stage are linted: the default (sandbox) and prod (issue 25.4). */
+const STAGES = [DEFAULT_STAGE, PROD_STAGE];
+let outdirs = process.argv[2] ? [resolve(process.argv[2])] : [];
+if (outdirs.length === 0) {
+  const root = mkdtempSync(join(tmpdir(), 'dispatch-cfn-lint-'));
+  outdirs = STAGES.map((stage) => {
+    const outdir = join(root, stage);
+    const app = new App({
+      outdir,
+      context: {
+        'aws:cdk:bundling-stacks': [],
+        '@aws-cdk/core:defaultCrossStackReferences': 'strong',
+        mailFrom: 'no-reply@mail.example.com',
+        alarmEmail: 'oncall@mail.example.com',
+        stage,
+      },
+    });
+    buildApp(app, { env: { account: '123456789012', region: process.env['CDK_DEFAULT_REGION'] ?? 'eu-west-1' } });
+    app.synth();
+    return outdir;
   });
-  buildApp(app, { env: { account: '123456789012', region: process.env['CDK_DEFAULT_REGION'] ?? 'eu-west-1' } });
-  app.synth();
 }
-const templates = readdirSync(outdir)
-  .filter((name) => name.endsWith('.template.json'))
-  .map((name) => join(outdir, name));
+const outdir = outdirs.join(', ');
+const templates = outdirs.flatMap((dir) =>
+  readdirSync(dir)
+    .filter((name) => name.endsWith('.template.json'))
+    .map((name) => join(dir, name)),
+);
 if (templates.length === 0) {
   console.error(`no templates in ${outdir}`);
   process.exit(1);

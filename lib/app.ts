@@ -3,8 +3,10 @@ import type { App, StackProps } from 'aws-cdk-lib';
 import { ApiStack } from '#lib/stacks/api-stack';
 import { AreaStack } from '#lib/stacks/area-stack';
 import { DataStack } from '#lib/stacks/data-stack';
+import { MonitoringStack } from '#lib/stacks/monitoring-stack';
 import { RealtimeStack } from '#lib/stacks/realtime-stack';
 import { WorkersStack } from '#lib/stacks/workers-stack';
+import { stackNameFor, stageOf } from '#lib/stage';
 import { type Area, type RouteDef, routes } from '#shared/routes';
 
 /** The sender tests and local synthesis use; it can never be verified in SES, so a deploy must name its own. */
@@ -28,18 +30,25 @@ export function requireDeployContext(app: App): void {
   }
 }
 
+/**
+ * Builds the stage's stacks (`-c stage=<name>`, default sandbox: lib/stage.ts). Construct ids stay `DispatchData`, …
+ * (so `cdk deploy DispatchData` works in every stage); the CloudFormation stack names carry the stage
+ * (`DispatchData-sandbox`), so that stages share an account.
+ */
 export function buildApp(app: App, props: StackProps = {}) {
   const mailFrom: string = app.node.tryGetContext('mailFrom') ?? PLACEHOLDER_MAIL_FROM;
   const apiGatewayAccountRole = String(app.node.tryGetContext('apiGatewayAccountRole') ?? 'true') !== 'false';
-  const data = new DataStack(app, 'DispatchData', props);
+  const stage = stageOf(app);
+  const named = (id: string): StackProps => ({ ...props, stackName: stackNameFor(id, stage) });
+  const data = new DataStack(app, 'DispatchData', named('DispatchData'));
   const api = new ApiStack(app, 'DispatchApi', {
-    ...props,
+    ...named('DispatchApi'),
     data,
     adminEmail: app.node.tryGetContext('adminEmail') ?? 'admin@dispatch.local',
     mailFrom,
   });
   const realtime = new RealtimeStack(app, 'DispatchRealtime', {
-    ...props,
+    ...named('DispatchRealtime'),
     data,
     mailFrom,
     httpApi: api.httpApi,
@@ -47,19 +56,29 @@ export function buildApp(app: App, props: StackProps = {}) {
   });
   const areas = new Map<Area, RouteDef[]>();
   for (const route of routes as readonly RouteDef[]) areas.set(route.area, [...(areas.get(route.area) ?? []), route]);
-  const areaStacks = [...areas].map(
-    ([area, areaRoutes]) =>
-      new AreaStack(app, `Dispatch${area[0]!.toUpperCase()}${area.slice(1)}`, {
-        ...props,
-        area,
-        routes: areaRoutes,
-        data,
-        httpApi: api.httpApi,
-        authorizerId: api.authorizerId,
-        mailFrom,
-        realtime,
-      }),
-  );
-  const workers = new WorkersStack(app, 'DispatchWorkers', { ...props, data, realtime, mailFrom });
-  return { data, api, realtime, areaStacks, workers };
+  const workers = new WorkersStack(app, 'DispatchWorkers', { ...named('DispatchWorkers'), data, realtime, mailFrom });
+  const monitoring = new MonitoringStack(app, 'DispatchMonitoring', {
+    ...named('DispatchMonitoring'),
+    data,
+    httpApi: api.httpApi,
+    realtime,
+    workers,
+    watched: [api, realtime, workers],
+    areas,
+  });
+  const areaStacks = [...areas].map(([area, areaRoutes]) => {
+    const id = `Dispatch${area[0]!.toUpperCase()}${area.slice(1)}`;
+    return new AreaStack(app, id, {
+      ...named(id),
+      area,
+      routes: areaRoutes,
+      data,
+      httpApi: api.httpApi,
+      authorizerId: api.authorizerId,
+      mailFrom,
+      realtime,
+      alarmTopic: monitoring.alarmTopic,
+    });
+  });
+  return { stage, data, api, realtime, areaStacks, workers, monitoring };
 }

@@ -1,11 +1,13 @@
 /**
  * A day of dispatch against a running local host, through the typed client: an organisation and its planner,
- * drivers signing up and moving, a CSV import through object storage, a planning whose job offers runsheets to the
- * nearest drivers, live events over the WebSocket, accepts and a rejection. `npm run demo` prints it; the
+ * drivers signing up and sending their positions in batches (the client's LocationUploader), a CSV import through
+ * object storage, a planning of runsheets naming the imported tasks whose job offers them to the nearest drivers,
+ * drivers finding their offers (X12), live events over the WebSocket, accepts and a rejection. `npm run demo` prints it; the
  * end-to-end suite runs it too, so the demo cannot rot.
  */
 import WebSocket from 'ws';
 import { type DispatchClient, dispatchClient, joinFromOutbox, must } from '#lib/client/index';
+import { LocationUploader } from '#lib/client/location-uploader';
 
 export interface DemoOptions {
   url: string;
@@ -120,23 +122,23 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     drivers.push({ id: session.user.id, name, client: api(session.bearer_token), token: session.bearer_token });
   }
   step(`${drivers.length} drivers joined: ${names.join(', ')}`);
+  // Each driver's app keeps its samples and sends them in batches (X13) with the typed client's uploader.
   for (const [i, driver] of drivers.entries()) {
+    const uploader = new LocationUploader({ baseUrl: options.url, token: () => driver.token, fetch: send });
     for (let move = 0; move < 3; move++) {
       const [, lat, lng] = STOPS[(i + move) % STOPS.length]!;
-      must(
-        await driver.client.PUT('/v1/driver/location', {
-          body: {
-            latitude: lat + 0.002 * move,
-            longitude: lng,
-            client_time_utc: new Date(Date.now() - (3 - move) * 60_000).toISOString(),
-            client_timezone: 'Asia/Singapore',
-          },
-        }),
-        'report a location',
-      );
+      uploader.record({
+        latitude: lat + 0.002 * move,
+        longitude: lng,
+        client_time_utc: new Date(Date.now() - (3 - move) * 60_000).toISOString(),
+        client_timezone: 'Asia/Singapore',
+      });
     }
+    await uploader.flush();
+    if (uploader.pending.length > 0 || uploader.stats.sent !== 3)
+      throw new Error(`${driver.name}'s fixes were not sent`);
   }
-  step('every driver reported three fixes while driving to their first area');
+  step('every driver sent three fixes in one batch while driving to their first area');
   const nearby = must(
     await planner.GET('/v1/driver-locations', {
       params: { query: { latitude: String(DEPOT.latitude), longitude: String(DEPOT.longitude), radius: '5000' } },
@@ -242,18 +244,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   });
   subscribe();
   await subscribed;
-  const runsheets = STOPS.map(([name, lat, lng], i) => ({
-    id: `RS-${i + 1}`,
-    name: `${name} run`,
-    tasks: [
-      {
-        id: `T${i + 1}`,
-        total_item_count: i + 1,
-        from_address: { street_address: `${10 + i} Depot Rd`, city: 'Singapore', latitude: lat, longitude: lng },
-        to_address: { street_address: `${name} Mall`, city: 'Singapore' },
-      },
-    ],
-  }));
+  // The runsheets name the imported tasks by id (X10 lists them), one area's task each.
+  const tasks = must(
+    await planner.GET('/v1/tasks', { params: { query: { import_job_id: job.id, order: 'asc' } } }),
+    'list the imported tasks',
+  ).tasks;
+  const runsheets = STOPS.map(([name], i) => {
+    const task = tasks.find((t) => t.task_ref === `T${i + 1}`);
+    if (!task) throw new Error(`the import has no task T${i + 1}`);
+    return { id: `RS-${i + 1}`, name: `${name} run`, task_ids: [task.id] };
+  });
   must(
     await planner.POST('/v1/plannings/{planningID}/runsheets', {
       params: { path: { planningID: planning.id } },
@@ -290,9 +290,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       await planner.GET('/v1/broadcast-plans/{plan_id}/pairs', { params: { path: { plan_id: planning.id } } }),
       'list pairs',
     ).pair_records;
-  // In runsheet order, each runsheet's offers in the drivers' order: the same answers every day.
+  // Each driver's app finds its own open offers (X12); in runsheet order, each runsheet's offers in the drivers'
+  // order: the same answers every day.
   const rank = (driverId: string) => drivers.findIndex((d) => d.id === driverId);
-  const offered = (await pairsOf()).sort(
+  const offered = [];
+  for (const driver of drivers) {
+    offered.push(...must(await driver.client.GET('/v1/driver/offers'), 'list my offers').offers);
+  }
+  offered.sort(
     (a, b) => a.pair.runsheet.id.localeCompare(b.pair.runsheet.id) || rank(a.pair.driver.id) - rank(b.pair.driver.id),
   );
   step(
@@ -306,7 +311,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   for (const pair of offered) {
     if (answered.has(pair.pair.runsheet.id)) continue;
     const driver = drivers.find((d) => d.id === pair.pair.driver.id)!;
-    const path = { plan_id: planning.id, pair_id: pair.id };
+    const path = { plan_id: pair.plan.id, pair_id: pair.id };
     const happened_at_utc = new Date().toISOString();
     if (pair.pair.runsheet.id === 'RS-6' && rejects === 0) {
       must(

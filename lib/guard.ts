@@ -10,7 +10,7 @@ export const GUARD_ACKNOWLEDGEMENTS: Record<string, string> = {
   lambda_inside_vpc_check:
     'The functions reach only AWS APIs (DynamoDB, S3, SQS, KMS, Secrets Manager, SES, SNS, API Gateway), over TLS and authorised by IAM; a VPC would add NAT or interface endpoints and cold-start time and keep nothing out.',
   cloudwatch_log_group_retention_period_check:
-    'The rule wants a year or more. Function logs are kept 30 days and access logs 90: they carry caller ids and addresses, and are kept no longer than operating the service needs.',
+    'The rule wants a year or more. Outside prod, function logs are kept a month and access logs three: they carry caller ids and addresses, and are kept no longer than operating a sandbox needs (prod keeps them 1 and 2 years; docs/deploy.md).',
   cloudwatch_log_group_encrypted_check:
     'CloudWatch Logs encrypts every log group at rest; a customer-managed key would add a key policy per log group and keep out no reader that IAM does not.',
   lambda_function_public_access_prohibited_check:
@@ -18,7 +18,7 @@ export const GUARD_ACKNOWLEDGEMENTS: Record<string, string> = {
   api_gw_v2_authorization_type_configured_check:
     'Public by contract: login, refresh, registration, password reset, token endpoints and the JWKS, plus the $default 404; the WebSocket $connect checks the bearer token itself and the other WebSocket routes run only on connections it admitted.',
   s3_lifecycle_policy_check:
-    'Uploads and import results are served by key for as long as their jobs exist; how long to keep them is a retention decision not made yet (README, what is left).',
+    'Where the rule still flags a bucket: the upload and results buckets have lifecycle rules (uploads 90 days, results 365; docs/deploy.md), and the access-log bucket keeps its logs as long as the stage keeps them.',
   s3_event_notifications_enabled_check:
     'The upload bucket’s ObjectCreated notification is set by CDK’s notifications custom resource, which the rule cannot see; the access-log bucket needs none.',
   s3_bucket_versioning_enabled_check:

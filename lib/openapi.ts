@@ -4,6 +4,7 @@
  */
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
+import { COMMON_FIELDS, docsOf, type OperationDocs, perPageDescription } from '#lib/openapi-docs/index';
 import { type RouteDef, routes } from '#shared/routes';
 
 type JsonSchema = Record<string, unknown>;
@@ -57,15 +58,68 @@ const problemResponse = (description: string) => ({
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
-function parameters(schema: GenericSchema | undefined, location: 'path' | 'query' | 'header') {
+/**
+ * A request field's description (lib/openapi-docs): the operation's own, else the one many operations share; `per_page`
+ * says the operation's own bounds. `key` is OperationDocs.fields' key (`query/per_page`, `body/user/email` …).
+ */
+function fieldDescription(docs: OperationDocs | undefined, key: string, owner?: GenericSchema, field?: JsonSchema) {
+  const own = docs?.fields?.[key] ?? COMMON_FIELDS[key];
+  if (own !== undefined) return own;
+  if (key === 'query/per_page' && owner) return perPageDescription(owner, field?.['default']);
+  return undefined;
+}
+
+/**
+ * `schema` with every member's description from the docs (`prefix` is `body`): nested objects by member name, an
+ * array's items as `*`, a nullable member's description on the member itself (not in its anyOf branch).
+ */
+function describedSchema(schema: JsonSchema, docs: OperationDocs | undefined, prefix: string): JsonSchema {
+  const node: JsonSchema = { ...schema };
+  const description = fieldDescription(docs, prefix);
+  if (description !== undefined) node['description'] = description;
+  const properties = node['properties'] as Record<string, JsonSchema> | undefined;
+  if (properties) {
+    node['properties'] = Object.fromEntries(
+      Object.entries(properties).map(([name, member]) => [name, describedSchema(member, docs, `${prefix}/${name}`)]),
+    );
+  }
+  const items = node['items'] as JsonSchema | undefined;
+  if (items && !Array.isArray(items)) node['items'] = describedSchema(items, docs, `${prefix}/*`);
+  for (const branch of ['anyOf', 'oneOf'] as const) {
+    const branches = node[branch] as JsonSchema[] | undefined;
+    if (!branches) continue;
+    // The branches' members (an object or null) are described as the node's own members are.
+    node[branch] = branches.map((b) => {
+      const { description: _own, ...inner } = describedSchema(b, docs, prefix);
+      return b['description'] === undefined ? inner : { ...inner, description: b['description'] };
+    });
+  }
+  return node;
+}
+
+const PREFIX = { path: 'params', query: 'query', header: 'headers' } as const;
+
+function parameters(
+  schema: GenericSchema | undefined,
+  location: 'path' | 'query' | 'header',
+  docs: OperationDocs | undefined,
+  examples: Readonly<Record<string, string>> = {},
+) {
   if (!schema) return [];
   const object = jsonSchema(schema) as { properties?: Record<string, JsonSchema>; required?: string[] };
-  return Object.entries(object.properties ?? {}).map(([name, property]) => ({
-    name,
-    in: location,
-    required: location === 'path' || (object.required ?? []).includes(name),
-    schema: property,
-  }));
+  return Object.entries(object.properties ?? {}).map(([name, property]) => {
+    // A parameter's description is the parameter's own (Swagger UI shows it next to the field).
+    const { description: inSchema, ...rest } = property as { description?: string } & JsonSchema;
+    const description = fieldDescription(docs, `${PREFIX[location]}/${name}`, schema, property) ?? inSchema;
+    return {
+      name,
+      in: location,
+      required: location === 'path' || (object.required ?? []).includes(name),
+      ...(description ? { description } : {}),
+      schema: rest,
+      ...(examples[name] !== undefined ? { example: examples[name] } : {}),
+    };
+  });
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -104,7 +158,7 @@ function successResponses(route: RouteDef): Record<string, unknown> {
   };
 }
 
-function errorResponses(route: RouteDef): Record<string, unknown> {
+function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Record<string, unknown> {
   const errors: Record<string, unknown> = { '400': problemResponse('Invalid request: `errors[]` names each field') };
   if (route.unauthenticated) errors['401'] = problemResponse(route.unauthenticated);
   if (route.access !== 'public') {
@@ -128,6 +182,19 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
   }
   if (route.path.includes('{')) errors['404'] = problemResponse('Not found, or not visible to the caller');
   if (route.method !== 'GET') errors['409'] = problemResponse('Conflict with the current state');
+  if (docs?.errors?.[410]) errors['410'] = problemResponse(docs.errors[410]);
+  if (route.request?.body) {
+    errors['413'] = problemResponse('The body is larger than 1 MiB (`payload_too_large`)');
+    errors['415'] = problemResponse(
+      route.request.acceptsForm
+        ? 'The body is neither application/json nor application/x-www-form-urlencoded (`unsupported_media_type`)'
+        : 'The body is not application/json (`unsupported_media_type`)',
+    );
+  }
+  for (const status of [413, 415, 422] as const) {
+    const own = docs?.errors?.[status];
+    if (own) errors[String(status)] = problemResponse(own);
+  }
   const failure = route.documented?.failure;
   if (failure) {
     const own = (description: string) => ({
@@ -143,7 +210,7 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
   );
   errors['500'] = problemResponse('Unexpected server error');
   errors['503'] = problemResponse('A dependency is unavailable (`unavailable`, contract section 2)');
-  // Every other status of contract section 2 (410, 413, 415, 422, …) is problem+json too.
+  // Every other status of contract section 2 is problem+json too.
   errors['default'] = problemResponse('Any other failure (contract section 2)');
   return errors;
 }
@@ -152,18 +219,24 @@ function operation(route: RouteDef) {
   const access =
     typeof route.access === 'string' ? route.access : `roles: ${(route.access as readonly string[]).join(', ')}`;
   const body = route.request?.body;
+  const docs = docsOf(route.id);
+  const example = docs?.example;
+  const bodyContent = (schema: JsonSchema) => ({
+    schema,
+    ...(example?.body !== undefined ? { example: example.body } : {}),
+  });
   return {
     operationId: route.id.replace(/[^A-Za-z0-9]/g, '_'),
     'x-spec-id': route.specId ?? route.id,
     'x-access': access,
     summary: route.summary,
-    description: `Spec ${route.specId ?? route.id}. Access: ${access}.`,
+    description: `${docs?.description ?? `${route.summary}.`}\n\nAccess: ${access}. Spec ${route.specId ?? route.id}.`,
     tags: [route.area],
     security: route.access === 'public' ? [] : [{ bearer: [] }],
     parameters: [
-      ...parameters(route.request?.params, 'path'),
-      ...parameters(route.request?.query ?? route.documented?.query, 'query'),
-      ...parameters(route.request?.headers, 'header'),
+      ...parameters(route.request?.params, 'path', docs, example?.params),
+      ...parameters(route.request?.query ?? route.documented?.query, 'query', docs, example?.query),
+      ...parameters(route.request?.headers, 'header', docs, example?.headers),
       ...(route.method === 'POST'
         ? [
             {
@@ -176,20 +249,49 @@ function operation(route: RouteDef) {
           ]
         : []),
     ],
+    ...(docs?.multipart
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: [docs.multipart, ...Object.keys(docs.multipartFields ?? {})],
+                  properties: {
+                    ...Object.fromEntries(
+                      Object.entries(docs.multipartFields ?? {}).map(([name, description]) => [
+                        name,
+                        { type: 'string', format: 'uuid', maxLength: 36, description },
+                      ]),
+                    ),
+                    [docs.multipart]: {
+                      type: 'array',
+                      description: 'One part per CSV file: a tasks file and at most one items file',
+                      items: { type: 'string', format: 'binary', maxLength: 6 * 1024 * 1024 },
+                      maxItems: 2,
+                    },
+                  },
+                },
+              },
+            },
+          },
+        }
+      : {}),
     ...(body
       ? {
           requestBody: {
             required: true,
             content: {
-              'application/json': { schema: jsonSchema(body) },
+              'application/json': bodyContent(describedSchema(jsonSchema(body), docs, 'body')),
               ...(route.request?.acceptsForm
-                ? { 'application/x-www-form-urlencoded': { schema: jsonSchema(body) } }
+                ? { 'application/x-www-form-urlencoded': bodyContent(describedSchema(jsonSchema(body), docs, 'body')) }
                 : {}),
             },
           },
         }
       : {}),
-    responses: { ...successResponses(route), ...errorResponses(route) },
+    responses: { ...successResponses(route), ...errorResponses(route, docs) },
   };
 }
 

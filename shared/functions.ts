@@ -21,6 +21,19 @@ export const backgroundFunctions: readonly FunctionDef[] = [
   { handler: 'auth/authorizer', label: 'authorizer', needs: { signingKey: 'verify' } },
   { handler: 'system/not-found', label: '$default (404)', needs: {} },
   {
+    handler: 'auth/rotate-signing-keys',
+    label: 'signing-key rotation (Secrets Manager schedule)',
+    needs: {
+      signingKey: 'rotate',
+      unexercised: {
+        'signingKey:read':
+          'Secrets Manager invokes it on the rotation schedule; locally the keys are a file and nothing rotates them. test/bundles/key-rotation.test.ts runs its bundle through all four steps against the Secrets Manager stand-in.',
+        'signingKey:rotate':
+          'Secrets Manager invokes it on the rotation schedule; locally the keys are a file and nothing rotates them. test/bundles/key-rotation.test.ts runs its bundle through all four steps against the Secrets Manager stand-in.',
+      },
+    },
+  },
+  {
     handler: 'system/seed-admin',
     label: 'SysAdmin seed (trigger)',
     needs: {
@@ -245,6 +258,17 @@ export function grantsOf(fn: FunctionDef): Grant[] {
     grants.push({
       name: 'signingKey:read',
       actions: ['secretsmanager:GetSecretValue'],
+      resource: { kind: 'signingKeySecret' },
+    });
+  }
+  if (needs.signingKey === 'rotate') {
+    grants.push({
+      name: 'signingKey:rotate',
+      actions: [
+        'secretsmanager:DescribeSecret',
+        'secretsmanager:PutSecretValue',
+        'secretsmanager:UpdateSecretVersionStage',
+      ],
       resource: { kind: 'signingKeySecret' },
     });
   }

@@ -40,13 +40,29 @@ function nextSeededHex(scope: Seeded): string {
   return createHash('sha256').update(`${scope.seed}#${scope.drawn}`).digest('hex');
 }
 
+function uuidOf(hex: string): string {
+  const variant = ((Number.parseInt(hex[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 /** A UUID (v4 layout) for a created record: derived from the request's seed when it has one. */
 export function recordUuid(): string {
   const scope = seeded.getStore();
   if (!scope) return newUuid();
-  const hex = nextSeededHex(scope);
-  const variant = ((Number.parseInt(hex[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
-  const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  const id = uuidOf(nextSeededHex(scope));
+  scope.ids.add(id);
+  return id;
+}
+
+/**
+ * A UUID for the record a create makes for `name` (a user for an e-mail address, say): derived from the request's
+ * seed and the name, not a counter, so it is the same on a retry whatever order the request's parallel creates (A8's
+ * bulk invitations) ran in.
+ */
+export function recordUuidFor(name: string): string {
+  const scope = seeded.getStore();
+  if (!scope) return newUuid();
+  const id = uuidOf(createHash('sha256').update(`${scope.seed}#for#${name}`).digest('hex'));
   scope.ids.add(id);
   return id;
 }
@@ -58,6 +74,18 @@ export function recordObjectId(): string {
   const id = nextSeededHex(scope).slice(0, 24);
   scope.ids.add(id);
   return id;
+}
+
+/**
+ * An identifier (not a secret: a client key, say) in `newSecret`'s format: derived from the request's seed when it
+ * has one, so the retry of a create names the record its first attempt wrote.
+ */
+export function recordKey(bytes: number): string {
+  const scope = seeded.getStore();
+  if (!scope) return newSecret(bytes);
+  const key = Buffer.from(nextSeededHex(scope), 'hex').subarray(0, bytes).toString('base64url');
+  scope.ids.add(key);
+  return key;
 }
 
 /**

@@ -9,7 +9,9 @@ export interface paths {
         };
         /**
          * Public keys that verify service bearer tokens
-         * @description Spec JWKS. Access: public.
+         * @description The public keys (JWK Set, ES256) that verify the service’s bearer tokens; any verifier can fetch and cache them.
+         *
+         *     Access: public. Spec JWKS.
          */
         get: operations["JWKS"];
         put?: never;
@@ -31,7 +33,9 @@ export interface paths {
         put?: never;
         /**
          * Log in with email and password
-         * @description Spec A1. Access: public.
+         * @description Logs in with email and password; answers a bearer token (JWT), a refresh token and the user.
+         *
+         *     Access: public. Spec A1.
          */
         post: operations["A1"];
         delete?: never;
@@ -51,7 +55,9 @@ export interface paths {
         put?: never;
         /**
          * Exchange a refresh token for a new bearer token and refresh token (rotation with reuse detection)
-         * @description Spec T1. Access: public.
+         * @description Exchanges a refresh token for a new bearer token and a new refresh token; the old one stops working, and presenting it again ends its whole family (reuse detection).
+         *
+         *     Access: public. Spec T1.
          */
         post: operations["T1"];
         delete?: never;
@@ -71,7 +77,9 @@ export interface paths {
         put?: never;
         /**
          * Revoke a refresh token's family, or every family of the caller
-         * @description Spec X6. Access: users.
+         * @description Ends the session of a refresh token, or without one every session of the caller.
+         *
+         *     Access: users. Spec X6.
          */
         post: operations["X6"];
         delete?: never;
@@ -89,13 +97,17 @@ export interface paths {
         };
         /**
          * List organisations, newest first
-         * @description Spec X3. Access: roles: SysAdmin.
+         * @description Lists organisations, newest first, one page at a time.
+         *
+         *     Access: roles: SysAdmin. Spec X3.
          */
         get: operations["X3"];
         put?: never;
         /**
          * Create an organisation
-         * @description Spec X2. Access: roles: SysAdmin.
+         * @description Creates an organisation of a kind (merchant, transporter or platform).
+         *
+         *     Access: roles: SysAdmin. Spec X2.
          */
         post: operations["X2"];
         delete?: never;
@@ -113,7 +125,9 @@ export interface paths {
         };
         /**
          * Read an organisation
-         * @description Spec X3. Access: roles: SysAdmin.
+         * @description Reads one organisation.
+         *
+         *     Access: roles: SysAdmin. Spec X3.
          */
         get: operations["X3_read"];
         put?: never;
@@ -133,7 +147,9 @@ export interface paths {
         };
         /**
          * List the roles and their fixed ids
-         * @description Spec X4. Access: any.
+         * @description Lists every role with its fixed id (the ids invitations and role changes name).
+         *
+         *     Access: any. Spec X4.
          */
         get: operations["X4"];
         put?: never;
@@ -155,7 +171,9 @@ export interface paths {
         put?: never;
         /**
          * Register a freelance driver (unconfirmed until A3 + X8)
-         * @description Spec A2. Access: public.
+         * @description Registers a freelance driver account, unconfirmed: A3 sends it a security code and X8 confirms it.
+         *
+         *     Access: public. Spec A2.
          */
         post: operations["A2"];
         delete?: never;
@@ -175,7 +193,9 @@ export interface paths {
         put?: never;
         /**
          * Register a merchant: a merchant organisation and its Merchant user
-         * @description Spec X1. Access: public.
+         * @description Registers a merchant: a new merchant organisation and its Merchant user, unconfirmed until A3 and X8.
+         *
+         *     Access: public. Spec X1.
          */
         post: operations["X1"];
         delete?: never;
@@ -195,7 +215,9 @@ export interface paths {
         put?: never;
         /**
          * Send a 6-digit security code (10 minutes) to an unconfirmed account
-         * @description Spec A3. Access: public.
+         * @description Mails (and texts, with `phone_number`) a 6-digit security code, valid 10 minutes, to an unconfirmed self-registered account; X8 confirms it. A new code replaces the previous one.
+         *
+         *     Access: public. Spec A3.
          */
         post: operations["A3"];
         delete?: never;
@@ -215,7 +237,9 @@ export interface paths {
         put?: never;
         /**
          * Confirm a self-registered account with its security code
-         * @description Spec X8. Access: public.
+         * @description Confirms a self-registered account with the security code A3 sent it.
+         *
+         *     Access: public. Spec X8.
          */
         post: operations["X8"];
         delete?: never;
@@ -235,7 +259,9 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation: set name and password, confirm the account
-         * @description Spec A4. Access: public.
+         * @description Accepts an invitation (the token from its mail): sets the name and password and confirms the account.
+         *
+         *     Access: public. Spec A4.
          */
         post: operations["A4"];
         delete?: never;
@@ -255,7 +281,9 @@ export interface paths {
         put?: never;
         /**
          * Invite a user into the caller's organisation
-         * @description Spec A5. Access: roles: OrgAdmin.
+         * @description Invites a user into the caller’s organisation by email (a mail with an invitation token).
+         *
+         *     Access: roles: OrgAdmin. Spec A5.
          */
         post: operations["A5"];
         delete?: never;
@@ -275,7 +303,9 @@ export interface paths {
         put?: never;
         /**
          * Invite a user into the caller's organisation
-         * @description Spec A6. Access: roles: OrgTransporter.
+         * @description Invites a user into the caller’s organisation by email (a mail with an invitation token).
+         *
+         *     Access: roles: OrgTransporter. Spec A6.
          */
         post: operations["A6"];
         delete?: never;
@@ -295,7 +325,9 @@ export interface paths {
         put?: never;
         /**
          * Invite a user into a named organisation
-         * @description Spec A7. Access: roles: SysAdmin.
+         * @description Invites a user into a named organisation by email, with a role.
+         *
+         *     Access: roles: SysAdmin. Spec A7.
          */
         post: operations["A7"];
         delete?: never;
@@ -315,7 +347,9 @@ export interface paths {
         put?: never;
         /**
          * Invite up to 500 addresses; each is reported invited or failed
-         * @description Spec A8. Access: roles: SysAdmin.
+         * @description Invites up to 500 addresses into a named organisation; each address is reported invited or failed, with why.
+         *
+         *     Access: roles: SysAdmin. Spec A8.
          */
         post: operations["A8"];
         delete?: never;
@@ -335,7 +369,9 @@ export interface paths {
         put?: never;
         /**
          * Invite a child user into the partner's own organisation
-         * @description Spec A9. Access: roles: Partner.
+         * @description Invites a child user into the partner’s own organisation by email.
+         *
+         *     Access: roles: Partner. Spec A9.
          */
         post: operations["A9"];
         delete?: never;
@@ -355,7 +391,9 @@ export interface paths {
         put?: never;
         /**
          * Request a password reset mail (same answer for any address)
-         * @description Spec A10. Access: public.
+         * @description Mails a password reset token to the address if it has an account; the answer is the same either way.
+         *
+         *     Access: public. Spec A10.
          */
         post: operations["A10"];
         delete?: never;
@@ -375,7 +413,9 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset token
-         * @description Spec A11. Access: public.
+         * @description Sets a new password with the token of a reset mail (A10); every session of the user ends.
+         *
+         *     Access: public. Spec A11.
          */
         post: operations["A11"];
         delete?: never;
@@ -394,7 +434,9 @@ export interface paths {
         get?: never;
         /**
          * Change your own name and password (needs the current one; answers a new session, ends the others)
-         * @description Spec A12. Access: users.
+         * @description Changes your own name and/or password (a new password needs the current one).
+         *
+         *     Access: users. Spec A12.
          */
         put: operations["A12"];
         post?: never;
@@ -414,7 +456,9 @@ export interface paths {
         get?: never;
         /**
          * Change a user's name and phone number
-         * @description Spec A13. Access: roles: SysAdmin, OrgAdmin.
+         * @description Changes a user’s name and phone number (OrgAdmin: users of its organisation).
+         *
+         *     Access: roles: SysAdmin, OrgAdmin. Spec A13.
          */
         put: operations["A13"];
         post?: never;
@@ -433,14 +477,18 @@ export interface paths {
         };
         /**
          * List users, newest first; filter by organisation, search by email or name prefix
-         * @description Spec A14. Access: roles: SysAdmin.
+         * @description Lists users, newest first; `org_id` filters by organisation, `search` by email or name prefix.
+         *
+         *     Access: roles: SysAdmin. Spec A14.
          */
         get: operations["A14"];
         put?: never;
         post?: never;
         /**
          * Delete a user: the email gets a deleted prefix, sessions end, the address is free again
-         * @description Spec A17. Access: roles: SysAdmin.
+         * @description Deletes a user by email: the stored address gets a deleted prefix, every session ends, and the address may be registered again.
+         *
+         *     Access: roles: SysAdmin. Spec A17.
          */
         delete: operations["A17"];
         options?: never;
@@ -457,7 +505,9 @@ export interface paths {
         };
         /**
          * List an organisation's users of one role, sorted
-         * @description Spec A15. Access: roles: SysAdmin.
+         * @description Lists one organisation’s users of one role, sorted.
+         *
+         *     Access: roles: SysAdmin. Spec A15.
          */
         get: operations["A15"];
         put?: never;
@@ -477,7 +527,9 @@ export interface paths {
         };
         /**
          * Read a user (deleted users too)
-         * @description Spec A16. Access: roles: SysAdmin.
+         * @description Reads a user by id, deleted users too.
+         *
+         *     Access: roles: SysAdmin. Spec A16.
          */
         get: operations["A16"];
         put?: never;
@@ -497,7 +549,9 @@ export interface paths {
         };
         /**
          * Read a user by email
-         * @description Spec A18. Access: roles: SysAdmin.
+         * @description Reads a user by email address.
+         *
+         *     Access: roles: SysAdmin. Spec A18.
          */
         get: operations["A18"];
         put?: never;
@@ -517,7 +571,9 @@ export interface paths {
         };
         /**
          * List the users of the caller's organisation
-         * @description Spec A19. Access: roles: OrgAdmin.
+         * @description Lists the users of the caller’s organisation.
+         *
+         *     Access: roles: OrgAdmin. Spec A19.
          */
         get: operations["A19"];
         put?: never;
@@ -538,7 +594,9 @@ export interface paths {
         get?: never;
         /**
          * Change your own name and phone number
-         * @description Spec A20. Access: roles: OrgAdmin, OrgTransporter.
+         * @description Changes your own name and phone number.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter. Spec A20.
          */
         put: operations["A20"];
         post?: never;
@@ -558,7 +616,9 @@ export interface paths {
         get?: never;
         /**
          * Change your driver phone number and service types (optimistic on driver_profile.version_rev)
-         * @description Spec A21. Access: roles: Driver, OrgDriver.
+         * @description Changes your driver phone number and service types; `driver_profile.version_rev` must be the current one (X9 shows it), else 409.
+         *
+         *     Access: roles: Driver, OrgDriver. Spec A21.
          */
         put: operations["A21"];
         post?: never;
@@ -578,7 +638,9 @@ export interface paths {
         get?: never;
         /**
          * Change your own email (needs the current password; the new address must be confirmed, the old is told)
-         * @description Spec A22. Access: roles: Transporter, OrgTransporter.
+         * @description Changes your own email address (needs the current password): the new address must be confirmed, the old one is told.
+         *
+         *     Access: roles: Transporter, OrgTransporter. Spec A22.
          */
         put: operations["A22"];
         post?: never;
@@ -597,7 +659,9 @@ export interface paths {
         };
         /**
          * Read a user of your organisation
-         * @description Spec A23. Access: roles: OrgAdmin, OrgTransporter.
+         * @description Reads a user of your organisation.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter. Spec A23.
          */
         get: operations["A23"];
         put?: never;
@@ -618,7 +682,9 @@ export interface paths {
         get?: never;
         /**
          * Set your name and password (self-registered merchants; a new password needs the current one)
-         * @description Spec A24. Access: roles: Merchant.
+         * @description Sets your own name and/or password (self-registered merchants; a new password needs the current one).
+         *
+         *     Access: roles: Merchant. Spec A24.
          */
         put: operations["A24"];
         post?: never;
@@ -639,7 +705,9 @@ export interface paths {
         put?: never;
         /**
          * Assign an organisation to a user that has none
-         * @description Spec A25. Access: roles: SysAdmin.
+         * @description Assigns an organisation to a user that has none (a self-registered account).
+         *
+         *     Access: roles: SysAdmin. Spec A25.
          */
         post: operations["A25"];
         delete?: never;
@@ -659,7 +727,9 @@ export interface paths {
         put?: never;
         /**
          * Confirm a user
-         * @description Spec A26. Access: roles: SysAdmin.
+         * @description Confirms a user’s account without a security code.
+         *
+         *     Access: roles: SysAdmin. Spec A26.
          */
         post: operations["A26"];
         delete?: never;
@@ -677,7 +747,9 @@ export interface paths {
         };
         /**
          * Read your own account
-         * @description Spec X9. Access: users.
+         * @description Reads the caller’s own account: profile, organisation and roles.
+         *
+         *     Access: users. Spec X9.
          */
         get: operations["X9"];
         put?: never;
@@ -699,7 +771,9 @@ export interface paths {
         put?: never;
         /**
          * Exchange an external identity-platform token (Authorization header) for a service bearer token
-         * @description Spec T2. Access: public.
+         * @description Exchanges a token of the configured external identity platform (an OIDC JWT in the Authorization header, verified against that issuer’s JWKS) for a service bearer token; its email claim names the account. An unknown account answers 200 with `message` "account not found" and an empty bearer_token.
+         *
+         *     Access: public. Spec T2.
          */
         post: operations["T2"];
         delete?: never;
@@ -717,13 +791,17 @@ export interface paths {
         };
         /**
          * List partner authorizations
-         * @description Spec T4. Access: roles: SysAdmin.
+         * @description Lists partner authorizations, one page at a time (secrets never shown).
+         *
+         *     Access: roles: SysAdmin. Spec T4.
          */
         get: operations["T4"];
         put?: never;
         /**
          * Create a partner authorization; the only answer that shows secret_key and webhook_secret
-         * @description Spec T3. Access: roles: SysAdmin.
+         * @description Creates a partner authorization: a partner client (client_key, secret_key) and its webhook; the secret_key and webhook_secret are shown only in this answer.
+         *
+         *     Access: roles: SysAdmin. Spec T3.
          */
         post: operations["T3"];
         delete?: never;
@@ -741,12 +819,16 @@ export interface paths {
         };
         /**
          * Read a partner authorization
-         * @description Spec T6. Access: roles: SysAdmin.
+         * @description Reads a partner authorization (secrets never shown).
+         *
+         *     Access: roles: SysAdmin. Spec T6.
          */
         get: operations["T6"];
         /**
          * Update a partner authorization
-         * @description Spec T5. Access: roles: SysAdmin.
+         * @description Changes a partner authorization’s name and webhook URL.
+         *
+         *     Access: roles: SysAdmin. Spec T5.
          */
         put: operations["T5"];
         post?: never;
@@ -765,7 +847,9 @@ export interface paths {
         };
         /**
          * List a partner's webhook delivery attempts, newest first
-         * @description Spec T6.deliveries. Access: roles: SysAdmin.
+         * @description Lists the webhook delivery attempts to a partner, newest first, with their outcome.
+         *
+         *     Access: roles: SysAdmin. Spec T6.deliveries.
          */
         get: operations["T6_deliveries"];
         put?: never;
@@ -787,7 +871,9 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event to the partner’s webhook URL
-         * @description Spec T6.test. Access: roles: SysAdmin.
+         * @description Sends a signed `webhook.test` event to the partner’s webhook URL; T6.deliveries shows the outcome.
+         *
+         *     Access: roles: SysAdmin. Spec T6.test.
          */
         post: operations["T6_test"];
         delete?: never;
@@ -805,7 +891,9 @@ export interface paths {
         };
         /**
          * Read the basic view of a partner by client key
-         * @description Spec T7. Access: any.
+         * @description Reads the public view of a partner (name and webhook URL) by its client key.
+         *
+         *     Access: any. Spec T7.
          */
         get: operations["T7"];
         put?: never;
@@ -827,7 +915,9 @@ export interface paths {
         put?: never;
         /**
          * Create a single-use auth code (10 minutes) that lets a partner client act as you
-         * @description Spec T8. Access: users.
+         * @description Creates a single-use auth code, valid 10 minutes, that lets the partner client `client_auth.key` act as you (the partner redeems it with X5 grant_type authorization_code).
+         *
+         *     Access: users. Spec T8.
          */
         post: operations["T8"];
         delete?: never;
@@ -845,7 +935,9 @@ export interface paths {
         };
         /**
          * Read an auth code record
-         * @description Spec T9. Access: roles: SysAdmin.
+         * @description Reads an auth code’s record: its client, user and whether it was used.
+         *
+         *     Access: roles: SysAdmin. Spec T9.
          */
         get: operations["T9"];
         put?: never;
@@ -867,7 +959,9 @@ export interface paths {
         put?: never;
         /**
          * Create a platform session (X-Platform-ID header; email and password in the body)
-         * @description Spec T10. Access: public.
+         * @description Creates a session for a platform organisation’s user: the platform’s id in the X-Platform-ID header, the user’s email and password in the body.
+         *
+         *     Access: public. Spec T10.
          */
         post: operations["T10"];
         delete?: never;
@@ -887,7 +981,9 @@ export interface paths {
         put?: never;
         /**
          * Client credentials (HTTP Basic client_key:secret_key): grant_type client_credentials or authorization_code
-         * @description Spec X5. Access: public.
+         * @description Issues a client bearer token. Authenticate with HTTP Basic `client_key:secret_key`; grant_type client_credentials acts as the client, authorization_code (with `code` from T8) as the user who made the code.
+         *
+         *     Access: public. Spec X5.
          */
         post: operations["X5"];
         delete?: never;
@@ -905,13 +1001,17 @@ export interface paths {
         };
         /**
          * List internal worker clients
-         * @description Spec X7. Access: roles: SysAdmin.
+         * @description Lists the internal worker clients with their roles (secrets never shown).
+         *
+         *     Access: roles: SysAdmin. Spec X7.
          */
         get: operations["X7_list"];
         put?: never;
         /**
          * Create an internal worker client; the secret is shown once
-         * @description Spec X7. Access: roles: SysAdmin.
+         * @description Creates an internal worker client with internal roles; its secret_key is shown only in this answer.
+         *
+         *     Access: roles: SysAdmin. Spec X7.
          */
         post: operations["X7"];
         delete?: never;
@@ -932,7 +1032,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke a client (internal or partner): its credentials and tokens stop working
-         * @description Spec X7.revoke. Access: roles: SysAdmin.
+         * @description Revokes a client (internal or partner): its credentials and the tokens issued to it stop working.
+         *
+         *     Access: roles: SysAdmin. Spec X7.revoke.
          */
         delete: operations["X7_revoke"];
         options?: never;
@@ -950,7 +1052,9 @@ export interface paths {
         get?: never;
         /**
          * Store the driver's current location (an older fix than the stored one is ignored)
-         * @description Spec L1. Access: roles: Driver, OrgDriver.
+         * @description Stores the calling driver’s current position (WGS 84 degrees). A fix older than the stored one is ignored (still 200); live subscribers of the driver’s organisation are told.
+         *
+         *     Access: roles: Driver, OrgDriver. Spec L1.
          */
         put: operations["L1"];
         post?: never;
@@ -971,7 +1075,9 @@ export interface paths {
         put?: never;
         /**
          * Store a phone's buffer of fixes (1–100): the newest one newer than the stored fix is stored as L1 stores it, the others are counted as ignored
-         * @description Spec X13. Access: roles: Driver, OrgDriver.
+         * @description Sends a phone’s buffer of 1 to 100 fixes in one request (lib/client/location-uploader.ts does it for an app). The newest fix newer than the stored one is stored exactly as L1 stores it; the others count as `ignored`. A malformed fix refuses the whole batch with a 400 at its path.
+         *
+         *     Access: roles: Driver, OrgDriver. Spec X13.
          */
         post: operations["X13"];
         delete?: never;
@@ -989,7 +1095,9 @@ export interface paths {
         };
         /**
          * Read one driver's current location
-         * @description Spec L2. Access: roles: SysAdmin, OrgAdmin, OrgTransporter, Driver, OrgDriver.
+         * @description Reads one driver’s last stored position (drivers of the caller’s organisation; a driver: its own).
+         *
+         *     Access: roles: SysAdmin, OrgAdmin, OrgTransporter, Driver, OrgDriver. Spec L2.
          */
         get: operations["L2"];
         put?: never;
@@ -1009,7 +1117,9 @@ export interface paths {
         };
         /**
          * The closest visible driver to a point, by great-circle distance
-         * @description Spec L3. Access: roles: SysAdmin, OrgAdmin, OrgTransporter.
+         * @description Finds the visible driver nearest to a point (great-circle distance), among fixes newer than `max_age_s`; 404 when there is none.
+         *
+         *     Access: roles: SysAdmin, OrgAdmin, OrgTransporter. Spec L3.
          */
         get: operations["L3"];
         put?: never;
@@ -1029,7 +1139,9 @@ export interface paths {
         };
         /**
          * Every visible driver within a radius, nearest first
-         * @description Spec L4. Access: roles: SysAdmin, OrgAdmin, OrgTransporter.
+         * @description Lists every visible driver within `radius` metres of a point, nearest first.
+         *
+         *     Access: roles: SysAdmin, OrgAdmin, OrgTransporter. Spec L4.
          */
         get: operations["L4"];
         put?: never;
@@ -1051,7 +1163,9 @@ export interface paths {
         put?: never;
         /**
          * Push events to the subscribers of their channels
-         * @description Spec N1. Access: roles: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment, ImportWorker.
+         * @description Pushes events to the WebSocket subscribers of their channels (`org.<org_id>`, `user.<user_id>`); nothing is stored.
+         *
+         *     Access: roles: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment, ImportWorker. Spec N1.
          */
         post: operations["N1"];
         delete?: never;
@@ -1069,13 +1183,17 @@ export interface paths {
         };
         /**
          * List notification log entries (a Merchant: its own organisation)
-         * @description Spec N2. Access: roles: SysAdmin, Merchant.
+         * @description Lists notification log entries by creation time (a Merchant: its own organisation’s).
+         *
+         *     Access: roles: SysAdmin, Merchant. Spec N2.
          */
         get: operations["N2"];
         put?: never;
         /**
          * Write a notification log entry and deliver it to user.<event_data.user_id>
-         * @description Spec N5. Access: roles: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment, ImportWorker.
+         * @description Writes a notification log entry for `event_data.user_id` and delivers it live on `user.<user_id>`; `event_data` may carry more fields, kept as they are.
+         *
+         *     Access: roles: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment, ImportWorker. Spec N5.
          */
         post: operations["N5"];
         delete?: never;
@@ -1095,7 +1213,9 @@ export interface paths {
         put?: never;
         /**
          * Mark a notification read (idempotent)
-         * @description Spec N3. Access: roles: SysAdmin, Merchant.
+         * @description Marks one notification read; marking it again changes nothing.
+         *
+         *     Access: roles: SysAdmin, Merchant. Spec N3.
          */
         post: operations["N3"];
         delete?: never;
@@ -1113,7 +1233,9 @@ export interface paths {
         };
         /**
          * Read one notification, object-storage links presigned for 15 minutes (SysAdmin, a Merchant of its organisation, the user it names)
-         * @description Spec N4. Access: users.
+         * @description Reads one notification; links to stored objects in its data are presigned for 15 minutes.
+         *
+         *     Access: users. Spec N4.
          */
         get: operations["N4"];
         put?: never;
@@ -1135,7 +1257,9 @@ export interface paths {
         put?: never;
         /**
          * Push up to 500 messages to the devices of their users
-         * @description Spec N6. Access: roles: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment, ImportWorker.
+         * @description Sends up to 500 push messages to the registered devices of their users (SNS).
+         *
+         *     Access: roles: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment, ImportWorker. Spec N6.
          */
         post: operations["N6"];
         delete?: never;
@@ -1153,13 +1277,17 @@ export interface paths {
         };
         /**
          * List push notification keys
-         * @description Spec N7. Access: roles: SysAdmin, RRTB, PriceAdjustment.
+         * @description Lists registered push keys by creation time, optionally of one application or QA devices only.
+         *
+         *     Access: roles: SysAdmin, RRTB, PriceAdjustment. Spec N7.
          */
         get: operations["N7"];
         put?: never;
         /**
          * Register a push key (the same device and application replaces it)
-         * @description Spec N8. Access: users.
+         * @description Registers the caller’s device for push messages; the same device and application replaces the key it had.
+         *
+         *     Access: users. Spec N8.
          */
         post: operations["N8"];
         delete?: never;
@@ -1180,7 +1308,9 @@ export interface paths {
         post?: never;
         /**
          * Remove all of your push keys
-         * @description Spec N9. Access: roles: OrgDriver, OrgTransporter.
+         * @description Removes every push key of the caller: no more push notifications to any of their devices.
+         *
+         *     Access: roles: OrgDriver, OrgTransporter. Spec N9.
          */
         delete: operations["N9"];
         options?: never;
@@ -1200,7 +1330,9 @@ export interface paths {
         post?: never;
         /**
          * Remove all of your push keys (the org apps’ path)
-         * @description Spec N10. Access: roles: OrgDriver, OrgTransporter.
+         * @description Removes every push key of the caller (the same as N9, on the org apps’ path).
+         *
+         *     Access: roles: OrgDriver, OrgTransporter. Spec N10.
          */
         delete: operations["N10"];
         options?: never;
@@ -1217,7 +1349,9 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (operations staff)
-         * @description Spec I1. Access: roles: SysAdmin.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url`, then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         *
+         *     Access: roles: SysAdmin. Spec I1.
          */
         get: operations["I1_ops"];
         put?: never;
@@ -1237,13 +1371,17 @@ export interface paths {
         };
         /**
          * List import jobs (operations staff)
-         * @description Spec I2. Access: roles: SysAdmin.
+         * @description Lists import jobs of every organisation, or only of those `org_id` names, one page at a time.
+         *
+         *     Access: roles: SysAdmin. Spec I2.
          */
         get: operations["I2_ops"];
         put?: never;
         /**
          * Create an import job from uploaded files, for a named organisation
-         * @description Spec I4a. Access: roles: SysAdmin.
+         * @description Creates an import job (status new) for the organisation `org_id` names, from files uploaded through I1.ops. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         *
+         *     Access: roles: SysAdmin. Spec I4a.
          */
         post: operations["I4a"];
         delete?: never;
@@ -1263,7 +1401,9 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Spec I3. Access: roles: SysAdmin.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 6 MiB in all (413 above). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         *
+         *     Access: roles: SysAdmin. Spec I3.
          */
         post: operations["I3_ops"];
         delete?: never;
@@ -1281,7 +1421,9 @@ export interface paths {
         };
         /**
          * Read an import job
-         * @description Spec I5. Access: roles: SysAdmin.
+         * @description Reads one import job: its files, status and timestamps.
+         *
+         *     Access: roles: SysAdmin. Spec I5.
          */
         get: operations["I5_ops"];
         put?: never;
@@ -1303,7 +1445,9 @@ export interface paths {
         put?: never;
         /**
          * Start an import job (dry_run=true validates without importing)
-         * @description Spec I6. Access: roles: SysAdmin.
+         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         *
+         *     Access: roles: SysAdmin. Spec I6.
          */
         post: operations["I6_ops"];
         delete?: never;
@@ -1321,13 +1465,17 @@ export interface paths {
         };
         /**
          * Read the import result (404 until there is one)
-         * @description Spec I7. Access: roles: SysAdmin.
+         * @description Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per rejected row, and warnings. 404 until the worker has written it.
+         *
+         *     Access: roles: SysAdmin. Spec I7.
          */
         get: operations["I7_ops"];
         put?: never;
         /**
          * Submit an import job's one result
-         * @description Spec I12. Access: roles: ImportWorker, SysAdmin.
+         * @description Stores the job’s one result (the import worker’s report); a second result is 409.
+         *
+         *     Access: roles: ImportWorker, SysAdmin. Spec I12.
          */
         post: operations["I12_ops"];
         delete?: never;
@@ -1345,12 +1493,16 @@ export interface paths {
         };
         /**
          * Read the import status
-         * @description Spec I9. Access: roles: SysAdmin, ImportWorker.
+         * @description Reads the job’s import status (new, queued, processing, completed or failed).
+         *
+         *     Access: roles: SysAdmin, ImportWorker. Spec I9.
          */
         get: operations["I9_ops"];
         /**
          * Move the import status along the machine (prev_status must be current)
-         * @description Spec I10. Access: roles: SysAdmin, ImportWorker.
+         * @description Moves the job along its status machine (new → queued → processing → completed or failed); `prev_status` must be the current status, otherwise 409.
+         *
+         *     Access: roles: SysAdmin, ImportWorker. Spec I10.
          */
         put: operations["I10_ops"];
         post?: never;
@@ -1371,7 +1523,9 @@ export interface paths {
         put?: never;
         /**
          * Mark an import job failed
-         * @description Spec I11. Access: roles: SysAdmin, ImportWorker.
+         * @description Marks the job failed with a reason (shown as its error); a finished job answers 409.
+         *
+         *     Access: roles: SysAdmin, ImportWorker. Spec I11.
          */
         post: operations["I11_ops"];
         delete?: never;
@@ -1389,7 +1543,9 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (the caller's organisation)
-         * @description Spec I1. Access: roles: OrgAdmin, Merchant.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url`, then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         *
+         *     Access: roles: OrgAdmin, Merchant. Spec I1.
          */
         get: operations["I1"];
         put?: never;
@@ -1409,13 +1565,17 @@ export interface paths {
         };
         /**
          * List import jobs (the caller's organisation)
-         * @description Spec I2. Access: roles: OrgAdmin, Merchant.
+         * @description Lists the caller’s organisation’s import jobs by creation time, one page at a time.
+         *
+         *     Access: roles: OrgAdmin, Merchant. Spec I2.
          */
         get: operations["I2"];
         put?: never;
         /**
          * Create an import job from uploaded files, for the caller's organisation
-         * @description Spec I4b. Access: roles: OrgAdmin, Merchant.
+         * @description Creates an import job (status new) for the caller’s organisation from files uploaded through I1; start it with I6. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         *
+         *     Access: roles: OrgAdmin, Merchant. Spec I4b.
          */
         post: operations["I4b"];
         delete?: never;
@@ -1435,7 +1595,9 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Spec I3. Access: roles: OrgAdmin, Merchant.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 6 MiB in all (413 above). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         *
+         *     Access: roles: OrgAdmin, Merchant. Spec I3.
          */
         post: operations["I3"];
         delete?: never;
@@ -1453,7 +1615,9 @@ export interface paths {
         };
         /**
          * Read an import job
-         * @description Spec I5. Access: roles: OrgAdmin, Merchant.
+         * @description Reads one import job: its files, status and timestamps.
+         *
+         *     Access: roles: OrgAdmin, Merchant. Spec I5.
          */
         get: operations["I5"];
         put?: never;
@@ -1475,7 +1639,9 @@ export interface paths {
         put?: never;
         /**
          * Start an import job (dry_run=true validates without importing)
-         * @description Spec I6. Access: roles: OrgAdmin, Merchant.
+         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         *
+         *     Access: roles: OrgAdmin, Merchant. Spec I6.
          */
         post: operations["I6"];
         delete?: never;
@@ -1493,13 +1659,17 @@ export interface paths {
         };
         /**
          * Read the import result (404 until there is one)
-         * @description Spec I7. Access: roles: OrgAdmin, Merchant.
+         * @description Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per rejected row, and warnings. 404 until the worker has written it.
+         *
+         *     Access: roles: OrgAdmin, Merchant. Spec I7.
          */
         get: operations["I7"];
         put?: never;
         /**
          * Submit an import job's one result
-         * @description Spec I12. Access: roles: ImportWorker, SysAdmin.
+         * @description Stores the job’s one result (the import worker’s report); a second result is 409.
+         *
+         *     Access: roles: ImportWorker, SysAdmin. Spec I12.
          */
         post: operations["I12"];
         delete?: never;
@@ -1517,12 +1687,16 @@ export interface paths {
         };
         /**
          * Read the import status
-         * @description Spec I9. Access: roles: OrgAdmin, Merchant, ImportWorker.
+         * @description Reads the job’s import status (new, queued, processing, completed or failed).
+         *
+         *     Access: roles: OrgAdmin, Merchant, ImportWorker. Spec I9.
          */
         get: operations["I9"];
         /**
          * Move the import status along the machine (prev_status must be current)
-         * @description Spec I10. Access: roles: OrgAdmin, Merchant, ImportWorker.
+         * @description Moves the job along its status machine (new → queued → processing → completed or failed); `prev_status` must be the current status, otherwise 409.
+         *
+         *     Access: roles: OrgAdmin, Merchant, ImportWorker. Spec I10.
          */
         put: operations["I10"];
         post?: never;
@@ -1543,7 +1717,9 @@ export interface paths {
         put?: never;
         /**
          * Mark an import job failed
-         * @description Spec I11. Access: roles: OrgAdmin, Merchant, ImportWorker.
+         * @description Marks the job failed with a reason (shown as its error); a finished job answers 409.
+         *
+         *     Access: roles: OrgAdmin, Merchant, ImportWorker. Spec I11.
          */
         post: operations["I11"];
         delete?: never;
@@ -1561,9 +1737,55 @@ export interface paths {
         };
         /**
          * Download an object your organisation owns (failures are {"Error": …})
-         * @description Spec I8. Access: any.
+         * @description Downloads an object the caller’s organisation owns (an import file or result): small files as bytes, large ones as a 302 to a short-lived presigned link. Failures are `{"Error": …}` (the spec’s shape).
+         *
+         *     Access: any. Spec I8.
          */
         get: operations["I8"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List imported tasks (by import job, planned or not)
+         * @description Lists the organisation’s imported tasks, newest import first (`order=asc`: oldest first, in file order), each with the planning and runsheet it is in, if any. Items are left out: X11 reads one task with its items.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X10.
+         */
+        get: operations["X10"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{taskID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an imported task with its items
+         * @description Reads one imported task with its items, and the planning and runsheet it is in, if any.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X11.
+         */
+        get: operations["X11"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1581,13 +1803,17 @@ export interface paths {
         };
         /**
          * List plannings (list view)
-         * @description Spec P1. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Lists the plannings of the caller’s organisation (SysAdmin: any, or `org_id`’s), one page at a time.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P1.
          */
         get: operations["P1"];
         put?: never;
         /**
          * Create a planning
-         * @description Spec P2. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Creates an empty planning in the caller’s organisation; add runsheets (P5) and drivers (P7), then start it (P9).
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P2.
          */
         post: operations["P2"];
         delete?: never;
@@ -1605,12 +1831,16 @@ export interface paths {
         };
         /**
          * Read a planning with its runsheets and drivers
-         * @description Spec P3. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Reads a planning with its runsheets, drivers, `version_rev` and current job.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P3.
          */
         get: operations["P3"];
         /**
          * Rename a planning (version_rev must be current)
-         * @description Spec P4. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Renames a planning; `version_rev` must be the current one (else 409).
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P4.
          */
         put: operations["P4"];
         post?: never;
@@ -1631,7 +1861,9 @@ export interface paths {
         put?: never;
         /**
          * Add runsheets (a known id replaces its runsheet)
-         * @description Spec P5. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Adds runsheets with their tasks; a runsheet whose id the planning already has is replaced.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P5.
          */
         post: operations["P5"];
         delete?: never;
@@ -1652,7 +1884,9 @@ export interface paths {
         post?: never;
         /**
          * Remove a runsheet
-         * @description Spec P6. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Removes one runsheet from the planning.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P6.
          */
         delete: operations["P6"];
         options?: never;
@@ -1671,7 +1905,9 @@ export interface paths {
         put?: never;
         /**
          * Add drivers of the planning's organisation (or freelance drivers)
-         * @description Spec P7. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Adds drivers: users of the planning’s organisation with a driver role, or freelance drivers.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P7.
          */
         post: operations["P7"];
         delete?: never;
@@ -1692,7 +1928,9 @@ export interface paths {
         post?: never;
         /**
          * Remove a driver
-         * @description Spec P8. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Removes one driver from the planning.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P8.
          */
         delete: operations["P8"];
         options?: never;
@@ -1711,7 +1949,9 @@ export interface paths {
         put?: never;
         /**
          * Start the planning job: pair, record, broadcast
-         * @description Spec P9. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Starts the planning job: pairs each runsheet with its nearest located drivers, records the pairs and broadcasts the offers. `version_rev` must be current; follow it with P12.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P9.
          */
         post: operations["P9"];
         delete?: never;
@@ -1729,12 +1969,16 @@ export interface paths {
         };
         /**
          * Read the planning job result
-         * @description Spec P11. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Reads the planning job’s result (404 until there is one).
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P11.
          */
         get: operations["P11"];
         /**
          * Record the planning job's one result
-         * @description Spec P10. Access: roles: RunsheetBroadcastPlanWorker, SysAdmin.
+         * @description Stores the planning job’s one result (the planning worker’s report); a second is 409.
+         *
+         *     Access: roles: RunsheetBroadcastPlanWorker, SysAdmin. Spec P10.
          */
         put: operations["P10"];
         post?: never;
@@ -1753,7 +1997,9 @@ export interface paths {
         };
         /**
          * Read the planning job status
-         * @description Spec P12. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Reads the planning job’s status (queued, processing, completed, failed or cancelled).
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P12.
          */
         get: operations["P12"];
         put?: never;
@@ -1775,7 +2021,9 @@ export interface paths {
         put?: never;
         /**
          * Move the planning job to processing
-         * @description Spec P13. Access: roles: RunsheetBroadcastPlanWorker, SysAdmin.
+         * @description Moves the planning job from queued to processing (the planning worker).
+         *
+         *     Access: roles: RunsheetBroadcastPlanWorker, SysAdmin. Spec P13.
          */
         post: operations["P13"];
         delete?: never;
@@ -1795,7 +2043,9 @@ export interface paths {
         put?: never;
         /**
          * Move the planning job to completed
-         * @description Spec P14. Access: roles: RunsheetBroadcastPlanWorker, SysAdmin.
+         * @description Moves the planning job from processing to completed (the planning worker).
+         *
+         *     Access: roles: RunsheetBroadcastPlanWorker, SysAdmin. Spec P14.
          */
         post: operations["P14"];
         delete?: never;
@@ -1815,7 +2065,9 @@ export interface paths {
         put?: never;
         /**
          * Move the planning job to failed
-         * @description Spec P15. Access: roles: RunsheetBroadcastPlanWorker, SysAdmin.
+         * @description Moves the planning job to failed (the planning worker).
+         *
+         *     Access: roles: RunsheetBroadcastPlanWorker, SysAdmin. Spec P15.
          */
         post: operations["P15"];
         delete?: never;
@@ -1835,7 +2087,9 @@ export interface paths {
         put?: never;
         /**
          * Cancel the planning job
-         * @description Spec P16. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Cancels the planning job; a finished job answers 409.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P16.
          */
         post: operations["P16"];
         delete?: never;
@@ -1853,7 +2107,9 @@ export interface paths {
         };
         /**
          * Read the broadcast record of one pair
-         * @description Spec R1. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Reads the broadcast record of one runsheet–driver pair: its state and every status change.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec R1.
          */
         get: operations["R1"];
         put?: never;
@@ -1873,7 +2129,9 @@ export interface paths {
         };
         /**
          * List the broadcast records of a plan
-         * @description Spec R2. Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin.
+         * @description Lists the broadcast records of a plan (a planning whose job ran), one per runsheet–driver pair.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec R2.
          */
         get: operations["R2"];
         put?: never;
@@ -1895,7 +2153,9 @@ export interface paths {
         put?: never;
         /**
          * Record a pair’s creation
-         * @description Spec R3. Access: roles: RunsheetBroadcastRecordWorker.
+         * @description Records that the planning job created a runsheet–driver pair (the record worker).
+         *
+         *     Access: roles: RunsheetBroadcastRecordWorker. Spec R3.
          */
         post: operations["R3"];
         delete?: never;
@@ -1915,7 +2175,9 @@ export interface paths {
         put?: never;
         /**
          * Record a pair’s deletion
-         * @description Spec R4. Access: roles: RunsheetBroadcastRecordWorker.
+         * @description Records that a pair was deleted (the record worker).
+         *
+         *     Access: roles: RunsheetBroadcastRecordWorker. Spec R4.
          */
         post: operations["R4"];
         delete?: never;
@@ -1935,7 +2197,9 @@ export interface paths {
         put?: never;
         /**
          * Record a pair’s broadcast
-         * @description Spec R5. Access: roles: RunsheetBroadcastPlanWorker.
+         * @description Records that a pair’s offer was broadcast to its driver (the plan worker).
+         *
+         *     Access: roles: RunsheetBroadcastPlanWorker. Spec R5.
          */
         post: operations["R5"];
         delete?: never;
@@ -1955,7 +2219,9 @@ export interface paths {
         put?: never;
         /**
          * Record acceptance (the first accept of a runsheet wins)
-         * @description Spec R6. Access: roles: RunsheetBroadcastPlanWorker, Driver, OrgDriver.
+         * @description Records that the driver accepted the offer; the first acceptance of a runsheet wins, others are 409.
+         *
+         *     Access: roles: RunsheetBroadcastPlanWorker, Driver, OrgDriver. Spec R6.
          */
         post: operations["R6"];
         delete?: never;
@@ -1975,7 +2241,9 @@ export interface paths {
         put?: never;
         /**
          * Record rejection by the driver
-         * @description Spec R7. Access: roles: RunsheetBroadcastRecordWorker, Driver, OrgDriver.
+         * @description Records that the driver rejected the offer.
+         *
+         *     Access: roles: RunsheetBroadcastRecordWorker, Driver, OrgDriver. Spec R7.
          */
         post: operations["R7"];
         delete?: never;
@@ -1995,9 +2263,33 @@ export interface paths {
         put?: never;
         /**
          * Record rejection by the system
-         * @description Spec R8. Access: roles: RunsheetBroadcastRecordWorker.
+         * @description Records that the system rejected the pair (an offer expired, another driver won), with why.
+         *
+         *     Access: roles: RunsheetBroadcastRecordWorker. Spec R8.
          */
         post: operations["R8"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/driver/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own offers (pair records), open ones first by expiry; state=all for the history
+         * @description Lists the calling driver’s own offers (pair records, R1’s shape): open offers first, soonest to expire first; `state=all` adds the answered and closed ones after them, newest first. Paged like every list.
+         *
+         *     Access: roles: Driver, OrgDriver. Spec X12.
+         */
+        get: operations["X12"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2112,10 +2404,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "ada.lovelace@example.com",
+                 *         "password": "a-good-long-password"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The account’s email address
+                         */
                         email: string;
+                        /** @description The account’s password */
                         password: string;
                     };
                 };
@@ -2182,6 +2487,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -2232,8 +2555,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "refresh_token": "rt_3q2+7w8Yb1kZxJ0aVcLmN5pQ9sTuE4iR"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The refresh token of the last login or refresh (single use) */
                     refresh_token: string;
+                    /** @description A partner client’s key */
                     client_key?: string;
                 };
             };
@@ -2272,6 +2602,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2329,7 +2677,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "refresh_token": "rt_3q2+7w8Yb1kZxJ0aVcLmN5pQ9sTuE4iR"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The session to end; without it every session of the caller ends */
                     refresh_token?: string;
                 };
             };
@@ -2390,6 +2744,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -2431,8 +2803,14 @@ export interface operations {
     X3: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 20)
+                 * @example 20
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
             };
             header?: never;
@@ -2546,9 +2924,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Lion City Logistics",
+                 *       "kind": "transporter"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The organisation’s name (1 to 200 characters, one line) */
                     name: string;
-                    /** @enum {string} */
+                    /**
+                     * @description merchant, transporter or platform
+                     * @enum {string}
+                     */
                     kind: "merchant" | "transporter" | "platform";
                 };
             };
@@ -2611,6 +2999,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -2654,6 +3060,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The organisation’s id
+                 * @example 3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31
+                 */
                 orgID: string;
             };
             cookie?: never;
@@ -2860,12 +3270,29 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "grace.hopper@example.com",
+                 *         "password": "a-good-long-password",
+                 *         "name": "Ada Lovelace",
+                 *         "phone_number": 6591234567
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The account’s email address (must not be in use)
+                         */
                         email: string;
+                        /** @description The account’s password (10 to 1024 characters) */
                         password: string;
+                        /** @description The user’s full name (one line) */
                         name: string;
+                        /** @description The user’s phone number, digits only as a number (at most 15 digits, e.g. 6591234567); null clears it */
                         phone_number?: number | null;
                     };
                 };
@@ -2896,6 +3323,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2953,12 +3398,29 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "grace.hopper@example.com",
+                 *         "password": "a-good-long-password",
+                 *         "name": "Ada’s Bakery",
+                 *         "phone_number": 6591234567
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The account’s email address (must not be in use)
+                         */
                         email: string;
+                        /** @description The account’s password (10 to 1024 characters) */
                         password: string;
+                        /** @description The user’s full name (one line) */
                         name: string;
+                        /** @description The user’s phone number, digits only as a number (at most 15 digits, e.g. 6591234567); null clears it */
                         phone_number?: number | null;
                     };
                 };
@@ -2991,6 +3453,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3048,10 +3528,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "alan.turing@example.com"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The unconfirmed account’s email address (the code is mailed to it)
+                         */
                         email: string;
+                        /** @description Optional: when given and the account has a phone number, the code is mailed only if they match */
                         phone_number?: string | null;
                     };
                 };
@@ -3080,6 +3572,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3137,10 +3647,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "alan.turing@example.com",
+                 *         "security_code": "482913"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The unconfirmed account’s email address
+                         */
                         email: string;
+                        /** @description The 6-digit code A3 mailed (single use, 10 minutes) */
                         security_code: string;
                     };
                 };
@@ -3169,6 +3692,33 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The security code was already used, replaced by a newer one, voided after 5 wrong tries, or has expired (`gone`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3226,10 +3776,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "name": "Ada Lovelace",
+                 *         "password": "a-good-long-password",
+                 *         "invitation_token": "inv_8Hc2LqW0zT5yNb3xKd7P"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
+                        /** @description The user’s full name (one line) */
                         name: string;
+                        /** @description The new account’s password (10 to 1024 characters) */
                         password: string;
+                        /** @description The token of the invitation mail (single use; a used or expired one is 410) */
                         invitation_token: string;
                     };
                 };
@@ -3258,6 +3821,33 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The invitation token was already used, replaced by a newer invitation, or has expired (`gone`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3315,11 +3905,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "grace.hopper@example.com",
+                 *         "role_id": "b0e5c3a1-0003-4000-8000-000000000003"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The address to invite
+                         */
                         email: string;
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The role the invited user gets: a fixed id of X4 (`/v1/roles`)
+                         */
                         role_id?: string;
                     };
                 };
@@ -3370,6 +3975,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3427,11 +4050,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "grace.hopper@example.com",
+                 *         "role_id": "b0e5c3a1-0003-4000-8000-000000000003"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The address to invite
+                         */
                         email: string;
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The role the invited user gets: a fixed id of X4 (`/v1/roles`)
+                         */
                         role_id?: string;
                     };
                 };
@@ -3482,6 +4120,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3539,13 +4195,32 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "grace.hopper@example.com",
+                 *         "org_id": "3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31",
+                 *         "role_id": "b0e5c3a1-0003-4000-8000-000000000003"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The address to invite
+                         */
                         email: string;
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The organisation the user joins
+                         */
                         org_id: string;
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The role the invited user gets: a fixed id of X4 (`/v1/roles`)
+                         */
                         role_id?: string;
                     };
                 };
@@ -3603,6 +4278,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -3653,12 +4346,32 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "emails": [
+                 *           "grace.hopper@example.com",
+                 *           "not-an-address"
+                 *         ],
+                 *         "org_id": "3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31",
+                 *         "role_id": "b0e5c3a1-0003-4000-8000-000000000003"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
+                        /** @description The addresses to invite (1 to 500); each bad one is reported in `failed[]`, not refused */
                         emails: string[];
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The organisation the users join
+                         */
                         org_id: string;
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The role the invited user gets: a fixed id of X4 (`/v1/roles`)
+                         */
                         role_id?: string;
                     };
                 };
@@ -3721,6 +4434,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -3771,13 +4502,32 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "grace.hopper@example.com",
+                 *         "org_id": "3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31",
+                 *         "role_id": "b0e5c3a1-0003-4000-8000-000000000003"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The address to invite
+                         */
                         email: string;
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The partner’s own organisation (any other is 403)
+                         */
                         org_id: string;
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The role the invited user gets: a fixed id of X4 (`/v1/roles`)
+                         */
                         role_id?: string;
                     };
                 };
@@ -3835,6 +4585,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -3885,9 +4653,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "ada.lovelace@example.com"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The address to send the reset mail to (the answer is the same for any address)
+                         */
                         email: string;
                     };
                 };
@@ -3916,6 +4695,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3973,9 +4770,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "password": "another-good-long-password",
+                 *         "reset_password_token": "rst_4Vn9QeX1mJ6aLs2wZc8K"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
+                        /** @description The new password (10 to 1024 characters) */
                         password: string;
+                        /** @description The token of the reset mail (single use; a used or expired one is 410) */
                         reset_password_token: string;
                     };
                 };
@@ -4004,6 +4812,33 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The reset token was already used, replaced by a newer one, or has expired (`gone`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4058,11 +4893,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "name": "Ada King",
+                 *         "current_password": "a-good-long-password",
+                 *         "password": "another-good-long-password"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
+                        /** @description The caller’s new name */
                         name?: string;
                         /** @description The caller’s current password (an addition to the spec’s body): missing or wrong is a 400 `validation_failed` whose `errors[].path` names this member */
                         current_password?: string;
+                        /** @description The caller’s new password (10 to 1024 characters) */
                         password?: string;
                     };
                 };
@@ -4124,6 +4971,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -4171,11 +5036,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "id": "9b2e4f71-0c3d-4a8e-b6f5-2d7c1e9a4b60",
+                 *         "name": "Ada King",
+                 *         "phone_number": 6598765432
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The user to change
+                         */
                         id: string;
+                        /** @description The user’s full name (one line) */
                         name?: string;
+                        /** @description The user’s phone number, digits only as a number (at most 15 digits, e.g. 6591234567); null clears it */
                         phone_number?: number | null;
                     };
                 };
@@ -4233,6 +5113,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -4274,10 +5172,24 @@ export interface operations {
     A14: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 100 (default 20)
+                 * @example 20
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
+                /**
+                 * @description Only users of this organisation
+                 * @example 3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31
+                 */
                 org_id?: string;
+                /**
+                 * @description Only users whose email or name starts with this (1 to 100 characters)
+                 * @example ada
+                 */
                 search?: string;
             };
             header?: never;
@@ -4392,9 +5304,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "ada.lovelace@example.com"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The email address of the user to delete
+                         */
                         email: string;
                     };
                 };
@@ -4456,6 +5379,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -4497,12 +5438,31 @@ export interface operations {
     A15: {
         parameters: {
             query: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /** @description Items per page, 1 to 100 (default 50) */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
+                /**
+                 * @description The organisation whose users to list
+                 * @example 3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31
+                 */
                 org_id: string;
+                /**
+                 * @description OrgAdmin, OrgDriver or OrgTransporter
+                 * @example OrgDriver
+                 */
                 role_name: "OrgAdmin" | "OrgDriver" | "OrgTransporter";
+                /**
+                 * @description name, email or created_at (default)
+                 * @example name
+                 */
                 sort_by?: "name" | "email" | "created_at";
+                /**
+                 * @description Creation-time order: newest first (desc) or oldest first
+                 * @example asc
+                 */
                 order?: "asc" | "desc";
             };
             header?: never;
@@ -4620,6 +5580,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The user’s id
+                 * @example 9b2e4f71-0c3d-4a8e-b6f5-2d7c1e9a4b60
+                 */
                 userID: string;
             };
             cookie?: never;
@@ -4737,6 +5701,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The user’s email address
+                 * @example ada.lovelace@example.com
+                 */
                 email: string;
             };
             cookie?: never;
@@ -4852,8 +5820,14 @@ export interface operations {
     A19: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 100 (default 20)
+                 * @example 20
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
             };
             header?: never;
@@ -4968,9 +5942,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "name": "Ada King",
+                 *         "phone_number": 6598765432
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
+                        /** @description The caller’s new name */
                         name?: string;
+                        /** @description The user’s phone number, digits only as a number (at most 15 digits, e.g. 6591234567); null clears it */
                         phone_number?: number | null;
                     };
                 };
@@ -5032,6 +6017,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -5079,12 +6082,34 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "user": {
+                 *           "phone_number": 6591234567,
+                 *           "driver_profile": {
+                 *             "version_rev": "2-Hn5Wc8Rt",
+                 *             "service_types": [
+                 *               "car",
+                 *               "van_1.7m"
+                 *             ]
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
+                        /** @description The caller’s driver account */
                         user: {
+                            /** @description The user’s phone number, digits only as a number (at most 15 digits, e.g. 6591234567); null clears it */
                             phone_number?: number | null;
+                            /** @description The driver profile to change */
                             driver_profile: {
+                                /** @description The profile’s current `version_rev` (X9): another one is 409, so no change is lost */
                                 version_rev: string;
+                                /** @description The services the driver offers (at most 10), replacing the earlier list */
                                 service_types?: ("ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft")[];
                             };
                         };
@@ -5152,6 +6177,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -5199,10 +6242,25 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "user": {
+                 *           "email": "grace.hopper@example.com",
+                 *           "current_password": "a-good-long-password"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
+                        /** @description The caller’s account */
                         user: {
-                            /** Format: email */
+                            /**
+                             * Format: email
+                             * @description The new email address (confirmed through a mail to it)
+                             */
                             email: string;
                             /** @description The caller’s current password (an addition to the spec’s body): missing or wrong is a 400 `validation_failed` whose `errors[].path` names this member */
                             current_password: string;
@@ -5267,6 +6325,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -5310,6 +6386,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The user’s id
+                 * @example 9b2e4f71-0c3d-4a8e-b6f5-2d7c1e9a4b60
+                 */
                 userID: string;
             };
             cookie?: never;
@@ -5425,11 +6505,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "name": "Ada’s Bakery"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
+                        /** @description The caller’s new name */
                         name?: string;
                         /** @description The caller’s current password (an addition to the spec’s body): missing or wrong is a 400 `validation_failed` whose `errors[].path` names this member */
                         current_password?: string;
+                        /** @description The caller’s new password (10 to 1024 characters) */
                         password?: string;
                     };
                 };
@@ -5495,6 +6585,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -5545,11 +6653,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "id": "2a7e5c91-4f3b-4d8a-b1e6-9c0d3f5a7b28",
+                 *         "org_id": "3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The user, who must have no organisation yet
+                         */
                         id: string;
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The organisation to assign
+                         */
                         org_id: string;
                     };
                 };
@@ -5611,6 +6734,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -5657,6 +6798,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The user’s id
+                 * @example 2a7e5c91-4f3b-4d8a-b1e6-9c0d3f5a7b28
+                 */
                 userID: string;
             };
             cookie?: never;
@@ -5966,8 +7111,14 @@ export interface operations {
     T4: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 200)
+                 * @example 50
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
             };
             header?: never;
@@ -6085,10 +7236,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Couriers",
+                 *       "webhook_url": "https://hooks.example.com/dispatch",
+                 *       "org_id": "3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The partner’s name */
                     name: string;
+                    /** @description Where the partner’s webhook events are POSTed */
                     webhook_url: string;
-                    /** Format: uuid */
+                    /**
+                     * Format: uuid
+                     * @description The partner’s organisation
+                     */
                     org_id?: string;
                 };
             };
@@ -6157,6 +7320,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -6200,6 +7381,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The partner authorization’s id (T3’s `id`)
+                 * @example 8e3b6d20-5c1f-4a9e-b7d4-3f2a1c9e6b85
+                 */
                 partnerAuthorizationID: string;
             };
             cookie?: never;
@@ -6310,14 +7495,26 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The partner authorization’s id (T3’s `id`)
+                 * @example 8e3b6d20-5c1f-4a9e-b7d4-3f2a1c9e6b85
+                 */
                 partnerAuthorizationID: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Couriers Asia",
+                 *       "webhook_url": "https://hooks.example.com/dispatch/v2"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The partner’s new name */
                     name: string;
+                    /** @description The new webhook URL (https) */
                     webhook_url: string;
                 };
             };
@@ -6393,6 +7590,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -6434,12 +7649,22 @@ export interface operations {
     T6_deliveries: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 50)
+                 * @example 20
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
             };
             header?: never;
             path: {
+                /**
+                 * @description The partner authorization’s id (T3’s `id`)
+                 * @example 8e3b6d20-5c1f-4a9e-b7d4-3f2a1c9e6b85
+                 */
                 partnerAuthorizationID: string;
             };
             cookie?: never;
@@ -6561,6 +7786,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The partner authorization’s id (T3’s `id`)
+                 * @example 8e3b6d20-5c1f-4a9e-b7d4-3f2a1c9e6b85
+                 */
                 partnerAuthorizationID: string;
             };
             cookie?: never;
@@ -6672,6 +7901,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The partner’s client key (T3’s `client_key`)
+                 * @example ck_5Jm8Qz2Lw7Xv4Rt1
+                 */
                 client_key: string;
             };
             cookie?: never;
@@ -6781,10 +8014,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "refresh_token": "rt_3q2+7w8Yb1kZxJ0aVcLmN5pQ9sTuE4iR",
+                 *       "client_auth": {
+                 *         "key": "ck_5Jm8Qz2Lw7Xv4Rt1",
+                 *         "name": "Acme Couriers"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The caller’s current refresh token (proves the session; not used up) */
                     refresh_token: string;
+                    /** @description The partner client to let act as you */
                     client_auth: {
+                        /** @description The partner’s client key (T3’s `client_key`) */
                         key: string;
+                        /** @description The partner’s name, as the caller knows it */
                         name: string;
                     };
                 };
@@ -6844,6 +8090,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -6887,6 +8151,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The auth code (T8’s `auth_code`)
+                 * @example ac_9Pd3Kx6Ns1Wq8Bz5
+                 */
                 auth_code: string;
             };
             cookie?: never;
@@ -7000,6 +8268,10 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The platform organisation’s id
+                 * @example 7c1e9a4b-3d6f-4b2a-8e5c-0f9d2b7a6c18
+                 */
                 "x-platform-id": string;
                 /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
                 "Idempotency-Key"?: string;
@@ -7009,10 +8281,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "email": "katherine.johnson@example.com",
+                 *         "password": "a-good-long-password"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The spec’s `user` object, holding the members below */
                     user: {
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description The account’s email address
+                         */
                         email: string;
+                        /** @description The account’s password */
                         password: string;
                     };
                 };
@@ -7053,6 +8338,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7110,14 +8413,32 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "grant_type": "client_credentials"
+                 *     }
+                 */
                 "application/json": {
-                    /** @enum {string} */
+                    /**
+                     * @description client_credentials: act as the client; authorization_code: act as the user of `code`
+                     * @enum {string}
+                     */
                     grant_type: "client_credentials" | "authorization_code";
+                    /** @description The auth code from T8 (authorization_code) */
                     code?: string;
                 };
+                /**
+                 * @example {
+                 *       "grant_type": "client_credentials"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": {
-                    /** @enum {string} */
+                    /**
+                     * @description client_credentials: act as the client; authorization_code: act as the user of `code`
+                     * @enum {string}
+                     */
                     grant_type: "client_credentials" | "authorization_code";
+                    /** @description The auth code from T8 (authorization_code) */
                     code?: string;
                 };
             };
@@ -7155,6 +8476,33 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description grant_type authorization_code: the auth code was already used, has expired, or its user is gone (`gone`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is neither application/json nor application/x-www-form-urlencoded (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7309,8 +8657,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Import worker",
+                 *       "roles": [
+                 *         "ImportWorker"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The client’s name (1 to 200 characters) */
                     name: string;
+                    /** @description The internal roles the client gets (ImportWorker, PlanningWorker …) */
                     roles: ("RunsheetBroadcastRecordWorker" | "RunsheetBroadcastPlanWorker" | "RRTB" | "PriceAdjustment" | "ImportWorker")[];
                 };
             };
@@ -7374,6 +8732,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -7417,6 +8793,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The client’s id (X7’s `id`, or a partner’s client id)
+                 * @example 1d9f7b35-8a2e-4c6d-9e0b-7f4a2c8d1e63
+                 */
                 clientID: string;
             };
             cookie?: never;
@@ -7534,13 +8914,31 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "latitude": 1.2765,
+                 *       "longitude": 103.846,
+                 *       "altitude": 15,
+                 *       "device_id": "pixel-7-3f9a",
+                 *       "client_time_utc": "2026-11-02T08:15:00+08:00",
+                 *       "client_timezone": "Asia/Singapore"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The reporting device’s id */
                     device_id?: string | null;
+                    /** @description WGS 84 latitude in degrees, -90 to 90 */
                     latitude: number;
+                    /** @description WGS 84 longitude in degrees, -180 to 180 */
                     longitude: number;
+                    /** @description Metres above sea level, -1000 to 100000 */
                     altitude?: number | null;
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When the device took the fix (ISO 8601 with an offset)
+                     */
                     client_time_utc: string;
+                    /** @description The device’s IANA time zone */
                     client_timezone?: string | null;
                 };
             };
@@ -7598,6 +8996,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -7648,14 +9064,40 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fixes": [
+                 *         {
+                 *           "latitude": 1.2765,
+                 *           "longitude": 103.846,
+                 *           "client_time_utc": "2026-11-02T08:14:30+08:00"
+                 *         },
+                 *         {
+                 *           "latitude": 1.2769,
+                 *           "longitude": 103.8466,
+                 *           "client_time_utc": "2026-11-02T08:15:00+08:00",
+                 *           "client_timezone": "Asia/Singapore"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The fixes, 1 to 100, each an L1 body, in any order */
                     fixes: {
+                        /** @description The reporting device’s id */
                         device_id?: string | null;
+                        /** @description WGS 84 latitude in degrees, -90 to 90 */
                         latitude: number;
+                        /** @description WGS 84 longitude in degrees, -180 to 180 */
                         longitude: number;
+                        /** @description Metres above sea level, -1000 to 100000 */
                         altitude?: number | null;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description When the device took the fix (ISO 8601 with an offset)
+                         */
                         client_time_utc: string;
+                        /** @description The device’s IANA time zone */
                         client_timezone?: string | null;
                     }[];
                 };
@@ -7718,6 +9160,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -7761,6 +9221,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The driver user’s id
+                 * @example 5e8a1c3f-2b7d-4f9e-8c6a-1d4b7e2f9a54
+                 */
                 driver_id: string;
             };
             cookie?: never;
@@ -7875,9 +9339,22 @@ export interface operations {
     L3: {
         parameters: {
             query: {
+                /**
+                 * @description The point’s WGS 84 latitude in degrees
+                 * @example 1.2766
+                 */
                 latitude: string;
+                /**
+                 * @description The point’s WGS 84 longitude in degrees
+                 * @example 103.8461
+                 */
                 longitude: string;
+                /**
+                 * @description Only fixes at most this many seconds old (default 86400)
+                 * @example 3600
+                 */
                 max_age_s?: string;
+                /** @description Only drivers offering this service */
                 service_type?: "ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft";
             };
             header?: never;
@@ -7985,10 +9462,24 @@ export interface operations {
     L4: {
         parameters: {
             query: {
+                /**
+                 * @description The point’s WGS 84 latitude in degrees
+                 * @example 1.2766
+                 */
                 latitude: string;
+                /**
+                 * @description The point’s WGS 84 longitude in degrees
+                 * @example 103.8461
+                 */
                 longitude: string;
+                /**
+                 * @description Metres around the point, more than 0, at most 50000
+                 * @example 5000
+                 */
                 radius: string;
+                /** @description Only fixes at most this many seconds old (default 86400) */
                 max_age_s?: string;
+                /** @description Only drivers offering this service */
                 service_type?: "ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft";
             };
             header?: never;
@@ -8105,10 +9596,27 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         {
+                 *           "channel": "org.3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31",
+                 *           "name": "task.updated",
+                 *           "data": {
+                 *             "task_id": "T-100"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The events to push (1 to 500), each to the subscribers of its channel */
                     events: {
+                        /** @description `org.<org_id>` or `user.<user_id>` */
                         channel: string;
+                        /** @description The event’s name, e.g. task.updated */
                         name: string;
+                        /** @description Any JSON, delivered as it is */
                         data?: unknown;
                     }[];
                 };
@@ -8171,6 +9679,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -8212,11 +9738,23 @@ export interface operations {
     N2: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 200)
+                 * @example 50
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
+                /**
+                 * @description Creation-time order: newest first (desc) or oldest first
+                 * @example desc
+                 */
                 order?: "asc" | "desc";
+                /** @description Only items created at or after this ISO 8601 date-time (with an offset) */
                 range_start_created_at?: string;
+                /** @description Only items created at or before this ISO 8601 date-time (with an offset) */
                 range_end_created_at?: string;
             };
             header?: never;
@@ -8335,11 +9873,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_type": "import.completed",
+                 *       "event_data": {
+                 *         "user_id": "9b2e4f71-0c3d-4a8e-b6f5-2d7c1e9a4b60",
+                 *         "title": "Your import finished"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
+                    /** @description What happened, e.g. import.completed */
                     event_type: string;
+                    /** @description The notification: `user_id` (who gets it), `title`, and any other members kept with it */
                     event_data: {
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The user the notification is for
+                         */
                         user_id: string;
+                        /** @description The text shown to the user */
                         title: string;
                     };
                 };
@@ -8398,6 +9951,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -8444,6 +10015,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The notification’s id (N2’s `notifications[].id`)
+                 * @example 6571f0c2e4b0a1b2c3d4e5f9
+                 */
                 notification_id: string;
             };
             cookie?: never;
@@ -8555,6 +10130,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The notification’s id (N2’s `notifications[].id`)
+                 * @example 6571f0c2e4b0a1b2c3d4e5f9
+                 */
                 notification_id: string;
             };
             cookie?: never;
@@ -8671,19 +10250,46 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "push_messages": [
+                 *         {
+                 *           "user_id": "9b2e4f71-0c3d-4a8e-b6f5-2d7c1e9a4b60",
+                 *           "title": "New runsheet offer",
+                 *           "body": "West loop, 2 tasks",
+                 *           "data": {
+                 *             "runsheet_id": "RS-2"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "application_key": "driver-app"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The messages (1 to 500), each to every device of its user */
                     push_messages: {
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The user whose devices get the message
+                         */
                         user_id: string;
+                        /** @description The message’s title */
                         title: string;
+                        /** @description The message’s text */
                         body: string;
+                        /** @description Data for the app, as it is */
                         data?: {
                             [key: string]: unknown;
                         };
+                        /** @description The sound to play */
                         sound?: string;
                     }[];
+                    /** @description The app whose devices get the messages */
                     application_key: string;
-                    /** Format: uuid */
+                    /**
+                     * Format: uuid
+                     * @description The users’ organisation
+                     */
                     org_id?: string;
                 };
             };
@@ -8747,6 +10353,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -8788,13 +10412,30 @@ export interface operations {
     N7: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 200)
+                 * @example 50
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
+                /** @description Creation-time order: newest first (desc) or oldest first */
                 order?: "asc" | "desc";
+                /** @description Only items created at or after this ISO 8601 date-time (with an offset) */
                 range_start_created_at?: string;
+                /** @description Only items created at or before this ISO 8601 date-time (with an offset) */
                 range_end_created_at?: string;
+                /**
+                 * @description Only keys of this app
+                 * @example driver-app
+                 */
                 application_key?: string;
+                /**
+                 * @description true: only QA devices’ keys; false: only the others
+                 * @example false
+                 */
                 is_qa?: "true" | "false";
             };
             header?: never;
@@ -8912,13 +10553,29 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "device_id": "pixel-7-3f9a",
+                 *       "application_key": "driver-app",
+                 *       "push_notification_key": "fcm:dGhpcy1pcy1hLWRldmljZS10b2tlbg",
+                 *       "is_qa": false
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The device’s id */
                     device_id: string;
+                    /** @description The app the key is for */
                     application_key: string;
+                    /** @description The platform’s push token (FCM, APNs) */
                     push_notification_key: string;
-                    /** Format: uuid */
+                    /**
+                     * Format: uuid
+                     * @description The user the key belongs to
+                     */
                     user_id?: string;
+                    /** @description The user’s organisation */
                     org_id?: string | null;
+                    /** @description A QA (test) device */
                     is_qa?: boolean;
                 };
             };
@@ -8972,6 +10629,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9226,6 +10901,10 @@ export interface operations {
     I1_ops: {
         parameters: {
             query: {
+                /**
+                 * @description The name of the file to upload (1 to 200 characters), e.g. tasks.csv
+                 * @example tasks.csv
+                 */
                 filename: string;
             };
             header?: never;
@@ -9327,12 +11006,25 @@ export interface operations {
     I2_ops: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 200)
+                 * @example 50
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
+                /**
+                 * @description Creation-time order: newest first (desc) or oldest first
+                 * @example desc
+                 */
                 order?: "asc" | "desc";
+                /** @description Only items created at or after this ISO 8601 date-time (with an offset) */
                 range_start_created_at?: string;
+                /** @description Only items created at or before this ISO 8601 date-time (with an offset) */
                 range_end_created_at?: string;
+                /** @description Only these organisations’ jobs: UUIDs, comma-separated or the parameter repeated (at most 20) */
                 org_id?: string[];
             };
             header?: never;
@@ -9484,28 +11176,65 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "files": [
+                 *         {
+                 *           "storage_upload_key": "uploads/3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31/6571f0c2e4b0a1b2c3d4e5f8/tasks.csv",
+                 *           "file_name": "tasks.csv"
+                 *         }
+                 *       ],
+                 *       "org_id": "3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31",
+                 *       "broadcast_preference": "nearest_driver",
+                 *       "service_type": "van_1.7m",
+                 *       "client_timezone": "Asia/Singapore"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description One tasks file and at most one items file (CSV; the header row tells which is which) */
                     files: {
+                        /** @description The file’s name as shown in the job (up to 200 characters) */
                         file_name?: string;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         file_size?: number | null;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         storage_upload_bucket?: string;
+                        /** @description I1’s `file.storage_upload_key`, after the file was PUT to its `file.url`: one of your organisation’s uploads */
                         storage_upload_key: string;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         url?: string | null;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         checksum?: string | null;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         checksum_method?: string | null;
                     }[];
-                    /** Format: uuid */
+                    /**
+                     * Format: uuid
+                     * @description The organisation the tasks are imported for
+                     */
                     org_id: string;
+                    /** @description How the imported tasks are broadcast to drivers (free text, 1 to 100 characters) */
                     broadcast_preference: string;
+                    /** @description The cargo’s net quantity (free text) */
                     cargo_net_quantity?: string | null;
+                    /** @description Who to call about this import */
                     officer_contact?: {
+                        /** @description The officer’s name */
                         name?: string;
+                        /** @description The officer’s phone number */
                         phone?: string;
                     } | null;
-                    /** @enum {string} */
+                    /**
+                     * @description The service the imported tasks are for
+                     * @enum {string}
+                     */
                     service_type: "ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft";
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description The client’s clock when it sent this (ISO 8601 with an offset)
+                     */
                     client_time_utc?: string;
+                    /** @description The client’s IANA time zone, e.g. Asia/Singapore */
                     client_timezone?: string;
                 };
             };
@@ -9604,6 +11333,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -9652,7 +11399,19 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: uuid
+                     * @description The organisation the tasks are for (its id)
+                     */
+                    org_id: string;
+                    /** @description One part per CSV file: a tasks file and at most one items file */
+                    files: string[];
+                };
+            };
+        };
         responses: {
             /** @description Created */
             201: {
@@ -9747,6 +11506,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The upload is larger than 6 MiB (`payload_too_large`): upload through I1 and create the job with I4b */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not multipart/form-data (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -9790,6 +11567,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
@@ -9930,6 +11711,10 @@ export interface operations {
     I6_ops: {
         parameters: {
             query?: {
+                /**
+                 * @description true: check the files and report what would be imported, importing nothing
+                 * @example true
+                 */
                 dry_run?: "true" | "false";
             };
             header?: {
@@ -9937,6 +11722,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
@@ -10088,6 +11877,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f7
+                 */
                 import_job_id: string;
             };
             cookie?: never;
@@ -10207,34 +12000,85 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "file_import_results": [
+                 *         {
+                 *           "file_name": "tasks.csv",
+                 *           "rows": 2
+                 *         }
+                 *       ],
+                 *       "total_tasks_counted": 2,
+                 *       "total_tasks_imported": 1,
+                 *       "total_tasks_rejected": 1,
+                 *       "total_items_counted": 0,
+                 *       "total_items_imported": 0,
+                 *       "total_items_rejected": 0,
+                 *       "errors": [
+                 *         "row 2 (task_ref T2): from_street_address: is required"
+                 *       ],
+                 *       "warnings": []
+                 *     }
+                 */
                 "application/json": {
+                    /** @description Ignored: the service names the result */
                     id?: string;
+                    /** @description Ignored: the path names the job */
                     task_import_job_id?: string;
+                    /** @description One free-form object per file (at most 10) */
                     file_import_results: {
                         [key: string]: unknown;
                     }[];
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Task rows read
+                     */
                     total_tasks_counted: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Task rows imported
+                     */
                     total_tasks_imported: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Task rows rejected
+                     */
                     total_tasks_rejected: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Item rows read
+                     */
                     total_items_counted: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Item rows imported
+                     */
                     total_items_imported: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Item rows rejected
+                     */
                     total_items_rejected: number;
+                    /** @description One string per rejected row, naming its problems */
                     errors: string[];
+                    /** @description What is worth telling but rejected nothing (ignored columns …) */
                     warnings?: string[];
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description Ignored: the service records its own time
+                     */
                     server_time?: string;
+                    /** @description Ignored: the job names its organisation */
                     org_id?: string | null;
                 };
             };
@@ -10316,6 +12160,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -10359,6 +12221,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
@@ -10471,16 +12337,32 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "prev_status": "new",
+                 *       "next_status": "queued"
+                 *     }
+                 */
                 "application/json": {
-                    /** @enum {string} */
+                    /**
+                     * @description The job’s current status (the change is refused otherwise)
+                     * @enum {string}
+                     */
                     prev_status: "new" | "queued" | "processing" | "completed" | "failed";
-                    /** @enum {string} */
+                    /**
+                     * @description The status to move to (new → queued → processing → completed or failed)
+                     * @enum {string}
+                     */
                     next_status: "new" | "queued" | "processing" | "completed" | "failed";
                 };
             };
@@ -10558,6 +12440,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -10604,13 +12504,23 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The tasks file was replaced"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description Why the job failed, shown as its error (up to 500 characters) */
                     reason?: string;
                 };
             };
@@ -10688,6 +12598,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -10729,6 +12657,10 @@ export interface operations {
     I1: {
         parameters: {
             query: {
+                /**
+                 * @description The name of the file to upload (1 to 200 characters), e.g. tasks.csv
+                 * @example tasks.csv
+                 */
                 filename: string;
             };
             header?: never;
@@ -10830,11 +12762,23 @@ export interface operations {
     I2: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 200)
+                 * @example 50
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
+                /**
+                 * @description Creation-time order: newest first (desc) or oldest first
+                 * @example desc
+                 */
                 order?: "asc" | "desc";
+                /** @description Only items created at or after this ISO 8601 date-time (with an offset) */
                 range_start_created_at?: string;
+                /** @description Only items created at or before this ISO 8601 date-time (with an offset) */
                 range_end_created_at?: string;
             };
             header?: never;
@@ -10986,26 +12930,64 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "files": [
+                 *         {
+                 *           "storage_upload_key": "uploads/3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31/6571f0c2e4b0a1b2c3d4e5f8/tasks.csv",
+                 *           "file_name": "tasks.csv"
+                 *         }
+                 *       ],
+                 *       "start_timezone": "Asia/Singapore",
+                 *       "start_time": "2026-12-01T08:00:00+08:00",
+                 *       "end_timezone": "Asia/Singapore",
+                 *       "end_time": "2026-12-01T18:00:00+08:00",
+                 *       "service_type": "van_1.7m"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description One tasks file and at most one items file (CSV; the header row tells which is which) */
                     files: {
+                        /** @description The file’s name as shown in the job (up to 200 characters) */
                         file_name?: string;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         file_size?: number | null;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         storage_upload_bucket?: string;
+                        /** @description I1’s `file.storage_upload_key`, after the file was PUT to its `file.url`: one of your organisation’s uploads */
                         storage_upload_key: string;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         url?: string | null;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         checksum?: string | null;
+                        /** @description Accepted and ignored: the service reads it from the stored upload */
                         checksum_method?: string | null;
                     }[];
+                    /** @description The IANA time zone of `start_time`, e.g. Asia/Singapore */
                     start_timezone: string;
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When the imported tasks’ service window starts (ISO 8601 with an offset)
+                     */
                     start_time: string;
+                    /** @description The IANA time zone of `end_time` */
                     end_timezone: string;
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When the service window ends (ISO 8601 with an offset)
+                     */
                     end_time: string;
-                    /** @enum {string} */
+                    /**
+                     * @description The service the imported tasks are for
+                     * @enum {string}
+                     */
                     service_type: "ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft";
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description The client’s clock when it sent this (ISO 8601 with an offset)
+                     */
                     client_time_utc?: string;
+                    /** @description The client’s IANA time zone, e.g. Asia/Singapore */
                     client_timezone?: string;
                 };
             };
@@ -11104,6 +13086,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -11152,7 +13152,14 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description One part per CSV file: a tasks file and at most one items file */
+                    files: string[];
+                };
+            };
+        };
         responses: {
             /** @description Created */
             201: {
@@ -11247,6 +13254,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The upload is larger than 6 MiB (`payload_too_large`): upload through I1 and create the job with I4b */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not multipart/form-data (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -11290,6 +13315,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
@@ -11430,6 +13459,10 @@ export interface operations {
     I6: {
         parameters: {
             query?: {
+                /**
+                 * @description true: check the files and report what would be imported, importing nothing
+                 * @example true
+                 */
                 dry_run?: "true" | "false";
             };
             header?: {
@@ -11437,6 +13470,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
@@ -11588,6 +13625,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f7
+                 */
                 import_job_id: string;
             };
             cookie?: never;
@@ -11707,34 +13748,85 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "file_import_results": [
+                 *         {
+                 *           "file_name": "tasks.csv",
+                 *           "rows": 2
+                 *         }
+                 *       ],
+                 *       "total_tasks_counted": 2,
+                 *       "total_tasks_imported": 1,
+                 *       "total_tasks_rejected": 1,
+                 *       "total_items_counted": 0,
+                 *       "total_items_imported": 0,
+                 *       "total_items_rejected": 0,
+                 *       "errors": [
+                 *         "row 2 (task_ref T2): from_street_address: is required"
+                 *       ],
+                 *       "warnings": []
+                 *     }
+                 */
                 "application/json": {
+                    /** @description Ignored: the service names the result */
                     id?: string;
+                    /** @description Ignored: the path names the job */
                     task_import_job_id?: string;
+                    /** @description One free-form object per file (at most 10) */
                     file_import_results: {
                         [key: string]: unknown;
                     }[];
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Task rows read
+                     */
                     total_tasks_counted: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Task rows imported
+                     */
                     total_tasks_imported: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Task rows rejected
+                     */
                     total_tasks_rejected: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Item rows read
+                     */
                     total_items_counted: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Item rows imported
+                     */
                     total_items_imported: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Item rows rejected
+                     */
                     total_items_rejected: number;
+                    /** @description One string per rejected row, naming its problems */
                     errors: string[];
+                    /** @description What is worth telling but rejected nothing (ignored columns …) */
                     warnings?: string[];
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description Ignored: the service records its own time
+                     */
                     server_time?: string;
+                    /** @description Ignored: the job names its organisation */
                     org_id?: string | null;
                 };
             };
@@ -11816,6 +13908,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -11859,6 +13969,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
@@ -11971,16 +14085,32 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "prev_status": "new",
+                 *       "next_status": "queued"
+                 *     }
+                 */
                 "application/json": {
-                    /** @enum {string} */
+                    /**
+                     * @description The job’s current status (the change is refused otherwise)
+                     * @enum {string}
+                     */
                     prev_status: "new" | "queued" | "processing" | "completed" | "failed";
-                    /** @enum {string} */
+                    /**
+                     * @description The status to move to (new → queued → processing → completed or failed)
+                     * @enum {string}
+                     */
                     next_status: "new" | "queued" | "processing" | "completed" | "failed";
                 };
             };
@@ -12058,6 +14188,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -12104,13 +14252,23 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The import job’s id (24 hex characters), from I4a, I4b or I3
+                 * @example 6571f0c2e4b0a1b2c3d4e5f6
+                 */
                 import_job_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The tasks file was replaced"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description Why the job failed, shown as its error (up to 500 characters) */
                     reason?: string;
                 };
             };
@@ -12188,6 +14346,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -12229,7 +14405,15 @@ export interface operations {
     I8: {
         parameters: {
             query: {
+                /**
+                 * @description The bucket the object is in
+                 * @example dispatch-uploads
+                 */
                 bucket: string;
+                /**
+                 * @description The object key, `uploads/<org_id>/…` for an organisation’s files
+                 * @example uploads/3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31/6571f0c2e4b0a1b2c3d4e5f8/tasks.csv
+                 */
                 object_key: string;
             };
             header?: never;
@@ -12337,15 +14521,359 @@ export interface operations {
             };
         };
     };
+    X10: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: string;
+                /** @description Items per page, 1 to 1000 (default 200) */
+                per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
+                page_token?: string;
+                /**
+                 * @description Creation-time order: newest first (desc) or oldest first
+                 * @example asc
+                 */
+                order?: "asc" | "desc";
+                /** @description Only the tasks of this import job */
+                import_job_id?: string;
+                /**
+                 * @description `true`: only tasks in a runsheet of a planning; `false`: only tasks in none
+                 * @example false
+                 */
+                planned?: "true" | "false";
+                /** @description The organisation whose tasks to list (SysAdmin only, and required for a SysAdmin) */
+                org_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tasks: {
+                            id: string;
+                            task_ref: string;
+                            import_job_id: string;
+                            from_address: {
+                                building_name: string | null;
+                                street_address: string;
+                                city: string;
+                                state: string | null;
+                                country: string;
+                                zip_code: string | null;
+                                latitude?: number;
+                                longitude?: number;
+                            };
+                            to_address: {
+                                building_name: string | null;
+                                street_address: string;
+                                city: string;
+                                state: string | null;
+                                country: string;
+                                zip_code: string | null;
+                                latitude?: number;
+                                longitude?: number;
+                            };
+                            from_time_window: {
+                                /** Format: date-time */
+                                start_time_utc: string;
+                                /** Format: date-time */
+                                end_time_utc: string;
+                                start_timezone: string;
+                                end_timezone: string;
+                            };
+                            to_time_window: {
+                                /** Format: date-time */
+                                start_time_utc: string;
+                                /** Format: date-time */
+                                end_time_utc: string;
+                                start_timezone: string;
+                                end_timezone: string;
+                            };
+                            total_item_weight: number | null;
+                            total_weight_unit: string | null;
+                            total_item_volume: number | null;
+                            total_volume_unit: string | null;
+                            total_item_count: number | null;
+                            client_time_utc: string | null;
+                            client_timezone: string | null;
+                            notes: string | null;
+                            created_at: string | null;
+                            planning_id: string | null;
+                            runsheet_id: string | null;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X11: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The task’s id (24 hexadecimal characters, as X10 lists it)
+                 * @example 6571f0c2e4b0a1b2c3d4e5f9
+                 */
+                taskID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        task: {
+                            id: string;
+                            task_ref: string;
+                            import_job_id: string;
+                            from_address: {
+                                building_name: string | null;
+                                street_address: string;
+                                city: string;
+                                state: string | null;
+                                country: string;
+                                zip_code: string | null;
+                                latitude?: number;
+                                longitude?: number;
+                            };
+                            to_address: {
+                                building_name: string | null;
+                                street_address: string;
+                                city: string;
+                                state: string | null;
+                                country: string;
+                                zip_code: string | null;
+                                latitude?: number;
+                                longitude?: number;
+                            };
+                            from_time_window: {
+                                /** Format: date-time */
+                                start_time_utc: string;
+                                /** Format: date-time */
+                                end_time_utc: string;
+                                start_timezone: string;
+                                end_timezone: string;
+                            };
+                            to_time_window: {
+                                /** Format: date-time */
+                                start_time_utc: string;
+                                /** Format: date-time */
+                                end_time_utc: string;
+                                start_timezone: string;
+                                end_timezone: string;
+                            };
+                            total_item_weight: number | null;
+                            total_weight_unit: string | null;
+                            total_item_volume: number | null;
+                            total_volume_unit: string | null;
+                            total_item_count: number | null;
+                            client_time_utc: string | null;
+                            client_timezone: string | null;
+                            notes: string | null;
+                            created_at: string | null;
+                            planning_id: string | null;
+                            runsheet_id: string | null;
+                            items: {
+                                id: string;
+                                sku: string | null;
+                                description: string;
+                                quantity: number;
+                                weight: number | null;
+                                weight_unit: string | null;
+                                volume: number | null;
+                                volume_unit: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     P1: {
         parameters: {
             query?: {
+                /** @description Page number, from 1 */
                 page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 200)
+                 * @example 50
+                 */
                 per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
+                /**
+                 * @description Creation-time order: newest first (desc) or oldest first
+                 * @example desc
+                 */
                 order?: "asc" | "desc";
+                /** @description Only items created at or after this ISO 8601 date-time (with an offset) */
                 range_start_created_at?: string;
+                /** @description Only items created at or before this ISO 8601 date-time (with an offset) */
                 range_end_created_at?: string;
+                /** @description SysAdmin: only this organisation’s plannings */
                 org_id?: string;
             };
             header?: never;
@@ -12459,7 +14987,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Monday west deliveries"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The planning’s name (1 to 200 characters, one line) */
                     name: string;
                 };
             };
@@ -12597,6 +15131,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -12640,6 +15192,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
             };
             cookie?: never;
@@ -12821,14 +15377,26 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Monday west, second wave",
+                 *       "version_rev": "3-kq7Lm2xP"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The planning’s name (1 to 200 characters, one line) */
                     name: string;
+                    /** @description The planning’s current `version_rev` (from P2/P3): a stale one is 409 */
                     version_rev: string;
                 };
             };
@@ -12975,6 +15543,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -13021,62 +15607,144 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "runsheets": [
+                 *         {
+                 *           "id": "RS-2",
+                 *           "name": "West loop",
+                 *           "tasks": [
+                 *             {
+                 *               "id": "T-100",
+                 *               "total_item_count": 2,
+                 *               "from_address": {
+                 *                 "street_address": "10 Anson Rd",
+                 *                 "city": "Singapore",
+                 *                 "country": "SG",
+                 *                 "latitude": 1.276,
+                 *                 "longitude": 103.846
+                 *               },
+                 *               "to_address": {
+                 *                 "street_address": "20 Collyer Quay",
+                 *                 "city": "Singapore",
+                 *                 "country": "SG"
+                 *               }
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
+                    /** @description Runsheets to add (1 to 90 a call); a runsheet whose id the planning has replaces it */
                     runsheets: {
+                        /** @description The runsheet’s id, chosen by the caller (1 to 100 characters; unique in the planning) */
                         id: string;
+                        /** @description The runsheet’s name (up to 200 characters) */
                         name?: string;
-                        tasks: {
+                        /** @description The runsheet’s tasks (at most 200); members beyond those below are kept as sent */
+                        tasks?: {
+                            /** @description The task’s id (1 to 100 characters) */
                             id: string;
+                            /** @description The task’s total item weight, in `total_weight_unit` */
                             total_item_weight?: number | null;
+                            /** @description The weight unit (kg, lb …; up to 10 characters) */
                             total_weight_unit?: string | null;
+                            /** @description The task’s total item volume, in `total_volume_unit` */
                             total_item_volume?: number | null;
+                            /** @description The volume unit (m3, l …; up to 10 characters) */
                             total_volume_unit?: string | null;
+                            /** @description How many items the task carries */
                             total_item_count?: number | null;
+                            /** @description The client’s clock when it wrote the task (ISO 8601 with an offset) */
                             client_time_utc?: string | null;
+                            /** @description The client’s IANA time zone */
                             client_timezone?: string | null;
+                            /** @description Where the task starts (pick-up) */
                             from_address?: {
+                                /** @description Street and number (up to 500 characters) */
                                 street_address?: string;
+                                /** @description City (up to 200 characters) */
                                 city?: string;
+                                /** @description State or province, or null */
                                 state?: string | null;
+                                /** @description Country (up to 100 characters) */
                                 country?: string;
+                                /** @description Postal code, a number or a string (up to 20 characters), or null */
                                 zip_code?: (number | string) | null;
+                                /** @description Building name, or null */
                                 building_name?: string | null;
+                                /** @description WGS 84 latitude in degrees, -90 to 90 (the planner matches drivers by it) */
                                 latitude?: number;
+                                /** @description WGS 84 longitude in degrees, -180 to 180 */
                                 longitude?: number;
                             };
+                            /** @description Where the task ends (drop-off) */
                             to_address?: {
+                                /** @description Street and number (up to 500 characters) */
                                 street_address?: string;
+                                /** @description City (up to 200 characters) */
                                 city?: string;
+                                /** @description State or province, or null */
                                 state?: string | null;
+                                /** @description Country (up to 100 characters) */
                                 country?: string;
+                                /** @description Postal code, a number or a string (up to 20 characters), or null */
                                 zip_code?: (number | string) | null;
+                                /** @description Building name, or null */
                                 building_name?: string | null;
+                                /** @description WGS 84 latitude in degrees, -90 to 90 (the planner matches drivers by it) */
                                 latitude?: number;
+                                /** @description WGS 84 longitude in degrees, -180 to 180 */
                                 longitude?: number;
                             };
+                            /** @description When the pick-up may happen */
                             from_time_window?: {
-                                /** Format: date-time */
+                                /**
+                                 * Format: date-time
+                                 * @description The window’s start (ISO 8601 with an offset)
+                                 */
                                 start_time_utc?: string;
-                                /** Format: date-time */
+                                /**
+                                 * Format: date-time
+                                 * @description The window’s end (ISO 8601 with an offset)
+                                 */
                                 end_time_utc?: string;
+                                /** @description The start’s IANA time zone */
                                 start_timezone?: string;
+                                /** @description The end’s IANA time zone */
                                 end_timezone?: string;
                             };
+                            /** @description When the drop-off may happen */
                             to_time_window?: {
-                                /** Format: date-time */
+                                /**
+                                 * Format: date-time
+                                 * @description The window’s start (ISO 8601 with an offset)
+                                 */
                                 start_time_utc?: string;
-                                /** Format: date-time */
+                                /**
+                                 * Format: date-time
+                                 * @description The window’s end (ISO 8601 with an offset)
+                                 */
                                 end_time_utc?: string;
+                                /** @description The start’s IANA time zone */
                                 start_timezone?: string;
+                                /** @description The end’s IANA time zone */
                                 end_timezone?: string;
                             };
                         }[];
+                        /** @description Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order; a task in a runsheet of another planning is a 409 at its path */
+                        task_ids?: string[];
                     }[];
                 };
             };
@@ -13223,6 +15891,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -13266,7 +15952,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
+                /**
+                 * @description The runsheet’s id, as added
+                 * @example RS-1
+                 */
                 runsheetID: string;
             };
             cookie?: never;
@@ -13379,15 +16073,32 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "drivers": [
+                 *         {
+                 *           "id": "5e8a1c3f-2b7d-4f9e-8c6a-1d4b7e2f9a54"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
+                    /** @description Drivers to add (1 to 90 a call) */
                     drivers: {
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description A driver user’s id (the planning’s organisation, or a freelance driver)
+                         */
                         id: string;
                     }[];
                 };
@@ -13535,6 +16246,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -13578,7 +16307,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
+                /**
+                 * @description The driver user’s id
+                 * @example 5e8a1c3f-2b7d-4f9e-8c6a-1d4b7e2f9a53
+                 */
                 driverID: string;
             };
             cookie?: never;
@@ -13691,21 +16428,35 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "version_rev": "3-kq7Lm2xP",
+                 *       "max_candidates": 3,
+                 *       "offer_ttl_s": 600
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The planning’s current `version_rev` (from P2/P3): a stale one is 409 */
                     version_rev: string;
                     /**
                      * Format: int32
+                     * @description How many nearest drivers each runsheet is offered to (1 to 50, default 5)
                      * @default 5
                      */
                     max_candidates?: number;
                     /**
                      * Format: int32
+                     * @description How long an offer stays open, in seconds (5 to 86400, default 900)
                      * @default 900
                      */
                     offer_ttl_s?: number;
@@ -13854,6 +16605,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -13897,6 +16666,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42
+                 */
                 planningID: string;
             };
             cookie?: never;
@@ -14007,24 +16780,56 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "planning_job_id": "7a2d9f4b-1e6c-4b8a-9f3d-2c5e8a1b4d67",
+                 *       "total_pairs_counted": 3,
+                 *       "total_runsheets_counted": 1,
+                 *       "total_drivers_counted": 3,
+                 *       "start_time": "2026-12-01T08:00:00Z",
+                 *       "end_time": "2026-12-01T08:00:05Z"
+                 *     }
+                 */
                 "application/json": {
-                    /** Format: uuid */
+                    /**
+                     * Format: uuid
+                     * @description The planning job’s id (P3 `job.id`)
+                     */
                     planning_job_id: string;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Runsheet–driver pairs made
+                     */
                     total_pairs_counted: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Runsheets planned
+                     */
                     total_runsheets_counted: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Drivers considered
+                     */
                     total_drivers_counted: number;
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When the job started (ISO 8601 with an offset)
+                     */
                     start_time: string;
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When the job ended (ISO 8601 with an offset)
+                     */
                     end_time: string;
                 };
             };
@@ -14100,6 +16905,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -14143,6 +16966,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a41
+                 */
                 planningID: string;
             };
             cookie?: never;
@@ -14259,6 +17086,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a41
+                 */
                 planningID: string;
             };
             cookie?: never;
@@ -14384,6 +17215,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a41
+                 */
                 planningID: string;
             };
             cookie?: never;
@@ -14509,6 +17344,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a41
+                 */
                 planningID: string;
             };
             cookie?: never;
@@ -14634,6 +17473,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a41
+                 */
                 planningID: string;
             };
             cookie?: never;
@@ -14756,7 +17599,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The broadcast plan’s id: the planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42
+                 */
                 plan_id: string;
+                /**
+                 * @description The runsheet–driver pair’s id
+                 * @example 4b8e2f6a-9c1d-4e3b-a7f5-0d6c2e9b3a14
+                 */
                 pair_id: string;
             };
             cookie?: never;
@@ -14935,6 +17786,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The broadcast plan’s id: the planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42
+                 */
                 plan_id: string;
             };
             cookie?: never;
@@ -15120,72 +17975,158 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "pair": {
+                 *         "id": "4b8e2f6a-9c1d-4e3b-a7f5-0d6c2e9b3a14",
+                 *         "runsheet": {
+                 *           "id": "RS-1",
+                 *           "name": "West loop",
+                 *           "tasks": []
+                 *         },
+                 *         "driver": {
+                 *           "id": "5e8a1c3f-2b7d-4f9e-8c6a-1d4b7e2f9a53",
+                 *           "name": "Ada Lovelace"
+                 *         }
+                 *       },
+                 *       "plan": {
+                 *         "id": "0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42",
+                 *         "name": "Docs planning"
+                 *       },
+                 *       "happened_at_utc": "2026-12-01T08:00:01Z"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description The pair the job created */
                     pair: {
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The pair’s id
+                         */
                         id: string;
+                        /** @description The pair’s runsheet, as the job took it */
                         runsheet: {
+                            /** @description The runsheet’s id, chosen by the caller (1 to 100 characters; unique in the planning) */
                             id: string;
+                            /** @description The runsheet’s name (up to 200 characters) */
                             name?: string;
+                            /** @description The runsheet’s tasks (at most 200); members beyond those below are kept as sent */
                             tasks: {
+                                /** @description The task’s id (1 to 100 characters) */
                                 id: string;
+                                /** @description The task’s total item weight, in `total_weight_unit` */
                                 total_item_weight?: number | null;
+                                /** @description The weight unit (kg, lb …; up to 10 characters) */
                                 total_weight_unit?: string | null;
+                                /** @description The task’s total item volume, in `total_volume_unit` */
                                 total_item_volume?: number | null;
+                                /** @description The volume unit (m3, l …; up to 10 characters) */
                                 total_volume_unit?: string | null;
+                                /** @description How many items the task carries */
                                 total_item_count?: number | null;
+                                /** @description The client’s clock when it wrote the task (ISO 8601 with an offset) */
                                 client_time_utc?: string | null;
+                                /** @description The client’s IANA time zone */
                                 client_timezone?: string | null;
+                                /** @description Where the task starts (pick-up) */
                                 from_address?: {
+                                    /** @description Street and number (up to 500 characters) */
                                     street_address?: string;
+                                    /** @description City (up to 200 characters) */
                                     city?: string;
+                                    /** @description State or province, or null */
                                     state?: string | null;
+                                    /** @description Country (up to 100 characters) */
                                     country?: string;
+                                    /** @description Postal code, a number or a string (up to 20 characters), or null */
                                     zip_code?: (number | string) | null;
+                                    /** @description Building name, or null */
                                     building_name?: string | null;
+                                    /** @description WGS 84 latitude in degrees, -90 to 90 (the planner matches drivers by it) */
                                     latitude?: number;
+                                    /** @description WGS 84 longitude in degrees, -180 to 180 */
                                     longitude?: number;
                                 };
+                                /** @description Where the task ends (drop-off) */
                                 to_address?: {
+                                    /** @description Street and number (up to 500 characters) */
                                     street_address?: string;
+                                    /** @description City (up to 200 characters) */
                                     city?: string;
+                                    /** @description State or province, or null */
                                     state?: string | null;
+                                    /** @description Country (up to 100 characters) */
                                     country?: string;
+                                    /** @description Postal code, a number or a string (up to 20 characters), or null */
                                     zip_code?: (number | string) | null;
+                                    /** @description Building name, or null */
                                     building_name?: string | null;
+                                    /** @description WGS 84 latitude in degrees, -90 to 90 (the planner matches drivers by it) */
                                     latitude?: number;
+                                    /** @description WGS 84 longitude in degrees, -180 to 180 */
                                     longitude?: number;
                                 };
+                                /** @description When the pick-up may happen */
                                 from_time_window?: {
-                                    /** Format: date-time */
+                                    /**
+                                     * Format: date-time
+                                     * @description The window’s start (ISO 8601 with an offset)
+                                     */
                                     start_time_utc?: string;
-                                    /** Format: date-time */
+                                    /**
+                                     * Format: date-time
+                                     * @description The window’s end (ISO 8601 with an offset)
+                                     */
                                     end_time_utc?: string;
+                                    /** @description The start’s IANA time zone */
                                     start_timezone?: string;
+                                    /** @description The end’s IANA time zone */
                                     end_timezone?: string;
                                 };
+                                /** @description When the drop-off may happen */
                                 to_time_window?: {
-                                    /** Format: date-time */
+                                    /**
+                                     * Format: date-time
+                                     * @description The window’s start (ISO 8601 with an offset)
+                                     */
                                     start_time_utc?: string;
-                                    /** Format: date-time */
+                                    /**
+                                     * Format: date-time
+                                     * @description The window’s end (ISO 8601 with an offset)
+                                     */
                                     end_time_utc?: string;
+                                    /** @description The start’s IANA time zone */
                                     start_timezone?: string;
+                                    /** @description The end’s IANA time zone */
                                     end_timezone?: string;
                                 };
                             }[];
                         };
+                        /** @description The pair’s driver */
                         driver: {
-                            /** Format: uuid */
+                            /**
+                             * Format: uuid
+                             * @description The driver user’s id
+                             */
                             id: string;
+                            /** @description The driver’s name (up to 200 characters) */
                             name?: string;
                         };
                     };
+                    /** @description The broadcast plan the pair belongs to */
                     plan: {
-                        /** Format: uuid */
+                        /**
+                         * Format: uuid
+                         * @description The plan’s id: the planning’s id
+                         */
                         id: string;
+                        /** @description The plan’s name: the planning’s name */
                         name?: string;
                     };
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When it happened (ISO 8601 with an offset)
+                     */
                     happened_at_utc: string;
                 };
             };
@@ -15242,6 +18183,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -15288,15 +18247,31 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The broadcast plan’s id: the planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42
+                 */
                 plan_id: string;
+                /**
+                 * @description The runsheet–driver pair’s id
+                 * @example 4b8e2f6a-9c1d-4e3b-a7f5-0d6c2e9b3a14
+                 */
                 pair_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "happened_at_utc": "2026-12-01T08:05:00Z"
+                 *     }
+                 */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When it happened (ISO 8601 with an offset)
+                     */
                     happened_at_utc: string;
                 };
             };
@@ -15355,6 +18330,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15408,15 +18401,31 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The broadcast plan’s id: the planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42
+                 */
                 plan_id: string;
+                /**
+                 * @description The runsheet–driver pair’s id
+                 * @example 4b8e2f6a-9c1d-4e3b-a7f5-0d6c2e9b3a14
+                 */
                 pair_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "happened_at_utc": "2026-12-01T08:00:02Z"
+                 *     }
+                 */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When it happened (ISO 8601 with an offset)
+                     */
                     happened_at_utc: string;
                 };
             };
@@ -15475,6 +18484,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15528,15 +18555,31 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The broadcast plan’s id: the planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42
+                 */
                 plan_id: string;
+                /**
+                 * @description The runsheet–driver pair’s id
+                 * @example 4b8e2f6a-9c1d-4e3b-a7f5-0d6c2e9b3a14
+                 */
                 pair_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "happened_at_utc": "2026-12-01T08:01:30Z"
+                 *     }
+                 */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When it happened (ISO 8601 with an offset)
+                     */
                     happened_at_utc: string;
                 };
             };
@@ -15595,6 +18638,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15648,15 +18709,31 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The broadcast plan’s id: the planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42
+                 */
                 plan_id: string;
+                /**
+                 * @description The runsheet–driver pair’s id
+                 * @example 4b8e2f6a-9c1d-4e3b-a7f5-0d6c2e9b3a14
+                 */
                 pair_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "happened_at_utc": "2026-12-01T08:01:30Z"
+                 *     }
+                 */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When it happened (ISO 8601 with an offset)
+                     */
                     happened_at_utc: string;
                 };
             };
@@ -15722,6 +18799,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
             429: {
                 headers: {
@@ -15768,16 +18863,34 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /**
+                 * @description The broadcast plan’s id: the planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42
+                 */
                 plan_id: string;
+                /**
+                 * @description The runsheet–driver pair’s id
+                 * @example 4b8e2f6a-9c1d-4e3b-a7f5-0d6c2e9b3a14
+                 */
                 pair_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "happened_at_utc": "2026-12-01T08:15:02Z",
+                 *       "reason": "offer expired"
+                 *     }
+                 */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When it happened (ISO 8601 with an offset)
+                     */
                     happened_at_utc: string;
+                    /** @description Why the system rejected the pair (up to 200 characters) */
                     reason?: string | null;
                 };
             };
@@ -15836,6 +18949,208 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X12: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: string;
+                /** @description Items per page, 1 to 1000 (default 200) */
+                per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
+                page_token?: string;
+                /**
+                 * @description `broadcasted` (default): the open offers only; `all`: the history too
+                 * @example all
+                 */
+                state?: "broadcasted" | "all";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        offers: {
+                            id: string;
+                            pair: {
+                                id: string;
+                                runsheet: {
+                                    id: string;
+                                    name?: string;
+                                    tasks: {
+                                        id: string;
+                                        total_item_weight?: number | null;
+                                        total_weight_unit?: string | null;
+                                        total_item_volume?: number | null;
+                                        total_volume_unit?: string | null;
+                                        total_item_count?: number | null;
+                                        client_time_utc?: string | null;
+                                        client_timezone?: string | null;
+                                        from_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        to_address?: {
+                                            street_address?: string;
+                                            city?: string;
+                                            state?: string | null;
+                                            country?: string;
+                                            zip_code?: (number | string) | null;
+                                            building_name?: string | null;
+                                            latitude?: number;
+                                            longitude?: number;
+                                        };
+                                        from_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        to_time_window?: {
+                                            /** Format: date-time */
+                                            start_time_utc?: string;
+                                            /** Format: date-time */
+                                            end_time_utc?: string;
+                                            start_timezone?: string;
+                                            end_timezone?: string;
+                                        };
+                                        version_seq: number;
+                                    }[];
+                                };
+                                driver: {
+                                    id: string;
+                                    name: string;
+                                };
+                            };
+                            plan: {
+                                id: string;
+                                name?: string;
+                            };
+                            statuses: {
+                                /** @enum {string} */
+                                current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                                /** @enum {string} */
+                                action: "created" | "broadcast" | "accepted" | "rejected" | "system_rejected" | "deleted";
+                                reason: string | null;
+                                expired_time: string | null;
+                                /** Format: date-time */
+                                happened_at_utc: string;
+                                /** Format: date-time */
+                                saved_at_utc: string;
+                            }[];
+                            /** @enum {string} */
+                            current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -3,17 +3,25 @@
  * minified with source maps, its own log group). What it may touch and the variables it gets come from its declared
  * needs (lib/constructs/grants.ts), never from here.
  */
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { LiveFunction } from '#lib/constructs/safe-deploy';
 import { ROOT } from '#lib/paths';
+import { stageOf } from '#lib/stage';
 
 export interface DispatchFunctionProps extends Partial<NodejsFunctionProps> {
   /** Handler module relative to functions/, without extension (as in the route table). */
   handlerPath: string;
 }
+
+/** esbuild `--alias` pairs (an absolute path: CDK runs esbuild from the asset's output folder). */
+export const JMESPATH_ALIASES = [
+  `@aws-lambda-powertools/jmespath/functions=${ROOT}/shared/http/jmespath-fields.ts`,
+  `@aws-lambda-powertools/jmespath=${ROOT}/shared/http/jmespath-fields.ts`,
+];
 
 export const BUNDLING: NodejsFunctionProps['bundling'] = {
   format: OutputFormat.ESM,
@@ -45,18 +53,29 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
     '@aws-sdk/credential-provider-http',
     '@smithy/credential-provider-imds',
   ],
+  esbuildArgs: {
+    // Powertools idempotency bundles the whole JMESPath engine to read two plain field names (shared/http/idempotency.ts):
+    // shared/http/jmespath-fields.ts answers those as the engine does, 23 kB less in every function that takes POSTs.
+    '--alias': JMESPATH_ALIASES,
+    // The licence notes of bundled packages stay in node_modules and the lock file, not in each deployed file.
+    '--legal-comments': 'none',
+  },
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
 };
 
 export class DispatchFunction extends NodejsFunction {
   /** The handler module (relative to functions/): the function's name in shared/functions.ts and in every record. */
   readonly handlerPath: string;
+  /** Its alias `live`, deployment group and error alarm, when it is published for safe deploys (lib/constructs/safe-deploy.ts). */
+  live?: LiveFunction;
 
   constructor(scope: Construct, id: string, props: DispatchFunctionProps) {
     const { handlerPath, environment, ...rest } = props;
+    const stage = stageOf(scope);
+    // A month in a sandbox, a year in prod; prod keeps the logs of a deleted stack (lib/stage.ts).
     const logGroup = new LogGroup(scope, `${id}Logs`, {
-      retention: RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
+      retention: stage.functionLogRetention,
+      removalPolicy: stage.removalPolicy,
     });
     super(scope, id, {
       entry: `${ROOT}/functions/${handlerPath}.ts`,

@@ -17,12 +17,14 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
+import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
+import { stageOf } from '#lib/stage';
 import { background } from '#shared/functions';
 import { CORS_HEADERS } from '#shared/http/responses';
 
@@ -71,9 +73,10 @@ export class ApiStack extends Stack {
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
     const { data } = props;
+    const stage = stageOf(this);
 
     this.httpApi = new HttpApi(this, 'HttpApi', {
-      apiName: 'dispatch',
+      apiName: `dispatch-${stage.name}`,
       createDefaultStage: false,
       corsPreflight: {
         allowOrigins: ['*'],
@@ -84,7 +87,7 @@ export class ApiStack extends Stack {
       },
     });
 
-    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: stage.accessLogRetention });
     new HttpStage(this, 'DefaultStage', {
       httpApi: this.httpApi,
       stageName: '$default',
@@ -99,6 +102,8 @@ export class ApiStack extends Stack {
     const needs = { data, mailFrom: props.mailFrom, adminEmail: props.adminEmail };
     const authorizerFn = new DispatchFunction(this, 'AuthorizerFn', { handlerPath: 'auth/authorizer' });
     applyNeeds(authorizerFn, background('auth/authorizer'), needs);
+    // Every protected request runs it: it deploys behind `live` by canary like the route functions.
+    const authorizerLive = SafeDeploys.of(this).publish(authorizerFn).alias;
     // The authorizer only verifies the ES256 JWT and annotates rather than denies, so that the function answers a bad
     // token with problem+json 401. API Gateway caches its answer per Authorization header for AUTHORIZER_CACHE_TTL
     // (one function invocation per request in steady state); a request without the header gets API Gateway's own
@@ -110,12 +115,12 @@ export class ApiStack extends Stack {
       authorizerName: 'dispatch-bearer',
       type: HttpAuthorizerType.LAMBDA,
       identitySource: ['$request.header.Authorization'],
-      authorizerUri: `arn:${this.partition}:apigateway:${this.region}:lambda:path/2015-03-31/functions/${authorizerFn.functionArn}/invocations`,
+      authorizerUri: `arn:${this.partition}:apigateway:${this.region}:lambda:path/2015-03-31/functions/${authorizerLive.functionArn}/invocations`,
       enableSimpleResponses: true,
       payloadFormatVersion: AuthorizerPayloadVersion.VERSION_2_0,
       resultsCacheTtl: AUTHORIZER_CACHE_TTL,
     });
-    authorizerFn.addPermission('InvokedByApiGateway', {
+    authorizerLive.addPermission('InvokedByApiGateway', {
       principal: new ServicePrincipal('apigateway.amazonaws.com'),
       sourceArn: this.formatArn({
         service: 'execute-api',
@@ -128,10 +133,11 @@ export class ApiStack extends Stack {
     // Whatever matches no operation gets the contract's problem+json 404 instead of API Gateway's own body.
     const notFoundFn = new DispatchFunction(this, 'NotFoundFn', { handlerPath: 'system/not-found' });
     applyNeeds(notFoundFn, background('system/not-found'), needs);
+    const notFoundLive = SafeDeploys.of(this).publish(notFoundFn).alias;
     new HttpRoute(this, 'DefaultRoute', {
       httpApi: this.httpApi,
       routeKey: HttpRouteKey.DEFAULT,
-      integration: new HttpLambdaIntegration('NotFoundIntegration', notFoundFn),
+      integration: new HttpLambdaIntegration('NotFoundIntegration', notFoundLive),
     });
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-APIG4',

@@ -1,7 +1,7 @@
 /**
  * One stack per area: a function for every route of that area in the route table, added to the shared HTTP API with
  * the shared authorizer (public routes with none). Splitting by area keeps each stack far below CloudFormation's
- * 500-resource limit.
+ * 500-resource limit, with each function's version, alias `live`, deployment group and error alarm (safe deploys).
  */
 import { Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {
@@ -14,11 +14,15 @@ import {
   type IHttpRouteAuthorizer,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { alarmFacade, watchFunctions } from '#lib/constructs/alarms';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
+import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
 import type { RealtimeStack } from '#lib/stacks/realtime-stack';
+import { stageOf } from '#lib/stage';
 import { routeFunctions } from '#shared/functions';
 import type { Area, RouteDef } from '#shared/routes';
 
@@ -31,6 +35,8 @@ export interface AreaStackProps extends StackProps {
   /** The verified SES sender of every mail. */
   mailFrom: string;
   realtime: RealtimeStack;
+  /** The stage's alarm topic (DispatchMonitoring): the functions' error and throttle alarms notify it. */
+  alarmTopic: ITopic;
 }
 
 /** `X3.read` → `X3Read`: a construct id from a spec id. */
@@ -61,15 +67,24 @@ export class AreaStack extends Stack {
         mailFrom: props.mailFrom,
       });
       this.functions.push(fn);
+      // The route invokes the alias `live`, which CodeDeploy moves to each new version (docs/deploy.md, Safe deploys).
+      const { alias } = SafeDeploys.of(this).publish(fn);
 
       const authorizer: IHttpRouteAuthorizer = route.access === 'public' ? none : bearer;
       new HttpRoute(this, `${name}Route`, {
         httpApi: props.httpApi,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
-        integration: new HttpLambdaIntegration(`${name}Integration`, fn),
+        integration: new HttpLambdaIntegration(`${name}Integration`, alias),
         authorizer,
       });
     }
+    // An error and a throttle alarm per function (lib/constructs/alarms.ts; errorAlarmOf(fn) for a canary).
+    watchFunctions(
+      alarmFacade(this, 'Alarms', stageOf(this), props.alarmTopic),
+      props.area,
+      this.functions,
+      props.alarmTopic,
+    );
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-APIG4',
       reason:

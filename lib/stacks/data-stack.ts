@@ -17,6 +17,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cd
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { type StageConfig, stageOf } from '#lib/stage';
 import {
   connectionsTable,
   type IndexDef,
@@ -64,8 +65,12 @@ export class DataStack extends Stack {
   /** Work for the workers (webhook deliveries), with a dead-letter queue. */
   readonly workQueue: Queue;
 
+  readonly stage: StageConfig;
+
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
+    this.stage = stageOf(this);
+    const { removalPolicy } = this.stage;
     this.mainTable = this.table(mainTable);
     this.idempotencyTable = this.table(idempotencyTable);
     this.locationsTable = this.table(locationsTable);
@@ -128,15 +133,19 @@ export class DataStack extends Stack {
     this.writeResults = writeUnder('WriteResults', 'results');
 
     this.signingKeySecret = new Secret(this, 'SigningKeys', {
-      description: 'ES256 signing keys of the service bearer tokens; filled in by the first cold start.',
+      description:
+        'ES256 signing keys of the service bearer tokens; filled in by the first cold start, rotated on a schedule.',
+      removalPolicy,
     });
     this.pageTokenSecret = new Secret(this, 'PageTokenKey', {
       description: 'Seals list page tokens (AES-256-GCM under an HKDF of this value); only the list functions read it.',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy,
     });
     this.adminPasswordSecret = new Secret(this, 'AdminPassword', {
       description: 'Password of the seeded SysAdmin.',
       generateSecretString: { passwordLength: 32, excludePunctuation: true },
+      removalPolicy,
     });
     this.secretBoxKey = new Key(this, 'SecretBoxKey', {
       description: 'Seals partner webhook secrets',
@@ -147,6 +156,7 @@ export class DataStack extends Stack {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+      removalPolicy,
     });
     this.workQueue = new Queue(this, 'WorkQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -155,18 +165,29 @@ export class DataStack extends Stack {
       // handed to a second worker, and a receive whose invocation was throttled or retried keeps its message.
       visibilityTimeout: WORK_VISIBILITY_TIMEOUT,
       deadLetterQueue: { queue: deadLetters, maxReceiveCount: 5 },
+      removalPolicy,
     });
     Validations.of(deadLetters).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SQS3',
       reason: 'This is the dead-letter queue of the work queue.',
     });
 
-    for (const secret of [this.signingKeySecret, this.pageTokenSecret, this.adminPasswordSecret]) {
-      Validations.of(secret).acknowledge({
-        id: 'AwsSolutions::AwsSolutions-SMG4',
-        reason:
-          'Rotation needs a key-rollover procedure (new key first, old key verifying for an hour) that is not automated yet.',
-      });
+    const rotationReasons: [Secret, string][] = [
+      [
+        this.signingKeySecret,
+        'Rotated every 30 days by the SigningKeyRotation schedule of the workers stack (docs/key-rotation.md), which this stack cannot see.',
+      ],
+      [
+        this.pageTokenSecret,
+        'Page tokens are short-lived cursors sealed for the caller who listed; rotating the key only breaks paging in progress (docs/key-rotation.md says how to rotate it by hand).',
+      ],
+      [
+        this.adminPasswordSecret,
+        'Read only when the seed trigger creates the SysAdmin; rotating it would not change that account’s password.',
+      ],
+    ];
+    for (const [secret, reason] of rotationReasons) {
+      Validations.of(secret).acknowledge({ id: 'AwsSolutions::AwsSolutions-SMG4', reason });
     }
   }
 
@@ -180,7 +201,9 @@ export class DataStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: def.ttlAttribute,
       ...(def.stream ? { stream: StreamViewType.NEW_IMAGE } : {}),
+      // Retained in every stage (a sandbox's tables are deleted by hand: docs/deploy.md); prod also refuses deletion.
       removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: this.stage.deletionProtection,
     });
     for (const index of def.indexes) {
       table.addGlobalSecondaryIndex({

@@ -12,11 +12,13 @@ import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/a
 import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { BUNDLING, DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
+import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
+import { stageOf } from '#lib/stage';
 import { background, websocketFunctions } from '#shared/functions';
 import { websocketRoutes } from '#shared/routes';
 
@@ -46,8 +48,9 @@ export class RealtimeStack extends Stack {
   constructor(scope: Construct, id: string, props: RealtimeStackProps) {
     super(scope, id, props);
     const { data } = props;
+    const stage = stageOf(this);
     const api = new WebSocketApi(this, 'WebSocketApi', {
-      apiName: 'dispatch-realtime',
+      apiName: `dispatch-realtime-${stage.name}`,
       routeSelectionExpression: '$request.body.action',
     });
     this.stage = new WebSocketStage(this, 'Live', {
@@ -72,7 +75,7 @@ export class RealtimeStack extends Stack {
       id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:${concrete(this.region, '<AWS::Region>')}:${concrete(this.account, '<AWS::AccountId>')}:<WebSocketApi34BCF99B>/live/*/@connections/*]`,
       reason: 'Connection ids are made by API Gateway at connect time; the grant is limited to this API and stage.',
     });
-    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: stage.accessLogRetention });
     const cfnStage = this.stage.node.defaultChild as CfnStage;
     if (props.apiGatewayAccountRole !== false) {
       // WebSocket (and REST) stages write their access logs with the role set in API Gateway's account settings;
@@ -117,7 +120,7 @@ export class RealtimeStack extends Stack {
         callbackUrl: this.stage.callbackUrl,
         mailFrom: props.mailFrom,
       });
-      const integration = new WebSocketLambdaIntegration(`${name}Integration`, fn);
+      const integration = new WebSocketLambdaIntegration(`${name}Integration`, SafeDeploys.of(this).publish(fn).alias);
       if (route.routeKey === '$connect') api.addRoute('$connect', { integration });
       else if (route.routeKey === '$disconnect') api.addRoute('$disconnect', { integration });
       else if (route.routeKey === '$default') api.addRoute('$default', { integration });
@@ -167,7 +170,7 @@ export class RealtimeStack extends Stack {
       },
     });
     applyNeeds(ops, background('system/ops'), { data, realtime: this, mailFrom: props.mailFrom });
-    const opsIntegration = new HttpLambdaIntegration('OpsIntegration', ops);
+    const opsIntegration = new HttpLambdaIntegration('OpsIntegration', SafeDeploys.of(this).publish(ops).alias);
     for (const [id, path] of [
       ['OpsRoute', '/ops'],
       ['OpsAssetRoute', '/ops/assets/{file}'],

@@ -1,16 +1,23 @@
-/** Functions that no route calls: the work-queue worker, the S3 upload trigger and the offer-expiry schedule. */
+/**
+ * Functions that no route calls: the work-queue worker, the S3 upload trigger, the offer-expiry schedule and the
+ * signing-key rotation (Secrets Manager's schedule).
+ */
 import { Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { CfnPermission } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { S3EventSourceV2, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
+import { CfnRotationSchedule } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { type DataStack, WORKER_TIMEOUT } from '#lib/stacks/data-stack';
 import type { RealtimeStack } from '#lib/stacks/realtime-stack';
+import { stageOf } from '#lib/stage';
+import { ROTATION_INTERVAL_DAYS } from '#shared/auth/key-rotation';
 import { background } from '#shared/functions';
 
 export interface WorkersStackProps extends StackProps {
@@ -38,6 +45,7 @@ export class WorkersStack extends Stack {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+      removalPolicy: stageOf(this).removalPolicy,
     });
     Validations.of(this.asyncFailures).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SQS3',
@@ -81,6 +89,32 @@ export class WorkersStack extends Stack {
       schedule: Schedule.rate(Duration.minutes(1)),
       targets: [new LambdaFunction(sweep, { deadLetterQueue: this.asyncFailures, maxEventAge: Duration.minutes(5) })],
     });
+
+    // Signing-key rotation (docs/key-rotation.md): Secrets Manager invokes the function once per step on the
+    // schedule. The L1 schedule, not `addRotationSchedule`: that one also grants the function
+    // secretsmanager:GetRandomPassword on * and more than its declared needs; its role comes from applyNeeds alone.
+    const rotation = new DispatchFunction(this, 'RotateSigningKeys', {
+      handlerPath: 'auth/rotate-signing-keys',
+      description:
+        'Rotates the token-signing keys: lists a new key, promotes it once every cache holds it, drops the old',
+      timeout: Duration.seconds(30),
+    });
+    applyNeeds(rotation, background('auth/rotate-signing-keys'), needs);
+    const invoke = new CfnPermission(this, 'SecretsManagerRotates', {
+      action: 'lambda:InvokeFunction',
+      functionName: rotation.functionArn,
+      principal: 'secretsmanager.amazonaws.com',
+      sourceAccount: this.account,
+      sourceArn: data.signingKeySecret.secretArn,
+    });
+    const schedule = new CfnRotationSchedule(this, 'SigningKeyRotation', {
+      secretId: data.signingKeySecret.secretArn,
+      rotationLambdaArn: rotation.functionArn,
+      rotationRules: { automaticallyAfterDays: ROTATION_INTERVAL_DAYS },
+      // The first cold start fills the secret: a deploy does not rotate it at once.
+      rotateImmediatelyOnUpdate: false,
+    });
+    schedule.node.addDependency(invoke);
 
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',

@@ -9,7 +9,7 @@
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
 import { db, mainTableName, type TransactItem } from '#shared/db/client';
-import { newObjectId } from '#shared/ids';
+import { recordObjectId } from '#shared/ids';
 import { logger } from '#shared/log';
 import { type Mail, mail } from '#shared/ports/mail';
 
@@ -26,7 +26,9 @@ export interface OutboxMail {
 }
 
 export function outboxMail(message: Mail): OutboxMail {
-  const id = newObjectId();
+  // Derived from the request's Idempotency-Key: a registration retried after its answer was lost sends (and then
+  // removes) the entry its first attempt wrote, not a second one.
+  const id = recordObjectId();
   const created = clock.nowIso();
   return {
     id,

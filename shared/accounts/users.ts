@@ -11,7 +11,7 @@ import { DRIVERS, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
 import { cancelledIndexes, db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
-import { newSecret, newUuid } from '#shared/ids';
+import { newSecret, newUuid, recordUuidFor } from '#shared/ids';
 
 export interface DriverProfile {
   version_rev: string;
@@ -117,7 +117,9 @@ export interface NewUser {
 export function buildUser(input: NewUser): UserRecord {
   const now = clock.nowIso();
   return {
-    id: newUuid(),
+    // Derived from the request's Idempotency-Key and the address: a registration or invitation retried after its
+    // answer was lost meets the user its first attempt wrote (shared/db/client.ts, earlierTransaction).
+    id: recordUuidFor(`user#${lower(input.email)}`),
     email: input.email,
     name: input.name,
     phone_number: input.phone_number ?? null,

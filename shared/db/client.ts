@@ -219,6 +219,8 @@ function isTransactionConflict(error: unknown): boolean {
 /**
  * A transaction cancelled only because its Puts of records keyed by ids drawn from the request's idempotency seed
  * already exist: an earlier request with the same key wrote all of it (a transaction is atomic), and lost its answer.
+ * A claim that names such a record (an e-mail claim holding the seeded user id) fails with it: the record keyed by
+ * the seeded id exists only because the earlier attempt's transaction, claim included, was applied.
  */
 function earlierTransaction(items: NonNullable<TransactWriteCommandInput['TransactItems']>, error: unknown): boolean {
   const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
@@ -226,23 +228,33 @@ function earlierTransaction(items: NonNullable<TransactWriteCommandInput['Transa
   for (const [i, reason] of reasons.entries()) {
     if (!reason.Code || reason.Code === 'None') continue;
     const put = items[i]?.Put;
-    if (reason.Code !== 'ConditionalCheckFailed' || !put || !createdEarlier(put.Item ?? {})) return false;
-    failedOnCreate = true;
+    if (reason.Code !== 'ConditionalCheckFailed' || !put) return false;
+    if (createdEarlier(put.Item ?? {})) failedOnCreate = true;
+    else if (!namesSeededRecord(put.Item ?? {})) return false;
   }
   return failedOnCreate;
+}
+
+/** True when a non-key attribute of the item holds an id drawn from the request's seed (a claim naming a record). */
+function namesSeededRecord(item: Record<string, unknown>): boolean {
+  return Object.entries(item).some(
+    ([name, value]) => name !== 'PK' && name !== 'SK' && typeof value === 'string' && holdsSeededId(value),
+  );
 }
 
 /**
  * TransactWriteItems with retries for transaction conflicts: two transactions touching one item (a shared counter,
  * say) cancel each other for a moment, which is not the caller's fault and not a 409.
  */
-export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
+export async function transactWrite(
+  items: NonNullable<TransactWriteCommandInput['TransactItems']>,
+): Promise<'written' | 'earlier'> {
   for (let attempt = 0; ; attempt++) {
     try {
       await db().send(new TransactWriteCommand({ TransactItems: items }));
-      return;
+      return 'written';
     } catch (error) {
-      if (earlierTransaction(items, error)) return;
+      if (earlierTransaction(items, error)) return 'earlier';
       if (attempt >= 5 || !isTransactionConflict(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * (0.5 + Math.random())));
     }

@@ -6,7 +6,7 @@
  *   2. validates every row of both files, streaming — nothing is written yet, so a file-level problem (not CSV, a
  *      missing column, too many rows) fails the job with nothing half-imported;
  *   3. unless it is a dry run, streams the files again and writes the accepted tasks and items in batches, under
- *      keys made from the job and the row (`TASK#<job>#<task_ref>`), so a rerun writes the same items again, never
+ *      keys made from the job and the row (`TASK#<id of job and task_ref>`, shared/imports/tasks.ts), so a rerun writes the same items again, never
  *      a second copy;
  *   4. writes the one result and completes the job, and tells the organisation's partners.
  * A run that dies is retried (the lease expires); after three attempts the job is failed, never left processing.
@@ -41,6 +41,7 @@ import {
   moveStatus,
   saveResult,
 } from '#shared/imports/jobs';
+import { taskId, taskIndexKeys, taskItemKey, taskKey } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
 import { getObject, headObject } from '#shared/ports/object-storage';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
@@ -315,11 +316,13 @@ async function writeAccepted(job: ImportJob, files: { tasks: SourceFile; items?:
   const now = clock.nowIso();
   const ignore = () => {};
   for await (const row of acceptedTasks(await open(files.tasks), ignore)) {
+    const id = taskId(job.id, row.ref);
     await writer.put({
-      PK: `TASK#${job.id}#${row.ref}`,
-      SK: 'TASK',
+      ...taskKey(id),
+      // X10 lists an organisation's tasks (a job always has one; the guard keeps a null out of the index keys).
+      ...(job.org_id ? taskIndexKeys(job.org_id, job.id, row.n) : {}),
       entity: 'task',
-      id: stableId(job.id, row.ref),
+      id,
       import_job_id: job.id,
       org_id: job.org_id,
       ...row.value,
@@ -333,8 +336,7 @@ async function writeAccepted(job: ImportJob, files: { tasks: SourceFile; items?:
   if (files.items) {
     for await (const row of acceptedItems(await open(files.items), validation.accepted, ignore)) {
       await writer.put({
-        PK: `TASK#${job.id}#${row.ref}`,
-        SK: `ITEM#${String(row.n).padStart(6, '0')}`,
+        ...taskItemKey(taskId(job.id, row.ref), row.n),
         entity: 'task_item',
         id: stableId(job.id, 'item', String(row.n)),
         import_job_id: job.id,

@@ -7,6 +7,8 @@ import {
   dateTime,
   isoTime,
   objectId,
+  order,
+  pageQuery,
   rangedListQuery,
   rangePageMeta,
   recordKey,
@@ -203,3 +205,78 @@ export const downloadQuery = v.object({
   ),
 });
 export const downloadFailure = v.object({ Error: v.string() });
+
+// Imported tasks (X10, X11)
+export const listTasksQuery = v.object({
+  ...pageQuery(200, 1000),
+  order,
+  import_job_id: v.optional(objectId),
+  planned: v.optional(
+    v.pipe(
+      v.picklist(['true', 'false'], 'must be true or false'),
+      v.transform((s) => s === 'true'),
+    ),
+  ),
+  /** SysAdmin names the organisation; another role may name only its own. */
+  org_id: v.optional(uuid),
+});
+export const taskParams = v.object({ taskID: objectId });
+
+const importedAddress = v.object({
+  building_name: v.nullable(v.string()),
+  street_address: v.string(),
+  city: v.string(),
+  state: v.nullable(v.string()),
+  country: v.string(),
+  zip_code: v.nullable(v.string()),
+  latitude: v.optional(v.number()),
+  longitude: v.optional(v.number()),
+});
+const importedWindow = v.object({
+  start_time_utc: isoTime,
+  end_time_utc: isoTime,
+  start_timezone: v.string(),
+  end_timezone: v.string(),
+});
+/** An imported task as X10 lists it: the spec's Task as imported, plus task_ref, import_job_id, notes, its place. */
+const listedTaskEntries = {
+  id: v.string(),
+  task_ref: v.string(),
+  import_job_id: v.string(),
+  from_address: importedAddress,
+  to_address: importedAddress,
+  from_time_window: importedWindow,
+  to_time_window: importedWindow,
+  total_item_weight: v.nullable(v.number()),
+  total_weight_unit: v.nullable(v.string()),
+  total_item_volume: v.nullable(v.number()),
+  total_volume_unit: v.nullable(v.string()),
+  total_item_count: v.nullable(v.number()),
+  client_time_utc: v.nullable(isoTime),
+  client_timezone: v.nullable(v.string()),
+  notes: v.nullable(v.string()),
+  created_at: v.nullable(isoTime),
+  planning_id: v.nullable(v.string()),
+  runsheet_id: v.nullable(v.string()),
+};
+export const taskList = v.object({
+  tasks: v.array(v.object(listedTaskEntries)),
+  meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
+});
+export const taskReply = v.object({
+  task: v.object({
+    ...listedTaskEntries,
+    items: v.array(
+      v.object({
+        id: v.string(),
+        sku: v.nullable(v.string()),
+        description: v.string(),
+        quantity: v.number(),
+        weight: v.nullable(v.number()),
+        weight_unit: v.nullable(v.string()),
+        volume: v.nullable(v.number()),
+        volume_unit: v.nullable(v.string()),
+      }),
+    ),
+  }),
+});

@@ -20,18 +20,13 @@
  * the age to within the granule) and then read the candidates' items, whose fix they answer and filter exactly.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  GetCommand,
-  PutCommand,
-  type QueryCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
+import { mapLimited } from '#shared/concurrency';
+import { putAll } from '#shared/db/batch';
 import { db, isConditionalFailure, locationsTableName, queryAll } from '#shared/db/client';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
@@ -498,20 +493,9 @@ async function readLocations(driverIds: string[], stats: SearchStats): Promise<M
   return found;
 }
 
-/** Runs `tasks` with at most `limit` in flight. */
-async function inParallel<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
-  const results: T[] = new Array(tasks.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, tasks.length) }, async () => {
-      while (next < tasks.length) {
-        const index = next++;
-        results[index] = await tasks[index]!();
-      }
-    }),
-  );
-  return results;
-}
+/** Runs the thunks with at most `limit` in flight (shared/concurrency.ts), results in their order. */
+const inParallel = <T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> =>
+  mapLimited(tasks, limit, (task) => task());
 
 /** L4: every visible driver within `radiusM`, nearest first. */
 export async function driversWithin(
@@ -782,18 +766,8 @@ const locationItem = (location: LocationRecord) => ({
   ...location,
 });
 
-async function putInBatches(items: Record<string, unknown>[]): Promise<void> {
-  await inParallel(
-    Array.from({ length: Math.ceil(items.length / 25) }, (_, i) => async () => {
-      let pending = items.slice(i * 25, i * 25 + 25).map((Item) => ({ PutRequest: { Item } }));
-      while (pending.length > 0) {
-        const out = await db().send(new BatchWriteCommand({ RequestItems: { [locationsTableName()]: pending } }));
-        pending = (out.UnprocessedItems?.[locationsTableName()] ?? []) as typeof pending;
-      }
-    }),
-    8,
-  );
-}
+/** Whole location items, 25 a BatchWriteItem, 8 calls in flight (shared/db/batch.ts). */
+const putInBatches = (items: Record<string, unknown>[]) => putAll(locationsTableName(), items, 8);
 
 /**
  * Loads many fixes at once (benchmarks, property tests, imports from another system): the same items and

@@ -15,6 +15,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
+import { putAll } from '#shared/db/batch';
 import {
   cancelledIndexes,
   db,
@@ -24,6 +25,7 @@ import {
   queryAll,
   transactWrite,
 } from '#shared/db/client';
+import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound, unavailable } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
 import { groupKey, pairKey } from '#shared/planning/keys';
@@ -94,6 +96,22 @@ export async function addToGroup(planId: string, runsheetId: string, pairIds: st
 }
 
 /**
+ * The first run of a planning job: none of its groups or pairs can exist yet (pair ids derive from the job, which no
+ * run has taken before), so they are written whole in batches; the groups first, as `addToGroup` and `putNewPair` do.
+ */
+export async function putFirstOffers(planId: string, groups: Map<string, string[]>, records: PairRecord[]) {
+  const groupItems = [...groups].map(([runsheetId, pairIds]) => ({
+    ...groupKey(planId, runsheetId),
+    entity: 'runsheet_offers',
+    pair_ids: new Set(pairIds),
+  }));
+  await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT);
+  await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT);
+}
+
+const FIRST_OFFERS_IN_FLIGHT = 4;
+
+/**
  * Brings the plan's offer watch forward to `expiry` unless it is due sooner already, and moves its generation either
  * way. The job calls it before its pairs (a job that dies halfway leaves them watched) and again after the last one:
  * a sweep drops or moves the watch only if its generation is the one it read before it read the pairs, so a pair
@@ -138,6 +156,26 @@ export async function watchOffers(planId: string, expiry: string): Promise<void>
   throw conflict('the offer watch kept changing; retry');
 }
 
+/** The largest epoch milliseconds a sort key counts down from (year 2286): newest history first in ascending order. */
+const LATEST_MS = 9_999_999_999_999;
+
+/**
+ * A driver's offers (X12) in GSI2 `DRIVER#<id>#OFFERS`, read through: an open offer sorts `0#<expired_time>…`
+ * (soonest to expire first), any other pair that was ever offered `1#<ms to the year 2286 from its last event>…`
+ * (newest first after the open ones). A pair never broadcast has no entry. The entry follows the pair's state.
+ */
+function driverOfferKeys(record: PairRecord, offer: StatusEntry | undefined) {
+  if (!record.statuses.some((s) => s.action === 'broadcast')) return {};
+  const tail = `${record.plan.id}#${record.id}`;
+  const last = Math.max(...record.statuses.map((s) => Date.parse(s.happened_at_utc)));
+  return {
+    GSI2PK: `DRIVER#${record.pair.driver.id}#OFFERS`,
+    GSI2SK: offer?.expired_time
+      ? `0#${offer.expired_time}#${tail}`
+      : `1#${String(LATEST_MS - last).padStart(13, '0')}#${tail}`,
+  };
+}
+
 /** The stored item of a record: its indexes follow its state. */
 export function pairItem(record: PairRecord) {
   const offer =
@@ -151,6 +189,8 @@ export function pairItem(record: PairRecord) {
       : {}),
     entity: 'pair_record',
     ...record,
+    // After the record: one read from the table carries its former entry, which must follow the new state.
+    ...driverOfferKeys(record, offer),
   };
 }
 
@@ -504,6 +544,40 @@ export async function listPairRecords(caller: Caller, planId: string) {
     ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#' },
   });
   return assembled(planId, records, true);
+}
+
+/**
+ * X12: the caller's own pair records, open offers first (soonest to expire first), then, with `state=all`, the
+ * others newest first. One Query a page on GSI2 (read through); each page's runsheets assembled per planning.
+ */
+export async function listDriverOffers(caller: Caller, state: 'broadcasted' | 'all', page: PageRequest) {
+  const found = await queryPage(
+    {
+      TableName: mainTableName(),
+      IndexName: 'GSI2',
+      KeyConditionExpression: state === 'all' ? 'GSI2PK = :pk' : 'GSI2PK = :pk AND begins_with(GSI2SK, :open)',
+      ExpressionAttributeValues: {
+        ':pk': `DRIVER#${caller.id}#OFFERS`,
+        ...(state === 'all' ? {} : { ':open': '0#' }),
+      },
+      ScanIndexForward: true,
+    },
+    page,
+    (item) => item as unknown as PairRecord,
+  );
+  // A pair closed between the index read and the record's read is not an open offer any more.
+  const records = found.items.filter((r) => state === 'all' || r.current_state === 'broadcasted');
+  const byPlan = new Map<string, PairRecord[]>();
+  for (const record of records) byPlan.set(record.plan.id, [...(byPlan.get(record.plan.id) ?? []), record]);
+  const views = new Map<string, ReturnType<typeof toPairView>>();
+  for (const [planId, ofPlan] of byPlan) {
+    const shown = await assembled(planId, ofPlan);
+    for (const [i, record] of ofPlan.entries()) views.set(`${planId}#${record.id}`, shown[i]!);
+  }
+  return {
+    offers: records.map((record) => views.get(`${record.plan.id}#${record.id}`)!),
+    meta: found.meta,
+  };
 }
 
 /** The expiry sweep: every broadcasted pair past its expiry is closed by the system with reason `expired`. */

@@ -1,7 +1,7 @@
 /**
- * The planning job (P9 starts it; the work queue runs it). It pairs each runsheet with the drivers nearest its first
- * pickup (the first task's `from_address` coordinates against the drivers' current locations; without coordinates,
- * the planning's driver order), at most `max_candidates` a runsheet, writes each pair's record already broadcast (the
+ * The planning job (P9 starts it; the work queue runs it). It pairs the planning's runsheets with its drivers as a
+ * whole (shared/planning/pairing.ts: first candidates by a minimum-total-distance assignment, further ones nearest
+ * first, offers spread), at most `max_candidates` a runsheet, writes each pair's record already broadcast (the
  * created and broadcast events in one write), pushes the offer to the driver, announces it on `planning.<id>`,
  * records the result, and completes.
  */
@@ -10,16 +10,24 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
+import { mapLimited } from '#shared/concurrency';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
-import { distanceM } from '#shared/locations/geo';
 import { currentPositions } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
-import { publish } from '#shared/notifications/realtime';
-import { addToGroup, type PairRecord, putNewPair, readPair, watchOffers } from '#shared/planning/broadcasts';
+import { publish, publishFrames } from '#shared/notifications/realtime';
+import {
+  addToGroup,
+  type PairRecord,
+  putFirstOffers,
+  putNewPair,
+  readPair,
+  watchOffers,
+} from '#shared/planning/broadcasts';
 import { planningKey } from '#shared/planning/keys';
+import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,
   changePlanning,
@@ -68,12 +76,6 @@ export async function startPlanningJob(
   return toPlanningView(started);
 }
 
-interface Candidate {
-  id: string;
-  position: number;
-  location?: { latitude: number; longitude: number };
-}
-
 function firstPickup(tasks: Record<string, unknown>[]): { latitude: number; longitude: number } | undefined {
   const address = (tasks[0]?.['from_address'] ?? undefined) as { latitude?: number; longitude?: number } | undefined;
   return typeof address?.latitude === 'number' && typeof address.longitude === 'number'
@@ -81,22 +83,9 @@ function firstPickup(tasks: Record<string, unknown>[]): { latitude: number; long
     : undefined;
 }
 
-/** The candidates of one runsheet: nearest located drivers first, then the rest in planning order. */
-export function rankDrivers(
-  drivers: Candidate[],
-  pickup: { latitude: number; longitude: number } | undefined,
-  limit: number,
-) {
-  if (!pickup) return drivers.slice(0, limit);
-  return [...drivers]
-    .map((driver) => ({
-      driver,
-      distance: driver.location ? distanceM(pickup, driver.location) : Number.POSITIVE_INFINITY,
-    }))
-    .sort((a, b) => a.distance - b.distance || a.driver.position - b.driver.position)
-    .slice(0, limit)
-    .map((ranked) => ranked.driver);
-}
+/** Runsheets paired at a time, and the store writes of one run in flight at most. */
+const RUNSHEETS_AT_ONCE = 50;
+const WRITES_IN_FLIGHT = 32;
 
 export const JOB_LEASE_MS = 15 * 60 * 1000;
 export const MAX_JOB_ATTEMPTS = 3;
@@ -197,11 +186,12 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const { runsheets, drivers } = await planningContents(planning.id);
     const locations = await currentPositions(drivers.map((d) => d.id));
     const names = new Map(drivers.map((d) => [d.id, d.name ?? '']));
-    const candidates: Candidate[] = drivers.map((d, position) => ({
-      id: d.id,
-      position,
-      ...(locations.has(d.id) ? { location: locations.get(d.id)! } : {}),
-    }));
+    // Who is offered what is decided for the whole planning at once (shared/planning/pairing.ts).
+    const candidates = pairCandidates(
+      runsheets.map((runsheet) => ({ id: runsheet.id, pickup: firstPickup(runsheet.tasks) })),
+      drivers.map((d) => ({ id: d.id, location: locations.get(d.id) })),
+      job.max_candidates,
+    );
     const now = clock.nowIso();
     const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
@@ -212,75 +202,98 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       await watchOffers(planning.id, expires);
       watchedUntil = expires;
     }
-    for (const runsheet of runsheets) {
-      const offered: { id: string; driverId: string; expiredTime: string }[] = [];
-      const ranked = rankDrivers(candidates, firstPickup(runsheet.tasks), job.max_candidates);
-      // The runsheet's offer group lists its pairs before they exist (a listed pair not written yet is skipped by
-      // the accept's rival close), so no pair is ever open without its group: a rerun lists them again (a set).
-      await addToGroup(
-        planning.id,
-        runsheet.id,
-        ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id)),
+    const channel = `planning.${planning.id}`;
+    // Claimed from `queued`: no run of this job came before, so none of its pairs exists yet (a later run starts only
+    // once this one's lease has lapsed, and the lease outlasts the function's timeout).
+    const firstRun = planning.job?.current_status === 'queued';
+    // Runsheets a few at a time, their pairs written concurrently: the job's time is the store's round trips.
+    for (let start = 0; start < runsheets.length; start += RUNSHEETS_AT_ONCE) {
+      const chunk = runsheets.slice(start, start + RUNSHEETS_AT_ONCE).map((runsheet, i) => ({
+        runsheet,
+        drivers: candidates[start + i]!.map((d) => drivers[d]!),
+      }));
+      const records = chunk.flatMap(({ runsheet, drivers: ranked }) =>
+        ranked.map((driver): PairRecord => {
+          const id = pairIdOf(job.id, runsheet.id, driver.id);
+          return {
+            id,
+            // The runsheet is the planning's: R1/R2 fill in its tasks, the record keeps it small.
+            pair: {
+              id,
+              runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: [] },
+              driver: { id: driver.id, name: names.get(driver.id) ?? '' },
+            },
+            plan: { id: planning.id, name: planning.name },
+            statuses: [
+              {
+                current_state: 'created',
+                action: 'created',
+                reason: null,
+                expired_time: null,
+                happened_at_utc: now,
+                saved_at_utc: now,
+              },
+              {
+                current_state: 'broadcasted',
+                action: 'broadcast',
+                reason: null,
+                expired_time: expires,
+                happened_at_utc: now,
+                saved_at_utc: now,
+              },
+            ],
+            current_state: 'broadcasted',
+            org_id: planning.org_id,
+            rev: 2,
+            offer_ttl_s: job.offer_ttl_s,
+            runsheet_ref: true,
+            plan_swept: true,
+            version_seq: planning.version_seq,
+          };
+        }),
       );
-      for (const driver of ranked) {
-        const record: PairRecord = {
-          id: pairIdOf(job.id, runsheet.id, driver.id),
-          // The runsheet is the planning's: R1/R2 fill in its tasks, the record keeps it small.
-          pair: {
-            id: '',
-            runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: [] },
-            driver: { id: driver.id, name: names.get(driver.id) ?? '' },
-          },
-          plan: { id: planning.id, name: planning.name },
-          statuses: [
-            {
-              current_state: 'created',
-              action: 'created',
-              reason: null,
-              expired_time: null,
-              happened_at_utc: now,
-              saved_at_utc: now,
-            },
-            {
-              current_state: 'broadcasted',
-              action: 'broadcast',
-              reason: null,
-              expired_time: expires,
-              happened_at_utc: now,
-              saved_at_utc: now,
-            },
-          ],
-          current_state: 'broadcasted',
-          org_id: planning.org_id,
-          rev: 2,
-          offer_ttl_s: job.offer_ttl_s,
-          runsheet_ref: true,
-          plan_swept: true,
-          version_seq: planning.version_seq,
-        };
-        record.pair.id = record.id;
-        pairs++;
-        // A rerun must not overwrite a pair an earlier run wrote (a driver may have answered it since); one still
-        // open is offered again, since the earlier run may have died before its push and event went out.
-        if (await putNewPair(record)) {
-          offered.push({ id: record.id, driverId: driver.id, expiredTime: expires });
-        } else {
+      pairs += records.length;
+      // A runsheet's offer group lists its pairs before they exist (a listed pair not written yet is skipped by the
+      // accept's rival close), so no pair is ever open without its group.
+      const groups = new Map(
+        chunk.flatMap(({ runsheet, drivers: ranked }) =>
+          ranked.length > 0 ? [[runsheet.id, ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id))]] : [],
+        ) as [string, string[]][],
+      );
+      let offered: ({ record: PairRecord; expiredTime: string } | undefined)[];
+      if (firstRun) {
+        await putFirstOffers(planning.id, groups, records);
+        offered = records.map((record) => ({ record, expiredTime: expires }));
+      } else {
+        // A rerun lists the groups again (a set), must not overwrite a pair an earlier run wrote (a driver may have
+        // answered it since), and offers one still open again: the earlier run may have died before its push and
+        // event went out.
+        await mapLimited([...groups], WRITES_IN_FLIGHT, ([runsheetId, pairIds]) =>
+          addToGroup(planning.id, runsheetId, pairIds),
+        );
+        offered = await mapLimited(records, WRITES_IN_FLIGHT, async (record) => {
+          if (await putNewPair(record)) return { record, expiredTime: expires };
           const stored = await readPair(planning.id, record.id);
-          if (stored?.current_state === 'broadcasted') {
-            const expiredTime = stored.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? expires;
-            offered.push({ id: record.id, driverId: driver.id, expiredTime });
-          }
-        }
-      }
-      for (const { id: pairId, driverId, expiredTime } of offered) {
-        offers.set(driverId, [...(offers.get(driverId) ?? []), pairId]);
-        await publish(`planning.${planning.id}`, 'pair.broadcast', {
-          pair_id: pairId,
-          runsheet_id: runsheet.id,
-          driver_id: driverId,
-          expired_time: expiredTime,
+          if (stored?.current_state !== 'broadcasted') return undefined;
+          const expiredTime = stored.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? expires;
+          return { record, expiredTime };
         });
       }
+      const events = offered.flatMap((offer) => {
+        if (!offer) return [];
+        const { pair } = offer.record;
+        offers.set(pair.driver.id, [...(offers.get(pair.driver.id) ?? []), pair.id]);
+        return [
+          {
+            pair_id: pair.id,
+            runsheet_id: pair.runsheet.id,
+            driver_id: pair.driver.id,
+            expired_time: offer.expiredTime,
+          },
+        ];
+      });
+      // One delivery (one read of the channel's subscribers) for the chunk's events, in runsheet order.
+      if (events.length > 0) await publishFrames(channel, 'pair.broadcast', events);
     }
     // Again after the last pair: a sweep that read the watch while the pairs were being written then leaves it be.
     if (watchedUntil) await watchOffers(planning.id, watchedUntil);

@@ -51,7 +51,7 @@ export async function keepOfferedRunsheets(planId: string, runsheets: { id: stri
   }
 }
 
-type StoredRunsheet = { id: string; name?: string; tasks: unknown[] };
+type StoredRunsheet = { id: string; name?: string; tasks: unknown[]; task_ids?: string[] };
 
 /** The planning's runsheets by id (all of them, or those named): R1/R2 assemble pairs from them, P6 keeps them. */
 export async function planningRunsheets(planId: string, ids?: string[]): Promise<Map<string, StoredRunsheet>> {
@@ -59,7 +59,7 @@ export async function planningRunsheets(planId: string, ids?: string[]): Promise
     ? await getAll(
         mainTableName(),
         ids.map((id) => runsheetKey(planId, id)),
-        { ProjectionExpression: 'id, #n, tasks', ExpressionAttributeNames: { '#n': 'name' } },
+        { ProjectionExpression: 'id, #n, tasks, task_ids', ExpressionAttributeNames: { '#n': 'name' } },
       )
     : await queryAll({
         TableName: mainTableName(),
@@ -73,6 +73,7 @@ export async function planningRunsheets(planId: string, ids?: string[]): Promise
         id: String(item['id']),
         ...(item['name'] !== undefined ? { name: item['name'] as string } : {}),
         tasks: (item['tasks'] as unknown[]) ?? [],
+        ...(Array.isArray(item['task_ids']) ? { task_ids: item['task_ids'] as string[] } : {}),
       },
     ]),
   );

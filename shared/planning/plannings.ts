@@ -5,11 +5,12 @@
  * still the one it read and issues the next: of two concurrent writers exactly one wins.
  */
 
-import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { DRIVERS, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
+import { putAll } from '#shared/db/batch';
 import {
   cancelledIndexes,
   db,
@@ -23,6 +24,7 @@ import { moveCurrent } from '#shared/db/moves';
 import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
+import { claimTask, releaseTask } from '#shared/imports/tasks';
 import { planningKey, runsheetKey } from '#shared/planning/keys';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
 import type { JOB_STATUSES } from '#shared/planning/schemas';
@@ -70,6 +72,16 @@ export interface Runsheet {
   id: string;
   name?: string | undefined;
   tasks: Record<string, unknown>[];
+  /** The imported tasks it holds (P5 `task_ids`): P6 and a replacement free them. Never shown. */
+  task_ids?: string[] | undefined;
+}
+
+/** A runsheet as P5 takes it: tasks inline, or imported tasks by id. */
+export interface RunsheetInput {
+  id: string;
+  name?: string | undefined;
+  tasks?: Record<string, unknown>[] | undefined;
+  task_ids?: string[] | undefined;
 }
 
 const nextRev = (seq: number) => `${seq}-${newSecret(9)}`;
@@ -110,6 +122,7 @@ export async function planningContents(id: string, consistent = false) {
         id: item['id'] as string,
         name: item['name'] as string | undefined,
         tasks: item['tasks'] as Runsheet['tasks'],
+        ...(Array.isArray(item['task_ids']) ? { task_ids: item['task_ids'] as string[] } : {}),
       });
     else if (sk.startsWith('DRIVER#'))
       drivers.push({
@@ -289,20 +302,6 @@ export async function renamePlanning(caller: Caller, id: string, name: string, v
   return toPlanningView(await changePlanning(await visiblePlanning(caller, id), versionRev, { name }));
 }
 
-/** Writes whole items, 25 a BatchWriteItem, in order; what a batch leaves unprocessed is sent again before the next. */
-async function putAll(items: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < items.length; i += 25) {
-    let requests: { PutRequest: { Item: Record<string, unknown> } }[] | undefined = items
-      .slice(i, i + 25)
-      .map((item) => ({ PutRequest: { Item: item } }));
-    for (let attempt = 0; requests && requests.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
-      const out = await db().send(new BatchWriteCommand({ RequestItems: { [mainTableName()]: requests } }));
-      requests = out.UnprocessedItems?.[mainTableName()] as typeof requests;
-    }
-  }
-}
-
 /**
  * P5 and P7 add items to the planning without a transaction (it would double every unit): the items first (each put
  * is whole, so writing one again changes nothing), then the profile's counter set to what the planning now holds, on
@@ -319,7 +318,8 @@ async function addMembers(
   /** What the planning holds with the items, when the caller knows it without another read. */
   known?: Contents,
 ): Promise<{ planning: Planning; contents: Contents }> {
-  await putAll(items);
+  // 25 a BatchWriteItem, in order (shared/db/batch.ts).
+  await putAll(mainTableName(), items);
   let current = planning;
   for (let attempt = 0; ; attempt++) {
     // After a stale version another writer's items are just written: a consistent read counts them.
@@ -343,20 +343,34 @@ const bySortKey = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffe
  * P5: new runsheets are added, a runsheet with a known id is replaced (an offered one's tasks are first copied onto
  * its pairs: see offered-runsheets.ts).
  */
-export async function addRunsheets(caller: Caller, id: string, runsheets: Runsheet[]) {
+export async function addRunsheets(caller: Caller, id: string, input: RunsheetInput[]) {
   const planning = await visiblePlanning(caller, id);
   const ids = new Set<string>();
-  runsheets.forEach((r, i) => {
+  const named = new Set<string>();
+  input.forEach((r, i) => {
     if (ids.has(r.id)) throw invalidField(`runsheets[${i}].id`, 'repeats an earlier runsheet of this request');
     ids.add(r.id);
+    if (r.tasks && r.task_ids) throw invalidField(`runsheets[${i}].task_ids`, 'give tasks or task_ids, not both');
+    if (!r.tasks && !r.task_ids) throw invalidField(`runsheets[${i}].tasks`, 'is required (or task_ids)');
+    r.task_ids?.forEach((taskId, j) => {
+      if (named.has(taskId))
+        throw invalidField(`runsheets[${i}].task_ids[${j}]`, 'repeats an earlier task of this request');
+      named.add(taskId);
+    });
   });
   // Consistent: the tasks copied onto offered pairs and the count taken over them must be the planning's latest.
   const before = await planningContents(id, true);
+  const imported = await claimImportedTasks(planning, input);
   await keepOfferedRunsheets(
     id,
     before.runsheets.filter((r) => ids.has(r.id)),
   );
-  const stored = runsheets.map((r) => ({ id: r.id, name: r.name ?? r.id, tasks: r.tasks }));
+  const stored: Runsheet[] = input.map((r, i) => ({
+    id: r.id,
+    name: r.name ?? r.id,
+    tasks: r.tasks ?? imported[i]!,
+    ...(r.task_ids ? { task_ids: r.task_ids } : {}),
+  }));
   const after = await addMembers(
     planning,
     'total_runsheets',
@@ -368,7 +382,52 @@ export async function addRunsheets(caller: Caller, id: string, runsheets: Runshe
       drivers: before.drivers,
     },
   );
+  // The imported tasks a replaced runsheet held and no longer does are free again.
+  for (const old of before.runsheets.filter((r) => ids.has(r.id) && r.task_ids)) {
+    const kept = new Set(stored.find((r) => r.id === old.id)?.task_ids ?? []);
+    const freed = old.task_ids!.filter((taskId) => !kept.has(taskId));
+    for (let i = 0; i < freed.length; i += 25)
+      await Promise.all(freed.slice(i, i + 25).map((t) => releaseTask(planning.org_id, id, old.id, t)));
+  }
   return toPlanningView(after.planning, after.contents);
+}
+
+/**
+ * P5 `task_ids`: marks every named task as in its runsheet (one conditional write each, so two P5 calls naming the
+ * same task cannot both have it) and answers each runsheet's tasks as imported, in the order named. When any task
+ * is refused (400 unknown or foreign, 409 in another runsheet), the tasks this call marked are freed again and the
+ * first refusal in request order is thrown: nothing of the call stays.
+ */
+async function claimImportedTasks(planning: Planning, input: RunsheetInput[]): Promise<Record<string, unknown>[][]> {
+  const claims = input.flatMap((r, i) =>
+    (r.task_ids ?? []).map((taskId, j) => ({ runsheetId: r.id, taskId, path: `runsheets[${i}].task_ids[${j}]` })),
+  );
+  const settled: PromiseSettledResult<Awaited<ReturnType<typeof claimTask>>>[] = [];
+  for (let i = 0; i < claims.length; i += 25) {
+    settled.push(
+      ...(await Promise.allSettled(
+        claims.slice(i, i + 25).map((c) => claimTask(planning.org_id, planning.id, c.runsheetId, c.taskId, c.path)),
+      )),
+    );
+  }
+  const refused = settled.find((outcome) => outcome.status === 'rejected');
+  if (refused) {
+    const mine = claims.filter((_, k) => {
+      const outcome = settled[k]!;
+      return outcome.status === 'fulfilled' && outcome.value.claimed;
+    });
+    for (let i = 0; i < mine.length; i += 25)
+      await Promise.all(
+        mine.slice(i, i + 25).map((c) => releaseTask(planning.org_id, planning.id, c.runsheetId, c.taskId)),
+      );
+    throw refused.reason;
+  }
+  let k = 0;
+  return input.map((r) =>
+    (r.task_ids ?? []).map(
+      () => (settled[k++] as PromiseFulfilledResult<{ task: Record<string, unknown> }>).value.task,
+    ),
+  );
 }
 
 /**
@@ -413,8 +472,13 @@ async function removeMember(
 /** P6 (an offered runsheet's tasks are first copied onto its pairs: see offered-runsheets.ts). */
 export async function removeRunsheet(caller: Caller, id: string, runsheetId: string) {
   const planning = await visiblePlanning(caller, id);
-  await keepOfferedRunsheets(id, [...(await planningRunsheets(id, [runsheetId])).values()]);
+  const removed = [...(await planningRunsheets(id, [runsheetId])).values()];
+  await keepOfferedRunsheets(id, removed);
   await removeMember(planning, runsheetKey(id, runsheetId).SK, 'total_runsheets', 'runsheet');
+  // Its imported tasks are free again (X10 `planned=false`).
+  const freed = removed[0]?.task_ids ?? [];
+  for (let i = 0; i < freed.length; i += 25)
+    await Promise.all(freed.slice(i, i + 25).map((t) => releaseTask(planning.org_id, id, runsheetId, t)));
   return { message: 'the runsheet is removed from the planning' };
 }
 

@@ -5,6 +5,8 @@ import {
   dateTime,
   isoTime,
   nonEmptyString,
+  objectId,
+  pageQuery,
   rangedListQuery,
   rangePageMeta,
   uuid,
@@ -54,12 +56,23 @@ export const runsheet = v.object({
   tasks: v.pipe(v.array(task), v.maxLength(200, 'must hold at most 200 tasks')),
 });
 
+/**
+ * A runsheet as P5 takes it: its tasks carried inline (`tasks`), or named as imported tasks (`task_ids`, X10 ids)
+ * that it then holds as imported, in that order. One of the two (plannings.ts says so with a 400 otherwise).
+ */
+export const plannedRunsheet = v.object({
+  id: runsheet.entries.id,
+  name: runsheet.entries.name,
+  tasks: v.optional(runsheet.entries.tasks),
+  task_ids: v.optional(v.pipe(v.array(objectId), v.maxLength(200, 'must name at most 200 tasks'))),
+});
+
 export const MAX_PER_CALL = 90;
 export const createPlanningBody = v.object({ name });
 export const updatePlanningBody = v.object({ name, version_rev: versionRev });
 export const addRunsheetsBody = v.object({
   runsheets: v.pipe(
-    v.array(runsheet),
+    v.array(plannedRunsheet),
     v.minLength(1, 'must not be empty'),
     v.maxLength(MAX_PER_CALL, `must hold at most ${MAX_PER_CALL} runsheets a call`),
   ),
@@ -206,3 +219,13 @@ const pairRecord = v.object({
 });
 export const pairReply = v.object({ pair_record: pairRecord });
 export const pairList = v.object({ pair_records: v.array(pairRecord) });
+
+/** X12: the caller's own offers; `state=all` adds the history after the open ones. */
+export const driverOffersQuery = v.object({
+  ...pageQuery(200, 1000),
+  state: v.optional(v.picklist(['broadcasted', 'all'], 'must be broadcasted or all'), 'broadcasted'),
+});
+export const driverOfferList = v.object({
+  offers: v.array(pairRecord),
+  meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
+});

@@ -353,4 +353,17 @@ export const planningRoutes = [
     request: { params: planning.pairParams, body: planning.systemRejectBody },
     response: common.messageReply,
   },
+  {
+    id: 'X12',
+    method: 'GET',
+    path: '/v1/driver/offers',
+    area: 'planning',
+    handler: 'planning/driver-offers',
+    needs: { pageTokens: true, indexes: ['GSI2'] },
+    access: ['Driver', 'OrgDriver'],
+    summary: "The caller's own offers (pair records), open ones first by expiry; state=all for the history",
+    status: 200,
+    request: { query: planning.driverOffersQuery },
+    response: planning.driverOfferList,
+  },
 ] as const satisfies readonly RouteDef[];

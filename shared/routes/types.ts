@@ -47,9 +47,10 @@ export interface Needs {
   secretBox?: 'seal' | 'open';
   /**
    * The signing-key secret: `verify` reads it; `sign` (functions that issue tokens) may also fill it in on the very
-   * first cold start of a fresh deployment.
+   * first cold start of a fresh deployment; `rotate` (the rotation function) reads it, stores a pending version and
+   * makes it current (docs/key-rotation.md).
    */
-  signingKey?: 'sign' | 'verify';
+  signingKey?: 'sign' | 'verify' | 'rotate';
   /**
    * Reads the page-token secret: a list whose pages are reached by `page_token` seals and opens its tokens with a key
    * of its own (shared/http/page-token-key.ts), not the signing key.

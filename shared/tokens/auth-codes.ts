@@ -4,20 +4,26 @@
  * the code names (HTTP Basic) and returns a bearer token for the user; the record keeps that token's `jti`.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
 import { refreshTokenOwner, userCaller } from '#shared/auth/sessions';
 import { issueBearerToken } from '#shared/auth/tokens';
 import { clock } from '#shared/clock';
-import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { gone, invalidField, notFound } from '#shared/http/problems';
-import { newSecret, newUuid } from '#shared/ids';
+import { newSecret, recordUuid } from '#shared/ids';
 import { type ClientRecord, findClientByKey } from '#shared/tokens/clients';
 
 export const AUTH_CODE_TTL_MS = 10 * 60 * 1000;
 
 const codeKey = (code: string) => ({ PK: `AUTHCODE#${createHash('sha256').update(code).digest('hex')}`, SK: 'CODE' });
+/**
+ * The request that made a code, by the code's id, which derives from the request's Idempotency-Key (shared/ids.ts):
+ * `AUTHCODEBY#<id> / CODE` names the code's item. A retry after a lost answer finds it and replaces the code its
+ * first attempt made (whose value the client never saw: only its hash is stored) instead of making a second one.
+ */
+const requestKey = (id: string) => ({ PK: `AUTHCODEBY#${id}`, SK: 'CODE' });
 
 /** T8. */
 export async function createAuthCode(
@@ -32,27 +38,42 @@ export async function createAuthCode(
   const user = await getUser(caller.id);
   if (!user || user.deleted_at) throw notFound('user');
   const code = newSecret(24);
-  await db().send(
-    new PutCommand({
-      TableName: mainTableName(),
-      Item: {
-        ...codeKey(code),
-        entity: 'auth_code',
-        id: newUuid(),
-        client_auth: { key: client.client_key, name: input.client_auth.name },
-        user_id: user.id,
-        name: user.name,
-        email: user.email,
-        roles: user.roles.join(','),
-        org_id: user.org_id,
-        token: null,
-        status: 'active',
-        created_at: clock.nowIso(),
-        expires_at_ms: clock.nowMs() + AUTH_CODE_TTL_MS,
-        expires_at: clock.nowEpochSeconds() + 30 * 24 * 3600,
-      },
-    }),
-  );
+  const id = recordUuid();
+  const expiresAt = clock.nowEpochSeconds() + 30 * 24 * 3600;
+  const request = { ...requestKey(id), entity: 'auth_code_request', code_pk: codeKey(code).PK, expires_at: expiresAt };
+  const codeItem = {
+    ...codeKey(code),
+    entity: 'auth_code',
+    id,
+    client_auth: { key: client.client_key, name: input.client_auth.name },
+    user_id: user.id,
+    name: user.name,
+    email: user.email,
+    roles: user.roles.join(','),
+    org_id: user.org_id,
+    token: null,
+    status: 'active',
+    created_at: clock.nowIso(),
+    expires_at_ms: clock.nowMs() + AUTH_CODE_TTL_MS,
+    expires_at: expiresAt,
+  };
+  const table = mainTableName();
+  const outcome = await transactWrite([
+    { Put: { TableName: table, Item: codeItem } },
+    { Put: { TableName: table, Item: request, ConditionExpression: 'attribute_not_exists(PK)' } },
+  ]);
+  if (outcome === 'earlier') {
+    // This same request made a code before and lost its answer: that code goes, this one takes its place.
+    const earlier = await db().send(new GetCommand({ TableName: table, Key: requestKey(id) }));
+    const earlierPk = earlier.Item?.['code_pk'];
+    await transactWrite([
+      ...(typeof earlierPk === 'string' && earlierPk !== codeItem.PK
+        ? [{ Delete: { TableName: table, Key: { PK: earlierPk, SK: 'CODE' } } }]
+        : []),
+      { Put: { TableName: table, Item: codeItem } },
+      { Put: { TableName: table, Item: request } },
+    ]);
+  }
   return { auth_code: code, server_time: clock.nowIso() };
 }
 

@@ -7,13 +7,13 @@
  * and the key claim `CLIENTKEY#<client_key> / KEY`.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, notFound, unauthenticated } from '#shared/http/problems';
-import { newSecret, newUuid } from '#shared/ids';
+import { newSecret, recordKey, recordUuid } from '#shared/ids';
 import { secretBox } from '#shared/ports/secret-box';
 
 export type ClientKind = 'partner' | 'internal';
@@ -64,17 +64,22 @@ export interface NewClient {
   createdBy: string;
 }
 
-/** Creates a client; the secret key (and a partner's webhook secret) are returned once and never again. */
+/**
+ * Creates a client; the secret key (and a partner's webhook secret) are returned once and never again. Its id and
+ * client key derive from the request's Idempotency-Key (shared/ids.ts): a retry after a lost answer finds the client
+ * its first attempt wrote, whose secrets the client never saw, so it gives that client the retry's fresh secrets
+ * (only their hash and seal are stored, the first ones cannot be answered again) instead of creating a second one.
+ */
 export async function createClient(input: NewClient) {
   const secretKey = `sk_${newSecret(32)}`;
   // Standard Webhooks secrets are `whsec_` + standard base64 of the key bytes.
   const webhookSecret = input.kind === 'partner' ? `whsec_${randomBytes(24).toString('base64')}` : undefined;
   const now = clock.nowIso();
   const client: ClientRecord = {
-    id: newUuid(),
+    id: recordUuid(),
     kind: input.kind,
     name: input.name,
-    client_key: `ck_${newSecret(15)}`,
+    client_key: `ck_${recordKey(15)}`,
     secret_hash: hashSecret(secretKey).toString('hex'),
     roles: input.roles,
     org_id: input.orgId,
@@ -85,7 +90,7 @@ export async function createClient(input: NewClient) {
     updated_at: now,
     updated_by: input.createdBy,
   };
-  await transactWrite([
+  const outcome = await transactWrite([
     { Put: { TableName: mainTableName(), Item: itemOf(client), ConditionExpression: 'attribute_not_exists(PK)' } },
     {
       Put: {
@@ -95,7 +100,38 @@ export async function createClient(input: NewClient) {
       },
     },
   ]);
+  if (outcome === 'earlier') return { client: await giveSecrets(client), secretKey, webhookSecret };
   return { client, secretKey, webhookSecret };
+}
+
+/** How long a retry may still replace the secrets of the client its key made: the idempotency record's 24 hours. */
+const RETRY_WINDOW_MS = 24 * 3600 * 1000;
+
+/**
+ * The retry of a create whose answer was lost: the client its first attempt wrote takes the retry's secrets. Only
+ * within the key's 24 hours: later, the client's secrets may be in use, and the same key again is a 409.
+ */
+async function giveSecrets(client: ClientRecord): Promise<ClientRecord> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: clientKey(client.id),
+        UpdateExpression: `SET secret_hash = :hash${client.webhook_secret_sealed ? ', webhook_secret_sealed = :sealed' : ''}`,
+        ConditionExpression: 'attribute_exists(PK) AND created_at > :since',
+        ExpressionAttributeValues: {
+          ':hash': client.secret_hash,
+          ':since': new Date(clock.nowMs() - RETRY_WINDOW_MS).toISOString(),
+          ...(client.webhook_secret_sealed ? { ':sealed': client.webhook_secret_sealed } : {}),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes ? toRecord(out.Attributes) : client;
+  } catch (error) {
+    if (isConditionalFailure(error)) throw conflict('this Idempotency-Key already made a client; send another key');
+    throw error;
+  }
 }
 
 export async function findClient(id: string): Promise<ClientRecord | undefined> {

@@ -6,7 +6,7 @@
  * external) resolve to the project's copies, as they resolve to the runtime's in Lambda.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { buildApp } from '../../lib/app.ts';
@@ -36,19 +36,56 @@ function sourceHash(): string {
 export const STACK_PROPS = { env: { account: ACCOUNT, region: 'us-east-1' } };
 export const CONTEXT = { '@aws-cdk/core:defaultCrossStackReferences': 'strong' };
 
-/** The directory of a synthesized, bundled assembly of the current sources (made if missing). */
+/** Waits `ms` in synchronous code (vitest's `beforeAll` of two files may ask for the assembly at once). */
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The directory of a synthesized, bundled assembly of the current sources (made if missing). Test files in parallel
+ * workers share it: the first takes a lock file and builds, the others wait for its manifest (or take over a lock
+ * whose process is gone); older assemblies are removed, never one another process is building.
+ */
 export function cloudAssembly(): { outdir: string; reused: boolean } {
   const cache = join(ROOT, 'node_modules', '.cache', 'dispatch-assembly');
-  const outdir = join(cache, sourceHash());
-  if (existsSync(join(outdir, 'manifest.json'))) return { outdir, reused: true };
-  rmSync(cache, { recursive: true, force: true });
+  const hash = sourceHash();
+  const outdir = join(cache, hash);
+  const manifest = join(outdir, 'manifest.json');
+  const lock = `${outdir}.lock`;
   mkdirSync(cache, { recursive: true });
-  const building = `${outdir}.building-${process.pid}`;
-  const app = new App({ outdir: building, context: CONTEXT });
-  buildApp(app, STACK_PROPS);
-  app.synth();
-  renameSync(building, outdir);
-  return { outdir, reused: false };
+  for (let waited = 0; !existsSync(manifest); waited += 1000) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+    } catch {
+      const holder = Number(readFileSync(lock, 'utf8'));
+      if (holder && !alive(holder)) rmSync(lock, { force: true });
+      else if (waited > 20 * 60_000) throw new Error(`gave up waiting for process ${holder} to build the assembly`);
+      else pause(1000);
+      continue;
+    }
+    try {
+      if (existsSync(manifest)) break;
+      for (const entry of readdirSync(cache)) {
+        if (!entry.startsWith(hash)) rmSync(join(cache, entry), { recursive: true, force: true });
+      }
+      const building = `${outdir}.building-${process.pid}`;
+      const app = new App({ outdir: building, context: CONTEXT });
+      buildApp(app, STACK_PROPS);
+      app.synth();
+      renameSync(building, outdir);
+      return { outdir, reused: false };
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+  return { outdir, reused: true };
 }
 
 /** The same app, built without bundling: only for its construct tree (which function is which handler). */

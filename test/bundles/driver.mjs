@@ -11,6 +11,9 @@ import { pathToFileURL } from 'node:url';
 const [planFile, resultFile] = process.argv.slice(2);
 const plan = JSON.parse(readFileSync(planFile, 'utf8'));
 const results = [];
+// `$TOKEN` in an event is the token captured last with `captureToken: true`; `$TOKEN_name` the one captured with
+// `captureToken: 'name'` (this run's, or handed in by the plan's `tokens` from an earlier run).
+const tokens = { ...(plan.tokens ?? {}) };
 let token = '';
 const verbose = Boolean(process.env.BUNDLES_VERBOSE);
 
@@ -32,7 +35,12 @@ const context = (name, timeoutMs = 29_000) => {
   };
 };
 
-const withToken = (value) => JSON.parse(JSON.stringify(value).replaceAll('$TOKEN', token));
+const withToken = (value) =>
+  JSON.parse(
+    JSON.stringify(value)
+      .replace(/\$TOKEN_(\w+)/g, (_match, name) => tokens[name] ?? '')
+      .replaceAll('$TOKEN', token),
+  );
 
 /** Environment as the function sees it: its template's, the runtime's; reads of anything unset are noted. */
 function useEnvironment(variables, unset) {
@@ -96,7 +104,11 @@ for (const fn of plan.functions) {
       }
       const { value, unset } = await run(fn, event);
       for (const key of unset) unsetAll.add(key);
-      if (invocation.captureToken) token = JSON.parse(value.body).bearer_token ?? '';
+      if (invocation.captureToken) {
+        const captured = JSON.parse(value.body).bearer_token ?? '';
+        if (invocation.captureToken === true) token = captured;
+        else tokens[invocation.captureToken] = captured;
+      }
       outcome.invocations.push({
         ok: true,
         status: value?.statusCode,
@@ -116,5 +128,5 @@ for (const fn of plan.functions) {
   results.push(outcome);
 }
 process.env = {};
-writeFileSync(resultFile, JSON.stringify({ node: process.version, results }));
+writeFileSync(resultFile, JSON.stringify({ node: process.version, results, tokens }));
 process.exit(0);

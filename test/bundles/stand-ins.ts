@@ -10,12 +10,57 @@ import type { AddressInfo } from 'node:net';
 export interface StandIns {
   url: string;
   calls: string[];
+  /** The secrets' versions and stages, as a rotation sees them (test/bundles/key-rotation.test.ts). */
+  secrets: {
+    /** What Secrets Manager does before it invokes a rotation function: a version `token` staged AWSPENDING. */
+    startRotation(secretId: string, token: string): void;
+    current(secretId: string): string | undefined;
+    /** Replaces the AWSCURRENT value in place (a test moving the stored timestamps back, as time would). */
+    setCurrent(secretId: string, value: string): void;
+    stagesOf(secretId: string): Record<string, string[]>;
+  };
   stop(): Promise<void>;
+}
+
+interface SecretVersion {
+  value: string | undefined;
+  stages: string[];
 }
 
 export async function startStandIns(secrets: Record<string, string>): Promise<StandIns> {
   const calls: string[] = [];
-  const store = new Map(Object.entries(secrets));
+  // Secrets Manager's model: versions by id, each with its staging labels; a label is on one version at a time.
+  const store = new Map<string, Map<string, SecretVersion>>(
+    Object.entries(secrets).map(([id, value]) => [id, new Map([['v1', { value, stages: ['AWSCURRENT'] }]])]),
+  );
+  const versionsOf = (id: string) => {
+    if (!store.has(id)) store.set(id, new Map());
+    return store.get(id)!;
+  };
+  const stage = (id: string, label: string, versionId: string) => {
+    const versions = versionsOf(id);
+    for (const [other, version] of versions) {
+      if (other === versionId || !version.stages.includes(label)) continue;
+      version.stages = version.stages.filter((name) => name !== label);
+      if (label === 'AWSCURRENT') {
+        for (const old of versions.values()) old.stages = old.stages.filter((name) => name !== 'AWSPREVIOUS');
+        version.stages.push('AWSPREVIOUS');
+      }
+    }
+    const target = versions.get(versionId)!;
+    if (!target.stages.includes(label)) target.stages.push(label);
+    // Once a rotation's version is current, Secrets Manager takes AWSPENDING off it.
+    if (label === 'AWSCURRENT') target.stages = target.stages.filter((name) => name !== 'AWSPENDING');
+  };
+  const find = (id: string, versionId?: string, label = 'AWSCURRENT') => {
+    const versions = store.get(id);
+    if (!versions) return undefined;
+    if (versionId) {
+      const version = versions.get(versionId);
+      return version?.stages.includes(label) ? ([versionId, version] as const) : undefined;
+    }
+    return [...versions].find(([, version]) => version.stages.includes(label));
+  };
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -31,13 +76,56 @@ export async function startStandIns(secrets: Record<string, string>): Promise<St
       calls.push(target || `${request.method} ${path}`);
       switch (target) {
         case 'secretsmanager.GetSecretValue': {
-          const value = store.get(body['SecretId']!);
-          if (value === undefined) return json(400, { __type: 'ResourceNotFoundException', message: 'no secret' });
-          return json(200, { ARN: body['SecretId'], Name: body['SecretId'], SecretString: value, VersionId: 'v1' });
+          const found = find(body['SecretId']!, body['VersionId'], body['VersionStage'] ?? 'AWSCURRENT');
+          if (found?.[1].value === undefined) {
+            return json(400, { __type: 'ResourceNotFoundException', message: 'no such secret value' });
+          }
+          const [versionId, version] = found;
+          return json(200, {
+            ARN: body['SecretId'],
+            Name: body['SecretId'],
+            SecretString: version.value,
+            VersionId: versionId,
+            VersionStages: version.stages,
+          });
         }
-        case 'secretsmanager.PutSecretValue':
-          store.set(body['SecretId']!, body['SecretString']!);
-          return json(200, { ARN: body['SecretId'], Name: body['SecretId'], VersionId: body['ClientRequestToken'] });
+        case 'secretsmanager.PutSecretValue': {
+          const id = body['SecretId']!;
+          const versionId = body['ClientRequestToken'] ?? randomBytes(16).toString('hex');
+          const versions = versionsOf(id);
+          const existing = versions.get(versionId);
+          if (existing?.value !== undefined && existing.value !== body['SecretString']) {
+            return json(400, { __type: 'ResourceExistsException', message: 'version exists with another value' });
+          }
+          if (existing) existing.value = body['SecretString']!;
+          else versions.set(versionId, { value: body['SecretString']!, stages: [] });
+          const labels = (body as unknown as { VersionStages?: string[] }).VersionStages ?? ['AWSCURRENT'];
+          for (const label of labels) stage(id, label, versionId);
+          return json(200, { ARN: id, Name: id, VersionId: versionId, VersionStages: labels });
+        }
+        case 'secretsmanager.DescribeSecret': {
+          const versions = store.get(body['SecretId']!);
+          if (!versions) return json(400, { __type: 'ResourceNotFoundException', message: 'no secret' });
+          return json(200, {
+            ARN: body['SecretId'],
+            Name: body['SecretId'],
+            RotationEnabled: true,
+            VersionIdsToStages: Object.fromEntries([...versions].map(([versionId, v]) => [versionId, v.stages])),
+          });
+        }
+        case 'secretsmanager.UpdateSecretVersionStage': {
+          const id = body['SecretId']!;
+          const label = body['VersionStage']!;
+          const holder = find(id, undefined, label)?.[0];
+          if (holder && holder !== body['RemoveFromVersionId'] && holder !== body['MoveToVersionId']) {
+            return json(400, { __type: 'InvalidParameterException', message: `${label} is on ${holder}` });
+          }
+          if (!versionsOf(id).has(body['MoveToVersionId']!)) {
+            return json(400, { __type: 'ResourceNotFoundException', message: 'no such version' });
+          }
+          stage(id, label, body['MoveToVersionId']!);
+          return json(200, { ARN: id, Name: id });
+        }
         case 'TrentService.Encrypt':
           return json(200, {
             KeyId: body['KeyId'],
@@ -74,6 +162,19 @@ export async function startStandIns(secrets: Record<string, string>): Promise<St
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
+    secrets: {
+      startRotation(secretId, token) {
+        const versions = versionsOf(secretId);
+        versions.set(token, { value: undefined, stages: [] });
+        stage(secretId, 'AWSPENDING', token);
+      },
+      current: (secretId) => find(secretId)?.[1].value,
+      setCurrent(secretId, value) {
+        find(secretId)![1].value = value;
+      },
+      stagesOf: (secretId) =>
+        Object.fromEntries([...(store.get(secretId) ?? [])].map(([versionId, v]) => [versionId, v.stages])),
+    },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -133,21 +133,26 @@ describe('capacity of searches, plannings and accepts', () => {
       L4: { calls: 21, rcu: 10.5, wcu: 0 },
       P5: { calls: 5, rcu: 2, wcu: 11, wcuPer: 1.1 },
       P7: { calls: 13, rcu: 6, wcu: 9, wcuPer: 1.13 },
-      P9: { calls: 95, rcu: 24.5, wcu: 51, wcuPer: 1.7 },
-      R6: { calls: 15, rcu: 8, wcu: 6 },
-      I6: { calls: 34, rcu: 1, wcu: 206, wcuPer: 2.06 },
+      // Issue 26: every pair carries a GSI2 entry for X12 (a driver's own offers) that follows its state: one unit
+      // more a pair (51 → 81), and an accept moves the entries of the winner and its closed rivals (R6 6 → 16); the
+      // job's first run writes in batches (95 → 30 calls). An imported task carries two X10 entries (GSI1 all tasks,
+      // GSI2 by planned state) and its items are items of their own (206 → 506 for 100 tasks).
+      P9: { calls: 30, rcu: 10.5, wcu: 81, wcuPer: 2.7 },
+      R6: { calls: 15, rcu: 8, wcu: 16 },
+      I6: { calls: 34, rcu: 1, wcu: 506, wcuPer: 5.06 },
     });
-    // The issue's goals, stated apart from the exact pins: P9 at most 2 WCU a pair, R6 at most 10 WCU.
-    expect((figure('P9') as { wcuPer: number }).wcuPer).toBeLessThanOrEqual(2);
-    expect(figure('R6').wcu).toBeLessThanOrEqual(10);
+    // Issue 15's goals, stated apart from the exact pins, plus what X12's index entry adds: P9 at most 3 WCU a pair
+    // (2 before X12), R6 at most 20 WCU (10 before X12).
+    expect((figure('P9') as { wcuPer: number }).wcuPer).toBeLessThanOrEqual(3);
+    expect(figure('R6').wcu).toBeLessThanOrEqual(20);
   });
 
   it('lands no item in an index that no query reads it through (docs/indexes.md)', async () => {
     // After every test above (users, locations, a planning job and its pairs, an import, logins): the item types
     // each index holds are those its queries read.
     const readThrough: Record<string, string[]> = {
-      GSI1: ['organisation', 'user', 'planning', 'notification', 'import_job', 'push_key', 'client'],
-      GSI2: ['user', 'planning', 'notification', 'import_job', 'push_key', 'client'],
+      GSI1: ['organisation', 'user', 'planning', 'notification', 'import_job', 'push_key', 'client', 'task'],
+      GSI2: ['user', 'planning', 'notification', 'import_job', 'push_key', 'client', 'task', 'pair_record'],
       GSI3: ['user', 'offer_watch', 'pair_record', 'import_job', 'planning', 'mail_outbox'],
       GSI4: ['user'],
       GSI5: ['user'],

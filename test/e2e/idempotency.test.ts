@@ -13,8 +13,11 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCAL_CREDENTIALS } from '../../lib/local/emulators.ts';
 import { type RunningHost, startLocal } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
@@ -450,4 +453,132 @@ describe('sec-idem: a create whose answer was lost on every attempt, retried wit
     } while (token);
     expect(named).toEqual([(retried.body as { id: string }).id]);
   });
+});
+
+describe('idem7: accounts, clients and auth codes created by a request whose answer was lost', () => {
+  /** Every attempt of the create's transaction is applied and its answer lost; then the same request again. */
+  async function loseTheTransaction(create: () => Promise<ApiResponse>, operations = ['TransactWriteItems']) {
+    // The first PutItem (when PutItem is named) is the key's idempotency record.
+    await proxy.set('reset', 1, operations, operations.includes('PutItem') ? 1 : 0, 3);
+    const lost = await create();
+    await proxy.set('pass');
+    expect(lost.status, JSON.stringify(lost.body)).toBe(503);
+    return create();
+  }
+
+  /** Items of the main table (read straight from the emulator: the test counts what was written). */
+  async function mainItems(): Promise<Record<string, unknown>[]> {
+    const client = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: inject('endpoints').dynamodb,
+        region: 'us-east-1',
+        credentials: LOCAL_CREDENTIALS,
+      }),
+    );
+    const items: Record<string, unknown>[] = [];
+    let cursor: Record<string, unknown> | undefined;
+    do {
+      const out = await client.send(
+        new ScanCommand({ TableName: process.env['MAIN_TABLE']!, ExclusiveStartKey: cursor }),
+      );
+      items.push(...((out.Items ?? []) as Record<string, unknown>[]));
+      cursor = out.LastEvaluatedKey;
+    } while (cursor);
+    return items;
+  }
+
+  it('A2 and X1: the retry answers 201 with the account the lost attempt made; another key is still a 409', async () => {
+    for (const path of ['/v1/auth/register-driver', '/v1/auth/register-merchant']) {
+      const email = unique('lost-registration');
+      const key = newKey();
+      const body = { user: { email, password: PASSWORD, name: 'Lost Registration' } };
+      const retried = await loseTheTransaction(() => api.post<{ user_id: string }>(path, body, undefined, keyed(key)));
+      expect(retried.status, `${path} ${JSON.stringify(retried.body)}`).toBe(201);
+      const user = (retried.body as { user_id: string }).user_id;
+      const found = await api.get<{ id: string }>(`/v1/admin/users/${user}`, admin);
+      expect(found.status, path).toBe(200);
+      expect(found.body).toMatchObject({ id: user, email });
+      expect((await api.post(path, body, undefined, keyed(newKey()))).status, path).toBe(409);
+    }
+  }, 120_000);
+
+  it('A5, A7 and A8: the retry invites the address once, and its invitation can be accepted', async () => {
+    const orgId = await newOrganisation(api, admin, 'Lost invitations');
+    const orgAdmin = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgId);
+    const invitations = [
+      ['/v1/org-admin/invitations', (email: string) => ({ user: { email } }), orgAdmin.token, 201],
+      ['/v1/admin/invitations', (email: string) => ({ user: { email, org_id: orgId } }), admin, 201],
+      ['/v1/admin/invitations/bulk', (email: string) => ({ user: { emails: [email], org_id: orgId } }), admin, 200],
+    ] as const;
+    for (const [path, bodyFor, token, status] of invitations) {
+      const email = unique('lost-invitation');
+      const key = newKey();
+      const retried = await loseTheTransaction(() => api.post(path, bodyFor(email), token, keyed(key)));
+      expect(retried.status, `${path} ${JSON.stringify(retried.body)}`).toBe(status);
+      if (status === 200) expect(retried.body).toMatchObject({ invited: [email], failed: [] });
+      const invitation = (await lastMail(email, 'invitation'))['invitation_token']!;
+      const accepted = await api.post('/v1/auth/accept-invitation', {
+        user: { name: 'Lost Invitee', password: PASSWORD, invitation_token: invitation },
+      });
+      expect(accepted.status, path).toBe(200);
+      expect((await loginAs(api, email, PASSWORD)).bearer_token).toBeTruthy();
+    }
+  }, 120_000);
+
+  it('T3 and X7: one client, whose secret in the retry’s answer is the one that works', async () => {
+    const orgId = await newOrganisation(api, admin, 'Lost partners');
+    const creates = [
+      ['/v1/admin/partner-authorizations', { webhook_url: 'https://hooks.example/lost', org_id: orgId }],
+      ['/v1/admin/clients', { roles: ['RunsheetBroadcastRecordWorker'] }],
+    ] as const;
+    for (const [path, extra] of creates) {
+      const name = `Lost client ${randomBytes(4).toString('hex')}`;
+      const key = newKey();
+      const retried = await loseTheTransaction(() =>
+        api.post<{ id: string; client_key: string; secret_key: string }>(path, { name, ...extra }, admin, keyed(key)),
+      );
+      expect(retried.status, `${path} ${JSON.stringify(retried.body)}`).toBe(201);
+      const made = retried.body as { id: string; client_key: string; secret_key: string };
+      const token = await api.call('POST', '/v1/auth/token', {
+        headers: { authorization: basic(made.client_key, made.secret_key) },
+        body: { grant_type: 'client_credentials' },
+      });
+      expect(token.status, `${path} ${JSON.stringify(token.body)}`).toBe(200);
+      const named = (await mainItems()).filter((item) => item['entity'] === 'client' && item['name'] === name);
+      expect(
+        named.map((item) => item['id']),
+        path,
+      ).toEqual([made.id]);
+    }
+  }, 120_000);
+
+  it('T8: one auth code, the one the retry answers', async () => {
+    const orgId = await newOrganisation(api, admin, 'Lost codes');
+    const partner = await api.post<{ client_key: string; secret_key: string }>(
+      '/v1/admin/partner-authorizations',
+      { name: 'Lost codes app', webhook_url: 'https://hooks.example/codes', org_id: orgId },
+      admin,
+    );
+    const member = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgId);
+    const key = newKey();
+    const retried = await loseTheTransaction(
+      () =>
+        api.post<{ auth_code: string }>(
+          '/v1/auth/auth-codes',
+          { refresh_token: member.refresh_token, client_auth: { key: partner.body.client_key, name: 'Lost app' } },
+          member.token,
+          keyed(key),
+        ),
+      ['PutItem', 'TransactWriteItems'],
+    );
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    const code = (retried.body as { auth_code: string }).auth_code;
+    const codes = (await mainItems()).filter((item) => item['entity'] === 'auth_code' && item['user_id'] === member.id);
+    expect(codes.map((item) => item['id'])).toHaveLength(1);
+    const redeemed = await api.call('POST', '/v1/auth/token', {
+      headers: { authorization: basic(partner.body.client_key, partner.body.secret_key) },
+      body: { grant_type: 'authorization_code', code },
+    });
+    expect(redeemed.status, JSON.stringify(redeemed.body)).toBe(200);
+  }, 120_000);
 });

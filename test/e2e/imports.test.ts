@@ -7,6 +7,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
+import { taskId } from '../../shared/imports/tasks.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
@@ -152,7 +153,9 @@ describe('an import from presigned uploads', () => {
 
     const { db, mainTableName } = await import('../../shared/db/client.ts');
     const t1 = (
-      await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T1`, SK: 'TASK' } }))
+      await db().send(
+        new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${taskId(job.id, 'T1')}`, SK: 'TASK' } }),
+      )
     ).Item!;
     expect(t1).toMatchObject({
       task_ref: 'T1',
@@ -175,13 +178,16 @@ describe('an import from presigned uploads', () => {
       new QueryCommand({
         TableName: mainTableName(),
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :item)',
-        ExpressionAttributeValues: { ':pk': `TASK#${job.id}#T1`, ':item': 'ITEM#' },
+        ExpressionAttributeValues: { ':pk': `TASK#${taskId(job.id, 'T1')}`, ':item': 'ITEM#' },
       }),
     );
     expect(t1Items.Items?.map((i) => i['description'])).toEqual(['Box, large', 'Envelope']);
     expect(
-      (await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T2`, SK: 'TASK' } })))
-        .Item,
+      (
+        await db().send(
+          new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${taskId(job.id, 'T2')}`, SK: 'TASK' } }),
+        )
+      ).Item,
     ).toBeUndefined();
   });
 
@@ -263,8 +269,11 @@ describe('dry runs and exactly-once', () => {
     });
     const { db, mainTableName } = await import('../../shared/db/client.ts');
     expect(
-      (await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T1`, SK: 'TASK' } })))
-        .Item,
+      (
+        await db().send(
+          new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${taskId(job.id, 'T1')}`, SK: 'TASK' } }),
+        )
+      ).Item,
     ).toBeUndefined();
   });
 
@@ -285,7 +294,7 @@ describe('dry runs and exactly-once', () => {
     await db().send(
       new PutCommand({
         TableName: mainTableName(),
-        Item: { PK: `TASK#${job.id}#T1`, SK: 'TASK', task_ref: 'T1', partial: true },
+        Item: { PK: `TASK#${taskId(job.id, 'T1')}`, SK: 'TASK', task_ref: 'T1', partial: true },
       }),
     );
     const { runImport } = await import('../../shared/imports/runner.ts');
@@ -296,7 +305,9 @@ describe('dry runs and exactly-once', () => {
     ]);
     expect(await finished(job.id)).toBe('completed');
     const t1 = (
-      await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T1`, SK: 'TASK' } }))
+      await db().send(
+        new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${taskId(job.id, 'T1')}`, SK: 'TASK' } }),
+      )
     ).Item!;
     expect(t1['partial']).toBeUndefined();
     expect(t1['total_item_count']).toBe(5);
@@ -304,7 +315,7 @@ describe('dry runs and exactly-once', () => {
       new QueryCommand({
         TableName: mainTableName(),
         KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': `TASK#${job.id}#T1` },
+        ExpressionAttributeValues: { ':pk': `TASK#${taskId(job.id, 'T1')}` },
       }),
     );
     expect(items.Items).toHaveLength(3);
@@ -329,8 +340,11 @@ describe('files that fail the whole job', () => {
     expect(read.body.error).toMatch(message);
     const { db, mainTableName } = await import('../../shared/db/client.ts');
     expect(
-      (await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${job.id}#T1`, SK: 'TASK' } })))
-        .Item,
+      (
+        await db().send(
+          new GetCommand({ TableName: mainTableName(), Key: { PK: `TASK#${taskId(job.id, 'T1')}`, SK: 'TASK' } }),
+        )
+      ).Item,
     ).toBeUndefined();
   };
 
@@ -515,7 +529,7 @@ describe('files as spreadsheets save them (contract 4.5): each job ends at once,
       new QueryCommand({
         TableName: mainTableName(),
         KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': `TASK#${job.id}#T1` },
+        ExpressionAttributeValues: { ':pk': `TASK#${taskId(job.id, 'T1')}` },
       }),
     );
     return { status, error: read.body.error, result: result.body, stored: tasks.Items ?? [] };

@@ -284,7 +284,9 @@ describe('page tokens, signed and bound (issue 23.3)', () => {
         return entries !== undefined && 'page_token' in entries;
       })
       .map((route) => route.id);
-    expect(paged.sort()).toEqual([...cases.map((c) => c.id), 'T6.deliveries'].sort());
+    // X10 and X12 (issue 26) page with the same signed, bound tokens (shared/db/paging.ts); their paging and bad
+    // tokens are tested in test/e2e/tasks.test.ts and test/e2e/driver-offers.test.ts.
+    expect(paged.sort()).toEqual([...cases.map((c) => c.id), 'T6.deliveries', 'X10', 'X12'].sort());
   });
 
   it('still page: each list’s token leads to its next page, and shows nothing of the table', async () => {

@@ -509,9 +509,10 @@ describe('a planning job that fails for good after a sweep dropped the offer wat
           item?.SK?.startsWith('PAIR#') &&
           item.plan?.id === planning.id
         ) {
-          puts++;
-          if (puts === 1) await expireOffers();
-          if (puts === 2) throw new Error('the job broke');
+          // This call's number: the job writes pairs concurrently, so `puts` may move on while the sweep runs.
+          const put = ++puts;
+          if (put === 1) await expireOffers();
+          if (put === 2) throw new Error('the job broke');
         }
         return next(args);
       },
@@ -612,5 +613,51 @@ describe('planning replies (issue 23.1, 23.2, 28.6)', () => {
       expect(record.pair.runsheet.tasks).not.toHaveLength(0);
       expect(record.pair.runsheet.tasks.map((t) => t.version_seq)).toEqual(record.pair.runsheet.tasks.map(() => 5));
     }
+  });
+});
+
+describe('a planning job pairing the whole planning at once (issue 26.3)', () => {
+  it('offers each of two runsheets to its own driver where nearest-first would offer both to one', async () => {
+    // Driver A stands between the two pickups, driver B a little beyond the second: the nearest driver of both is A.
+    const placed = [];
+    for (const longitude of [103.91, 103.935]) {
+      const driver = await member('OrgDriver', org);
+      await api.put(
+        '/v1/driver/location',
+        { latitude: 1.2, longitude, client_time_utc: new Date().toISOString() },
+        driver.token,
+      );
+      placed.push(driver);
+    }
+    const [a, b] = placed;
+    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Two pickups' }, planner)).body;
+    await api.post(
+      `/v1/plannings/${planning.id}/runsheets`,
+      {
+        runsheets: [103.9, 103.92].map((longitude, i) => ({
+          id: `PAIR-${i}`,
+          tasks: [{ id: `pair-task-${i}`, from_address: { street_address: `${i} Pair Rd`, latitude: 1.2, longitude } }],
+        })),
+      },
+      planner,
+    );
+    const ready = await api.post<PlanningView>(
+      `/v1/plannings/${planning.id}/drivers`,
+      { drivers: [{ id: a!.id }, { id: b!.id }] },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${planning.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1 },
+      planner,
+    );
+    expect((await jobStatus(planning.id)).current_status).toBe('completed');
+    const offered = (
+      await api.get<{ pair_records: PairRecord[] }>(`/v1/broadcast-plans/${planning.id}/pairs`, planner)
+    ).body.pair_records.map((r) => [r.pair.runsheet.id, r.pair.driver.id]);
+    expect(offered.sort()).toEqual([
+      ['PAIR-0', a!.id],
+      ['PAIR-1', b!.id],
+    ]);
   });
 });

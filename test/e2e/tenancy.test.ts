@@ -31,6 +31,8 @@ const ids: Record<string, string> = {};
 const strangers: { role: Role; token: string }[] = [];
 /** A planning of organisation B's own, for references to A's things inside B's requests. */
 let planningOfB: string;
+/** Organisation A's id (X10's `org_id` named by a stranger). */
+let orgOfA: string;
 /** A freelance driver (no organisation) with a location. */
 let freelancerId: string;
 
@@ -64,6 +66,7 @@ beforeAll(async () => {
   const organisation = async (name: string) =>
     (await api.post<{ id: string }>('/v1/admin/organisations', { name, kind: 'transporter' }, admin)).body.id;
   const [orgA, orgB] = [await organisation('Tenant A'), await organisation('Tenant B')];
+  orgOfA = orgA;
   const member = (role: Role, org: string) => invitedMember(api, admin, role, ROLES[role], org);
 
   // Organisation A's things.
@@ -112,6 +115,8 @@ beforeAll(async () => {
     () => api.get<{ import_status: string }>(`/v1/task-import-jobs/${job.body.id}/status`, merchantA.token),
     (r) => ['completed', 'failed'].includes(r.body.import_status),
   );
+  const tasksOfA = await api.get<{ tasks: { id: string }[] }>('/v1/tasks', merchantA.token);
+  ids['taskID'] = tasksOfA.body.tasks[0]!.id;
 
   const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Tenant A run' }, adminA.token);
   ids['planningID'] = planning.body.id;
@@ -376,5 +381,31 @@ describe('a socket of a deleted user (issue 28.3)', () => {
     later.socket.send(JSON.stringify({ action: 'subscribe', channels }));
     expect(await later.wait(later.isClosed)).toBe(true);
     expect(later.frames).toEqual([{ type: 'error', code: 'token_revoked', message: expect.any(String) }]);
+  });
+});
+
+describe('tenancy of imported tasks (X10, X11, P5 task_ids)', () => {
+  it('lists none of A’s tasks to B, refuses B naming A as org_id (403), and P5 of B naming A’s task (400)', async () => {
+    for (const role of ['OrgAdmin', 'OrgTransporter', 'Merchant'] as const) {
+      const listed = await api.get<{ tasks: { id: string }[] }>('/v1/tasks?per_page=1000', strangerToken(role));
+      expect(listed.status).toBe(200);
+      expect(listed.body.tasks.map((t) => t.id)).not.toContain(ids['taskID']);
+      const byJob = await api.get<{ tasks: unknown[] }>(
+        `/v1/tasks?import_job_id=${ids['import_job_id']}`,
+        strangerToken(role),
+      );
+      expect(byJob.body.tasks).toEqual([]);
+    }
+    const named = await api.get<{ tasks: unknown[] }>(`/v1/tasks?org_id=${orgOfA}`, strangerToken('OrgAdmin'));
+    expect(named.status).toBe(403);
+    const before = await storedItems();
+    const refused = await api.post<{ errors: { path: string }[] }>(
+      `/v1/plannings/${planningOfB}/runsheets`,
+      { runsheets: [{ id: 'RS-B', task_ids: [ids['taskID']] }] },
+      strangerToken('OrgAdmin'),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0]!.path).toBe('runsheets[0].task_ids[0]');
+    expect(await storedItems()).toEqual(before);
   });
 });

@@ -102,7 +102,7 @@ describe('the synthesized service', () => {
 
 describe('the accounts area', () => {
   it('may send mail through SES from the configured sender, and only that identity', () => {
-    const accounts = built.areaStacks.find((stack) => stack.stackName === 'DispatchAccounts')!;
+    const accounts = built.areaStacks.find((stack) => stack.node.id === 'DispatchAccounts')!;
     const template = templateOf(accounts);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ MAIL_FROM: 'no-reply@dispatch.example' }) },
@@ -111,7 +111,7 @@ describe('the accounts area', () => {
     expect(policies).toContain('ses:SendEmail');
     expect(policies).toContain(':identity/dispatch.example');
     expect(
-      JSON.stringify(templateOf(built.areaStacks.find((s) => s.stackName === 'DispatchAuth')!).toJSON()),
+      JSON.stringify(templateOf(built.areaStacks.find((s) => s.node.id === 'DispatchAuth')!).toJSON()),
     ).not.toContain('ses:SendEmail');
   });
 });
@@ -126,8 +126,8 @@ describe('webhooks', () => {
     const decryptors = stacks.filter((stack) =>
       JSON.stringify(templateOf(stack).findResources('AWS::IAM::Policy')).includes('kms:Decrypt'),
     );
-    expect(decryptors.map((stack) => stack.stackName)).toEqual(['DispatchWorkers']);
-    const tokens = built.areaStacks.find((stack) => stack.stackName === 'DispatchTokens')!;
+    expect(decryptors.map((stack) => stack.node.id)).toEqual(['DispatchWorkers']);
+    const tokens = built.areaStacks.find((stack) => stack.node.id === 'DispatchTokens')!;
     expect(JSON.stringify(templateOf(tokens).findResources('AWS::IAM::Policy'))).toContain('kms:Encrypt');
     templateOf(built.data).hasResourceProperties('AWS::SQS::Queue', {
       RedrivePolicy: Match.objectLike({ maxReceiveCount: 5 }),
@@ -149,7 +149,7 @@ describe('the WebSocket API', () => {
       ],
       TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
     });
-    const notifications = built.areaStacks.find((stack) => stack.stackName === 'DispatchNotifications')!;
+    const notifications = built.areaStacks.find((stack) => stack.node.id === 'DispatchNotifications')!;
     templateOf(notifications).hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: Match.objectLike({
@@ -247,10 +247,14 @@ describe('wiring from the template (what the local host does, the cloud does)', 
         .filter((c): c is DispatchFunction => c instanceof DispatchFunction)
         .map((fn) => [stack.getLogicalId(fn.node.defaultChild as CfnElement), fn.handlerPath]),
     );
+  /** The function an integration invokes: through its alias `live` (safe deploys), the alias's function. */
   const targetOf = (template: Template, integrationRef: unknown) => {
     const integrationId = String(integrationRef).replace(/^integrations\//, '');
-    const integration = template.toJSON()['Resources'][integrationId];
-    return functionIn(integration.Properties.IntegrationUri);
+    const resources = template.toJSON()['Resources'];
+    const target = functionIn(resources[integrationId].Properties.IntegrationUri);
+    const alias = resources[target];
+    expect(alias?.Type, `${integrationId} invokes ${target}, not an alias`).toBe('AWS::Lambda::Alias');
+    return functionIn(alias.Properties.FunctionName);
   };
 
   it('sends every HTTP route to the function of its handler, with the authorizer exactly where the table says', () => {
@@ -267,6 +271,21 @@ describe('wiring from the template (what the local host does, the cloud does)', 
       }
     }
     expect(seen.size).toBe(routes.length);
+  });
+
+  it('sends protected requests through the authorizer’s alias, and what matches no route to the 404 function', () => {
+    const template = templateOf(built.api);
+    const handlers = handlersOf(built.api);
+    const resources = template.toJSON()['Resources'];
+    const [authorizer] = Object.values(template.findResources('AWS::ApiGatewayV2::Authorizer'));
+    const aliasId = /"Ref":"([A-Za-z0-9]+)"/.exec(JSON.stringify(authorizer!['Properties'].AuthorizerUri))![1]!;
+    expect(resources[aliasId].Type).toBe('AWS::Lambda::Alias');
+    expect(handlers.get(functionIn(resources[aliasId].Properties.FunctionName))).toBe('auth/authorizer');
+    const fallback = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).find(
+      (r) => r['Properties'].RouteKey === '$default',
+    )!;
+    const ref = (fallback['Properties'].Target['Fn::Join'][1][1] as { Ref: string }).Ref;
+    expect(handlers.get(targetOf(template, `integrations/${ref}`))).toBe('system/not-found');
   });
 
   it('sends every WebSocket route to the function the WebSocket table names (as the local gateway does)', () => {

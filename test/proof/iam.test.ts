@@ -168,7 +168,7 @@ describe('the IAM proof', () => {
           if (
             (fn.handler === 'workers/uploads' || fn.handler === 'workers/expire-offers') &&
             /^sqs:(SendMessage|GetQueue)/.test(action) &&
-            asList(statement.Resource).every((resource) => resource.includes('DispatchWorkers/AsyncFailures'))
+            asList(statement.Resource).every((resource) => /DispatchWorkers(-[\w-]+)?\/AsyncFailures/.test(resource))
           ) {
             continue;
           }

@@ -1,0 +1,120 @@
+// The signing-key secret's rotation function (issue 25.6; docs/key-rotation.md), which Secrets Manager invokes on
+// the rotation schedule once per step. createSecret stores the next key set (shared/auth/key-rotation.ts: list a
+// new key, promote a listed one, drop a retired one) as AWSPENDING; setSecret has nothing to do, the service being
+// the only user of the keys; testSecret checks the pending set signs and keeps every key a live token needs;
+// finishSecret makes it AWSCURRENT. Each step may run again (Secrets Manager retries): each is idempotent.
+import { CompactSign, compactVerify, importJWK } from 'jose';
+import {
+  type KeySet,
+  parseKeySet,
+  rotateKeySet,
+  rotationProblem,
+  type StoredKey,
+  signingKeyOf,
+} from '#shared/auth/key-rotation';
+import { newSigningKey } from '#shared/auth/keys';
+import { wire } from '#shared/aws/wire';
+import { clock } from '#shared/clock';
+import { config } from '#shared/config';
+import { logger } from '#shared/log';
+
+export interface RotationEvent {
+  SecretId: string;
+  ClientRequestToken: string;
+  Step: 'createSecret' | 'setSecret' | 'testSecret' | 'finishSecret';
+}
+
+export const handler = async (event: RotationEvent): Promise<{ step: string; changes?: string[] }> => {
+  const {
+    SecretsManagerClient,
+    DescribeSecretCommand,
+    GetSecretValueCommand,
+    PutSecretValueCommand,
+    UpdateSecretVersionStageCommand,
+  } = await import('@aws-sdk/client-secrets-manager');
+  const { SecretId: secretId, ClientRequestToken: token, Step: step } = event;
+  // Only the signing-key secret: the function's role reaches no other, and a misdirected schedule fails loudly.
+  if (config.signingKeySecretArn && !sameSecret(secretId, config.signingKeySecretArn)) {
+    throw new Error(`this function rotates ${config.signingKeySecretArn}, not ${secretId}`);
+  }
+  const client = new SecretsManagerClient(wire());
+  const described = await client.send(new DescribeSecretCommand({ SecretId: secretId }));
+  const stages = described.VersionIdsToStages ?? {};
+  const stagesOfToken = stages[token];
+  if (!stagesOfToken) throw new Error(`secret version ${token} has no stage for rotation`);
+  if (stagesOfToken.includes('AWSCURRENT')) return { step };
+  if (!stagesOfToken.includes('AWSPENDING')) throw new Error(`secret version ${token} is not AWSPENDING`);
+  const read = async (stage: 'AWSCURRENT' | 'AWSPENDING'): Promise<KeySet | undefined> => {
+    const out = await client.send(
+      new GetSecretValueCommand({
+        SecretId: secretId,
+        VersionStage: stage,
+        ...(stage === 'AWSPENDING' ? { VersionId: token } : {}),
+      }),
+    );
+    return parseKeySet(out.SecretString);
+  };
+  switch (step) {
+    case 'createSecret': {
+      const current = await read('AWSCURRENT');
+      // A retried step: the pending set is already stored.
+      try {
+        if (await read('AWSPENDING')) return { step };
+      } catch (error) {
+        if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
+      }
+      const { set, changes } = rotateKeySet(current, clock.nowMs(), (await newSigningKey()) as StoredKey);
+      await client.send(
+        new PutSecretValueCommand({
+          SecretId: secretId,
+          ClientRequestToken: token,
+          SecretString: JSON.stringify(set),
+          VersionStages: ['AWSPENDING'],
+        }),
+      );
+      logger.info('signing keys: pending set stored', { changes });
+      return { step, changes };
+    }
+    case 'setSecret':
+      // Nothing outside the secret holds the keys.
+      return { step };
+    case 'testSecret': {
+      const [current, pending] = [await read('AWSCURRENT'), await read('AWSPENDING')];
+      if (!pending) throw new Error('the pending signing-key set is not a key set');
+      const problem = rotationProblem(current, pending, clock.nowMs());
+      if (problem) throw new Error(problem);
+      await signsAndVerifies(signingKeyOf(pending)!);
+      return { step };
+    }
+    case 'finishSecret': {
+      const currentVersion = Object.entries(stages).find(([, names]) => names.includes('AWSCURRENT'))?.[0];
+      await client.send(
+        new UpdateSecretVersionStageCommand({
+          SecretId: secretId,
+          VersionStage: 'AWSCURRENT',
+          MoveToVersionId: token,
+          ...(currentVersion ? { RemoveFromVersionId: currentVersion } : {}),
+        }),
+      );
+      logger.info('signing keys: rotation finished', { version: token });
+      return { step };
+    }
+    default:
+      throw new Error(`unknown rotation step ${String(step)}`);
+  }
+};
+
+/** The schedule names the secret by its full ARN, the function's variable by the ARN CloudFormation returned. */
+function sameSecret(a: string, b: string): boolean {
+  return a === b || a.startsWith(b) || b.startsWith(a);
+}
+
+/** The key signs, and its public half verifies what it signed. */
+async function signsAndVerifies(key: StoredKey): Promise<void> {
+  const { d: _private, ...publicPart } = key;
+  const payload = new TextEncoder().encode('dispatch signing-key rotation test');
+  const signed = await new CompactSign(payload)
+    .setProtectedHeader({ alg: 'ES256', kid: key.kid })
+    .sign(await importJWK(key, 'ES256'));
+  await compactVerify(signed, await importJWK(publicPart, 'ES256'));
+}

@@ -1,0 +1,408 @@
+/** The planning area's operations as the OpenAPI document explains them (see lib/openapi-docs/index.ts). */
+import { EXAMPLE } from '#lib/openapi-docs/examples';
+import type { AreaDocs } from '#lib/openapi-docs/types';
+
+/** A runsheet's members (P5's `runsheets[]`, R3's `pair.runsheet`), below the runsheet's own key. */
+const RUNSHEET: Readonly<Record<string, string>> = {
+  id: 'The runsheet’s id, chosen by the caller (1 to 100 characters; unique in the planning)',
+  name: 'The runsheet’s name (up to 200 characters)',
+  tasks: 'The runsheet’s tasks (at most 200); members beyond those below are kept as sent',
+  'tasks/*/id': 'The task’s id (1 to 100 characters)',
+  'tasks/*/total_item_weight': 'The task’s total item weight, in `total_weight_unit`',
+  'tasks/*/total_weight_unit': 'The weight unit (kg, lb …; up to 10 characters)',
+  'tasks/*/total_item_volume': 'The task’s total item volume, in `total_volume_unit`',
+  'tasks/*/total_volume_unit': 'The volume unit (m3, l …; up to 10 characters)',
+  'tasks/*/total_item_count': 'How many items the task carries',
+  'tasks/*/client_time_utc': 'The client’s clock when it wrote the task (ISO 8601 with an offset)',
+  'tasks/*/client_timezone': 'The client’s IANA time zone',
+  'tasks/*/from_address': 'Where the task starts (pick-up)',
+  'tasks/*/from_address/street_address': 'Street and number (up to 500 characters)',
+  'tasks/*/from_address/city': 'City (up to 200 characters)',
+  'tasks/*/from_address/state': 'State or province, or null',
+  'tasks/*/from_address/country': 'Country (up to 100 characters)',
+  'tasks/*/from_address/zip_code': 'Postal code, a number or a string (up to 20 characters), or null',
+  'tasks/*/from_address/building_name': 'Building name, or null',
+  'tasks/*/from_address/latitude': 'WGS 84 latitude in degrees, -90 to 90 (the planner matches drivers by it)',
+  'tasks/*/from_address/longitude': 'WGS 84 longitude in degrees, -180 to 180',
+  'tasks/*/from_time_window': 'When the pick-up may happen',
+  'tasks/*/from_time_window/start_time_utc': 'The window’s start (ISO 8601 with an offset)',
+  'tasks/*/from_time_window/end_time_utc': 'The window’s end (ISO 8601 with an offset)',
+  'tasks/*/from_time_window/start_timezone': 'The start’s IANA time zone',
+  'tasks/*/from_time_window/end_timezone': 'The end’s IANA time zone',
+  'tasks/*/to_address': 'Where the task ends (drop-off)',
+  'tasks/*/to_address/street_address': 'Street and number (up to 500 characters)',
+  'tasks/*/to_address/city': 'City (up to 200 characters)',
+  'tasks/*/to_address/state': 'State or province, or null',
+  'tasks/*/to_address/country': 'Country (up to 100 characters)',
+  'tasks/*/to_address/zip_code': 'Postal code, a number or a string (up to 20 characters), or null',
+  'tasks/*/to_address/building_name': 'Building name, or null',
+  'tasks/*/to_address/latitude': 'WGS 84 latitude in degrees, -90 to 90 (the planner matches drivers by it)',
+  'tasks/*/to_address/longitude': 'WGS 84 longitude in degrees, -180 to 180',
+  'tasks/*/to_time_window': 'When the drop-off may happen',
+  'tasks/*/to_time_window/start_time_utc': 'The window’s start (ISO 8601 with an offset)',
+  'tasks/*/to_time_window/end_time_utc': 'The window’s end (ISO 8601 with an offset)',
+  'tasks/*/to_time_window/start_timezone': 'The start’s IANA time zone',
+  'tasks/*/to_time_window/end_timezone': 'The end’s IANA time zone',
+};
+
+/** `fields` entries for the members of `fields`, each key under `prefix`. */
+const under = (prefix: string, fields: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(fields).map(([key, text]) => [`${prefix}/${key}`, text]));
+
+export const planningDocs: AreaDocs = {
+  P1: {
+    description: 'Lists the plannings of the caller’s organisation (SysAdmin: any, or `org_id`’s), one page at a time.',
+    example: {
+      query: {
+        per_page: '50',
+        order: 'desc',
+      },
+    },
+    fields: {
+      'query/org_id': 'SysAdmin: only this organisation’s plannings',
+    },
+  },
+  P2: {
+    description:
+      'Creates an empty planning in the caller’s organisation; add runsheets (P5) and drivers (P7), then ' +
+      'start it (P9).',
+    example: {
+      body: {
+        name: 'Monday west deliveries',
+      },
+    },
+    fields: {
+      'body/name': 'The planning’s name (1 to 200 characters, one line)',
+    },
+  },
+  P3: {
+    description: 'Reads a planning with its runsheets, drivers, `version_rev` and current job.',
+    example: {
+      params: {
+        planningID: EXAMPLE.planningID,
+      },
+    },
+  },
+  P4: {
+    description: 'Renames a planning; `version_rev` must be the current one (else 409).',
+    example: {
+      params: {
+        planningID: EXAMPLE.planningID,
+      },
+      body: {
+        name: 'Monday west, second wave',
+        version_rev: EXAMPLE.versionRev,
+      },
+    },
+    fields: {
+      'body/name': 'The planning’s name (1 to 200 characters, one line)',
+      'body/version_rev': 'The planning’s current `version_rev` (from P2/P3): a stale one is 409',
+    },
+  },
+  P5: {
+    description: 'Adds runsheets with their tasks; a runsheet whose id the planning already has is replaced.',
+    example: {
+      params: {
+        planningID: EXAMPLE.planningID,
+      },
+      body: {
+        runsheets: [
+          {
+            id: 'RS-2',
+            name: 'West loop',
+            tasks: [
+              {
+                id: 'T-100',
+                total_item_count: 2,
+                from_address: {
+                  street_address: '10 Anson Rd',
+                  city: 'Singapore',
+                  country: 'SG',
+                  latitude: 1.276,
+                  longitude: 103.846,
+                },
+                to_address: {
+                  street_address: '20 Collyer Quay',
+                  city: 'Singapore',
+                  country: 'SG',
+                },
+              },
+            ],
+          },
+        ],
+      },
+    },
+    fields: {
+      ...under('body/runsheets/*', RUNSHEET),
+      'body/runsheets': 'Runsheets to add (1 to 90 a call); a runsheet whose id the planning has replaces it',
+      'body/runsheets/*/task_ids':
+        'Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order; a task in a runsheet of ' +
+        'another planning is a 409 at its path',
+    },
+  },
+  P6: {
+    description: 'Removes one runsheet from the planning.',
+    example: {
+      params: {
+        planningID: EXAMPLE.planningID,
+        runsheetID: 'RS-1',
+      },
+    },
+    fields: {
+      'params/runsheetID': 'The runsheet’s id, as added',
+    },
+  },
+  P7: {
+    description: 'Adds drivers: users of the planning’s organisation with a driver role, or freelance drivers.',
+    example: {
+      params: {
+        planningID: EXAMPLE.planningID,
+      },
+      body: {
+        drivers: [
+          {
+            id: EXAMPLE.newDriverID,
+          },
+        ],
+      },
+    },
+    fields: {
+      'body/drivers': 'Drivers to add (1 to 90 a call)',
+      'body/drivers/*/id': 'A driver user’s id (the planning’s organisation, or a freelance driver)',
+    },
+  },
+  P8: {
+    description: 'Removes one driver from the planning.',
+    example: {
+      params: {
+        planningID: EXAMPLE.planningID,
+        driverID: EXAMPLE.driverID,
+      },
+    },
+    fields: {
+      'params/driverID': 'The driver user’s id',
+    },
+  },
+  P9: {
+    description:
+      'Starts the planning job: pairs each runsheet with its nearest located drivers, records the pairs ' +
+      'and broadcasts the offers. `version_rev` must be current; follow it with P12.',
+    example: {
+      params: {
+        planningID: EXAMPLE.planningID,
+      },
+      body: {
+        version_rev: EXAMPLE.versionRev,
+        max_candidates: 3,
+        offer_ttl_s: 600,
+      },
+    },
+    fields: {
+      'body/version_rev': 'The planning’s current `version_rev` (from P2/P3): a stale one is 409',
+      'body/max_candidates': 'How many nearest drivers each runsheet is offered to (1 to 50, default 5)',
+      'body/offer_ttl_s': 'How long an offer stays open, in seconds (5 to 86400, default 900)',
+    },
+  },
+  P10: {
+    description: 'Stores the planning job’s one result (the planning worker’s report); a second is 409.',
+    example: {
+      params: {
+        planningID: EXAMPLE.planningID,
+      },
+      body: {
+        planning_job_id: EXAMPLE.planningJobID,
+        total_pairs_counted: 3,
+        total_runsheets_counted: 1,
+        total_drivers_counted: 3,
+        start_time: '2026-12-01T08:00:00Z',
+        end_time: '2026-12-01T08:00:05Z',
+      },
+    },
+    fields: {
+      'body/planning_job_id': 'The planning job’s id (P3 `job.id`)',
+      'body/total_pairs_counted': 'Runsheet–driver pairs made',
+      'body/total_runsheets_counted': 'Runsheets planned',
+      'body/total_drivers_counted': 'Drivers considered',
+      'body/start_time': 'When the job started (ISO 8601 with an offset)',
+      'body/end_time': 'When the job ended (ISO 8601 with an offset)',
+    },
+  },
+  P11: {
+    description: 'Reads the planning job’s result (404 until there is one).',
+    example: {
+      params: {
+        planningID: EXAMPLE.completedID,
+      },
+    },
+  },
+  P12: {
+    description: 'Reads the planning job’s status (queued, processing, completed, failed or cancelled).',
+    example: {
+      params: {
+        planningID: EXAMPLE.plannedID,
+      },
+    },
+  },
+  P13: {
+    description: 'Moves the planning job from queued to processing (the planning worker).',
+    example: {
+      params: {
+        planningID: EXAMPLE.plannedID,
+      },
+    },
+  },
+  P14: {
+    description: 'Moves the planning job from processing to completed (the planning worker).',
+    example: {
+      params: {
+        planningID: EXAMPLE.plannedID,
+      },
+    },
+  },
+  P15: {
+    description: 'Moves the planning job to failed (the planning worker).',
+    example: {
+      params: {
+        planningID: EXAMPLE.plannedID,
+      },
+    },
+  },
+  P16: {
+    description: 'Cancels the planning job; a finished job answers 409.',
+    example: {
+      params: {
+        planningID: EXAMPLE.plannedID,
+      },
+    },
+  },
+  R1: {
+    description: 'Reads the broadcast record of one runsheet–driver pair: its state and every status change.',
+    example: {
+      params: {
+        plan_id: EXAMPLE.completedID,
+        pair_id: EXAMPLE.pairID,
+      },
+    },
+  },
+  R2: {
+    description: 'Lists the broadcast records of a plan (a planning whose job ran), one per runsheet–driver pair.',
+    example: {
+      params: {
+        plan_id: EXAMPLE.completedID,
+      },
+    },
+  },
+  R3: {
+    description: 'Records that the planning job created a runsheet–driver pair (the record worker).',
+    example: {
+      body: {
+        pair: {
+          id: EXAMPLE.pairID,
+          runsheet: {
+            id: 'RS-1',
+            name: 'West loop',
+            tasks: [],
+          },
+          driver: {
+            id: EXAMPLE.driverID,
+            name: 'Ada Lovelace',
+          },
+        },
+        plan: {
+          id: EXAMPLE.completedID,
+          name: 'Docs planning',
+        },
+        happened_at_utc: '2026-12-01T08:00:01Z',
+      },
+    },
+    fields: {
+      ...under('body/pair/runsheet', RUNSHEET),
+      'body/pair': 'The pair the job created',
+      'body/pair/id': 'The pair’s id',
+      'body/pair/runsheet': 'The pair’s runsheet, as the job took it',
+      'body/pair/driver': 'The pair’s driver',
+      'body/pair/driver/id': 'The driver user’s id',
+      'body/pair/driver/name': 'The driver’s name (up to 200 characters)',
+      'body/plan': 'The broadcast plan the pair belongs to',
+      'body/plan/id': 'The plan’s id: the planning’s id',
+      'body/plan/name': 'The plan’s name: the planning’s name',
+    },
+  },
+  R4: {
+    description: 'Records that a pair was deleted (the record worker).',
+    example: {
+      params: {
+        plan_id: EXAMPLE.completedID,
+        pair_id: EXAMPLE.pairID,
+      },
+      body: {
+        happened_at_utc: '2026-12-01T08:05:00Z',
+      },
+    },
+  },
+  R5: {
+    description: 'Records that a pair’s offer was broadcast to its driver (the plan worker).',
+    example: {
+      params: {
+        plan_id: EXAMPLE.completedID,
+        pair_id: EXAMPLE.pairID,
+      },
+      body: {
+        happened_at_utc: '2026-12-01T08:00:02Z',
+      },
+    },
+  },
+  R6: {
+    description: 'Records that the driver accepted the offer; the first acceptance of a runsheet wins, others are 409.',
+    example: {
+      params: {
+        plan_id: EXAMPLE.completedID,
+        pair_id: EXAMPLE.pairID,
+      },
+      body: {
+        happened_at_utc: '2026-12-01T08:01:30Z',
+      },
+    },
+  },
+  R7: {
+    description: 'Records that the driver rejected the offer.',
+    example: {
+      params: {
+        plan_id: EXAMPLE.completedID,
+        pair_id: EXAMPLE.pairID,
+      },
+      body: {
+        happened_at_utc: '2026-12-01T08:01:30Z',
+      },
+    },
+  },
+  R8: {
+    description: 'Records that the system rejected the pair (an offer expired, another driver won), with why.',
+    example: {
+      params: {
+        plan_id: EXAMPLE.completedID,
+        pair_id: EXAMPLE.pairID,
+      },
+      body: {
+        happened_at_utc: '2026-12-01T08:15:02Z',
+        reason: 'offer expired',
+      },
+    },
+    fields: {
+      'body/reason': 'Why the system rejected the pair (up to 200 characters)',
+    },
+  },
+  X12: {
+    description:
+      'Lists the calling driver’s own offers (pair records, R1’s shape): open offers first, soonest to expire ' +
+      'first; `state=all` adds the answered and closed ones after them, newest first. Paged like every list.',
+    example: {
+      query: {
+        state: 'all',
+      },
+    },
+    fields: {
+      'query/state': '`broadcasted` (default): the open offers only; `all`: the history too',
+    },
+  },
+};

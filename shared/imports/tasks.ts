@@ -1,0 +1,219 @@
+/**
+ * Imported tasks (X10, X11) and their place in a planning (P5 `task_ids`, P6).
+ *
+ * Layout: a task is `TASK#<id> / TASK`, its items `TASK#<id> / ITEM#<row>` in the same partition, so X11 is one
+ * Query. The id is derived from the job and the task_ref (`taskId`), so a rerun of the import rewrites the same
+ * items. Every task carries two read-through index entries, written by the import worker in the same put:
+ *   - GSI1 `ORG#<org>#TASKS`, sorted `<import job id>#<row>`: every task of the organisation;
+ *   - GSI2 `ORG#<org>#TASKS#planned|unplanned`, the same sort key: the tasks in (or out of) a runsheet.
+ * Import job ids are time-ordered (`newObjectId`), so both list newest job first (`desc`) or oldest first in file
+ * order (`asc`); `import_job_id` narrows either to one job with `begins_with` on the sort key. No Scan, no filter.
+ *
+ * Planning a task is one conditional UpdateItem on the task (`claimTask`): it sets `planning_id`/`runsheet_id` and
+ * moves its GSI2 entry, only while the task is free (or already in this very runsheet), so of two P5 calls that name
+ * the same task concurrently exactly one wins; the other is a 409.
+ */
+import { createHash } from 'node:crypto';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
+import { db, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
+import { type PageRequest, queryPage } from '#shared/db/paging';
+import { forbidden, invalidField, notFound, Problem } from '#shared/http/problems';
+
+/** A task's id: 24 hex characters derived from its job and task_ref (a rerun writes the same task). */
+export const taskId = (jobId: string, ref: string): string =>
+  createHash('sha256').update([jobId, ref].join('\u0000')).digest('hex').slice(0, 24);
+
+export const taskKey = (id: string) => ({ PK: `TASK#${id}`, SK: 'TASK' });
+export const taskItemKey = (id: string, row: number) => ({
+  PK: `TASK#${id}`,
+  SK: `ITEM#${String(row).padStart(6, '0')}`,
+});
+
+const orgTasks = (orgId: string) => `ORG#${orgId}#TASKS`;
+const plannedTasks = (orgId: string, planned: boolean) => `${orgTasks(orgId)}#${planned ? 'planned' : 'unplanned'}`;
+const taskSort = (jobId: string, row: number) => `${jobId}#${String(row).padStart(6, '0')}`;
+
+/** The index attributes an imported task is written with (the import worker adds them to its put). */
+export const taskIndexKeys = (orgId: string, jobId: string, row: number) => ({
+  GSI1PK: orgTasks(orgId),
+  GSI1SK: taskSort(jobId, row),
+  GSI2PK: plannedTasks(orgId, false),
+  GSI2SK: taskSort(jobId, row),
+});
+
+type Stored = Record<string, unknown>;
+
+const TASK_MEMBERS = [
+  'id',
+  'task_ref',
+  'import_job_id',
+  'from_address',
+  'to_address',
+  'from_time_window',
+  'to_time_window',
+  'total_item_weight',
+  'total_weight_unit',
+  'total_item_volume',
+  'total_volume_unit',
+  'total_item_count',
+  'client_time_utc',
+  'client_timezone',
+  'notes',
+  'created_at',
+] as const;
+
+/** The task as imported: the spec's Task plus task_ref, import_job_id and notes. Never a key or bookkeeping. */
+export function importedTask(item: Stored): Record<string, unknown> {
+  const task: Record<string, unknown> = {};
+  for (const member of TASK_MEMBERS) task[member] = item[member] ?? null;
+  return task;
+}
+
+/** X10's entry: the task as imported and where it is planned (null when in no runsheet). */
+export const listedTask = (item: Stored) => ({
+  ...importedTask(item),
+  planning_id: (item['planning_id'] as string | undefined) ?? null,
+  runsheet_id: (item['runsheet_id'] as string | undefined) ?? null,
+});
+
+const itemView = (item: Stored) => ({
+  id: item['id'] as string,
+  sku: (item['sku'] as string | null | undefined) ?? null,
+  description: item['description'] as string,
+  quantity: item['quantity'] as number,
+  weight: (item['weight'] as number | null | undefined) ?? null,
+  weight_unit: (item['weight_unit'] as string | null | undefined) ?? null,
+  volume: (item['volume'] as number | null | undefined) ?? null,
+  volume_unit: (item['volume_unit'] as string | null | undefined) ?? null,
+});
+
+/** The organisation a caller reads tasks of: its own; SysAdmin (and internal clients) name one with `org_id`. */
+function tasksOrg(caller: Caller, orgId: string | undefined): string {
+  if (seesAllOrganisations(caller)) {
+    if (!orgId) throw invalidField('query.org_id', 'is required: name the organisation whose tasks to list');
+    return orgId;
+  }
+  if (!caller.orgId) throw forbidden('your account belongs to no organisation');
+  if (orgId && orgId !== caller.orgId) throw forbidden('org_id names another organisation');
+  return caller.orgId;
+}
+
+export interface TaskFilter {
+  orgId?: string | undefined;
+  importJobId?: string | undefined;
+  planned?: boolean | undefined;
+  order: 'asc' | 'desc';
+}
+
+/** X10: one Query a page on GSI1 (every task) or GSI2 (planned or not), narrowed to a job by its sort-key prefix. */
+export async function listTasks(caller: Caller, filter: TaskFilter, page: PageRequest) {
+  const org = tasksOrg(caller, filter.orgId);
+  const [index, partition] =
+    filter.planned === undefined
+      ? (['GSI1', orgTasks(org)] as const)
+      : (['GSI2', plannedTasks(org, filter.planned)] as const);
+  const found = await queryPage(
+    {
+      TableName: mainTableName(),
+      IndexName: index,
+      KeyConditionExpression: filter.importJobId ? '#pk = :pk AND begins_with(#sk, :job)' : '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': `${index}PK`, ...(filter.importJobId ? { '#sk': `${index}SK` } : {}) },
+      ExpressionAttributeValues: {
+        ':pk': partition,
+        ...(filter.importJobId ? { ':job': `${filter.importJobId}#` } : {}),
+      },
+      ScanIndexForward: filter.order === 'asc',
+    },
+    page,
+    listedTask,
+  );
+  return { tasks: found.items, meta: found.meta };
+}
+
+/** X11: the task and its items (one Query of its partition); another organisation's task is a 404. */
+export async function readTask(caller: Caller, id: string) {
+  const items = await queryAll({
+    TableName: mainTableName(),
+    KeyConditionExpression: 'PK = :pk',
+    ExpressionAttributeValues: { ':pk': taskKey(id).PK },
+  });
+  const task = items.find((item) => item['SK'] === 'TASK');
+  if (!task || !(seesAllOrganisations(caller) || (caller.orgId && task['org_id'] === caller.orgId))) {
+    throw notFound('task');
+  }
+  return {
+    task: {
+      ...listedTask(task),
+      items: items.filter((item) => String(item['SK']).startsWith('ITEM#')).map(itemView),
+    },
+  };
+}
+
+/**
+ * P5: marks the task as in `runsheetId` of `planningId`, on the condition that it is a task of `orgId` and free (or
+ * already in this very runsheet: a retry, or a runsheet replaced with the task kept). Answers the task as imported
+ * and whether this call claimed it (false when it already was this runsheet's). A task that is not one of the
+ * organisation's is a 400 at `path`; one in another runsheet a 409 at `path`.
+ */
+export async function claimTask(
+  orgId: string,
+  planningId: string,
+  runsheetId: string,
+  id: string,
+  path: string,
+): Promise<{ task: Record<string, unknown>; claimed: boolean }> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: taskKey(id),
+        UpdateExpression: 'SET planning_id = :p, runsheet_id = :r, GSI2PK = :planned',
+        ConditionExpression:
+          'org_id = :org AND entity = :task AND (attribute_not_exists(planning_id) OR (planning_id = :p AND runsheet_id = :r))',
+        ExpressionAttributeValues: {
+          ':p': planningId,
+          ':r': runsheetId,
+          ':planned': plannedTasks(orgId, true),
+          ':org': orgId,
+          ':task': 'task',
+        },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    const old = out.Attributes ?? {};
+    return { task: importedTask(old), claimed: old['planning_id'] === undefined };
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+  }
+  const current = (
+    await db().send(new GetCommand({ TableName: mainTableName(), Key: taskKey(id), ConsistentRead: true }))
+  ).Item;
+  if (current?.['entity'] !== 'task' || current['org_id'] !== orgId) {
+    throw invalidField(path, "names no imported task of the planning's organisation");
+  }
+  const where =
+    current['planning_id'] === planningId
+      ? `runsheet ${String(current['runsheet_id'])} of this planning`
+      : `a runsheet of planning ${String(current['planning_id'])}`;
+  throw new Problem(409, 'conflict', 'Conflict', `${path}: task ${id} is already in ${where}; remove it there first`, [
+    { path, message: `is already in ${where}` },
+  ]);
+}
+
+/** Frees the task from `runsheetId` of `planningId` (P6, a replaced runsheet, a P5 that lost a race); else nothing. */
+export async function releaseTask(orgId: string, planningId: string, runsheetId: string, id: string): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: taskKey(id),
+        UpdateExpression: 'SET GSI2PK = :unplanned REMOVE planning_id, runsheet_id',
+        ConditionExpression: 'planning_id = :p AND runsheet_id = :r',
+        ExpressionAttributeValues: { ':p': planningId, ':r': runsheetId, ':unplanned': plannedTasks(orgId, false) },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+  }
+}
