@@ -429,6 +429,8 @@ function matches(location: LocationRecord, orgId: string | undefined, filters: S
   return filters.serviceType === undefined || location.service_types.includes(filters.serviceType);
 }
 
+const DISTANCE_SLACK_M = 0.001;
+
 /** An index entry: who, and where and when to within its precision-9 cell and its granule. */
 interface Candidate {
   userId: string;
@@ -450,9 +452,12 @@ function candidateOf(
   if (orgId !== undefined && item['org_id'] !== orgId) return undefined;
   const serviceTypes = (item['service_types'] as string[] | undefined) ?? [];
   if (filters.serviceType !== undefined && !serviceTypes.includes(filters.serviceType)) return undefined;
-  // The real server time is in [geo_time, geo_time + G): its age is more than this.
-  const leastAgeMs = clock.nowMs() - Date.parse(String(item['geo_time'])) - GEO_TIME_GRANULARITY_S * 1000;
-  if (!(leastAgeMs < filters.maxAgeS * 1000)) return undefined;
+  // The real server time is in [geo_time, geo_time + G): its age is more than this. An entry written before geo_time
+  // existed has none: its age is unknown here, and its item decides.
+  if (item['geo_time'] !== undefined) {
+    const leastAgeMs = clock.nowMs() - Date.parse(String(item['geo_time'])) - GEO_TIME_GRANULARITY_S * 1000;
+    if (!(leastAgeMs < filters.maxAgeS * 1000)) return undefined;
+  }
   const cell = String(item['GEO_SK']).slice(0, SORT_PRECISION);
   const box = cellBox(cell);
   const centre = { latitude: (box.minLat + box.maxLat) / 2, longitude: (box.minLon + box.maxLon) / 2 };
@@ -463,10 +468,11 @@ function candidateOf(
     { latitude: box.maxLat, longitude: box.maxLon },
   ];
   const halfDiagonal = Math.max(...corners.map((corner) => distanceM(centre, corner)));
+  // A millimetre of slack each way: rounding in the distances only widens the candidates, never drops one.
   return {
     userId: String(item['user_id']),
-    least: distanceToBoxM(point, box),
-    most: distanceM(point, centre) + halfDiagonal,
+    least: distanceToBoxM(point, box) - DISTANCE_SLACK_M,
+    most: distanceM(point, centre) + halfDiagonal + DISTANCE_SLACK_M,
   };
 }
 
@@ -620,11 +626,12 @@ export async function nearestDriver(
   stats: SearchStats = { queries: 0, itemsRead: 0 },
 ): Promise<LocationView | undefined> {
   const orgId = searchScope(caller);
-  // Candidates whose real fix turned out older than max_age_s (only those within a granule of it): searched again
-  // without them. Each round leaves out at least one more, so this ends.
+  // Candidates whose item does not match after all (a real fix older than max_age_s, only within a granule of it; an
+  // item gone or changed since the index saw it): searched again without them. Each such round leaves out at least
+  // one more, so this ends.
   const excluded = new Set<string>();
   for (;;) {
-    const candidates = await nearestCandidates(point, orgId, filters, excluded, stats);
+    const { candidates, bound } = await nearestCandidates(point, orgId, filters, excluded, stats);
     if (candidates.length === 0) return undefined;
     const locations = await readLocations(
       candidates.map((candidate) => candidate.userId),
@@ -646,7 +653,9 @@ export async function nearestDriver(
         best = { location, distance };
       }
     }
-    if (best) return view(best.location, best.distance);
+    // The search proved that nothing outside the candidates is nearer than `bound`; a best beyond it may have been
+    // passed over when the candidate that set the bound is the one left out, so then the search goes again.
+    if (best && best.distance <= bound) return view(best.location, best.distance);
   }
 }
 
@@ -660,7 +669,7 @@ async function nearestCandidates(
   filters: SearchFilters,
   excluded: Set<string>,
   stats: SearchStats,
-): Promise<Candidate[]> {
+): Promise<{ candidates: Candidate[]; bound: number }> {
   const candidates: Candidate[] = [];
   // The least of the candidates' greatest distances: the nearest driver is at most this far.
   let best: { distance: number } | undefined;
@@ -672,7 +681,10 @@ async function nearestCandidates(
       if (!best || candidate.most < best.distance) best = { distance: candidate.most };
     }
   };
-  const finish = () => candidates.filter((candidate) => best && candidate.least <= best.distance);
+  const finish = () => ({
+    candidates: candidates.filter((candidate) => best && candidate.least <= best.distance),
+    bound: best?.distance ?? Number.POSITIVE_INFINITY,
+  });
   const readRegion = async (region: Region) => {
     if (region.cell.startsWith('polar-') || region.cell.length === PARTITION_PRECISION) {
       consider(await readCell(region.cell, undefined, stats));
