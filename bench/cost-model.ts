@@ -32,6 +32,9 @@ export const PRICES = {
 export const SECONDS_PER_MONTH = 730 * 3600;
 export const DAYS_PER_MONTH = 730 / 24;
 
+/** Assumed: 1 % of answers are 4xx/5xx (a driver app's fixes are well-formed; alarms fire far below 1 % of 5xx). */
+const ERROR_ANSWER_SHARE = 0.01;
+
 /** The reference fleet of issue 15, and the assumptions the model needs beyond it (each written down). */
 export const FLEET = {
   drivers: 10_000,
@@ -69,11 +72,19 @@ export const FLEET = {
   metricsPerOperation: 6,
   operations: 122,
   /**
-   * Log bytes a Lambda invocation ingests: the request line (~450 bytes: request id, operation, status, duration,
-   * ddb_calls, rcu, wcu, caller), the EMF metrics line (~650 bytes), and the platform's START/END/REPORT (~350 bytes)
-   * only while the functions' system log level lets them through (lib/function-logging.ts: WARN, so not).
+   * Log bytes a Lambda invocation ingests. The EMF metrics line (~650 bytes; 534 measured locally for a success with
+   * its request details, plus a caller id and the X-Ray trace id in Lambda). The request line (~450 bytes; 282
+   * measured without a caller) only for an error answer since issue 27.4 (shared/http/endpoint.ts: a success's
+   * details ride in its EMF line), `errorAnswerShare` of them. The platform's START/END/REPORT (~350 bytes) only while
+   * the functions' system log level lets them through (lib/function-logging.ts: WARN, so not).
    */
-  logBytesPerInvocation: 450 + 650 + (platformRecordsLogged() ? 350 : 0),
+  logBytesPerInvocation: 650 + 450 * ERROR_ANSWER_SHARE + (platformRecordsLogged() ? 350 : 0),
+  errorAnswerShare: ERROR_ANSWER_SHARE,
+  /**
+   * The HTTP API's access log line of every request (HTTP_ACCESS_LOG_FORMAT in lib/stacks/api-stack.ts: 21 fields,
+   * ~600 bytes with a phone's user agent), left out of the model before issue 27.4's review.
+   */
+  accessLogBytesPerRequest: 600,
   /** CloudWatch Logs compresses stored logs (about 0.15 of their raw size); retention is a month (dispatch-function.ts). */
   logStorageRatio: 0.15,
 } as const;
@@ -165,7 +176,7 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
   const connectionMinutes = (fleet.dispatchers * SECONDS_PER_MONTH) / 60;
   const gbSeconds = handlerInvocations * fleet.lambdaMemoryGb * (fleet.lambdaMs / 1000);
   const customMetrics = fleet.metricsPerOperation * fleet.operations;
-  const logGb = (handlerInvocations * fleet.logBytesPerInvocation) / 1e9;
+  const logGb = (handlerInvocations * fleet.logBytesPerInvocation + apiRequests * fleet.accessLogBytesPerRequest) / 1e9;
   return [
     {
       component: 'DynamoDB writes',

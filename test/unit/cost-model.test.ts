@@ -106,9 +106,9 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     expect(batched['API Gateway HTTP']).toBeCloseTo(requests / 1e6, 6);
     expect(batched['DynamoDB writes']).toBeCloseTo(((requests * 3) / 1e6) * PRICES.dynamoWritePerMillion, 6);
     expect(batched['DynamoDB writes']).toBeCloseTo(one['DynamoDB writes']! / 3, 6);
-    // Log ingestion follows invocations; custom metrics do not (6 × 122 metrics whatever the traffic).
+    // Log ingestion follows invocations and API requests (the access log); custom metrics do not (6 × 122 metrics whatever the traffic).
     expect(batched['CloudWatch Logs ingestion']).toBeCloseTo(
-      ((requests * FLEET.logBytesPerInvocation) / 1e9) * PRICES.logsIngestionPerGb,
+      ((requests * (FLEET.logBytesPerInvocation + FLEET.accessLogBytesPerRequest)) / 1e9) * PRICES.logsIngestionPerGb,
       6,
     );
     expect(batched['CloudWatch custom metrics']).toBeCloseTo(6 * 122 * 0.3, 6);
@@ -166,9 +166,10 @@ describe('the cost model with drivers standing still and without platform log re
     expect(writes({ ...FLEET, standingShare: 1 }) / fixes).toBeCloseTo(7 / 6, 10);
   });
 
-  it('ingests the request and metrics lines of an invocation, not the platform records (system log level WARN)', () => {
+  it('ingests the metrics line of an invocation, the request line of its error answers, no platform record', () => {
     expect(platformRecordsLogged()).toBe(false);
-    expect(FLEET.logBytesPerInvocation).toBe(450 + 650);
+    // The EMF line always; the request line only for the error answers (shared/http/endpoint.ts).
+    expect(FLEET.logBytesPerInvocation).toBeCloseTo(650 + 450 * FLEET.errorAnswerShare, 10);
     expect(platformRecordsLogged('INFO')).toBe(true);
   });
 });
