@@ -171,14 +171,14 @@ export async function capacityScenario(
       'nearest (8 drivers within 1 km)',
       '/v1/driver-locations/nearest?latitude=1.301&longitude=103.851',
       planner.token,
-      'the caller check and one Query of the cell (its shards)',
+      'the caller check, one Query of the cell (its shards), the candidates’ items (one BatchGetItem)',
     ],
     [
       'L4',
       'radius 1 km (8 drivers)',
       '/v1/driver-locations?latitude=1.301&longitude=103.851&radius=1000',
       planner.token,
-      'the caller check and one Query per covering cell',
+      'the caller check, one Query per covering cell, the candidates’ items (one BatchGetItem)',
     ],
     [
       'A14',

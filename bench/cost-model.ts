@@ -6,6 +6,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { UPLOADER_DEFAULTS } from '../lib/client/uploader-defaults.ts';
+import { platformRecordsLogged } from '../lib/function-logging.ts';
+import { GEO_TIME_GRANULARITY_S } from '../shared/locations/locations.ts';
 
 /** us-east-1 list prices (checked 2025): each with the page it comes from. */
 export const PRICES = {
@@ -29,6 +31,9 @@ export const PRICES = {
 
 export const SECONDS_PER_MONTH = 730 * 3600;
 export const DAYS_PER_MONTH = 730 / 24;
+
+/** Assumed: 1 % of answers are 4xx/5xx (a driver app's fixes are well-formed; alarms fire far below 1 % of 5xx). */
+const ERROR_ANSWER_SHARE = 0.01;
 
 /** The reference fleet of issue 15, and the assumptions the model needs beyond it (each written down). */
 export const FLEET = {
@@ -55,16 +60,31 @@ export const FLEET = {
   /** Fixes a request carries: 1 with one L1 a fix; the uploader sends its buffer in one X13 (UPLOADER_FLEET). */
   fixesPerRequest: 1,
   /**
+   * The share of stored fixes that leave their driver in the precision-9 cell of the stored one (a driver standing
+   * still: the item write alone, the index entry once a GEO_TIME_GRANULARITY_S). 0 here: issue 15's reference fleet,
+   * every driver moving all the time. STANDING_FLEET prices a sourced share.
+   */
+  standingShare: 0,
+  /**
    * CloudWatch custom metrics: the handler kit's EMF line records Requests, ClientErrors, ServerErrors, Latency,
    * ReadCapacityUnits and WriteCapacityUnits (shared/metrics.ts) with the dimension `operation`: each pair is one metric.
    */
   metricsPerOperation: 6,
   operations: 122,
   /**
-   * Log bytes a Lambda invocation ingests: the request line (~450 bytes: request id, operation, status, duration,
-   * ddb_calls, rcu, wcu, caller), the EMF metrics line (~650 bytes), the platform's START/END/REPORT (~350 bytes).
+   * Log bytes a Lambda invocation ingests. The EMF metrics line (~650 bytes; 534 measured locally for a success with
+   * its request details, plus a caller id and the X-Ray trace id in Lambda). The request line (~450 bytes; 282
+   * measured without a caller) only for an error answer since issue 27.4 (shared/http/endpoint.ts: a success's
+   * details ride in its EMF line), `errorAnswerShare` of them. The platform's START/END/REPORT (~350 bytes) only while
+   * the functions' system log level lets them through (lib/function-logging.ts: WARN, so not).
    */
-  logBytesPerInvocation: 1450,
+  logBytesPerInvocation: 650 + 450 * ERROR_ANSWER_SHARE + (platformRecordsLogged() ? 350 : 0),
+  errorAnswerShare: ERROR_ANSWER_SHARE,
+  /**
+   * The HTTP API's access log line of every request (HTTP_ACCESS_LOG_FORMAT in lib/stacks/api-stack.ts: 21 fields,
+   * ~600 bytes with a phone's user agent), left out of the model before issue 27.4's review.
+   */
+  accessLogBytesPerRequest: 600,
   /** CloudWatch Logs compresses stored logs (about 0.15 of their raw size); retention is a month (dispatch-function.ts). */
   logStorageRatio: 0.15,
 } as const;
@@ -73,6 +93,20 @@ export const FLEET = {
 export const UPLOADER_FLEET = {
   ...FLEET,
   fixesPerRequest: UPLOADER_DEFAULTS.uploadIntervalS / FLEET.fixIntervalS,
+} as const;
+
+/**
+ * The uploader's fleet on a working day, with drivers standing still part of the time. Source: Dalla Chiara,
+ * Krutein, Ranjbari and Goodchild, "Commercial Vehicle Driver Behaviors and Decision Making: Lessons Learned from
+ * Urban Ridealongs", Transportation Research Record (2021): urban commercial vehicles spent on average 80 % of their
+ * daily operating time parked. The phone is the driver's, not the vehicle's: at a stop it walks to the door and back,
+ * and a standing phone's GPS wanders by metres, out of a 4.8 m cell now and then. Assumed: half of the parked time's
+ * uploads find the driver in the stored fix's precision-9 cell, so 0.8 × 0.5 = 0.4 of the uploads stand still.
+ * The assumption is the model's least certain figure: bench prints the month at 0 and at it.
+ */
+export const STANDING_FLEET = {
+  ...UPLOADER_FLEET,
+  standingShare: 0.8 * 0.5,
 } as const;
 
 /** A fleet like FLEET with any figures. */
@@ -87,6 +121,9 @@ export interface Units {
 export interface ModelInput {
   fixMove: Units;
   fixCrossing: Units;
+  /** A fix in the stored fix's precision-9 cell (the item alone), and the index entry's rewrite once a granule. */
+  fixStill: Units;
+  geoTimeRefresh: Units;
   /** Per imported task (item writes of the import worker). */
   importPerTask: Units;
   /** Per runsheet added (P5), per driver added (P7), per pair of the job (P9), per accept (R6). */
@@ -110,7 +147,11 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
   // One write per request (L1's, or X13's of its newest fix): a request of n fixes crosses n times as often.
   const fixRequests = fixes / fleet.fixesPerRequest;
   const crossing = Math.min(1, fleet.crossingShare * fleet.fixesPerRequest);
-  const perFix = (key: keyof Units) => input.fixMove[key] * (1 - crossing) + input.fixCrossing[key] * crossing;
+  const moving = (key: keyof Units) => input.fixMove[key] * (1 - crossing) + input.fixCrossing[key] * crossing;
+  // Standing still: one request every fixIntervalS × fixesPerRequest seconds; the entry's geo_time turns once a granule.
+  const refreshes = Math.min(1, (fleet.fixIntervalS * fleet.fixesPerRequest) / GEO_TIME_GRANULARITY_S);
+  const still = (key: keyof Units) => input.fixStill[key] + input.geoTimeRefresh[key] * refreshes;
+  const perFix = (key: keyof Units) => moving(key) * (1 - fleet.standingShare) + still(key) * fleet.standingShare;
   const days = DAYS_PER_MONTH;
   const tasks = fleet.importedTasksPerDay * days;
   const runsheets = fleet.planningsPerDay * fleet.runsheetsPerPlanning * days;
@@ -135,7 +176,7 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
   const connectionMinutes = (fleet.dispatchers * SECONDS_PER_MONTH) / 60;
   const gbSeconds = handlerInvocations * fleet.lambdaMemoryGb * (fleet.lambdaMs / 1000);
   const customMetrics = fleet.metricsPerOperation * fleet.operations;
-  const logGb = (handlerInvocations * fleet.logBytesPerInvocation) / 1e9;
+  const logGb = (handlerInvocations * fleet.logBytesPerInvocation + apiRequests * fleet.accessLogBytesPerRequest) / 1e9;
   return [
     {
       component: 'DynamoDB writes',
@@ -204,6 +245,9 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
 export const BEFORE: ModelInput = {
   fixMove: { rcu: 1.5, wcu: 6 },
   fixCrossing: { rcu: 1.5, wcu: 22 },
+  // Standing still was priced as moving then (the fleet's standingShare is 0 for it).
+  fixStill: { rcu: 1.5, wcu: 6 },
+  geoTimeRefresh: { rcu: 0, wcu: 0 },
   // Imports did not change in issue 15: the figure measured now (bench/capacity.ts, I6).
   importPerTask: { rcu: 0.01, wcu: 2.57 },
   runsheetAdded: { rcu: 0.35, wcu: 4.4 },
@@ -221,6 +265,9 @@ export const BEFORE: ModelInput = {
 export const NOW: ModelInput = {
   fixMove: { rcu: 0.5, wcu: 3 },
   fixCrossing: { rcu: 0.5, wcu: 5 },
+  // Issue 27.2 (test/e2e/capacity.test.ts 'a driver standing still'): the item alone, the entry's geo_time 1 WCU more.
+  fixStill: { rcu: 0.5, wcu: 1 },
+  geoTimeRefresh: { rcu: 0, wcu: 1 },
   importPerTask: { rcu: 1 / 100, wcu: 2.06 },
   runsheetAdded: { rcu: 2 / 10, wcu: 11 / 10 },
   driverAdded: { rcu: 6 / 8, wcu: 9 / 8 },
@@ -250,12 +297,19 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     `Reference fleet: ${FLEET.drivers} drivers, a fix every ${FLEET.fixIntervalS} s; uploader: a fix kept every ${u.timeFilterS} s or ${u.distanceFilterM} m, one X13 every ${u.uploadIntervalS} s or ${u.maxFixesPerUpload} fixes (${UPLOADER_FLEET.fixesPerRequest} fixes a request).`,
   );
   const perFix = printMonth('One L1 a fix (the units measured now)', monthlyCost(NOW, FLEET));
+  const uploaderInput = {
+    ...NOW,
+    authorizerPerRequest: Math.min(1, NOW.authorizerPerRequest * UPLOADER_FLEET.fixesPerRequest),
+  };
   const batched = printMonth(
-    `With the uploader's defaults (one X13 every ${u.uploadIntervalS} s)`,
-    monthlyCost(
-      { ...NOW, authorizerPerRequest: Math.min(1, NOW.authorizerPerRequest * UPLOADER_FLEET.fixesPerRequest) },
-      UPLOADER_FLEET,
-    ),
+    `With the uploader's defaults (one X13 every ${u.uploadIntervalS} s), every driver moving`,
+    monthlyCost(uploaderInput, UPLOADER_FLEET),
   );
-  console.log(`\nBatched / one a fix: ${(batched / perFix).toFixed(2)}`);
+  const standing = printMonth(
+    `With the uploader's defaults and ${STANDING_FLEET.standingShare * 100} % of uploads standing still (STANDING_FLEET)`,
+    monthlyCost(uploaderInput, STANDING_FLEET),
+  );
+  console.log(
+    `\nBatched / one a fix: ${(batched / perFix).toFixed(2)}; with standing drivers: ${(standing / perFix).toFixed(2)}`,
+  );
 }

@@ -1,6 +1,6 @@
 /** `npm run bench`: the monthly cost of the reference fleet, before issue 15 and now (from the measured units). */
 import type { Measured } from './capacity.ts';
-import { BEFORE, FLEET, type Line, type ModelInput, monthlyCost, PRICES } from './cost-model.ts';
+import { BEFORE, FLEET, type Line, type ModelInput, monthlyCost, NOW, PRICES } from './cost-model.ts';
 
 const per = (measured: Measured[], id: string, what?: string) => {
   const found = measured.find((m) => m.id === id && (what === undefined || m.what === what));
@@ -14,6 +14,9 @@ export function modelInput(measured: Measured[]): ModelInput {
   return {
     fixMove: per(measured, 'L1', 'a fix moving 30 m'),
     fixCrossing: per(measured, 'L1', 'crossing a precision-5 cell'),
+    // Not in this run's scenario (it needs the service's clock moved): the units test/e2e/capacity.test.ts pins.
+    fixStill: NOW.fixStill,
+    geoTimeRefresh: NOW.geoTimeRefresh,
     importPerTask: per(measured, 'I6'),
     runsheetAdded: per(measured, 'P5'),
     driverAdded: per(measured, 'P7'),

@@ -7,12 +7,23 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
  */
 export const metrics = new Metrics({ namespace: 'Dispatch', serviceName: 'dispatch' });
 
+/** Whether the EMF lines are written (not in local mode and the tests, where the request log line stands alone). */
+export const metricsPublished = (): boolean => process.env['POWERTOOLS_METRICS_DISABLED'] !== 'true';
+
+/**
+ * `details` ride along in the EMF line as properties (not metrics: no cost in CloudWatch metrics), so that a
+ * successful request needs no log line of its own (issue 27.4; shared/http/endpoint.ts).
+ */
 export function recordRequest(
   operation: string,
   status: number,
   durationMs: number,
   capacity?: { rcu: number; wcu: number },
+  details: Record<string, string | number | undefined> = {},
 ): void {
+  for (const [key, value] of Object.entries(details)) {
+    if (value !== undefined) metrics.addMetadata(key, String(value));
+  }
   metrics.addDimension('operation', operation);
   metrics.addMetric('Requests', MetricUnit.Count, 1);
   if (status >= 500) metrics.addMetric('ServerErrors', MetricUnit.Count, 1);

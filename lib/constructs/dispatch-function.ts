@@ -4,11 +4,12 @@
  * needs (lib/constructs/grants.ts), never from here.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { LiveFunction } from '#lib/constructs/safe-deploy';
+import { FUNCTION_LOGGING } from '#lib/function-logging';
 import { ROOT } from '#lib/paths';
 import { stageOf } from '#lib/stage';
 
@@ -87,7 +88,9 @@ export class DispatchFunction extends NodejsFunction {
       memorySize: 512,
       timeout: Duration.seconds(29),
       tracing: Tracing.ACTIVE,
-      loggingFormat: LoggingFormat.JSON,
+      loggingFormat: LoggingFormat[FUNCTION_LOGGING.format],
+      // No START/END/REPORT records for a successful invocation (lib/function-logging.ts).
+      systemLogLevelV2: SystemLogLevel[FUNCTION_LOGGING.systemLogLevel],
       logGroup,
       bundling: BUNDLING,
       environment: {

@@ -78,7 +78,8 @@ export const mainTable = {
 /**
  * Driver locations: one item per driver (`LOC#<id> / CURRENT`) plus the cell directory (`CELLS#ALL…`). Geo lists
  * every driver by partition cell and shard (`<precision-5 cell>#<shard>`), sorted by the precision-9 geohash then the
- * driver id; it holds what L3 and L4 answer and filter on, and only location items carry its keys.
+ * driver id; it holds what L3 and L4 choose their candidates by (organisation, service types, the fix's time to the
+ * granule), and only location items carry its keys.
  */
 export const locationsTable = {
   id: 'Locations',
@@ -92,20 +93,9 @@ export const locationsTable = {
       name: 'Geo',
       partitionKey: 'GEO_PK',
       sortKey: 'GEO_SK',
-      include: [
-        'id',
-        'user_id',
-        'device_id',
-        'latitude',
-        'longitude',
-        'altitude',
-        'client_time_utc',
-        'client_timezone',
-        'server_time',
-        'version',
-        'org_id',
-        'service_types',
-      ],
+      // What a fix leaves alone while its driver stays in a precision-9 cell (issue 27): a driver standing still costs
+      // no index write but once a GEO_TIME_GRANULARITY_S. L3 and L4 read the candidates' items for their fixes.
+      include: ['user_id', 'org_id', 'service_types', 'geo_time'],
     },
   ],
 } as const satisfies TableDef;

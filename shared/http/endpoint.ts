@@ -30,7 +30,7 @@ import { problemAsReply, type Reply, toResult } from '#shared/http/responses';
 import { validate } from '#shared/http/validate';
 import { withIdSeed } from '#shared/ids';
 import { logger } from '#shared/log';
-import { recordRequest } from '#shared/metrics';
+import { metricsPublished, recordRequest } from '#shared/metrics';
 import type { RouteDef } from '#shared/routes/types';
 
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
@@ -127,7 +127,7 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
       () => reply?.status,
     );
     const durationMs = clock.nowMs() - started;
-    logger.info('request', {
+    const details = {
       request_id: requestId,
       route: route.id,
       method: route.method,
@@ -138,8 +138,19 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
       ddb_calls: tally.calls,
       rcu: tally.rcu,
       wcu: tally.wcu,
+    };
+    // One log line a request: a successful one's details are in its EMF metrics line (CloudWatch Logs ingestion is
+    // priced by the byte, bench/cost-model.ts); an error answer, or any answer where no metrics are written, has the
+    // request line of its own as well.
+    if (reply.status >= 400 || !metricsPublished()) logger.info('request', details);
+    recordRequest(route.id, reply.status, durationMs, tally, {
+      request_id: requestId,
+      method: route.method,
+      path: event.rawPath,
+      status: reply.status,
+      caller_id: caller?.id,
+      ddb_calls: tally.calls,
     });
-    recordRequest(route.id, reply.status, durationMs, tally);
     logger.removeKeys(['request_id']);
     return toResult(reply, requestId);
   };

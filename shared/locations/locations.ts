@@ -11,9 +11,16 @@
  *
  * Capacity (AWS's rules, pinned by test/e2e/capacity.test.ts): a move within a partition cell 1 WCU for the item
  * and 2 for its index entry (its sort key moves) and no read; a first fix and a crossing at most 6 WCU.
+ *
+ * A driver standing still (issue 27): the index entry holds only what a fix leaves alone while the driver stays in
+ * its precision-9 cell: the keys, the organisation, the service types and `geo_time`, the fix's server time rounded
+ * down to GEO_TIME_GRANULARITY_S. Every fix sets them all, in the same one UpdateItem; DynamoDB writes an index entry
+ * only when one of its attributes changes, so a fix in the same cell costs the item alone (1 WCU), and the entry
+ * once a granule (1 WCU more). L3 and L4 choose candidates from the index (the cell bounds the position, geo_time
+ * the age to within the granule) and then read the candidates' items, whose fix they answer and filter exactly.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
@@ -76,6 +83,21 @@ const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
  * shard of a cell, so more shards would make every L3 and L4 dearer for cells that are never that crowded.
  */
 export const GEO_SHARDS = 2;
+
+/**
+ * G: the index entry's time (`geo_time`) is a fix's server time rounded down to this many seconds. A driver standing
+ * still rewrites the entry once in G (one fix in 6 at a fix every 10 s: 7 WCU a minute instead of 12). L3 and L4
+ * take as candidates the entries whose geo_time is less than `max_age_s` + G old (a driver whose newest fix is within
+ * `max_age_s` always is one) and keep, from the candidates' items, those whose real `server_time` is within
+ * `max_age_s`: their answers are exact, and only their candidate reads grow with G.
+ */
+export const GEO_TIME_GRANULARITY_S = 60;
+
+/** A server time (ISO) rounded down to the index's granule: the `geo_time` of the entry. */
+export function geoTimeOf(serverTime: string): string {
+  const granule = GEO_TIME_GRANULARITY_S * 1000;
+  return new Date(Math.floor(Date.parse(serverTime) / granule) * granule).toISOString();
+}
 
 /** FNV-1a of the driver id: a stable shard for each driver. */
 export function shardOf(driverId: string): number {
@@ -147,7 +169,11 @@ async function moveIfNewer(
   point: Point,
   expectedCell: string,
 ): Promise<'stored' | LocationRecord | undefined> {
-  const values: Record<string, unknown> = { ...fields, ...geoKeys(driverId, point) };
+  const values: Record<string, unknown> = {
+    ...fields,
+    ...geoKeys(driverId, point),
+    geo_time: geoTimeOf(fields.server_time),
+  };
   const names = Object.keys(values);
   try {
     await db().send(
@@ -263,7 +289,13 @@ async function storeFirstFix(driverId: string, fields: Fields, point: Point): Pr
     await db().send(
       new PutCommand({
         TableName: locationsTableName(),
-        Item: { ...locationKey(driverId), ...geoKeys(driverId, point), entity: 'location', ...location },
+        Item: {
+          ...locationKey(driverId),
+          ...geoKeys(driverId, point),
+          geo_time: geoTimeOf(fields.server_time),
+          entity: 'location',
+          ...location,
+        },
         ConditionExpression: 'attribute_not_exists(PK)',
       }),
     );
@@ -397,7 +429,76 @@ function matches(location: LocationRecord, orgId: string | undefined, filters: S
   return filters.serviceType === undefined || location.service_types.includes(filters.serviceType);
 }
 
-/** Runs `tasks` with at most `limit` in flight. */
+const DISTANCE_SLACK_M = 0.001;
+
+/** An index entry: who, and where and when to within its precision-9 cell and its granule. */
+interface Candidate {
+  userId: string;
+  /** The least and the greatest distance from the search point the driver's position can be (it is in the cell). */
+  least: number;
+  most: number;
+}
+
+/**
+ * The index entry as a candidate for a search from `point`, or undefined when it cannot match: another organisation,
+ * not the service type, or a geo_time so old that its real fix is older than `max_age_s` whatever it is.
+ */
+function candidateOf(
+  item: Record<string, unknown>,
+  point: Point,
+  orgId: string | undefined,
+  filters: SearchFilters,
+): Candidate | undefined {
+  if (orgId !== undefined && item['org_id'] !== orgId) return undefined;
+  const serviceTypes = (item['service_types'] as string[] | undefined) ?? [];
+  if (filters.serviceType !== undefined && !serviceTypes.includes(filters.serviceType)) return undefined;
+  // The real server time is in [geo_time, geo_time + G): its age is more than this. An entry written before geo_time
+  // existed has none: its age is unknown here, and its item decides.
+  if (item['geo_time'] !== undefined) {
+    const leastAgeMs = clock.nowMs() - Date.parse(String(item['geo_time'])) - GEO_TIME_GRANULARITY_S * 1000;
+    if (!(leastAgeMs < filters.maxAgeS * 1000)) return undefined;
+  }
+  const cell = String(item['GEO_SK']).slice(0, SORT_PRECISION);
+  const box = cellBox(cell);
+  const centre = { latitude: (box.minLat + box.maxLat) / 2, longitude: (box.minLon + box.maxLon) / 2 };
+  const corners = [
+    { latitude: box.minLat, longitude: box.minLon },
+    { latitude: box.minLat, longitude: box.maxLon },
+    { latitude: box.maxLat, longitude: box.minLon },
+    { latitude: box.maxLat, longitude: box.maxLon },
+  ];
+  const halfDiagonal = Math.max(...corners.map((corner) => distanceM(centre, corner)));
+  // A millimetre of slack each way: rounding in the distances only widens the candidates, never drops one.
+  return {
+    userId: String(item['user_id']),
+    least: distanceToBoxM(point, box) - DISTANCE_SLACK_M,
+    most: distanceM(point, centre) + halfDiagonal + DISTANCE_SLACK_M,
+  };
+}
+
+/** The current items of some drivers (BatchGetItem, 100 keys a call), by driver id. */
+async function readLocations(driverIds: string[], stats: SearchStats): Promise<Map<string, LocationRecord>> {
+  const found = new Map<string, LocationRecord>();
+  const unique = [...new Set(driverIds)];
+  await inParallel(
+    Array.from({ length: Math.ceil(unique.length / 100) }, (_, i) => async () => {
+      let keys: Record<string, unknown>[] | undefined = unique.slice(i * 100, i * 100 + 100).map(locationKey);
+      while (keys && keys.length > 0) {
+        const out = await db().send(new BatchGetCommand({ RequestItems: { [locationsTableName()]: { Keys: keys } } }));
+        stats.queries++;
+        for (const item of out.Responses?.[locationsTableName()] ?? []) {
+          stats.itemsRead++;
+          const location = toRecord(item);
+          found.set(location.user_id, location);
+        }
+        keys = out.UnprocessedKeys?.[locationsTableName()]?.Keys as Record<string, unknown>[] | undefined;
+      }
+    }),
+    8,
+  );
+  return found;
+}
+
 /** Runs the thunks with at most `limit` in flight (shared/concurrency.ts), results in their order. */
 const inParallel = <T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> =>
   mapLimited(tasks, limit, (task) => task());
@@ -418,9 +519,16 @@ export async function driversWithin(
     ),
     16,
   );
+  const candidates = batches
+    .flat()
+    .map((item) => candidateOf(item, centre, orgId, filters))
+    .filter((candidate): candidate is Candidate => candidate !== undefined && candidate.least <= radiusM);
+  const locations = await readLocations(
+    candidates.map((candidate) => candidate.userId),
+    stats,
+  );
   const found: { location: LocationRecord; distance: number }[] = [];
-  for (const item of batches.flat()) {
-    const location = toRecord(item);
+  for (const location of locations.values()) {
     const distance = distanceM(centre, location);
     if (distance <= radiusM && matches(location, orgId, filters)) found.push({ location, distance });
   }
@@ -518,11 +626,24 @@ export async function nearestDriver(
   stats: SearchStats = { queries: 0, itemsRead: 0 },
 ): Promise<LocationView | undefined> {
   const orgId = searchScope(caller);
-  let best: { location: LocationRecord; distance: number } | undefined;
-  const consider = (items: Record<string, unknown>[]) => {
-    for (const item of items) {
-      const location = toRecord(item);
-      if (!matches(location, orgId, filters)) continue;
+  // Candidates whose item does not match after all (a real fix older than max_age_s, only within a granule of it; an
+  // item gone or changed since the index saw it): searched again without them. Each such round leaves out at least
+  // one more, so this ends.
+  const excluded = new Set<string>();
+  for (;;) {
+    const { candidates, bound } = await nearestCandidates(point, orgId, filters, excluded, stats);
+    if (candidates.length === 0) return undefined;
+    const locations = await readLocations(
+      candidates.map((candidate) => candidate.userId),
+      stats,
+    );
+    let best: { location: LocationRecord; distance: number } | undefined;
+    for (const candidate of candidates) {
+      const location = locations.get(candidate.userId);
+      if (!location || !matches(location, orgId, filters)) {
+        excluded.add(candidate.userId);
+        continue;
+      }
       const distance = distanceM(point, location);
       if (
         !best ||
@@ -532,7 +653,38 @@ export async function nearestDriver(
         best = { location, distance };
       }
     }
+    // The search proved that nothing outside the candidates is nearer than `bound`; a best beyond it may have been
+    // passed over when the candidate that set the bound is the one left out, so then the search goes again.
+    if (best && best.distance <= bound) return view(best.location, best.distance);
+  }
+}
+
+/**
+ * The best-first search over the index: every candidate that can be the nearest (its least distance is at most the
+ * smallest greatest distance of any candidate), proven by visiting every region that could hold a closer one.
+ */
+async function nearestCandidates(
+  point: Point,
+  orgId: string | undefined,
+  filters: SearchFilters,
+  excluded: Set<string>,
+  stats: SearchStats,
+): Promise<{ candidates: Candidate[]; bound: number }> {
+  const candidates: Candidate[] = [];
+  // The least of the candidates' greatest distances: the nearest driver is at most this far.
+  let best: { distance: number } | undefined;
+  const consider = (items: Record<string, unknown>[]) => {
+    for (const item of items) {
+      const candidate = candidateOf(item, point, orgId, filters);
+      if (!candidate || excluded.has(candidate.userId)) continue;
+      candidates.push(candidate);
+      if (!best || candidate.most < best.distance) best = { distance: candidate.most };
+    }
   };
+  const finish = () => ({
+    candidates: candidates.filter((candidate) => best && candidate.least <= best.distance),
+    bound: best?.distance ?? Number.POSITIVE_INFINITY,
+  });
   const readRegion = async (region: Region) => {
     if (region.cell.startsWith('polar-') || region.cell.length === PARTITION_PRECISION) {
       consider(await readCell(region.cell, undefined, stats));
@@ -551,7 +703,7 @@ export async function nearestDriver(
     for (;;) {
       const region = queue.peek();
       if (!region) break;
-      if (best && region.bound >= best.distance) return view(best.location, best.distance);
+      if (best && region.bound > best.distance) return finish();
       if (region.bound > FINE_REACH_M || visited >= FINE_MAX_CELLS) break;
       queue.pop();
       visited++;
@@ -586,7 +738,7 @@ export async function nearestDriver(
   }
   for (;;) {
     const region = queue.pop();
-    if (!region || (best && region.bound >= best.distance)) break;
+    if (!region || (best && region.bound > best.distance)) break;
     if (region.kind === 'coarse') {
       for (const item of await queryCounted(
         {
@@ -605,13 +757,11 @@ export async function nearestDriver(
       await readRegion(region);
     }
   }
-  return best
-    ? view((best as { location: LocationRecord }).location, (best as { distance: number }).distance)
-    : undefined;
+  return finish();
 }
 
 /** Keys, the cell, and the write stamp of shared/db/client.ts: never part of a location's view. */
-const KEY_ATTRIBUTES = /^(PK|SK|GEO_PK|GEO_SK|cell|entity|_w)$/;
+const KEY_ATTRIBUTES = /^(PK|SK|GEO_PK|GEO_SK|geo_time|cell|entity|_w)$/;
 
 function toRecord(item: Record<string, unknown>): LocationRecord {
   return Object.fromEntries(
@@ -623,6 +773,7 @@ function toRecord(item: Record<string, unknown>): LocationRecord {
 const locationItem = (location: LocationRecord) => ({
   ...locationKey(location.user_id),
   ...geoKeys(location.user_id, location),
+  geo_time: geoTimeOf(location.server_time),
   entity: 'location',
   ...location,
 });

@@ -62,7 +62,7 @@ export const locationsRoutes = [
     path: '/v1/driver-locations',
     area: 'locations',
     handler: 'locations/within-radius',
-    needs: { locationIndexes: ['Geo'] },
+    needs: { locations: 'read', locationIndexes: ['Geo'] },
     access: ['SysAdmin', 'OrgAdmin', 'OrgTransporter'],
     summary: 'Every visible driver within a radius, nearest first',
     status: 200,

@@ -7,9 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capacityScenario } from '../../bench/capacity.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
+import { resetClock, setClock } from '../../shared/clock.ts';
 import { type Tally, tallyObservers } from '../../shared/db/capacity.ts';
 import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts';
 import { locationsTable, mainTable } from '../../shared/db/tables.ts';
+import { GEO_TIME_GRANULARITY_S } from '../../shared/locations/locations.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
@@ -83,6 +85,46 @@ describe('capacity of the hot operations', () => {
   });
 });
 
+describe('capacity of a driver standing still (issue 27.2)', () => {
+  it('L1 and X13 in the same precision-9 cell: the item alone, the index entry once a granule', async () => {
+    const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    const G = GEO_TIME_GRANULARITY_S * 1000;
+    // The service's clock, 5 s into a granule: the fixes below stay in it until `now` passes the next boundary.
+    let now = Math.ceil(Date.now() / G) * G + 5000;
+    setClock(() => now);
+    const at = (latitude: number, longitude: number) => ({
+      latitude,
+      longitude,
+      client_time_utc: new Date(now - 1000).toISOString(),
+    });
+    try {
+      await api.put('/v1/driver/location', at(1.3321, 103.8421), driver.token);
+      now += 10_000;
+      const move = await measure('L1', () => api.put('/v1/driver/location', at(1.33237, 103.8421), driver.token));
+      now += 10_000;
+      // GPS jitter of a metre: the same precision-9 cell (~4.8 m).
+      const still = await measure('L1', () => api.put('/v1/driver/location', at(1.332375, 103.842105), driver.token));
+      now += 10_000;
+      const batch = await measure('X13', () =>
+        api.post('/v1/driver/locations', { fixes: [at(1.33237, 103.8421), at(1.332372, 103.842102)] }, driver.token),
+      );
+      now += G;
+      const granule = await measure('L1', () => api.put('/v1/driver/location', at(1.33237, 103.8421), driver.token));
+      // Before issue 27.2 a fix standing still updated the entry in place (its position and times are projected):
+      // 2 WCU. Now: the item alone (1 WCU); a moving fix as before (3: the entry's sort key moves); the first fix of
+      // a new granule rewrites the entry's geo_time (2).
+      expect({ move, still, batch, granule }).toEqual({
+        move: { calls: 2, rcu: 0.5, wcu: 3 },
+        still: { calls: 2, rcu: 0.5, wcu: 1 },
+        batch: { calls: 2, rcu: 0.5, wcu: 1 },
+        granule: { calls: 2, rcu: 0.5, wcu: 2 },
+      });
+    } finally {
+      resetClock();
+    }
+  });
+});
+
 describe('capacity of sign-in and reads', () => {
   it('A1 login, T1 refresh, X9 me, L2 one location', async () => {
     const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
@@ -129,8 +171,12 @@ describe('capacity of searches, plannings and accepts', () => {
       R6: figure('R6'),
       I6: figure('I6'),
     }).toEqual({
-      L3: { calls: 6, rcu: 3, wcu: 0 },
-      L4: { calls: 21, rcu: 10.5, wcu: 0 },
+      // Issue 27.2: the Geo index holds only what a fix in the same precision-9 cell leaves alone (no position, no
+      // fix time but its granule), so L3 and L4 read the items of their candidates with one BatchGetItem (0.5 RCU an
+      // item): L3 one call and its one candidate more (6 calls / 3 RCU before), L4 one call and its 8 drivers
+      // (21 / 10.5 before). The index Queries cost what they did (each under 4 KB).
+      L3: { calls: 7, rcu: 3.5, wcu: 0 },
+      L4: { calls: 22, rcu: 14.5, wcu: 0 },
       P5: { calls: 5, rcu: 2, wcu: 11, wcuPer: 1.1 },
       P7: { calls: 13, rcu: 6, wcu: 9, wcuPer: 1.13 },
       // Issue 26: every pair carries a GSI2 entry for X12 (a driver's own offers) that follows its state: one unit
@@ -204,6 +250,12 @@ describe('capacity of searches, plannings and accepts', () => {
         index,
       ).toEqual([]);
     }
+    // Issue 27.2: a Geo entry holds its keys and what a fix in the same precision-9 cell leaves alone (organisation,
+    // service types, the fix time's granule), so a driver standing still does not rewrite it. No position, no fix.
+    const geoHeld = [...entryAttributes].filter((entry) => entry.startsWith('Geo ')).map((entry) => entry.slice(4));
+    expect(geoHeld.sort()).toEqual(
+      ['GEO_PK', 'GEO_SK', 'PK', 'SK', 'geo_time', 'org_id', 'service_types', 'user_id'].sort(),
+    );
     // The run reached the indexes whose membership changed in issue 15.
     expect(found['GSI3']).toContain('offer_watch');
     expect(found['GSI3']).not.toContain('runsheet_offers');

@@ -5,7 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
+import { resetClock, setClock } from '../../shared/clock.ts';
 import { type Tally, tallyObservers } from '../../shared/db/capacity.ts';
+import { cellBox, encode } from '../../shared/locations/geo.ts';
+import { GEO_TIME_GRANULARITY_S } from '../../shared/locations/locations.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
@@ -54,6 +57,7 @@ beforeAll(async () => {
   org = await newOrganisation(api, admin, 'Batch fleet');
 });
 afterAll(() => {
+  resetClock();
   tallyObservers.delete(observer);
   return host?.stop();
 });
@@ -162,5 +166,93 @@ describe('what fixes cost (ConsumedCapacity, AWS rules)', () => {
     expect(l1Move).toEqual({ calls: 2, rcu: 0.5, wcu: 3 });
     expect(batch).toEqual(l1Move);
     expect(batch.wcu).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('a driver standing still (issue 27.2)', () => {
+  const G = GEO_TIME_GRANULARITY_S * 1000;
+  /** Points inside one precision-9 cell (≈ 4.8 m): a phone's jitter while its driver stands still. */
+  const box = cellBox(encode({ latitude: 1.3321, longitude: 103.8421 }, 9));
+  const inCell = (i: number) => ({
+    latitude: box.minLat + ((box.maxLat - box.minLat) * (1 + (i % 3))) / 4,
+    longitude: box.minLon + ((box.maxLon - box.minLon) * (1 + ((i * 2) % 3))) / 4,
+  });
+  /** A fix taken a second before the (test's) server clock. */
+  const fixAt = (point: { latitude: number; longitude: number }, serverMs: number) => ({
+    ...point,
+    client_time_utc: new Date(serverMs - 1000).toISOString(),
+  });
+
+  it('costs one item write a fix, and the index entry once a granule: 7 WCU over 6 fixes a minute', async () => {
+    const d = await driver();
+    // The service's clock, moved (not the test's): the six fixes span a granule boundary wherever the run starts.
+    const boundary = Math.ceil(Date.now() / G) * G + G;
+    let now = boundary - 15_000;
+    setClock(() => now);
+    try {
+      // 30 m south, in the same precision-5 cell (no crossing) but another precision-9 cell.
+      const before = { ...inCell(0), latitude: inCell(0).latitude - 0.00027 };
+      await api.put('/v1/driver/location', fixAt(before, now), d.token);
+      now += 10_000;
+      const arrive = await measure('L1', () => api.put('/v1/driver/location', fixAt(inCell(0), now), d.token));
+      const still: Tally[] = [];
+      for (let i = 1; i <= 6; i++) {
+        now += 10_000;
+        still.push(await measure('L1', () => api.put('/v1/driver/location', fixAt(inCell(i), now), d.token)));
+      }
+      // Arriving in the cell moves the index entry (the sort key changes): a moving fix's 3 WCU, as before.
+      expect(arrive.wcu).toBe(3);
+      // The first fix after the boundary refreshes the entry's geo_time (1 WCU); the other five write the item only.
+      expect(still.map((tally) => tally.wcu)).toEqual([2, 1, 1, 1, 1, 1]);
+      const perFix = still.reduce((sum, tally) => sum + tally.wcu, 0) / still.length;
+      expect(perFix).toBeLessThanOrEqual(1.2);
+      // The stored fix is the newest all the same: L2, L3 and L4 answer it, with every version counted.
+      const newest = inCell(6);
+      expect(await readOwn(d)).toMatchObject({ ...newest, version: 8 });
+      const dispatcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+      const near = await api.get<{ location: Location }>(
+        `/v1/driver-locations/nearest?latitude=${newest.latitude}&longitude=${newest.longitude}`,
+        dispatcher.token,
+      );
+      expect(near.body.location).toMatchObject({ user_id: d.id, ...newest, version: 8, distance_m: 0 });
+      const within = await api.get<{ locations: Location[] }>(
+        `/v1/driver-locations?latitude=${newest.latitude}&longitude=${newest.longitude}&radius=50`,
+        dispatcher.token,
+      );
+      expect(within.body.locations.find((l) => l['user_id'] === d.id)).toMatchObject({ ...newest, version: 8 });
+    } finally {
+      resetClock();
+    }
+  });
+
+  it('keeps max_age_s exact although the index knows a fix time only to the granule', async () => {
+    // An organisation of its own: nothing else is visible to its dispatcher.
+    const own = await newOrganisation(api, admin, 'Granule fleet');
+    const d = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, own);
+    const point = { latitude: -33.8688, longitude: 151.2093 };
+    // A fix late in a granule: its entry's geo_time is up to G older than the fix.
+    const fixMs = Math.ceil(Date.now() / G) * G + G - 2000;
+    let now = fixMs;
+    setClock(() => now);
+    try {
+      await api.put('/v1/driver/location', fixAt(point, now), d.token);
+      const dispatcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, own);
+      const q = `latitude=${point.latitude}&longitude=${point.longitude}`;
+      const search = async (maxAgeS: number) => ({
+        nearest: (await api.get(`/v1/driver-locations/nearest?${q}&max_age_s=${maxAgeS}`, dispatcher.token)).status,
+        within: (
+          await api.get<{ locations: Location[] }>(
+            `/v1/driver-locations?${q}&radius=100&max_age_s=${maxAgeS}`,
+            dispatcher.token,
+          )
+        ).body.locations.length,
+      });
+      // 30 s later: the fix is 30 s old (its geo_time ~88 s). max_age_s 31 finds it; 29 does not.
+      now = fixMs + 30_000;
+      expect(await search(31)).toEqual({ nearest: 200, within: 1 });
+      expect(await search(29)).toEqual({ nearest: 404, within: 0 });
+    } finally {
+      resetClock();
+    }
   });
 });

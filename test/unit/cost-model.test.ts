@@ -1,7 +1,17 @@
 /** The cost model's arithmetic, checked by hand on round figures. */
 import { describe, expect, it } from 'vitest';
-import { FLEET, monthlyCost, NOW, PRICES, SECONDS_PER_MONTH, UPLOADER_FLEET } from '../../bench/cost-model.ts';
+import {
+  FLEET,
+  type Fleet,
+  monthlyCost,
+  NOW,
+  PRICES,
+  SECONDS_PER_MONTH,
+  STANDING_FLEET,
+  UPLOADER_FLEET,
+} from '../../bench/cost-model.ts';
 import { UPLOADER_DEFAULTS } from '../../lib/client/uploader-defaults.ts';
+import { platformRecordsLogged } from '../../lib/function-logging.ts';
 
 const zero = { rcu: 0, wcu: 0 };
 
@@ -19,6 +29,8 @@ describe('the cost model', () => {
       {
         fixMove: { rcu: 0.5, wcu: 3 },
         fixCrossing: { rcu: 0.5, wcu: 3 },
+        fixStill: zero,
+        geoTimeRefresh: zero,
         importPerTask: zero,
         runsheetAdded: zero,
         driverAdded: zero,
@@ -44,6 +56,8 @@ describe('the cost model', () => {
     const input = {
       fixMove: zero,
       fixCrossing: zero,
+      fixStill: zero,
+      geoTimeRefresh: zero,
       importPerTask: zero,
       runsheetAdded: zero,
       driverAdded: zero,
@@ -65,6 +79,8 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
   const input = {
     fixMove: { rcu: 0.5, wcu: 3 },
     fixCrossing: { rcu: 0.5, wcu: 3 },
+    fixStill: zero,
+    geoTimeRefresh: zero,
     importPerTask: zero,
     runsheetAdded: zero,
     driverAdded: zero,
@@ -90,9 +106,9 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     expect(batched['API Gateway HTTP']).toBeCloseTo(requests / 1e6, 6);
     expect(batched['DynamoDB writes']).toBeCloseTo(((requests * 3) / 1e6) * PRICES.dynamoWritePerMillion, 6);
     expect(batched['DynamoDB writes']).toBeCloseTo(one['DynamoDB writes']! / 3, 6);
-    // Log ingestion follows invocations; custom metrics do not (6 × 122 metrics whatever the traffic).
+    // Log ingestion follows invocations and API requests (the access log); custom metrics do not (6 × 122 metrics whatever the traffic).
     expect(batched['CloudWatch Logs ingestion']).toBeCloseTo(
-      ((requests * FLEET.logBytesPerInvocation) / 1e9) * PRICES.logsIngestionPerGb,
+      ((requests * (FLEET.logBytesPerInvocation + FLEET.accessLogBytesPerRequest)) / 1e9) * PRICES.logsIngestionPerGb,
       6,
     );
     expect(batched['CloudWatch custom metrics']).toBeCloseTo(6 * 122 * 0.3, 6);
@@ -112,5 +128,48 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     const lines = monthlyCost(NOW, FLEET).filter((line) => !line.component.startsWith('CloudWatch'));
     // Within a dollar: the README's figure came from the bench's unrounded per-task import units.
     expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 9317)).toBeLessThan(1.5);
+  });
+});
+
+describe('the cost model with drivers standing still and without platform log records (issue 27.4)', () => {
+  const fixesOnly = {
+    importedTasksPerDay: 0,
+    planningsPerDay: 0,
+    dispatchers: 0,
+    streamShards: 0,
+    organisations: 0,
+  };
+  const input = {
+    fixMove: { rcu: 0.5, wcu: 3 },
+    fixCrossing: { rcu: 0.5, wcu: 3 },
+    fixStill: { rcu: 0.5, wcu: 1 },
+    geoTimeRefresh: { rcu: 0, wcu: 1 },
+    importPerTask: zero,
+    runsheetAdded: zero,
+    driverAdded: zero,
+    pair: zero,
+    accept: zero,
+    authorizerPerRequest: 0,
+  };
+  const writes = (fleet: Fleet) =>
+    monthlyCost(input, { ...fleet, ...fixesOnly }).find((line) => line.component === 'DynamoDB writes')!.quantity;
+
+  it('prices a standing upload as the item write and half a granule rewrite (one X13 every 30 s, G = 60 s)', () => {
+    const requests = (10_000 * SECONDS_PER_MONTH) / 30;
+    expect(STANDING_FLEET.standingShare).toBeCloseTo(0.4, 10);
+    expect(writes(STANDING_FLEET)).toBeCloseTo(requests * (0.6 * 3 + 0.4 * (1 + 30 / 60)), 0);
+    expect(writes(UPLOADER_FLEET)).toBeCloseTo(requests * 3, 0);
+  });
+
+  it('prices one L1 every 10 s standing still as 7 units a minute (the e2e pin), 1.17 a fix', () => {
+    const fixes = (10_000 * SECONDS_PER_MONTH) / 10;
+    expect(writes({ ...FLEET, standingShare: 1 }) / fixes).toBeCloseTo(7 / 6, 10);
+  });
+
+  it('ingests the metrics line of an invocation, the request line of its error answers, no platform record', () => {
+    expect(platformRecordsLogged()).toBe(false);
+    // The EMF line always; the request line only for the error answers (shared/http/endpoint.ts).
+    expect(FLEET.logBytesPerInvocation).toBeCloseTo(650 + 450 * FLEET.errorAnswerShare, 10);
+    expect(platformRecordsLogged('INFO')).toBe(true);
   });
 });
