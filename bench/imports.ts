@@ -8,7 +8,7 @@
 import './env.ts';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdtempSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -108,6 +108,8 @@ export async function benchImports() {
       checksum_method: 'MD5',
     });
   }
+  // The raw figure before the import, of items shaped as the import's will be (measured again after it).
+  const rawBefore = await rawRates(await expectedWrites(tasksPath, itemsPath));
   const job = await createJob({ orgId: org.id, family: 'org', files, createdBy: 'bench', details: {} });
   await moveStatus(job, 'new', 'queued');
   const rows = TASKS * (1 + ITEMS_PER_TASK);
@@ -126,16 +128,57 @@ export async function benchImports() {
     `written: ${written.tasks} tasks + ${written.items} items (the job's result) + ${written.indexEntries} index entries of the tasks (counted in GSI1 and GSI2) = ${total}, ${Math.round(total / seconds)}/s over the whole import`,
   );
   // The same items, each kind as plain puts of copies of one of the import's own (index attributes dropped, so an
-  // index entry is a small item of its own), one call of 25 at a time.
+  // index entry is a small item of its own), one call of 25 at a time; run before and after the import, so that a
+  // change in the machine's load during the run shows as two different figures.
+  const after = await rawRates(written);
+  const before = rawBefore;
+  const mean = { all: (before.all + after.all) / 2, rows: (before.rows + after.rows) / 2 };
+  console.log(
+    `plain BatchWriteItem of the same ${total} items: ${Math.round(before.all)}/s before the import, ${Math.round(after.all)}/s after; ratio ${(total / seconds / mean.all).toFixed(2)} to their mean (${(total / seconds / before.all).toFixed(2)}–${(total / seconds / after.all).toFixed(2)}; goal ≥ 0.8). Rows alone: the import's ${Math.round(rows / seconds)} rows/s against ${Math.round(mean.rows)}/s for its ${written.tasks + written.items} tasks and items: ${(rows / seconds / mean.rows).toFixed(2)}`,
+  );
+}
+
+type Written = Awaited<ReturnType<typeof countWrites>>;
+
+/** The raw rate of the import's items: overall, and of its tasks and items alone. */
+async function rawRates(written: Written) {
   const taskSeconds = written.tasks / (await rawBatchWriteRate(written.tasks, written.task));
   const itemSeconds = written.items / (await rawBatchWriteRate(written.items, written.item));
   const entrySeconds =
     written.indexEntries / (await rawBatchWriteRate(written.indexEntries, { entity: 'index_entry' }));
-  const raw = total / (taskSeconds + itemSeconds + entrySeconds);
-  const rawRows = (written.tasks + written.items) / (taskSeconds + itemSeconds);
-  console.log(
-    `plain BatchWriteItem of the same ${total} items: ${Math.round(raw)}/s; ratio ${(total / seconds / raw).toFixed(2)} (goal ≥ 0.8). Rows alone: the import's ${Math.round(rows / seconds)} rows/s against ${Math.round(rawRows)}/s for its ${written.tasks + written.items} tasks and items: ${(rows / seconds / rawRows).toFixed(2)}`,
-  );
+  return {
+    all: (written.tasks + written.items + written.indexEntries) / (taskSeconds + itemSeconds + entrySeconds),
+    rows: (written.tasks + written.items) / (taskSeconds + itemSeconds),
+  };
+}
+
+/**
+ * Before the import: the counts it will write (every row of the bench's files is valid; two index entries a task) and a
+ * task and an item shaped as the worker writes them, from the files' first rows (raw-writes drops index attributes).
+ */
+async function expectedWrites(tasksPath: string, itemsPath: string): Promise<Written> {
+  const { parse } = await import('csv-parse/sync');
+  const { parseItem, parseTask } = await import('#shared/imports/csv');
+  const first = (path: string) => {
+    const [header, row] = readFileSync(path, 'utf8').split('\n', 2) as [string, string];
+    return (parse(`${header}\n${row}\n`, { columns: true }) as Record<string, string>[])[0]!;
+  };
+  const common = { import_job_id: 'x'.repeat(24), org_id: 'x'.repeat(24), created_at: new Date().toISOString() };
+  return {
+    tasks: TASKS,
+    items: TASKS * ITEMS_PER_TASK,
+    indexEntries: 2 * TASKS,
+    task: {
+      entity: 'task',
+      id: 'x'.repeat(24),
+      ...common,
+      ...parseTask(first(tasksPath)),
+      total_item_count: 6,
+      client_time_utc: null,
+      client_timezone: null,
+    },
+    item: { entity: 'task_item', id: 'x'.repeat(24), ...common, ...parseItem(first(itemsPath)) },
+  };
 }
 
 /**
