@@ -13,9 +13,10 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
+import { putAll } from '#shared/db/batch';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { Problem } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
@@ -49,6 +50,8 @@ import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 import { leaseKey, requeueAt } from '#shared/workers/active-jobs';
 
 export const LEASE_MS = 15 * 60 * 1000;
+/** The writing pass extends the lease every this many items. */
+const LEASE_EVERY = 5000;
 export const MAX_ATTEMPTS = 3;
 
 /**
@@ -186,7 +189,12 @@ export async function classify(files: FileData[]): Promise<{ tasks: SourceFile; 
 interface Validation {
   tasks: { counted: number; rejected: number; errors: string[]; start: string; end: string };
   items: { counted: number; rejected: number; errors: string[]; start: string; end: string };
-  accepted: Set<string>;
+  /**
+   * Each accepted task_ref and the row that stands for it: the writing pass takes a tasks row exactly when it is
+   * valid and this row (so it needs no map of its own to find repeated refs again).
+   */
+  accepted: Map<string, number>;
+  /** The items' quantity summed by task_ref. */
   quantities: Map<string, number>;
   /** `<file name>: <warning>` each: columns ignored, a header without rows. */
   warnings: string[];
@@ -213,7 +221,7 @@ async function* acceptedTasks(
 
 async function* acceptedItems(
   stream: Readable,
-  accepted: Set<string>,
+  accepted: ReadonlyMap<string, unknown>,
   onError: (error: string) => void,
   onWarning?: (warning: string) => void,
 ) {
@@ -235,7 +243,7 @@ export async function validateFiles(
   const result: Validation = {
     tasks: { counted: 0, rejected: 0, errors: [], start: clock.nowIso(), end: '' },
     items: { counted: 0, rejected: 0, errors: [], start: '', end: '' },
-    accepted: new Set(),
+    accepted: new Map(),
     quantities: new Map(),
     warnings: [],
   };
@@ -244,7 +252,7 @@ export async function validateFiles(
   // Awaited only every 5 000 rows: an await per row is a microtask hop per row, which a 400 000-row file feels.
   const progressDue = () => ++rows % 5000 === 0 && onProgress !== undefined;
   for await (const row of acceptedTasks(await tasks(), (error) => result.tasks.errors.push(error), warn(names.tasks))) {
-    result.accepted.add(row.ref);
+    result.accepted.set(row.ref, row.n);
     if (progressDue()) await onProgress!(rows);
   }
   result.tasks.rejected = result.tasks.errors.length;
@@ -270,41 +278,56 @@ export async function validateFiles(
   return result;
 }
 
-/** Writes puts 25 at a time, a few batches in flight, retrying what DynamoDB hands back. */
+/** BatchWriteItem calls the writing pass keeps in flight. */
+const CALLS_IN_FLIGHT = 8;
+
+/**
+ * The writing pass's puts, 25 a BatchWriteItem: each batch is one shared/db/batch.ts `putAll` (which resends what
+ * DynamoDB leaves unprocessed, backing off), up to CALLS_IN_FLIGHT at once. The rows wait only when that many are on
+ * their way, and then for the first to finish, never for a whole group: the file's stream is never left idle for
+ * long (S3 drops a body stream idle past the client's socket timeout). On a failure no new batch starts, and it is
+ * thrown only once every batch on its way has settled: the run never fails (and releases its lease) while a write of
+ * its own is still on its way.
+ */
 class BatchWriter {
   private pending: Record<string, unknown>[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  private failure: { error: unknown } | undefined;
+  /** Items handed to putAll so far. */
   written = 0;
 
-  async put(item: Record<string, unknown>): Promise<void> {
+  /** Takes one item; answers a promise to await only when the caller must wait (a batch full, the calls at their bound). */
+  put(item: Record<string, unknown>): Promise<void> | undefined {
     this.pending.push(item);
-    if (this.pending.length >= 25) await this.flush();
+    return this.pending.length >= 25 ? this.flush() : undefined;
   }
 
   async flush(): Promise<void> {
+    if (this.failure) return this.fail();
     if (this.pending.length > 0) {
       const batch = this.pending;
       this.pending = [];
-      const write = this.write(batch).finally(() => this.inFlight.delete(write));
+      const write: Promise<void> = putAll(mainTableName(), batch)
+        .catch((error: unknown) => {
+          this.failure ??= { error };
+        })
+        .finally(() => this.inFlight.delete(write));
       this.inFlight.add(write);
       this.written += batch.length;
     }
-    while (this.inFlight.size >= 4) await Promise.race(this.inFlight);
+    while (this.inFlight.size >= CALLS_IN_FLIGHT && !this.failure) await Promise.race(this.inFlight);
+    if (this.failure) return this.fail();
   }
 
   async close(): Promise<void> {
     await this.flush();
     await Promise.all(this.inFlight);
+    if (this.failure) return this.fail();
   }
 
-  private async write(batch: Record<string, unknown>[]): Promise<void> {
-    let requests = batch.map((Item) => ({ PutRequest: { Item } }));
-    for (let attempt = 0; requests.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-      const out = await db().send(new BatchWriteCommand({ RequestItems: { [mainTableName()]: requests } }));
-      requests = (out.UnprocessedItems?.[mainTableName()] ?? []) as typeof requests;
-      if (attempt > 8 && requests.length > 0) throw new Error('DynamoDB kept refusing a batch of import writes');
-    }
+  private async fail(): Promise<never> {
+    await Promise.all(this.inFlight);
+    throw this.failure!.error;
   }
 }
 
@@ -314,10 +337,18 @@ const stableId = (...parts: string[]) => createHash('sha256').update(parts.join(
 async function writeAccepted(job: ImportJob, files: { tasks: SourceFile; items?: SourceFile }, validation: Validation) {
   const writer = new BatchWriter();
   const now = clock.nowIso();
-  const ignore = () => {};
-  for await (const row of acceptedTasks(await open(files.tasks), ignore)) {
+  let leaseAt = LEASE_EVERY;
+  const extendDue = () => {
+    if (writer.written < leaseAt) return false;
+    leaseAt = writer.written + LEASE_EVERY;
+    return true;
+  };
+  // Validation's verdict, not a second map of refs: a tasks row stands when it is valid and the row its ref names.
+  for await (const row of readRows(await open(files.tasks), 'tasks', parseTask)) {
+    if (row.problems !== undefined || validation.accepted.get(row.ref) !== row.n) continue;
+    const value = row.value!;
     const id = taskId(job.id, row.ref);
-    await writer.put({
+    const wait = writer.put({
       ...taskKey(id),
       // X10 lists an organisation's tasks (a job always has one; the guard keeps a null out of the index keys).
       ...(job.org_id ? taskIndexKeys(job.org_id, job.id, row.n) : {}),
@@ -325,18 +356,26 @@ async function writeAccepted(job: ImportJob, files: { tasks: SourceFile; items?:
       id,
       import_job_id: job.id,
       org_id: job.org_id,
-      ...row.value,
+      ...value,
       total_item_count: validation.quantities.get(row.ref) ?? 0,
       client_time_utc: job.upload_record.client_time_utc,
       client_timezone: job.upload_record.client_timezone,
       created_at: now,
     });
-    if (writer.written % 5000 === 0) await extendLease(job.id);
+    if (wait) await wait;
+    if (extendDue()) await extendLease(job.id);
   }
   if (files.items) {
-    for await (const row of acceptedItems(await open(files.items), validation.accepted, ignore)) {
-      await writer.put({
-        ...taskItemKey(taskId(job.id, row.ref), row.n),
+    // An items file lists a task's items together, as a rule: its id is worked out once for the run of them.
+    let lastRef: string | undefined;
+    let lastId = '';
+    for await (const row of acceptedItems(await open(files.items), validation.accepted, () => {})) {
+      if (row.ref !== lastRef) {
+        lastRef = row.ref;
+        lastId = taskId(job.id, row.ref);
+      }
+      const wait = writer.put({
+        ...taskItemKey(lastId, row.n),
         entity: 'task_item',
         id: stableId(job.id, 'item', String(row.n)),
         import_job_id: job.id,
@@ -344,7 +383,8 @@ async function writeAccepted(job: ImportJob, files: { tasks: SourceFile; items?:
         ...row.value,
         created_at: now,
       });
-      if (writer.written % 5000 === 0) await extendLease(job.id);
+      if (wait) await wait;
+      if (extendDue()) await extendLease(job.id);
     }
   }
   await writer.close();
