@@ -268,11 +268,13 @@ export const NOW: ModelInput = {
   // Issue 27.2 (test/e2e/capacity.test.ts 'a driver standing still'): the item alone, the entry's geo_time 1 WCU more.
   fixStill: { rcu: 0.5, wcu: 1 },
   geoTimeRefresh: { rcu: 0, wcu: 1 },
-  importPerTask: { rcu: 1 / 100, wcu: 2.06 },
+  // Issue 26: a task's two X10 index entries (4.10, the lease extended once per 5 000 items); a pair's X12 entry (P9
+  // 81 WCU for 30 pairs), an accept moving the winner's and the rivals' X12 entries (R6 16 WCU).
+  importPerTask: { rcu: 1 / 100, wcu: 4.1 },
   runsheetAdded: { rcu: 2 / 10, wcu: 11 / 10 },
   driverAdded: { rcu: 6 / 8, wcu: 9 / 8 },
-  pair: { rcu: 24.5 / 30, wcu: 51 / 30 },
-  accept: { rcu: 8, wcu: 6 },
+  pair: { rcu: 10.5 / 30, wcu: 81 / 30 },
+  accept: { rcu: 8, wcu: 16 },
   authorizerPerRequest: FLEET.fixIntervalS / FLEET.authorizerCacheS,
 };
 
