@@ -8,19 +8,22 @@ afterEach(() => {
   vi.resetModules();
 });
 
-async function emfLinesOf(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-  const lines: string[] = [];
+/** The JSON lines `run` writes to stdout (the logger's and the metrics' EMF lines). */
+async function linesOf(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+  const chunks: string[] = [];
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    lines.push(String(chunk));
+    chunks.push(String(chunk));
     return true;
   });
   await run();
   vi.restoreAllMocks();
-  return lines
+  return chunks
     .flatMap((chunk) => chunk.split('\n'))
-    .filter((line) => line.includes('"_aws"'))
+    .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
+
+const emfLinesOf = async (run: () => Promise<unknown>) => (await linesOf(run)).filter((line) => '_aws' in line);
 
 describe('request metrics', () => {
   it('count requests, client errors and latency per operation', async () => {
@@ -65,19 +68,6 @@ describe('one log line a successful request (issue 27.4)', () => {
   afterEach(() => {
     process.env['LOG_LEVEL'] = 'SILENT';
   });
-  async function linesOf(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-    const chunks: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      chunks.push(String(chunk));
-      return true;
-    });
-    await run();
-    vi.restoreAllMocks();
-    return chunks
-      .flatMap((chunk) => chunk.split('\n'))
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  }
   const route = (access: RouteDef['access']): RouteDef => ({
     id: 'T0',
     method: 'GET',
