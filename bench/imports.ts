@@ -199,6 +199,8 @@ async function countWrites(orgId: string, jobId: string) {
     total_items_imported: number;
   };
   let indexEntries = 0;
+  // The tasks' sort keys begin with their job's creation time (shared/imports/tasks.ts).
+  const job = await get({ PK: `IMPORTJOB#${jobId}`, SK: 'JOB' });
   for (const [index, partition] of [
     ['GSI1', `ORG#${orgId}#TASKS`],
     ['GSI2', `ORG#${orgId}#TASKS#unplanned`],
@@ -211,7 +213,7 @@ async function countWrites(orgId: string, jobId: string) {
           IndexName: index,
           KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :job)',
           ExpressionAttributeNames: { '#pk': `${index}PK`, '#sk': `${index}SK` },
-          ExpressionAttributeValues: { ':pk': partition, ':job': `${jobId}#` },
+          ExpressionAttributeValues: { ':pk': partition, ':job': `${String(job['created_at'])}#${jobId}#` },
           Select: 'COUNT',
           ExclusiveStartKey: cursor,
         }),

@@ -351,7 +351,7 @@ async function writeAccepted(job: ImportJob, files: { tasks: SourceFile; items?:
     const wait = writer.put({
       ...taskKey(id),
       // X10 lists an organisation's tasks (a job always has one; the guard keeps a null out of the index keys).
-      ...(job.org_id ? taskIndexKeys(job.org_id, job.id, row.n) : {}),
+      ...(job.org_id ? taskIndexKeys(job.org_id, job, row.n) : {}),
       entity: 'task',
       id,
       import_job_id: job.id,

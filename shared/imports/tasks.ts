@@ -4,10 +4,10 @@
  * Layout: a task is `TASK#<id> / TASK`, its items `TASK#<id> / ITEM#<row>` in the same partition, so X11 is one
  * Query. The id is derived from the job and the task_ref (`taskId`), so a rerun of the import rewrites the same
  * items. Every task carries two read-through index entries, written by the import worker in the same put:
- *   - GSI1 `ORG#<org>#TASKS`, sorted `<import job id>#<row>`: every task of the organisation;
+ *   - GSI1 `ORG#<org>#TASKS`, sorted `<job created_at>#<import job id>#<row>`: every task of the organisation;
  *   - GSI2 `ORG#<org>#TASKS#planned|unplanned`, the same sort key: the tasks in (or out of) a runsheet.
- * Import job ids are time-ordered (`newObjectId`), so both list newest job first (`desc`) or oldest first in file
- * order (`asc`); `import_job_id` narrows either to one job with `begins_with` on the sort key. No Scan, no filter.
+ * Both list newest job first (`desc`) or oldest first in file order (`asc`); `import_job_id` narrows either to one
+ * job with `begins_with` on the sort key (the job read first for its `created_at`). No Scan, no filter.
  *
  * Planning a task is one conditional UpdateItem on the task (`claimTask`): it sets `planning_id`/`runsheet_id` and
  * moves its GSI2 entry, only while the task is free (or already in this very runsheet), so of two P5 calls that name
@@ -19,7 +19,7 @@ import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { forbidden, invalidField, notFound, Problem } from '#shared/http/problems';
-import { jobKey } from '#shared/imports/jobs';
+import { findJob, jobKey } from '#shared/imports/jobs';
 
 /** A task's id: 24 hex characters derived from its job and task_ref (a rerun writes the same task). */
 export const taskId = (jobId: string, ref: string): string =>
@@ -33,14 +33,20 @@ export const taskItemKey = (id: string, row: number) => ({
 
 const orgTasks = (orgId: string) => `ORG#${orgId}#TASKS`;
 const plannedTasks = (orgId: string, planned: boolean) => `${orgTasks(orgId)}#${planned ? 'planned' : 'unplanned'}`;
-const taskSort = (jobId: string, row: number) => `${jobId}#${String(row).padStart(6, '0')}`;
+/**
+ * A job's tasks sort by when the job was created, then in file order: job ids carry only whole seconds (and none at
+ * all when derived from an Idempotency-Key), so two jobs of one second would otherwise list in random order.
+ */
+const jobTasks = (job: { id: string; created_at: string }) => `${job.created_at}#${job.id}#`;
+const taskSort = (job: { id: string; created_at: string }, row: number) =>
+  `${jobTasks(job)}${String(row).padStart(6, '0')}`;
 
 /** The index attributes an imported task is written with (the import worker adds them to its put). */
-export const taskIndexKeys = (orgId: string, jobId: string, row: number) => ({
+export const taskIndexKeys = (orgId: string, job: { id: string; created_at: string }, row: number) => ({
   GSI1PK: orgTasks(orgId),
-  GSI1SK: taskSort(jobId, row),
+  GSI1SK: taskSort(job, row),
   GSI2PK: plannedTasks(orgId, false),
-  GSI2SK: taskSort(jobId, row),
+  GSI2SK: taskSort(job, row),
 });
 
 type Stored = Record<string, unknown>;
@@ -110,6 +116,10 @@ export interface TaskFilter {
 /** X10: one Query a page on GSI1 (every task) or GSI2 (planned or not), narrowed to a job by its sort-key prefix. */
 export async function listTasks(caller: Caller, filter: TaskFilter, page: PageRequest) {
   const org = tasksOrg(caller, filter.orgId);
+  // One job's tasks: the prefix of its sort keys. An unknown job's id alone is a prefix no key has (keys begin with
+  // a time): an empty list, as for another organisation's job, whose tasks are in another partition anyway.
+  const job = filter.importJobId ? await findJob(filter.importJobId) : undefined;
+  const prefix = job ? jobTasks(job) : `${filter.importJobId}#`;
   const [index, partition] =
     filter.planned === undefined
       ? (['GSI1', orgTasks(org)] as const)
@@ -122,7 +132,7 @@ export async function listTasks(caller: Caller, filter: TaskFilter, page: PageRe
       ExpressionAttributeNames: { '#pk': `${index}PK`, ...(filter.importJobId ? { '#sk': `${index}SK` } : {}) },
       ExpressionAttributeValues: {
         ':pk': partition,
-        ...(filter.importJobId ? { ':job': `${filter.importJobId}#` } : {}),
+        ...(filter.importJobId ? { ':job': prefix } : {}),
       },
       ScanIndexForward: filter.order === 'asc',
     },
