@@ -188,7 +188,8 @@ async function expectedWrites(tasksPath: string, itemsPath: string): Promise<Wri
 async function countWrites(orgId: string, jobId: string) {
   const { GetCommand, QueryCommand } = await import('@aws-sdk/lib-dynamodb');
   const { db, mainTableName } = await import('#shared/db/client');
-  const { taskId, taskKey, taskItemKey } = await import('#shared/imports/tasks');
+  const { jobTaskRanges, taskId, taskKey, taskItemKey } = await import('#shared/imports/tasks');
+  const { jobKey } = await import('#shared/imports/jobs');
   const { getObject, uploadBucket } = await import('#shared/ports/object-storage');
   const get = async (key: Record<string, string>) =>
     (await db().send(new GetCommand({ TableName: mainTableName(), Key: key }))).Item!;
@@ -199,12 +200,11 @@ async function countWrites(orgId: string, jobId: string) {
     total_items_imported: number;
   };
   let indexEntries = 0;
-  // The tasks' sort keys begin with their job's creation time (shared/imports/tasks.ts).
-  const job = await get({ PK: `IMPORTJOB#${jobId}`, SK: 'JOB' });
-  for (const [index, partition] of [
-    ['GSI1', `ORG#${orgId}#TASKS`],
-    ['GSI2', `ORG#${orgId}#TASKS#unplanned`],
-  ] as const) {
+  const job = await get(jobKey(jobId));
+  for (const { index, partition, prefix } of jobTaskRanges(orgId, {
+    id: jobId,
+    created_at: String(job['created_at']),
+  })) {
     let cursor: Record<string, unknown> | undefined;
     do {
       const out = await db().send(
@@ -213,7 +213,7 @@ async function countWrites(orgId: string, jobId: string) {
           IndexName: index,
           KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :job)',
           ExpressionAttributeNames: { '#pk': `${index}PK`, '#sk': `${index}SK` },
-          ExpressionAttributeValues: { ':pk': partition, ':job': `${String(job['created_at'])}#${jobId}#` },
+          ExpressionAttributeValues: { ':pk': partition, ':job': prefix },
           Select: 'COUNT',
           ExclusiveStartKey: cursor,
         }),

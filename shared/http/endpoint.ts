@@ -127,30 +127,22 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
       () => reply?.status,
     );
     const durationMs = clock.nowMs() - started;
-    const details = {
+    // What a request line says beyond its metrics: it rides in the EMF line as metadata.
+    const metadata = {
       request_id: requestId,
-      route: route.id,
       method: route.method,
       path: event.rawPath,
       status: reply.status,
-      duration_ms: durationMs,
       caller_id: caller?.id,
       ddb_calls: tally.calls,
-      rcu: tally.rcu,
-      wcu: tally.wcu,
     };
     // One log line a request: a successful one's details are in its EMF metrics line (CloudWatch Logs ingestion is
     // priced by the byte, bench/cost-model.ts); an error answer, or any answer where no metrics are written, has the
     // request line of its own as well.
-    if (reply.status >= 400 || !metricsPublished()) logger.info('request', details);
-    recordRequest(route.id, reply.status, durationMs, tally, {
-      request_id: requestId,
-      method: route.method,
-      path: event.rawPath,
-      status: reply.status,
-      caller_id: caller?.id,
-      ddb_calls: tally.calls,
-    });
+    if (reply.status >= 400 || !metricsPublished()) {
+      logger.info('request', { ...metadata, route: route.id, duration_ms: durationMs, rcu: tally.rcu, wcu: tally.wcu });
+    }
+    recordRequest(route.id, reply.status, durationMs, tally, metadata);
     logger.removeKeys(['request_id']);
     return toResult(reply, requestId);
   };

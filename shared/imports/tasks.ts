@@ -41,6 +41,13 @@ const jobTasks = (job: { id: string; created_at: string }) => `${job.created_at}
 const taskSort = (job: { id: string; created_at: string }, row: number) =>
   `${jobTasks(job)}${String(row).padStart(6, '0')}`;
 
+/** Where one job's tasks sit in X10's two indexes: the partition of each and the sort-key prefix of the job. */
+export const jobTaskRanges = (orgId: string, job: { id: string; created_at: string }) =>
+  [
+    { index: 'GSI1', partition: orgTasks(orgId), prefix: jobTasks(job) },
+    { index: 'GSI2', partition: plannedTasks(orgId, false), prefix: jobTasks(job) },
+  ] as const;
+
 /** The index attributes an imported task is written with (the import worker adds them to its put). */
 export const taskIndexKeys = (orgId: string, job: { id: string; created_at: string }, row: number) => ({
   GSI1PK: orgTasks(orgId),

@@ -20,7 +20,7 @@ const { db, mainTableName } = await import('../../shared/db/client.ts');
 const { putObject, uploadBucket } = await import('../../shared/ports/object-storage.ts');
 const { createJob, findJob, moveStatus } = await import('../../shared/imports/jobs.ts');
 const { runImport } = await import('../../shared/imports/runner.ts');
-const { taskId, taskKey } = await import('../../shared/imports/tasks.ts');
+const { jobTaskRanges, taskId, taskKey } = await import('../../shared/imports/tasks.ts');
 
 const TASKS_HEADER =
   'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone\n';
@@ -58,6 +58,7 @@ async function queuedJob(tasks: number) {
 /** The job's entries in X10's index (GSI1, narrowed to the job), and the item count of its first and last task. */
 async function written(job: { id: string; org_id: string | null; created_at: string }, tasks: number) {
   const jobId = job.id;
+  const range = jobTaskRanges(job.org_id!, job)[0];
   let entries = 0;
   let cursor: Record<string, unknown> | undefined;
   do {
@@ -66,7 +67,7 @@ async function written(job: { id: string; org_id: string | null; created_at: str
         TableName: mainTableName(),
         IndexName: 'GSI1',
         KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :job)',
-        ExpressionAttributeValues: { ':pk': `ORG#${job.org_id}#TASKS`, ':job': `${job.created_at}#${jobId}#` },
+        ExpressionAttributeValues: { ':pk': range.partition, ':job': range.prefix },
         Select: 'COUNT',
         ExclusiveStartKey: cursor,
       }),
