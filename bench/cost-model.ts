@@ -52,6 +52,13 @@ export const FLEET = {
   driverJsonBytes: 190,
   /** Locations-table stream shards feeding the positions consumer (one invocation a second each). */
   streamShards: 4,
+  /**
+   * The stream shards one organisation's position records arrive on. The consumer sends each organisation's
+   * subscribers one frame per shard batch (shared/notifications/live-positions.ts), so a dispatcher gets a frame a
+   * second from every shard that carried one of its drivers. Drivers' items keyed per driver (`LOC#<driver>`) spread
+   * an organisation over all `streamShards`.
+   */
+  orgShards: 4,
   /** API Gateway keeps the authorizer's answer 300 s per token: one authorizer run per driver per 300 s. */
   authorizerCacheS: 300,
   lambdaMemoryGb: 0.5,
@@ -142,6 +149,23 @@ export interface Line {
   usd: number;
 }
 
+/**
+ * The stream batches that carry an organisation's positions, a second, fleet-wide; and one frame's bytes. An
+ * organisation's drivers store `drivers / organisations / (fixIntervalS × fixesPerRequest)` positions a second (one
+ * stream record each), spread evenly over `orgShards` shards; each shard's one-second batch holds at least one of them
+ * with the Poisson probability 1 − e^(−λ/shards), and every such batch is one frame to each of its subscribers.
+ */
+export function organisationBatches(fleet: Fleet): { perSecond: number; frameBytes: number } {
+  if (fleet.organisations <= 0 || fleet.orgShards <= 0) return { perSecond: 0, frameBytes: 0 };
+  const positionsPerSecond = fleet.drivers / fleet.organisations / (fleet.fixIntervalS * fleet.fixesPerRequest);
+  const perShard = positionsPerSecond / fleet.orgShards;
+  const batchesPerOrganisation = fleet.orgShards * (1 - Math.exp(-perShard));
+  return {
+    perSecond: fleet.organisations * batchesPerOrganisation,
+    frameBytes: (positionsPerSecond / batchesPerOrganisation) * fleet.driverJsonBytes,
+  };
+}
+
 export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typeof PRICES = PRICES): Line[] {
   const fixes = (fleet.drivers * SECONDS_PER_MONTH) / fleet.fixIntervalS;
   // One write per request (L1's, or X13's of its newest fix): a request of n fixes crosses n times as often.
@@ -167,12 +191,20 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
     pairs * input.pair[key] +
     accepts * input.accept[key];
   const streamInvocations = fleet.streamShards * SECONDS_PER_MONTH;
-  // One subscriber Query (0.5 RCU) per organisation per stream batch (a second).
-  const subscriberReads = fleet.organisations * SECONDS_PER_MONTH * 0.5;
+  const batches = organisationBatches(fleet);
+  // Per organisation per batch: one subscriber Query (0.5 RCU) and its dispatchers' token generations (0.5 RCU each).
+  const subscriberReads =
+    batches.perSecond *
+    SECONDS_PER_MONTH *
+    (0.5 + (fleet.organisations > 0 ? fleet.dispatchers / fleet.organisations : 0) * 0.5);
   const handlerInvocations = apiRequests * (1 + input.authorizerPerRequest) + streamInvocations;
-  const frameBytes =
-    fleet.organisations > 0 ? (fleet.drivers / fleet.organisations / fleet.fixIntervalS) * fleet.driverJsonBytes : 0;
-  const frames = fleet.dispatchers * SECONDS_PER_MONTH * Math.ceil(frameBytes / 32_768);
+  const frames =
+    fleet.organisations > 0
+      ? (fleet.dispatchers / fleet.organisations) *
+        batches.perSecond *
+        SECONDS_PER_MONTH *
+        Math.ceil(batches.frameBytes / 32_768)
+      : 0;
   const connectionMinutes = (fleet.dispatchers * SECONDS_PER_MONTH) / 60;
   const gbSeconds = handlerInvocations * fleet.lambdaMemoryGb * (fleet.lambdaMs / 1000);
   const customMetrics = fleet.metricsPerOperation * fleet.operations;

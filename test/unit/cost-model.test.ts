@@ -5,6 +5,7 @@ import {
   type Fleet,
   monthlyCost,
   NOW,
+  organisationBatches,
   PRICES,
   SECONDS_PER_MONTH,
   STANDING_FLEET,
@@ -124,9 +125,27 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     expect(writes(UPLOADER_FLEET).quantity).toBeCloseTo(requests * (3 * (1 - crossing) + 9 * crossing), 0);
   });
 
-  it('reproduces the README figure for one L1 a fix before CloudWatch ($9 323)', () => {
+  it('sends a dispatcher one frame per stream shard that carried one of its drivers in the second', () => {
+    // 200 drivers an organisation, one X13 every 30 s: 6.67 positions a second.
+    const spread = organisationBatches({ ...UPLOADER_FLEET, orgShards: 4 });
+    // Over 4 shards, 1.67 a shard: a shard's batch holds one with probability 1 − e^(−1.67) = 0.811.
+    expect(spread.perSecond / UPLOADER_FLEET.organisations).toBeCloseTo(4 * (1 - Math.exp(-200 / 30 / 4)), 9);
+    expect(spread.perSecond / UPLOADER_FLEET.organisations).toBeCloseTo(3.244, 3);
+    const one = organisationBatches({ ...UPLOADER_FLEET, orgShards: 1 });
+    expect(one.perSecond / UPLOADER_FLEET.organisations).toBeCloseTo(0.9987, 4);
+    // The same positions, in fewer and fuller frames: 6.67 × 190 bytes a second in all.
+    expect(one.frameBytes * (one.perSecond / UPLOADER_FLEET.organisations)).toBeCloseTo((200 / 30) * 190, 6);
+    expect(spread.frameBytes * (spread.perSecond / UPLOADER_FLEET.organisations)).toBeCloseTo((200 / 30) * 190, 6);
+    const messages = (shards: number) =>
+      monthlyCost(NOW, { ...UPLOADER_FLEET, orgShards: shards }).find((l) => l.component === 'WebSocket messages')!;
+    // 200 dispatchers: 4 an organisation, each frame one 32 KB message.
+    expect(messages(4).quantity).toBeCloseTo(200 * 3.2444 * SECONDS_PER_MONTH, -6);
+    expect(messages(1).quantity / messages(4).quantity).toBeCloseTo(0.9987 / 3.2444, 3);
+  });
+
+  it('reproduces the README figure for one L1 a fix before CloudWatch ($11 041)', () => {
     const lines = monthlyCost(NOW, FLEET).filter((line) => !line.component.startsWith('CloudWatch'));
-    expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 9323)).toBeLessThan(1);
+    expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 11041)).toBeLessThan(1);
   });
 });
 
