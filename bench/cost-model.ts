@@ -73,25 +73,28 @@ export const FLEET = {
    */
   standingShare: 0,
   /**
-   * CloudWatch custom metrics: the handler kit's EMF line records Requests, ClientErrors, ServerErrors, Latency,
-   * ReadCapacityUnits and WriteCapacityUnits (shared/metrics.ts) with the dimension `operation`: each pair is one metric.
+   * CloudWatch custom metrics: the handler kit's EMF line records ClientErrors, ServerErrors, Latency, RCU and WCU
+   * (shared/metrics.ts) with the dimension `operation`: each pair is one metric. No `Requests`: the dashboard counts
+   * requests as Latency's SampleCount (lib/stacks/monitoring-stack.ts; test/infra/monitoring.test.ts).
    */
-  metricsPerOperation: 6,
+  metricsPerOperation: 5,
   operations: 122,
   /**
-   * Log bytes a Lambda invocation ingests. The EMF metrics line (~650 bytes; 534 measured locally for a success with
-   * its request details, plus a caller id and the X-Ray trace id in Lambda). The request line (~450 bytes; 282
-   * measured without a caller) only for an error answer since issue 27.4 (shared/http/endpoint.ts: a success's
-   * details ride in its EMF line), `errorAnswerShare` of them. The platform's START/END/REPORT (~350 bytes) only while
+   * Log bytes a Lambda invocation ingests. The EMF metrics line (~500 bytes: 490 measured by test/unit/metrics.test.ts,
+   * which pins it at most 500, for an X13 success with its request id, caller id and X-Ray trace id; 588 before it was
+   * slimmed, without the trace id). The request line (~450 bytes; 282 measured without a caller) only for an error
+   * answer since issue 27.4 (shared/http/endpoint.ts: a success's details ride in its EMF line), `errorAnswerShare`
+   * of them. The platform's START/END/REPORT (~350 bytes) only while
    * the functions' system log level lets them through (lib/function-logging.ts: WARN, so not).
    */
-  logBytesPerInvocation: 650 + 450 * ERROR_ANSWER_SHARE + (platformRecordsLogged() ? 350 : 0),
+  logBytesPerInvocation: 500 + 450 * ERROR_ANSWER_SHARE + (platformRecordsLogged() ? 350 : 0),
   errorAnswerShare: ERROR_ANSWER_SHARE,
   /**
-   * The HTTP API's access log line of every request (HTTP_ACCESS_LOG_FORMAT in lib/stacks/api-stack.ts: 21 fields,
-   * ~600 bytes with a phone's user agent), left out of the model before issue 27.4's review.
+   * The HTTP API's access log line of every request (HTTP_ACCESS_LOG_FORMAT in lib/stacks/api-stack.ts: 15 fields;
+   * 415 bytes measured by test/infra/access-log.test.ts for an X13 success with an Android browser's user agent, 120
+   * bytes of it, which pins it at most this figure; 666 with the 21 fields before).
    */
-  accessLogBytesPerRequest: 600,
+  accessLogBytesPerRequest: 420,
   /** CloudWatch Logs compresses stored logs (about 0.15 of their raw size); retention is a month (dispatch-function.ts). */
   logStorageRatio: 0.15,
 } as const;

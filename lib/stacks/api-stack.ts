@@ -31,30 +31,28 @@ import { CORS_HEADERS } from '#shared/http/responses';
 /**
  * The HTTP API's access-log line: HTTP API variables only (REST's `$context.resourcePath` is none of them), with
  * what an operator asks first of a failed request: which route, which integration or authorizer error, how long
- * API Gateway and the function each took.
+ * API Gateway and the function each took. Every request writes one (~877 M a month for the reference fleet, priced
+ * by the byte: bench/cost-model.ts), so it holds nothing twice and nothing an operator does not use; each field
+ * left out and why, and the bytes of a typical line, in docs/monitoring.md ("The HTTP API's access log"). Short
+ * keys: `fn…` is the integration (always a function here), `auth…` the Lambda authorizer, `gwError` API
+ * Gateway's own error type (THROTTLED, AUTHORIZER_FAILURE, INTEGRATION_TIMEOUT, …).
  */
 export const HTTP_ACCESS_LOG_FORMAT = JSON.stringify({
   requestId: '$context.requestId',
-  extendedRequestId: '$context.extendedRequestId',
+  time: '$context.requestTimeEpoch',
   ip: '$context.identity.sourceIp',
-  userAgent: '$context.identity.userAgent',
-  requestTime: '$context.requestTime',
-  requestTimeEpoch: '$context.requestTimeEpoch',
-  httpMethod: '$context.httpMethod',
+  ua: '$context.identity.userAgent',
+  method: '$context.httpMethod',
+  route: '$context.routeKey',
   path: '$context.path',
-  routeKey: '$context.routeKey',
-  protocol: '$context.protocol',
   status: '$context.status',
-  responseLength: '$context.responseLength',
-  responseLatency: '$context.responseLatency',
-  integrationStatus: '$context.integrationStatus',
-  integrationLatency: '$context.integrationLatency',
-  integrationErrorMessage: '$context.integrationErrorMessage',
-  errorMessage: '$context.error.message',
-  errorType: '$context.error.responseType',
-  authorizerError: '$context.authorizer.error',
-  authorizerLatency: '$context.authorizer.latency',
-  authorizerStatus: '$context.authorizer.status',
+  latency: '$context.responseLatency',
+  fnStatus: '$context.integrationStatus',
+  fnLatency: '$context.integrationLatency',
+  fnError: '$context.integrationErrorMessage',
+  authStatus: '$context.authorizer.status',
+  authError: '$context.authorizer.error',
+  gwError: '$context.error.responseType',
 });
 
 /** How long API Gateway keeps the authorizer's answer for one Authorization header (at most 3600 s). */

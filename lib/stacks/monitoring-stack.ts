@@ -223,7 +223,7 @@ export class MonitoringStack extends Stack {
 
   /**
    * One area's golden signals from the metrics its functions publish per operation (shared/metrics.ts): traffic
-   * (requests), errors (5xx and 4xx answers), latency (the worst operation's p99) and the DynamoDB capacity units the
+   * (requests: Latency's SampleCount), errors (5xx and 4xx answers), latency (the worst operation's p99) and the DynamoDB capacity units the
    * requests consumed (the service's cost and its tables' saturation).
    */
   private areaSignals(facade: MonitoringFacade, area: Area, routes: readonly RouteDef[]) {
@@ -251,7 +251,8 @@ export class MonitoringStack extends Stack {
       alarmFriendlyName: `Area-${area}`,
       humanReadableName: `Area ${area}: ${routes.map((route) => route.id).join(' ')}`,
       metricGroups: [
-        { title: 'Traffic: requests', metrics: [over('SUM', 'Requests', 'Sum', 'requests')] },
+        // A request is one Latency sample: no metric of its own to pay for (shared/metrics.ts).
+        { title: 'Traffic: requests', metrics: [over('SUM', 'Latency', 'SampleCount', 'requests')] },
         {
           title: 'Errors: answers',
           metrics: [
@@ -263,8 +264,8 @@ export class MonitoringStack extends Stack {
         {
           title: 'Capacity units consumed',
           metrics: [
-            over('SUM', 'ReadCapacityUnits', 'Sum', 'read capacity units'),
-            over('SUM', 'WriteCapacityUnits', 'Sum', 'write capacity units'),
+            over('SUM', 'RCU', 'Sum', 'read capacity units'),
+            over('SUM', 'WCU', 'Sum', 'write capacity units'),
           ],
         },
       ],

@@ -23,6 +23,17 @@ import { background, websocketFunctions } from '#shared/functions';
 import { websocketRoutes } from '#shared/routes';
 
 /** How cdk-nag writes a value in a finding id: as itself when concrete, else as the pseudo-parameter's name. */
+/**
+ * The WebSocket stage's access-log line (connects, client frames, disconnects; not the frames the service posts).
+ * No `eventType`: the route key says it ($connect, $disconnect, or a message's route).
+ */
+export const WEBSOCKET_ACCESS_LOG_FORMAT = JSON.stringify({
+  requestId: '$context.requestId',
+  connectionId: '$context.connectionId',
+  route: '$context.routeKey',
+  status: '$context.status',
+});
+
 const concrete = (value: string, placeholder: string) => (Token.isUnresolved(value) ? placeholder : value);
 
 export interface RealtimeStackProps extends StackProps {
@@ -99,13 +110,7 @@ export class RealtimeStack extends Stack {
     }
     cfnStage.accessLogSettings = {
       destinationArn: accessLogs.logGroupArn,
-      format: JSON.stringify({
-        requestId: '$context.requestId',
-        connectionId: '$context.connectionId',
-        routeKey: '$context.routeKey',
-        status: '$context.status',
-        eventType: '$context.eventType',
-      }),
+      format: WEBSOCKET_ACCESS_LOG_FORMAT,
     };
 
     for (const route of websocketRoutes) {

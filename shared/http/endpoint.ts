@@ -127,8 +127,8 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
       () => reply?.status,
     );
     const durationMs = clock.nowMs() - started;
-    // What a request line says beyond its metrics: it rides in the EMF line as metadata.
-    const metadata = {
+    // What a request line says beyond its metrics.
+    const details = {
       request_id: requestId,
       method: route.method,
       path: event.rawPath,
@@ -138,14 +138,38 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
     };
     // One log line a request: a successful one's details are in its EMF metrics line (CloudWatch Logs ingestion is
     // priced by the byte, bench/cost-model.ts); an error answer, or any answer where no metrics are written, has the
-    // request line of its own as well.
-    if (reply.status >= 400 || !metricsPublished()) {
-      logger.info('request', { ...metadata, route: route.id, duration_ms: durationMs, rcu: tally.rcu, wcu: tally.wcu });
+    // request line of its own as well, and its EMF line then carries only the request id (no second copy).
+    const requestLine = reply.status >= 400 || !metricsPublished();
+    if (requestLine) {
+      logger.info('request', { ...details, route: route.id, duration_ms: durationMs, rcu: tally.rcu, wcu: tally.wcu });
     }
-    recordRequest(route.id, reply.status, durationMs, tally, metadata);
+    recordRequest(
+      route.id,
+      reply.status,
+      durationMs,
+      tally,
+      requestLine ? { request_id: requestId } : emfDetails(details, route),
+    );
     logger.removeKeys(['request_id']);
     return toResult(reply, requestId);
   };
+}
+
+/**
+ * A success's details as its EMF line carries them (docs/monitoring.md, "The EMF line"): not the method, which the
+ * operation (the line's dimension) says, nor the path where the route has no parameters (the operation says it
+ * too; with parameters it holds the ids an operator looks for); the X-Ray trace id, as the logger's lines carry it.
+ */
+function emfDetails(
+  { method: _method, path, ...details }: { method: string; path: string } & Record<string, string | number | undefined>,
+  route: RouteDef,
+): Record<string, string | number | undefined> {
+  return { ...details, path: route.path.includes('{') ? path : undefined, xray_trace_id: xrayTraceId() };
+}
+
+/** The trace id (the `Root` of Lambda's `_X_AMZN_TRACE_ID`), the one the logger writes as `xray_trace_id`. */
+function xrayTraceId(): string | undefined {
+  return process.env['_X_AMZN_TRACE_ID']?.match(/Root=([^;]+)/)?.[1];
 }
 
 function problemReply(error: unknown, requestId: string): Reply {

@@ -12,7 +12,9 @@ import { App, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, requireDeployContext } from '../../lib/app.ts';
+import { HTTP_ACCESS_LOG_FORMAT } from '../../lib/stacks/api-stack.ts';
 import { RETENTION } from '../../lib/stacks/data-stack.ts';
+import { WEBSOCKET_ACCESS_LOG_FORMAT } from '../../lib/stacks/realtime-stack.ts';
 import { WORKER_MAX_CONCURRENCY } from '../../lib/stacks/workers-stack.ts';
 
 // Bundling is skipped: these tests read templates.
@@ -157,6 +159,12 @@ describe.each([
         expect(Object.values(fields), variable).toContain(variable);
       }
       expect(format).not.toContain('$context.resourcePath');
+      // The slim lines of test/infra/access-log.test.ts are the ones deployed, on both APIs.
+      expect(format).toBe(HTTP_ACCESS_LOG_FORMAT);
+      const webSocket = Object.values(resourcesOf(built.realtime)).find((r) => r.Type === 'AWS::ApiGatewayV2::Stage')!;
+      expect((webSocket.Properties['AccessLogSettings'] as { Format: string }).Format).toBe(
+        WEBSOCKET_ACCESS_LOG_FORMAT,
+      );
     });
   });
 });

@@ -338,15 +338,15 @@ describe('alarms (issue 25.2), in both stages', () => {
         expect(dashboards[0]!.Properties['DashboardName']).toContain(stage);
         // The body is a JSON string inside Fn::Join: unescape its quotes to read it.
         const body = JSON.stringify(dashboards[0]!.Properties['DashboardBody']).replaceAll('\\"', '"');
-        for (const metric of [
-          'Requests',
-          'ServerErrors',
-          'ClientErrors',
-          'Latency',
-          'ReadCapacityUnits',
-          'WriteCapacityUnits',
-        ]) {
+        for (const metric of ['ServerErrors', 'ClientErrors', 'Latency', 'RCU', 'WCU']) {
           expect(body).toContain(`"${SERVICE_METRICS.namespace}","${metric}"`);
+        }
+        // Traffic is Latency's SampleCount: the functions publish no `Requests` metric (shared/metrics.ts).
+        expect(body).not.toContain(`"${SERVICE_METRICS.namespace}","Requests"`);
+        for (const route of routes as readonly RouteDef[]) {
+          expect(body, route.id).toMatch(
+            new RegExp(`"${SERVICE_METRICS.namespace}","Latency","operation","${route.id}"[^\\]]*"stat":"SampleCount"`),
+          );
         }
         for (const route of routes as readonly RouteDef[]) {
           expect(body, route.id).toContain(`"operation","${route.id}"`);

@@ -107,12 +107,12 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     expect(batched['API Gateway HTTP']).toBeCloseTo(requests / 1e6, 6);
     expect(batched['DynamoDB writes']).toBeCloseTo(((requests * 3) / 1e6) * PRICES.dynamoWritePerMillion, 6);
     expect(batched['DynamoDB writes']).toBeCloseTo(one['DynamoDB writes']! / 3, 6);
-    // Log ingestion follows invocations and API requests (the access log); custom metrics do not (6 × 122 metrics whatever the traffic).
+    // Log ingestion follows invocations and API requests (the access log); custom metrics do not (5 × 122 metrics whatever the traffic).
     expect(batched['CloudWatch Logs ingestion']).toBeCloseTo(
       ((requests * (FLEET.logBytesPerInvocation + FLEET.accessLogBytesPerRequest)) / 1e9) * PRICES.logsIngestionPerGb,
       6,
     );
-    expect(batched['CloudWatch custom metrics']).toBeCloseTo(6 * 122 * 0.3, 6);
+    expect(batched['CloudWatch custom metrics']).toBeCloseTo(5 * 122 * 0.3, 6);
     expect(one['CloudWatch custom metrics']).toBe(batched['CloudWatch custom metrics']);
   });
 
@@ -187,7 +187,7 @@ describe('the cost model with drivers standing still and without platform log re
   it('ingests the metrics line of an invocation, the request line of its error answers, no platform record', () => {
     expect(platformRecordsLogged()).toBe(false);
     // The EMF line always; the request line only for the error answers (shared/http/endpoint.ts).
-    expect(FLEET.logBytesPerInvocation).toBeCloseTo(650 + 450 * FLEET.errorAnswerShare, 10);
+    expect(FLEET.logBytesPerInvocation).toBeCloseTo(500 + 450 * FLEET.errorAnswerShare, 10);
     expect(platformRecordsLogged('INFO')).toBe(true);
   });
 });
