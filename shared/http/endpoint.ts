@@ -70,7 +70,9 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
   return async (event, context) => {
     const started = clock.nowMs();
     const headers = lowerCaseHeaders(event.headers);
-    const requestId = headers['x-request-id']?.slice(0, 200) || randomUUID();
+    // The caller's id, else API Gateway's own (the access log's `requestId`: an operator follows one id from the
+    // access log to the function's lines), else a fresh one (direct invocations).
+    const requestId = headers['x-request-id']?.slice(0, 200) || event.requestContext?.requestId || randomUUID();
     logger.appendKeys({ request_id: requestId });
     let reply = undefined as unknown as Reply; // assigned inside the capacity scope below
     let caller = null as Caller | null;

@@ -107,6 +107,27 @@ describe('one log line a successful request (issue 27.4)', () => {
     });
   });
 
+  it("answers and logs API Gateway's request id when the caller sends none (the access log's requestId)", async () => {
+    vi.resetModules();
+    const { endpoint } = await import('../../shared/http/endpoint.ts');
+    const handler = endpoint([route('public')], 'T0', async () => ({ status: 200, body: {} }));
+    const answer = (await handler(
+      {
+        rawPath: '/v1/test',
+        headers: {},
+        requestContext: { http: { method: 'GET' }, requestId: 'Fx1Ab2cDoAMEb0A=' },
+      } as never,
+      {} as never,
+    )) as { headers: Record<string, string> };
+    expect(answer.headers['X-Request-Id']).toBe('Fx1Ab2cDoAMEb0A=');
+    // The caller's own id still wins.
+    const echoed = (await handler(
+      { ...(event as object), requestContext: { http: { method: 'GET' }, requestId: 'Fx1Ab2cDoAMEb0A=' } } as never,
+      {} as never,
+    )) as { headers: Record<string, string> };
+    expect(echoed.headers['X-Request-Id']).toBe('req-27-4');
+  });
+
   it('writes the request line as well for an error answer, and alone where metrics are off', async () => {
     process.env['POWERTOOLS_METRICS_DISABLED'] = 'false';
     vi.resetModules();
