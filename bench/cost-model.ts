@@ -80,7 +80,7 @@ export const FLEET = {
   metricsPerOperation: 5,
   operations: 122,
   /**
-   * Log bytes a Lambda invocation ingests. The EMF metrics line (~500 bytes: 490 measured by test/unit/metrics.test.ts,
+   * Log bytes a request's function invocation ingests. The EMF metrics line (~500 bytes: 490 measured by test/unit/metrics.test.ts,
    * which pins it at most 500, for an X13 success with its request id, caller id and X-Ray trace id; 588 before it was
    * slimmed, without the trace id). The request line (~450 bytes; 282 measured without a caller) only for an error
    * answer since issue 27.4 (shared/http/endpoint.ts: a success's details ride in its EMF line), `errorAnswerShare`
@@ -211,7 +211,9 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
   const connectionMinutes = (fleet.dispatchers * SECONDS_PER_MONTH) / 60;
   const gbSeconds = handlerInvocations * fleet.lambdaMemoryGb * (fleet.lambdaMs / 1000);
   const customMetrics = fleet.metricsPerOperation * fleet.operations;
-  const logGb = (handlerInvocations * fleet.logBytesPerInvocation + apiRequests * fleet.accessLogBytesPerRequest) / 1e9;
+  // A request's function writes its line(s); the authorizer (functions/auth/authorizer.ts) and the positions consumer
+  // write none unless something fails.
+  const logGb = (apiRequests * (fleet.logBytesPerInvocation + fleet.accessLogBytesPerRequest)) / 1e9;
   return [
     {
       component: 'DynamoDB writes',

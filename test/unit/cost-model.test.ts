@@ -73,6 +73,10 @@ describe('the cost model', () => {
       (l) => l.component === 'Lambda requests',
     )!;
     expect(twice.usd).toBeCloseTo(once.usd * 2, 6);
+    // The authorizer writes no log line on success: its runs add no log bytes.
+    const logs = (authorizerPerRequest: number) =>
+      monthlyCost({ ...input, authorizerPerRequest }, fleet).find((l) => l.component === 'CloudWatch Logs ingestion')!;
+    expect(logs(1).usd).toBeCloseTo(logs(0).usd, 9);
   });
 });
 
