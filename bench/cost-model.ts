@@ -59,6 +59,8 @@ export const FLEET = {
    * an organisation over all `streamShards`.
    */
   orgShards: 4,
+  /** The positions consumer's batching window (`maxBatchingWindow`, lib/stacks/realtime-stack.ts), seconds. */
+  batchWindowS: 1,
   /** API Gateway keeps the authorizer's answer 300 s per token: one authorizer run per driver per 300 s. */
   authorizerCacheS: 300,
   lambdaMemoryGb: 0.5,
@@ -155,14 +157,15 @@ export interface Line {
 /**
  * The stream batches that carry an organisation's positions, a second, fleet-wide; and one frame's bytes. An
  * organisation's drivers store `drivers / organisations / (fixIntervalS × fixesPerRequest)` positions a second (one
- * stream record each), spread evenly over `orgShards` shards; each shard's one-second batch holds at least one of them
- * with the Poisson probability 1 − e^(−λ/shards), and every such batch is one frame to each of its subscribers.
+ * stream record each), spread evenly over `orgShards` shards; each shard's batch (one a `batchWindowS`) holds at
+ * least one of them with the Poisson probability 1 − e^(−λ·window/shards), and every such batch is one frame to each
+ * of its subscribers.
  */
 export function organisationBatches(fleet: Fleet): { perSecond: number; frameBytes: number } {
   if (fleet.organisations <= 0 || fleet.orgShards <= 0) return { perSecond: 0, frameBytes: 0 };
   const positionsPerSecond = fleet.drivers / fleet.organisations / (fleet.fixIntervalS * fleet.fixesPerRequest);
-  const perShard = positionsPerSecond / fleet.orgShards;
-  const batchesPerOrganisation = fleet.orgShards * (1 - Math.exp(-perShard));
+  const perShardWindow = (positionsPerSecond * fleet.batchWindowS) / fleet.orgShards;
+  const batchesPerOrganisation = (fleet.orgShards * (1 - Math.exp(-perShardWindow))) / fleet.batchWindowS;
   return {
     perSecond: fleet.organisations * batchesPerOrganisation,
     frameBytes: (positionsPerSecond / batchesPerOrganisation) * fleet.driverJsonBytes,
@@ -193,7 +196,7 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
     plannedDrivers * input.driverAdded[key] +
     pairs * input.pair[key] +
     accepts * input.accept[key];
-  const streamInvocations = fleet.streamShards * SECONDS_PER_MONTH;
+  const streamInvocations = (fleet.streamShards * SECONDS_PER_MONTH) / fleet.batchWindowS;
   const batches = organisationBatches(fleet);
   // Per organisation per batch: one subscriber Query (0.5 RCU) and its dispatchers' token generations (0.5 RCU each).
   const subscriberReads =

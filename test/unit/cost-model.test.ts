@@ -145,6 +145,10 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     // 200 dispatchers: 4 an organisation, each frame one 32 KB message.
     expect(messages(4).quantity).toBeCloseTo(200 * 3.2444 * SECONDS_PER_MONTH, -6);
     expect(messages(1).quantity / messages(4).quantity).toBeCloseTo(0.9987 / 3.2444, 3);
+    // A 3 s window on one shard: a batch every 3 s (20 positions each), a third of the frames, the same bytes a second.
+    const slow = organisationBatches({ ...UPLOADER_FLEET, orgShards: 1, batchWindowS: 3 });
+    expect(slow.perSecond / UPLOADER_FLEET.organisations).toBeCloseTo((1 - Math.exp(-20)) / 3, 9);
+    expect(slow.frameBytes).toBeCloseTo(20 * 190, 3);
   });
 
   it('reproduces the README figure for one L1 a fix before CloudWatch ($11 041)', () => {
