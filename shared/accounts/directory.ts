@@ -197,7 +197,8 @@ export async function assignOrganisation(userId: string, orgId: string): Promise
     if (!current || current.deleted_at) throw invalidField('user.id', 'names no user');
     if (current.org_id) throw conflict('the user already belongs to an organisation');
     try {
-      await updateUser(current, { org_id: orgId }, await organisationMove(userId, null, orgId));
+      const move = await organisationMove(userId, null, orgId, current.driver_profile?.service_types);
+      await updateUser(current, { org_id: orgId }, move);
       return;
     } catch (error) {
       if (attempt >= 2 || !(error instanceof Problem) || error.status !== 409) throw error;

@@ -386,9 +386,15 @@ export const syncServiceTypes = (driverId: string, orgId: string | null, service
  * if its version is still the one read (a fix stored meanwhile cancels the transaction, and the caller reads again:
  * no fix is lost) and the new one is put only where none is (none is duplicated). No location: a check that none
  * appeared meanwhile under the old key. The old organisation can never read the driver's position again: it is gone
- * from its key, and from its searches (the index entry's org_id changes with the item).
+ * from its key, and from its searches (the index entry's org_id changes with the item). `serviceTypes`: the profile's,
+ * as the caller's transaction saves it (an A21 whose copy reached the old key just before the move is not lost).
  */
-export async function organisationMove(driverId: string, from: string | null, to: string): Promise<TransactItem[]> {
+export async function organisationMove(
+  driverId: string,
+  from: string | null,
+  to: string,
+  serviceTypes: string[] | undefined,
+): Promise<TransactItem[]> {
   const table = locationsTableName();
   const oldKey = locationKey(driverId, from);
   const out = await db().send(new GetCommand({ TableName: table, Key: oldKey, ConsistentRead: true }));
@@ -409,7 +415,12 @@ export async function organisationMove(driverId: string, from: string | null, to
       Put: {
         TableName: table,
         // Everything else as it was: the fix, its version, the index keys (the position has not changed).
-        Item: { ...out.Item, ...locationKey(driverId, to), org_id: to },
+        Item: {
+          ...out.Item,
+          ...locationKey(driverId, to),
+          org_id: to,
+          ...(serviceTypes ? { service_types: serviceTypes } : {}),
+        },
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     },

@@ -150,7 +150,7 @@ describe('the location item key', () => {
     const freelancer = await freelanceDriver();
     const id = freelancer.user.id;
     expect((await api.put('/v1/driver/location', fix(48.85, 2.35, 30), freelancer.bearer_token)).status).toBe(200);
-    const move = await organisationMove(id, null, org);
+    const move = await organisationMove(id, null, org, undefined);
     expect((await api.put('/v1/driver/location', fix(48.851, 2.35, 10), freelancer.bearer_token)).status).toBe(200);
     await expect(transactWrite(move)).rejects.toThrow();
     expect(await stored(id, org)).toBeUndefined();
