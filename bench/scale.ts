@@ -21,6 +21,11 @@ export const SCENARIO = {
   indexEntryBytes: 250,
   /** Organisations with drivers in the cell: each stream batch (a second) costs one subscriber Query per organisation. */
   organisations: 50,
+  /**
+   * Drivers of the largest organisation, wherever they are: its drivers' location items share one partition key
+   * (`LOCS#<org>`, so that its live positions ride one stream shard), which takes every one of their fixes.
+   */
+  driversInLargestOrganisation: 2_000,
 } as const;
 
 export interface Row {
@@ -42,9 +47,9 @@ export function scaleRows(scenario = SCENARIO, shards = GEO_SHARDS): Row[] {
   const indexRcu = searchesPerS * searchRcu;
   return [
     {
-      partition: 'Locations `LOC#<driver>`',
-      what: 'one driver’s item: a conditional UpdateItem per fix (1 WCU)',
-      wcu: 1 / scenario.fixIntervalS,
+      partition: 'Locations `LOCS#<org>` (a freelance driver: `LOC#<driver>`)',
+      what: `the items of the largest organisation’s ${scenario.driversInLargestOrganisation} drivers (anywhere): a conditional UpdateItem per fix (1 WCU)`,
+      wcu: scenario.driversInLargestOrganisation / scenario.fixIntervalS,
       rcu: 0,
     },
     {

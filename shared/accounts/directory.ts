@@ -22,8 +22,8 @@ import { type Caller, isSysAdmin } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { mainTableName } from '#shared/db/client';
 import { decodePageToken, encodePageToken, type PageRequest, queryPage } from '#shared/db/paging';
-import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
-import { syncOrganisation } from '#shared/locations/locations';
+import { conflict, forbidden, invalidField, notFound, Problem } from '#shared/http/problems';
+import { organisationMove } from '#shared/locations/locations';
 
 /** A user the caller may see: SysAdmin any, everybody else only users of their own organisation; else 404. */
 export async function findVisibleUser(caller: Caller, id: string, options: { includeDeleted?: boolean } = {}) {
@@ -189,10 +189,21 @@ export async function assignOrganisation(userId: string, orgId: string): Promise
   if (!user || user.deleted_at) throw invalidField('user.id', 'names no user');
   await requireOrganisation(orgId, 'user.org_id');
   if (user.org_id) throw conflict('the user already belongs to an organisation');
-  // The location's copy first: if the user's own write then fails (503), the retry still finds no organisation on the
-  // user and completes both; the other order would leave the location without it and answer the retry 409.
-  await syncOrganisation(userId, orgId);
-  await updateUser(user, { org_id: orgId });
+  // The driver's location moves to the organisation's key in the same transaction as the user's change (the profile
+  // and the item's key never disagree: shared/locations/locations.ts, recordFix). A fix stored between the location's
+  // read and the transaction cancels it: read both again.
+  for (let attempt = 0; ; attempt++) {
+    const current = attempt === 0 ? user : await getUser(userId);
+    if (!current || current.deleted_at) throw invalidField('user.id', 'names no user');
+    if (current.org_id) throw conflict('the user already belongs to an organisation');
+    try {
+      const move = await organisationMove(userId, null, orgId, current.driver_profile?.service_types);
+      await updateUser(current, { org_id: orgId }, move);
+      return;
+    } catch (error) {
+      if (attempt >= 2 || !(error instanceof Problem) || error.status !== 409) throw error;
+    }
+  }
 }
 
 /** A26. */

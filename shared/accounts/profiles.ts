@@ -111,7 +111,7 @@ export async function updateDriver(
     service_types: [...new Set(input.driver_profile.service_types ?? profile.service_types)],
   };
   await updateUser(user, { ...defined({ phone_number: input.phone_number }), driver_profile: driverProfile });
-  await syncServiceTypes(user.id, driverProfile.service_types);
+  await syncServiceTypes(user.id, user.org_id ?? null, driverProfile.service_types);
   return driverProfile;
 }
 

@@ -76,10 +76,11 @@ export const mainTable = {
 } as const satisfies TableDef;
 
 /**
- * Driver locations: one item per driver (`LOC#<id> / CURRENT`) plus the cell directory (`CELLS#ALL…`). Geo lists
- * every driver by partition cell and shard (`<precision-5 cell>#<shard>`), sorted by the precision-9 geohash then the
- * driver id; it holds what L3 and L4 choose their candidates by (organisation, service types, the fix's time to the
- * granule), and only location items carry its keys.
+ * Driver locations: one item per driver (`LOCS#<org> / <id>`, one partition key per organisation so that its live
+ * positions ride one stream shard; a freelance driver `LOC#<id> / CURRENT`) plus the cell directory (`CELLS#ALL…`).
+ * Geo lists every driver by partition cell and shard (`<precision-5 cell>#<shard>`), sorted by the precision-9 geohash
+ * then the driver id; it holds what L3 and L4 choose their candidates by (organisation, service types, the fix's time
+ * to the granule), and only location items carry its keys.
  */
 export const locationsTable = {
   id: 'Locations',

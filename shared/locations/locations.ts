@@ -27,7 +27,7 @@ import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
 import { putAll } from '#shared/db/batch';
-import { db, isConditionalFailure, locationsTableName, queryAll } from '#shared/db/client';
+import { db, isConditionalFailure, locationsTableName, queryAll, type TransactItem } from '#shared/db/client';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import {
@@ -70,7 +70,13 @@ export interface Fix {
   client_timezone?: string | null | undefined;
 }
 
-const locationKey = (driverId: string) => ({ PK: `LOC#${driverId}`, SK: 'CURRENT' });
+/**
+ * The key of a driver's location item. An organisation's drivers share one partition key, so that their writes ride
+ * one partition and hence one shard of the table's stream: a dispatcher gets one `driver.location` frame per batch
+ * window however many shards the stream has (docs/live-operations.md). A freelance driver keeps a key of its own.
+ */
+export const locationKey = (driverId: string, orgId: string | null) =>
+  orgId ? { PK: `LOCS#${orgId}`, SK: driverId } : { PK: `LOC#${driverId}`, SK: 'CURRENT' };
 const coarseOf = (partition: string) => (partition.startsWith('polar-') ? partition : partition.slice(0, 3));
 
 /** How far ahead of the server a device clock may be before a fix is refused. */
@@ -165,6 +171,7 @@ function conditionFailureItem(error: unknown): LocationRecord | undefined {
  */
 async function moveIfNewer(
   driverId: string,
+  orgId: string | null,
   fields: Fields,
   point: Point,
   expectedCell: string,
@@ -179,7 +186,7 @@ async function moveIfNewer(
     await db().send(
       new UpdateCommand({
         TableName: locationsTableName(),
-        Key: locationKey(driverId),
+        Key: locationKey(driverId, orgId),
         UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')} ADD #version :one`,
         ConditionExpression: 'attribute_exists(PK) AND #client_time_utc < :client_time_utc AND #cell = :expected',
         ExpressionAttributeNames: Object.fromEntries([...names, 'version'].map((name) => [`#${name}`, name])),
@@ -198,8 +205,8 @@ async function moveIfNewer(
   }
 }
 
-async function readLocation(driverId: string): Promise<LocationRecord | undefined> {
-  const out = await db().send(new GetCommand({ TableName: locationsTableName(), Key: locationKey(driverId) }));
+async function readLocation(driverId: string, orgId: string | null): Promise<LocationRecord | undefined> {
+  const out = await db().send(new GetCommand({ TableName: locationsTableName(), Key: locationKey(driverId, orgId) }));
   return out.Item ? toRecord(out.Item) : undefined;
 }
 
@@ -229,7 +236,16 @@ export async function recordFixes(caller: Caller, fixes: Fix[]): Promise<{ accep
   return { accepted, ignored: fixes.length - accepted };
 }
 
-/** L1. Returns whether the fix was stored (false: it was not newer than the stored one, and is ignored). */
+/**
+ * L1. Returns whether the fix was stored (false: it was not newer than the stored one, and is ignored).
+ *
+ * The item is keyed by the driver's organisation. The write goes first under the token's (the steady state: one
+ * UpdateItem); the token may be older than the driver's move into an organisation (A25), and then no item is there:
+ * the first-fix path reads the driver's profile, and when its organisation is not the token's the write goes again
+ * under the profile's, never a new item under the token's. A25 moves the item and changes the profile in one
+ * transaction, so the profile and the item's key never disagree: a stale token cannot bring the item back under the
+ * organisation it was moved out of.
+ */
 export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
   const clientTime = clientTimeOf(fix, 'client_time_utc');
   const point = { latitude: fix.latitude, longitude: fix.longitude };
@@ -245,16 +261,20 @@ export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
     server_time: clock.nowIso(),
   };
   let expectedCell = cell;
-  for (let attempt = 0; attempt < 3; attempt++) {
+  let orgId = caller.orgId;
+  for (let attempt = 0; attempt < 4; attempt++) {
     // The steady state: a newer fix within the stored partition cell.
-    const found = await moveIfNewer(caller.id, fields, point, expectedCell);
+    const found = await moveIfNewer(caller.id, orgId, fields, point, expectedCell);
     if (found === 'stored') {
       if (expectedCell !== cell) await releaseDirectory(leaving(expectedCell, cell));
       return true;
     }
     if (expectedCell !== cell) await releaseDirectory(leaving(cell, expectedCell)); // the crossing lost a race
     if (!found) {
-      if (await storeFirstFix(caller.id, fields, point)) return true;
+      const first = await storeFirstFix(caller.id, orgId, fields, point);
+      if (first === 'stored') return true;
+      // The driver's organisation is not the token's (a token minted before A25): its item is under the profile's.
+      if (first !== 'lost') orgId = first.orgId;
       continue;
     }
     if (Date.parse(found.client_time_utc) >= Date.parse(clientTime)) return false;
@@ -272,10 +292,19 @@ function leaving(from: string, to: string): string[] {
   return directoryEntries(from).filter((entry) => !kept.has(entry));
 }
 
-/** A driver's first fix: the organisation and service types come from the user, once. False: another one won. */
-async function storeFirstFix(driverId: string, fields: Fields, point: Point): Promise<boolean> {
+/**
+ * A driver's first fix: the organisation and service types come from the user, once. 'lost': another one won; the
+ * organisation when it is not `orgId`, the one the caller looked under (nothing is written then).
+ */
+async function storeFirstFix(
+  driverId: string,
+  orgId: string | null,
+  fields: Fields,
+  point: Point,
+): Promise<'stored' | 'lost' | { orgId: string | null }> {
   const driver = await getUser(driverId);
   if (!driver || driver.deleted_at) throw notFound('driver');
+  if ((driver.org_id ?? null) !== orgId) return { orgId: driver.org_id ?? null };
   const location: LocationRecord = {
     ...fields,
     user_id: driverId,
@@ -290,7 +319,7 @@ async function storeFirstFix(driverId: string, fields: Fields, point: Point): Pr
       new PutCommand({
         TableName: locationsTableName(),
         Item: {
-          ...locationKey(driverId),
+          ...locationKey(driverId, location.org_id),
           ...geoKeys(driverId, point),
           geo_time: geoTimeOf(fields.server_time),
           entity: 'location',
@@ -299,20 +328,23 @@ async function storeFirstFix(driverId: string, fields: Fields, point: Point): Pr
         ConditionExpression: 'attribute_not_exists(PK)',
       }),
     );
-    return true;
+    return 'stored';
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
     await releaseDirectory(entries);
-    return false;
+    return 'lost';
   }
 }
 
-/** Current positions of some drivers (the planning job ranks its candidates by them). */
-export async function currentPositions(driverIds: string[]): Promise<Map<string, Point>> {
+/**
+ * Current positions of some drivers of an organisation or freelance (the planning job ranks its candidates by them):
+ * each under the organisation's key, and under its own when it is not there (a freelance driver).
+ */
+export async function currentPositions(orgId: string, driverIds: string[]): Promise<Map<string, Point>> {
   const found = new Map<string, Point>();
   await inParallel(
     driverIds.map((id) => async () => {
-      const location = await readLocation(id);
+      const location = (await readLocation(id, orgId)) ?? (await readLocation(id, null));
       if (location) found.set(id, { latitude: location.latitude, longitude: location.longitude });
     }),
     16,
@@ -321,12 +353,17 @@ export async function currentPositions(driverIds: string[]): Promise<Map<string,
 }
 
 /** Sets a copy of the driver's own attributes on its location, if it has one. */
-async function syncDriver(driverId: string, attribute: 'service_types' | 'org_id', value: unknown): Promise<void> {
+async function syncDriver(
+  driverId: string,
+  orgId: string | null,
+  attribute: 'service_types',
+  value: unknown,
+): Promise<void> {
   await db()
     .send(
       new UpdateCommand({
         TableName: locationsTableName(),
-        Key: locationKey(driverId),
+        Key: locationKey(driverId, orgId),
         UpdateExpression: 'SET #attribute = :value',
         ConditionExpression: 'attribute_exists(PK)',
         ExpressionAttributeNames: { '#attribute': attribute },
@@ -338,12 +375,57 @@ async function syncDriver(driverId: string, attribute: 'service_types' | 'org_id
     });
 }
 
-/** A21 keeps the copy of the driver's service types on the location current. */
-export const syncServiceTypes = (driverId: string, serviceTypes: string[]) =>
-  syncDriver(driverId, 'service_types', serviceTypes);
+/** A21 keeps the copy of the driver's service types on the location current (`orgId`: the driver's organisation). */
+export const syncServiceTypes = (driverId: string, orgId: string | null, serviceTypes: string[]) =>
+  syncDriver(driverId, orgId, 'service_types', serviceTypes);
 
-/** A25 keeps the copy of the driver's organisation on the location current (searches keep an organisation's own). */
-export const syncOrganisation = (driverId: string, orgId: string) => syncDriver(driverId, 'org_id', orgId);
+/**
+ * A25: the transaction items that move a driver's location from the key of organisation `from` (null: freelance) to
+ * the key of `to`, with its copy of the organisation, for the caller to commit with the user's own change (one
+ * TransactWriteItems: the profile and the item's key change together, see `recordFix`). The old item is deleted only
+ * if its version is still the one read (a fix stored meanwhile cancels the transaction, and the caller reads again:
+ * no fix is lost) and the new one is put only where none is (none is duplicated). No location: a check that none
+ * appeared meanwhile under the old key. The old organisation can never read the driver's position again: it is gone
+ * from its key, and from its searches (the index entry's org_id changes with the item). `serviceTypes`: the profile's,
+ * as the caller's transaction saves it (an A21 whose copy reached the old key just before the move is not lost).
+ */
+export async function organisationMove(
+  driverId: string,
+  from: string | null,
+  to: string,
+  serviceTypes: string[] | undefined,
+): Promise<TransactItem[]> {
+  const table = locationsTableName();
+  const oldKey = locationKey(driverId, from);
+  const out = await db().send(new GetCommand({ TableName: table, Key: oldKey, ConsistentRead: true }));
+  if (!out.Item) {
+    return [{ ConditionCheck: { TableName: table, Key: oldKey, ConditionExpression: 'attribute_not_exists(PK)' } }];
+  }
+  return [
+    {
+      Delete: {
+        TableName: table,
+        Key: oldKey,
+        ConditionExpression: '#version = :version',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':version': out.Item['version'] },
+      },
+    },
+    {
+      Put: {
+        TableName: table,
+        // Everything else as it was: the fix, its version, the index keys (the position has not changed).
+        Item: {
+          ...out.Item,
+          ...locationKey(driverId, to),
+          org_id: to,
+          ...(serviceTypes ? { service_types: serviceTypes } : {}),
+        },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+  ];
+}
 
 export interface LocationView extends Omit<LocationRecord, 'org_id' | 'service_types'> {
   age_s: number;
@@ -370,7 +452,8 @@ function view(location: LocationRecord, distance?: number): LocationView {
 
 /** L2: SysAdmin any driver; OrgAdmin and OrgTransporter their organisation's drivers; a driver themself. */
 export async function readDriverLocation(caller: Caller, driverId: string): Promise<LocationView> {
-  const location = await readLocation(driverId);
+  const orgId = await organisationOf(caller, driverId);
+  const location = orgId === undefined ? undefined : await readLocation(driverId, orgId);
   const visible =
     location &&
     (isSysAdmin(caller) ||
@@ -378,6 +461,19 @@ export async function readDriverLocation(caller: Caller, driverId: string): Prom
       (hasRole(caller, 'OrgAdmin', 'OrgTransporter') && caller.orgId !== null && location.org_id === caller.orgId));
   if (!visible) throw notFound('driver location');
   return view(location);
+}
+
+/**
+ * The organisation whose key L2 reads: an OrgAdmin's or OrgTransporter's own (tenancy by the key: another
+ * organisation's driver is not there); SysAdmin and a driver reading themself the driver's profile's (one GetItem: a
+ * driver's token may be older than its move into an organisation). Undefined: nothing to read (404).
+ */
+async function organisationOf(caller: Caller, driverId: string): Promise<string | null | undefined> {
+  if (isSysAdmin(caller) || caller.id === driverId) {
+    const driver = await getUser(driverId);
+    return driver ? (driver.org_id ?? null) : undefined;
+  }
+  return hasRole(caller, 'OrgAdmin', 'OrgTransporter') && caller.orgId !== null ? caller.orgId : undefined;
 }
 
 export interface SearchFilters {
@@ -434,6 +530,8 @@ const DISTANCE_SLACK_M = 0.001;
 /** An index entry: who, and where and when to within its precision-9 cell and its granule. */
 interface Candidate {
   userId: string;
+  /** The driver's organisation, as the entry projects it: with userId, the key of its item. */
+  orgId: string | null;
   /** The least and the greatest distance from the search point the driver's position can be (it is in the cell). */
   least: number;
   most: number;
@@ -471,18 +569,21 @@ function candidateOf(
   // A millimetre of slack each way: rounding in the distances only widens the candidates, never drops one.
   return {
     userId: String(item['user_id']),
+    orgId: typeof item['org_id'] === 'string' && item['org_id'] ? item['org_id'] : null,
     least: distanceToBoxM(point, box) - DISTANCE_SLACK_M,
     most: distanceM(point, centre) + halfDiagonal + DISTANCE_SLACK_M,
   };
 }
 
-/** The current items of some drivers (BatchGetItem, 100 keys a call), by driver id. */
-async function readLocations(driverIds: string[], stats: SearchStats): Promise<Map<string, LocationRecord>> {
+/** The current items of some candidates (BatchGetItem, 100 keys a call), by driver id. */
+async function readLocations(candidates: Candidate[], stats: SearchStats): Promise<Map<string, LocationRecord>> {
   const found = new Map<string, LocationRecord>();
-  const unique = [...new Set(driverIds)];
+  const unique = [
+    ...new Map(candidates.map((c) => [`${c.orgId ?? ''}|${c.userId}`, locationKey(c.userId, c.orgId)])).values(),
+  ];
   await inParallel(
     Array.from({ length: Math.ceil(unique.length / 100) }, (_, i) => async () => {
-      let keys: Record<string, unknown>[] | undefined = unique.slice(i * 100, i * 100 + 100).map(locationKey);
+      let keys: Record<string, unknown>[] | undefined = unique.slice(i * 100, i * 100 + 100);
       while (keys && keys.length > 0) {
         const out = await db().send(new BatchGetCommand({ RequestItems: { [locationsTableName()]: { Keys: keys } } }));
         stats.queries++;
@@ -523,10 +624,7 @@ export async function driversWithin(
     .flat()
     .map((item) => candidateOf(item, centre, orgId, filters))
     .filter((candidate): candidate is Candidate => candidate !== undefined && candidate.least <= radiusM);
-  const locations = await readLocations(
-    candidates.map((candidate) => candidate.userId),
-    stats,
-  );
+  const locations = await readLocations(candidates, stats);
   const found: { location: LocationRecord; distance: number }[] = [];
   for (const location of locations.values()) {
     const distance = distanceM(centre, location);
@@ -633,10 +731,7 @@ export async function nearestDriver(
   for (;;) {
     const { candidates, bound } = await nearestCandidates(point, orgId, filters, excluded, stats);
     if (candidates.length === 0) return undefined;
-    const locations = await readLocations(
-      candidates.map((candidate) => candidate.userId),
-      stats,
-    );
+    const locations = await readLocations(candidates, stats);
     let best: { location: LocationRecord; distance: number } | undefined;
     for (const candidate of candidates) {
       const location = locations.get(candidate.userId);
@@ -771,7 +866,7 @@ function toRecord(item: Record<string, unknown>): LocationRecord {
 
 /** The stored item of a location. */
 const locationItem = (location: LocationRecord) => ({
-  ...locationKey(location.user_id),
+  ...locationKey(location.user_id, location.org_id),
   ...geoKeys(location.user_id, location),
   geo_time: geoTimeOf(location.server_time),
   entity: 'location',
@@ -835,7 +930,9 @@ export interface LivePosition {
 export function livePositionOf(
   item: Record<string, unknown>,
 ): { orgId: string | null; position: LivePosition } | undefined {
-  if (typeof item['PK'] !== 'string' || !item['PK'].startsWith('LOC#') || item['SK'] !== 'CURRENT') return undefined;
+  if (typeof item['PK'] !== 'string' || typeof item['SK'] !== 'string') return undefined;
+  const located = item['PK'].startsWith('LOCS#') || (item['PK'].startsWith('LOC#') && item['SK'] === 'CURRENT');
+  if (!located) return undefined;
   const record = toRecord(item);
   if (typeof record.user_id !== 'string' || typeof record.latitude !== 'number') return undefined;
   return {

@@ -213,7 +213,10 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
   let watchedUntil: string | undefined;
   try {
     const { runsheets, drivers } = await planningContents(planning.id);
-    const locations = await currentPositions(drivers.map((d) => d.id));
+    const locations = await currentPositions(
+      planning.org_id,
+      drivers.map((d) => d.id),
+    );
     const names = new Map(drivers.map((d) => [d.id, d.name ?? '']));
     // Claimed from `queued`: no run of this job came before, so none of its pairs exists yet (a later run starts only
     // once this one's lease has lapsed, and the lease outlasts the function's timeout).

@@ -36,7 +36,8 @@ export const locationsRoutes = [
     path: '/v1/driver-locations/{driver_id}',
     area: 'locations',
     handler: 'locations/read-location',
-    needs: { locations: 'read' },
+    // SysAdmin's read (and a driver's own) needs the driver's organisation, the key of its location: its user item.
+    needs: { main: 'read', locations: 'read' },
     access: ['SysAdmin', 'OrgAdmin', 'OrgTransporter', 'Driver', 'OrgDriver'],
     summary: "Read one driver's current location",
     status: 200,

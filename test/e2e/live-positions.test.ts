@@ -126,3 +126,30 @@ describe('live positions', () => {
     for (const w of [watchA, self, sysadmin]) w.socket.close();
   });
 });
+
+describe('live positions of a driver moved into an organisation (the item keyed by organisation)', () => {
+  it("reach the organisation's channel from the new key, the freelance channel no more", async () => {
+    const org = await newOrganisation(api, admin, 'Fleet joined');
+    const dispatcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+    const freelancer = await freelanceDriver();
+    const watch = await subscribed(dispatcher.token, [`org.${org}`]);
+    const sysadmin = await subscribed(admin, ['drivers.freelance']);
+    expect((await api.put('/v1/driver/location', fix(51.5, -0.12, 20), freelancer.bearer_token)).status).toBe(200);
+    expect(await until(() => sysadmin.positions().some((d) => d.user_id === freelancer.user.id))).toBe(true);
+    const assigned = await api.post(
+      '/v1/admin/users/assign-organisation',
+      { user: { id: freelancer.user.id, org_id: org } },
+      admin,
+    );
+    expect(assigned.status).toBe(200);
+    // The token was minted before the move (no organisation in it): the fix still reaches the organisation.
+    expect((await api.put('/v1/driver/location', fix(51.51, -0.12, 10), freelancer.bearer_token)).status).toBe(200);
+    expect(await until(() => watch.positions().some((d) => d.latitude === 51.51))).toBe(true);
+    expect(watch.frames.filter((f) => f.name === 'driver.location').every((f) => f.channel === `org.${org}`)).toBe(
+      true,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(sysadmin.positions().map((d) => d.latitude)).toEqual([51.5]);
+    for (const w of [watch, sysadmin]) w.socket.close();
+  });
+});

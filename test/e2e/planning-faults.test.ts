@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../lib/local/emulators.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
+import { locationKey } from '../../shared/locations/locations.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW } from '../support/imports.ts';
@@ -184,7 +185,7 @@ describe('a planning job whose first run wrote part of its offers, the drivers h
       await direct.send(
         new UpdateCommand({
           TableName: process.env['LOCATIONS_TABLE']!,
-          Key: { PK: `LOC#${id}`, SK: 'CURRENT' },
+          Key: locationKey(id, orgId),
           UpdateExpression: 'SET latitude = :lat, longitude = :lng',
           ExpressionAttributeValues: { ':lat': point.latitude, ':lng': point.longitude },
         }),

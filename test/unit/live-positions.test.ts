@@ -2,6 +2,7 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { locationKey } from '../../shared/locations/locations.ts';
 import { groupPositions } from '../../shared/notifications/live-positions.ts';
 
 const ORG_A = '11111111-1111-4111-8111-111111111111';
@@ -20,8 +21,7 @@ const record = (
 });
 
 const location = (userId: string, orgId: string | null, version: number, extra: Record<string, unknown> = {}) => ({
-  PK: `LOC#${userId}`,
-  SK: 'CURRENT',
+  ...locationKey(userId, orgId),
   GEO_PK: 'w21z7#2',
   GEO_SK: `w21z7abcd#${userId}`,
   cell: 'w21z7',
