@@ -56,9 +56,11 @@ export const FLEET = {
    * The stream shards one organisation's position records arrive on. The consumer sends each organisation's
    * subscribers one frame per shard batch (shared/notifications/live-positions.ts), so a dispatcher gets a frame a
    * second from every shard that carried one of its drivers. Drivers' items keyed per driver (`LOC#<driver>`) spread
-   * an organisation over all `streamShards`.
+   * an organisation over all `streamShards` (4: $1 705 a month of frames with the uploader); keyed per organisation
+   * (`LOCS#<org> / <driver>`, shared/locations/locations.ts), an organisation's items share one partition, hence one
+   * shard (until DynamoDB splits a key for heat: docs/live-operations.md).
    */
-  orgShards: 4,
+  orgShards: 1,
   /** The positions consumer's batching window (`maxBatchingWindow`, lib/stacks/realtime-stack.ts), seconds. */
   batchWindowS: 1,
   /** API Gateway keeps the authorizer's answer 300 s per token: one authorizer run per driver per 300 s. */
