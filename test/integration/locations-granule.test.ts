@@ -1,5 +1,5 @@
 /**
- * L3 and L4 choose candidates from the Geo index, which knows a driver's position to its precision-9 cell and its fix
+ * L3 and L4 choose candidates from the Geo index, which knows a driver's position to its precision-6 cell and its fix
  * time to GEO_TIME_GRANULARITY_S (issue 27.2), then answer from the candidates' items. These cases are the ones where
  * the index's knowledge and the item disagree at the edges; the property test (locations-property.test.ts) covers
  * random searches.
@@ -38,18 +38,19 @@ afterEach(() => resetClock());
 
 describe('L3 when the candidate that bounded the search turns out too old', () => {
   it('still answers the nearest matching driver, not merely the nearest of the first candidates', async () => {
-    // Positions found by search over precision-9 cells near Singapore (each in a cell of its own). From the search
-    // point: X's cell bounds the nearest to 12.6 m (its farthest corner), V's cell starts at 11.7 m (V is at 16.5 m),
-    // N's at 13.4 m (N is at 15.5 m). X's fix is older than max_age_s, but its geo_time is within a granule of it.
-    const point = { latitude: 1.3321, longitude: 103.8421 };
-    const X = { latitude: 1.3320887, longitude: 103.8420177 };
-    const V = { latitude: 1.3321739, longitude: 103.8419711 };
-    const N = { latitude: 1.3321435, longitude: 103.8422328 };
+    // Precision-6 cells near Singapore (issue 32; each driver in a cell of its own). The search point is the centre
+    // of w21zdf, where X is: X's cell bounds the nearest to 685 m (its farthest corner). V's cell (w21ze4, east) starts
+    // at 608 m (V is at 1 801 m), N's (w21zdu, two cells north) at 915 m (N is at 934 m). X's fix is older than
+    // max_age_s, but its geo_time is within a granule of it.
+    const point = { latitude: 1.3321, longitude: 103.8373 };
+    const X = { latitude: 1.3325, longitude: 103.837 };
+    const V = { latitude: 1.3321, longitude: 103.8535 };
+    const N = { latitude: 1.3405, longitude: 103.8375 };
     expect(distanceM(point, N)).toBeLessThan(distanceM(point, V));
     expect(distanceM(point, X)).toBeLessThan(distanceM(point, N));
     const maxAgeS = 120;
     // X's fix a second into a granule; the search 125 s later: X is 125 s old, its geo_time 126 s, so its least
-    // possible age (126 − 60 = 66 s) keeps it a candidate.
+    // possible age (126 s − G, below 120 s) keeps it a candidate.
     const xMs = Math.ceil(Date.now() / G) * G + 1000;
     const now = xMs + (maxAgeS + 5) * 1000;
     const suffix = String(xMs).slice(-6);
@@ -61,8 +62,8 @@ describe('L3 when the candidate that bounded the search turns out too old', () =
     setClock(() => now);
     const nearest = await nearestDriver(dispatcher, point, { maxAgeS });
     expect(nearest?.user_id).toBe(`granule-n-${suffix}`);
-    // L4 agrees: within 20 m, N then V; X is too old.
-    const within = await driversWithin(dispatcher, point, 20, { maxAgeS });
+    // L4 agrees: within 2 km, N then V; X is too old.
+    const within = await driversWithin(dispatcher, point, 2000, { maxAgeS });
     expect(within.map((l) => l.user_id)).toEqual([`granule-n-${suffix}`, `granule-v-${suffix}`]);
     // With a max_age_s that admits X, X is the nearest.
     expect((await nearestDriver(dispatcher, point, { maxAgeS: maxAgeS + 10 }))?.user_id).toBe(`granule-x-${suffix}`);
