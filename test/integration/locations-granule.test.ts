@@ -69,3 +69,46 @@ describe('L3 when the candidate that bounded the search turns out too old', () =
     expect((await nearestDriver(dispatcher, point, { maxAgeS: maxAgeS + 10 }))?.user_id).toBe(`granule-x-${suffix}`);
   });
 });
+
+describe('an index entry written before issue 32 (a precision-9 sort key)', () => {
+  it('is found by L3 and L4 as a new one is: its precision-6 cell is its first six characters', async () => {
+    const { db, locationsTableName } = await import('../../shared/db/client.ts');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { encode } = await import('../../shared/locations/geo.ts');
+    const org = '0c0c0c0c-0000-4000-8000-00000000032c';
+    const scoped = { ...dispatcher, orgId: org };
+    const now = Date.now();
+    const suffix = String(now).slice(-6);
+    const old = { latitude: -1.2921, longitude: 36.8219 };
+    const fresh = { latitude: -1.2978, longitude: 36.8301 };
+    await importLocations([
+      { ...record(`geo9-old-${suffix}`, old, now), org_id: org },
+      { ...record(`geo9-new-${suffix}`, fresh, now), org_id: org },
+    ]);
+    // The old driver's entry as the service wrote it before: `<precision-9 geohash>#<driver>`.
+    await db().send(
+      new UpdateCommand({
+        TableName: locationsTableName(),
+        Key: { PK: `LOC#geo9-old-${suffix}`, SK: 'CURRENT' },
+        UpdateExpression: 'SET GEO_SK = :sk',
+        ExpressionAttributeValues: { ':sk': `${encode(old, 9)}#geo9-old-${suffix}` },
+      }),
+    );
+    setClock(() => now + 1000);
+    expect((await nearestDriver(scoped, old, { maxAgeS: 60 }))?.user_id).toBe(`geo9-old-${suffix}`);
+    expect((await nearestDriver(scoped, { latitude: -1.2925, longitude: 36.8222 }, { maxAgeS: 60 }))?.user_id).toBe(
+      `geo9-old-${suffix}`,
+    );
+    // A radius small enough for a plan of precision-6 cells (a `begins_with` of the old sort key), and a large one.
+    for (const radius of [300, 1500, 20_000]) {
+      const within = await driversWithin(scoped, old, radius, { maxAgeS: 60 });
+      const expected = [`geo9-old-${suffix}`, `geo9-new-${suffix}`].filter(
+        (_, i) => distanceM(old, i === 0 ? old : fresh) <= radius,
+      );
+      expect(
+        within.map((l) => l.user_id),
+        String(radius),
+      ).toEqual(expected);
+    }
+  });
+});
