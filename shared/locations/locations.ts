@@ -626,6 +626,9 @@ async function partitionCount(point: Point, stats: SearchStats): Promise<number>
   return Number(out.Item?.['n'] ?? 0);
 }
 
+/** L3 reads its candidates' items this many at a time (BatchGetItem takes 100 keys). */
+const CANDIDATE_BATCH = 100;
+
 export async function nearestDriver(
   caller: Caller,
   point: Point,
@@ -640,24 +643,34 @@ export async function nearestDriver(
   for (;;) {
     const { candidates, bound } = await nearestCandidates(point, orgId, filters, excluded, stats);
     if (candidates.length === 0) return undefined;
-    const locations = await readLocations(
-      candidates.map((candidate) => candidate.userId),
-      stats,
+    // Issue 32: a candidate's cell spans up to ~1.4 km, so there can be many. Their items are read least distance
+    // first, a BatchGetItem of CANDIDATE_BATCH at a time, until the next one's least distance is beyond the nearest
+    // matching driver found: it cannot be nearer (nor as near), so it is not read.
+    const ordered = [...new Map(candidates.map((candidate) => [candidate.userId, candidate])).values()].sort(
+      (a, b) => a.least - b.least,
     );
     let best: { location: LocationRecord; distance: number } | undefined;
-    for (const candidate of candidates) {
-      const location = locations.get(candidate.userId);
-      if (!location || !matches(location, orgId, filters)) {
-        excluded.add(candidate.userId);
-        continue;
-      }
-      const distance = distanceM(point, location);
-      if (
-        !best ||
-        distance < best.distance ||
-        (distance === best.distance && location.user_id < best.location.user_id)
-      ) {
-        best = { location, distance };
+    for (let start = 0; start < ordered.length; start += CANDIDATE_BATCH) {
+      const batch = ordered.slice(start, start + CANDIDATE_BATCH).filter((c) => !best || c.least <= best.distance);
+      if (batch.length === 0) break;
+      const locations = await readLocations(
+        batch.map((candidate) => candidate.userId),
+        stats,
+      );
+      for (const candidate of batch) {
+        const location = locations.get(candidate.userId);
+        if (!location || !matches(location, orgId, filters)) {
+          excluded.add(candidate.userId);
+          continue;
+        }
+        const distance = distanceM(point, location);
+        if (
+          !best ||
+          distance < best.distance ||
+          (distance === best.distance && location.user_id < best.location.user_id)
+        ) {
+          best = { location, distance };
+        }
       }
     }
     // The search proved that nothing outside the candidates is nearer than `bound`; a best beyond it may have been

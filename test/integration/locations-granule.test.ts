@@ -112,3 +112,43 @@ describe('an index entry written before issue 32 (a precision-9 sort key)', () =
     }
   });
 });
+
+describe('L3 in a crowded precision-6 cell (issue 32)', () => {
+  it('reads the items of the candidates nearest first, and stops once none left can be nearer', async () => {
+    const { cellBox, encode, neighbours } = await import('../../shared/locations/geo.ts');
+    const org = crypto.randomUUID();
+    const scoped = { ...dispatcher, orgId: org };
+    // A cell of the Sahara chosen at random (no other test's drivers), its centre the search point.
+    const cell = encode({ latitude: 20 + Math.random() * 5, longitude: 5 + Math.random() * 10 }, 6);
+    const box = cellBox(cell);
+    const point = { latitude: (box.minLat + box.maxLat) / 2, longitude: (box.minLon + box.maxLon) / 2 };
+    const now = Date.now();
+    let n = 0;
+    const spread = (hash: string, count: number) => {
+      const b = cellBox(hash);
+      return Array.from({ length: count }, (_, i) => {
+        const at = {
+          latitude: b.minLat + ((b.maxLat - b.minLat) * (0.05 + 0.9 * ((i * 7919) % 101))) / 101,
+          longitude: b.minLon + ((b.maxLon - b.minLon) * (0.05 + 0.9 * ((i * 104_729) % 103))) / 103,
+        };
+        return { ...record(`crowd-${org.slice(0, 8)}-${n++}`, at, now), org_id: org };
+      });
+    };
+    // 120 drivers in the point's cell and 120 in each of its eight neighbours: every neighbour's least distance (at
+    // most its corner shared with the point's cell) is within the point's cell's farthest corner (the half diagonal,
+    // ~650 m here), so all 1 080 are candidates.
+    const drivers = [spread(cell, 120), ...neighbours(cell).map((hash) => spread(hash, 120))].flat();
+    await importLocations(drivers);
+    setClock(() => now + 1000);
+    const stats = { queries: 0, itemsRead: 0 };
+    const nearest = await nearestDriver(scoped, point, { maxAgeS: 60 }, stats);
+    const brute = drivers
+      .map((d) => ({ id: d.user_id, distance: distanceM(point, d) }))
+      .sort((a, b) => a.distance - b.distance || a.id.localeCompare(b.id))[0]!;
+    expect(nearest?.user_id).toBe(brute.id);
+    // The index entries read (the point's cell and its neighbours: 1 080, and a directory entry or two) and the
+    // items of the point's cell alone (120, least distance 0): not the 1 080 items of every candidate.
+    expect(stats.itemsRead).toBeGreaterThanOrEqual(1080 + 120);
+    expect(stats.itemsRead).toBeLessThan(1080 + 120 + 10);
+  });
+});
