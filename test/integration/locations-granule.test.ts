@@ -150,5 +150,17 @@ describe('L3 in a crowded precision-6 cell (issue 32)', () => {
     // items of the point's cell alone (120, least distance 0): not the 1 080 items of every candidate.
     expect(stats.itemsRead).toBeGreaterThanOrEqual(1080 + 120);
     expect(stats.itemsRead).toBeLessThan(1080 + 120 + 10);
+    // And from anywhere around (the crowded partition's search starts from precision-6 cells around the point), the
+    // answer is brute force's: 20 points spread over the nine cells (and a little beyond).
+    for (let i = 0; i < 20; i++) {
+      const at = {
+        latitude: point.latitude + (box.maxLat - box.minLat) * (1.6 - (3.2 * ((i * 37) % 20)) / 19),
+        longitude: point.longitude + (box.maxLon - box.minLon) * (1.6 - (3.2 * ((i * 53) % 20)) / 19),
+      };
+      const expected = drivers
+        .map((d) => ({ id: d.user_id, distance: distanceM(at, d) }))
+        .sort((a, b) => a.distance - b.distance || a.id.localeCompare(b.id))[0]!;
+      expect((await nearestDriver(scoped, at, { maxAgeS: 60 }))?.user_id, JSON.stringify(at)).toBe(expected.id);
+    }
   });
 });
