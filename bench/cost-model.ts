@@ -305,7 +305,10 @@ export const BEFORE: ModelInput = {
  * token per 300 s (one driver's requests every `fixIntervalS × fixesPerRequest` seconds).
  */
 export const NOW: ModelInput = {
-  fixMove: { rcu: 0.5, wcu: 3 },
+  // Issue 27 (geo entry at precision 6, G = 300 s): test/e2e/capacity.test.ts's 30-minute city route, 60 uploads: 39
+  // the item alone (1 WCU), 6 a granule turn (2), 13 into another precision-6 cell (3), 2 into another precision-5
+  // cell (5, priced by fixCrossing at the fleet's crossing share): the 58 others average 90 / 58 WCU.
+  fixMove: { rcu: 0.5, wcu: 90 / 58 },
   fixCrossing: { rcu: 0.5, wcu: 5 },
   // Issue 27.2 (test/e2e/capacity.test.ts 'a driver standing still'): the item alone, the entry's geo_time 1 WCU more.
   fixStill: { rcu: 0.5, wcu: 1 },

@@ -4,7 +4,7 @@
  * DynamoDB's per-partition limits (1 000 WCU/s, 3 000 RCU/s), and, where the design shards it, the sharded figure.
  * `npm run scale` prints docs/scale.md's table; a test keeps the document equal to it.
  */
-import { GEO_SHARDS } from '#shared/locations/locations';
+import { GEO_SHARDS, GEO_TIME_GRANULARITY_S } from '#shared/locations/locations';
 
 export const LIMITS = { wcu: 1000, rcu: 3000 } as const;
 
@@ -13,6 +13,11 @@ export const SCENARIO = {
   fixIntervalS: 10,
   /** At city speed a driver leaves a 4.9 km cell about every 10 minutes. */
   crossingIntervalS: 600,
+  /**
+   * … and its precision-6 cell (the geo index's sort key, 1.2 km × 0.6 km; issue 27) about every 2 minutes:
+   * test/e2e/capacity.test.ts's 30-minute route at 6 m/s leaves 15.
+   */
+  cellMoveIntervalS: 120,
   /** Dispatchers searching the cell: each runs an L4 of 1 km a minute. */
   searchingDispatchers: 200,
   searchesPerDispatcherPerS: 1 / 60,
@@ -43,7 +48,12 @@ export function scaleRows(scenario = SCENARIO, shards = GEO_SHARDS): Row[] {
   const searchesPerS = scenario.searchingDispatchers * scenario.searchesPerDispatcherPerS;
   // Eventually consistent Query: 0.5 RCU per 4 KB read.
   const searchRcu = ((scenario.driversInCell * scenario.circleShare * scenario.indexEntryBytes) / 4096) * 0.5;
-  const indexWcu = fixesPerS * 2; // a moved entry: a delete and a put
+  // A fix rewrites its driver's entry only when it leaves its precision-6 cell (a delete and a put, 2 WCU) or its
+  // granule turns (an update in place, 1 WCU): no more than a move at every fix, however often drivers send them.
+  const indexWcu = Math.min(
+    fixesPerS * 2,
+    (scenario.driversInCell / scenario.cellMoveIntervalS) * 2 + scenario.driversInCell / GEO_TIME_GRANULARITY_S,
+  );
   const indexRcu = searchesPerS * searchRcu;
   return [
     {
@@ -54,7 +64,7 @@ export function scaleRows(scenario = SCENARIO, shards = GEO_SHARDS): Row[] {
     },
     {
       partition: 'Geo index `<cell>` (unsharded)',
-      what: 'every fix moves its entry (2 WCU); L3/L4 searches read it',
+      what: `a fix moves its entry on leaving its precision-6 cell (2 WCU, every ~${scenario.cellMoveIntervalS / 60} min), rewrites it when its ${GEO_TIME_GRANULARITY_S} s granule turns (1 WCU); L3/L4 searches read it`,
       wcu: indexWcu,
       rcu: indexRcu,
       sharded: {

@@ -94,8 +94,8 @@ export const locationsTable = {
       name: 'Geo',
       partitionKey: 'GEO_PK',
       sortKey: 'GEO_SK',
-      // What a fix leaves alone while its driver stays in a precision-9 cell (issue 27): a driver standing still costs
-      // no index write but once a GEO_TIME_GRANULARITY_S. L3 and L4 read the candidates' items for their fixes.
+      // What a fix leaves alone while its driver stays in its precision-6 cell, GEO_SK's prefix (issues 27 and 32): a
+      // driver in its cell costs no index write but once a GEO_TIME_GRANULARITY_S. L3 and L4 read the candidates' items.
       include: ['user_id', 'org_id', 'service_types', 'geo_time'],
     },
   ],

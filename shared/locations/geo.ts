@@ -3,14 +3,16 @@
  * the plan of which cells a circle touches. Pure functions, no I/O.
  *
  * Partitions are geohash cells of precision 5 (about 4.9 km × 4.9 km at the equator), so no partition holds a whole
- * city; sort keys are the precision-9 geohash, so a finer cell is a `begins_with`. Beyond ±80° latitude, where
- * geohash cells become slivers, every location of a hemisphere shares one polar partition.
+ * city; sort keys begin with the precision-6 geohash (about 1.2 km × 0.6 km: coarse, so that a moving driver's index
+ * entry stays put for minutes), so a precision-6 cell is a `begins_with`; nothing finer can be, the index knows a
+ * position only to its precision-6 cell. Beyond ±80° latitude, where geohash cells become slivers, every location of
+ * a hemisphere shares one polar partition.
  */
 import ngeohash from 'ngeohash';
 
 export const EARTH_RADIUS_M = 6_371_008.8;
 export const PARTITION_PRECISION = 5;
-export const SORT_PRECISION = 9;
+export const SORT_PRECISION = 6;
 export const POLAR_LATITUDE = 80;
 
 const rad = (deg: number) => (deg * Math.PI) / 180;
@@ -126,7 +128,8 @@ const boxAreaM2 = (box: Box) =>
 
 const capAreaM2 = (radiusM: number) => 2 * Math.PI * EARTH_RADIUS_M ** 2 * (1 - Math.cos(radiusM / EARTH_RADIUS_M));
 
-const PLAN_PRECISIONS = [5, 6, 7] as const;
+/** The plan's precisions: a partition, or a cell of the sort key's precision (a finer prefix would match nothing). */
+const PLAN_PRECISIONS = [PARTITION_PRECISION, SORT_PRECISION] as const;
 const GOOD_RATIO = 2.5;
 const MAX_CELLS = 2000;
 
@@ -181,7 +184,7 @@ function cellsWithin(centre: Point, radiusM: number, precision: number, limit: n
 }
 
 /**
- * The Queries that find every location within `radiusM` of `centre`: the coarsest cell precision (5, 6 or 7) whose
+ * The Queries that find every location within `radiusM` of `centre`: the coarsest cell precision (5 or 6) whose
  * cells cover at most 2.5 times the circle's area, so that a search reads few items per item it returns without
  * needing many Queries. A polar partition, when the circle reaches a cap, is read whole.
  */

@@ -3,21 +3,23 @@
  * service types kept on it (A21 and A25 keep them current), so that a fix in the steady state is ONE conditional
  * UpdateItem: the ordering rule (a fix older than the stored one is ignored) is its condition, not a read before it.
  * One geo index, `Geo`, lists every driver in precision-5 partitions split into GEO_SHARDS shards by driver (no
- * partition key takes a crowded cell's whole write rate), sorted by precision-9 geohash; an organisation's search
+ * partition key takes a crowded cell's whole write rate), sorted by precision-6 geohash; an organisation's search
  * reads the same index and keeps its own drivers. A cell directory counts drivers at precision 3 and 5, so that a
  * nearest search with nothing nearby goes straight to the occupied cells instead of walking empty ones; it changes
  * only on a first fix or a crossing into another precision-5 cell, counting up before the move and down after it, so
  * that a failure between the two can only leave a count too high (a search reads an empty cell), never too low.
  *
- * Capacity (AWS's rules, pinned by test/e2e/capacity.test.ts): a move within a partition cell 1 WCU for the item
- * and 2 for its index entry (its sort key moves) and no read; a first fix and a crossing at most 6 WCU.
+ * Capacity (AWS's rules, pinned by test/e2e/capacity.test.ts): a fix 1 WCU for the item and no read; its index
+ * entry 2 WCU more when the fix leaves its precision-6 cell (the sort key moves: a delete and a put), 1 when its
+ * granule turns; a first fix and a crossing of partition cells at most 6 WCU.
  *
- * A driver standing still (issue 27): the index entry holds only what a fix leaves alone while the driver stays in
- * its precision-9 cell: the keys, the organisation, the service types and `geo_time`, the fix's server time rounded
- * down to GEO_TIME_GRANULARITY_S. Every fix sets them all, in the same one UpdateItem; DynamoDB writes an index entry
- * only when one of its attributes changes, so a fix in the same cell costs the item alone (1 WCU), and the entry
- * once a granule (1 WCU more). L3 and L4 choose candidates from the index (the cell bounds the position, geo_time
- * the age to within the granule) and then read the candidates' items, whose fix they answer and filter exactly.
+ * The index entry (issues 27.2 and 32) holds only what a fix leaves alone while the driver stays in its precision-6
+ * cell (about 1.2 km × 0.6 km) and granule: the keys, the organisation, the service types and `geo_time`, the fix's
+ * server time rounded down to GEO_TIME_GRANULARITY_S. Every fix sets them all, in the same one UpdateItem; DynamoDB
+ * writes an index entry only when one of its attributes changes, so a fix in the same cell costs the item alone
+ * (1 WCU), the entry once a granule (1 WCU more) and a move into another cell 2 WCU more. L3 and L4 choose candidates
+ * from the index (the precision-6 cell bounds the position, geo_time the age to within the granule) and then read the
+ * candidates' items, whose fix they answer and filter exactly.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, GetCommand, PutCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -83,21 +85,23 @@ const coarseOf = (partition: string) => (partition.startsWith('polar-') ? partit
 const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
 
 /**
- * Shards per partition cell in the geo index: a driver's entries always land in the same one. A fix moves an index
- * entry (2 WCU), so one partition key takes DynamoDB's 1 000 WCU/s at 500 fixes a second: 5 000 drivers in one cell
- * sending a fix every 10 s. Two shards keep such a cell at half the limit (docs/scale.md); each search reads every
+ * Shards per partition cell in the geo index: a driver's entries always land in the same one. A fix that moved an
+ * index entry at every fix (2 WCU, a precision-9 sort key before issue 27) took a key's 1 000 WCU/s at 500 fixes a
+ * second: 5 000 drivers in one cell sending a fix every 10 s. Two shards keep such a cell at half the limit (docs/scale.md); each search reads every
  * shard of a cell, so more shards would make every L3 and L4 dearer for cells that are never that crowded.
  */
 export const GEO_SHARDS = 2;
 
 /**
- * G: the index entry's time (`geo_time`) is a fix's server time rounded down to this many seconds. A driver standing
- * still rewrites the entry once in G (one fix in 6 at a fix every 10 s: 7 WCU a minute instead of 12). L3 and L4
- * take as candidates the entries whose geo_time is less than `max_age_s` + G old (a driver whose newest fix is within
- * `max_age_s` always is one) and keep, from the candidates' items, those whose real `server_time` is within
- * `max_age_s`: their answers are exact, and only their candidate reads grow with G.
+ * G: the index entry's time (`geo_time`) is a fix's server time rounded down to this many seconds. A driver staying in
+ * its precision-6 cell rewrites the entry once in G: at the uploader's one X13 every 30 s, 1 + 30/G WCU an upload
+ * (1.1 at 300 s; 1.5 at 60 s, issue 27.2's G). L3 and L4 take as candidates the entries whose geo_time is less than
+ * `max_age_s` + G old (a driver whose newest fix is within `max_age_s` always is one) and keep, from the candidates'
+ * items, those whose real `server_time` is within `max_age_s`: their answers are exact, and only their candidate
+ * reads grow with G: by the drivers whose last fix is between `max_age_s` and `max_age_s` + G old (none while a
+ * fleet uploads; at the default max_age_s of a day, 300 s more is 0.3 %). docs/live-operations.md.
  */
-export const GEO_TIME_GRANULARITY_S = 60;
+export const GEO_TIME_GRANULARITY_S = 300;
 
 /** A server time (ISO) rounded down to the index's granule: the `geo_time` of the entry. */
 export function geoTimeOf(serverTime: string): string {
@@ -115,7 +119,7 @@ export function shardOf(driverId: string): number {
   return (hash >>> 0) % GEO_SHARDS;
 }
 
-/** The index keys of a driver at a point: `<partition cell>#<shard>`, `<precision-9 geohash>#<driver>`. */
+/** The index keys of a driver at a point: `<partition cell>#<shard>`, `<precision-6 geohash>#<driver>`. */
 function geoKeys(driverId: string, point: Point) {
   const cell = partitionOf(point);
   return { cell, GEO_PK: `${cell}#${shardOf(driverId)}`, GEO_SK: `${encode(point, SORT_PRECISION)}#${driverId}` };
@@ -527,7 +531,7 @@ function matches(location: LocationRecord, orgId: string | undefined, filters: S
 
 const DISTANCE_SLACK_M = 0.001;
 
-/** An index entry: who, and where and when to within its precision-9 cell and its granule. */
+/** An index entry: who, and where and when to within its precision-6 cell and its granule. */
 interface Candidate {
   userId: string;
   /** The driver's organisation, as the entry projects it: with userId, the key of its item. */
@@ -687,10 +691,13 @@ const boundOf = (point: Point, cell: string) =>
     ? distanceToBoxM(point, POLAR_BOX[cell as 'polar-N' | 'polar-S'])
     : distanceToBoxM(point, cellBox(cell));
 
-/** Nearby first: cells of this precision around the point, best first, while the search stays within this reach. */
-const FINE_PRECISION = 7;
+/**
+ * Nearby first: cells of this precision around the point, best first, while the search stays within this reach. The
+ * sort key's precision: a finer cell is no `begins_with` of it.
+ */
+const FINE_PRECISION = SORT_PRECISION;
 const FINE_REACH_M = 3000;
-const FINE_MAX_CELLS = 64;
+const FINE_MAX_CELLS = 16;
 /**
  * Stage 1 pays one Query per fine cell, which only beats reading the point's whole partition when that partition is
  * crowded. At or below this many drivers in it, the search starts from the directory (one Query reads them all).
@@ -717,6 +724,9 @@ async function partitionCount(point: Point, stats: SearchStats): Promise<number>
   return Number(out.Item?.['n'] ?? 0);
 }
 
+/** L3 reads its candidates' items this many at a time (BatchGetItem takes 100 keys). */
+const CANDIDATE_BATCH = 100;
+
 export async function nearestDriver(
   caller: Caller,
   point: Point,
@@ -731,21 +741,31 @@ export async function nearestDriver(
   for (;;) {
     const { candidates, bound } = await nearestCandidates(point, orgId, filters, excluded, stats);
     if (candidates.length === 0) return undefined;
-    const locations = await readLocations(candidates, stats);
+    // Issue 27: a candidate's cell spans up to ~1.4 km, so there can be many. Their items are read least distance
+    // first, a BatchGetItem of CANDIDATE_BATCH at a time, until the next one's least distance is beyond the nearest
+    // matching driver found: it cannot be nearer (nor as near), so it is not read.
+    const ordered = [...new Map(candidates.map((candidate) => [candidate.userId, candidate])).values()].sort(
+      (a, b) => a.least - b.least,
+    );
     let best: { location: LocationRecord; distance: number } | undefined;
-    for (const candidate of candidates) {
-      const location = locations.get(candidate.userId);
-      if (!location || !matches(location, orgId, filters)) {
-        excluded.add(candidate.userId);
-        continue;
-      }
-      const distance = distanceM(point, location);
-      if (
-        !best ||
-        distance < best.distance ||
-        (distance === best.distance && location.user_id < best.location.user_id)
-      ) {
-        best = { location, distance };
+    for (let start = 0; start < ordered.length; start += CANDIDATE_BATCH) {
+      const batch = ordered.slice(start, start + CANDIDATE_BATCH).filter((c) => !best || c.least <= best.distance);
+      if (batch.length === 0) break;
+      const locations = await readLocations(batch, stats);
+      for (const candidate of batch) {
+        const location = locations.get(candidate.userId);
+        if (!location || !matches(location, orgId, filters)) {
+          excluded.add(candidate.userId);
+          continue;
+        }
+        const distance = distanceM(point, location);
+        if (
+          !best ||
+          distance < best.distance ||
+          (distance === best.distance && location.user_id < best.location.user_id)
+        ) {
+          best = { location, distance };
+        }
       }
     }
     // The search proved that nothing outside the candidates is nearer than `bound`; a best beyond it may have been

@@ -56,24 +56,43 @@ afterAll(() => {
 });
 
 describe('capacity of the hot operations', () => {
-  it('L1: first fix, a 30 m move, a cell crossing', async () => {
+  it('L1: first fix, a 30 m move, a move into another precision-6 cell, a cell crossing', async () => {
     const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
-    const first = await measure('L1', () => api.put('/v1/driver/location', fix(1.3, 103.8, 60), driver.token));
-    const move = await measure('L1', () => api.put('/v1/driver/location', fix(1.30027, 103.8, 50), driver.token));
-    const cross = await measure('L1', () => api.put('/v1/driver/location', fix(1.30027, 103.85, 40), driver.token));
-    const far = await measure('L1', () => api.put('/v1/driver/location', fix(1.5, 104.2, 30), driver.token));
-    const older = await measure('L1', () => api.put('/v1/driver/location', fix(1.5, 104.2, 35), driver.token));
+    // The service's clock, 5 s into a granule: no fix below turns it (a turn would add the entry's 1 WCU).
+    const G = GEO_TIME_GRANULARITY_S * 1000;
+    const now = Math.ceil(Date.now() / G) * G + 5000;
+    setClock(() => now);
+    const measured = async () => {
+      const first = await measure('L1', () => api.put('/v1/driver/location', fix(1.3, 103.8, 60), driver.token));
+      const move = await measure('L1', () => api.put('/v1/driver/location', fix(1.30027, 103.8, 55), driver.token));
+      // 1.30027 → 1.3025: out of the precision-6 cell w21z6h (its north edge 1.30188), within the partition.
+      const cell = await measure('L1', () => api.put('/v1/driver/location', fix(1.3025, 103.8, 50), driver.token));
+      const cross = await measure('L1', () => api.put('/v1/driver/location', fix(1.30027, 103.85, 40), driver.token));
+      const far = await measure('L1', () => api.put('/v1/driver/location', fix(1.5, 104.2, 30), driver.token));
+      const older = await measure('L1', () => api.put('/v1/driver/location', fix(1.5, 104.2, 35), driver.token));
+      return { first, move, cell, cross, far, older };
+    };
+    let tallies: Awaited<ReturnType<typeof measured>>;
+    try {
+      tallies = await measured();
+    } finally {
+      resetClock();
+    }
+    const { first, move, cell, cross, far, older } = tallies;
     // Issue 15's goals: a move ≤ 3 WCU and ≤ 0.5 RCU, a first fix and a crossing ≤ 6 WCU. Before the redesign: first
     // 4 calls / 1.5 RCU / 12 WCU, move 4 / 1.5 / 6, crossing 4 / 1.5 / 22. The 0.5 RCU everywhere is the handler
     // kit's token-generation read (cached per container in the cloud). The emulator charges nothing for a conditional
     // write whose condition fails; AWS charges 1 WCU for it, so in the cloud first, cross, far and older cost 1 WCU
     // more each (5, 6, 8 and 1), still within the goals for a first fix and a precision-5 crossing.
-    expect({ first, move, cross, far, older }).toEqual({
+    expect({ first, move, cell, cross, far, older }).toEqual({
       // The failed conditional write finds no location; the user read (organisation, service types); two counts up;
       // the put with its index entry.
       first: { calls: 6, rcu: 1, wcu: 4 },
-      // One conditional UpdateItem: the item, and its index entry's sort key moving (a delete and a put).
-      move: { calls: 2, rcu: 0.5, wcu: 3 },
+      // One conditional UpdateItem: the item alone. Issue 27: the entry's sort key is the precision-6 cell (1.2 km ×
+      // 0.6 km), which a 30 m move rarely leaves; before, the precision-9 one (4.8 m) moved with it: 3 WCU.
+      move: { calls: 2, rcu: 0.5, wcu: 1 },
+      // Into another precision-6 cell: the item, and its index entry's sort key moving (a delete and a put).
+      cell: { calls: 2, rcu: 0.5, wcu: 3 },
       // Into the next precision-5 cell: a failed write that finds the old cell, one count up, the move (its index
       // partition changes), one count down.
       cross: { calls: 5, rcu: 0.5, wcu: 5 },
@@ -86,7 +105,7 @@ describe('capacity of the hot operations', () => {
 });
 
 describe('capacity of a driver standing still (issue 27.2)', () => {
-  it('L1 and X13 in the same precision-9 cell: the item alone, the index entry once a granule', async () => {
+  it('L1 and X13 in the same precision-6 cell: the item alone, the index entry once a granule', async () => {
     const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
     const G = GEO_TIME_GRANULARITY_S * 1000;
     // The service's clock, 5 s into a granule: the fixes below stay in it until `now` passes the next boundary.
@@ -98,23 +117,29 @@ describe('capacity of a driver standing still (issue 27.2)', () => {
       client_time_utc: new Date(now - 1000).toISOString(),
     });
     try {
-      await api.put('/v1/driver/location', at(1.3321, 103.8421), driver.token);
+      // Precision-6 cell w21zdf ends at latitude 1.33484: 1.3345 is in it, 1.3352 and 1.3365 in w21zdg (one partition).
+      await api.put('/v1/driver/location', at(1.3345, 103.8421), driver.token);
       now += 10_000;
-      const move = await measure('L1', () => api.put('/v1/driver/location', at(1.33237, 103.8421), driver.token));
+      const move = await measure('L1', () => api.put('/v1/driver/location', at(1.3352, 103.8421), driver.token));
       now += 10_000;
-      // GPS jitter of a metre: the same precision-9 cell (~4.8 m).
-      const still = await measure('L1', () => api.put('/v1/driver/location', at(1.332375, 103.842105), driver.token));
+      // 145 m on, in the same precision-6 cell: the item alone.
+      const within = await measure('L1', () => api.put('/v1/driver/location', at(1.3365, 103.8421), driver.token));
+      now += 10_000;
+      // GPS jitter of a metre.
+      const still = await measure('L1', () => api.put('/v1/driver/location', at(1.336505, 103.842105), driver.token));
       now += 10_000;
       const batch = await measure('X13', () =>
-        api.post('/v1/driver/locations', { fixes: [at(1.33237, 103.8421), at(1.332372, 103.842102)] }, driver.token),
+        api.post('/v1/driver/locations', { fixes: [at(1.3365, 103.8421), at(1.336502, 103.842102)] }, driver.token),
       );
       now += G;
-      const granule = await measure('L1', () => api.put('/v1/driver/location', at(1.33237, 103.8421), driver.token));
+      const granule = await measure('L1', () => api.put('/v1/driver/location', at(1.3365, 103.8421), driver.token));
       // Before issue 27.2 a fix standing still updated the entry in place (its position and times are projected):
-      // 2 WCU. Now: the item alone (1 WCU); a moving fix as before (3: the entry's sort key moves); the first fix of
-      // a new granule rewrites the entry's geo_time (2).
-      expect({ move, still, batch, granule }).toEqual({
+      // 2 WCU. Now: the item alone (1 WCU), moving or not, while the driver stays in its precision-6 cell (issue 27;
+      // before, its precision-9 cell: 3 WCU for `within`); into another cell 3 (the entry's sort key moves); the
+      // first fix of a new granule rewrites the entry's geo_time (2).
+      expect({ move, within, still, batch, granule }).toEqual({
         move: { calls: 2, rcu: 0.5, wcu: 3 },
+        within: { calls: 2, rcu: 0.5, wcu: 1 },
         still: { calls: 2, rcu: 0.5, wcu: 1 },
         batch: { calls: 2, rcu: 0.5, wcu: 1 },
         granule: { calls: 2, rcu: 0.5, wcu: 2 },
@@ -122,6 +147,110 @@ describe('capacity of a driver standing still (issue 27.2)', () => {
     } finally {
       resetClock();
     }
+  });
+});
+
+describe('capacity of a driver on the road and standing, upload by upload (issue 27)', () => {
+  const G = GEO_TIME_GRANULARITY_S * 1000;
+  const UPLOAD_MS = 30_000;
+  const FIX_MS = 5_000;
+  const M_PER_DEG = (Math.PI / 180) * 6_371_008.8;
+  /** A seeded generator: the route, so the measured figure, is the same on every run. */
+  const random = (() => {
+    let seed = 32;
+    return () => {
+      seed = (seed * 1664525 + 1013904223) % 2 ** 32;
+      return seed / 2 ** 32;
+    };
+  })();
+
+  it('a city route at 6 m/s, turning now and then: one X13 every 30 s with its six fixes, for 30 minutes', async () => {
+    const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    // The service's clock, 5 s into a granule, moved 30 s an upload (the run takes seconds, the route half an hour).
+    let now = Math.ceil(Date.now() / G) * G + 5000;
+    setClock(() => now);
+    // Central Singapore, on a street grid: a turn left or right every one to four minutes.
+    let position = { latitude: 1.2905, longitude: 103.8325 };
+    let heading = 0;
+    let nextTurnMs = 60_000;
+    let drivenMs = 0;
+    const step = () => {
+      const metres = (6 * FIX_MS) / 1000;
+      position = {
+        latitude: position.latitude + (Math.cos(heading) * metres) / M_PER_DEG,
+        longitude:
+          position.longitude +
+          (Math.sin(heading) * metres) / (M_PER_DEG * Math.cos((position.latitude * Math.PI) / 180)),
+      };
+      drivenMs += FIX_MS;
+      if (drivenMs >= nextTurnMs) {
+        heading += (random() < 0.5 ? -1 : 1) * (Math.PI / 2);
+        nextTurnMs += 60_000 + Math.floor(random() * 4) * 60_000;
+      }
+      return { ...position };
+    };
+    const upload = () => {
+      const fixes = Array.from({ length: UPLOAD_MS / FIX_MS }, (_, i) => ({
+        ...step(),
+        client_time_utc: new Date(now - UPLOAD_MS + (i + 1) * FIX_MS - 1000).toISOString(),
+      }));
+      return api.post('/v1/driver/locations', { fixes }, driver.token);
+    };
+    const tallies: Tally[] = [];
+    try {
+      await upload();
+      for (let i = 0; i < 60; i++) {
+        now += UPLOAD_MS;
+        tallies.push(await measure('X13', upload));
+      }
+    } finally {
+      resetClock();
+    }
+    const wcus = tallies.map((tally) => tally.wcu);
+    const count = (wcu: number) => wcus.filter((w) => w === wcu).length;
+    const perUpload = Math.round((wcus.reduce((sum, w) => sum + w, 0) / wcus.length) * 1000) / 1000;
+    // 10.8 km in 30 minutes. Issue 27: an upload writes the item (1 WCU); its index entry only when the driver has left
+    // its precision-6 cell (a delete and a put, 2 WCU more) or its granule has turned (1 more); a crossing of
+    // precision-5 cells adds the directory's counts. Before (a precision-9 sort key, G = 60 s): 3 WCU every upload.
+    // bench/cost-model.ts's moving upload: this average.
+    expect({
+      perUpload,
+      item: count(1),
+      granule: count(2),
+      cell: count(3),
+      crossing: wcus.filter((w) => w > 3).length,
+      rcu: tallies.reduce((sum, tally) => sum + tally.rcu, 0) / tallies.length,
+      // Measured: 60 uploads, 39 the item alone, 6 a granule's turn, 13 a move into another precision-6 cell, 2 a
+      // crossing into another precision-5 cell (its counts): 1.667 WCU an upload, 0.5 RCU (the caller check).
+    }).toEqual({ perUpload: 1.667, item: 39, granule: 6, cell: 13, crossing: 2, rcu: 0.5 });
+  });
+
+  it('a driver standing still for 10 minutes: one X13 every 30 s with its one fix', async () => {
+    const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    let now = Math.ceil(Date.now() / G) * G + 5000;
+    setClock(() => now);
+    const jitter = (i: number) => ({ latitude: 1.3185 + (i % 3) * 0.00001, longitude: 103.8611 + (i % 2) * 0.00001 });
+    const upload = (i: number) =>
+      api.post(
+        '/v1/driver/locations',
+        { fixes: [{ ...jitter(i), client_time_utc: new Date(now - 1000).toISOString() }] },
+        driver.token,
+      );
+    const tallies: Tally[] = [];
+    try {
+      await upload(0);
+      for (let i = 1; i <= 20; i++) {
+        now += UPLOAD_MS;
+        tallies.push(await measure('X13', () => upload(i)));
+      }
+    } finally {
+      resetClock();
+    }
+    const perUpload = tallies.reduce((sum, tally) => sum + tally.wcu, 0) / tallies.length;
+    // The item every upload, the entry's geo_time once a granule (300 s: twice in the 10 minutes): 1 + 30/G = 1.1.
+    // Before (G = 60 s): 1.5. bench/cost-model.ts's standing upload: this average.
+    expect(perUpload).toBe(1 + UPLOAD_MS / G);
+    expect(perUpload).toBe(1.1);
   });
 });
 
@@ -178,7 +307,11 @@ describe('capacity of searches, plannings and accepts', () => {
       // fix time but its granule), so L3 and L4 read the items of their candidates with one BatchGetItem (0.5 RCU an
       // item): L3 one call and its one candidate more (6 calls / 3 RCU before), L4 one call and its 8 drivers
       // (21 / 10.5 before). The index Queries cost what they did (each under 4 KB).
-      L3: { calls: 7, rcu: 3.5, wcu: 0 },
+      // Issue 27: the entry knows a driver only to its precision-6 cell (1.2 km × 0.6 km), so the drivers whose cell
+      // could hold one nearer than the nearest cell's farthest corner are all candidates: here all 8 within 1 km
+      // (1 before), 3.5 RCU more; and the nearest's bound now reaches the partition w21z6 0.9 km west: its two shards'
+      // Queries (1 RCU). L4 reads what it did: its 1 km circle's candidates were already every driver in it.
+      L3: { calls: 9, rcu: 8, wcu: 0 },
       L4: { calls: 22, rcu: 14.5, wcu: 0 },
       P5: { calls: 5, rcu: 2, wcu: 11, wcuPer: 1.1 },
       P7: { calls: 13, rcu: 6, wcu: 9, wcuPer: 1.13 },
@@ -256,7 +389,7 @@ describe('capacity of searches, plannings and accepts', () => {
         index,
       ).toEqual([]);
     }
-    // Issue 27.2: a Geo entry holds its keys and what a fix in the same precision-9 cell leaves alone (organisation,
+    // Issue 27.2: a Geo entry holds its keys and what a fix in the same precision-6 cell leaves alone (organisation,
     // service types, the fix time's granule), so a driver standing still does not rewrite it. No position, no fix.
     const geoHeld = [...entryAttributes].filter((entry) => entry.startsWith('Geo ')).map((entry) => entry.slice(4));
     expect(geoHeld.sort()).toEqual(

@@ -159,9 +159,11 @@ describe('X13 POST /v1/driver/locations', () => {
 describe('what fixes cost (ConsumedCapacity, AWS rules)', () => {
   it('a batch of 10 moving fixes costs what one moving L1 fix costs', async () => {
     const d = await driver();
+    // Each into another precision-6 cell (issue 27: the index entry's sort key): 1.29 in w21z64, 1.2912 in w21z65,
+    // the batch's newest (1.29893) in w21z6h, all in the partition w21z6.
     await api.put('/v1/driver/location', fix(1.29, 103.8, 200), d.token);
-    const l1Move = await measure('L1', () => api.put('/v1/driver/location', fix(1.2903, 103.8, 150), d.token));
-    const batch = await measure('X13', () => api.post('/v1/driver/locations', { fixes: moving(1.291, 5) }, d.token));
+    const l1Move = await measure('L1', () => api.put('/v1/driver/location', fix(1.2912, 103.8, 150), d.token));
+    const batch = await measure('X13', () => api.post('/v1/driver/locations', { fixes: moving(1.2965, 5) }, d.token));
     // The 0.5 RCU is the handler kit's read of the caller's token generation (see capacity.test.ts).
     expect(l1Move).toEqual({ calls: 2, rcu: 0.5, wcu: 3 });
     expect(batch).toEqual(l1Move);
@@ -171,7 +173,7 @@ describe('what fixes cost (ConsumedCapacity, AWS rules)', () => {
 
 describe('a driver standing still (issue 27.2)', () => {
   const G = GEO_TIME_GRANULARITY_S * 1000;
-  /** Points inside one precision-9 cell (≈ 4.8 m): a phone's jitter while its driver stands still. */
+  /** Points inside one precision-9 cell (≈ 4.8 m), so inside its precision-6 cell: a phone's jitter standing still. */
   const box = cellBox(encode({ latitude: 1.3321, longitude: 103.8421 }, 9));
   const inCell = (i: number) => ({
     latitude: box.minLat + ((box.maxLat - box.minLat) * (1 + (i % 3))) / 4,
@@ -183,15 +185,16 @@ describe('a driver standing still (issue 27.2)', () => {
     client_time_utc: new Date(serverMs - 1000).toISOString(),
   });
 
-  it('costs one item write a fix, and the index entry once a granule: 7 WCU over 6 fixes a minute', async () => {
+  it('costs one item write a fix, and the index entry once a granule: 7 WCU over 6 fixes', async () => {
     const d = await driver();
     // The service's clock, moved (not the test's): the six fixes span a granule boundary wherever the run starts.
     const boundary = Math.ceil(Date.now() / G) * G + G;
     let now = boundary - 15_000;
     setClock(() => now);
     try {
-      // 30 m south, in the same precision-5 cell (no crossing) but another precision-9 cell.
-      const before = { ...inCell(0), latitude: inCell(0).latitude - 0.00027 };
+      // South of the precision-6 cell (the index entry's sort key, issue 27), in the same precision-5 cell (no
+      // crossing).
+      const before = { ...inCell(0), latitude: cellBox(encode(inCell(0), 6)).minLat - 0.0003 };
       await api.put('/v1/driver/location', fixAt(before, now), d.token);
       now += 10_000;
       const arrive = await measure('L1', () => api.put('/v1/driver/location', fixAt(inCell(0), now), d.token));
@@ -247,7 +250,7 @@ describe('a driver standing still (issue 27.2)', () => {
           )
         ).body.locations.length,
       });
-      // 30 s later: the fix is 30 s old (its geo_time ~88 s). max_age_s 31 finds it; 29 does not.
+      // 30 s later: the fix is 30 s old (its geo_time G + 28 s). max_age_s 31 finds it; 29 does not.
       now = fixMs + 30_000;
       expect(await search(31)).toEqual({ nearest: 200, within: 1 });
       expect(await search(29)).toEqual({ nearest: 404, within: 0 });

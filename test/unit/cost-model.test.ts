@@ -13,6 +13,7 @@ import {
 } from '../../bench/cost-model.ts';
 import { UPLOADER_DEFAULTS } from '../../lib/client/uploader-defaults.ts';
 import { platformRecordsLogged } from '../../lib/function-logging.ts';
+import { GEO_TIME_GRANULARITY_S } from '../../shared/locations/locations.ts';
 
 const zero = { rcu: 0, wcu: 0 };
 
@@ -151,9 +152,9 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     expect(slow.frameBytes).toBeCloseTo(20 * 190, 3);
   });
 
-  it('reproduces the README figure for one L1 a fix before CloudWatch ($9 356)', () => {
+  it('reproduces the README figure for one L1 a fix before CloudWatch ($7 017)', () => {
     const lines = monthlyCost(NOW, FLEET).filter((line) => !line.component.startsWith('CloudWatch'));
-    expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 9356)).toBeLessThan(1);
+    expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 7017)).toBeLessThan(1);
   });
 });
 
@@ -180,16 +181,20 @@ describe('the cost model with drivers standing still and without platform log re
   const writes = (fleet: Fleet) =>
     monthlyCost(input, { ...fleet, ...fixesOnly }).find((line) => line.component === 'DynamoDB writes')!.quantity;
 
-  it('prices a standing upload as the item write and half a granule rewrite (one X13 every 30 s, G = 60 s)', () => {
+  it('prices a standing upload as the item write and a granule rewrite once in G (one X13 every 30 s)', () => {
     const requests = (10_000 * SECONDS_PER_MONTH) / 30;
     expect(STANDING_FLEET.standingShare).toBeCloseTo(0.4, 10);
-    expect(writes(STANDING_FLEET)).toBeCloseTo(requests * (0.6 * 3 + 0.4 * (1 + 30 / 60)), 0);
+    // Issue 27: G = 300 s, a tenth of a rewrite an upload (test/e2e/capacity.test.ts: 1.1 WCU an upload standing);
+    // it was 60 s, half a rewrite (1.5).
+    expect(GEO_TIME_GRANULARITY_S).toBe(300);
+    expect(writes(STANDING_FLEET)).toBeCloseTo(requests * (0.6 * 3 + 0.4 * (1 + 30 / 300)), 0);
     expect(writes(UPLOADER_FLEET)).toBeCloseTo(requests * 3, 0);
   });
 
-  it('prices one L1 every 10 s standing still as 7 units a minute (the e2e pin), 1.17 a fix', () => {
+  it('prices one L1 every 10 s standing still as 31 units in 5 minutes (the e2e pin), 1.03 a fix', () => {
     const fixes = (10_000 * SECONDS_PER_MONTH) / 10;
-    expect(writes({ ...FLEET, standingShare: 1 }) / fixes).toBeCloseTo(7 / 6, 10);
+    // 30 fixes in a 300 s granule: 30 item writes and the entry once (7 units a minute, 1.17 a fix, at G = 60 s).
+    expect(writes({ ...FLEET, standingShare: 1 }) / fixes).toBeCloseTo(31 / 30, 10);
   });
 
   it('ingests the metrics line of an invocation, the request line of its error answers, no platform record', () => {

@@ -101,10 +101,19 @@ describe('radius plans', () => {
   });
 
   it('read few cells per found item for radii of 1 km and more, at ordinary latitudes', () => {
-    for (const radius of [1000, 5000, 20000, 50000]) {
+    // Issue 27: the finest cell a plan can use is the sort key's, precision 6 (1.2 km × 0.6 km), so a 1 km circle is
+    // covered less tightly than by precision 7 before (measured over 200 random centres: at most 3.06, 2.2 on average).
+    for (const [radius, most] of [
+      [1000, 3.2],
+      [2000, 2.5],
+      [5000, 2.5],
+      [20000, 2.5],
+      [50000, 2.5],
+    ] as const) {
       for (let i = 0; i < 20; i++) {
         const plan = planRadius({ latitude: between(-60, 60), longitude: between(-180, 180) }, radius);
-        expect(plan.areaRatio, String(radius)).toBeLessThanOrEqual(2.5);
+        expect(plan.precision).toBeLessThanOrEqual(SORT_PRECISION);
+        expect(plan.areaRatio, String(radius)).toBeLessThanOrEqual(most);
         expect(plan.queries.every((q) => q.partition.length === PARTITION_PRECISION)).toBe(true);
       }
     }
