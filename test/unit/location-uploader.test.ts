@@ -209,7 +209,7 @@ describe('LocationUploader', () => {
     up.stop();
   });
 
-  it('sends what waits on the timer when no fix follows (the GPS stopped), never an interval after it was kept', async () => {
+  it('sends what waits on the timer when no fix follows (the GPS stopped), at most an interval after it was kept', async () => {
     const clock = new FakeClock();
     const network = fakeNetwork();
     const up = uploader(network, clock);
@@ -322,6 +322,33 @@ describe('LocationUploader', () => {
     );
     expect(stored).toEqual([]);
     second.stop();
+  });
+
+  it('after a stop and a start, resends the batch left in flight at once, under its key, then what waited', async () => {
+    const clock = new FakeClock();
+    const network = fakeNetwork(['network']);
+    const up = uploader(network, clock);
+    await up.start();
+    up.record(fix(0));
+    await settle();
+    await clock.advance(500);
+    up.record(fix(1, 40));
+    up.stop(); // the resend was due in 1 s
+    await clock.advance(60_000);
+    expect(network.requests).toHaveLength(1);
+    await up.start();
+    await settle();
+    expect(network.requests.map((r) => r.fixes)).toEqual([[fix(0)], [fix(0)]]);
+    expect(network.requests[1]!.key).toBe(network.requests[0]!.key);
+    await clock.advance(30_000); // the resend was a request: what waited goes an interval after it
+    expect(network.requests.map((r) => r.fixes)).toEqual([[fix(0)], [fix(0)], [fix(1, 40)]]);
+    // `flush` sends what waits at once, whatever the interval (the end of a shift).
+    await clock.advance(1_000);
+    up.record(fix(32, 400));
+    await up.flush();
+    expect(network.requests.at(-1)!.fixes).toEqual([fix(32, 400)]);
+    expect(up.pending).toHaveLength(0);
+    up.stop();
   });
 
   it('asks for the token before every request, so a refreshed token is used after a 401', async () => {
