@@ -1,15 +1,26 @@
 /**
  * A driver app's location uploader (issue 27): it keeps the phone's position samples, keeps only those worth sending
  * (moved at least `minDistanceM`, or `minIntervalS` since the last one kept: the defaults of AWS's mobile tracking SDK
- * for Amazon Location), and sends them in order as X13 batches (`POST /v1/driver/locations`) every
- * `uploadIntervalS`, or as soon as `batchSize` are waiting. One batch is in flight at a time; a batch that got a 503,
- * a 429, a 5xx, a 401 (the token is asked for again) or no answer at all is sent again, the same fixes under the same
- * `Idempotency-Key`, after `Retry-After` or a growing pause, until the service answers it. A fix the uploader
- * accepted is never dropped: when `maxBuffered` are waiting, `record` refuses new samples instead (and says so).
+ * for Amazon Location), and sends them in order as X13 batches (`POST /v1/driver/locations`).
+ *
+ * When it sends (at most one request per `uploadIntervalS`, except for a full batch or a resend):
+ * - a kept fix goes out the moment it is kept if `uploadIntervalS` has passed since the last request began: a standing
+ *   driver's one fix every 30 s is sent at once, and a moving driver's batch leaves with the fix that completes the
+ *   interval (it used to wait for a free-running timer, up to a whole interval);
+ * - at once when `batchSize` fixes wait;
+ * - on a timer when no fix comes to send them (the GPS stopped): when the interval completes, or, if the driver keeps a
+ *   fix every few seconds, when its next fix was due (its usual spacing + a second) so the batch can leave with it;
+ *   never later than `uploadIntervalS` after the oldest waiting fix was kept.
+ *
+ * One batch is in flight at a time; a batch that got a 503, a 429, a 5xx, a 401 (the token is asked for again) or no
+ * answer at all is sent again, the same fixes under the same `Idempotency-Key`, after `Retry-After` or a growing pause,
+ * until the service answers it (nothing else is sent before the resend is due). A fix the uploader accepted is never
+ * dropped: when `maxBuffered` are waiting, `record` refuses new samples instead (and says so). `flush()` sends what
+ * waits now, whatever the interval.
  *
  * It needs only `fetch`, timers and the service's own distance function (`shared/locations/geo.ts`, pure code), so a
- * React Native app can use it as it is; `storage` lets the app keep the
- * waiting fixes across restarts (AsyncStorage, a file).
+ * React Native app can use it as it is; `storage` lets the app keep the waiting fixes across restarts (AsyncStorage,
+ * a file).
  *
  *   const uploader = new LocationUploader({ baseUrl, token: () => session.bearer });
  *   navigator.geolocation.watchPosition((p) => uploader.record({ latitude: p.coords.latitude, … }));
@@ -46,7 +57,7 @@ export interface UploaderOptions {
   minDistanceM?: number;
   /** ... or that came at least this long after it (seconds). */
   minIntervalS?: number;
-  /** Send what is waiting this often (seconds). */
+  /** At most one request this often (seconds), except for a full batch; a kept fix waits at most this long. */
   uploadIntervalS?: number;
   /** Send at once when this many fixes wait (X13 takes up to 100). */
   batchSize?: number;
@@ -65,6 +76,14 @@ export interface UploaderOptions {
 
 /** X13 takes at most this many fixes a request. */
 export const MAX_FIXES_PER_REQUEST = 100;
+
+/**
+ * The slack of the send timer (ms), about a GPS sample's period: a fix kept this close before the upload interval
+ * completes goes when it completes (a standing driver's fix, kept by its GPS time 30 s after the last, may reach the
+ * uploader a moment before 30 s of the phone's clock have passed since the last request); and a moving driver's next
+ * fix is waited for until this long after its usual spacing.
+ */
+const SLACK_MS = 1000;
 
 export type RecordOutcome = 'queued' | 'filtered' | 'invalid' | 'full';
 
@@ -91,7 +110,16 @@ export class LocationUploader {
   private readonly options: Required<Omit<UploaderOptions, 'storage' | 'onError'>> &
     Pick<UploaderOptions, 'storage' | 'onError'>;
   private readonly waiting: Fix[] = [];
+  /** When each waiting fix was kept (the clock's ms), in step with `waiting`. */
+  private readonly keptAt: number[] = [];
+  /** When the last request began (the clock's ms): the rate bound and the moment a kept fix may go. */
+  private lastRequestAt = Number.NEGATIVE_INFINITY;
+  /** `flush()` was called: send everything now, whatever the interval. */
+  private flushing = false;
   private lastKept: { fix: Fix; at: number } | undefined;
+  /** The time between the last two fixes kept (the clock's ms): when the next one may be expected. */
+  private keptSpacingMs = Number.POSITIVE_INFINITY;
+  private lastKeptClock: number | undefined;
   private inFlight: { fixes: Fix[]; key: string } | undefined;
   private sending: Promise<void> | undefined;
   private timer: unknown;
@@ -121,15 +149,17 @@ export class LocationUploader {
     }
   }
 
-  /** Loads the fixes a previous run left waiting (with `storage`) and starts the upload timer. */
+  /** Loads the fixes a previous run left waiting (with `storage`; they may go at once) and starts sending. */
   async start(): Promise<void> {
     if (!this.loaded) {
       this.loaded = true;
-      this.waiting.unshift(...((await this.options.storage?.load()) ?? []));
+      const stored = (await this.options.storage?.load()) ?? [];
+      this.waiting.unshift(...stored);
+      this.keptAt.unshift(...stored.map(() => this.options.clock.now()));
     }
     this.stopped = false;
     this.retryPending = false;
-    this.schedule();
+    this.next();
   }
 
   /** Fixes accepted and not yet confirmed by the service, oldest first. */
@@ -154,21 +184,26 @@ export class LocationUploader {
     if (this.pending.length >= this.options.maxBuffered) return 'full';
     this.lastKept = { fix, at };
     this.waiting.push(fix);
+    const now = this.options.clock.now();
+    if (this.lastKeptClock !== undefined) this.keptSpacingMs = now - this.lastKeptClock;
+    this.lastKeptClock = now;
+    this.keptAt.push(now);
     this.stats.recorded++;
     void this.persist();
-    if (this.waiting.length >= this.options.batchSize && !this.retryPending) void this.flush();
+    this.next();
     return 'queued';
   }
 
-  /** Sends what is waiting now (and whatever arrives meanwhile), resolving when nothing is left or a send failed. */
+  /**
+   * Sends what is waiting now, whatever the interval (and whatever arrives meanwhile), resolving when nothing is left or
+   * a send failed: for the app's own moments (the end of a shift), not a loop.
+   */
   flush(): Promise<void> {
-    this.sending ??= this.drain().finally(() => {
-      this.sending = undefined;
-    });
-    return this.sending;
+    this.flushing = true;
+    return this.kick();
   }
 
-  /** Stops the timers. Waiting fixes stay (and stay in `storage`); `start` again to go on. */
+  /** Stops the timers (a request under way finishes). Waiting fixes stay (and stay in `storage`); `start` again to go on. */
   stop(): void {
     this.stopped = true;
     this.options.clock.clearTimeout(this.timer);
@@ -180,22 +215,61 @@ export class LocationUploader {
     return 'filtered';
   }
 
-  private schedule() {
-    if (this.stopped) return;
+  private kick(): Promise<void> {
+    this.sending ??= this.drain().finally(() => {
+      this.sending = undefined;
+      this.flushing = false;
+      this.next();
+    });
+    return this.sending;
+  }
+
+  /** May the waiting fixes go now: a full batch, or the interval has passed since the last request began. */
+  private ready(): boolean {
+    return (
+      this.waiting.length >= this.options.batchSize ||
+      this.options.clock.now() - this.lastRequestAt >= this.options.uploadIntervalS * 1000
+    );
+  }
+
+  /**
+   * Sends what waits if it may go now; otherwise sets the timer for when it must. When the interval since the last
+   * request completes, unless the driver's next fix is due a little after that (it keeps fixes every few seconds: the
+   * batch waits to leave with it, up to its usual spacing + `SLACK_MS`), and never later than an interval after the
+   * oldest waiting fix was kept. Nothing while a resend is due (its timer sends) or while a batch is in flight (its
+   * end comes back here).
+   */
+  private next() {
     this.options.clock.clearTimeout(this.timer);
-    this.timer = this.options.clock.setTimeout(() => {
-      if (!this.retryPending) void this.flush();
-      this.schedule();
-    }, this.options.uploadIntervalS * 1000);
+    if (this.stopped || this.retryPending) return;
+    // A batch left in flight by `stop` (its resend was due): it goes first, now.
+    if (this.inFlight && !this.sending) {
+      void this.kick();
+      return;
+    }
+    if (this.waiting.length === 0) return;
+    if (this.ready()) {
+      void this.kick();
+      return;
+    }
+    if (this.sending) return;
+    const now = this.options.clock.now();
+    const intervalMs = this.options.uploadIntervalS * 1000;
+    const completes = this.lastRequestAt + intervalMs;
+    const newest = this.keptAt.at(-1)!;
+    const nextFixBy = Math.min(this.keptAt[0]! + intervalMs, newest + this.keptSpacingMs + SLACK_MS);
+    const at = completes - newest <= SLACK_MS ? completes : Math.max(completes, nextFixBy);
+    this.timer = this.options.clock.setTimeout(() => this.next(), Math.max(0, at - now));
   }
 
   private async drain(): Promise<void> {
     for (;;) {
       if (!this.inFlight) {
-        if (this.waiting.length === 0) return;
+        if (this.waiting.length === 0 || (!this.flushing && !this.ready())) return;
         // One key per batch, kept across its resends: a batch the service stored but whose answer was lost is
         // answered again from the first, never stored twice.
         this.inFlight = { fixes: this.waiting.splice(0, MAX_FIXES_PER_REQUEST), key: randomKey() };
+        this.keptAt.splice(0, this.inFlight.fixes.length);
       }
       const outcome = await this.send(this.inFlight);
       if (outcome === 'retry') {
@@ -216,6 +290,7 @@ export class LocationUploader {
 
   private async send(batch: { fixes: Fix[]; key: string }): Promise<'sent' | 'rejected' | 'retry'> {
     this.stats.requests++;
+    this.lastRequestAt = this.options.clock.now();
     if (this.failures > 0) this.stats.retries++;
     let response: Response;
     try {
@@ -257,7 +332,7 @@ export class LocationUploader {
     this.retryTimer = this.options.clock.setTimeout(
       () => {
         this.retryPending = false;
-        void this.flush();
+        void this.kick();
       },
       (this.retryAfterS ?? backoff) * 1000,
     );

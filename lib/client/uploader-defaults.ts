@@ -9,7 +9,8 @@ export const UPLOADER_DEFAULTS = {
   timeFilterS: 30,
   /** … or when the driver is at least this far from the last kept one (a moving driver: every sample, e.g. 10 s). */
   distanceFilterM: 30,
-  /** One X13 (POST /v1/driver/locations) at most this often while fixes are waiting. */
+  /** One X13 (POST /v1/driver/locations) at most this often; a kept fix goes as soon as this has passed since the last
+   * (a fix kept sooner waits for the one that completes it, or a timer: at most this long). */
   uploadIntervalS: 30,
   /** … or as soon as this many fixes are waiting (X13 takes up to 100; AWS's SDK sends 10 a call). */
   maxFixesPerUpload: 10,

@@ -14,6 +14,7 @@ import { gateway } from '#lib/local/websocket';
 import { ROOT } from '#lib/paths';
 import { locationsTable } from '#shared/db/tables';
 import { asFunction } from '#shared/local-invocation';
+import { POSITIONS_BATCHING_WINDOW_S } from '#shared/notifications/positions-window';
 import { drainLocalQueue } from '#shared/ports/queue';
 
 export interface LocalOptions {
@@ -160,11 +161,13 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
     sweep.unref();
     // The functions reach the WebSocket connections through the management API this host serves.
     process.env['WEBSOCKET_MANAGEMENT_ENDPOINT'] = origin;
-    // Live positions: the locations table's stream feeds the same handler the cloud's event source calls.
+    // Live positions: the locations table's stream feeds the same handler the cloud's event source calls, one batch a
+    // window as the cloud's `maxBatchingWindow`.
     const positions = await startStreamPoller({
       endpoint: endpoints.dynamodb,
       tableName: tableNames[locationsTable.envVar]!,
       handlerPath: 'realtime/positions-stream',
+      intervalMs: POSITIONS_BATCHING_WINDOW_S * 1000,
     });
     return {
       url: origin,

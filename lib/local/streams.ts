@@ -1,5 +1,6 @@
 /**
- * The local stand-in for a Lambda event source on a DynamoDB stream: about once a second, read every shard of a
+ * The local stand-in for a Lambda event source on a DynamoDB stream: every `intervalMs` (1 s unless told; the host's
+ * positions poller: the cloud's batching window, shared/notifications/positions-window.ts), read every shard of a
  * table's stream from the emulator (DescribeStream, GetShardIterator, GetRecords) and hand the new records, as one
  * DynamoDBStreamEvent, to the same handler module the cloud runs. Records written before the poller started are not
  * replayed (a fresh iterator starts at LATEST); a shard found later is read from its start.

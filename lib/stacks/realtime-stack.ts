@@ -20,6 +20,7 @@ import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
 import { stageOf } from '#lib/stage';
 import { background, websocketFunctions } from '#shared/functions';
+import { POSITIONS_BATCHING_WINDOW_S } from '#shared/notifications/positions-window';
 import { websocketRoutes } from '#shared/routes';
 
 /** How cdk-nag writes a value in a finding id: as itself when concrete, else as the pseudo-parameter's name. */
@@ -131,7 +132,7 @@ export class RealtimeStack extends Stack {
       else if (route.routeKey === '$default') api.addRoute('$default', { integration });
       else api.addRoute(route.routeKey, { integration });
     }
-    // Live positions: the locations table's stream, a second's worth of fixes per batch, one frame per subscriber.
+    // Live positions: the locations table's stream, a window's worth of fixes per batch, one frame per subscriber.
     const positions = new DispatchFunction(this, 'PositionsStreamFn', {
       handlerPath: 'realtime/positions-stream',
       description: 'driver.location events from the locations stream',
@@ -146,7 +147,7 @@ export class RealtimeStack extends Stack {
       new DynamoEventSource(data.locationsTable, {
         startingPosition: StartingPosition.LATEST,
         batchSize: 1000,
-        maxBatchingWindow: Duration.seconds(1),
+        maxBatchingWindow: Duration.seconds(POSITIONS_BATCHING_WINDOW_S),
         reportBatchItemFailures: true,
         retryAttempts: 3,
         // Positions are current state: a record older than a minute has been overtaken by newer fixes.

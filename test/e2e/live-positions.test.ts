@@ -35,7 +35,7 @@ async function subscribed(token: string, channels: string[]) {
   return { socket, frames, positions };
 }
 
-async function until(done: () => boolean, ms = 8000) {
+async function until(done: () => boolean, ms = 15_000) {
   const deadline = Date.now() + ms;
   while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   return done();
@@ -100,9 +100,12 @@ describe('live positions', () => {
       version: 3,
     });
 
-    // Give any stray delivery time to arrive: B's dispatcher and the freelance channel saw nothing of A.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(watchB.positions()).toEqual([]);
+    // A later batch (a fix of B's driver, shown to B) proves A's batch was fanned out in full: B's dispatcher and the
+    // freelance channel saw nothing of A (whatever the stream's batching window).
+    const driverB = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgB);
+    expect((await api.put('/v1/driver/location', fix(1.4, 103.9), driverB.token)).status).toBe(200);
+    expect(await until(() => watchB.positions().some((d) => d.user_id === driverB.id))).toBe(true);
+    expect(watchB.positions().map((d) => d.user_id)).toEqual([driverB.id]);
     expect(sysadmin.positions()).toEqual([]);
     for (const w of [watchA, watchB, sysadmin]) w.socket.close();
   });
@@ -120,8 +123,11 @@ describe('live positions', () => {
     expect((await api.put('/v1/driver/location', fix(51.5, -0.12), freelancer.bearer_token)).status).toBe(200);
     expect(await until(() => sysadmin.positions().some((d) => d.user_id === freelancer.user.id))).toBe(true);
     expect(sysadmin.frames.find((f) => f.name === 'driver.location')?.channel).toBe('drivers.freelance');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(watchA.positions()).toEqual([]);
+    // A later batch (a fix of an A driver, shown to A) proves the freelancer's was fanned out in full.
+    const driverA = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgA);
+    expect((await api.put('/v1/driver/location', fix(1.3, 103.8), driverA.token)).status).toBe(200);
+    expect(await until(() => watchA.positions().some((d) => d.user_id === driverA.id))).toBe(true);
+    expect(watchA.positions().map((d) => d.user_id)).toEqual([driverA.id]);
     expect(self.positions()).toEqual([]);
     for (const w of [watchA, self, sysadmin]) w.socket.close();
   });

@@ -28,7 +28,7 @@ type Frame = {
   data?: { drivers?: { user_id: string; version: number }[] } & Record<string, unknown>;
 };
 
-async function until(done: () => boolean, ms = 8000) {
+async function until(done: () => boolean, ms = 15_000) {
   const deadline = Date.now() + ms;
   while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   return done();

@@ -11,6 +11,7 @@ import { buildApp } from '../../lib/app.ts';
 import { DispatchFunction } from '../../lib/constructs/dispatch-function.ts';
 import { acknowledgeGuardFindings, GUARD_ACKNOWLEDGEMENTS, guardValidator } from '../../lib/guard.ts';
 import { mainTable, projectionOf } from '../../shared/db/tables.ts';
+import { POSITIONS_BATCHING_WINDOW_S } from '../../shared/notifications/positions-window.ts';
 import { type RouteDef, routes, websocketRoutes } from '../../shared/routes.ts';
 
 // Bundling is skipped: these tests read templates, and esbuild for every function would only slow them down.
@@ -162,7 +163,7 @@ describe('the WebSocket API', () => {
 });
 
 describe('live positions', () => {
-  it('the locations table streams new images into the fan-out function, a second per batch, partial failures reported', () => {
+  it('the locations table streams new images into the fan-out function, one batching window per batch, partial failures reported', () => {
     templateOf(built.data).hasResourceProperties('AWS::DynamoDB::Table', {
       StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
       GlobalSecondaryIndexes: Match.arrayWith([
@@ -173,7 +174,7 @@ describe('live positions', () => {
     realtime.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: Match.anyValue(),
       StartingPosition: 'LATEST',
-      MaximumBatchingWindowInSeconds: 1,
+      MaximumBatchingWindowInSeconds: POSITIONS_BATCHING_WINDOW_S,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
     expect(Object.keys(realtime.findResources('AWS::Lambda::EventSourceMapping'))).toHaveLength(1);

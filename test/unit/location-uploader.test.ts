@@ -92,24 +92,167 @@ describe('LocationUploader', () => {
     expect(up.stats).toMatchObject({ recorded: 3, filtered: 3 });
   });
 
-  it('sends one X13 every upload interval, and at once when a batch fills, in order', async () => {
+  it('sends a kept fix at once when the interval has passed, and at once when a batch fills, in order', async () => {
     const clock = new FakeClock();
     const network = fakeNetwork();
     const up = uploader(network, clock);
     await up.start();
     up.record(fix(0));
-    up.record(fix(1, 40));
-    await clock.advance(29_000);
-    expect(network.requests).toHaveLength(0);
+    await settle();
+    expect(network.requests.map((r) => r.fixes.length)).toEqual([1]); // nothing sent yet: the first fix goes at once
     await clock.advance(1_000);
-    expect(network.requests.map((r) => r.fixes.length)).toEqual([2]);
+    up.record(fix(1, 40));
+    await clock.advance(28_999);
+    expect(network.requests).toHaveLength(1); // one request per interval
+    await clock.advance(1); // the timer: the interval completes
+    expect(network.requests.map((r) => r.fixes.length)).toEqual([1, 1]);
     for (let i = 0; i < 10; i++) up.record(fix(40 + i, 100 + 40 * i));
     await settle();
-    expect(network.requests.map((r) => r.fixes.length)).toEqual([2, 10]);
+    expect(network.requests.map((r) => r.fixes.length)).toEqual([1, 1, 10]);
     const sent = network.requests.flatMap((r) => r.fixes.map((f) => f.client_time_utc));
     expect(sent).toEqual([...sent].sort());
     expect(network.requests.every((r) => r.authorization === 'Bearer T')).toBe(true);
     expect(up.pending).toHaveLength(0);
+    up.stop();
+  });
+
+  it("sends a standing driver's kept fix the moment it is kept, once the interval has passed", async () => {
+    const clock = new FakeClock();
+    const network = fakeNetwork();
+    const up = uploader(network, clock);
+    await up.start();
+    await clock.advance(5_000);
+    expect(up.record(fix(5))).toBe('queued');
+    await settle();
+    expect(network.requests.map((r) => r.fixes)).toEqual([[fix(5)]]);
+    for (const seconds of [35, 65, 95]) {
+      await clock.advance(30_000);
+      expect(up.record(fix(seconds))).toBe('queued'); // the time filter keeps one fix every 30 s
+      await settle();
+      expect(network.requests.at(-1)!.fixes).toEqual([fix(seconds)]); // sent with no wait
+    }
+    // The GPS time of a fix may run a moment ahead of the phone's clock: kept 0.4 s before the interval completes, it
+    // goes when it completes (not an interval later).
+    await clock.advance(29_600);
+    expect(up.record(fix(125))).toBe('queued');
+    await settle();
+    expect(network.requests).toHaveLength(4);
+    await clock.advance(400);
+    expect(network.requests.map((r) => r.fixes)).toEqual([[fix(5)], [fix(35)], [fix(65)], [fix(95)], [fix(125)]]);
+    expect(up.pending).toHaveLength(0);
+    up.stop();
+  });
+
+  it("sends a moving driver's batch with the fix that completes the interval", async () => {
+    const clock = new FakeClock();
+    const network = fakeNetwork();
+    const up = uploader(network, clock);
+    await up.start();
+    up.record(fix(0));
+    await settle();
+    expect(network.requests).toHaveLength(1);
+    // 10 m/s: the distance filter keeps a fix every 4 s (40 m).
+    for (let seconds = 4; seconds <= 28; seconds += 4) {
+      await clock.advance(4_000);
+      expect(up.record(fix(seconds, seconds * 10))).toBe('queued');
+    }
+    await clock.advance(3_999);
+    expect(network.requests).toHaveLength(1);
+    await clock.advance(1); // 32 s: the fix kept after the interval completed leaves with the seven that waited
+    up.record(fix(32, 320));
+    await settle();
+    expect(network.requests.map((r) => r.fixes)).toEqual([
+      [fix(0)],
+      [4, 8, 12, 16, 20, 24, 28, 32].map((s) => fix(s, s * 10)),
+    ]);
+    up.stop();
+  });
+
+  it('never sends more than one X13 per upload interval except for a full batch, and a fix due goes when kept', async () => {
+    const clock = new FakeClock();
+    const network = fakeNetwork();
+    const posted: { at: number; fixes: number }[] = [];
+    const timed = (async (url: string, init: RequestInit) => {
+      posted.push({ at: clock.now(), fixes: (JSON.parse(String(init.body)) as { fixes: Fix[] }).fixes.length });
+      return network.fetch(url, init);
+    }) as unknown as typeof globalThis.fetch;
+    const up = uploader(network, clock, { fetch: timed, batchSize: 8 });
+    await up.start();
+    // A driver who stops and goes: fixes kept 1 to 13 s apart (the distance filter), for ten minutes.
+    const kept: { at: number; dueAtOnce: boolean }[] = [];
+    let seconds = 0;
+    let step = 0;
+    while (seconds < 600) {
+      step++;
+      const wait = 1 + ((step * 7) % 13);
+      await clock.advance(wait * 1000);
+      seconds += wait;
+      const last = posted.at(-1);
+      const dueAtOnce = !last || clock.now() - last.at >= 30_000;
+      expect(up.record(fix(seconds, seconds * 40))).toBe('queued');
+      await settle();
+      kept.push({ at: clock.now(), dueAtOnce });
+      if (dueAtOnce) expect(posted.at(-1)!.at).toBe(clock.now()); // due: sent the moment it was kept
+    }
+    await clock.advance(60_000);
+    expect(up.pending).toHaveLength(0);
+    expect(posted.length).toBeGreaterThan(10);
+    for (const [i, request] of posted.entries()) {
+      if (i === 0 || request.fixes >= 8) continue;
+      expect(request.at - posted[i - 1]!.at).toBeGreaterThanOrEqual(30_000);
+    }
+    // And no kept fix waited more than the interval.
+    const sentAt = posted.flatMap((request) => Array.from({ length: request.fixes }, () => request.at));
+    expect(sentAt).toHaveLength(kept.length);
+    expect(Math.max(...kept.map((k, i) => sentAt[i]! - k.at))).toBeLessThanOrEqual(30_000);
+    expect(kept.some((k) => k.dueAtOnce) && kept.some((k) => !k.dueAtOnce)).toBe(true);
+    up.stop();
+  });
+
+  it('sends what waits on the timer when no fix follows (the GPS stopped), at most an interval after it was kept', async () => {
+    const clock = new FakeClock();
+    const network = fakeNetwork();
+    const up = uploader(network, clock);
+    const sentAt: number[] = [];
+    const at = () => (clock.now() - Date.parse('2026-11-24T08:00:00Z')) / 1000;
+    const step = async (seconds: number) => {
+      const before = network.requests.length;
+      await clock.advance(seconds * 1000 - (clock.now() - Date.parse('2026-11-24T08:00:00Z')));
+      if (network.requests.length > before) sentAt.push(at());
+    };
+    await up.start();
+    up.record(fix(0));
+    await settle();
+    // No fix due before the interval completes: the one waiting goes when it does.
+    await step(10);
+    up.record(fix(10, 40));
+    await step(29.999);
+    expect(network.requests).toHaveLength(1);
+    await step(30);
+    expect(network.requests.map((r) => r.fixes)).toEqual([[fix(0)], [fix(10, 40)]]);
+    // A driver keeping a fix every 4 s whose GPS stops at 58 s: the batch waits for the fix due at 62 s, a second
+    // longer, then goes without it.
+    for (let seconds = 34; seconds <= 58; seconds += 4) {
+      await step(seconds);
+      up.record(fix(seconds, seconds * 40));
+    }
+    await step(62.999);
+    expect(network.requests).toHaveLength(2);
+    await step(63);
+    expect(network.requests.at(-1)!.fixes).toEqual([34, 38, 42, 46, 50, 54, 58].map((s) => fix(s, s * 40)));
+    // Fixes 24 s apart: the first waits an interval, not longer (95 s, before the next is due at 114 s).
+    await step(65);
+    up.record(fix(65, 65 * 40));
+    await step(89);
+    up.record(fix(89, 89 * 40));
+    await step(94.999);
+    expect(network.requests).toHaveLength(3);
+    await step(95);
+    expect(network.requests.at(-1)!.fixes).toEqual([fix(65, 65 * 40), fix(89, 89 * 40)]);
+    // Then nothing is left and no request goes out.
+    await step(300);
+    expect(network.requests).toHaveLength(4);
+    expect(sentAt).toEqual([30, 63, 95]);
     up.stop();
   });
 
@@ -179,6 +322,33 @@ describe('LocationUploader', () => {
     );
     expect(stored).toEqual([]);
     second.stop();
+  });
+
+  it('after a stop and a start, resends the batch left in flight at once, under its key, then what waited', async () => {
+    const clock = new FakeClock();
+    const network = fakeNetwork(['network']);
+    const up = uploader(network, clock);
+    await up.start();
+    up.record(fix(0));
+    await settle();
+    await clock.advance(500);
+    up.record(fix(1, 40));
+    up.stop(); // the resend was due in 1 s
+    await clock.advance(60_000);
+    expect(network.requests).toHaveLength(1);
+    await up.start();
+    await settle();
+    expect(network.requests.map((r) => r.fixes)).toEqual([[fix(0)], [fix(0)]]);
+    expect(network.requests[1]!.key).toBe(network.requests[0]!.key);
+    await clock.advance(30_000); // the resend was a request: what waited goes an interval after it
+    expect(network.requests.map((r) => r.fixes)).toEqual([[fix(0)], [fix(0)], [fix(1, 40)]]);
+    // `flush` sends what waits at once, whatever the interval (the end of a shift).
+    await clock.advance(1_000);
+    up.record(fix(32, 400));
+    await up.flush();
+    expect(network.requests.at(-1)!.fixes).toEqual([fix(32, 400)]);
+    expect(up.pending).toHaveLength(0);
+    up.stop();
   });
 
   it('asks for the token before every request, so a refreshed token is used after a 401', async () => {
