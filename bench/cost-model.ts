@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { UPLOADER_DEFAULTS } from '../lib/client/uploader-defaults.ts';
 import { platformRecordsLogged } from '../lib/function-logging.ts';
 import { GEO_TIME_GRANULARITY_S } from '../shared/locations/locations.ts';
+import { POSITIONS_BATCHING_WINDOW_S } from '../shared/notifications/positions-window.ts';
 
 /** us-east-1 list prices (checked 2025): each with the page it comes from. */
 export const PRICES = {
@@ -19,6 +20,14 @@ export const PRICES = {
   lambdaPerMillionRequests: 0.2,
   /** https://aws.amazon.com/api-gateway/pricing/ (HTTP APIs, first 300 million) */
   httpApiPerMillion: 1.0,
+  /** … and each request of a month beyond the first 300 million. */
+  httpApiPerMillionAbove300M: 0.9,
+  /**
+   * https://aws.amazon.com/ec2/pricing/on-demand/ (data transfer out to the internet, first 10 TB a month, after the
+   * first 100 GB a month that are free): the answers of the HTTP API and the frames of the WebSocket API.
+   */
+  dataTransferOutPerGb: 0.09,
+  dataTransferOutFreeGb: 100,
   /** https://aws.amazon.com/api-gateway/pricing/ (WebSocket APIs: messages metered in 32 KB increments) */
   websocketPerMillionMessages: 1.0,
   websocketPerMillionConnectionMinutes: 0.25,
@@ -62,7 +71,7 @@ export const FLEET = {
    */
   orgShards: 1,
   /** The positions consumer's batching window (`maxBatchingWindow`, lib/stacks/realtime-stack.ts), seconds. */
-  batchWindowS: 1,
+  batchWindowS: POSITIONS_BATCHING_WINDOW_S,
   /** API Gateway keeps the authorizer's answer 300 s per token: one authorizer run per driver per 300 s. */
   authorizerCacheS: 300,
   lambdaMemoryGb: 0.5,
@@ -99,6 +108,14 @@ export const FLEET = {
    * bytes of it, which pins it at most this figure; 666 with the 21 fields before).
    */
   accessLogBytesPerRequest: 420,
+  /**
+   * Bytes out a request's answer costs: an X13's (one of 877 M) is ~130 bytes of JSON (code, message, server_time,
+   * accepted, ignored) and ~520 of headers (status line, the five CORS headers, X-Request-Id, Content-Type, and API
+   * Gateway's Date, Content-Length and Apigw-Requestid).
+   */
+  answerBytesPerRequest: 650,
+  /** A `driver.location` frame's envelope beside its drivers (type, channel, name, data: {drivers: […]}). */
+  frameEnvelopeBytes: 80,
   /** CloudWatch Logs compresses stored logs (about 0.15 of their raw size); retention is a month (dispatch-function.ts). */
   logStorageRatio: 0.15,
 } as const;
@@ -213,6 +230,8 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
         SECONDS_PER_MONTH *
         Math.ceil(batches.frameBytes / 32_768)
       : 0;
+  const frameGb = (frames * (batches.frameBytes + fleet.frameEnvelopeBytes)) / 1e9;
+  const transferOutGb = (apiRequests * fleet.answerBytesPerRequest) / 1e9 + frameGb;
   const connectionMinutes = (fleet.dispatchers * SECONDS_PER_MONTH) / 60;
   const gbSeconds = handlerInvocations * fleet.lambdaMemoryGb * (fleet.lambdaMs / 1000);
   const customMetrics = fleet.metricsPerOperation * fleet.operations;
@@ -248,7 +267,9 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
       component: 'API Gateway HTTP',
       quantity: apiRequests,
       unit: 'requests',
-      usd: (apiRequests / 1e6) * prices.httpApiPerMillion,
+      usd:
+        (Math.min(apiRequests, 300e6) / 1e6) * prices.httpApiPerMillion +
+        (Math.max(0, apiRequests - 300e6) / 1e6) * prices.httpApiPerMillionAbove300M,
     },
     {
       component: 'WebSocket messages',
@@ -261,6 +282,12 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
       quantity: connectionMinutes,
       unit: 'connection-minutes',
       usd: (connectionMinutes / 1e6) * prices.websocketPerMillionConnectionMinutes,
+    },
+    {
+      component: 'Data transfer out',
+      quantity: transferOutGb,
+      unit: 'GB (answers and frames)',
+      usd: Math.max(0, transferOutGb - prices.dataTransferOutFreeGb) * prices.dataTransferOutPerGb,
     },
     {
       component: 'CloudWatch custom metrics',

@@ -46,7 +46,8 @@ describe('the cost model', () => {
     const cost = Object.fromEntries(lines.map((line) => [line.component, line.usd]));
     expect(cost['DynamoDB writes']).toBeCloseTo(((fixes * 3) / 1e6) * PRICES.dynamoWritePerMillion, 6);
     expect(cost['DynamoDB reads']).toBeCloseTo(((fixes * 0.5) / 1e6) * PRICES.dynamoReadPerMillion, 6);
-    expect(cost['API Gateway HTTP']).toBeCloseTo(fixes / 1e6, 6);
+    // $1 a million for the first 300 million of a month, $0.90 beyond.
+    expect(cost['API Gateway HTTP']).toBeCloseTo(300 + ((fixes - 300e6) / 1e6) * 0.9, 6);
     expect(cost['Lambda requests']).toBeCloseTo((fixes / 1e6) * 0.2, 6);
     expect(cost['Lambda duration']).toBeCloseTo(fixes * 0.5 * 0.025 * PRICES.lambdaPerGbSecond, 6);
     expect(cost['WebSocket messages']).toBe(0);
@@ -109,7 +110,7 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     const one = cost(FLEET);
     const batched = cost(UPLOADER_FLEET);
     const requests = (10_000 * SECONDS_PER_MONTH) / 30; // 876 M X13s
-    expect(batched['API Gateway HTTP']).toBeCloseTo(requests / 1e6, 6);
+    expect(batched['API Gateway HTTP']).toBeCloseTo(300 + ((requests - 300e6) / 1e6) * 0.9, 6);
     expect(batched['DynamoDB writes']).toBeCloseTo(((requests * 3) / 1e6) * PRICES.dynamoWritePerMillion, 6);
     expect(batched['DynamoDB writes']).toBeCloseTo(one['DynamoDB writes']! / 3, 6);
     // Log ingestion follows invocations and API requests (the access log); custom metrics do not (5 × 122 metrics whatever the traffic).
@@ -132,17 +133,19 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
 
   it('sends a dispatcher one frame per stream shard that carried one of its drivers in the second', () => {
     // 200 drivers an organisation, one X13 every 30 s: 6.67 positions a second.
-    const spread = organisationBatches({ ...UPLOADER_FLEET, orgShards: 4 });
+    const spread = organisationBatches({ ...UPLOADER_FLEET, orgShards: 4, batchWindowS: 1 });
     // Over 4 shards, 1.67 a shard: a shard's batch holds one with probability 1 − e^(−1.67) = 0.811.
     expect(spread.perSecond / UPLOADER_FLEET.organisations).toBeCloseTo(4 * (1 - Math.exp(-200 / 30 / 4)), 9);
     expect(spread.perSecond / UPLOADER_FLEET.organisations).toBeCloseTo(3.244, 3);
-    const one = organisationBatches({ ...UPLOADER_FLEET, orgShards: 1 });
+    const one = organisationBatches({ ...UPLOADER_FLEET, orgShards: 1, batchWindowS: 1 });
     expect(one.perSecond / UPLOADER_FLEET.organisations).toBeCloseTo(0.9987, 4);
     // The same positions, in fewer and fuller frames: 6.67 × 190 bytes a second in all.
     expect(one.frameBytes * (one.perSecond / UPLOADER_FLEET.organisations)).toBeCloseTo((200 / 30) * 190, 6);
     expect(spread.frameBytes * (spread.perSecond / UPLOADER_FLEET.organisations)).toBeCloseTo((200 / 30) * 190, 6);
     const messages = (shards: number) =>
-      monthlyCost(NOW, { ...UPLOADER_FLEET, orgShards: shards }).find((l) => l.component === 'WebSocket messages')!;
+      monthlyCost(NOW, { ...UPLOADER_FLEET, orgShards: shards, batchWindowS: 1 }).find(
+        (l) => l.component === 'WebSocket messages',
+      )!;
     // 200 dispatchers: 4 an organisation, each frame one 32 KB message.
     expect(messages(4).quantity).toBeCloseTo(200 * 3.2444 * SECONDS_PER_MONTH, -6);
     expect(messages(1).quantity / messages(4).quantity).toBeCloseTo(0.9987 / 3.2444, 3);
@@ -152,9 +155,21 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     expect(slow.frameBytes).toBeCloseTo(20 * 190, 3);
   });
 
-  it('reproduces the README figure for one L1 a fix before CloudWatch ($7 017)', () => {
+  it('prices the bytes out: the answers and the frames, after the free 100 GB', () => {
+    const fleet = { ...UPLOADER_FLEET, orgShards: 1, batchWindowS: 3 };
+    const line = monthlyCost(NOW, fleet).find((l) => l.component === 'Data transfer out')!;
+    const requests = monthlyCost(NOW, fleet).find((l) => l.component === 'API Gateway HTTP')!.quantity;
+    // 200 dispatchers, a frame each every 3 s of 20 drivers × 190 bytes and its envelope.
+    const frames = 200 * (1 - Math.exp(-20)) * (SECONDS_PER_MONTH / 3);
+    const gb = (requests * FLEET.answerBytesPerRequest + frames * (20 * 190 + FLEET.frameEnvelopeBytes)) / 1e9;
+    expect(line.quantity).toBeCloseTo(gb, 3);
+    expect(line.usd).toBeCloseTo((gb - 100) * 0.09, 3);
+    expect(line.usd).toBeGreaterThan(100);
+  });
+
+  it('reproduces the README figure for one L1 a fix before CloudWatch ($6 729)', () => {
     const lines = monthlyCost(NOW, FLEET).filter((line) => !line.component.startsWith('CloudWatch'));
-    expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 7017)).toBeLessThan(1);
+    expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 6729)).toBeLessThan(1);
   });
 });
 
