@@ -70,6 +70,8 @@ export const FLEET = {
    * shard (until DynamoDB splits a key for heat: docs/live-operations.md).
    */
   orgShards: 1,
+  /** The geo index entry's granule (`geo_time`, shared/locations/locations.ts): a standing driver rewrites it once in it. */
+  geoGranuleS: GEO_TIME_GRANULARITY_S,
   /** The positions consumer's batching window (`maxBatchingWindow`, lib/stacks/realtime-stack.ts), seconds. */
   batchWindowS: POSITIONS_BATCHING_WINDOW_S,
   /** API Gateway keeps the authorizer's answer 300 s per token: one authorizer run per driver per 300 s. */
@@ -198,7 +200,7 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
   const crossing = Math.min(1, fleet.crossingShare * fleet.fixesPerRequest);
   const moving = (key: keyof Units) => input.fixMove[key] * (1 - crossing) + input.fixCrossing[key] * crossing;
   // Standing still: one request every fixIntervalS × fixesPerRequest seconds; the entry's geo_time turns once a granule.
-  const refreshes = Math.min(1, (fleet.fixIntervalS * fleet.fixesPerRequest) / GEO_TIME_GRANULARITY_S);
+  const refreshes = Math.min(1, (fleet.fixIntervalS * fleet.fixesPerRequest) / fleet.geoGranuleS);
   const still = (key: keyof Units) => input.fixStill[key] + input.geoTimeRefresh[key] * refreshes;
   const perFix = (key: keyof Units) => moving(key) * (1 - fleet.standingShare) + still(key) * fleet.standingShare;
   const days = DAYS_PER_MONTH;
