@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
-import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import { type Client, client, freelanceDriver, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -48,17 +48,7 @@ const fix = (latitude: number, longitude: number, secondsAgo = 0) => ({
   client_time_utc: new Date(Date.now() - secondsAgo * 1000).toISOString(),
 });
 
-async function freelanceDriver() {
-  const email = `live.${Math.random().toString(36).slice(2, 8)}@example.com`;
-  await api.post('/v1/auth/register-driver', { user: { email, password: 'a-good-long-password', name: 'Freelance' } });
-  await api.post('/v1/auth/security-code', { user: { email } });
-  const mail = await api.get<{ messages: { data: Record<string, string> }[] }>(
-    `/_local/outbox?to=${encodeURIComponent(email)}`,
-  );
-  const code = mail.body.messages[0]!.data['security_code'];
-  await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } });
-  return loginAs(api, email, 'a-good-long-password');
-}
+const newFreelanceDriver = () => freelanceDriver(api, 'live');
 
 beforeAll(async () => {
   host = await startTestHost();
@@ -112,7 +102,7 @@ describe('live positions', () => {
 
   it("send a freelance driver's fix to drivers.freelance only, which only SysAdmin may join", async () => {
     const dispatcherA = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgA);
-    const freelancer = await freelanceDriver();
+    const freelancer = await newFreelanceDriver();
     const watchA = await subscribed(dispatcherA.token, [`org.${orgA}`, 'drivers.freelance']);
     expect(watchA.frames).toContainEqual({ type: 'subscribed', channels: [`org.${orgA}`] });
     expect(watchA.frames).toContainEqual({ type: 'error', code: 'forbidden', channel: 'drivers.freelance' });
@@ -137,7 +127,7 @@ describe('live positions of a driver moved into an organisation (the item keyed 
   it("reach the organisation's channel from the new key, the freelance channel no more", async () => {
     const org = await newOrganisation(api, admin, 'Fleet joined');
     const dispatcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
-    const freelancer = await freelanceDriver();
+    const freelancer = await newFreelanceDriver();
     const watch = await subscribed(dispatcher.token, [`org.${org}`]);
     const sysadmin = await subscribed(admin, ['drivers.freelance']);
     expect((await api.put('/v1/driver/location', fix(51.5, -0.12, 20), freelancer.bearer_token)).status).toBe(200);

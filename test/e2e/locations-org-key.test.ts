@@ -11,7 +11,7 @@ import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { db, locationsTableName, transactWrite } from '../../shared/db/client.ts';
 import { locationKey, organisationMove } from '../../shared/locations/locations.ts';
-import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import { type Client, client, freelanceDriver, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -29,17 +29,7 @@ const fix = (latitude: number, longitude: number, secondsAgo = 0) => ({
 const stored = async (driverId: string, orgId: string | null) =>
   (await db().send(new GetCommand({ TableName: locationsTableName(), Key: locationKey(driverId, orgId) }))).Item;
 
-async function freelanceDriver() {
-  const email = `orgkey.${Math.random().toString(36).slice(2, 8)}@example.com`;
-  await api.post('/v1/auth/register-driver', { user: { email, password: 'a-good-long-password', name: 'Freelance' } });
-  await api.post('/v1/auth/security-code', { user: { email } });
-  const mail = await api.get<{ messages: { kind: string; data: Record<string, string> }[] }>(
-    `/_local/outbox?to=${encodeURIComponent(email)}`,
-  );
-  const code = mail.body.messages.find((m) => m.kind === 'security_code')!.data['security_code'];
-  await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } });
-  return loginAs(api, email, 'a-good-long-password');
-}
+const newFreelanceDriver = () => freelanceDriver(api, 'orgkey');
 
 beforeAll(async () => {
   host = await startTestHost();
@@ -58,7 +48,7 @@ describe('the location item key', () => {
       expect((await api.put('/v1/driver/location', fix(latitude, 103.8, 5 - i), driver.token)).status).toBe(200);
       drivers.push(driver);
     }
-    const freelancer = await freelanceDriver();
+    const freelancer = await newFreelanceDriver();
     expect((await api.put('/v1/driver/location', fix(1.303, 103.8), freelancer.bearer_token)).status).toBe(200);
 
     const partition = await db().send(
@@ -109,7 +99,7 @@ describe('the location item key', () => {
   it('moves the item on A25; a token minted before the move writes under the new key, never the old one', async () => {
     const org = await newOrganisation(api, admin, 'Joined');
     const dispatcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
-    const freelancer = await freelanceDriver();
+    const freelancer = await newFreelanceDriver();
     const id = freelancer.user.id;
     expect((await api.put('/v1/driver/location', fix(-33.86, 151.21, 30), freelancer.bearer_token)).status).toBe(200);
     const before = await stored(id, null);
@@ -147,7 +137,7 @@ describe('the location item key', () => {
 
   it('a fix stored between the move’s read and its transaction cancels the move: the fix is not lost', async () => {
     const org = await newOrganisation(api, admin, 'Raced');
-    const freelancer = await freelanceDriver();
+    const freelancer = await newFreelanceDriver();
     const id = freelancer.user.id;
     expect((await api.put('/v1/driver/location', fix(48.85, 2.35, 30), freelancer.bearer_token)).status).toBe(200);
     const move = await organisationMove(id, null, org, undefined);

@@ -79,6 +79,22 @@ export async function invitedMember(api: Client, adminToken: string, role: strin
   return { email, password, id: session.user.id, token: session.bearer_token, refresh_token: session.refresh_token };
 }
 
+/**
+ * A freelance driver made the way one signs up: A2 registers, the security code from the local outbox verifies the
+ * e-mail, the driver logs in (its session).
+ */
+export async function freelanceDriver(api: Client, prefix = 'freelance') {
+  const email = `${prefix}.${Math.random().toString(36).slice(2, 8)}@example.com`;
+  await api.post('/v1/auth/register-driver', { user: { email, password: 'a-good-long-password', name: 'Freelance' } });
+  await api.post('/v1/auth/security-code', { user: { email } });
+  const mail = await api.get<{ messages: { kind: string; data: Record<string, string> }[] }>(
+    `/_local/outbox?to=${encodeURIComponent(email)}`,
+  );
+  const code = mail.body.messages.find((m) => m.kind === 'security_code')!.data['security_code'];
+  await api.post('/v1/auth/verify-security-code', { user: { email, security_code: code } });
+  return loginAs(api, email, 'a-good-long-password');
+}
+
 /** A new organisation (SysAdmin's X2), its id. */
 export async function newOrganisation(api: Client, adminToken: string, name: string, kind = 'transporter') {
   return (await api.post<{ id: string }>('/v1/admin/organisations', { name, kind }, adminToken)).body.id;
