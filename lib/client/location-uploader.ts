@@ -129,7 +129,9 @@ export class LocationUploader {
   /** A resend is scheduled: neither a full batch nor the upload timer sends before it (no hammering an outage). */
   private retryPending = false;
   private stopped = false;
-  private loaded = false;
+  /** The fixes `storage` kept are in `waiting` (true from the start without storage): nothing is sent or saved before. */
+  private loaded: boolean;
+  private loading: Promise<void> | undefined;
 
   constructor(options: UploaderOptions) {
     this.options = {
@@ -144,6 +146,7 @@ export class LocationUploader {
       clock: realClock,
       ...options,
     };
+    this.loaded = this.options.storage === undefined;
     if (this.options.batchSize > MAX_FIXES_PER_REQUEST) {
       throw new RangeError(`batchSize must be at most ${MAX_FIXES_PER_REQUEST}`);
     }
@@ -151,12 +154,16 @@ export class LocationUploader {
 
   /** Loads the fixes a previous run left waiting (with `storage`; they may go at once) and starts sending. */
   async start(): Promise<void> {
-    if (!this.loaded) {
-      this.loaded = true;
+    // Fixes recorded before the stored ones are loaded wait behind them (order), and are saved only with them (a save
+    // before the load would overwrite what the last run kept).
+    this.loading ??= (async () => {
       const stored = (await this.options.storage?.load()) ?? [];
       this.waiting.unshift(...stored);
       this.keptAt.unshift(...stored.map(() => this.options.clock.now()));
-    }
+      this.loaded = true;
+      await this.persist();
+    })();
+    await this.loading;
     this.stopped = false;
     this.retryPending = false;
     this.next();
@@ -216,6 +223,7 @@ export class LocationUploader {
   }
 
   private kick(): Promise<void> {
+    if (!this.loaded) return Promise.resolve();
     this.sending ??= this.drain().finally(() => {
       this.sending = undefined;
       this.flushing = false;
@@ -241,7 +249,7 @@ export class LocationUploader {
    */
   private next() {
     this.options.clock.clearTimeout(this.timer);
-    if (this.stopped || this.retryPending) return;
+    if (this.stopped || this.retryPending || !this.loaded) return;
     // A batch left in flight by `stop` (its resend was due): it goes first, now.
     if (this.inFlight && !this.sending) {
       void this.kick();
@@ -339,6 +347,7 @@ export class LocationUploader {
   }
 
   private async persist() {
+    if (!this.loaded) return;
     await this.options.storage?.save(this.pending);
   }
 }

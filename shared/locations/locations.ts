@@ -24,12 +24,20 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, GetCommand, PutCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { getUser } from '#shared/accounts/users';
+import { getUser, toRecord as toUserRecord, userKey } from '#shared/accounts/users';
 import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
 import { putAll } from '#shared/db/batch';
-import { db, isConditionalFailure, locationsTableName, queryAll, type TransactItem } from '#shared/db/client';
+import {
+  db,
+  isConditionalFailure,
+  locationsTableName,
+  mainTableName,
+  queryAll,
+  type TransactItem,
+  transactWrite,
+} from '#shared/db/client';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import {
@@ -306,7 +314,12 @@ async function storeFirstFix(
   fields: Fields,
   point: Point,
 ): Promise<'stored' | 'lost' | { orgId: string | null }> {
-  const driver = await getUser(driverId);
+  // A consistent read: an A25 that moved the item has committed by the time the caller's write found nothing, and its
+  // new organisation must be the one read here (an eventually consistent read could still answer the old one).
+  const read = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: userKey(driverId), ConsistentRead: true }),
+  );
+  const driver = read.Item ? toUserRecord(read.Item) : undefined;
   if (!driver || driver.deleted_at) throw notFound('driver');
   if ((driver.org_id ?? null) !== orgId) return { orgId: driver.org_id ?? null };
   const location: LocationRecord = {
@@ -332,12 +345,37 @@ async function storeFirstFix(
         ConditionExpression: 'attribute_not_exists(PK)',
       }),
     );
-    return 'stored';
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
     await releaseDirectory(entries);
     return 'lost';
   }
+  // An A25 that committed between the read above and the put found no item to move (its check passed before the put),
+  // so the item would stay under a key the profile no longer names, its organisation blind to the driver. Read the
+  // profile again: if it moved on, move the item as A25 would have (an A25 that did see the item has moved it, and
+  // this move then finds nothing and stops).
+  const after = await currentOrganisation(driverId);
+  if (after !== undefined && after !== null && after !== location.org_id) {
+    try {
+      await transactWrite(await organisationMove(driverId, location.org_id, after, undefined));
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw error;
+    }
+  }
+  return 'stored';
+}
+
+/** The driver's organisation as its profile says now (a consistent read); undefined: no such driver. */
+async function currentOrganisation(driverId: string): Promise<string | null | undefined> {
+  const read = await db().send(
+    new GetCommand({
+      TableName: mainTableName(),
+      Key: userKey(driverId),
+      ConsistentRead: true,
+      ProjectionExpression: 'org_id',
+    }),
+  );
+  return read.Item ? ((read.Item['org_id'] as string | null | undefined) ?? null) : undefined;
 }
 
 /**
@@ -579,12 +617,15 @@ function candidateOf(
   };
 }
 
-/** The current items of some candidates (BatchGetItem, 100 keys a call), by driver id. */
+/** A location item's identity: its organisation and driver (a driver's item and its index entry share it). */
+const itemKeyOf = (item: { orgId: string | null; userId: string }) => `${item.orgId ?? ''}|${item.userId}`;
+const recordKeyOf = (location: LocationRecord) =>
+  itemKeyOf({ orgId: location.org_id ?? null, userId: location.user_id });
+
+/** The current items of some candidates (BatchGetItem, 100 keys a call), by item key (`itemKeyOf`). */
 async function readLocations(candidates: Candidate[], stats: SearchStats): Promise<Map<string, LocationRecord>> {
   const found = new Map<string, LocationRecord>();
-  const unique = [
-    ...new Map(candidates.map((c) => [`${c.orgId ?? ''}|${c.userId}`, locationKey(c.userId, c.orgId)])).values(),
-  ];
+  const unique = [...new Map(candidates.map((c) => [itemKeyOf(c), locationKey(c.userId, c.orgId)])).values()];
   await inParallel(
     Array.from({ length: Math.ceil(unique.length / 100) }, (_, i) => async () => {
       let keys: Record<string, unknown>[] | undefined = unique.slice(i * 100, i * 100 + 100);
@@ -594,7 +635,7 @@ async function readLocations(candidates: Candidate[], stats: SearchStats): Promi
         for (const item of out.Responses?.[locationsTableName()] ?? []) {
           stats.itemsRead++;
           const location = toRecord(item);
-          found.set(location.user_id, location);
+          found.set(recordKeyOf(location), location);
         }
         keys = out.UnprocessedKeys?.[locationsTableName()]?.Keys as Record<string, unknown>[] | undefined;
       }
@@ -629,11 +670,17 @@ export async function driversWithin(
     .map((item) => candidateOf(item, centre, orgId, filters))
     .filter((candidate): candidate is Candidate => candidate !== undefined && candidate.least <= radiusM);
   const locations = await readLocations(candidates, stats);
-  const found: { location: LocationRecord; distance: number }[] = [];
+  // One answer per driver: were a driver's item under two keys for a moment (an A25 move the index has not caught up
+  // with), the newer fix.
+  const byDriver = new Map<string, { location: LocationRecord; distance: number }>();
   for (const location of locations.values()) {
     const distance = distanceM(centre, location);
-    if (distance <= radiusM && matches(location, orgId, filters)) found.push({ location, distance });
+    if (!(distance <= radiusM && matches(location, orgId, filters))) continue;
+    const seen = byDriver.get(location.user_id);
+    if (!seen || seen.location.server_time < location.server_time)
+      byDriver.set(location.user_id, { location, distance });
   }
+  const found = [...byDriver.values()];
   found.sort((a, b) => a.distance - b.distance || a.location.user_id.localeCompare(b.location.user_id));
   return found.map(({ location, distance }) => view(location, distance));
 }
@@ -734,30 +781,30 @@ export async function nearestDriver(
   stats: SearchStats = { queries: 0, itemsRead: 0 },
 ): Promise<LocationView | undefined> {
   const orgId = searchScope(caller);
-  // Candidates whose item does not match after all (a real fix older than max_age_s, only within a granule of it; an
-  // item gone or changed since the index saw it): searched again without them. Each such round leaves out at least
-  // one more, so this ends.
-  const excluded = new Set<string>();
+  // Every candidate whose item has been read (matching or not) is settled: later rounds search the index without it,
+  // and the nearest matching one found so far is `best`. A round ends with an answer when `best` is within the
+  // round's bound (nothing unsettled outside its candidates is nearer); otherwise it read at least one unsettled
+  // candidate (the first in order has least ≤ bound < best), so rounds end. A candidate can be settled yet beyond its
+  // entry's cell (an item that moved before the index caught up): its true distance counts, its entry no longer does.
+  const settled = new Set<string>();
+  let best: { location: LocationRecord; distance: number } | undefined;
   for (;;) {
-    const { candidates, bound } = await nearestCandidates(point, orgId, filters, excluded, stats);
-    if (candidates.length === 0) return undefined;
+    const { candidates, bound } = await nearestCandidates(point, orgId, filters, settled, stats);
+    if (candidates.length === 0) return best && view(best.location, best.distance);
     // Issue 27: a candidate's cell spans up to ~1.4 km, so there can be many. Their items are read least distance
     // first, a BatchGetItem of CANDIDATE_BATCH at a time, until the next one's least distance is beyond the nearest
     // matching driver found: it cannot be nearer (nor as near), so it is not read.
-    const ordered = [...new Map(candidates.map((candidate) => [candidate.userId, candidate])).values()].sort(
+    const ordered = [...new Map(candidates.map((candidate) => [itemKeyOf(candidate), candidate])).values()].sort(
       (a, b) => a.least - b.least,
     );
-    let best: { location: LocationRecord; distance: number } | undefined;
     for (let start = 0; start < ordered.length; start += CANDIDATE_BATCH) {
       const batch = ordered.slice(start, start + CANDIDATE_BATCH).filter((c) => !best || c.least <= best.distance);
       if (batch.length === 0) break;
       const locations = await readLocations(batch, stats);
       for (const candidate of batch) {
-        const location = locations.get(candidate.userId);
-        if (!location || !matches(location, orgId, filters)) {
-          excluded.add(candidate.userId);
-          continue;
-        }
+        settled.add(itemKeyOf(candidate));
+        const location = locations.get(itemKeyOf(candidate));
+        if (!location || !matches(location, orgId, filters)) continue;
         const distance = distanceM(point, location);
         if (
           !best ||
@@ -768,8 +815,6 @@ export async function nearestDriver(
         }
       }
     }
-    // The search proved that nothing outside the candidates is nearer than `bound`; a best beyond it may have been
-    // passed over when the candidate that set the bound is the one left out, so then the search goes again.
     if (best && best.distance <= bound) return view(best.location, best.distance);
   }
 }
@@ -791,7 +836,7 @@ async function nearestCandidates(
   const consider = (items: Record<string, unknown>[]) => {
     for (const item of items) {
       const candidate = candidateOf(item, point, orgId, filters);
-      if (!candidate || excluded.has(candidate.userId)) continue;
+      if (!candidate || excluded.has(itemKeyOf(candidate))) continue;
       candidates.push(candidate);
       if (!best || candidate.most < best.distance) best = { distance: candidate.most };
     }

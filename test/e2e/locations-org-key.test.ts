@@ -5,14 +5,16 @@
  * driver keeps `LOC#<driver> / CURRENT`. A25 moves the item in the same transaction as the user's change; a token
  * minted before the move writes under the new key, never the old one; a fix stored during the move is not lost.
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
+import { authenticate } from '../../shared/auth/authorizer.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
-import { db, locationsTableName, transactWrite } from '../../shared/db/client.ts';
-import { locationKey, organisationMove } from '../../shared/locations/locations.ts';
+import { db, locationsTableName, mainTableName, transactWrite } from '../../shared/db/client.ts';
+import { importLocations, locationKey, organisationMove, recordFix } from '../../shared/locations/locations.ts';
 import { type Client, client, freelanceDriver, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { withMiddleware } from '../support/middleware.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -133,6 +135,92 @@ describe('the location item key', () => {
     expect(self.body.location.version).toBe(3);
     const sysadmin = await api.get<{ location: Location }>(`/v1/driver-locations/${id}`, admin);
     expect(sysadmin.body.location.version).toBe(3);
+  });
+
+  it('an A25 committed between a first fix’s read of the profile and its write: the fix goes under the new key', async () => {
+    const org = await newOrganisation(api, admin, 'Joined mid-fix');
+    const freelancer = await newFreelanceDriver();
+    const id = freelancer.user.id;
+    // The driver has no location yet: its first fix reads the profile (no organisation), then writes. Just before
+    // that write, the profile joins the organisation (what A25's transaction commits when there is no item to move).
+    let joined = false;
+    const writesLocation = (input: Record<string, unknown>) => {
+      type Write = { TableName?: string; Item?: object };
+      const transact = input['TransactItems'] as { Put?: Write }[] | undefined;
+      const writes: Write[] = transact ? transact.flatMap((item) => (item.Put ? [item.Put] : [])) : [input as Write];
+      return writes.some((write) => write.TableName === locationsTableName() && write.Item !== undefined);
+    };
+    // The domain call in this process (the host loads its functions as separate modules, with their own client).
+    const caller = (await authenticate(`Bearer ${freelancer.bearer_token}`))!;
+    const stored1 = await withMiddleware(
+      'a25-mid-fix',
+      (next, context) => async (args) => {
+        const input = args.input as Record<string, unknown>;
+        const name = context.commandName ?? '';
+        if (!joined && (name === 'TransactWriteItemsCommand' || name === 'PutItemCommand') && writesLocation(input)) {
+          joined = true;
+          await db().send(
+            new UpdateCommand({
+              TableName: mainTableName(),
+              Key: { PK: `USER#${id}`, SK: 'PROFILE' },
+              UpdateExpression: 'SET org_id = :org',
+              ExpressionAttributeValues: { ':org': org },
+            }),
+          );
+        }
+        return next(args);
+      },
+      () => recordFix(caller, fix(35.68, 139.76)),
+    );
+    expect(joined).toBe(true);
+    expect(stored1).toBe(true);
+    // Never an item under the freelance key the profile no longer names: the organisation sees the driver.
+    expect(await stored(id, null)).toBeUndefined();
+    expect(await stored(id, org)).toMatchObject({ version: 1, latitude: 35.68, org_id: org });
+  });
+
+  it('L3 answers when a driver has items under two keys (a stray item the index lists beside the real one)', {
+    timeout: 30_000,
+  }, async () => {
+    const org = await newOrganisation(api, admin, 'Two keys');
+    const freelancer = await newFreelanceDriver();
+    const id = freelancer.user.id;
+    // The real item, 3.2 km east of the search point, moved into the organisation by A25.
+    expect((await api.put('/v1/driver/location', fix(-54.8, -68.25, 5), freelancer.bearer_token)).status).toBe(200);
+    expect((await api.post('/v1/admin/users/assign-organisation', { user: { id, org_id: org } }, admin)).status).toBe(
+      200,
+    );
+    // A stray item under the freelance key, 130 m from the point (what an old race could leave).
+    const now = new Date().toISOString();
+    await importLocations([
+      {
+        id: `stray-${id}`,
+        user_id: id,
+        device_id: null,
+        latitude: -54.8,
+        longitude: -68.298,
+        altitude: null,
+        client_time_utc: now,
+        client_timezone: null,
+        server_time: now,
+        version: 1,
+        org_id: null,
+        service_types: [],
+      },
+    ]);
+    const nearest = await api.get<{ location: Location }>(
+      '/v1/driver-locations/nearest?latitude=-54.8&longitude=-68.3',
+      admin,
+    );
+    expect(nearest.status).toBe(200);
+    expect(nearest.body.location).toMatchObject({ user_id: id, longitude: -68.298 });
+    // The organisation's own search sees its item only.
+    const dispatcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+    const own = await api.get<{ location: Location }>(
+      '/v1/driver-locations/nearest?latitude=-54.8&longitude=-68.3',
+      dispatcher.token,
+    );
+    expect(own.body.location).toMatchObject({ user_id: id, longitude: -68.25 });
   });
 
   it('a fix stored between the move’s read and its transaction cancels the move: the fix is not lost', async () => {

@@ -324,6 +324,32 @@ describe('LocationUploader', () => {
     second.stop();
   });
 
+  it('with storage, sends and saves nothing before start has loaded the last run’s fixes, which go first', async () => {
+    const clock = new FakeClock();
+    let stored: Fix[] = [fix(0), fix(30)];
+    let release: (fixes: Fix[]) => void = () => {};
+    const storage = {
+      load: () => new Promise<Fix[]>((resolve) => (release = resolve)),
+      save: (fixes: readonly Fix[]) => {
+        stored = [...fixes];
+      },
+    };
+    const network = fakeNetwork();
+    const up = uploader(network, clock, { storage });
+    const started = up.start();
+    // The app records a sample while the storage is still being read.
+    expect(up.record(fix(60))).toBe('queued');
+    await settle();
+    expect(network.requests).toHaveLength(0);
+    expect(stored).toEqual([fix(0), fix(30)]); // not overwritten by the new fix alone
+    release(stored);
+    await started;
+    await settle();
+    expect(network.requests.flatMap((r) => r.fixes)).toEqual([fix(0), fix(30), fix(60)]);
+    expect(stored).toEqual([]);
+    up.stop();
+  });
+
   it('after a stop and a start, resends the batch left in flight at once, under its key, then what waited', async () => {
     const clock = new FakeClock();
     const network = fakeNetwork(['network']);
