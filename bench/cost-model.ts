@@ -82,7 +82,7 @@ export const FLEET = {
   /** Fixes a request carries: 1 with one L1 a fix; the uploader sends its buffer in one X13 (UPLOADER_FLEET). */
   fixesPerRequest: 1,
   /**
-   * The share of stored fixes that leave their driver in the precision-9 cell of the stored one (a driver standing
+   * The share of stored fixes that leave their driver in the precision-6 cell of the stored one (a driver standing
    * still: the item write alone, the index entry once a GEO_TIME_GRANULARITY_S). 0 here: issue 15's reference fleet,
    * every driver moving all the time. STANDING_FLEET prices a sourced share.
    */
@@ -133,9 +133,10 @@ export const UPLOADER_FLEET = {
  * Krutein, Ranjbari and Goodchild, "Commercial Vehicle Driver Behaviors and Decision Making: Lessons Learned from
  * Urban Ridealongs", Transportation Research Record (2021): urban commercial vehicles spent on average 80 % of their
  * daily operating time parked. The phone is the driver's, not the vehicle's: at a stop it walks to the door and back,
- * and a standing phone's GPS wanders by metres, out of a 4.8 m cell now and then. Assumed: half of the parked time's
- * uploads find the driver in the stored fix's precision-9 cell, so 0.8 × 0.5 = 0.4 of the uploads stand still.
- * The assumption is the model's least certain figure: bench prints the month at 0 and at it.
+ * and a standing phone's GPS wanders by metres. Assumed: half of the parked time's uploads stand still, 0.8 × 0.5 =
+ * 0.4 (chosen when the index cell was precision 9, 4.8 m, which a wandering phone left now and then; at precision 6,
+ * 1.2 km × 0.6 km, nearly every parked upload stays in its cell, so 0.4 is now the cautious end). The model's least
+ * certain figure: bench prints the month at 0 and at it.
  */
 export const STANDING_FLEET = {
   ...UPLOADER_FLEET,
@@ -153,8 +154,14 @@ export interface Units {
 /** Per-operation units the model needs. */
 export interface ModelInput {
   fixMove: Units;
+  /**
+   * Beside `fixMove` (a moving request's own units), the geo index's write units a second of driving: its entry moves
+   * on leaving a cell and is rewritten when its granule turns, at a rate set by the driving, not by how often the phone
+   * sends. A request carries those of the seconds since the last one.
+   */
+  moveIndexWcuPerS: number;
   fixCrossing: Units;
-  /** A fix in the stored fix's precision-9 cell (the item alone), and the index entry's rewrite once a granule. */
+  /** A fix in the stored fix's precision-6 cell (the item alone), and the index entry's rewrite once a granule. */
   fixStill: Units;
   geoTimeRefresh: Units;
   /** Per imported task (item writes of the import worker). */
@@ -198,7 +205,10 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
   // One write per request (L1's, or X13's of its newest fix): a request of n fixes crosses n times as often.
   const fixRequests = fixes / fleet.fixesPerRequest;
   const crossing = Math.min(1, fleet.crossingShare * fleet.fixesPerRequest);
-  const moving = (key: keyof Units) => input.fixMove[key] * (1 - crossing) + input.fixCrossing[key] * crossing;
+  const secondsPerRequest = fleet.fixIntervalS * fleet.fixesPerRequest;
+  const moveUnits = (key: keyof Units) =>
+    input.fixMove[key] + (key === 'wcu' ? input.moveIndexWcuPerS * secondsPerRequest : 0);
+  const moving = (key: keyof Units) => moveUnits(key) * (1 - crossing) + input.fixCrossing[key] * crossing;
   // Standing still: one request every fixIntervalS × fixesPerRequest seconds; the entry's geo_time turns once a granule.
   const refreshes = Math.min(1, (fleet.fixIntervalS * fleet.fixesPerRequest) / fleet.geoGranuleS);
   const still = (key: keyof Units) => input.fixStill[key] + input.geoTimeRefresh[key] * refreshes;
@@ -315,6 +325,7 @@ export function monthlyCost(input: ModelInput, fleet: Fleet = FLEET, prices: typ
 /** Issue 15's figures before the redesign (the uncached authorizer ran on every request). */
 export const BEFORE: ModelInput = {
   fixMove: { rcu: 1.5, wcu: 6 },
+  moveIndexWcuPerS: 0,
   fixCrossing: { rcu: 1.5, wcu: 22 },
   // Standing still was priced as moving then (the fleet's standingShare is 0 for it).
   fixStill: { rcu: 1.5, wcu: 6 },
@@ -334,10 +345,13 @@ export const BEFORE: ModelInput = {
  * token per 300 s (one driver's requests every `fixIntervalS × fixesPerRequest` seconds).
  */
 export const NOW: ModelInput = {
-  // Issue 27 (geo entry at precision 6, G = 300 s): test/e2e/capacity.test.ts's 30-minute city route, 60 uploads: 39
-  // the item alone (1 WCU), 6 a granule turn (2), 13 into another precision-6 cell (3), 2 into another precision-5
-  // cell (5, priced by fixCrossing at the fleet's crossing share): the 58 others average 90 / 58 WCU.
-  fixMove: { rcu: 0.5, wcu: 90 / 58 },
+  // Issue 27 (geo entry at precision 6, G = 300 s): test/e2e/capacity.test.ts's 30-minute city route at 6 m/s, one X13
+  // every 30 s, 60 uploads: 39 the item alone (1 WCU), 6 a granule turn (2), 13 into another precision-6 cell (3), 2
+  // into another precision-5 cell (5, priced by fixCrossing at the fleet's crossing share). A moving request is its
+  // item (1 WCU) and the entry's 13 × 2 + 6 WCU over the 58 others' 1 740 s of driving: 1.55 WCU an upload every
+  // 30 s, 1.18 a fix every 10 s (the same driving, its entry writes over three times the requests).
+  fixMove: { rcu: 0.5, wcu: 1 },
+  moveIndexWcuPerS: (13 * 2 + 6) / (58 * 30),
   fixCrossing: { rcu: 0.5, wcu: 5 },
   // Issue 27.2 (test/e2e/capacity.test.ts 'a driver standing still'): the item alone, the entry's geo_time 1 WCU more.
   fixStill: { rcu: 0.5, wcu: 1 },

@@ -15,6 +15,7 @@ export function modelInput(measured: Measured[]): ModelInput {
     // A 30 m move stays in its precision-6 cell (1 WCU); an upload's cost over a real route needs the service's clock
     // moved: the units test/e2e/capacity.test.ts pins for a 30-minute city route.
     fixMove: NOW.fixMove,
+    moveIndexWcuPerS: NOW.moveIndexWcuPerS,
     fixCrossing: per(measured, 'L1', 'crossing a precision-5 cell'),
     // Not in this run's scenario (it needs the service's clock moved): the units test/e2e/capacity.test.ts pins.
     fixStill: NOW.fixStill,

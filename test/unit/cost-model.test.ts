@@ -30,6 +30,7 @@ describe('the cost model', () => {
     const lines = monthlyCost(
       {
         fixMove: { rcu: 0.5, wcu: 3 },
+        moveIndexWcuPerS: 0,
         fixCrossing: { rcu: 0.5, wcu: 3 },
         fixStill: zero,
         geoTimeRefresh: zero,
@@ -58,6 +59,7 @@ describe('the cost model', () => {
   it('doubles Lambda requests when the authorizer runs on every request', () => {
     const input = {
       fixMove: zero,
+      moveIndexWcuPerS: 0,
       fixCrossing: zero,
       fixStill: zero,
       geoTimeRefresh: zero,
@@ -85,6 +87,7 @@ describe('the cost model', () => {
 describe('the cost model with the location uploader and CloudWatch (issue 27)', () => {
   const input = {
     fixMove: { rcu: 0.5, wcu: 3 },
+    moveIndexWcuPerS: 0,
     fixCrossing: { rcu: 0.5, wcu: 3 },
     fixStill: zero,
     geoTimeRefresh: zero,
@@ -167,9 +170,24 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     expect(line.usd).toBeGreaterThan(100);
   });
 
-  it('reproduces the README figure for one L1 a fix before CloudWatch ($6 729)', () => {
+  it("prices a moving request as its item and the index's writes of the seconds it covers (the route's rate)", () => {
+    const writes = (fleet: typeof FLEET | typeof UPLOADER_FLEET) =>
+      monthlyCost(NOW, { ...fleet, crossingShare: 0, standingShare: 0 }).find(
+        (l) => l.component === 'DynamoDB writes',
+      )!;
+    const perRequest = (seconds: number) => (10_000 * SECONDS_PER_MONTH) / seconds;
+    const rest = (fleet: typeof FLEET | typeof UPLOADER_FLEET, seconds: number) =>
+      writes(fleet).quantity - perRequest(seconds) * (1 + NOW.moveIndexWcuPerS * seconds);
+    // The route: 32 index WCU over 1 740 s of driving. One X13 every 30 s: 1.55 WCU; one L1 every 10 s: 1.18.
+    expect(1 + NOW.moveIndexWcuPerS * 30).toBeCloseTo(90 / 58, 9);
+    expect(1 + NOW.moveIndexWcuPerS * 10).toBeCloseTo(1.184, 3);
+    // Everything but the fixes is the same for both fleets.
+    expect(rest(FLEET, 10)).toBeCloseTo(rest(UPLOADER_FLEET, 30), 0);
+  });
+
+  it('reproduces the README figure for one L1 a fix before CloudWatch ($6 135)', () => {
     const lines = monthlyCost(NOW, FLEET).filter((line) => !line.component.startsWith('CloudWatch'));
-    expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 6729)).toBeLessThan(1);
+    expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 6135)).toBeLessThan(1);
   });
 });
 
@@ -183,6 +201,7 @@ describe('the cost model with drivers standing still and without platform log re
   };
   const input = {
     fixMove: { rcu: 0.5, wcu: 3 },
+    moveIndexWcuPerS: 0,
     fixCrossing: { rcu: 0.5, wcu: 3 },
     fixStill: { rcu: 0.5, wcu: 1 },
     geoTimeRefresh: { rcu: 0, wcu: 1 },
