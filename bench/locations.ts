@@ -27,24 +27,13 @@ const inArea = (margin = 0) => ({
 
 export async function benchLocations() {
   await startBenchHost('locations');
-  const { importLocations, driversWithin, nearestDriver } = await import('#shared/locations/locations');
+  const { importLocations, driversWithin, locationAt, nearestDriver } = await import('#shared/locations/locations');
   const { distanceM } = await import('#shared/locations/geo');
   const { db, locationsTableName } = await import('#shared/db/client');
-  const now = new Date().toISOString();
   const loadStarted = performance.now();
-  const records = Array.from({ length: DRIVERS }, (_, i) => ({
-    id: i.toString(16).padStart(24, '0'),
-    user_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    device_id: null,
-    ...inArea(),
-    altitude: null,
-    client_time_utc: now,
-    client_timezone: null,
-    server_time: now,
-    version: 1,
-    org_id: null,
-    service_types: [],
-  }));
+  const records = Array.from({ length: DRIVERS }, (_, i) =>
+    locationAt(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, inArea()),
+  );
   for (let i = 0; i < records.length; i += 10_000) await importLocations(records.slice(i, i + 10_000));
   console.log(
     `\n## Driver locations: ${DRIVERS} drivers over 60 km × 60 km (loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s)`,

@@ -941,6 +941,25 @@ const locationItem = (location: LocationRecord) => ({
 /** Whole location items, 25 a BatchWriteItem, 8 calls in flight (shared/db/batch.ts). */
 const putInBatches = (items: Record<string, unknown>[]) => putAll(locationsTableName(), items, 8);
 
+/** A driver's location as `importLocations` stores it: a fix at `point` received now (bulk loads, benches, tests). */
+export function locationAt(userId: string, point: Point, orgId: string | null = null): LocationRecord {
+  const now = clock.nowIso();
+  return {
+    id: newObjectId(),
+    user_id: userId,
+    device_id: null,
+    latitude: point.latitude,
+    longitude: point.longitude,
+    altitude: null,
+    client_time_utc: now,
+    client_timezone: null,
+    server_time: now,
+    version: 1,
+    org_id: orgId,
+    service_types: [],
+  };
+}
+
 /**
  * Loads many fixes at once (benchmarks, property tests, imports from another system): the same items and
  * directory counts as L1 writes, in batches. Each driver must appear once and must not have a location yet.

@@ -11,7 +11,13 @@ import type { RunningHost } from '../../lib/local/start.ts';
 import { authenticate } from '../../shared/auth/authorizer.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { db, locationsTableName, mainTableName, transactWrite } from '../../shared/db/client.ts';
-import { importLocations, locationKey, organisationMove, recordFix } from '../../shared/locations/locations.ts';
+import {
+  importLocations,
+  locationAt,
+  locationKey,
+  organisationMove,
+  recordFix,
+} from '../../shared/locations/locations.ts';
 import { type Client, client, freelanceDriver, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { withMiddleware } from '../support/middleware.ts';
@@ -191,23 +197,7 @@ describe('the location item key', () => {
       200,
     );
     // A stray item under the freelance key, 130 m from the point (what an old race could leave).
-    const now = new Date().toISOString();
-    await importLocations([
-      {
-        id: `stray-${id}`,
-        user_id: id,
-        device_id: null,
-        latitude: -54.8,
-        longitude: -68.298,
-        altitude: null,
-        client_time_utc: now,
-        client_timezone: null,
-        server_time: now,
-        version: 1,
-        org_id: null,
-        service_types: [],
-      },
-    ]);
+    await importLocations([locationAt(id, { latitude: -54.8, longitude: -68.298 })]);
     const nearest = await api.get<{ location: Location }>(
       '/v1/driver-locations/nearest?latitude=-54.8&longitude=-68.3',
       admin,
