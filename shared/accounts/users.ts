@@ -221,8 +221,15 @@ export async function saveUser(before: UserRecord | undefined, after: UserRecord
   }
 }
 
-export async function getUser(id: string): Promise<UserRecord | undefined> {
-  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: userKey(id) }));
+/** A user by id; `consistent`: a strongly consistent read (a write just committed elsewhere is seen). */
+export async function getUser(id: string, options: { consistent?: boolean } = {}): Promise<UserRecord | undefined> {
+  const out = await db().send(
+    new GetCommand({
+      TableName: mainTableName(),
+      Key: userKey(id),
+      ...(options.consistent ? { ConsistentRead: true } : {}),
+    }),
+  );
   return out.Item ? toRecord(out.Item) : undefined;
 }
 

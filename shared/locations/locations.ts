@@ -24,7 +24,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, GetCommand, PutCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { getUser, toRecord as toUserRecord, userKey } from '#shared/accounts/users';
+import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
@@ -33,7 +33,6 @@ import {
   db,
   isConditionalFailure,
   locationsTableName,
-  mainTableName,
   queryAll,
   type TransactItem,
   transactWrite,
@@ -316,10 +315,7 @@ async function storeFirstFix(
 ): Promise<'stored' | 'lost' | { orgId: string | null }> {
   // A consistent read: an A25 that moved the item has committed by the time the caller's write found nothing, and its
   // new organisation must be the one read here (an eventually consistent read could still answer the old one).
-  const read = await db().send(
-    new GetCommand({ TableName: mainTableName(), Key: userKey(driverId), ConsistentRead: true }),
-  );
-  const driver = read.Item ? toUserRecord(read.Item) : undefined;
+  const driver = await getUser(driverId, { consistent: true });
   if (!driver || driver.deleted_at) throw notFound('driver');
   if ((driver.org_id ?? null) !== orgId) return { orgId: driver.org_id ?? null };
   const location: LocationRecord = {
@@ -367,15 +363,8 @@ async function storeFirstFix(
 
 /** The driver's organisation as its profile says now (a consistent read); undefined: no such driver. */
 async function currentOrganisation(driverId: string): Promise<string | null | undefined> {
-  const read = await db().send(
-    new GetCommand({
-      TableName: mainTableName(),
-      Key: userKey(driverId),
-      ConsistentRead: true,
-      ProjectionExpression: 'org_id',
-    }),
-  );
-  return read.Item ? ((read.Item['org_id'] as string | null | undefined) ?? null) : undefined;
+  const driver = await getUser(driverId, { consistent: true });
+  return driver ? (driver.org_id ?? null) : undefined;
 }
 
 /**
