@@ -496,14 +496,11 @@ export async function readDriverLocation(caller: Caller, driverId: string): Prom
 
 /**
  * The organisation whose key L2 reads: an OrgAdmin's or OrgTransporter's own (tenancy by the key: another
- * organisation's driver is not there); SysAdmin and a driver reading themself the driver's profile's (one GetItem: a
- * driver's token may be older than its move into an organisation). Undefined: nothing to read (404).
+ * organisation's driver is not there); SysAdmin and a driver reading themself the driver's profile's (one consistent GetItem:
+ * a driver's token may be older than its move into an organisation, and right after A25 the move must be seen). Undefined: nothing to read (404).
  */
 async function organisationOf(caller: Caller, driverId: string): Promise<string | null | undefined> {
-  if (isSysAdmin(caller) || caller.id === driverId) {
-    const driver = await getUser(driverId);
-    return driver ? (driver.org_id ?? null) : undefined;
-  }
+  if (isSysAdmin(caller) || caller.id === driverId) return currentOrganisation(driverId);
   return hasRole(caller, 'OrgAdmin', 'OrgTransporter') && caller.orgId !== null ? caller.orgId : undefined;
 }
 
