@@ -20,6 +20,7 @@ import type { APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 
 import { authorizerEvent, type IncomingRequest, lambdaContext, proxyEvent } from '#lib/local/events';
 import { gateway } from '#lib/local/websocket';
 import { openApiDocument } from '#lib/openapi';
+import { API_FUNCTION_TIMEOUT_S, AUTHORIZER_TIMEOUT_S } from '#shared/functions';
 import type { Handler } from '#shared/http/endpoint';
 import {
   forbidden,
@@ -357,7 +358,14 @@ async function dispatch(
     const authorizer = (await loadHandler('auth/authorizer')) as unknown as (
       e: unknown,
     ) => Promise<{ context: Record<string, string> }>;
-    authorizerContext = (await asFunction('auth/authorizer', () => authorizer(authorizerEvent(incoming)))).context;
+    const authorized = await withinTimeout(timeoutMs('AUTHORIZER', AUTHORIZER_TIMEOUT_S), () =>
+      asFunction('auth/authorizer', () => authorizer(authorizerEvent(incoming))),
+    );
+    if (authorized === TIMED_OUT) {
+      sendGatewayError(response, 500, 'Internal Server Error', requestId);
+      return;
+    }
+    authorizerContext = authorized.context;
   }
   const handler = await loadHandler(route.handler);
   const event = proxyEvent(incoming, authorizerContext);
@@ -366,7 +374,17 @@ async function dispatch(
     sendGatewayError(response, 500, 'Internal Server Error', requestId);
     return;
   }
-  const result = await asFunction(route.handler, () => handler(event, lambdaContext(`dispatch-${route.area}`)));
+  const limit = timeoutMs('FUNCTION', API_FUNCTION_TIMEOUT_S);
+  const result = await withinTimeout(limit, () =>
+    asFunction(route.handler, () => handler(event, lambdaContext(`dispatch-${route.area}`, limit))),
+  );
+  if (result === TIMED_OUT) {
+    // Lambda ends the invocation at its timeout ("Task timed out") and API Gateway answers for it. In process the
+    // handler cannot be stopped: it runs on, and whatever it answers is dropped.
+    console.error(requestId, `${route.handler}: timed out after ${limit} ms`);
+    sendGatewayError(response, 500, 'Internal Server Error', requestId);
+    return;
+  }
   if (Buffer.byteLength(JSON.stringify(result)) > LAMBDA_PAYLOAD_BYTES) {
     // Lambda cannot deliver the function's answer; API Gateway reports an integration failure.
     console.error(requestId, `${route.handler}: answer over Lambda's ${LAMBDA_PAYLOAD_BYTES} bytes`);
@@ -374,6 +392,30 @@ async function dispatch(
     return;
   }
   writeResult(response, result);
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** `work`'s result, or TIMED_OUT once `ms` have passed without one. */
+async function withinTimeout<T>(ms: number, work: () => Promise<T>): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms);
+  });
+  try {
+    return await Promise.race([work(), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A function's time limit in milliseconds: its Lambda timeout, unless `LOCAL_<kind>_TIMEOUT_MS` sets a shorter one
+ * (tests do, to see a timeout without waiting 29 s).
+ */
+function timeoutMs(kind: 'FUNCTION' | 'AUTHORIZER', seconds: number): number {
+  const override = Number(process.env[`LOCAL_${kind}_TIMEOUT_MS`]);
+  return Number.isFinite(override) && override > 0 ? override : seconds * 1000;
 }
 
 /**
