@@ -6,6 +6,13 @@
  */
 import { type Needs, type RouteDef, routes, websocketRoutes } from '#shared/routes';
 
+/**
+ * How long an API function may run (its Lambda timeout, under API Gateway's 30 s integration limit) and how long the
+ * authorizer may (API Gateway waits 10 s for a Lambda authorizer). The stacks set them; the local host enforces them.
+ */
+export const API_FUNCTION_TIMEOUT_S = 29;
+export const AUTHORIZER_TIMEOUT_S = 10;
+
 export interface FunctionDef {
   /** Handler module relative to functions/, without extension: the function's name in every record. */
   handler: string;

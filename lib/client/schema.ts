@@ -1401,7 +1401,7 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 6 MiB in all (413 above). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
          *
          *     Access: roles: SysAdmin. Spec I3.
          */
@@ -1595,7 +1595,7 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 6 MiB in all (413 above). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
          *
          *     Access: roles: OrgAdmin, Merchant. Spec I3.
          */
@@ -11506,7 +11506,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The upload is larger than 6 MiB (`payload_too_large`): upload through I1 and create the job with I4b */
+            /** @description The upload is larger than 4 500 000 bytes (`payload_too_large`): upload through I1 and create the job with I4b */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13254,7 +13254,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The upload is larger than 6 MiB (`payload_too_large`): upload through I1 and create the job with I4b */
+            /** @description The upload is larger than 4 500 000 bytes (`payload_too_large`): upload through I1 and create the job with I4b */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -12,6 +12,7 @@ import type { LiveFunction } from '#lib/constructs/safe-deploy';
 import { FUNCTION_LOGGING } from '#lib/function-logging';
 import { ROOT } from '#lib/paths';
 import { stageOf } from '#lib/stage';
+import { API_FUNCTION_TIMEOUT_S } from '#shared/functions';
 
 export interface DispatchFunctionProps extends Partial<NodejsFunctionProps> {
   /** Handler module relative to functions/, without extension (as in the route table). */
@@ -86,7 +87,7 @@ export class DispatchFunction extends NodejsFunction {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: 512,
-      timeout: Duration.seconds(29),
+      timeout: Duration.seconds(API_FUNCTION_TIMEOUT_S),
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat[FUNCTION_LOGGING.format],
       // No START/END/REPORT records for a successful invocation (lib/function-logging.ts).

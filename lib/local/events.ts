@@ -99,8 +99,8 @@ export function proxyEvent(
   } as APIGatewayProxyEventV2;
 }
 
-export function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 29_000;
+export function lambdaContext(functionName: string, timeoutMs = 29_000): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,

@@ -20,8 +20,17 @@ import type { APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 
 import { authorizerEvent, type IncomingRequest, lambdaContext, proxyEvent } from '#lib/local/events';
 import { gateway } from '#lib/local/websocket';
 import { openApiDocument } from '#lib/openapi';
+import { API_FUNCTION_TIMEOUT_S, AUTHORIZER_TIMEOUT_S } from '#shared/functions';
 import type { Handler } from '#shared/http/endpoint';
-import { forbidden, internal, notFound, type Problem, payloadTooLarge, problemBody } from '#shared/http/problems';
+import {
+  forbidden,
+  internal,
+  invalidField,
+  notFound,
+  type Problem,
+  payloadTooLarge,
+  problemBody,
+} from '#shared/http/problems';
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
 import { MAX_MULTIPART_BYTES, uploadTooLarge } from '#shared/imports/create';
 import { asFunction } from '#shared/local-invocation';
@@ -55,7 +64,8 @@ function compile(route: RouteDef): CompiledRoute {
     .join('/');
   return {
     route,
-    pattern: new RegExp(`^/${pattern}/?$`),
+    // No optional trailing slash: API Gateway matches `/v1/me/` to no route.
+    pattern: new RegExp(`^/${pattern}$`),
     names,
     specificity: segments.map((segment) => (segment.startsWith('{') ? 1 : 2)),
   };
@@ -71,7 +81,18 @@ function bySpecificity(a: CompiledRoute, b: CompiledRoute): number {
 
 const compiled = (routes as readonly RouteDef[]).map(compile).sort(bySpecificity);
 
-export function matchRoute(method: string, path: string) {
+/**
+ * The route of a request path as API Gateway finds it: the path is percent-decoded first and matched after, so an
+ * encoded `/` (`%2F`) in a parameter is a `/` that ends the segment (no route matches), and a malformed escape is
+ * refused before any route (`malformed: true`).
+ */
+export function matchRoute(method: string, rawPath: string) {
+  let path: string;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    return { route: undefined, pathMatched: false, malformed: true };
+  }
   let pathMatched = false;
   for (const candidate of compiled) {
     const match = candidate.pattern.exec(path);
@@ -80,7 +101,7 @@ export function matchRoute(method: string, path: string) {
     if (candidate.route.method !== method) continue;
     const params: Record<string, string> = {};
     candidate.names.forEach((name, i) => {
-      params[name] = decodeURIComponent(match[i + 1]!);
+      params[name] = match[i + 1]!;
     });
     return { route: candidate.route, params };
   }
@@ -304,7 +325,11 @@ async function dispatch(
     send(response, answer.status, { 'Content-Type': 'application/json' }, answer.body ?? '');
     return;
   }
-  const { route, params } = matchRoute(method, url.pathname);
+  const { route, params, malformed } = matchRoute(method, url.pathname);
+  if (malformed) {
+    sendProblem(response, invalidField('path', 'holds a malformed percent-encoding'), requestId);
+    return;
+  }
   if (!route) {
     sendProblem(response, notFound('operation'), requestId);
     return;
@@ -313,7 +338,9 @@ async function dispatch(
     method,
     path: url.pathname,
     rawQueryString: url.search.slice(1),
-    headers: { ...request.headers, 'x-request-id': requestId },
+    // Every value of a repeated header, joined with commas as API Gateway joins them (Node keeps the first
+    // `Authorization` of two; API Gateway hands the authorizer both, and the joined value is no token).
+    headers: { ...request.headersDistinct, 'x-request-id': requestId },
     body: await readBody(request, bodyLimit(route)),
     routeKey: `${route.method} ${route.path}`,
     pathParameters: params ?? {},
@@ -325,25 +352,85 @@ async function dispatch(
     // own 401 and no function runs.
     const authorization = request.headers['authorization'];
     if (authorization === undefined || authorization.trim() === '') {
-      send(
-        response,
-        401,
-        { ...CORS_HEADERS, 'Content-Type': 'application/json', 'apigw-requestid': requestId },
-        JSON.stringify({ message: 'Unauthorized' }),
-      );
+      sendGatewayError(response, 401, 'Unauthorized', requestId);
       return;
     }
     const authorizer = (await loadHandler('auth/authorizer')) as unknown as (
       e: unknown,
     ) => Promise<{ context: Record<string, string> }>;
-    authorizerContext = (await asFunction('auth/authorizer', () => authorizer(authorizerEvent(incoming)))).context;
+    const authorized = await withinTimeout(timeoutMs('AUTHORIZER', AUTHORIZER_TIMEOUT_S), () =>
+      asFunction('auth/authorizer', () => authorizer(authorizerEvent(incoming))),
+    );
+    if (authorized === TIMED_OUT) {
+      sendGatewayError(response, 500, 'Internal Server Error', requestId);
+      return;
+    }
+    authorizerContext = authorized.context;
   }
   const handler = await loadHandler(route.handler);
-  writeResult(
+  const event = proxyEvent(incoming, authorizerContext);
+  if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_PAYLOAD_BYTES) {
+    // Lambda refuses the invocation (RequestEntityTooLarge) and API Gateway answers for the function.
+    sendGatewayError(response, 500, 'Internal Server Error', requestId);
+    return;
+  }
+  const limit = timeoutMs('FUNCTION', API_FUNCTION_TIMEOUT_S);
+  const result = await withinTimeout(limit, () =>
+    asFunction(route.handler, () => handler(event, lambdaContext(`dispatch-${route.area}`, limit))),
+  );
+  if (result === TIMED_OUT) {
+    // Lambda ends the invocation at its timeout ("Task timed out") and API Gateway answers for it. In process the
+    // handler cannot be stopped: it runs on, and whatever it answers is dropped.
+    console.error(requestId, `${route.handler}: timed out after ${limit} ms`);
+    sendGatewayError(response, 500, 'Internal Server Error', requestId);
+    return;
+  }
+  if (Buffer.byteLength(JSON.stringify(result)) > LAMBDA_PAYLOAD_BYTES) {
+    // Lambda cannot deliver the function's answer; API Gateway reports an integration failure.
+    console.error(requestId, `${route.handler}: answer over Lambda's ${LAMBDA_PAYLOAD_BYTES} bytes`);
+    sendGatewayError(response, 502, 'Internal Server Error', requestId);
+    return;
+  }
+  writeResult(response, result);
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** `work`'s result, or TIMED_OUT once `ms` have passed without one. */
+async function withinTimeout<T>(ms: number, work: () => Promise<T>): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms);
+  });
+  try {
+    return await Promise.race([work(), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A function's time limit in milliseconds: its Lambda timeout, unless `LOCAL_<kind>_TIMEOUT_MS` sets a shorter one
+ * (tests do, to see a timeout without waiting 29 s).
+ */
+function timeoutMs(kind: 'FUNCTION' | 'AUTHORIZER', seconds: number): number {
+  const override = Number(process.env[`LOCAL_${kind}_TIMEOUT_MS`]);
+  return Number.isFinite(override) && override > 0 ? override : seconds * 1000;
+}
+
+/**
+ * Lambda's limit for a synchronous invocation's event and for its answer, each counted as the JSON it travels as
+ * (a binary body base64-encoded, a JSON answer a string inside the result object).
+ */
+export const LAMBDA_PAYLOAD_BYTES = 6_291_556;
+
+/** API Gateway's own answer, when it refuses before a function runs or the integration fails (not problem+json). */
+function sendGatewayError(response: ServerResponse, status: number, message: string, requestId: string) {
+  send(
     response,
-    await asFunction(route.handler, () =>
-      handler(proxyEvent(incoming, authorizerContext), lambdaContext(`dispatch-${route.area}`)),
-    ),
+    status,
+    { ...CORS_HEADERS, 'Content-Type': 'application/json', 'apigw-requestid': requestId },
+    JSON.stringify({ message }),
   );
 }
 

@@ -59,11 +59,11 @@ const organisationFamily = {
   I3: {
     description:
       'Creates an import job from files sent in the request itself: multipart/form-data, the field `files` ' +
-      'once per file (one tasks file, at most one items file), at most 6 MiB in all (413 above). Larger ' +
-      'files go through I1 and I4a/I4b. ' +
+      'once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits ' +
+      'Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. ' +
       IMPORT_FORMAT,
     errors: {
-      413: 'The upload is larger than 6 MiB (`payload_too_large`): upload through I1 and create the job with I4b',
+      413: 'The upload is larger than 4 500 000 bytes (`payload_too_large`): upload through I1 and create the job with I4b',
       415: 'The body is not multipart/form-data (`unsupported_media_type`)',
     },
     multipart: 'files',

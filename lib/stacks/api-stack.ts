@@ -25,7 +25,7 @@ import { applyNeeds } from '#lib/constructs/grants';
 import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
 import { stageOf } from '#lib/stage';
-import { background } from '#shared/functions';
+import { AUTHORIZER_TIMEOUT_S, background } from '#shared/functions';
 import { CORS_HEADERS } from '#shared/http/responses';
 
 /**
@@ -98,7 +98,10 @@ export class ApiStack extends Stack {
     });
 
     const needs = { data, mailFrom: props.mailFrom, adminEmail: props.adminEmail };
-    const authorizerFn = new DispatchFunction(this, 'AuthorizerFn', { handlerPath: 'auth/authorizer' });
+    const authorizerFn = new DispatchFunction(this, 'AuthorizerFn', {
+      handlerPath: 'auth/authorizer',
+      timeout: Duration.seconds(AUTHORIZER_TIMEOUT_S),
+    });
     applyNeeds(authorizerFn, background('auth/authorizer'), needs);
     // Every protected request runs it: it deploys behind `live` by canary like the route functions.
     const authorizerLive = SafeDeploys.of(this).publish(authorizerFn).alias;

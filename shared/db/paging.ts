@@ -91,14 +91,55 @@ export async function queryPage<T>(
     items.push(...(out.Items ?? []));
     cursor = out.LastEvaluatedKey;
   } while (cursor && items.length <= request.perPage);
-  const shown = items.slice(0, request.perPage);
-  const next = items.length > request.perPage ? lastKeyOf(shown, input) : undefined;
+  const read = items.slice(0, request.perPage);
   const through = readThroughIndex(input.IndexName);
+  const views = through ? await viewsThrough(input.TableName!, through, read, view) : read.map(view);
+  // A page ends early when its answer would pass Lambda's limit; the token then leads on from the last item shown.
+  const fit = fittingCount(views);
+  const shown = read.slice(0, fit);
+  const more = fit < read.length || items.length > request.perPage;
+  const next = more ? lastKeyOf(shown, input) : undefined;
   return {
-    items: (through ? await fromTable(input.TableName!, through, shown) : shown).map(view),
+    items: views.slice(0, fit).filter((v): v is T => v !== undefined),
     meta: { page, per_page: request.perPage, next_page_token: encodePageToken(next, page + 1) },
   };
 }
+
+/**
+ * The bytes a page's items may take in an answer: Lambda refuses a synchronous answer over 6 291 556 bytes, counted
+ * over the result object, where the JSON body is a string again (every quote and backslash escaped once more). The
+ * rest (headers, `meta`, the list's other members) is far below the margin left.
+ */
+export const PAGE_ANSWER_BUDGET_BYTES = 5_500_000;
+
+/** How many of `views` (in order) fit the answer budget; at least one, so a list always moves on. */
+export function fittingCount(views: readonly unknown[], budget = PAGE_ANSWER_BUDGET_BYTES): number {
+  let used = 0;
+  for (let i = 0; i < views.length; i++) {
+    if (views[i] === undefined) continue;
+    // The item as the result object carries it: JSON inside a JSON string, plus its separating comma.
+    used += Buffer.byteLength(JSON.stringify(JSON.stringify(views[i]))) - 1;
+    if (used > budget) return Math.max(i, 1);
+  }
+  return views.length;
+}
+
+/** The views of a page of index entries read through to their records, entry by entry (undefined: left out). */
+async function viewsThrough<T>(
+  table: string,
+  index: IndexDef,
+  entries: Record<string, unknown>[],
+  view: (item: Record<string, unknown>) => T,
+): Promise<(T | undefined)[]> {
+  const records = await fromTable(table, index, entries);
+  const byId = new Map(records.map((item) => [entryId(item), item]));
+  return entries.map((entry) => {
+    const item = byId.get(entryId(entry));
+    return item ? view(item) : undefined;
+  });
+}
+
+const entryId = (item: Record<string, unknown>) => `${String(item['PK'])}\u0000${String(item['SK'])}`;
 
 /**
  * The records behind a page of index entries, in the page's order (BatchGetItem). An index entry is written after
@@ -111,15 +152,15 @@ async function fromTable(
   index: IndexDef,
   entries: Record<string, unknown>[],
 ): Promise<Record<string, unknown>[]> {
-  const id = (item: Record<string, unknown>) => `${String(item['PK'])}\u0000${String(item['SK'])}`;
   const keyOf = (entry: Record<string, unknown>) => ({ PK: entry['PK'], SK: entry['SK'] });
-  const found = new Map((await getAll(table, entries.map(keyOf))).map((item) => [id(item), item]));
-  const missing = entries.filter((entry) => !found.has(id(entry)));
+  const found = new Map((await getAll(table, entries.map(keyOf))).map((item) => [entryId(item), item]));
+  const missing = entries.filter((entry) => !found.has(entryId(entry)));
   if (missing.length > 0) {
-    for (const item of await getAll(table, missing.map(keyOf), { ConsistentRead: true })) found.set(id(item), item);
+    for (const item of await getAll(table, missing.map(keyOf), { ConsistentRead: true }))
+      found.set(entryId(item), item);
   }
   return entries.flatMap((entry) => {
-    const item = found.get(id(entry));
+    const item = found.get(entryId(entry));
     return item && item[index.partitionKey] === entry[index.partitionKey] ? [item] : [];
   });
 }

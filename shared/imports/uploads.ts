@@ -200,7 +200,11 @@ function mayDownload(caller: Caller, key: string): boolean {
   return owner !== undefined && owner === caller.orgId;
 }
 
-export const INLINE_DOWNLOAD_BYTES = 5 * 1024 * 1024;
+/**
+ * The largest file I8 answers inline: the answer carries it base64-encoded (4 700 000 bytes become 6 266 668) inside
+ * Lambda's 6 291 556-byte answer, with room for the headers; a larger file is a redirect to a presigned URL.
+ */
+export const INLINE_DOWNLOAD_BYTES = 4_700_000;
 
 export type Download =
   | { kind: 'bytes'; body: Buffer; contentType: string }

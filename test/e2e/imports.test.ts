@@ -624,7 +624,7 @@ describe('files as spreadsheets save them (contract 4.5): each job ends at once,
     const eleven = await post(11 * 1024 * 1024);
     expect(seven).toMatchObject({ status: 413, body: { code: 'payload_too_large' } });
     expect(eleven).toMatchObject({ status: 413, body: { code: 'payload_too_large', detail: seven.body.detail } });
-    expect(seven.body.detail).toContain('at most 6291456 bytes (6 MiB)');
+    expect(seven.body.detail).toContain('at most 4500000 bytes (4.5 MB)');
     expect(seven.body.detail).toMatch(/upload-url\?filename= \(I1\) for a presigned URL/);
   });
 });

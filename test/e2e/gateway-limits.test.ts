@@ -1,0 +1,209 @@
+/**
+ * The local host refuses what API Gateway and Lambda refuse (issue 35, items 7, 10 and 11): routing on the decoded
+ * path with no trailing slash, repeated headers joined as API Gateway joins them, Lambda's 6 291 556 bytes for an
+ * event and for an answer; and the service keeps within them (a list's page ends before 6 MB, I8 redirects a file
+ * whose base64 would not fit, I3's limit fits once base64-encoded).
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAMBDA_PAYLOAD_BYTES } from '../../lib/local/host.ts';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { ROLES } from '../../shared/auth/roles.ts';
+import { MAX_MULTIPART_BYTES } from '../../shared/imports/create.ts';
+import { INLINE_DOWNLOAD_BYTES } from '../../shared/imports/uploads.ts';
+import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import { IMPORT_WINDOW } from '../support/imports.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+let merchant: string;
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  const org = await newOrganisation(api, admin, 'Big Fields Ltd', 'merchant');
+  merchant = (await invitedMember(api, admin, 'Merchant', ROLES.Merchant, org)).token;
+});
+afterAll(() => host?.stop());
+
+/** A raw request: the path exactly as written (no URL normalisation) and headers that may repeat. */
+function raw(method: string, path: string, headers: [string, string][] = [], body?: Buffer) {
+  return new Promise<{ status: number; body: string; headers: Record<string, unknown> }>((resolve, reject) => {
+    const url = new URL(host.url);
+    const req = request({ host: url.hostname, port: url.port, method, path }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (c: Buffer) => chunks.push(c));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+          headers: response.headers,
+        }),
+      );
+    });
+    req.on('error', reject);
+    const grouped = new Map<string, string[]>();
+    for (const [name, value] of headers) grouped.set(name, [...(grouped.get(name) ?? []), value]);
+    for (const [name, values] of grouped) req.setHeader(name, values.length === 1 ? values[0]! : values);
+    req.end(body);
+  });
+}
+
+const bearer = (token: string): [string, string] => ['authorization', `Bearer ${token}`];
+
+describe('routing as API Gateway routes', () => {
+  it('matches no route for a trailing slash', async () => {
+    expect((await raw('GET', '/v1/me', [bearer(admin)])).status).toBe(200);
+    const slashed = await raw('GET', '/v1/me/', [bearer(admin)]);
+    expect(slashed.status).toBe(404);
+    expect(JSON.parse(slashed.body)).toMatchObject({ code: 'not_found' });
+  });
+
+  it('decodes the path before matching: %2F ends a segment, an encoded letter still spells a static segment', async () => {
+    // `/v1/admin/users/abc/def` is no route: the same answer as any unknown path, not A16's unknown user.
+    const noRoute = JSON.parse((await raw('GET', '/v1/no/such/route', [bearer(admin)])).body) as { detail: string };
+    const unknownUser = JSON.parse((await raw('GET', '/v1/admin/users/abcdef', [bearer(admin)])).body);
+    const user = await raw('GET', '/v1/admin/users/abc%2Fdef', [bearer(admin)]);
+    expect(user.status).toBe(404);
+    expect(JSON.parse(user.body).detail).toBe(noRoute.detail);
+    expect(unknownUser.detail).not.toBe(noRoute.detail);
+    // `%6Eearest` is `nearest`: L3's route (a 400 for its missing query), not L2 for a driver named "nearest".
+    const nearest = await raw('GET', '/v1/driver-locations/%6Eearest', [bearer(admin)]);
+    expect(nearest.status).toBe(400);
+    expect(JSON.parse(nearest.body).errors.map((e: { path: string }) => e.path)).toContain('query.latitude');
+  });
+
+  it('answers a malformed percent-encoding with a 400, never a 500', async () => {
+    const malformed = await raw('GET', '/v1/admin/users/%E0%A4%A', [bearer(admin)]);
+    expect(malformed.status).toBe(400);
+    expect(JSON.parse(malformed.body)).toMatchObject({ code: 'validation_failed', errors: [{ path: 'path' }] });
+  });
+});
+
+describe('headers as API Gateway passes them', () => {
+  it('joins two Authorization headers with a comma, which no authorizer accepts', async () => {
+    const twice = await raw('GET', '/v1/me', [bearer(admin), ['authorization', 'Bearer not-a-token']]);
+    expect(twice.status).toBe(401);
+    const twiceValid = await raw('GET', '/v1/me', [bearer(admin), bearer(admin)]);
+    expect(twiceValid.status).toBe(401);
+  });
+});
+
+describe('Lambda’s 6 MB for an event and an answer', () => {
+  it('refuses an event over 6 291 556 bytes as the platform does, before the function runs', async () => {
+    const body = Buffer.from(JSON.stringify({ user: { name: 'x'.repeat(6_400_000) } }));
+    const refused = await raw('PUT', '/v1/me/account', [bearer(admin), ['content-type', 'application/json']], body);
+    expect(refused.status).toBe(500);
+    expect(JSON.parse(refused.body)).toEqual({ message: 'Internal Server Error' });
+    // Below Lambda's limit the function's own 1 MiB limit answers, as in the cloud.
+    const big = Buffer.from(JSON.stringify({ user: { name: 'x'.repeat(2_000_000) } }));
+    const own = await raw('PUT', '/v1/me/account', [bearer(admin), ['content-type', 'application/json']], big);
+    expect(own.status).toBe(413);
+  });
+
+  it('keeps I3’s limit below what base64 makes of Lambda’s 6 MB', async () => {
+    expect(Math.ceil(MAX_MULTIPART_BYTES / 3) * 4).toBeLessThan(LAMBDA_PAYLOAD_BYTES - 200_000);
+    const form = new FormData();
+    form.append('files', new Blob([Buffer.alloc(MAX_MULTIPART_BYTES + 1000, 0x61)], { type: 'text/csv' }), 'tasks.csv');
+    const response = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${merchant}` },
+    });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { detail: string }).detail).toContain(`at most ${MAX_MULTIPART_BYTES} bytes`);
+  });
+
+  it('ends a page of tasks before its answer passes 6 MB, and the token walks every task once', async () => {
+    const TASKS = 200;
+    // 200 tasks, each with nine fields of 1 000 quotes and backslashes: 1.8 MB stored, about 7 MB as the answer would
+    // carry them (each character escaped in the JSON body, and again in the result that holds the body as a string).
+    const long = (c: string) => `${c}${'"\\'.repeat(500)}`.slice(0, 1000);
+    const header =
+      'task_ref,from_building_name,from_street_address,from_city,from_state,from_country,to_building_name,' +
+      'to_street_address,to_city,to_state,to_country,notes,from_start_time_utc,from_end_time_utc,from_timezone,' +
+      'to_start_time_utc,to_end_time_utc,to_timezone';
+    const csvField = (s: string) => `"${s.replace(/"/g, '""')}"`;
+    const rows = Array.from({ length: TASKS }, (_, i) =>
+      [
+        `T${i}`,
+        csvField(long('a')),
+        csvField(long('b')),
+        csvField(long('c')),
+        csvField(long('d')),
+        'SG',
+        csvField(long('e')),
+        csvField(long('f')),
+        csvField(long('g')),
+        csvField(long('h')),
+        'SG',
+        csvField(long('n')),
+        '2026-11-22T01:00:00Z',
+        '2026-11-22T03:00:00Z',
+        'Asia/Singapore',
+        '2026-11-22T04:00:00Z',
+        '2026-11-22T06:00:00Z',
+        'Asia/Singapore',
+      ].join(','),
+    );
+    const csv = Buffer.from(`${header}\n${rows.join('\n')}\n`);
+    const presigned = await api.get<{ file: { url: string; storage_upload_key: string } }>(
+      '/v1/task-import-jobs/upload-url?filename=tasks.csv',
+      merchant,
+    );
+    expect((await fetch(presigned.body.file.url, { method: 'PUT', body: csv })).status).toBe(200);
+    const job = await api.post<{ id: string }>(
+      '/v1/task-import-jobs',
+      { files: [{ storage_upload_key: presigned.body.file.storage_upload_key }], ...IMPORT_WINDOW },
+      merchant,
+    );
+    expect(job.status, JSON.stringify(job.body)).toBe(201);
+    expect((await api.post(`/v1/task-import-jobs/${job.body.id}/start`, {}, merchant)).status).toBe(202);
+    const deadline = Date.now() + 150_000;
+    let status = '';
+    while (!['completed', 'failed'].includes(status) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      status = (await api.get<{ import_status: string }>(`/v1/task-import-jobs/${job.body.id}/status`, merchant)).body
+        .import_status;
+    }
+    const result = await api.get<{ total_tasks_imported: number; errors: string[] }>(
+      `/v1/task-import-jobs/${job.body.id}/result`,
+      merchant,
+    );
+    expect(result.body.errors).toEqual([]);
+    expect(result.body.total_tasks_imported).toBe(TASKS);
+
+    const seen: string[] = [];
+    let path = `/v1/tasks?import_job_id=${job.body.id}&per_page=1000`;
+    let pages = 0;
+    for (;;) {
+      const page = await raw('GET', path, [bearer(merchant)]);
+      expect(page.status).toBe(200);
+      expect(Buffer.byteLength(page.body)).toBeLessThan(LAMBDA_PAYLOAD_BYTES);
+      const parsed = JSON.parse(page.body) as { tasks: { task_ref: string }[]; meta: { next_page_token: string } };
+      pages++;
+      seen.push(...parsed.tasks.map((t) => t.task_ref));
+      if (!parsed.meta.next_page_token) break;
+      path = `/v1/tasks?import_job_id=${job.body.id}&per_page=1000&page_token=${encodeURIComponent(parsed.meta.next_page_token)}`;
+    }
+    expect(pages).toBeGreaterThan(1);
+    expect(new Set(seen).size).toBe(TASKS);
+    expect(seen).toHaveLength(TASKS);
+  }, 180_000);
+
+  it('redirects a file whose base64 would not fit in an answer (I8)', async () => {
+    const presigned = await api.get<{
+      file: { url: string; storage_upload_key: string; storage_upload_bucket: string };
+    }>('/v1/task-import-jobs/upload-url?filename=big.csv', merchant);
+    const bytes = Buffer.alloc(INLINE_DOWNLOAD_BYTES + 1, 0x61);
+    expect((await fetch(presigned.body.file.url, { method: 'PUT', body: bytes })).status).toBe(200);
+    const file = presigned.body.file;
+    const path = `/v1/files?bucket=${file.storage_upload_bucket}&object_key=${encodeURIComponent(file.storage_upload_key)}`;
+    const big = await raw('GET', path, [bearer(merchant)]);
+    expect(big.status).toBe(302);
+    expect(Math.ceil(INLINE_DOWNLOAD_BYTES / 3) * 4).toBeLessThan(LAMBDA_PAYLOAD_BYTES - 10_000);
+  });
+});
