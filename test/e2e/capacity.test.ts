@@ -14,10 +14,9 @@ import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts
 import { locationsTable, mainTable } from '../../shared/db/tables.ts';
 import { GEO_TIME_GRANULARITY_S } from '../../shared/locations/locations.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
-import { IMPORT_WINDOW } from '../support/imports.ts';
+import { importTasks } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { storedItems } from '../support/stored.ts';
-import { until } from '../support/until.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -309,40 +308,14 @@ describe('capacity of P5 naming imported tasks (issue 33 item 3: task_ids amplif
     const shop = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Bulk', kind: 'merchant' }, admin))
       .body.id;
     merchant = (await invitedMember(api, admin, 'Merchant', ROLES.Merchant, shop)).token;
-    const header =
-      'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone';
-    const window =
-      '2026-11-22T01:00:00Z,2026-11-22T03:00:00Z,Asia/Singapore,2026-11-22T04:00:00Z,2026-11-22T06:00:00Z,Asia/Singapore';
-    const rows = Array.from(
-      { length: 1000 },
-      (_, i) => `B${i},${i} Depot Way,Singapore,SG,1 Mall,Singapore,SG,${window}`,
-    );
-    const link = await api.get<{ file: { url: string; storage_upload_key: string } }>(
-      '/v1/task-import-jobs/upload-url?filename=tasks.csv',
+    imported = await importTasks(
+      api,
       merchant,
+      Array.from({ length: 1000 }, (_, i) => `B${i}`),
     );
-    expect((await fetch(link.body.file.url, { method: 'PUT', body: [header, ...rows].join('\n') })).status).toBe(200);
-    const job = await api.post<{ id: string }>(
-      '/v1/task-import-jobs',
-      { files: [{ storage_upload_key: link.body.file.storage_upload_key }], ...IMPORT_WINDOW },
-      merchant,
-    );
-    expect(job.status, JSON.stringify(job.body)).toBe(201);
-    expect((await api.post(`/v1/task-import-jobs/${job.body.id}/start`, {}, merchant)).status).toBe(202);
-    const status = await until(
-      () => api.get<{ import_status: string }>(`/v1/task-import-jobs/${job.body.id}/status`, merchant),
-      (s) => ['completed', 'failed'].includes(s.body.import_status),
-      120_000,
-    );
-    expect(status.body.import_status).toBe('completed');
-    const listed = await api.get<{ tasks: { id: string }[] }>(
-      `/v1/tasks?import_job_id=${job.body.id}&order=asc&per_page=1000`,
-      merchant,
-    );
-    imported = listed.body.tasks.map((task) => task.id);
     expect(imported).toHaveLength(1000);
     planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Bulk day' }, merchant)).body.id;
-  }, 180_000);
+  }, 240_000);
 
   it('refuses 90 runsheets × 200 random ids, 1 001 ids, and 1 000 unknown ids with a 400, in a few calls, writing nothing', async () => {
     const before = await storedItems();
