@@ -1861,7 +1861,7 @@ export interface paths {
         put?: never;
         /**
          * Add runsheets (a known id replaces its runsheet)
-         * @description Adds runsheets with their tasks; a runsheet whose id the planning already has is replaced.
+         * @description Adds runsheets with their tasks; a runsheet whose id the planning already has is replaced. At most 90 runsheets and 1 000 `task_ids` in one call.
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P5.
          */
@@ -15743,7 +15743,7 @@ export interface operations {
                                 end_timezone?: string;
                             };
                         }[];
-                        /** @description Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order; a task in a runsheet of another planning, or of an import that has not completed yet, is a 409 at its path */
+                        /** @description Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order (at most 200 a runsheet, and 1 000 over all the call’s runsheets: the runsheet whose ids pass 1 000 is a 400 at its `task_ids`); every id is checked before any task is marked: an unknown one is a 400 at its path, a task in a runsheet of another planning, or of an import that has not completed yet, a 409 at its path */
                         task_ids?: string[];
                     }[];
                 };

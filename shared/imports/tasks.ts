@@ -9,9 +9,10 @@
  * Both list newest job first (`desc`) or oldest first in file order (`asc`); `import_job_id` narrows either to one
  * job with `begins_with` on the sort key (the job read first for its `created_at`). No Scan, no filter.
  *
- * Planning a task is one conditional UpdateItem on the task (`claimTask`): it sets `planning_id`/`runsheet_id` and
- * moves its GSI2 entry, only while the task is free (or already in this very runsheet), so of two P5 calls that name
- * the same task concurrently exactly one wins; the other is a 409.
+ * P5 reads every task it names before it marks any (`checkClaims`: BatchGetItem, 100 keys a call), so a refused call
+ * writes nothing. Planning a task is then one conditional UpdateItem on the task (`claimTask`): it sets
+ * `planning_id`/`runsheet_id` and moves its GSI2 entry, only while the task is free, so of two P5 calls that name the
+ * same task concurrently exactly one wins; the other is a 409.
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -168,32 +169,66 @@ export async function readTask(caller: Caller, id: string) {
   };
 }
 
+/** One task a P5 call names: which runsheet it goes into and the request path it was named at. */
+export interface TaskClaim {
+  runsheetId: string;
+  taskId: string;
+  path: string;
+}
+
+/** Keys a BatchGetItem reads at most: `checkClaims` reads the named tasks this many at a time, in request order. */
+const READ_BATCH = 100;
+
 /**
- * P5 plans a task only once its import has completed: until then a worker that died may still retry the import, and
- * a retry writes its tasks again as imported, which would drop a planned mark and let a second runsheet take the task.
- * A completed (or failed) job is never run again. A task of an import still running is a 409 at its path; ids that
- * name no task of the organisation are left to `claimTask` (its 400).
+ * P5 checks every task it names before it marks any (contract 4.9), reading them 100 a BatchGetItem (consistently:
+ * a claim or a release just made must be seen) and the import jobs of their tasks (each job once a call), in request
+ * order; the first refusal in request order is thrown as soon as its batch is read, so a call whose first ids are
+ * unknown costs one read of 100 keys:
+ *   - an id that names no task of the organisation: 400 at its path;
+ *   - a task of an import that has not completed: 409 at its path. Until then a worker that died may still retry the
+ *     import, and a retry writes its tasks again as imported, which would drop a planned mark and let a second
+ *     runsheet take the task. A completed (or failed) job is never run again;
+ *   - a task in a runsheet of another planning, or in another runsheet of this one: 409 at its path.
+ * Answers each named task as stored. Marking (`claimTask`) still decides a race: a task read free may be taken by a
+ * concurrent call before this one marks it.
  */
-export async function refuseUnfinishedImports(orgId: string, claims: { taskId: string; path: string }[]) {
-  if (claims.length === 0) return;
-  const tasks = await getAll(mainTableName(), [...new Set(claims.map((c) => c.taskId))].map(taskKey), {
-    ProjectionExpression: 'id, org_id, import_job_id',
-    ConsistentRead: true,
-  });
-  const jobOf = new Map(
-    tasks
-      .filter((task) => task['org_id'] === orgId)
-      .map((task) => [task['id'] as string, task['import_job_id'] as string]),
-  );
-  const jobs = await getAll(mainTableName(), [...new Set(jobOf.values())].map(jobKey), {
-    ProjectionExpression: 'id, current_status',
-    ConsistentRead: true,
-  });
-  const statusOf = new Map(jobs.map((job) => [job['id'] as string, job['current_status'] as string]));
-  for (const { taskId, path } of claims) {
-    const job = jobOf.get(taskId);
-    const status = job === undefined ? undefined : (statusOf.get(job) ?? 'gone');
-    if (status === undefined || status === 'completed' || status === 'failed') continue;
+export async function checkClaims(
+  orgId: string,
+  planningId: string,
+  claims: readonly TaskClaim[],
+): Promise<Map<string, Stored>> {
+  const stored = new Map<string, Stored>();
+  /** Each import job's status, read once for the call (a job absent from the table reads as `gone`). */
+  const statusOf = new Map<string, string>();
+  const read = { ConsistentRead: true };
+  for (let i = 0; i < claims.length; i += READ_BATCH) {
+    const batch = claims.slice(i, i + READ_BATCH);
+    const tasks = await getAll(
+      mainTableName(),
+      batch.map((claim) => taskKey(claim.taskId)),
+      read,
+    );
+    const ours = tasks.filter((task) => task['entity'] === 'task' && task['org_id'] === orgId);
+    const unread = [...new Set(ours.map((task) => String(task['import_job_id'])))].filter((job) => !statusOf.has(job));
+    for (const job of unread) statusOf.set(job, 'gone');
+    const jobs = await getAll(mainTableName(), unread.map(jobKey), {
+      ...read,
+      ProjectionExpression: 'id, current_status',
+    });
+    for (const job of jobs) statusOf.set(job['id'] as string, job['current_status'] as string);
+    for (const task of ours) stored.set(task['id'] as string, task);
+    for (const claim of batch) refuseClaim(claim, stored.get(claim.taskId), statusOf, planningId);
+  }
+  return stored;
+}
+
+/** Throws the refusal of one named task (see `checkClaims`), if any. */
+function refuseClaim(claim: TaskClaim, task: Stored | undefined, statusOf: Map<string, string>, planningId: string) {
+  const { taskId, path } = claim;
+  if (!task) throw invalidField(path, "names no imported task of the planning's organisation");
+  const job = String(task['import_job_id']);
+  const status = statusOf.get(job);
+  if (status !== 'completed' && status !== 'failed') {
     throw new Problem(
       409,
       'conflict',
@@ -202,6 +237,27 @@ export async function refuseUnfinishedImports(orgId: string, claims: { taskId: s
       [{ path, message: `its import job is ${status}` }],
     );
   }
+  if (task['planning_id'] !== undefined && !isInRunsheet(task, planningId, claim.runsheetId))
+    throw alreadyPlanned(task, planningId, path);
+}
+
+/** Whether the stored task is marked as in `runsheetId` of `planningId`. */
+export const isInRunsheet = (task: Stored, planningId: string, runsheetId: string) =>
+  task['planning_id'] === planningId && task['runsheet_id'] === runsheetId;
+
+/** The 409 for a task another runsheet holds, naming where. */
+function alreadyPlanned(task: Stored, planningId: string, path: string): Problem {
+  const where =
+    task['planning_id'] === planningId
+      ? `runsheet ${String(task['runsheet_id'])} of this planning`
+      : `a runsheet of planning ${String(task['planning_id'])}`;
+  return new Problem(
+    409,
+    'conflict',
+    'Conflict',
+    `${path}: task ${String(task['id'])} is already in ${where}; remove it there first`,
+    [{ path, message: `is already in ${where}` }],
+  );
 }
 
 /**
@@ -249,16 +305,8 @@ export async function claimTask(
     throw invalidField(path, "names no imported task of the planning's organisation");
   }
   // Already this runsheet's (a retry of the same P5, or the runsheet replaced with the task kept): nothing to write.
-  if (current['planning_id'] === planningId && current['runsheet_id'] === runsheetId) {
-    return { task: importedTask(current), claimed: false };
-  }
-  const where =
-    current['planning_id'] === planningId
-      ? `runsheet ${String(current['runsheet_id'])} of this planning`
-      : `a runsheet of planning ${String(current['planning_id'])}`;
-  throw new Problem(409, 'conflict', 'Conflict', `${path}: task ${id} is already in ${where}; remove it there first`, [
-    { path, message: `is already in ${where}` },
-  ]);
+  if (isInRunsheet(current, planningId, runsheetId)) return { task: importedTask(current), claimed: false };
+  throw alreadyPlanned(current, planningId, path);
 }
 
 const storedTask = async (id: string) =>

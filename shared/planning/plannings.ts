@@ -24,7 +24,7 @@ import { moveCurrent } from '#shared/db/moves';
 import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
-import { claimTask, refuseUnfinishedImports, releaseTask } from '#shared/imports/tasks';
+import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
 import { planningKey, runsheetKey } from '#shared/planning/keys';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
 import type { JOB_STATUSES } from '#shared/planning/schemas';
@@ -435,42 +435,48 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
 }
 
 /**
- * P5 `task_ids`: marks every named task as in its runsheet (one conditional write each, so two P5 calls naming the
- * same task cannot both have it) and answers each runsheet's tasks as imported, in the order named. When any task
- * is refused (400 unknown or foreign, 409 in another runsheet), the tasks this call marked are freed again and the
- * first refusal in request order is thrown: nothing of the call stays.
+ * P5 `task_ids`: checks every named task first (`checkClaims`: batched reads, the first refusal in request order
+ * thrown before anything is written), then marks each as in its runsheet with one conditional write (so two P5 calls
+ * naming the same task cannot both have it; a task read as this runsheet's already is not written again) and answers
+ * each runsheet's tasks as imported, in the order named. A mark refused after all (a concurrent call took the task
+ * between the read and the write) or failed (DynamoDB) ends the marking: the tasks this call marked are freed again
+ * and the first failure in request order is thrown, so no task stays marked for a runsheet this call did not save.
  */
 async function claimImportedTasks(planning: Planning, input: RunsheetInput[]): Promise<Record<string, unknown>[][]> {
   const claims = input.flatMap((r, i) =>
     (r.task_ids ?? []).map((taskId, j) => ({ runsheetId: r.id, taskId, path: `runsheets[${i}].task_ids[${j}]` })),
   );
-  await refuseUnfinishedImports(planning.org_id, claims);
-  const settled: PromiseSettledResult<Awaited<ReturnType<typeof claimTask>>>[] = [];
-  for (let i = 0; i < claims.length; i += 25) {
-    settled.push(
-      ...(await Promise.allSettled(
-        claims.slice(i, i + 25).map((c) => claimTask(planning.org_id, planning.id, c.runsheetId, c.taskId, c.path)),
-      )),
+  const stored = await checkClaims(planning.org_id, planning.id, claims);
+  const tasks = new Map<string, Record<string, unknown>>();
+  const toMark = claims.filter((c) => {
+    const task = stored.get(c.taskId)!;
+    if (!isInRunsheet(task, planning.id, c.runsheetId)) return true;
+    tasks.set(c.taskId, importedTask(task));
+    return false;
+  });
+  const marked: typeof claims = [];
+  let failure: unknown;
+  for (let i = 0; i < toMark.length && failure === undefined; i += 25) {
+    const round = toMark.slice(i, i + 25);
+    const settled = await Promise.allSettled(
+      round.map((c) => claimTask(planning.org_id, planning.id, c.runsheetId, c.taskId, c.path)),
     );
-  }
-  const refused = settled.find((outcome) => outcome.status === 'rejected');
-  if (refused) {
-    const mine = claims.filter((_, k) => {
-      const outcome = settled[k]!;
-      return outcome.status === 'fulfilled' && outcome.value.claimed;
+    settled.forEach((outcome, k) => {
+      if (outcome.status === 'rejected') failure ??= outcome.reason;
+      else {
+        tasks.set(round[k]!.taskId, outcome.value.task);
+        if (outcome.value.claimed) marked.push(round[k]!);
+      }
     });
-    for (let i = 0; i < mine.length; i += 25)
-      await Promise.all(
-        mine.slice(i, i + 25).map((c) => releaseTask(planning.org_id, planning.id, c.runsheetId, c.taskId)),
-      );
-    throw refused.reason;
   }
-  let k = 0;
-  return input.map((r) =>
-    (r.task_ids ?? []).map(
-      () => (settled[k++] as PromiseFulfilledResult<{ task: Record<string, unknown> }>).value.task,
-    ),
-  );
+  if (failure !== undefined) {
+    for (let i = 0; i < marked.length; i += 25)
+      await Promise.all(
+        marked.slice(i, i + 25).map((c) => releaseTask(planning.org_id, planning.id, c.runsheetId, c.taskId)),
+      );
+    throw failure;
+  }
+  return input.map((r) => (r.task_ids ?? []).map((taskId) => tasks.get(taskId)!));
 }
 
 /**

@@ -68,6 +68,31 @@ export const plannedRunsheet = v.object({
 });
 
 export const MAX_PER_CALL = 90;
+/** P5's `task_ids`, summed over the call's runsheets (contract 4.9): each is read and marked, so the call's cost. */
+export const MAX_TASK_IDS_PER_CALL = 1000;
+
+/**
+ * The runsheets' `task_ids` together hold at most MAX_TASK_IDS_PER_CALL: the runsheet whose ids pass it is refused
+ * at its `runsheets[i].task_ids` (the per-runsheet bound of 200 alone would let 90 runsheets name 18 000).
+ */
+const taskIdsPerCall = v.rawCheck<v.InferOutput<typeof plannedRunsheet>[]>(({ dataset, addIssue }) => {
+  if (!dataset.typed) return;
+  let total = 0;
+  const crossing = dataset.value.findIndex((runsheet) => {
+    total += runsheet.task_ids?.length ?? 0;
+    return total > MAX_TASK_IDS_PER_CALL;
+  });
+  if (crossing < 0) return;
+  const runsheet = dataset.value[crossing]!;
+  addIssue({
+    message: `brings the call to ${total} task_ids, past the ${MAX_TASK_IDS_PER_CALL} one call may name: send the rest in another`,
+    path: [
+      { type: 'array', origin: 'value', input: dataset.value, key: crossing, value: runsheet },
+      { type: 'object', origin: 'value', input: runsheet, key: 'task_ids', value: runsheet.task_ids },
+    ],
+  });
+});
+
 export const createPlanningBody = v.object({ name });
 export const updatePlanningBody = v.object({ name, version_rev: versionRev });
 export const addRunsheetsBody = v.object({
@@ -75,6 +100,7 @@ export const addRunsheetsBody = v.object({
     v.array(plannedRunsheet),
     v.minLength(1, 'must not be empty'),
     v.maxLength(MAX_PER_CALL, `must hold at most ${MAX_PER_CALL} runsheets a call`),
+    taskIdsPerCall,
   ),
 });
 export const addDriversBody = v.object({

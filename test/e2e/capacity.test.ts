@@ -2,6 +2,7 @@
  * The DynamoDB calls and capacity units of the hot operations, measured through the local host (the emulator applies
  * AWS's capacity rules). Units are deterministic, so they are pinned exactly; a change here is a cost change.
  */
+import { randomBytes } from 'node:crypto';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capacityScenario } from '../../bench/capacity.ts';
@@ -13,7 +14,9 @@ import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts
 import { locationsTable, mainTable } from '../../shared/db/tables.ts';
 import { GEO_TIME_GRANULARITY_S } from '../../shared/locations/locations.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { importTasks } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { storedItems } from '../support/stored.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -280,6 +283,101 @@ describe('capacity of sign-in and reads', () => {
       location: { calls: 3, rcu: 2, wcu: 0 },
     });
   });
+});
+
+describe('capacity of P5 naming imported tasks (issue 33 item 3: task_ids amplification)', () => {
+  let merchant: string;
+  let planning: string;
+  /** The ids of 1 000 tasks of the merchant's organisation, imported through the real worker, in file order. */
+  let imported: string[];
+  const randomIds = (count: number) => Array.from({ length: count }, () => randomBytes(12).toString('hex'));
+  /** `ids` cut into runsheets of `per` ids each. */
+  const runsheetsOf = (ids: string[], per: number) =>
+    Array.from({ length: Math.ceil(ids.length / per) }, (_, i) => ({
+      id: `RS-${i}`,
+      task_ids: ids.slice(i * per, i * per + per),
+    }));
+  const addRunsheets = (runsheets: unknown[]) =>
+    api.post<{ errors?: { path: string }[]; runsheets: { tasks: { id: string }[] }[] }>(
+      `/v1/plannings/${planning}/runsheets`,
+      { runsheets },
+      merchant,
+    );
+
+  beforeAll(async () => {
+    const shop = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Bulk', kind: 'merchant' }, admin))
+      .body.id;
+    merchant = (await invitedMember(api, admin, 'Merchant', ROLES.Merchant, shop)).token;
+    imported = await importTasks(
+      api,
+      merchant,
+      Array.from({ length: 1000 }, (_, i) => `B${i}`),
+    );
+    expect(imported).toHaveLength(1000);
+    planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Bulk day' }, merchant)).body.id;
+  }, 240_000);
+
+  it('refuses 90 runsheets × 200 random ids, 1 001 ids, and 1 000 unknown ids with a 400, in a few calls, writing nothing', async () => {
+    const before = await storedItems();
+    let answer: Awaited<ReturnType<typeof addRunsheets>> | undefined;
+    // The issue's probe (507 KB): 36 183 DynamoDB calls and 31 s before its 400. Now refused by validation at the
+    // runsheet whose ids pass 1 000 (the sixth: 5 × 200 = 1 000), before any DynamoDB call but the caller's check.
+    const probe = await measure('P5', async () => {
+      answer = await addRunsheets(runsheetsOf(randomIds(90 * 200), 200));
+    });
+    expect(answer!.status).toBe(400);
+    expect(answer!.body.errors).toEqual([{ path: 'runsheets[5].task_ids', message: expect.any(String) }]);
+    // 1 001 ids (five runsheets of 999 imported tasks, then two more ids): the same 400, no task read.
+    const over = await measure('P5', async () => {
+      answer = await addRunsheets([
+        ...runsheetsOf(imported.slice(0, 999), 200),
+        { id: 'RS-last', task_ids: randomIds(2) },
+      ]);
+    });
+    expect(answer!.status).toBe(400);
+    expect(answer!.body.errors).toEqual([{ path: 'runsheets[5].task_ids', message: expect.any(String) }]);
+    // 1 000 unknown ids, within the bound: the first batch of 100 read names the first refusal, and the call ends.
+    const unknown = await measure('P5', async () => {
+      answer = await addRunsheets(runsheetsOf(randomIds(1000), 200));
+    });
+    expect(answer!.status).toBe(400);
+    expect(answer!.body.errors).toEqual([{ path: 'runsheets[0].task_ids[0]', message: expect.any(String) }]);
+    // Imported tasks with one unknown id last: all ten batches read (one job read), the 400 at the last id.
+    const last = await measure('P5', async () => {
+      answer = await addRunsheets(runsheetsOf([...imported.slice(0, 999), ...randomIds(1)], 200));
+    });
+    expect(answer!.status).toBe(400);
+    expect(answer!.body.errors).toEqual([{ path: 'runsheets[4].task_ids[199]', message: expect.any(String) }]);
+    expect(await storedItems()).toEqual(before);
+    // The caller's token generation (0.5 RCU) in each; then the planning (GetItem), its contents (one Query, consistent)
+    // and the tasks, 100 keys a BatchGetItem (consistent: 1 RCU a task), with their import job's status once.
+    expect({ probe, over, unknown, last }).toEqual({
+      probe: { calls: 1, rcu: 0.5, wcu: 0 },
+      over: { calls: 1, rcu: 0.5, wcu: 0 },
+      unknown: { calls: 4, rcu: 102, wcu: 0 },
+      last: { calls: 14, rcu: 1003, wcu: 0 },
+    });
+  }, 120_000);
+
+  it('plans 1 000 imported tasks in one call: ten reads of 100, one conditional write a task', async () => {
+    let answer: Awaited<ReturnType<typeof addRunsheets>> | undefined;
+    const tally = await measure('P5', async () => {
+      answer = await addRunsheets(runsheetsOf(imported, 200));
+    });
+    expect(answer!.status, JSON.stringify(answer!.body).slice(0, 300)).toBe(200);
+    expect(answer!.body.runsheets.flatMap((r) => r.tasks.map((t) => t.id))).toEqual(imported);
+    const planned = await api.get<{ tasks: { planning_id: string | null }[] }>(
+      '/v1/tasks?planned=true&per_page=1000',
+      merchant,
+    );
+    expect(planned.body.tasks).toHaveLength(1000);
+    expect(new Set(planned.body.tasks.map((t) => t.planning_id))).toEqual(new Set([planning]));
+    // Before issue 33: one read of 100 keys a batch (projected) and its jobs, then a write a task and, on each refused
+    // write, a GetItem: 2 a task for a refused call. Now: the caller's check, the planning, its contents, ten task
+    // reads and one job read, 1 000 marks (1 WCU each: a task and its GSI2 entry moving), the five runsheets in one
+    // BatchWriteItem, the profile's count.
+    expect(tally).toEqual({ calls: 1016, rcu: 1003, wcu: 4756 });
+  }, 120_000);
 });
 
 describe('capacity of searches, plannings and accepts', () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
-import { IMPORT_WINDOW } from '../support/imports.ts';
+import { IMPORT_WINDOW, importTasks } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -278,4 +278,56 @@ describe('a planning changed by another request while a member is removed', () =
     const again = await api.delete(`/v1/plannings/${planning.id}/drivers/${fleetDrivers[0]}`, undefined, planner);
     expect(again.status).toBe(404);
   });
+});
+
+describe('a P5 whose imported task another P5 takes between its check and its mark', () => {
+  type Answer = { code: string; errors: { path: string; message: string }[]; runsheets: unknown[] };
+
+  it('is a 409 at the task’s path, frees the tasks it had marked, and saves no runsheet', async () => {
+    const [first, second, third] = await importTasks(api, planner, ['R1', 'R2', 'R3']);
+    const plannings = [];
+    for (const name of ['Slow', 'Quick'])
+      plannings.push((await api.post<{ id: string }>('/v1/plannings', { name }, planner)).body.id);
+    const [slow, quick] = plannings as [string, string];
+    const task = async (id: string) =>
+      (await api.get<{ task: { planning_id: string | null } }>(`/v1/tasks/${id}`, planner)).body.task;
+    let rival: Promise<{ status: number }> | undefined;
+    // Both of the slow call's tasks read free (its check); the quick call takes the second before the slow call's
+    // marks are written (each of them waits for it).
+    const refused = await withMiddleware(
+      'rival-between',
+      (next, context) => async (args) => {
+        const input = JSON.stringify(args.input);
+        if (
+          context.commandName?.startsWith('Update') &&
+          input.includes('attribute_not_exists(planning_id)') &&
+          input.includes(slow)
+        ) {
+          rival ??= api.post(
+            `/v1/plannings/${quick}/runsheets`,
+            { runsheets: [{ id: 'RS-Q', task_ids: [second] }] },
+            planner,
+          );
+          await rival;
+        }
+        return next(args);
+      },
+      () =>
+        api.post<Answer>(
+          `/v1/plannings/${slow}/runsheets`,
+          { runsheets: [{ id: 'RS-S', task_ids: [first, third, second] }] },
+          planner,
+        ),
+    );
+    expect((await rival)?.status).toBe(200);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(refused.body.errors).toEqual([
+      { path: 'runsheets[0].task_ids[2]', message: expect.stringContaining('already in') },
+    ]);
+    expect(await task(second!)).toMatchObject({ planning_id: quick });
+    expect(await task(first!)).toMatchObject({ planning_id: null });
+    expect(await task(third!)).toMatchObject({ planning_id: null });
+    const view = await api.get<{ runsheets: unknown[] }>(`/v1/plannings/${slow}`, planner);
+    expect(view.body.runsheets).toEqual([]);
+  }, 240_000);
 });

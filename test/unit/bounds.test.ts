@@ -113,3 +113,28 @@ describe('the request bounds of the OpenAPI document', () => {
     expect(checked).toBeGreaterThan(150);
   });
 });
+
+describe('P5’s task_ids over the whole call (contract 4.9, issue 33 item 3)', () => {
+  const P5 = (routes as readonly RouteDef[]).find((route) => route.id === 'P5')!.request!.body!;
+  const id = (n: number) => n.toString(16).padStart(24, '0');
+  /** One runsheet per entry of `sizes`, each naming that many distinct task ids. */
+  const body = (sizes: number[]) => ({
+    runsheets: sizes.map((size, i) => ({
+      id: `RS-${i}`,
+      task_ids: Array.from({ length: size }, (_, j) => id(i * 1000 + j)),
+    })),
+  });
+
+  it('takes 1 000 ids in all, and refuses the 1 001st at the task_ids of the runsheet that brings it', () => {
+    expect(refusedAt(P5, body([200, 200, 200, 200, 200]), '')).toEqual([]);
+    expect(refusedAt(P5, body([1, 200, 200, 200, 200, 199]), '')).toEqual([]);
+    expect(refusedAt(P5, body([200, 200, 200, 200, 200, 1]), '')).toEqual(['runsheets[5].task_ids']);
+    expect(refusedAt(P5, body([0, 200, 200, 200, 200, 199, 2, 200]), '')).toEqual(['runsheets[6].task_ids']);
+  });
+
+  it('refuses the issue’s probe (90 runsheets × 200 ids) at the sixth runsheet, and 91 runsheets at runsheets', () => {
+    expect(refusedAt(P5, body(Array(90).fill(200)), '')).toEqual(['runsheets[5].task_ids']);
+    expect(refusedAt(P5, body(Array(91).fill(1)), '')).toEqual(['runsheets']);
+    expect(refusedAt(P5, body([201]), '')).toEqual(['runsheets[0].task_ids']);
+  });
+});
