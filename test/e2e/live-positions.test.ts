@@ -112,9 +112,12 @@ describe('live positions', () => {
     const dispatcherA = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgA);
     const freelancer = await newFreelanceDriver();
     const watchA = await subscribed(dispatcherA.token, [`org.${orgA}`, 'drivers.freelance']);
+    // The refusals follow the `subscribed` frame: wait for them too.
+    expect(await until(() => watchA.frames.length >= 2)).toBe(true);
     expect(watchA.frames).toContainEqual({ type: 'subscribed', channels: [`org.${orgA}`] });
     expect(watchA.frames).toContainEqual({ type: 'error', code: 'forbidden', channel: 'drivers.freelance' });
     const self = await subscribed(freelancer.bearer_token, ['drivers.freelance']);
+    expect(await until(() => self.frames.length >= 2)).toBe(true);
     expect(self.frames).toContainEqual({ type: 'error', code: 'forbidden', channel: 'drivers.freelance' });
     const sysadmin = await subscribed(admin, ['drivers.freelance']);
 

@@ -5,12 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { type Middleware, withMiddleware } from '../support/middleware.ts';
+import { type Frame, openSocket } from '../support/sockets.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -25,51 +26,14 @@ const member = async (role: Role, org: string) => {
   return { id, token };
 };
 
-type Frame = {
-  type: string;
-  channel?: string;
-  channels?: string[];
-  code?: string;
-  name?: string;
-  data?: Record<string, unknown>;
-};
-
+/** A socket with `until(count)`: waits until `count` frames have arrived, and answers them. */
 async function connect(token: string) {
-  const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${token}`);
-  const frames: Frame[] = [];
-  const waiters: (() => void)[] = [];
-  const closed: { code?: number } = {};
-  socket.on('message', (data) => {
-    frames.push(JSON.parse(data.toString()));
-    for (const wake of waiters.splice(0)) wake();
-  });
-  socket.on('close', (code) => {
-    closed.code = code;
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
-    socket.once('error', reject);
-  });
-  /** Waits until `count` frames have arrived (or two seconds passed). */
+  const opened = await openSocket(host.url, token);
   const until = async (count: number) => {
-    const deadline = Date.now() + 2000;
-    while (frames.length < count && Date.now() < deadline) {
-      await new Promise<void>((resolve) => {
-        waiters.push(resolve);
-        setTimeout(resolve, 50);
-      });
-    }
-    return frames;
+    await opened.when(() => opened.frames.length >= count);
+    return opened.frames;
   };
-  /** Waits until `done` holds (or ten seconds passed); answers whether it does. */
-  const when = async (done: () => boolean) => {
-    const deadline = Date.now() + 10_000;
-    while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    return done();
-  };
-  const subscribe = (channels: string[]) => socket.send(JSON.stringify({ action: 'subscribe', channels }));
-  return { socket, frames, until, when, closed, subscribe };
+  return { ...opened, until };
 }
 
 beforeAll(async () => {
