@@ -71,6 +71,8 @@ export class LocalWebSocketGateway {
   }
 
   private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer) {
+    // A client that resets while $connect runs: that socket goes, the process stays.
+    socket.on('error', () => socket.destroy());
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname !== '/ws') {
       socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
