@@ -52,5 +52,10 @@ console.log(`${FRAMES} subscribe frames × ${CHANNELS} new channels (SysAdmin, o
 console.log(`DynamoDB calls: ${calls} (${(calls / FRAMES).toFixed(1)} a frame)`);
 console.log(`answers: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`);
 console.log(`first frame sent → last answer: ${(elapsed / 1000).toFixed(2)} s`);
-socket.close();
+await new Promise((resolve) => {
+  socket.once('close', resolve);
+  socket.close();
+});
+// $disconnect runs after the close: let it finish before the emulator stops.
+await new Promise((resolve) => setTimeout(resolve, 1000));
 await stopBenchHost();
