@@ -1,11 +1,13 @@
 // WebSocket route `subscribe`: {"action":"subscribe","channels":[…]}; the answer frames go through PostToConnection.
+// A frame over 32 KB is refused unread; the frame's arrival time (not the invocation's) counts for the rate limit.
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { nestsDeeperThan } from '#shared/http/json-depth';
-import { sendFrame, subscribe } from '#shared/notifications/realtime';
+import { refusedOversized, sendFrame, subscribe } from '#shared/notifications/realtime';
 
 export const handler = async (event: APIGatewayProxyWebsocketEventV2): Promise<APIGatewayProxyResultV2> => {
   const connectionId = event.requestContext.connectionId;
+  if (await refusedOversized(connectionId, event.body)) return { statusCode: 200 };
   let channels: unknown;
   try {
     if (nestsDeeperThan(event.body ?? '')) throw new SyntaxError('nested too deep');
@@ -19,7 +21,7 @@ export const handler = async (event: APIGatewayProxyWebsocketEventV2): Promise<A
     return { statusCode: 200 };
   }
   try {
-    await subscribe(connectionId, channels);
+    await subscribe(connectionId, channels, event.requestContext.requestTimeEpoch);
   } catch (error) {
     if (!isDependencyFailure(error)) throw error;
     // Without an answer the client would wait for `subscribed` for ever: tell it to send its subscribe again.

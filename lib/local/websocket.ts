@@ -71,6 +71,8 @@ export class LocalWebSocketGateway {
   }
 
   private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer) {
+    // A client that resets while $connect runs: that socket goes, the process stays.
+    socket.on('error', () => socket.destroy());
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname !== '/ws') {
       socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
@@ -99,7 +101,15 @@ export class LocalWebSocketGateway {
           if (this.chains.get(connectionId) === settled) this.chains.delete(connectionId);
         });
       };
-      ws.on('message', (data) => {
+      // A frame over 128 KB (API Gateway's message limit) or a text frame that is not UTF-8: `ws` has closed this
+      // connection already (1009, 1007), as API Gateway does. Without a listener the error would end the process.
+      ws.on('error', (error) => console.warn(`websocket ${connectionId} closed: ${error.message}`));
+      ws.on('message', (data, isBinary) => {
+        // API Gateway's WebSocket API takes text frames only: a binary one closes the connection (1003).
+        if (isBinary) {
+          ws.close(1003, 'binary frames are not supported');
+          return;
+        }
         const body = data.toString();
         let action = '$default';
         try {
@@ -109,9 +119,11 @@ export class LocalWebSocketGateway {
         } catch {
           // not JSON: $default
         }
+        // Stamped on arrival (`requestTimeEpoch`), not when its turn in the chain comes: the rate limit counts arrivals.
+        const event = wsEvent(action, 'MESSAGE', connectionId, { body });
         chain = chain
           .then(async () => {
-            await (await handlerFor(action))(wsEvent(action, 'MESSAGE', connectionId, { body }));
+            await (await handlerFor(action))(event);
           })
           .catch((error: unknown) => console.error('websocket route failed', error));
         track();

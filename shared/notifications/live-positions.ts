@@ -71,7 +71,12 @@ export async function fanOutPositions(event: DynamoDBStreamEvent, stats?: FanOut
         const drivers = [...group.drivers.values()];
         const payloads = [];
         for (let i = 0; i < drivers.length; i += MAX_DRIVERS_PER_FRAME) {
-          payloads.push({ drivers: drivers.slice(i, i + MAX_DRIVERS_PER_FRAME) });
+          const part = drivers.slice(i, i + MAX_DRIVERS_PER_FRAME);
+          // A retried batch carries the same positions, so the same frame ids.
+          payloads.push({
+            key: part.map((d) => `${d.user_id}@${d.version}`).join(','),
+            data: { drivers: part },
+          });
         }
         const { delivered } = await publishFrames(channel, LOCATION_EVENT, payloads, reads);
         if (stats) {

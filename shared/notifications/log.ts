@@ -59,7 +59,10 @@ export async function notify(eventType: string, eventData: Entry['event_data']):
   // The entry is the notification (N2 lists it, the app reads it from there); the live delivery is a nudge to
   // whoever is connected. If it fails, the entry stands and the answer says what was done: failing the request now
   // would make its retry write a second entry.
-  await publish(`user.${user.id}`, eventType, { ...eventData, notification_id: entry.id }).catch((error: unknown) =>
+  await publish(`user.${user.id}`, eventType, {
+    key: entry.id,
+    data: { ...eventData, notification_id: entry.id },
+  }).catch((error: unknown) =>
     logger.warn('notification recorded; its live delivery failed (N2 lists it)', {
       notification_id: entry.id,
       error: error as Error,

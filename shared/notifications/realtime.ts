@@ -8,11 +8,11 @@
  * delivery alike (docs/realtime.md).
  * The same code runs in the cloud and locally: the local host serves the management API the SDK calls.
  */
+import { createHash, randomUUID } from 'node:crypto';
 import type { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Session } from '#shared/auth/authorizer';
-import type { Caller } from '#shared/auth/caller';
-import { isSysAdmin } from '#shared/auth/caller';
+import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
 import {
   checkSession,
   currentGenerations,
@@ -22,7 +22,7 @@ import {
 } from '#shared/auth/generations';
 import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
-import { connectionsTableName, db, mainTableName, queryAll } from '#shared/db/client';
+import { connectionsTableName, db, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { logger } from '#shared/log';
 import { planningKey } from '#shared/planning/keys';
 
@@ -49,10 +49,33 @@ function managementApi() {
   return management;
 }
 
+/** What one connection may hold and send (contract 4.3): the cost of a subscribe is bounded by these. */
+export const LIMITS = {
+  /** Channels a connection holds at most. */
+  channels: 20,
+  /** Subscribe frames a connection may send within any one second (a sliding window). */
+  subscribesPerSecond: 10,
+  /** Bytes of a frame the routes read; a bigger one is refused unread. */
+  frameBytes: 32 * 1024,
+} as const;
+
 export type Frame =
   | { type: 'subscribed'; channels: string[] }
-  | { type: 'error'; code: string; channel?: string; message?: string }
-  | { type: 'event'; channel: string; name: string; data: unknown };
+  | { type: 'error'; code: string; channel?: string; channels?: string[]; message?: string }
+  | { type: 'event'; channel: string; name: string; data: unknown; id: string };
+
+/**
+ * One event for a channel: `key` says what it is about (a pair's move, a notification, a job's status...), so that
+ * the same event sent again (a retried request, a rerun worker, a stream batch retried) carries the same frame `id`.
+ */
+export interface ChannelEvent {
+  key: string;
+  data: unknown;
+}
+
+/** A frame's `id`: unique per channel, event name and key; the same on every redelivery of that event. */
+export const eventId = (channel: string, name: string, key: string) =>
+  `evt_${createHash('sha256').update(`${channel}\u0000${name}\u0000${key}`).digest('hex').slice(0, 24)}`;
 
 const isGone = (error: unknown) => {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -129,8 +152,12 @@ const CHANNEL = /^(user|org|planning)\.([0-9a-f-]{36})$/;
 /** Live positions of freelance drivers (no organisation): SysAdmin's alone. */
 const FREELANCE_POSITIONS = 'drivers.freelance';
 
+/** The people who watch an organisation's channels: never its drivers, partners or other clients (contract 4.3). */
+const WATCHERS = ['OrgAdmin', 'OrgTransporter', 'Merchant'] as const;
+
 /**
- * May `caller` join `channel`? Their own user, their own organisation, a planning of their organisation; SysAdmin
+ * May `caller` join `channel`? Any user their own user; OrgAdmin, OrgTransporter and Merchant their own organisation
+ * and its plannings (a driver hears their offers on their own user channel, never colleagues' positions); SysAdmin
  * any, and only SysAdmin `drivers.freelance`.
  */
 export async function mayJoin(caller: Caller, channel: string): Promise<boolean> {
@@ -140,8 +167,8 @@ export async function mayJoin(caller: Caller, channel: string): Promise<boolean>
   if (isSysAdmin(caller)) return true;
   const [, kind, id] = match;
   if (kind === 'user') return caller.kind === 'user' && id === caller.id;
-  if (kind === 'org') return caller.orgId !== null && id === caller.orgId;
-  if (!caller.orgId) return false;
+  if (caller.kind !== 'user' || !caller.orgId || !hasRole(caller, ...WATCHERS)) return false;
+  if (kind === 'org') return id === caller.orgId;
   const planning = await db().send(
     new GetCommand({ TableName: mainTableName(), Key: planningKey(id!), ProjectionExpression: 'org_id' }),
   );
@@ -166,13 +193,76 @@ const REFUSED = {
   },
 } as const;
 
+const LIMIT_EXCEEDED = 'limit_exceeded';
+
+/** A frame the routes refuse unread: over `LIMITS.frameBytes`. True when it was refused (and told). */
+export async function refusedOversized(connectionId: string, body: string | undefined): Promise<boolean> {
+  if (Buffer.byteLength(body ?? '', 'utf8') <= LIMITS.frameBytes) return false;
+  await sendFrame(connectionId, {
+    type: 'error',
+    code: LIMIT_EXCEEDED,
+    message: `a frame holds at most ${LIMITS.frameBytes} bytes; this one was not read`,
+  });
+  return true;
+}
+
 /**
- * `{"action":"subscribe","channels":[…]}`: one `subscribed` frame for the granted, one `error` frame per refused. A
- * connection whose token expired or was revoked since $connect gets one `error` frame (`token_expired`,
- * `token_revoked`) and is closed.
+ * Admits one subscribe frame of the connection, or not: at most `LIMITS.subscribesPerSecond` within any second of
+ * their arrival (`receivedAt`, API Gateway's `requestTimeEpoch`). The connection item keeps the arrival times of the
+ * last admitted frames; each admission rewrites them on the condition that nobody else did meanwhile (frames of one
+ * connection may run at once in the cloud). A refused frame writes nothing.
  */
-export async function subscribe(connectionId: string, requested: unknown): Promise<void> {
-  const out = await db().send(new GetCommand({ TableName: connectionsTableName(), Key: connectionKey(connectionId) }));
+async function admitSubscribe(connectionId: string, item: Record<string, unknown>, receivedAt: number) {
+  let current: Record<string, unknown> | undefined = item;
+  for (let attempt = 0; attempt < 3 && current; attempt++) {
+    const recent = ((current['recent_subscribes'] as number[] | undefined) ?? []).filter(
+      (at) => at > receivedAt - 1000,
+    );
+    if (recent.length >= LIMITS.subscribesPerSecond) return false;
+    const seq = current['subscribe_seq'];
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: connectionsTableName(),
+          Key: connectionKey(connectionId),
+          UpdateExpression: 'SET recent_subscribes = :recent, subscribe_seq = :next',
+          ConditionExpression:
+            typeof seq === 'number'
+              ? 'subscribe_seq = :seq'
+              : 'attribute_exists(PK) AND attribute_not_exists(subscribe_seq)',
+          ExpressionAttributeValues: {
+            ':recent': [...recent, receivedAt],
+            ':next': typeof seq === 'number' ? seq + 1 : 1,
+            ...(typeof seq === 'number' ? { ':seq': seq } : {}),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw error;
+    }
+    // Another frame of this connection was admitted meanwhile (or the connection went): judge again against it.
+    current = (
+      await db().send(
+        new GetCommand({ TableName: connectionsTableName(), Key: connectionKey(connectionId), ConsistentRead: true }),
+      )
+    ).Item;
+  }
+  return false;
+}
+
+/**
+ * `{"action":"subscribe","channels":[…]}`: one `subscribed` frame for the channels the connection now holds of
+ * those asked, one `forbidden` error frame per refused, one `limit_exceeded` frame naming those beyond
+ * `LIMITS.channels`. A connection whose token expired or was revoked since $connect gets one `error` frame
+ * (`token_expired`, `token_revoked`) and is closed; one over `LIMITS.subscribesPerSecond` gets `limit_exceeded` and
+ * nothing else. Channels the connection holds already cost nothing (no read, no write): a subscribe costs the
+ * connection's read, its admission, and a read (a planning channel) and a write per channel newly asked for.
+ */
+export async function subscribe(connectionId: string, requested: unknown, receivedAt = clock.nowMs()): Promise<void> {
+  const out = await db().send(
+    new GetCommand({ TableName: connectionsTableName(), Key: connectionKey(connectionId), ConsistentRead: true }),
+  );
   if (!out.Item) return;
   const caller = out.Item['caller'] as Caller;
   const session = recordedSession(out.Item);
@@ -183,8 +273,16 @@ export async function subscribe(connectionId: string, requested: unknown): Promi
     await dropConnection(connectionId);
     return;
   }
+  if (!(await admitSubscribe(connectionId, out.Item, receivedAt))) {
+    await sendFrame(connectionId, {
+      type: 'error',
+      code: LIMIT_EXCEEDED,
+      message: `at most ${LIMITS.subscribesPerSecond} subscribe frames a second; this one was not read, send it again later`,
+    });
+    return;
+  }
   const channels = Array.isArray(requested)
-    ? requested.filter((c): c is string => typeof c === 'string').slice(0, 50)
+    ? [...new Set(requested.filter((c): c is string => typeof c === 'string'))]
     : [];
   if (channels.length === 0) {
     await sendFrame(connectionId, {
@@ -194,10 +292,15 @@ export async function subscribe(connectionId: string, requested: unknown): Promi
     });
     return;
   }
+  const held = new Set((out.Item['channels'] as string[] | undefined) ?? []);
+  const fresh = channels.filter((channel) => !held.has(channel));
+  // Beyond the room left, channels are refused unread: a frame's cost never exceeds LIMITS.channels reads.
+  const room = Math.max(0, LIMITS.channels - held.size);
+  const overLimit = fresh.slice(room);
   const decisions = await Promise.all(
-    channels.map(async (channel) => ({ channel, allowed: await mayJoin(caller, channel) })),
+    fresh.slice(0, room).map(async (channel) => ({ channel, allowed: await mayJoin(caller, channel) })),
   );
-  const granted = [...new Set(decisions.filter((d) => d.allowed).map((d) => d.channel))];
+  const granted = decisions.filter((d) => d.allowed).map((d) => d.channel);
   const expiresAt = Number(out.Item['expires_at']);
   await Promise.all(
     granted.map((channel) =>
@@ -226,9 +329,18 @@ export async function subscribe(connectionId: string, requested: unknown): Promi
       }),
     );
   }
-  await sendFrame(connectionId, { type: 'subscribed', channels: granted });
+  const holds = new Set([...held, ...granted]);
+  await sendFrame(connectionId, { type: 'subscribed', channels: channels.filter((channel) => holds.has(channel)) });
   for (const refused of decisions.filter((d) => !d.allowed)) {
     await sendFrame(connectionId, { type: 'error', code: 'forbidden', channel: refused.channel });
+  }
+  if (overLimit.length > 0) {
+    await sendFrame(connectionId, {
+      type: 'error',
+      code: LIMIT_EXCEEDED,
+      channels: overLimit,
+      message: `a connection holds at most ${LIMITS.channels} channels; these were not subscribed`,
+    });
   }
 }
 
@@ -268,9 +380,17 @@ export interface Delivery {
   dropped: number;
 }
 
-/** Delivers an event to every connection subscribed to `channel`, in parallel; gone ones are removed. */
-export function publish(channel: string, name: string, data: unknown, reads?: GenerationReads): Promise<Delivery> {
-  return publishFrames(channel, name, [data], reads);
+/**
+ * Delivers an event to every connection subscribed to `channel`, in parallel; gone ones are removed. `key` says what
+ * the event is about (its frame `id` follows from it).
+ */
+export function publish(
+  channel: string,
+  name: string,
+  event: ChannelEvent,
+  reads?: GenerationReads,
+): Promise<Delivery> {
+  return publishFrames(channel, name, [event], reads);
 }
 
 /**
@@ -281,7 +401,7 @@ export function publish(channel: string, name: string, data: unknown, reads?: Ge
 export async function publishFrames(
   channel: string,
   name: string,
-  payloads: unknown[],
+  events: ChannelEvent[],
   reads: GenerationReads = new GenerationReads(),
 ): Promise<Delivery> {
   const items = await queryAll({
@@ -306,7 +426,13 @@ export async function publishFrames(
         : 'revoked';
     (current === 'current' ? subscribers : stale).push(String(item['SK']));
   }
-  const frames: Frame[] = payloads.map((data) => ({ type: 'event', channel, name, data }));
+  const frames: Frame[] = events.map(({ key, data }) => ({
+    type: 'event',
+    channel,
+    name,
+    data,
+    id: eventId(channel, name, key),
+  }));
   let delivered = 0;
   let gone = 0;
   const dropped = Promise.all(
@@ -339,12 +465,13 @@ export async function publishFrames(
   return { delivered, gone, dropped: stale.length };
 }
 
-/** N1: each event to its channel's subscribers; how many frames went out. */
+/** N1: each event to its channel's subscribers; how many frames went out. Each pushed event is a new one. */
 export async function pushEvents(events: { channel: string; name: string; data?: unknown }[]): Promise<number> {
   const reads = new GenerationReads();
   let delivered = 0;
   for (const event of events) {
-    delivered += (await publish(event.channel, event.name, event.data ?? null, reads)).delivered;
+    delivered += (await publish(event.channel, event.name, { key: randomUUID(), data: event.data ?? null }, reads))
+      .delivered;
   }
   return delivered;
 }

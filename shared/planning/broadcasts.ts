@@ -467,25 +467,60 @@ async function refusal(record: PairRecord, action: Exclude<PairAction, 'created'
   return conflict(`${what}; ${cannot}`);
 }
 
+/**
+ * What a pair's event is about: the pair and its move. A pair makes each move at most once (MOVES only goes forward),
+ * so this names one event; its retry (same action, same happened_at_utc) names the same one. It keys the WebSocket
+ * frames' `id` and the partners' `webhook-id` alike.
+ */
+export const pairEventKey = (pairId: string, action: PairAction) => `${pairId}:${action}`;
+
+/** `offer.new` on `user.<driver>`: what the driver needs to answer it (R6/R7 take the plan and the pair). */
+export const offerNew = (record: PairRecord, expiredTime: string | null) => ({
+  key: pairEventKey(record.id, 'broadcast'),
+  data: {
+    pair_id: record.id,
+    planning_id: record.plan.id,
+    runsheet_id: record.pair.runsheet.id,
+    expired_time: expiredTime,
+  },
+});
+
 async function afterEvent(record: PairRecord, action: PairAction): Promise<void> {
   const channel = `planning.${record.plan.id}`;
+  const driverChannel = `user.${record.pair.driver.id}`;
   const data = {
     pair_id: record.id,
     runsheet_id: record.pair.runsheet.id,
     driver_id: record.pair.driver.id,
     current_state: record.current_state,
   };
+  const last = record.statuses.findLast((s) => s.action === action);
   // A failure here is the request's (503): the change is recorded, and the retry of the same event (same action,
-  // same happened_at_utc) comes back through recordEvent's "recorded already" path and sends these again. The
-  // closing of rival offers is part of it, so an accept never leaves them open.
-  const eventKey = `${record.id}:${action}`;
-  if (action === 'accepted') {
+  // same happened_at_utc) comes back through recordEvent's "recorded already" path and sends these again, with the
+  // same ids. The closing of rival offers is part of it, so an accept never leaves them open.
+  const key = pairEventKey(record.id, action);
+  if (action === 'broadcast') {
+    await publish(driverChannel, 'offer.new', offerNew(record, last?.expired_time ?? null));
+  } else if (action === 'accepted') {
     await closeOtherPairs(record);
-    await publish(channel, 'pair.accepted', data);
-    await publishPartnerEvent(record.org_id, 'pair.accepted', data, eventKey);
+    await publish(channel, 'pair.accepted', { key, data });
+    await publish(driverChannel, 'runsheet.assigned', {
+      key,
+      data: { pair_id: record.id, planning_id: record.plan.id, runsheet_id: record.pair.runsheet.id },
+    });
+    await publishPartnerEvent(record.org_id, 'pair.accepted', data, key);
   } else if (action === 'rejected' || action === 'system_rejected') {
-    await publish(channel, 'pair.rejected', { ...data, reason: record.statuses.at(-1)?.reason ?? null });
-    await publishPartnerEvent(record.org_id, 'pair.rejected', data, eventKey);
+    const reason = last?.reason ?? null;
+    await publish(channel, 'pair.rejected', { key, data: { ...data, reason } });
+    // The driver is told when the system closed their offer (expired, taken by another driver, ...), not of their own
+    // rejection.
+    if (action === 'system_rejected') {
+      await publish(driverChannel, 'offer.closed', {
+        key,
+        data: { pair_id: record.id, planning_id: record.plan.id, runsheet_id: record.pair.runsheet.id, reason },
+      });
+    }
+    await publishPartnerEvent(record.org_id, 'pair.rejected', data, key);
   }
 }
 

@@ -17,10 +17,12 @@ import { newUuid } from '#shared/ids';
 import { currentPositions } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
-import { publish, publishFrames } from '#shared/notifications/realtime';
+import { type ChannelEvent, publish, publishFrames } from '#shared/notifications/realtime';
 import {
   addToGroup,
+  offerNew,
   type PairRecord,
+  pairEventKey,
   putFirstOffers,
   putNewPair,
   readPair,
@@ -235,7 +237,8 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const now = clock.nowIso();
     const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
-    const offers = new Map<string, string[]>();
+    // Each driver's offers of this run: one push and one `offer.new` delivery (one subscriber Query) per driver.
+    const offers = new Map<string, { pairIds: string[]; events: ChannelEvent[] }>();
     // The expiry sweep's one entry for every pair this run writes (before them and after them: see watchOffers). A
     // rerun touches it even with nothing left to pair: an earlier run's pairs may be open.
     if ((runsheets.length > 0 && drivers.length > 0) || (job.attempts ?? 1) > 1) {
@@ -319,13 +322,19 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       const events = offered.flatMap((offer) => {
         if (!offer) return [];
         const { pair } = offer.record;
-        offers.set(pair.driver.id, [...(offers.get(pair.driver.id) ?? []), pair.id]);
+        const mine = offers.get(pair.driver.id) ?? { pairIds: [], events: [] };
+        mine.pairIds.push(pair.id);
+        mine.events.push(offerNew(offer.record, offer.expiredTime));
+        offers.set(pair.driver.id, mine);
         return [
           {
-            pair_id: pair.id,
-            runsheet_id: pair.runsheet.id,
-            driver_id: pair.driver.id,
-            expired_time: offer.expiredTime,
+            key: pairEventKey(pair.id, 'broadcast'),
+            data: {
+              pair_id: pair.id,
+              runsheet_id: pair.runsheet.id,
+              driver_id: pair.driver.id,
+              expired_time: offer.expiredTime,
+            },
           },
         ];
       });
@@ -334,8 +343,12 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     }
     // Again after the last pair: a sweep that read the watch while the pairs were being written then leaves it be.
     if (watchedUntil) await watchOffers(planning.id, watchedUntil);
+    // Each driver hears of their own offers on `user.<id>` (contract 4.3), in one delivery however many they are.
+    await mapLimited([...offers], WRITES_IN_FLIGHT, ([driverId, mine]) =>
+      publishFrames(`user.${driverId}`, 'offer.new', mine.events),
+    );
     // One push per driver, however many runsheets are offered to them.
-    const messages = [...offers].map(([driverId, pairIds]) => ({
+    const messages = [...offers].map(([driverId, { pairIds }]) => ({
       user_id: driverId,
       title: 'New runsheets offered',
       body: `${pairIds.length} runsheet${pairIds.length === 1 ? '' : 's'} of ${planning.name} await your answer`,
@@ -411,7 +424,10 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
  */
 async function announce(planning: Planning, status: string) {
   const jobId = planning.job?.id;
-  await publish(`planning.${planning.id}`, 'planning_job.status', { planning_job_id: jobId, status });
+  await publish(`planning.${planning.id}`, 'planning_job.status', {
+    key: `${jobId}:${status}`,
+    data: { planning_job_id: jobId, status },
+  });
   if (status === 'completed')
     await publishPartnerEvent(
       planning.org_id,

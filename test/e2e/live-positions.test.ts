@@ -8,7 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
-import { type Client, client, freelanceDriver, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import {
+  type Client,
+  client,
+  clientCredentialsToken,
+  freelanceDriver,
+  invitedMember,
+  loginAs,
+  newOrganisation,
+} from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -104,9 +112,12 @@ describe('live positions', () => {
     const dispatcherA = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, orgA);
     const freelancer = await newFreelanceDriver();
     const watchA = await subscribed(dispatcherA.token, [`org.${orgA}`, 'drivers.freelance']);
+    // The refusals follow the `subscribed` frame: wait for them too.
+    expect(await until(() => watchA.frames.length >= 2)).toBe(true);
     expect(watchA.frames).toContainEqual({ type: 'subscribed', channels: [`org.${orgA}`] });
     expect(watchA.frames).toContainEqual({ type: 'error', code: 'forbidden', channel: 'drivers.freelance' });
     const self = await subscribed(freelancer.bearer_token, ['drivers.freelance']);
+    expect(await until(() => self.frames.length >= 2)).toBe(true);
     expect(self.frames).toContainEqual({ type: 'error', code: 'forbidden', channel: 'drivers.freelance' });
     const sysadmin = await subscribed(admin, ['drivers.freelance']);
 
@@ -147,5 +158,44 @@ describe('live positions of a driver moved into an organisation (the item keyed 
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(sysadmin.positions().map((d) => d.latitude)).toEqual([51.5]);
     for (const w of [watch, sysadmin]) w.socket.close();
+  });
+});
+
+describe("an organisation's drivers and partners (issue 33.2)", () => {
+  it('are refused org. and planning. channels and hear no colleague’s position', async () => {
+    const org = await newOrganisation(api, admin, 'Fleet private');
+    const dispatcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+    const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    const colleague = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    const partner = await api.post<{ client_key: string; secret_key: string }>(
+      '/v1/admin/partner-authorizations',
+      { name: 'Fleet TMS', webhook_url: 'https://tms.fleet.example/hook', org_id: org },
+      admin,
+    );
+    expect(partner.status).toBe(201);
+    const partnerToken = await clientCredentialsToken(api, partner.body.client_key, partner.body.secret_key);
+    const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Private' }, dispatcher.token)).body.id;
+    const shared = [`org.${org}`, `planning.${planning}`];
+
+    const watch = await subscribed(dispatcher.token, shared);
+    expect(watch.frames).toEqual([{ type: 'subscribed', channels: shared }]);
+    const listeners = [
+      await subscribed(driver.token, [`user.${driver.id}`, ...shared]),
+      await subscribed(partnerToken, shared),
+    ];
+    expect(await until(() => listeners.every((l) => l.frames.length >= 3))).toBe(true);
+    expect(listeners[0]!.frames).toEqual([
+      { type: 'subscribed', channels: [`user.${driver.id}`] },
+      ...shared.map((channel) => ({ type: 'error', code: 'forbidden', channel })),
+    ]);
+    expect(listeners[1]!.frames).toEqual([
+      { type: 'subscribed', channels: [] },
+      ...shared.map((channel) => ({ type: 'error', code: 'forbidden', channel })),
+    ]);
+
+    expect((await api.put('/v1/driver/location', fix(1.35, 103.85), colleague.token)).status).toBe(200);
+    expect(await until(() => watch.positions().some((d) => d.user_id === colleague.id))).toBe(true);
+    for (const listener of listeners) expect(listener.positions()).toEqual([]);
+    for (const w of [watch, ...listeners]) w.socket.close();
   });
 });

@@ -2,13 +2,16 @@
  * Notifications over real WebSocket frames and HTTP: channel permissions, N1 and N5 reaching exactly the allowed
  * subscribers, the log (N2–N4), gone connections cleaned up, push keys and device push (N6–N10).
  */
+import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { type Middleware, withMiddleware } from '../support/middleware.ts';
+import { type Frame, openSocket } from '../support/sockets.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -23,40 +26,14 @@ const member = async (role: Role, org: string) => {
   return { id, token };
 };
 
-type Frame = {
-  type: string;
-  channel?: string;
-  channels?: string[];
-  code?: string;
-  name?: string;
-  data?: Record<string, unknown>;
-};
-
+/** A socket with `until(count)`: waits until `count` frames have arrived, and answers them. */
 async function connect(token: string) {
-  const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${token}`);
-  const frames: Frame[] = [];
-  const waiters: (() => void)[] = [];
-  socket.on('message', (data) => {
-    frames.push(JSON.parse(data.toString()));
-    for (const wake of waiters.splice(0)) wake();
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
-    socket.once('error', reject);
-  });
-  /** Waits until `count` frames have arrived (or two seconds passed). */
+  const opened = await openSocket(host.url, token);
   const until = async (count: number) => {
-    const deadline = Date.now() + 2000;
-    while (frames.length < count && Date.now() < deadline) {
-      await new Promise<void>((resolve) => {
-        waiters.push(resolve);
-        setTimeout(resolve, 50);
-      });
-    }
-    return frames;
+    await opened.when(() => opened.frames.length >= count);
+    return opened.frames;
   };
-  return { socket, frames, until };
+  return { ...opened, until };
 }
 
 beforeAll(async () => {
@@ -84,13 +61,17 @@ describe('real-time channels', () => {
     );
     b.socket.send(JSON.stringify({ action: 'subscribe', channels: [`user.${driver.id}`, `org.${orgY}`] }));
     await a.until(3);
-    await b.until(1);
+    await b.until(2);
     expect(a.frames[0]).toEqual({ type: 'subscribed', channels: [`user.${merchant.id}`, `org.${orgX}`] });
     expect(a.frames.slice(1)).toEqual([
       { type: 'error', code: 'forbidden', channel: `org.${orgY}` },
       { type: 'error', code: 'forbidden', channel: `user.${driver.id}` },
     ]);
-    expect(b.frames[0]).toEqual({ type: 'subscribed', channels: [`user.${driver.id}`, `org.${orgY}`] });
+    // A driver hears their own channel only, never the organisation's (contract 4.3, issue 33.2).
+    expect(b.frames.slice(0, 2)).toEqual([
+      { type: 'subscribed', channels: [`user.${driver.id}`] },
+      { type: 'error', code: 'forbidden', channel: `org.${orgY}` },
+    ]);
 
     const events = await api.post<{ code: string; delivered: number }>(
       '/v1/events',
@@ -105,9 +86,16 @@ describe('real-time channels', () => {
     expect(events.status).toBe(202);
     expect(events.body).toMatchObject({ code: 'success', delivered: 2 });
     await a.until(4);
-    await b.until(2);
-    expect(a.frames[3]).toEqual({ type: 'event', channel: `org.${orgX}`, name: 'task.updated', data: { task: 1 } });
-    expect(b.frames[1]).toEqual({ type: 'event', channel: `user.${driver.id}`, name: 'ping', data: { n: 2 } });
+    await b.until(3);
+    const id = expect.stringMatching(/^evt_[0-9a-f]{24}$/);
+    expect(a.frames[3]).toEqual({
+      type: 'event',
+      channel: `org.${orgX}`,
+      name: 'task.updated',
+      data: { task: 1 },
+      id,
+    });
+    expect(b.frames[2]).toEqual({ type: 'event', channel: `user.${driver.id}`, name: 'ping', data: { n: 2 }, id });
 
     const notified = await api.post<{ server_time: string }>(
       '/v1/notifications',
@@ -127,7 +115,7 @@ describe('real-time channels', () => {
       data: { title: 'Import done' },
     });
     await new Promise((r) => setTimeout(r, 100));
-    expect(b.frames).toHaveLength(2);
+    expect(b.frames).toHaveLength(3);
 
     a.socket.send('not json');
     await a.until(6);
@@ -369,5 +357,128 @@ describe('notification log replies (issue 28.6)', () => {
     expect(Object.keys(entry).sort()).toEqual(members);
     expect(Object.keys(one.body).sort()).toEqual(members);
     expect(one.body['event_data']).toEqual({ user_id: merchant.id, title: 'Clean' });
+  });
+});
+
+describe('what one connection may ask (issue 33.2 and 33.8)', () => {
+  const userChannel = () => `user.${randomUUID()}`;
+  const ofType = (frames: Frame[], type: string, code?: string) =>
+    frames.filter((f) => f.type === type && (code === undefined || f.code === code));
+
+  it('refuses the 21st channel with limit_exceeded, unread, and keeps the connection working', async () => {
+    const c = await connect(admin);
+    const twenty = Array.from({ length: 20 }, userChannel);
+    c.subscribe(twenty);
+    expect(await c.when(() => c.frames.length >= 1)).toBe(true);
+    expect(c.frames[0]).toEqual({ type: 'subscribed', channels: twenty });
+    const [extra, another] = [userChannel(), userChannel()];
+    c.subscribe([twenty[0]!, extra, another]);
+    expect(await c.when(() => c.frames.length >= 3)).toBe(true);
+    expect(c.frames.slice(1)).toEqual([
+      { type: 'subscribed', channels: [twenty[0]] },
+      { type: 'error', code: 'limit_exceeded', channels: [extra, another], message: expect.any(String) },
+    ]);
+    const sent = await api.post<{ delivered: number }>(
+      '/v1/events',
+      {
+        events: [
+          { channel: twenty[19], name: 'still.here', data: {} },
+          { channel: extra, name: 'not.here', data: {} },
+        ],
+      },
+      admin,
+    );
+    expect(sent.body.delivered).toBe(1);
+    expect(await c.when(() => c.frames.some((f) => f.name === 'still.here'))).toBe(true);
+    c.socket.close();
+  });
+
+  it('refuses the 11th subscribe frame within a second and a 33 KB frame, then answers the next ones', async () => {
+    const merchant = await member('Merchant', orgX);
+    const c = await connect(merchant.token);
+    const mine = [`user.${merchant.id}`];
+    for (let i = 0; i < 11; i++) c.subscribe(mine);
+    expect(await c.when(() => c.frames.length >= 11)).toBe(true);
+    expect(ofType(c.frames, 'subscribed')).toHaveLength(10);
+    expect(ofType(c.frames, 'error')).toEqual([
+      { type: 'error', code: 'limit_exceeded', message: expect.stringContaining('10 subscribe frames a second') },
+    ]);
+    // The window slides: a second later the connection subscribes again.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    c.subscribe([`org.${orgX}`]);
+    expect(await c.when(() => c.frames.length >= 12)).toBe(true);
+    expect(c.frames[11]).toEqual({ type: 'subscribed', channels: [`org.${orgX}`] });
+
+    const padding = 'x'.repeat(33 * 1024);
+    c.socket.send(JSON.stringify({ action: 'subscribe', channels: mine, padding }));
+    c.socket.send(JSON.stringify({ action: 'hello', padding }));
+    expect(await c.when(() => c.frames.length >= 14)).toBe(true);
+    expect(c.frames.slice(12)).toEqual([
+      { type: 'error', code: 'limit_exceeded', message: expect.stringContaining('32768 bytes') },
+      { type: 'error', code: 'limit_exceeded', message: expect.stringContaining('32768 bytes') },
+    ]);
+    c.subscribe(mine);
+    expect(await c.when(() => c.frames.length >= 15)).toBe(true);
+    expect(c.frames[14]).toEqual({ type: 'subscribed', channels: mine });
+    c.socket.close();
+  });
+
+  it('makes no DynamoDB read or write for channels the connection holds already', async () => {
+    const dispatcher = await member('OrgAdmin', orgX);
+    const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Held' }, dispatcher.token)).body.id;
+    const channels = [`planning.${planning}`, `org.${orgX}`, `user.${dispatcher.id}`];
+    const c = await connect(dispatcher.token);
+    c.subscribe(channels);
+    expect(await c.when(() => c.frames.length >= 1)).toBe(true);
+    expect(c.frames[0]).toEqual({ type: 'subscribed', channels });
+
+    const calls: { command: string; pk: string }[] = [];
+    const counting: Middleware = (next, context) => async (args) => {
+      const input = args.input as { Key?: { PK?: string }; Item?: { PK?: string } };
+      calls.push({ command: context.commandName ?? '?', pk: String(input.Key?.PK ?? input.Item?.PK ?? '') });
+      return next(args);
+    };
+    await withMiddleware('count-subscribe-calls', counting, async () => {
+      c.subscribe(channels);
+      expect(await c.when(() => c.frames.length >= 2)).toBe(true);
+    });
+    expect(c.frames[1]).toEqual({ type: 'subscribed', channels });
+    // The connection's record (read, and its admission written) and the caller's token generation: nothing of the
+    // channels (no planning read, no subscription written).
+    expect(calls.filter((call) => !/^(CONN#|USER#)/.test(call.pk))).toEqual([]);
+    expect(calls.filter((call) => call.command === 'PutCommand')).toEqual([]);
+    expect(calls.length).toBeLessThanOrEqual(3);
+    c.socket.close();
+  });
+});
+
+describe('the local WebSocket gateway under bad frames (issue 33.7)', () => {
+  it('closes a connection that sends 200 KB (1009), invalid UTF-8 (1007) or binary (1003); the others go on', async () => {
+    const merchant = await member('Merchant', orgX);
+    const bystander = await connect(merchant.token);
+    bystander.subscribe([`user.${merchant.id}`]);
+    expect(await bystander.when(() => bystander.frames.length >= 1)).toBe(true);
+
+    const cases: [string, (socket: WebSocket) => void, number][] = [
+      ['200 KB', (socket) => socket.send('x'.repeat(200 * 1024)), 1009],
+      ['invalid UTF-8', (socket) => socket.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false }), 1007],
+      ['binary', (socket) => socket.send(Buffer.from('{"action":"subscribe"}'), { binary: true }), 1003],
+    ];
+    for (const [what, send, code] of cases) {
+      const offender = await connect(merchant.token);
+      send(offender.socket);
+      expect(await offender.when(() => offender.closed.code !== undefined), what).toBe(true);
+      expect(offender.closed.code, what).toBe(code);
+    }
+
+    expect((await api.get('/health')).status).toBe(200);
+    const sent = await api.post<{ delivered: number }>(
+      '/v1/events',
+      { events: [{ channel: `user.${merchant.id}`, name: 'still.up', data: {} }] },
+      admin,
+    );
+    expect(sent.body.delivered).toBe(1);
+    expect(await bystander.when(() => bystander.frames.some((f) => f.name === 'still.up'))).toBe(true);
+    bystander.socket.close();
   });
 });

@@ -327,27 +327,44 @@ describe('tenancy of object keys: `.`, `..` and empty segments, another organisa
   });
 });
 
+/** A socket on `token`, its frames, and whether the server closed it. */
+async function socketOf(token: string) {
+  const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${token}`);
+  const frames: { type: string; code?: string; channel?: string; channels?: string[] }[] = [];
+  let closed = false;
+  socket.on('message', (data) => frames.push(JSON.parse(data.toString())));
+  socket.on('close', () => {
+    closed = true;
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  const wait = async (done: () => boolean) => {
+    const deadline = Date.now() + 5000;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return done();
+  };
+  return { socket, frames, wait, isClosed: () => closed };
+}
+
+describe('channels of another organisation (issue 33.2)', () => {
+  it('are refused to every caller of B and to a freelance driver: A’s org, planning and user channels', async () => {
+    const channels = [`org.${orgOfA}`, `planning.${ids['planningID']}`, `user.${ids['userID']}`];
+    for (const { role, token } of strangers) {
+      const stranger = await socketOf(token);
+      stranger.socket.send(JSON.stringify({ action: 'subscribe', channels }));
+      expect(await stranger.wait(() => stranger.frames.length >= 4), role).toBe(true);
+      expect(stranger.frames, role).toEqual([
+        { type: 'subscribed', channels: [] },
+        ...channels.map((channel) => ({ type: 'error', code: 'forbidden', channel })),
+      ]);
+      stranger.socket.close();
+    }
+  });
+});
+
 describe('a socket of a deleted user (issue 28.3)', () => {
-  /** A socket on `token`, its frames, and whether the server closed it. */
-  async function socketOf(token: string) {
-    const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${token}`);
-    const frames: { type: string; code?: string; channel?: string; channels?: string[] }[] = [];
-    let closed = false;
-    socket.on('message', (data) => frames.push(JSON.parse(data.toString())));
-    socket.on('close', () => {
-      closed = true;
-    });
-    await new Promise<void>((resolve, reject) => {
-      socket.once('open', () => resolve());
-      socket.once('error', reject);
-    });
-    const wait = async (done: () => boolean) => {
-      const deadline = Date.now() + 5000;
-      while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      return done();
-    };
-    return { socket, frames, wait, isClosed: () => closed };
-  }
   const event = async (channel: string) =>
     (await api.post<{ delivered: number }>('/v1/events', { events: [{ channel, name: 'probe' }] }, admin)).body
       .delivered;

@@ -87,13 +87,15 @@ describe('WebSocket delivery through the management API', () => {
       .on(PostToConnectionCommand, { ConnectionId: 'gone' })
       .rejects(new GoneException({ message: 'gone', $metadata: { httpStatusCode: 410 } }));
     const { sendFrame } = await import('../../shared/notifications/realtime.ts');
-    expect(await sendFrame('alive', { type: 'event', channel: 'org.x', name: 'n', data: { a: 1 } })).toBe(true);
+    expect(await sendFrame('alive', { type: 'event', channel: 'org.x', name: 'n', data: { a: 1 }, id: 'evt_1' })).toBe(
+      true,
+    );
     expect(
       JSON.parse(
         Buffer.from(management.commandCalls(PostToConnectionCommand)[0]!.args[0].input.Data as Uint8Array).toString(),
       ),
-    ).toEqual({ type: 'event', channel: 'org.x', name: 'n', data: { a: 1 } });
-    expect(await sendFrame('gone', { type: 'event', channel: 'org.x', name: 'n', data: {} })).toBe(false);
+    ).toEqual({ type: 'event', channel: 'org.x', name: 'n', data: { a: 1 }, id: 'evt_1' });
+    expect(await sendFrame('gone', { type: 'event', channel: 'org.x', name: 'n', data: {}, id: 'evt_2' })).toBe(false);
     expect(ddb.commandCalls(DeleteCommand)[0]!.args[0].input.Key).toEqual({ PK: 'CONN#gone', SK: 'CONN' });
   });
 });

@@ -68,8 +68,16 @@ describe('delivery to WebSocket subscribers checks their tokens at one read per 
 
     const { GenerationReads, publishFrames } = await import('../../shared/notifications/realtime.ts');
     const reads = new GenerationReads();
-    const a = await publishFrames('org.a', 'driver.location', [{ n: 1 }, { n: 2 }], reads);
-    const b = await publishFrames('org.b', 'driver.location', [{ n: 1 }], reads);
+    const a = await publishFrames(
+      'org.a',
+      'driver.location',
+      [
+        { key: 'k1', data: { n: 1 } },
+        { key: 'k2', data: { n: 2 } },
+      ],
+      reads,
+    );
+    const b = await publishFrames('org.b', 'driver.location', [{ key: 'k1', data: { n: 1 } }], reads);
 
     expect(a).toEqual({ delivered: 4, gone: 0, dropped: 3 });
     expect(b).toEqual({ delivered: 2, gone: 0, dropped: 0 });
