@@ -167,7 +167,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       await planner.GET('/v1/task-import-jobs/upload-url', { params: { query: { filename: name } } }),
       `presign ${name}`,
     );
-    const put = await send(link.file.url, { method: 'PUT', body: text });
+    // The presigned PUT signs this type (S3 refuses another; a string body would go as text/plain).
+    const put = await send(link.file.url, { method: 'PUT', body: text, headers: { 'content-type': 'text/csv' } });
     if (!put.ok) throw new Error(`upload of ${name} failed: ${put.status}`);
     uploaded.push({ storage_upload_key: link.file.storage_upload_key });
   }

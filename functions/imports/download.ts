@@ -19,6 +19,9 @@ export const handler = endpoint(importsRoutes, 'I8', async ({ event, caller }) =
   if (!isSafeObjectKey(key)) return failure(400, `object_key ${UNSAFE_KEY_MESSAGE}`);
   const found = await download(caller, bucket, key);
   if (found.kind === 'missing') return failure(404, 'no such object');
-  if (found.kind === 'redirect') return { status: 302, body: {}, headers: { Location: found.location } };
-  return { status: 200, body: null, raw: { base64: found.body.toString('base64'), contentType: found.contentType } };
+  // A download, never a page: the type the service fixed, as an attachment, not to be sniffed (contract 4.9).
+  const headers = { 'Content-Disposition': found.served.contentDisposition, 'X-Content-Type-Options': 'nosniff' };
+  if (found.kind === 'redirect') return { status: 302, body: {}, headers: { ...headers, Location: found.location } };
+  const raw = { base64: found.body.toString('base64'), contentType: found.served.contentType };
+  return { status: 200, body: null, raw, headers };
 });

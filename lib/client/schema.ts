@@ -1349,7 +1349,7 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (operations staff)
-         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url`, then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
          *
          *     Access: roles: SysAdmin. Spec I1.
          */
@@ -1465,7 +1465,7 @@ export interface paths {
         };
         /**
          * Read the import result (404 until there is one)
-         * @description Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per rejected row, and warnings. 404 until the worker has written it.
+         * @description Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per rejected row, and warnings. 404 until the worker has written it. A result is at most 1 MiB: `errors[]` keeps the first 1 000 rejected rows (fewer only if their strings would pass 1 MiB), each string at most 500 characters with its `task_ref` cut to 64 (a cut ends with `…`); `warnings[]` the first 100. `errors_total` is how many errors there were, and `errors_truncated` is true when `errors[]` holds fewer. The same for a dry run.
          *
          *     Access: roles: SysAdmin. Spec I7.
          */
@@ -1543,7 +1543,7 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (the caller's organisation)
-         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url`, then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
          *
          *     Access: roles: OrgAdmin, Merchant. Spec I1.
          */
@@ -1659,7 +1659,7 @@ export interface paths {
         };
         /**
          * Read the import result (404 until there is one)
-         * @description Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per rejected row, and warnings. 404 until the worker has written it.
+         * @description Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per rejected row, and warnings. 404 until the worker has written it. A result is at most 1 MiB: `errors[]` keeps the first 1 000 rejected rows (fewer only if their strings would pass 1 MiB), each string at most 500 characters with its `task_ref` cut to 64 (a cut ends with `…`); `warnings[]` the first 100. `errors_total` is how many errors there were, and `errors_truncated` is true when `errors[]` holds fewer. The same for a dry run.
          *
          *     Access: roles: OrgAdmin, Merchant. Spec I7.
          */
@@ -1737,7 +1737,7 @@ export interface paths {
         };
         /**
          * Download an object your organisation owns (failures are {"Error": …})
-         * @description Downloads an object the caller’s organisation owns (an import file or result): small files as bytes, large ones as a 302 to a short-lived presigned link. Failures are `{"Error": …}` (the spec’s shape).
+         * @description Downloads an object the caller’s organisation owns (an import file or result): small files as bytes, large ones (over 5 MiB) as a 302 to a presigned link valid five minutes. Always a download: `Content-Disposition: attachment` with the file name (`filename*=UTF-8''…` too for a name that is not ASCII), `X-Content-Type-Options: nosniff`, and the type the service fixes, never the uploader’s: `text/csv` for an import file, `application/json` for a result; the presigned link signs the same type and disposition. Failures are `{"Error": …}` (the spec’s shape).
          *
          *     Access: any. Spec I8.
          */
@@ -11906,6 +11906,10 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        /** @description How many errors there were (rejected rows, or the one problem that failed the job) */
+                        errors_total: number;
+                        /** @description true when `errors[]` holds fewer than `errors_total`: it keeps the first 1 000 (contract 4.9: a result is at most 1 MiB) */
+                        errors_truncated: boolean;
                         warnings: string[];
                         /** Format: date-time */
                         server_time: string;
@@ -12103,6 +12107,10 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        /** @description How many errors there were (rejected rows, or the one problem that failed the job) */
+                        errors_total: number;
+                        /** @description true when `errors[]` holds fewer than `errors_total`: it keeps the first 1 000 (contract 4.9: a result is at most 1 MiB) */
+                        errors_truncated: boolean;
                         warnings: string[];
                         /** Format: date-time */
                         server_time: string;
@@ -13654,6 +13662,10 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        /** @description How many errors there were (rejected rows, or the one problem that failed the job) */
+                        errors_total: number;
+                        /** @description true when `errors[]` holds fewer than `errors_total`: it keeps the first 1 000 (contract 4.9: a result is at most 1 MiB) */
+                        errors_truncated: boolean;
                         warnings: string[];
                         /** Format: date-time */
                         server_time: string;
@@ -13851,6 +13863,10 @@ export interface operations {
                         total_items_imported: number;
                         total_items_rejected: number;
                         errors: string[];
+                        /** @description How many errors there were (rejected rows, or the one problem that failed the job) */
+                        errors_total: number;
+                        /** @description true when `errors[]` holds fewer than `errors_total`: it keeps the first 1 000 (contract 4.9: a result is at most 1 MiB) */
+                        errors_truncated: boolean;
                         warnings: string[];
                         /** Format: date-time */
                         server_time: string;

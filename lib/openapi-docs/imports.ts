@@ -36,7 +36,8 @@ const organisationFamily = {
   I1: {
     description:
       'A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to ' +
-      '`file.url`, then name `file.storage_upload_key` in I4a/I4b. ' +
+      '`file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name ' +
+      '`file.storage_upload_key` in I4a/I4b. ' +
       IMPORT_FORMAT,
     example: {
       query: {
@@ -96,7 +97,10 @@ const organisationFamily = {
   I7: {
     description:
       'Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per ' +
-      'rejected row, and warnings. 404 until the worker has written it.',
+      'rejected row, and warnings. 404 until the worker has written it. A result is at most 1 MiB: `errors[]` ' +
+      'keeps the first 1 000 rejected rows (fewer only if their strings would pass 1 MiB), each string at most 500 ' +
+      'characters with its `task_ref` cut to 64 (a cut ends with `…`); `warnings[]` the first 100. `errors_total` ' +
+      'is how many errors there were, and `errors_truncated` is true when `errors[]` holds fewer. The same for a dry run.',
     example: {
       params: {
         import_job_id: EXAMPLE.importedJobID,
@@ -266,8 +270,11 @@ export const importsDocs: AreaDocs = {
   I8: {
     description:
       'Downloads an object the caller’s organisation owns (an import file or result): small files as ' +
-      'bytes, large ones as a 302 to a short-lived presigned link. Failures are `{"Error": …}` (the spec’s ' +
-      'shape).',
+      'bytes, large ones (over 4 700 000 bytes) as a 302 to a presigned link valid five minutes. Always a download: ' +
+      "`Content-Disposition: attachment` with the file name (`filename*=UTF-8''…` too for a name that is not ASCII), " +
+      '`X-Content-Type-Options: nosniff`, and the type the service fixes, never the uploader’s: `text/csv` for an ' +
+      'import file, `application/json` for a result; the presigned link signs the same type and disposition. ' +
+      'Failures are `{"Error": …}` (the spec’s shape).',
     example: {
       query: {
         bucket: EXAMPLE.bucket,

@@ -5,7 +5,15 @@ import type { Caller } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { invalidField, Problem, unsupportedMediaType } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
-import { createJob, type FileData, type ImportResult, saveResult, toJobView, visibleJob } from '#shared/imports/jobs';
+import {
+  createJob,
+  type FileData,
+  type ImportResult,
+  saveResult,
+  toJobView,
+  toResultView,
+  visibleJob,
+} from '#shared/imports/jobs';
 import { checkJobFiles, OPS_SCOPE, storeUpload, uploadScope } from '#shared/imports/uploads';
 
 /**
@@ -104,7 +112,7 @@ export async function createOrgJob(
 }
 
 interface Multipart {
-  files: { name: string; type: string; bytes: Buffer }[];
+  files: { name: string; bytes: Buffer }[];
   fields: Record<string, string>;
 }
 
@@ -127,8 +135,7 @@ function parseMultipart(body: Buffer, contentType: string | undefined): Promise<
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        if (field === 'files')
-          result.files.push({ name: info.filename ?? 'upload.csv', type: info.mimeType, bytes: Buffer.concat(chunks) });
+        if (field === 'files') result.files.push({ name: info.filename ?? 'upload.csv', bytes: Buffer.concat(chunks) });
       });
     });
     parser.on('field', (name, value) => {
@@ -163,7 +170,7 @@ export async function createJobFromUpload(
   }
   const scope = family === 'ops' ? OPS_SCOPE : orgId;
   const files: FileData[] = [];
-  for (const file of form.files) files.push(await storeUpload(scope, file.name, file.bytes, file.type || 'text/csv'));
+  for (const file of form.files) files.push(await storeUpload(scope, file.name, file.bytes));
   const job = await createJob({
     orgId,
     family,
@@ -215,6 +222,6 @@ export async function submitResult(
     server_time: clock.nowIso(),
     org_id: job.org_id,
   };
-  await saveResult(job, result);
-  return result;
+  // As stored: within the bounds of contract 4.9, with errors_total and errors_truncated.
+  return toResultView(await saveResult(job, result));
 }

@@ -9,6 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { parse } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
+import { cutText, MAX_REF_CHARS } from '#shared/imports/result-bounds';
 
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
 /**
@@ -327,23 +328,66 @@ class Checks {
   }
 }
 
-/** `row <n> (task_ref <ref>): <problem>; <problem>`, or `(no task_ref)` for a row without one. */
+/**
+ * `row <n> (task_ref <ref>): <problem>; <problem>`, or `(no task_ref)` for a row without one; the ref cut to 64
+ * characters (a result shows at most 500 of the string: contract 4.9).
+ */
 export const rowError = (n: number, ref: string, problems: string[]) =>
-  `row ${n} (${ref === '' ? 'no task_ref' : `task_ref ${ref}`}): ${problems.join('; ')}`;
+  `row ${n} (${ref === '' ? 'no task_ref' : `task_ref ${cutText(ref, MAX_REF_CHARS)}`}): ${problems.join('; ')}`;
 
-const zoneCache = new Map<string, boolean>();
-function isTimeZone(zone: string): boolean {
-  let known = zoneCache.get(zone);
-  if (known === undefined) {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: zone });
-      known = zone.includes('/') || zone === 'UTC';
-    } catch {
-      known = false;
-    }
-    zoneCache.set(zone, known);
+/**
+ * A memo of a worker's whole life (a container serves every tenant's files, one after the other), so bounded:
+ * at most `limit` entries, the least recently used going first. Only what was found valid is remembered (a finite set
+ * in practice: a file's zones and time windows repeat from row to row); an invalid input is checked again each time
+ * and never kept, so a file of all-different junk cannot grow it.
+ */
+class BoundedMemo<V> {
+  private readonly entries = new Map<string, V>();
+
+  constructor(readonly limit: number) {}
+
+  get size(): number {
+    return this.entries.size;
   }
-  return known;
+
+  get(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      // Most recently used last: Map keeps insertion order, so the first key is the one to drop.
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    if (this.entries.size >= this.limit) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, value);
+  }
+}
+
+/** Spellings of valid zones (Intl takes any letter case, so there are more spellings than zones: hence the bound). */
+const validZones = new BoundedMemo<true>(1_000);
+/** Normalised date-times by their text: parsing and formatting a date is the dearest check of a row. */
+const dateTimes = new BoundedMemo<string>(10_000);
+
+/** How many entries the validator's memos hold now, and their bounds: for the test that junk cannot grow them. */
+export const validatorMemoSizes = () => ({
+  timeZones: { size: validZones.size, limit: validZones.limit },
+  dateTimes: { size: dateTimes.size, limit: dateTimes.limit },
+});
+
+function isTimeZone(zone: string): boolean {
+  if (validZones.get(zone)) return true;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+  } catch {
+    return false;
+  }
+  if (!zone.includes('/') && zone !== 'UTC') return false;
+  validZones.set(zone, true);
+  return true;
 }
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -377,23 +421,15 @@ function number(
   return value;
 }
 
-/**
- * Normalised date-times by their text: a file's time windows repeat from row to row, and parsing and formatting a
- * date is the dearest check of a row. Bounded, so a file of all-different times cannot grow it without end.
- */
-const dateTimeCache = new Map<string, string>();
-const DATE_TIME_CACHE_LIMIT = 10_000;
-
 function dateTime(row: Row, field: string): string {
   const raw = text(row, field, true)!;
-  const known = dateTimeCache.get(raw);
+  const known = dateTimes.get(raw);
   if (known !== undefined) return known;
   const ms = Date.parse(raw);
   if (!ISO_DATE_TIME.test(raw) || Number.isNaN(ms))
     throw new RowProblem(field, `is not an ISO 8601 date-time with an offset: ${JSON.stringify(raw.slice(0, 40))}`);
   const iso = new Date(ms).toISOString();
-  if (dateTimeCache.size >= DATE_TIME_CACHE_LIMIT) dateTimeCache.clear();
-  dateTimeCache.set(raw, iso);
+  dateTimes.set(raw, iso);
   return iso;
 }
 

@@ -21,6 +21,7 @@ import {
 } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId, recordObjectId } from '#shared/ids';
+import { type BoundedResult, boundResult } from '#shared/imports/result-bounds';
 import { getObject, putObject, uploadBucket } from '#shared/ports/object-storage';
 import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
 
@@ -346,6 +347,10 @@ export interface ImportResult {
   total_items_imported: number;
   total_items_rejected: number;
   errors: string[];
+  /** How many errors there were: `errors[]` holds the first of them (shared/imports/result-bounds.ts). */
+  errors_total?: number;
+  /** Whether `errors[]` holds fewer than `errors_total`. */
+  errors_truncated?: boolean;
   /** What rejected nothing but is worth telling (columns ignored, a header without rows). */
   warnings: string[];
   server_time: string;
@@ -353,8 +358,12 @@ export interface ImportResult {
   dry_run?: boolean;
 }
 
-/** Writes the job's one result (409 if it has one): the body to object storage, the claim to the table. */
-export async function saveResult(job: ImportJob, result: ImportResult): Promise<void> {
+/**
+ * Writes the job's one result (409 if it has one), within the bounds of contract 4.9: the body to object storage, the
+ * claim to the table. Answers the result as stored.
+ */
+export async function saveResult(job: ImportJob, full: ImportResult): Promise<BoundedResult> {
+  const result = boundResult(full);
   const key = `results/${job.org_id ?? 'ops'}/${job.id}/result-${result.id}.json`;
   await putObject({
     Bucket: uploadBucket(),
@@ -380,6 +389,7 @@ export async function saveResult(job: ImportJob, result: ImportResult): Promise<
     if (isConditionalFailure(error)) throw conflict('the import job already has a result');
     throw error;
   }
+  return result;
 }
 
 /** I7: 404 until a result exists. */
@@ -388,12 +398,17 @@ export async function readResult(caller: Caller, id: string): Promise<ImportResu
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: resultKey(job.id) }));
   if (!out.Item) throw notFound('import result');
   const object = await getObject({ Bucket: uploadBucket(), Key: String(out.Item['result_key']) });
-  const result = JSON.parse(await object.Body!.transformToString('utf8')) as ImportResult;
-  return toResultView(result);
+  const stored = JSON.parse(await object.Body!.transformToString('utf8')) as ImportResult;
+  // Bounded again: a result stored before the bounds (or larger for any reason) is answered within them all the same;
+  // one stored before warnings existed reads with none.
+  return toResultView(boundResult(stored));
 }
 
-/** A result as the API shows it (I7): the spec's Import result member by member, and a dry run's `dry_run`. */
-function toResultView(result: ImportResult): ImportResult {
+/**
+ * A result as the API shows it (I7, I12): the spec's Import result member by member, how many errors there were, and a
+ * dry run's `dry_run`.
+ */
+export function toResultView(result: BoundedResult): BoundedResult {
   return {
     id: result.id,
     task_import_job_id: result.task_import_job_id,
@@ -405,8 +420,9 @@ function toResultView(result: ImportResult): ImportResult {
     total_items_imported: result.total_items_imported,
     total_items_rejected: result.total_items_rejected,
     errors: result.errors,
-    // A result stored before warnings existed has none.
-    warnings: result.warnings ?? [],
+    errors_total: result.errors_total,
+    errors_truncated: result.errors_truncated,
+    warnings: result.warnings,
     server_time: clock.nowIso(),
     org_id: result.org_id,
     ...(result.dry_run !== undefined ? { dry_run: result.dry_run } : {}),

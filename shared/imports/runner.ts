@@ -42,6 +42,7 @@ import {
   moveStatus,
   saveResult,
 } from '#shared/imports/jobs';
+import { ErrorTally } from '#shared/imports/result-bounds';
 import { taskId, taskIndexKeys, taskItemKey, taskKey } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
 import { getObject, headObject } from '#shared/ports/object-storage';
@@ -187,8 +188,9 @@ export async function classify(files: FileData[]): Promise<{ tasks: SourceFile; 
 
 /** What validation found; everything the writing pass needs is small (refs and sums, not rows). */
 interface Validation {
-  tasks: { counted: number; rejected: number; errors: string[]; start: string; end: string };
-  items: { counted: number; rejected: number; errors: string[]; start: string; end: string };
+  /** `errors` counts every rejected row and keeps the first of them (the result shows no more). */
+  tasks: { counted: number; errors: ErrorTally; start: string; end: string };
+  items: { counted: number; errors: ErrorTally; start: string; end: string };
   /**
    * Each accepted task_ref and the row that stands for it: the writing pass takes a tasks row exactly when it is
    * valid and this row (so it needs no map of its own to find repeated refs again).
@@ -241,8 +243,8 @@ export async function validateFiles(
   names: { tasks: string; items: string } = { tasks: 'tasks file', items: 'items file' },
 ): Promise<Validation> {
   const result: Validation = {
-    tasks: { counted: 0, rejected: 0, errors: [], start: clock.nowIso(), end: '' },
-    items: { counted: 0, rejected: 0, errors: [], start: '', end: '' },
+    tasks: { counted: 0, errors: new ErrorTally(), start: clock.nowIso(), end: '' },
+    items: { counted: 0, errors: new ErrorTally(), start: '', end: '' },
     accepted: new Map(),
     quantities: new Map(),
     warnings: [],
@@ -251,12 +253,11 @@ export async function validateFiles(
   let rows = 0;
   // Awaited only every 5 000 rows: an await per row is a microtask hop per row, which a 400 000-row file feels.
   const progressDue = () => ++rows % 5000 === 0 && onProgress !== undefined;
-  for await (const row of acceptedTasks(await tasks(), (error) => result.tasks.errors.push(error), warn(names.tasks))) {
+  for await (const row of acceptedTasks(await tasks(), (error) => result.tasks.errors.add(error), warn(names.tasks))) {
     result.accepted.set(row.ref, row.n);
     if (progressDue()) await onProgress!(rows);
   }
-  result.tasks.rejected = result.tasks.errors.length;
-  result.tasks.counted = result.accepted.size + result.tasks.rejected;
+  result.tasks.counted = result.accepted.size + result.tasks.errors.total;
   result.tasks.end = clock.nowIso();
   result.items.start = clock.nowIso();
   if (items) {
@@ -264,15 +265,14 @@ export async function validateFiles(
     for await (const row of acceptedItems(
       await items(),
       result.accepted,
-      (error) => result.items.errors.push(error),
+      (error) => result.items.errors.add(error),
       warn(names.items),
     )) {
       imported++;
       result.quantities.set(row.ref, (result.quantities.get(row.ref) ?? 0) + row.value.quantity);
       if (progressDue()) await onProgress!(rows);
     }
-    result.items.rejected = result.items.errors.length;
-    result.items.counted = imported + result.items.rejected;
+    result.items.counted = imported + result.items.errors.total;
   }
   result.items.end = clock.nowIso();
   return result;
@@ -397,7 +397,7 @@ function fileResults(files: { tasks: SourceFile; items?: SourceFile }, validatio
     error: '',
     import_status: status,
     total_counted: counts.counted,
-    total_rejected: counts.rejected,
+    total_rejected: counts.errors.total,
     start_time: counts.start,
     end_time: counts.end,
   });
@@ -482,20 +482,19 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       { tasks: files.tasks.file.file_name, items: files.items?.file.file_name ?? 'items file' },
     );
     if (!job.dry_run) await writeAccepted(job, files, validation);
-    const imported = {
-      tasks: validation.tasks.counted - validation.tasks.rejected,
-      items: validation.items.counted - validation.items.rejected,
-    };
+    const { tasks, items } = validation;
     await saveOnce(job, {
       ...emptyResult(job),
       file_import_results: fileResults(files, validation, 'completed'),
-      total_tasks_counted: validation.tasks.counted,
-      total_tasks_imported: imported.tasks,
-      total_tasks_rejected: validation.tasks.rejected,
-      total_items_counted: validation.items.counted,
-      total_items_imported: imported.items,
-      total_items_rejected: validation.items.rejected,
-      errors: [...validation.tasks.errors, ...validation.items.errors],
+      total_tasks_counted: tasks.counted,
+      total_tasks_imported: tasks.counted - tasks.errors.total,
+      total_tasks_rejected: tasks.errors.total,
+      total_items_counted: items.counted,
+      total_items_imported: items.counted - items.errors.total,
+      total_items_rejected: items.errors.total,
+      // saveResult keeps the first MAX_ERRORS of these: the tasks file's first, as they were found.
+      errors: [...tasks.errors.kept, ...items.errors.kept],
+      errors_total: tasks.errors.total + items.errors.total,
       warnings: validation.warnings,
     });
     await finish(job, 'completed');

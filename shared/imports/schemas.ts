@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { isSafeObjectKey, UNSAFE_KEY_MESSAGE } from '#shared/imports/object-keys';
+import { MAX_FILE_RESULTS_BYTES } from '#shared/imports/result-bounds';
 import { ianaTimezone } from '#shared/locations/schemas';
 import {
   counter,
@@ -107,7 +108,14 @@ export const failBody = v.object({ reason: v.optional(shortText(500)) });
 export const resultBody = v.object({
   id: v.optional(v.pipe(v.string(), v.maxLength(64))),
   task_import_job_id: v.optional(objectId),
-  file_import_results: v.pipe(v.array(v.record(recordKey, v.unknown())), v.maxLength(10)),
+  file_import_results: v.pipe(
+    v.array(v.record(recordKey, v.unknown())),
+    v.maxLength(10),
+    v.check(
+      (files) => Buffer.byteLength(JSON.stringify(files)) <= MAX_FILE_RESULTS_BYTES,
+      `must be at most ${MAX_FILE_RESULTS_BYTES} bytes as JSON (a result is at most 1 MiB)`,
+    ),
+  ),
   total_tasks_counted: counter,
   total_tasks_imported: counter,
   total_tasks_rejected: counter,
@@ -185,6 +193,16 @@ export const resultView = v.object({
   total_items_imported: v.number(),
   total_items_rejected: v.number(),
   errors: v.array(v.string()),
+  errors_total: v.pipe(
+    v.number(),
+    v.description('How many errors there were (rejected rows, or the one problem that failed the job)'),
+  ),
+  errors_truncated: v.pipe(
+    v.boolean(),
+    v.description(
+      'true when `errors[]` holds fewer than `errors_total`: it keeps the first 1 000 (contract 4.9: a result is at most 1 MiB)',
+    ),
+  ),
   warnings: v.array(v.string()),
   server_time: isoTime,
   org_id: v.nullable(v.string()),

@@ -20,6 +20,11 @@ import { getObject, headObject, presignGet, presignPut, putObject, uploadBucket 
 
 export const UPLOAD_URL_TTL_SECONDS = 3600;
 export const OPS_SCOPE = 'ops';
+/**
+ * The one content type of an import file, fixed by the service (contract 4.9): I1's presigned PUT signs it and I3
+ * stores it whatever the caller's part said, and I8 serves it, never a type a caller chose.
+ */
+export const IMPORT_FILE_TYPE = 'text/csv';
 
 const uploadKey = (uploadId: string) => ({ PK: `UPLOAD#${uploadId}`, SK: 'FILE' });
 
@@ -62,7 +67,7 @@ export async function presignUpload(caller: Caller, family: 'ops' | 'org', fileN
   const scope = uploadScope(caller, family);
   const name = checkFileName(fileName, 'query.filename');
   const key = `uploads/${scope}/${recordObjectId()}/${name}`;
-  const url = await presignPut(uploadBucket(), key, UPLOAD_URL_TTL_SECONDS);
+  const url = await presignPut(uploadBucket(), key, UPLOAD_URL_TTL_SECONDS, IMPORT_FILE_TYPE);
   const file: FileData = {
     file_name: name,
     file_size: null,
@@ -160,13 +165,8 @@ export async function checkJobFiles(
   );
 }
 
-/** I3: one uploaded file, written under the caller's prefix. */
-export async function storeUpload(
-  scope: string,
-  fileName: string,
-  bytes: Buffer,
-  contentType: string,
-): Promise<FileData> {
+/** I3: one uploaded file, written under the caller's prefix as text/csv (the type its part named is not kept). */
+export async function storeUpload(scope: string, fileName: string, bytes: Buffer): Promise<FileData> {
   const name = checkFileName(fileName, 'files');
   const key = `uploads/${scope}/${recordObjectId()}/${name}`;
   const checksum = createHash('md5').update(bytes).digest('hex');
@@ -174,7 +174,7 @@ export async function storeUpload(
     Bucket: uploadBucket(),
     Key: key,
     Body: bytes,
-    ContentType: contentType,
+    ContentType: IMPORT_FILE_TYPE,
     ContentMD5: Buffer.from(checksum, 'hex').toString('base64'),
   });
   await recordUploadedObject(key, bytes.length, checksum);
@@ -206,27 +206,55 @@ function mayDownload(caller: Caller, key: string): boolean {
  */
 export const INLINE_DOWNLOAD_BYTES = 4_700_000;
 
+/** How I8 serves an object: as a download of the type its place in the bucket fixes, never its stored type. */
+export interface Served {
+  contentType: string;
+  contentDisposition: string;
+}
+
+/**
+ * `attachment` with the file name (RFC 6266): `filename="…"` in ASCII (other characters, quotes and backslashes as
+ * `_`), and `filename*=UTF-8''…` (RFC 8187) with the exact name when that differs.
+ */
+export function attachment(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/gu, '_');
+  if (ascii === fileName) return `attachment; filename="${ascii}"`;
+  const exact = encodeURIComponent(fileName).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
+
+/** Import files are CSV, results JSON, anything else bytes; the file name is the key's last segment. */
+export function servedAs(key: string): Served {
+  const contentType = key.startsWith('uploads/')
+    ? IMPORT_FILE_TYPE
+    : key.startsWith('results/')
+      ? 'application/json'
+      : 'application/octet-stream';
+  return { contentType, contentDisposition: attachment(key.slice(key.lastIndexOf('/') + 1)) };
+}
+
 export type Download =
-  | { kind: 'bytes'; body: Buffer; contentType: string }
-  | { kind: 'redirect'; location: string }
+  | { kind: 'bytes'; body: Buffer; served: Served }
+  | { kind: 'redirect'; location: string; served: Served }
   | { kind: 'missing' };
 
 /**
- * I8: an object the caller's organisation owns (anything else is as missing as an absent key); small objects inline,
- * larger ones by a short-lived presigned link (a Lambda answer holds at most 6 MB).
+ * I8: an object the caller's organisation owns (anything else is as missing as an absent key), as a download
+ * (servedAs): small objects inline, larger ones by a short-lived presigned link (a Lambda answer holds at most 6 MB)
+ * whose signed overrides make S3 answer with the same type and disposition.
  */
 export async function download(caller: Caller, bucket: string, key: string): Promise<Download> {
   if (bucket !== uploadBucket() || !mayDownload(caller, key)) return { kind: 'missing' };
+  const served = servedAs(key);
   try {
     const head = await headObject({ Bucket: bucket, Key: key });
     if ((head.ContentLength ?? 0) > INLINE_DOWNLOAD_BYTES)
-      return { kind: 'redirect', location: await presignGet(bucket, key, 300) };
+      return { kind: 'redirect', location: await presignGet(bucket, key, 300, served), served };
     const object = await getObject({ Bucket: bucket, Key: key });
-    return {
-      kind: 'bytes',
-      body: Buffer.from(await object.Body!.transformToByteArray()),
-      contentType: head.ContentType || 'application/octet-stream',
-    };
+    return { kind: 'bytes', body: Buffer.from(await object.Body!.transformToByteArray()), served };
   } catch (error) {
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
     if (

@@ -58,8 +58,8 @@ async function createJob(files: FileData[], token = merchant) {
   return created.body;
 }
 
-async function finished(id: string, token = merchant, base = '/v1/task-import-jobs') {
-  const deadline = Date.now() + 20_000;
+async function finished(id: string, token = merchant, base = '/v1/task-import-jobs', waitMs = 20_000) {
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const status = await api.get<{ import_status: string }>(`${base}/${id}/status`, token);
     if (['completed', 'failed'].includes(status.body.import_status) || Date.now() > deadline)
@@ -508,6 +508,196 @@ describe('the operations family (SysAdmin, /v1/admin/task-import-jobs) end to en
       expect((await api.get<Job>(`${family}/${id}`, owner)).body.current_status).toBe('failed');
     }
   });
+});
+
+describe('a result is at most 1 MiB whatever the files hold (issue 33 item 6, contract 4.9)', () => {
+  const HEADER =
+    'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,notes';
+  /** 1 100 rows, each rejected for its 10 000-character task_ref and for every other problem it has. */
+  const BAD_ROWS = 1_100;
+  const longRef = (i: number) => `R${String(i).padStart(5, '0')}${'x'.repeat(10_000)}`;
+  const badFile = Buffer.from(
+    [
+      HEADER,
+      ...Array.from(
+        { length: BAD_ROWS },
+        (_, i) =>
+          `${longRef(i)},,,,,,,yesterday,today,${'Nowhere/'.repeat(30)},soon,later,Mars/Base,"${'"""'.repeat(400)}"`,
+      ),
+    ].join('\n'),
+  );
+
+  /** I7 as it answers on the wire: its bytes, and the body. */
+  const readResult = async (id: string) => {
+    const response = await fetch(`${host.url}/v1/task-import-jobs/${id}/result`, {
+      headers: { authorization: `Bearer ${merchant}` },
+    });
+    expect(response.status).toBe(200);
+    const bytes = Buffer.from(await response.arrayBuffer());
+    return { bytes: bytes.length, body: JSON.parse(bytes.toString('utf8')) as Result & { warnings: string[] } };
+  };
+
+  const expectBounded = (result: { bytes: number; body: Result & { warnings: string[] } }, total: number) => {
+    expect(result.bytes).toBeLessThanOrEqual(1024 * 1024);
+    expect(result.body.errors).toHaveLength(1_000);
+    expect(result.body).toMatchObject({ errors_truncated: true, errors_total: total });
+    for (const error of result.body.errors) expect(error.length).toBeLessThanOrEqual(500);
+    expect(result.body.warnings.length).toBeLessThanOrEqual(100);
+    for (const warning of result.body.warnings) expect(warning.length).toBeLessThanOrEqual(500);
+  };
+
+  for (const dryRun of [false, true]) {
+    it(`${dryRun ? 'a dry run' : 'an import'} of 1 100 bad rows with 10 KB task_refs: the first 1 000 errors, cut, and the full count`, async () => {
+      const job = await createJob([await upload('tasks.csv', badFile)]);
+      expect((await api.post(`/v1/task-import-jobs/${job.id}/start?dry_run=${dryRun}`, {}, merchant)).status).toBe(202);
+      // An 11 MB file read twice: on a machine shared by several test runs that takes longer than the usual 20 s.
+      expect(await finished(job.id, merchant, '/v1/task-import-jobs', 100_000)).toBe('completed');
+      const result = await readResult(job.id);
+      expectBounded(result, BAD_ROWS);
+      expect(result.body).toMatchObject({
+        total_tasks_counted: BAD_ROWS,
+        total_tasks_rejected: BAD_ROWS,
+        total_tasks_imported: 0,
+        ...(dryRun ? { dry_run: true } : {}),
+      });
+      // The first rows, in file order, each naming its ref cut to 64 characters.
+      const first = result.body.errors[0]!;
+      expect(first).toMatch(/^row 1 \(task_ref R00000x{57}…\): task_ref: is longer than 1000 characters; /);
+      expect(first.endsWith('…')).toBe(true);
+      expect(result.body.errors[999]).toMatch(/^row 1000 \(task_ref R00999x{57}…\): /);
+      for (const error of result.body.errors) {
+        const ref = /\(task_ref (.*?)\): /.exec(error)?.[1];
+        expect(ref?.length).toBeLessThanOrEqual(64);
+      }
+    }, 120_000);
+  }
+
+  it('I7 answers a result stored larger than the bounds (before them, or by hand) within them', async () => {
+    const job = await createJob([await upload('tasks.csv', TASKS)]);
+    const { db, mainTableName } = await import('../../shared/db/client.ts');
+    const { putObject, uploadBucket } = await import('../../shared/ports/object-storage.ts');
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    // 1 500 errors of 1 000 control characters (six bytes each as JSON) and 150 warnings, as an unbounded run stored.
+    const stored = {
+      ...EMPTY_RESULT,
+      id: 'stored-result',
+      task_import_job_id: job.id,
+      total_tasks_counted: 1_500,
+      total_tasks_rejected: 1_500,
+      errors: Array.from({ length: 1_500 }, (_, i) => `row ${i + 1} (task_ref T${i}): ${'\u0001'.repeat(1_000)}`),
+      warnings: Array.from({ length: 150 }, (_, i) => `tasks.csv: warning ${i} ${'w'.repeat(2_000)}`),
+      server_time: new Date().toISOString(),
+      org_id: orgX,
+    };
+    const key = `results/${orgX}/${job.id}/result-stored.json`;
+    await putObject({
+      Bucket: uploadBucket(),
+      Key: key,
+      Body: JSON.stringify(stored),
+      ContentType: 'application/json',
+    });
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: {
+          PK: `IMPORTJOB#${job.id}`,
+          SK: 'RESULT',
+          entity: 'import_result',
+          id: 'stored-result',
+          result_key: key,
+        },
+      }),
+    );
+    const result = await readResult(job.id);
+    expect(result.bytes).toBeLessThanOrEqual(1024 * 1024);
+    expect(result.body).toMatchObject({ errors_truncated: true, errors_total: 1_500 });
+    // Control characters take six bytes each as JSON: fewer than 1 000 such strings fit in 1 MiB.
+    expect(result.body.errors.length).toBeGreaterThan(0);
+    expect(result.body.errors.length).toBeLessThan(1_000);
+    expect(result.body.errors[0]).toBe(`${stored.errors[0]!.slice(0, 499)}…`);
+    expect(result.body.warnings).toHaveLength(100);
+    for (const text of [...result.body.errors, ...result.body.warnings]) expect(text.length).toBeLessThanOrEqual(500);
+  }, 60_000);
+});
+
+describe('I8 serves every file as a download, never as a page (issue 33 item 9, contract 4.9)', () => {
+  const PAGE = Buffer.from('<html><body><script>alert(document.cookie)</script></body></html>\n');
+  const filesUrl = (file: FileData) =>
+    `/v1/files?bucket=${encodeURIComponent(file.storage_upload_bucket)}&object_key=${encodeURIComponent(file.storage_upload_key)}`;
+  const get = (path: string) =>
+    fetch(`${host.url}${path}`, { headers: { authorization: `Bearer ${merchant}` }, redirect: 'manual' });
+  /** An upload through I1's presigned PUT that names its own content type (s3rver, unlike S3, does not refuse it). */
+  const uploadAs = async (name: string, bytes: Buffer, contentType: string) => {
+    const presigned = await api.get<{ file: FileData }>(
+      `/v1/task-import-jobs/upload-url?filename=${encodeURIComponent(name)}`,
+      merchant,
+    );
+    const put = await fetch(presigned.body.file.url, {
+      method: 'PUT',
+      body: bytes,
+      headers: { 'content-type': contentType },
+    });
+    expect(put.status).toBe(200);
+    return presigned.body.file;
+  };
+
+  it('I1 signs the Content-Type text/csv into its presigned PUT (and no checksum of an empty body)', async () => {
+    const presigned = await api.get<{ file: FileData }>('/v1/task-import-jobs/upload-url?filename=tasks.csv', merchant);
+    const url = new URL(presigned.body.file.url);
+    expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';')).toContain('content-type');
+    expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    expect([...url.searchParams.keys()].filter((k) => /^x-amz-(sdk-)?checksum/i.test(k))).toEqual([]);
+  });
+
+  it('a text/html upload through I1 is served as text/csv, nosniff, an attachment with its name', async () => {
+    const file = await uploadAs('tâches été.html', PAGE, 'text/html');
+    const served = await get(filesUrl(file));
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('text/csv');
+    expect(served.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(served.headers.get('content-disposition')).toBe(
+      `attachment; filename="t_ches _t_.html"; filename*=UTF-8''t%C3%A2ches%20%C3%A9t%C3%A9.html`,
+    );
+    expect(Buffer.from(await served.arrayBuffer()).equals(PAGE)).toBe(true);
+  });
+
+  it('a text/html part of an I3 upload is stored and served as text/csv', async () => {
+    const form = new FormData();
+    form.append('files', new Blob([TASKS], { type: 'text/html' }), 'page.html');
+    const response = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${merchant}` },
+    });
+    expect(response.status).toBe(201);
+    const file = ((await response.json()) as Job).upload_record.files[0]!;
+    const { headObject } = await import('../../shared/ports/object-storage.ts');
+    const head = await headObject({ Bucket: file.storage_upload_bucket, Key: file.storage_upload_key });
+    expect(head.ContentType).toBe('text/csv');
+    const served = await get(file.url);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('text/csv');
+    expect(served.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(served.headers.get('content-disposition')).toBe('attachment; filename="page.html"');
+  });
+
+  it('a file over 4.7 MB redirects to a presigned GET whose signed overrides make it a text/csv attachment', async () => {
+    const big = Buffer.concat([PAGE, Buffer.alloc(5 * 1024 * 1024 + 1, 0x20)]);
+    const file = await uploadAs('big.html', big, 'text/html');
+    const served = await get(filesUrl(file));
+    expect(served.status).toBe(302);
+    expect(served.headers.get('x-content-type-options')).toBe('nosniff');
+    const location = new URL(served.headers.get('location')!);
+    // SigV4 signs every query parameter but the signature itself: the overrides cannot be changed or dropped.
+    expect(location.searchParams.get('response-content-type')).toBe('text/csv');
+    expect(location.searchParams.get('response-content-disposition')).toBe('attachment; filename="big.html"');
+    expect(location.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    const fromStorage = await fetch(location);
+    expect(fromStorage.status).toBe(200);
+    expect(fromStorage.headers.get('content-type')).toBe('text/csv');
+    expect(fromStorage.headers.get('content-disposition')).toBe('attachment; filename="big.html"');
+    await fromStorage.arrayBuffer();
+  }, 60_000);
 });
 
 describe('files as spreadsheets save them (contract 4.5): each job ends at once, saying what to do', () => {

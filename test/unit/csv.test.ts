@@ -9,7 +9,11 @@ import {
   parseItem,
   parseTask,
   readRows,
+  rowError,
+  validatorMemoSizes,
 } from '../../shared/imports/csv.ts';
+import type { ImportResult } from '../../shared/imports/jobs.ts';
+import { boundResult, cutText, ErrorTally } from '../../shared/imports/result-bounds.ts';
 
 const TASK_HEADER =
   'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone';
@@ -178,5 +182,101 @@ describe('files as spreadsheets save them', () => {
     const start = Buffer.concat([Buffer.from(`\ufeff${TASK_HEADER}\nT1,Sch`), Buffer.from('ö').subarray(0, 1)]);
     expect(kindOfText(decodeStart(start, false))).toBe('tasks');
     expect(() => decodeStart(start, true)).toThrow(/not UTF-8/);
+  });
+});
+
+describe('what the validator keeps between files (issue 33 item 5)', () => {
+  /** `zone` with its letters' case flipped by the bits of `i`: Intl takes every spelling as the same valid zone. */
+  const spelling = (zone: string, i: number) =>
+    [...zone].map((c, k) => ((i >> k) & 1 ? c.toUpperCase() : c.toLowerCase())).join('');
+
+  // 20 000 rows, 20 times the zones' bound (each junk zone costs a thrown Intl check: 100 000 took 35 to 210 s on the
+  // shared machine; the old memo held every one, 102 504 entries at 100 000 rows).
+  it('stays within its bounds over a file of 20 000 different junk zones, 5 000 spellings of a zone, and times', async () => {
+    const rows = 20_000;
+    const lines = [TASK_HEADER];
+    for (let i = 0; i < rows; i++) {
+      const minute = String(i % 60).padStart(2, '0');
+      const day = String(1 + (Math.floor(i / 60) % 28)).padStart(2, '0');
+      const month = String(1 + (Math.floor(i / 1680) % 12)).padStart(2, '0');
+      const start = `20${26 + Math.floor(i / 20160)}-${month}-${day}T01:${minute}:00Z`;
+      const end = `20${26 + Math.floor(i / 20160)}-${month}-${day}T02:${minute}:00Z`;
+      lines.push(
+        `T${i},1 A St,Berlin,DE,2 B Rd,Berlin,DE,${start},${end},Junk/Zone-${i},${start},${end},${i < 5_000 ? spelling('Europe/Berlin', i) : 'Europe/Berlin'}`,
+      );
+    }
+    let rejected = 0;
+    for await (const row of readRows(Readable.from([Buffer.from(lines.join('\n'))]), 'tasks', parseTask)) {
+      if (row.problems?.some((p) => p.startsWith('from_timezone: is not an IANA time zone'))) rejected++;
+    }
+    expect(rejected).toBe(rows);
+    const memos = validatorMemoSizes();
+    expect(memos.timeZones.size).toBeGreaterThan(0);
+    expect(memos.timeZones.size).toBeLessThanOrEqual(memos.timeZones.limit);
+    expect(memos.timeZones.limit).toBeLessThanOrEqual(1_000);
+    expect(memos.dateTimes.size).toBeLessThanOrEqual(memos.dateTimes.limit);
+    expect(memos.dateTimes.limit).toBeLessThanOrEqual(10_000);
+  }, 120_000);
+});
+
+describe('the bounds of an import result (issue 33 item 6, contract 4.9)', () => {
+  const result = (errors: string[], warnings: string[] = []): ImportResult => ({
+    id: 'r',
+    task_import_job_id: 'j',
+    file_import_results: [],
+    total_tasks_counted: errors.length,
+    total_tasks_imported: 0,
+    total_tasks_rejected: errors.length,
+    total_items_counted: 0,
+    total_items_imported: 0,
+    total_items_rejected: 0,
+    errors,
+    warnings,
+    server_time: '2026-11-25T00:00:00.000Z',
+    org_id: null,
+  });
+
+  it('names a task_ref cut to 64 characters in a row error', () => {
+    const error = rowError(7, `R${'x'.repeat(10_000)}`, ['task_ref: is longer than 1000 characters']);
+    expect(error).toBe(`row 7 (task_ref R${'x'.repeat(62)}…): task_ref: is longer than 1000 characters`);
+    expect(rowError(1, 'T1', ['a: b'])).toBe('row 1 (task_ref T1): a: b');
+  });
+
+  it('cuts a string to its bound without splitting a character of two code units', () => {
+    expect(cutText('abc', 3)).toBe('abc');
+    expect(cutText('abcd', 3)).toBe('ab…');
+    expect(cutText('a😀b', 3)).toBe('a…');
+  });
+
+  it('keeps the first 1 000 errors and 100 warnings, each at most 500 characters, and counts them all', () => {
+    const tally = new ErrorTally();
+    for (let i = 0; i < 2_500; i++) tally.add(`row ${i + 1}: ${'e'.repeat(900)}`);
+    expect(tally.total).toBe(2_500);
+    expect(tally.kept).toHaveLength(1_000);
+    const bounded = boundResult({
+      ...result(
+        tally.kept,
+        Array.from({ length: 150 }, (_, i) => `w${i} ${'w'.repeat(900)}`),
+      ),
+      errors_total: tally.total,
+    });
+    expect(bounded).toMatchObject({ errors_total: 2_500, errors_truncated: true });
+    expect(bounded.errors).toHaveLength(1_000);
+    expect(bounded.errors[0]).toMatch(/^row 1: e+…$/);
+    expect(bounded.warnings).toHaveLength(100);
+    for (const text of [...bounded.errors, ...bounded.warnings]) expect(text.length).toBeLessThanOrEqual(500);
+    expect(Buffer.byteLength(JSON.stringify(bounded))).toBeLessThanOrEqual(1024 * 1024);
+    expect(boundResult(result(['row 1 (task_ref T1): a: b']))).toMatchObject({
+      errors: ['row 1 (task_ref T1): a: b'],
+      errors_total: 1,
+      errors_truncated: false,
+    });
+  });
+
+  it('stays within 1 MiB when every character takes six bytes as JSON, and says it cut', () => {
+    const bounded = boundResult(result(Array.from({ length: 1_000 }, () => '\u0001'.repeat(600))));
+    expect(Buffer.byteLength(JSON.stringify(bounded))).toBeLessThanOrEqual(1024 * 1024);
+    expect(bounded.errors.length).toBeLessThan(1_000);
+    expect(bounded).toMatchObject({ errors_total: 1_000, errors_truncated: true });
   });
 });
