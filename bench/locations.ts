@@ -49,7 +49,7 @@ export async function benchLocations() {
     let read = 0;
     let returned = 0;
     for (let i = 0; i < runs; i++) {
-      const stats = { queries: 0, itemsRead: 0 };
+      const stats = { queries: 0, indexQueries: 0, itemsRead: 0 };
       const started = performance.now();
       const found = await driversWithin(admin, inArea(0.3), radius, filters, stats);
       times.push(performance.now() - started);
@@ -68,7 +68,7 @@ export async function benchLocations() {
   let read = 0;
   const runs = 60;
   for (let i = 0; i < runs; i++) {
-    const stats = { queries: 0, itemsRead: 0 };
+    const stats = { queries: 0, indexQueries: 0, itemsRead: 0 };
     const started = performance.now();
     const found = await nearestDriver(admin, inArea(0.3), filters, stats);
     times.push(performance.now() - started);
