@@ -11,7 +11,8 @@ import { resetClock, setClock } from '../../shared/clock.ts';
 import { type Tally, tallyObservers } from '../../shared/db/capacity.ts';
 import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts';
 import { locationsTable, mainTable } from '../../shared/db/tables.ts';
-import { GEO_TIME_GRANULARITY_S } from '../../shared/locations/locations.ts';
+import { MAX_INDEX_QUERIES } from '../../shared/locations/geo.ts';
+import { GEO_TIME_GRANULARITY_S, importLocations, locationAt } from '../../shared/locations/locations.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
@@ -95,7 +96,7 @@ describe('capacity of the hot operations', () => {
       // Into another precision-6 cell: the item, and its index entry's sort key moving (a delete and a put).
       cell: { calls: 2, rcu: 0.5, wcu: 3 },
       // Into the next precision-5 cell: a failed write that finds the old cell, one count up, the move (its index
-      // partition changes), one count down.
+      // entry's sort key moves), one count down.
       cross: { calls: 5, rcu: 0.5, wcu: 5 },
       // Into another precision-3 cell too: two counts up and two down.
       far: { calls: 7, rcu: 0.5, wcu: 7 },
@@ -332,6 +333,56 @@ describe('capacity of searches, plannings and accepts', () => {
     // (2 before X12), R6 at most 20 WCU (10 before X12).
     expect((figure('P9') as { wcuPer: number }).wcuPer).toBeLessThanOrEqual(3);
     expect(figure('R6').wcu).toBeLessThanOrEqual(20);
+  });
+
+  it('L4 at 79.5° with a 50 km radius and L3 beside it: at most 100 index Queries (issue 33 item 4)', async () => {
+    // 40 drivers of another organisation within 50 km of (79.5, 20), where a precision-5 cell is a sliver 0.9 km
+    // wide, each in a cell of its own; the dispatcher's organisation has one driver 91 km east.
+    const other = crypto.randomUUID();
+    const fleet = Array.from({ length: 40 }, (_, i) =>
+      locationAt(
+        crypto.randomUUID(),
+        {
+          latitude: 79.5 + ((i % 5) - 2) * 0.08,
+          longitude: 20 + (Math.floor(i / 5) - 3.5) * 0.25,
+        },
+        other,
+      ),
+    );
+    const own = locationAt(crypto.randomUUID(), { latitude: 79.5, longitude: 24.5 }, org);
+    await importLocations([...fleet, own]);
+    const dispatcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+    let within: string[] = [];
+    const radius = await measure('L4', async () => {
+      const out = await api.get<{ locations: { user_id: string }[] }>(
+        '/v1/driver-locations?latitude=79.5&longitude=20&radius=50000',
+        admin,
+      );
+      within = out.body.locations.map((location) => location.user_id);
+    });
+    let found = '';
+    const nearest = await measure('L3', async () => {
+      const out = await api.get<{ location: { user_id: string } }>(
+        '/v1/driver-locations/nearest?latitude=79.5&longitude=20',
+        dispatcher.token,
+      );
+      found = out.body.location.user_id;
+    });
+    expect(within.sort()).toEqual(fleet.map((location) => location.user_id).sort());
+    expect(found).toBe(own.user_id);
+    // Before: L4 made 3 899 index Queries here (1 950 RCU, 5 s for an empty answer), L3 read the fleet's 40 cells one
+    // by one (2 Queries each). Now L4's plan reads precision-4 runs of the precision-3 partitions (the index's north
+    // of 56.25°) and L3 reads each sparse partition's occupied cells as one run. Each figure: the caller check
+    // (0.5 RCU), the Queries, one BatchGetItem of the candidates' items (0.5 RCU each); L3 also the directory.
+    expect(radius.calls).toBeLessThanOrEqual(MAX_INDEX_QUERIES + 2);
+    expect(nearest.calls).toBeLessThanOrEqual(MAX_INDEX_QUERIES + 2);
+    expect({ radius, nearest }).toEqual({
+      // 24 runs × 2 shards = 48 Queries (0.5 RCU each, under 4 KB), the 40 items (20 RCU).
+      radius: { calls: 50, rcu: 44.5, wcu: 0 },
+      // The point's directory count, the directory's precision-3 cells and the occupied cells of two of them, four
+      // runs (8 Queries), the one candidate's item.
+      nearest: { calls: 13, rcu: 6.5, wcu: 0 },
+    });
   });
 
   it('lands no item in an index that no query reads it through (docs/indexes.md)', async () => {
