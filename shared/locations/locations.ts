@@ -919,6 +919,12 @@ async function nearestCandidates(
     const cell = String(item['SK']);
     queue.push({ bound: boundOf(point, cell), kind: cell.startsWith('polar-') ? 'partition' : 'coarse', cell });
   }
+  // The crowded cells queued, by index partition, and their bounds: when there are more of them within reach than the
+  // Queries left can read one by one (near a pole every cell of a row is as near as the others), the popped cell's
+  // partition is read as one run of its queued cells instead.
+  const pending = new Map<string, Map<string, number>>();
+  const pendingWithin = (limit: number) =>
+    [...pending.values()].reduce((sum, cells) => sum + [...cells.values()].filter((b) => b <= limit).length, 0);
   for (;;) {
     const region = queue.pop();
     if (!region || (best && region.bound > best.distance)) break;
@@ -933,9 +939,30 @@ async function nearestCandidates(
           stats,
         )
       ).filter((item) => Number(item['n']) > 0);
-      for (const region of occupiedRegions(point, occupied)) queue.push(region);
+      for (const found of occupiedRegions(point, occupied)) {
+        if (found.kind === 'cell') {
+          const cells = pending.get(partitionOfCell(found.cell)) ?? new Map<string, number>();
+          cells.set(found.cell, found.bound);
+          pending.set(partitionOfCell(found.cell), cells);
+        }
+        queue.push(found);
+      }
+      continue;
+    }
+    if (!affordable()) return cut(region);
+    if (region.kind !== 'cell') {
+      await readRegion(region);
+      continue;
+    }
+    const cells = pending.get(partitionOfCell(region.cell));
+    if (!cells?.has(region.cell)) continue; // read already, in a run of its partition
+    const left = (MAX_INDEX_QUERIES - stats.indexQueries) / GEO_SHARDS;
+    if (pendingWithin(best?.distance ?? Number.POSITIVE_INFINITY) > left && cells.size > 1) {
+      const sorted = [...cells.keys()].sort();
+      cells.clear();
+      await readRegion({ ...region, kind: 'run', cell: sorted[0]!, last: sorted[sorted.length - 1]! });
     } else {
-      if (!affordable()) return cut(region);
+      cells.delete(region.cell);
       await readRegion(region);
     }
   }
