@@ -2,11 +2,11 @@
  * Geometry for the location index: great-circle distances, the exact distance from a point to a geohash cell, and
  * the plan of which cells a circle touches. Pure functions, no I/O.
  *
- * Partitions are geohash cells of precision 5 (about 4.9 km × 4.9 km at the equator), so no partition holds a whole
- * city; sort keys begin with the precision-6 geohash (about 1.2 km × 0.6 km: coarse, so that a moving driver's index
- * entry stays put for minutes), so a precision-6 cell is a `begins_with`; nothing finer can be, the index knows a
- * position only to its precision-6 cell. Beyond ±80° latitude, where geohash cells become slivers, every location of
- * a hemisphere shares one polar partition.
+ * The index's partitions are geohash cells of precision 4 (about 39 km × 19.5 km at the equator), of precision 3 from
+ * ±56.25°, and beyond ±80°, where geohash cells become slivers, one polar partition a hemisphere; sort keys begin with
+ * the precision-6 geohash (about 1.2 km × 0.6 km: coarse, so that a moving driver's index entry stays put for
+ * minutes), so any run of consecutive cells of a partition is one Query; nothing finer than precision 6 can be, the
+ * index knows a position only to its precision-6 cell (docs/indexes.md).
  */
 import ngeohash from 'ngeohash';
 

@@ -2,8 +2,9 @@
  * Driver locations (L1–L4). One item per driver holds the newest fix (under 1 KB), with the driver's organisation and
  * service types kept on it (A21 and A25 keep them current), so that a fix in the steady state is ONE conditional
  * UpdateItem: the ordering rule (a fix older than the stored one is ignored) is its condition, not a read before it.
- * One geo index, `Geo`, lists every driver in precision-5 partitions split into GEO_SHARDS shards by driver (no
- * partition key takes a crowded cell's whole write rate), sorted by precision-6 geohash; an organisation's search
+ * One geo index, `Geo`, lists every driver in partitions of precision 4 (3 from ±56.25°, polar caps beyond ±80°) split
+ * into GEO_SHARDS shards by driver (no partition key takes a crowded cell's whole write rate), sorted by precision-6
+ * geohash; an organisation's search
  * reads the same index and keeps its own drivers. A cell directory counts drivers at precision 3 and 5, so that a
  * nearest search with nothing nearby goes straight to the occupied cells instead of walking empty ones; it changes
  * only on a first fix or a crossing into another precision-5 cell, counting up before the move and down after it, so
