@@ -49,7 +49,7 @@ export async function benchLocations() {
     let read = 0;
     let returned = 0;
     for (let i = 0; i < runs; i++) {
-      const stats = { queries: 0, itemsRead: 0 };
+      const stats = { queries: 0, indexQueries: 0, itemsRead: 0 };
       const started = performance.now();
       const found = await driversWithin(admin, inArea(0.3), radius, filters, stats);
       times.push(performance.now() - started);
@@ -68,7 +68,7 @@ export async function benchLocations() {
   let read = 0;
   const runs = 60;
   for (let i = 0; i < runs; i++) {
-    const stats = { queries: 0, itemsRead: 0 };
+    const stats = { queries: 0, indexQueries: 0, itemsRead: 0 };
     const started = performance.now();
     const found = await nearestDriver(admin, inArea(0.3), filters, stats);
     times.push(performance.now() - started);
@@ -116,5 +116,69 @@ export async function benchLocations() {
   );
   console.log(
     '(items read/returned for nearest: items read per search; the budget is 3 for radii ≥ 1 km and 50 for nearest)',
+  );
+  await benchPolarLocations();
+}
+
+/**
+ * Issue 33 item 4: near the poles a precision-5 cell is a sliver (0.9 km wide at 79.5°), and a 50 km circle there
+ * made 3 899 index Queries (1 950 RCU, 5 s for an empty answer). A fleet of 2 000 drivers spread over 79–80° across
+ * the antimeridian, and 50 km searches at 79.5° (empty and not), beside the pole itself: Queries, RCU and time.
+ */
+export async function benchPolarLocations() {
+  await startBenchHost('locations');
+  const { importLocations, driversWithin, locationAt, nearestDriver } = await import('#shared/locations/locations');
+  const { withCapacity } = await import('#shared/db/capacity');
+  const fleet = Array.from({ length: 2000 }, (_, i) =>
+    locationAt(`00000000-0000-4000-9000-${String(i).padStart(12, '0')}`, {
+      latitude: 79 + random(),
+      longitude: ((((180 + (random() - 0.5) * 20 + 180) % 360) + 360) % 360) - 180,
+    }),
+  );
+  await importLocations(fleet);
+  console.log(
+    '\n## Driver locations near the poles: 2 000 drivers over 79–80° × 20° of longitude across the antimeridian',
+  );
+  console.log(
+    'search                         runs  index Queries  calls   RCU/search  returned (avg)   p50 ms   p95 ms',
+  );
+  const admin = { kind: 'user' as const, id: 'bench', roles: ['SysAdmin' as const], orgId: null };
+  const filters = { maxAgeS: 86_400 };
+  const cases: { label: string; point: { latitude: number; longitude: number }; radius?: number }[] = [
+    { label: 'radius 50 km at 79.5°, fleet', point: { latitude: 79.5, longitude: 179.9 }, radius: 50_000 },
+    { label: 'radius 50 km at 79.5°, empty', point: { latitude: 79.5, longitude: 60 }, radius: 50_000 },
+    { label: 'radius 50 km at 89.9°', point: { latitude: 89.9, longitude: 0 }, radius: 50_000 },
+    { label: 'radius 50 km at 90°', point: { latitude: 90, longitude: 0 }, radius: 50_000 },
+    { label: 'nearest at 79.5°, fleet', point: { latitude: 79.5, longitude: 179.9 } },
+    { label: 'nearest at 79.5°, 40° away', point: { latitude: 79.5, longitude: 140 } },
+    { label: 'nearest at 90°', point: { latitude: 90, longitude: 0 } },
+  ];
+  for (const { label, point, radius } of cases) {
+    const runs = 10;
+    const times: number[] = [];
+    let indexQueries = 0;
+    let calls = 0;
+    let rcu = 0;
+    let returned = 0;
+    for (let i = 0; i < runs; i++) {
+      const stats = { queries: 0, indexQueries: 0, itemsRead: 0 };
+      const started = performance.now();
+      const { result, tally } = await withCapacity(async () =>
+        radius === undefined
+          ? [await nearestDriver(admin, point, filters, stats)].filter((found) => found !== undefined)
+          : await driversWithin(admin, point, radius, filters, stats),
+      );
+      times.push(performance.now() - started);
+      indexQueries += stats.indexQueries;
+      calls += tally.calls;
+      rcu += tally.rcu;
+      returned += result.length;
+    }
+    console.log(
+      `${label.padEnd(30)} ${String(runs).padStart(4)}  ${(indexQueries / runs).toFixed(0).padStart(13)}  ${(calls / runs).toFixed(0).padStart(5)}  ${(rcu / runs).toFixed(1).padStart(11)}  ${(returned / runs).toFixed(0).padStart(14)}  ${percentile(times, 50).toFixed(1).padStart(7)}  ${percentile(times, 95).toFixed(1).padStart(7)}`,
+    );
+  }
+  console.log(
+    '(index Queries: the geo index Queries of a search, at most 100 (API.md 4.9); before issue 33: 3 899 at 79.5°)',
   );
 }

@@ -2,11 +2,11 @@
  * Geometry for the location index: great-circle distances, the exact distance from a point to a geohash cell, and
  * the plan of which cells a circle touches. Pure functions, no I/O.
  *
- * Partitions are geohash cells of precision 5 (about 4.9 km × 4.9 km at the equator), so no partition holds a whole
- * city; sort keys begin with the precision-6 geohash (about 1.2 km × 0.6 km: coarse, so that a moving driver's index
- * entry stays put for minutes), so a precision-6 cell is a `begins_with`; nothing finer can be, the index knows a
- * position only to its precision-6 cell. Beyond ±80° latitude, where geohash cells become slivers, every location of
- * a hemisphere shares one polar partition.
+ * The index's partitions are geohash cells of precision 4 (about 39 km × 19.5 km at the equator), of precision 3 from
+ * ±56.25°, and beyond ±80°, where geohash cells become slivers, one polar partition a hemisphere; sort keys begin with
+ * the precision-6 geohash (about 1.2 km × 0.6 km: coarse, so that a moving driver's index entry stays put for
+ * minutes), so any run of consecutive cells of a partition is one Query; nothing finer than precision 6 can be, the
+ * index knows a position only to its precision-6 cell (docs/indexes.md).
  */
 import ngeohash from 'ngeohash';
 
@@ -81,11 +81,44 @@ export const encode = (p: Point, precision: number): string => ngeohash.encode(p
 
 export type Hemisphere = 'N' | 'S';
 
-/** The partition a location is stored under: its precision-5 cell, or its hemisphere's polar partition. */
-export function partitionOf(p: Point): string {
+/**
+ * The cell directory's cell of a location: its precision-5 cell, or its hemisphere's polar cap. The directory counts
+ * drivers per such cell (and per precision-3 cell) so that a nearest search skips empty space; a location item keeps
+ * it as `cell`, so that a fix knows when it crosses into another one.
+ */
+export function directoryCellOf(p: Point): string {
   if (p.latitude >= POLAR_LATITUDE) return 'polar-N';
   if (p.latitude <= -POLAR_LATITUDE) return 'polar-S';
   return encode(p, PARTITION_PRECISION);
+}
+
+/**
+ * Below this latitude (either hemisphere) the geo index's partitions are precision-4 cells (about 39 km × 19.5 km at
+ * the equator, 22 km × 19.5 km here); from it to the polar cap, precision-3 cells (156 km tall, 87 km wide here,
+ * 27 km at 80°), so that a partition never gets much narrower than it is tall and a 50 km circle anywhere touches at
+ * most about twenty of them. 56.25° is an edge of the precision-3 grid (its rows are 1.40625° tall): no cell of
+ * precision 3 or finer lies in both bands.
+ */
+export const COARSE_PARTITION_LATITUDE = 56.25;
+
+/** The geohash precision of the geo index's partitions at a cell (precision 3 or finer) outside the polar caps. */
+function partitionPrecisionAt(cell: string): number {
+  const box = cellBox(cell.slice(0, 3));
+  return Math.abs((box.minLat + box.maxLat) / 2) >= COARSE_PARTITION_LATITUDE ? 3 : 4;
+}
+
+/** The geo index partition holding the part of a cell (precision 3 or finer) outside the polar caps. */
+export const partitionOfCell = (cell: string): string => cell.slice(0, partitionPrecisionAt(cell));
+
+/**
+ * The geo index partition of a location (before its shard): its hemisphere's polar cap beyond ±80°, else its
+ * precision-3 or precision-4 cell (`COARSE_PARTITION_LATITUDE`). A partition is a cell the index sorts by precision-6
+ * geohash, so one Query reads any run of consecutive cells inside it (docs/indexes.md).
+ */
+export function indexPartitionOf(p: Point): string {
+  if (p.latitude >= POLAR_LATITUDE) return 'polar-N';
+  if (p.latitude <= -POLAR_LATITUDE) return 'polar-S';
+  return partitionOfCell(encode(p, SORT_PRECISION));
 }
 
 /** The eight (or fewer, at the poles) cells around `hash`, same precision, wrapping at the antimeridian (nearest search). */
@@ -110,10 +143,25 @@ export function neighbours(hash: string): string[] {
   return [...out];
 }
 
-/** One DynamoDB Query of the plan: a partition, and within it the cells' common prefix (none: the whole partition). */
+/**
+ * Shards per partition in the geo index: a driver's entries always land in the same one. A fix that moved an index
+ * entry at every fix (2 WCU, a precision-9 sort key before issue 27) took a key's 1 000 WCU/s at 500 fixes a second:
+ * 5 000 drivers in one cell sending a fix every 10 s. Two shards keep such a cell at half the limit (docs/scale.md);
+ * each search reads every shard of a partition, so more shards would make every L3 and L4 dearer.
+ */
+export const GEO_SHARDS = 2;
+
+/** API.md 4.9: what one L3 or L4 may spend in geo index Queries (a Query per range and shard), wherever it is. */
+export const MAX_INDEX_QUERIES = 100;
+
+/**
+ * One geo index Query of a plan (one per shard): a partition, and within it the run of consecutive cells (in geohash
+ * order, of the plan's precision) from `first` to `last`; none: the whole partition.
+ */
 export interface CellQuery {
   partition: string;
-  prefix?: string;
+  first?: string;
+  last?: string;
 }
 
 export interface Plan {
@@ -128,10 +176,8 @@ const boxAreaM2 = (box: Box) =>
 
 const capAreaM2 = (radiusM: number) => 2 * Math.PI * EARTH_RADIUS_M ** 2 * (1 - Math.cos(radiusM / EARTH_RADIUS_M));
 
-/** The plan's precisions: a partition, or a cell of the sort key's precision (a finer prefix would match nothing). */
-const PLAN_PRECISIONS = [PARTITION_PRECISION, SORT_PRECISION] as const;
-const GOOD_RATIO = 2.5;
-const MAX_CELLS = 2000;
+/** A covering of more cells than this is not worked out (CPU): the plan takes the next coarser precision. */
+const MAX_CELLS = 1500;
 
 /** The geohash grid at a precision: cell height and width in degrees. */
 function grid(precision: number) {
@@ -139,6 +185,7 @@ function grid(precision: number) {
   return {
     height: 180 / 2 ** Math.floor(bits / 2),
     width: 360 / 2 ** Math.ceil(bits / 2),
+    rows: 2 ** Math.floor(bits / 2),
     columns: 2 ** Math.ceil(bits / 2),
   };
 }
@@ -146,63 +193,145 @@ function grid(precision: number) {
 const deg = (radians: number) => (radians * 180) / Math.PI;
 
 /**
- * The cells at `precision` that come within `radiusM` of `centre`, outside the polar caps: the rows of the circle's
- * latitude span, each across the circle's widest longitude span, kept when their exact distance is within the
- * radius; and which polar partitions the circle reaches. Undefined when there would be more than `limit` cells.
+ * The cells at `precision` that come within `radiusM` of `centre`, the polar caps included: the rows of the circle's
+ * latitude span, each across the circle's widest longitude span (every longitude when the circle holds a pole), kept
+ * when their exact distance is within the radius. Undefined when there would be more than `limit` cells.
  */
-function cellsWithin(centre: Point, radiusM: number, precision: number, limit: number) {
+function cellsWithin(centre: Point, radiusM: number, precision: number, limit: number): string[] | undefined {
   const angular = radiusM / EARTH_RADIUS_M;
-  const polar = new Set<Hemisphere>();
-  if (centre.latitude + deg(angular) >= POLAR_LATITUDE) polar.add('N');
-  if (centre.latitude - deg(angular) <= -POLAR_LATITUDE) polar.add('S');
-  const rowMin = Math.max(centre.latitude - deg(angular), -POLAR_LATITUDE);
-  const rowMax = Math.min(centre.latitude + deg(angular), POLAR_LATITUDE);
+  const latMin = Math.max(centre.latitude - deg(angular), -90);
+  const latMax = Math.min(centre.latitude + deg(angular), 90);
   const containsPole = angular >= Math.PI / 2 - Math.abs(rad(centre.latitude));
   const halfLon = containsPole ? 180 : deg(Math.asin(Math.min(1, Math.sin(angular) / Math.cos(rad(centre.latitude)))));
-  const { height, width, columns } = grid(precision);
-  const cells: string[] = [];
-  let area = 0;
-  if (rowMin > rowMax) return { cells, polar, area };
-  const firstRow = Math.floor((rowMin + 90) / height);
-  const lastRow = Math.min(Math.floor((rowMax + 90) / height), 2 ** Math.floor((5 * precision) / 2) - 1);
+  const { height, width, rows, columns } = grid(precision);
+  const firstRow = Math.floor((latMin + 90) / height);
+  const lastRow = Math.min(Math.floor((latMax + 90) / height), rows - 1);
   const firstColumn = halfLon >= 180 ? 0 : Math.floor((centre.longitude - halfLon + 180) / width);
   const lastColumn = halfLon >= 180 ? columns - 1 : Math.floor((centre.longitude + halfLon + 180) / width);
   if ((lastRow - firstRow + 1) * Math.min(columns, lastColumn - firstColumn + 1) > limit * 4) return undefined;
+  const cells: string[] = [];
   for (let row = firstRow; row <= lastRow; row++) {
     const latitude = -90 + (row + 0.5) * height;
     for (let column = firstColumn; column <= lastColumn && column < firstColumn + columns; column++) {
       const wrapped = ((column % columns) + columns) % columns;
       const hash = ngeohash.encode(latitude, -180 + (wrapped + 0.5) * width, precision);
-      const box = cellBox(hash);
-      if (distanceToBoxM(centre, box) > radiusM) continue;
+      if (distanceToBoxM(centre, cellBox(hash)) > radiusM) continue;
       cells.push(hash);
-      area += boxAreaM2(box);
       if (cells.length > limit) return undefined;
     }
   }
-  return { cells, polar, area };
+  return cells;
+}
+
+/** The partitions a cell's locations can be in, each with the cells (at least as fine as it) to read there. */
+function placesOf(cell: string, centre: Point, radiusM: number): [string, string][] {
+  const box = cellBox(cell);
+  const out: [string, string][] = [];
+  if (box.maxLat > POLAR_LATITUDE) out.push(['polar-N', cell]);
+  if (box.minLat <= -POLAR_LATITUDE) out.push(['polar-S', cell]);
+  if (box.minLat < POLAR_LATITUDE && box.maxLat > -POLAR_LATITUDE) {
+    if (cell.length >= 3 && cell.length >= partitionPrecisionAt(cell)) out.push([partitionOfCell(cell), cell]);
+    else {
+      // A cell coarser than the partitions under it: its sub-cells one precision finer that the circle reaches.
+      for (const child of BASE32) {
+        const sub = cell + child;
+        if (distanceToBoxM(centre, cellBox(sub)) <= radiusM) out.push(...placesOf(sub, centre, radiusM));
+      }
+    }
+  }
+  return out;
+}
+
+const BASE32 = '0123456789bcdefghjkmnpqrstuvwxyz';
+
+/** A geohash as its position on the Z-order curve of its precision (at most 30 bits at precision 6). */
+const zIndex = (hash: string) => [...hash].reduce((n, c) => n * 32 + BASE32.indexOf(c), 0);
+const fromZ = (z: number, precision: number) => {
+  let hash = '';
+  for (let i = 0; i < precision; i++, z = Math.floor(z / 32)) hash = BASE32[z % 32] + hash;
+  return hash;
+};
+
+/** Consecutive cells of one precision in a partition, by their Z-order positions. */
+interface Run {
+  partition: string;
+  precision: number;
+  first: number;
+  last: number;
 }
 
 /**
- * The Queries that find every location within `radiusM` of `centre`: the coarsest cell precision (5 or 6) whose
- * cells cover at most 2.5 times the circle's area, so that a search reads few items per item it returns without
- * needing many Queries. A polar partition, when the circle reaches a cap, is read whole.
+ * The runs of consecutive cells (in geohash order) that read `cells` of each partition, at most `maxRuns` of them:
+ * while there are more, the two runs of a partition with the fewest cells between them become one (it reads the
+ * cells between as well). Undefined when the cells lie in more than `maxRuns` partitions.
  */
-export function planRadius(centre: Point, radiusM: number): Plan {
-  // Precision 5 is always complete (partitions cannot be coarser); finer ones only while they stay small.
-  let precision = 5;
-  let found = cellsWithin(centre, radiusM, 5, Number.POSITIVE_INFINITY)!;
-  for (const finer of PLAN_PRECISIONS.slice(1)) {
-    if (found.area / capAreaM2(radiusM) <= GOOD_RATIO) break;
-    const candidate = cellsWithin(centre, radiusM, finer, MAX_CELLS);
-    if (!candidate) break;
-    precision = finer;
-    found = candidate;
+function runsOf(places: [string, string][], maxRuns: number): Run[] | undefined {
+  // A partition's cells are all of one precision: the plan's, or the partition's own where the plan's is coarser.
+  const byPartition = new Map<string, { precision: number; cells: number[] }>();
+  for (const [partition, cell] of places) {
+    const entry = byPartition.get(partition) ?? { precision: cell.length, cells: [] };
+    entry.cells.push(zIndex(cell));
+    byPartition.set(partition, entry);
   }
-  const queries: CellQuery[] = found.cells.map((cell) => ({
-    partition: cell.slice(0, PARTITION_PRECISION),
-    ...(cell.length > PARTITION_PRECISION ? { prefix: cell } : {}),
-  }));
-  for (const hemisphere of found.polar) queries.push({ partition: `polar-${hemisphere}` });
-  return { precision, queries, areaRatio: found.area / capAreaM2(radiusM) };
+  if (byPartition.size > maxRuns) return undefined;
+  const runs: Run[] = [];
+  const gaps: { at: number; cells: number }[] = [];
+  for (const [partition, { precision, cells }] of byPartition) {
+    const sorted = [...new Set(cells)].sort((a, b) => a - b);
+    for (const z of sorted) {
+      const last = runs[runs.length - 1];
+      if (last && last.partition === partition && last.last >= z - 1) last.last = z;
+      else {
+        if (last && last.partition === partition) gaps.push({ at: runs.length, cells: z - last.last - 1 });
+        runs.push({ partition, precision, first: z, last: z });
+      }
+    }
+  }
+  // Merging the smallest gaps: each merge joins a run to the one before it in its partition.
+  const merge = new Set(
+    gaps
+      .sort((a, b) => a.cells - b.cells || a.at - b.at)
+      .slice(0, Math.max(0, runs.length - maxRuns))
+      .map((gap) => gap.at),
+  );
+  const merged: Run[] = [];
+  runs.forEach((run, i) => {
+    if (merge.has(i)) merged[merged.length - 1]!.last = run.last;
+    else merged.push({ ...run });
+  });
+  return merged;
+}
+
+/**
+ * The Queries that find every location within `radiusM` of `centre`, at most `MAX_INDEX_QUERIES` of them with the
+ * shards (API.md 4.9). The covering cells are the finest the sort key knows (precision 6) when there are few of them,
+ * else the next coarser precision that has few enough (a longitude degree is short near the poles, so high latitudes
+ * and wide circles take coarser cells); consecutive cells of a partition are one Query (a range of the sort key), and
+ * when there are still more Queries than the bound allows, the runs with the fewest cells between them are joined.
+ * So a Query never reads outside its partition and every location in the circle is read: the search stays exact.
+ */
+export function planRadius(centre: Point, radiusM: number, shards = GEO_SHARDS): Plan {
+  const maxRuns = Math.floor(MAX_INDEX_QUERIES / shards);
+  for (let precision = SORT_PRECISION; precision >= 1; precision--) {
+    const cells = cellsWithin(centre, radiusM, precision, MAX_CELLS);
+    if (!cells) continue;
+    const runs = runsOf(
+      cells.flatMap((cell) => placesOf(cell, centre, radiusM)),
+      maxRuns,
+    );
+    if (!runs) continue;
+    let area = 0;
+    const queries = runs.map((run): CellQuery => {
+      const first = fromZ(run.first, run.precision);
+      area += (run.last - run.first + 1) * boxAreaM2(cellBox(first));
+      const whole =
+        !run.partition.startsWith('polar-') &&
+        run.last - run.first + 1 === 32 ** (run.precision - run.partition.length);
+      return whole
+        ? { partition: run.partition }
+        : { partition: run.partition, first, last: fromZ(run.last, run.precision) };
+    });
+    return { precision, queries, areaRatio: area / capAreaM2(radiusM) };
+  }
+  throw new Error(`no plan of at most ${maxRuns} ranges for ${radiusM} m at ${centre.latitude}, ${centre.longitude}`);
 }

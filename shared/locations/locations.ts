@@ -2,8 +2,9 @@
  * Driver locations (L1–L4). One item per driver holds the newest fix (under 1 KB), with the driver's organisation and
  * service types kept on it (A21 and A25 keep them current), so that a fix in the steady state is ONE conditional
  * UpdateItem: the ordering rule (a fix older than the stored one is ignored) is its condition, not a read before it.
- * One geo index, `Geo`, lists every driver in precision-5 partitions split into GEO_SHARDS shards by driver (no
- * partition key takes a crowded cell's whole write rate), sorted by precision-6 geohash; an organisation's search
+ * One geo index, `Geo`, lists every driver in partitions of precision 4 (3 from ±56.25°, polar caps beyond ±80°) split
+ * into GEO_SHARDS shards by driver (no partition key takes a crowded cell's whole write rate), sorted by precision-6
+ * geohash; an organisation's search
  * reads the same index and keeps its own drivers. A cell directory counts drivers at precision 3 and 5, so that a
  * nearest search with nothing nearby goes straight to the occupied cells instead of walking empty ones; it changes
  * only on a first fix or a crossing into another precision-5 cell, counting up before the move and down after it, so
@@ -42,14 +43,17 @@ import { newObjectId } from '#shared/ids';
 import {
   type Box,
   cellBox,
+  directoryCellOf,
   distanceM,
   distanceToBoxM,
   encode,
+  GEO_SHARDS,
+  indexPartitionOf,
+  MAX_INDEX_QUERIES,
   neighbours,
-  PARTITION_PRECISION,
   POLAR_LATITUDE,
   type Point,
-  partitionOf,
+  partitionOfCell,
   planRadius,
   SORT_PRECISION,
 } from '#shared/locations/geo';
@@ -91,13 +95,8 @@ const coarseOf = (partition: string) => (partition.startsWith('polar-') ? partit
 /** How far ahead of the server a device clock may be before a fix is refused. */
 const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
 
-/**
- * Shards per partition cell in the geo index: a driver's entries always land in the same one. A fix that moved an
- * index entry at every fix (2 WCU, a precision-9 sort key before issue 27) took a key's 1 000 WCU/s at 500 fixes a
- * second: 5 000 drivers in one cell sending a fix every 10 s. Two shards keep such a cell at half the limit (docs/scale.md); each search reads every
- * shard of a cell, so more shards would make every L3 and L4 dearer for cells that are never that crowded.
- */
-export const GEO_SHARDS = 2;
+/** Shards per geo index partition (its reasons beside it, in geo.ts). */
+export { GEO_SHARDS };
 
 /**
  * G: the index entry's time (`geo_time`) is a fix's server time rounded down to this many seconds. A driver staying in
@@ -126,10 +125,17 @@ export function shardOf(driverId: string): number {
   return (hash >>> 0) % GEO_SHARDS;
 }
 
-/** The index keys of a driver at a point: `<partition cell>#<shard>`, `<precision-6 geohash>#<driver>`. */
+/**
+ * The keys of a driver at a point: its directory cell (`cell`), and its index entry's `<partition>#<shard>` (a
+ * precision-4 or precision-3 cell, or a polar cap: geo.ts `indexPartitionOf`) and `<precision-6 geohash>#<driver>`.
+ * The partition is a prefix of the precision-6 cell (but at ±80°), so the entry's key changes only with its sort key.
+ */
 function geoKeys(driverId: string, point: Point) {
-  const cell = partitionOf(point);
-  return { cell, GEO_PK: `${cell}#${shardOf(driverId)}`, GEO_SK: `${encode(point, SORT_PRECISION)}#${driverId}` };
+  return {
+    cell: directoryCellOf(point),
+    GEO_PK: `${indexPartitionOf(point)}#${shardOf(driverId)}`,
+    GEO_SK: `${encode(point, SORT_PRECISION)}#${driverId}`,
+  };
 }
 
 /** The directory entries that count a driver in a partition cell: its precision-3 cell, and the cell itself. */
@@ -260,7 +266,7 @@ export async function recordFixes(caller: Caller, fixes: Fix[]): Promise<{ accep
 export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
   const clientTime = clientTimeOf(fix, 'client_time_utc');
   const point = { latitude: fix.latitude, longitude: fix.longitude };
-  const cell = partitionOf(point);
+  const cell = directoryCellOf(point);
   const fields: Fields = {
     id: newObjectId(),
     device_id: fix.device_id ?? null,
@@ -290,7 +296,7 @@ export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
     }
     if (Date.parse(found.client_time_utc) >= Date.parse(clientTime)) return false;
     // A crossing into another partition cell: count the driver in the new cells first, then move.
-    const stored = partitionOf(found);
+    const stored = directoryCellOf(found);
     await adjustDirectory(leaving(cell, stored), +1);
     expectedCell = stored;
   }
@@ -325,7 +331,7 @@ async function storeFirstFix(
     org_id: driver.org_id,
     service_types: driver.driver_profile?.service_types ?? [],
   };
-  const entries = directoryEntries(partitionOf(point));
+  const entries = directoryEntries(directoryCellOf(point));
   await adjustDirectory(entries, +1);
   try {
     await db().send(
@@ -511,7 +517,10 @@ export interface SearchFilters {
 
 /** DynamoDB work done by one search: for the benchmarks and the tests. */
 export interface SearchStats {
+  /** Every call: Queries (index and directory, each page), GetItem, BatchGetItem. */
   queries: number;
+  /** Of those, the geo index's Queries: at most MAX_INDEX_QUERIES a search (API.md 4.9), pages of 1 MB aside. */
+  indexQueries: number;
   itemsRead: number;
 }
 
@@ -532,19 +541,34 @@ async function queryCounted(input: QueryCommandInput, stats: SearchStats): Promi
   });
 }
 
-/** The Queries that read a partition cell (or the cells under `prefix` in it): one per shard. */
-function cellQueries(partition: string, prefix?: string): QueryCommandInput[] {
+/**
+ * The Queries that read a geo index partition, or the run of its cells from `first` to `last` (geohashes of one
+ * precision, in geohash order: a sort key begins with its precision-6 geohash, and '~' sorts after every geohash
+ * character and '#'): one per shard.
+ */
+function cellQueries(partition: string, first?: string, last?: string): QueryCommandInput[] {
+  let condition = 'GEO_PK = :pk';
+  let range: Record<string, string> = {};
+  if (first !== undefined && (last === undefined || last === first)) {
+    condition = 'GEO_PK = :pk AND begins_with(GEO_SK, :prefix)';
+    range = { ':prefix': first };
+  } else if (first !== undefined) {
+    condition = 'GEO_PK = :pk AND GEO_SK BETWEEN :first AND :last';
+    range = { ':first': first, ':last': `${last}~` };
+  }
   return Array.from({ length: GEO_SHARDS }, (_, shard) => ({
     TableName: locationsTableName(),
     IndexName: 'Geo',
-    KeyConditionExpression: prefix ? 'GEO_PK = :pk AND begins_with(GEO_SK, :prefix)' : 'GEO_PK = :pk',
-    ExpressionAttributeValues: { ':pk': `${partition}#${shard}`, ...(prefix ? { ':prefix': prefix } : {}) },
+    KeyConditionExpression: condition,
+    ExpressionAttributeValues: { ':pk': `${partition}#${shard}`, ...range },
   }));
 }
 
-/** Every item of a partition cell (or of the cells under `prefix`), its shards read in parallel. */
-async function readCell(partition: string, prefix: string | undefined, stats: SearchStats) {
-  return (await Promise.all(cellQueries(partition, prefix).map((query) => queryCounted(query, stats)))).flat();
+/** Every entry of a geo index partition (or of its cells from `first` to `last`), its shards read in parallel. */
+async function readCells(partition: string, first: string | undefined, last: string | undefined, stats: SearchStats) {
+  const queries = cellQueries(partition, first, last);
+  stats.indexQueries += queries.length;
+  return (await Promise.all(queries.map((query) => queryCounted(query, stats)))).flat();
 }
 
 function matches(location: LocationRecord, orgId: string | undefined, filters: SearchFilters): boolean {
@@ -641,14 +665,14 @@ export async function driversWithin(
   centre: Point,
   radiusM: number,
   filters: SearchFilters,
-  stats: SearchStats = { queries: 0, itemsRead: 0 },
+  stats: SearchStats = { queries: 0, indexQueries: 0, itemsRead: 0 },
 ): Promise<LocationView[]> {
   const orgId = searchScope(caller);
   const plan = planRadius(centre, radiusM);
+  const inputs = plan.queries.flatMap((query) => cellQueries(query.partition, query.first, query.last));
+  stats.indexQueries += inputs.length;
   const batches = await inParallel(
-    plan.queries.flatMap((query) =>
-      cellQueries(query.partition, query.prefix).map((input) => () => queryCounted(input, stats)),
-    ),
+    inputs.map((input) => () => queryCounted(input, stats)),
     16,
   );
   const candidates = batches
@@ -679,8 +703,11 @@ const POLAR_BOX: Record<'polar-N' | 'polar-S', Box> = {
 /** A best-first queue entry: a region and the least distance anything in it can be from the search point. */
 interface Region {
   bound: number;
-  kind: 'fine' | 'coarse' | 'partition';
+  /** fine: a precision-6 cell; coarse: a precision-3 cell of the directory; cell: a precision-5 cell; partition: a
+   * polar cap; run: the occupied precision-5 cells of one index partition, from `cell` to `last`. */
+  kind: 'fine' | 'coarse' | 'cell' | 'partition' | 'run';
   cell: string;
+  last?: string;
 }
 
 class RegionQueue {
@@ -744,7 +771,7 @@ const SPARSE_PARTITION = 100;
  */
 /** How many drivers the directory counts in the partition holding `point`. */
 async function partitionCount(point: Point, stats: SearchStats): Promise<number> {
-  const partition = partitionOf(point);
+  const partition = directoryCellOf(point);
   const out = await db().send(
     new GetCommand({
       TableName: locationsTableName(),
@@ -764,7 +791,7 @@ export async function nearestDriver(
   caller: Caller,
   point: Point,
   filters: SearchFilters,
-  stats: SearchStats = { queries: 0, itemsRead: 0 },
+  stats: SearchStats = { queries: 0, indexQueries: 0, itemsRead: 0 },
 ): Promise<LocationView | undefined> {
   const orgId = searchScope(caller);
   // Every candidate whose item has been read (matching or not) is settled: later rounds search the index without it,
@@ -775,7 +802,7 @@ export async function nearestDriver(
   const settled = new Set<string>();
   let best: { location: LocationRecord; distance: number } | undefined;
   for (;;) {
-    const { candidates, bound } = await nearestCandidates(point, orgId, filters, settled, stats);
+    const { candidates, bound, cut } = await nearestCandidates(point, orgId, filters, settled, stats);
     if (candidates.length === 0) return best && view(best.location, best.distance);
     // Issue 27: a candidate's cell spans up to ~1.4 km, so there can be many. Their items are read least distance
     // first, a BatchGetItem of CANDIDATE_BATCH at a time, until the next one's least distance is beyond the nearest
@@ -802,6 +829,11 @@ export async function nearestDriver(
       }
     }
     if (best && best.distance <= bound) return view(best.location, best.distance);
+    if (cut) {
+      // API.md 4.9: the search has spent its Queries before it could prove an answer (docs/indexes.md says when).
+      logger.warn('L3 stopped at its index Query bound', { indexQueries: stats.indexQueries, bound });
+      return best && view(best.location, best.distance);
+    }
   }
 }
 
@@ -815,7 +847,7 @@ async function nearestCandidates(
   filters: SearchFilters,
   excluded: Set<string>,
   stats: SearchStats,
-): Promise<{ candidates: Candidate[]; bound: number }> {
+): Promise<{ candidates: Candidate[]; bound: number; cut?: true }> {
   const candidates: Candidate[] = [];
   // The least of the candidates' greatest distances: the nearest driver is at most this far.
   let best: { distance: number } | undefined;
@@ -831,12 +863,17 @@ async function nearestCandidates(
     candidates: candidates.filter((candidate) => best && candidate.least <= best.distance),
     bound: best?.distance ?? Number.POSITIVE_INFINITY,
   });
+  // API.md 4.9: the request's index Queries, over every round of nearestDriver, stay within MAX_INDEX_QUERIES. A
+  // search that would need more ends with what it has, its bound the least distance it has not searched (`cut`).
+  const affordable = () => stats.indexQueries + GEO_SHARDS <= MAX_INDEX_QUERIES;
+  const cut = (region: Region) => ({
+    candidates: candidates.filter((candidate) => !best || candidate.least <= best.distance),
+    bound: Math.min(region.bound, best?.distance ?? Number.POSITIVE_INFINITY),
+    cut: true as const,
+  });
   const readRegion = async (region: Region) => {
-    if (region.cell.startsWith('polar-') || region.cell.length === PARTITION_PRECISION) {
-      consider(await readCell(region.cell, undefined, stats));
-    } else {
-      consider(await readCell(region.cell.slice(0, PARTITION_PRECISION), region.cell, stats));
-    }
+    if (region.kind === 'partition') consider(await readCells(region.cell, undefined, undefined, stats));
+    else consider(await readCells(partitionOfCell(region.cell), region.cell, region.last ?? region.cell, stats));
   };
 
   // Stage 1: fine cells around the point, when its partition is crowded.
@@ -851,6 +888,7 @@ async function nearestCandidates(
       if (!region) break;
       if (best && region.bound > best.distance) return finish();
       if (region.bound > FINE_REACH_M || visited >= FINE_MAX_CELLS) break;
+      if (!affordable()) return cut(region);
       queue.pop();
       visited++;
       await readRegion(region);
@@ -882,28 +920,82 @@ async function nearestCandidates(
     const cell = String(item['SK']);
     queue.push({ bound: boundOf(point, cell), kind: cell.startsWith('polar-') ? 'partition' : 'coarse', cell });
   }
+  // The crowded cells queued, by index partition, and their bounds: when there are more of them within reach than the
+  // Queries left can read one by one (near a pole every cell of a row is as near as the others), the popped cell's
+  // partition is read as one run of its queued cells instead.
+  const pending = new Map<string, Map<string, number>>();
+  const pendingWithin = (limit: number) =>
+    [...pending.values()].reduce((sum, cells) => sum + [...cells.values()].filter((b) => b <= limit).length, 0);
   for (;;) {
     const region = queue.pop();
     if (!region || (best && region.bound > best.distance)) break;
     if (region.kind === 'coarse') {
-      for (const item of await queryCounted(
-        {
-          TableName: locationsTableName(),
-          KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': `CELLS#ALL#${region.cell}` },
-        },
-        stats,
-      )) {
-        if (Number(item['n']) > 0) {
-          const cell = String(item['SK']);
-          queue.push({ bound: boundOf(point, cell), kind: 'partition', cell });
+      const occupied = (
+        await queryCounted(
+          {
+            TableName: locationsTableName(),
+            KeyConditionExpression: 'PK = :pk',
+            ExpressionAttributeValues: { ':pk': `CELLS#ALL#${region.cell}` },
+          },
+          stats,
+        )
+      ).filter((item) => Number(item['n']) > 0);
+      for (const found of occupiedRegions(point, occupied)) {
+        if (found.kind === 'cell') {
+          const cells = pending.get(partitionOfCell(found.cell)) ?? new Map<string, number>();
+          cells.set(found.cell, found.bound);
+          pending.set(partitionOfCell(found.cell), cells);
         }
+        queue.push(found);
       }
+      continue;
+    }
+    if (!affordable()) return cut(region);
+    if (region.kind !== 'cell') {
+      await readRegion(region);
+      continue;
+    }
+    const cells = pending.get(partitionOfCell(region.cell));
+    if (!cells?.has(region.cell)) continue; // read already, in a run of its partition
+    const left = (MAX_INDEX_QUERIES - stats.indexQueries) / GEO_SHARDS;
+    if (pendingWithin(best?.distance ?? Number.POSITIVE_INFINITY) > left && cells.size > 1) {
+      const sorted = [...cells.keys()].sort();
+      cells.clear();
+      await readRegion({ ...region, kind: 'run', cell: sorted[0]!, last: sorted[sorted.length - 1]! });
     } else {
+      cells.delete(region.cell);
       await readRegion(region);
     }
   }
   return finish();
+}
+
+/**
+ * The regions of a precision-3 cell's occupied precision-5 cells (its directory entries with a count above 0). The
+ * occupied cells of one index partition that hold few drivers between them are one region, read by one Query a shard
+ * (the run of the partition's cells from the first to the last: the cells between hold no entry, or are among these):
+ * where precision-5 cells are slivers (high latitudes) a search reaches many of them at once. A crowded cell is a
+ * region of its own, so that a search reads no more of the crowd than its answer needs.
+ */
+function occupiedRegions(point: Point, occupied: Record<string, unknown>[]): Region[] {
+  const byPartition = new Map<string, { cell: string; n: number }[]>();
+  for (const item of occupied) {
+    const cell = String(item['SK']);
+    const list = byPartition.get(partitionOfCell(cell)) ?? [];
+    list.push({ cell, n: Number(item['n']) });
+    byPartition.set(partitionOfCell(cell), list);
+  }
+  const regions: Region[] = [];
+  for (const cells of byPartition.values()) {
+    const bounds = cells.map(({ cell }) => boundOf(point, cell));
+    if (cells.length > 1 && cells.reduce((sum, { n }) => sum + n, 0) <= SPARSE_PARTITION) {
+      const sorted = cells.map(({ cell }) => cell).sort();
+      regions.push({ bound: Math.min(...bounds), kind: 'run', cell: sorted[0]!, last: sorted[sorted.length - 1]! });
+    } else {
+      for (const [i, { cell }] of cells.entries()) regions.push({ bound: bounds[i]!, kind: 'cell', cell });
+    }
+  }
+  return regions;
 }
 
 /** Keys, the cell, and the write stamp of shared/db/client.ts: never part of a location's view. */
@@ -953,7 +1045,7 @@ export function locationAt(userId: string, point: Point, orgId: string | null = 
 export async function importLocations(locations: LocationRecord[]): Promise<void> {
   const counts = new Map<string, number>();
   for (const location of locations) {
-    for (const entry of directoryEntries(partitionOf(location))) counts.set(entry, (counts.get(entry) ?? 0) + 1);
+    for (const entry of directoryEntries(directoryCellOf(location))) counts.set(entry, (counts.get(entry) ?? 0) + 1);
   }
   await putInBatches(locations.map(locationItem));
   await inParallel(

@@ -12,7 +12,8 @@ import { resetClock, setClock } from '../../shared/clock.ts';
 import { type Tally, tallyObservers } from '../../shared/db/capacity.ts';
 import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts';
 import { locationsTable, mainTable } from '../../shared/db/tables.ts';
-import { GEO_TIME_GRANULARITY_S } from '../../shared/locations/locations.ts';
+import { MAX_INDEX_QUERIES } from '../../shared/locations/geo.ts';
+import { GEO_TIME_GRANULARITY_S, importLocations, locationAt } from '../../shared/locations/locations.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { importTasks } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
@@ -98,7 +99,7 @@ describe('capacity of the hot operations', () => {
       // Into another precision-6 cell: the item, and its index entry's sort key moving (a delete and a put).
       cell: { calls: 2, rcu: 0.5, wcu: 3 },
       // Into the next precision-5 cell: a failed write that finds the old cell, one count up, the move (its index
-      // partition changes), one count down.
+      // entry's sort key moves), one count down.
       cross: { calls: 5, rcu: 0.5, wcu: 5 },
       // Into another precision-3 cell too: two counts up and two down.
       far: { calls: 7, rcu: 0.5, wcu: 7 },
@@ -411,8 +412,12 @@ describe('capacity of searches, plannings and accepts', () => {
       // could hold one nearer than the nearest cell's farthest corner are all candidates: here all 8 within 1 km
       // (1 before), 3.5 RCU more; and the nearest's bound now reaches the partition w21z6 0.9 km west: its two shards'
       // Queries (1 RCU). L4 reads what it did: its 1 km circle's candidates were already every driver in it.
-      L3: { calls: 9, rcu: 8, wcu: 0 },
-      L4: { calls: 22, rcu: 14.5, wcu: 0 },
+      // Issue 33 item 4: the index's partitions are precision-4 cells and a plan reads runs of consecutive cells, so
+      // L4's neighbouring precision-6 cells are one Query (22 calls / 14.5 RCU before: the same items in fewer
+      // Queries of 0.5 RCU at the least), and L3 reads the partition's two occupied precision-5 cells as one run
+      // (9 / 8 before).
+      L3: { calls: 7, rcu: 7, wcu: 0 },
+      L4: { calls: 12, rcu: 9.5, wcu: 0 },
       P5: { calls: 5, rcu: 2, wcu: 11, wcuPer: 1.1 },
       P7: { calls: 13, rcu: 6, wcu: 9, wcuPer: 1.13 },
       // Issue 26: every pair carries a GSI2 entry for X12 (a driver's own offers) that follows its state: one unit
@@ -430,6 +435,57 @@ describe('capacity of searches, plannings and accepts', () => {
     // (2 before X12), R6 at most 20 WCU (10 before X12).
     expect((figure('P9') as { wcuPer: number }).wcuPer).toBeLessThanOrEqual(3);
     expect(figure('R6').wcu).toBeLessThanOrEqual(20);
+  });
+
+  it('L4 at 79.5° with a 50 km radius and L3 beside it: at most 100 index Queries (issue 33 item 4)', async () => {
+    // 40 drivers of another organisation within 50 km of (79.5, 20), where a precision-5 cell is a sliver 0.9 km
+    // wide, each in a cell of its own; the dispatcher's organisation has one driver 91 km east.
+    const other = '0000f1ee-0000-4000-8000-0000000000ff';
+    // Fixed driver ids: a driver's shard follows from its id, and a Query's units from what its shard holds.
+    const fleet = Array.from({ length: 40 }, (_, i) =>
+      locationAt(
+        `0000f1ee-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        {
+          latitude: 79.5 + ((i % 5) - 2) * 0.08,
+          longitude: 20 + (Math.floor(i / 5) - 3.5) * 0.25,
+        },
+        other,
+      ),
+    );
+    const own = locationAt('00000e1e-0000-4000-8000-000000000001', { latitude: 79.5, longitude: 24.5 }, org);
+    await importLocations([...fleet, own]);
+    const dispatcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+    let within: string[] = [];
+    const radius = await measure('L4', async () => {
+      const out = await api.get<{ locations: { user_id: string }[] }>(
+        '/v1/driver-locations?latitude=79.5&longitude=20&radius=50000',
+        admin,
+      );
+      within = out.body.locations.map((location) => location.user_id);
+    });
+    let found = '';
+    const nearest = await measure('L3', async () => {
+      const out = await api.get<{ location: { user_id: string } }>(
+        '/v1/driver-locations/nearest?latitude=79.5&longitude=20',
+        dispatcher.token,
+      );
+      found = out.body.location.user_id;
+    });
+    expect(within.sort()).toEqual(fleet.map((location) => location.user_id).sort());
+    expect(found).toBe(own.user_id);
+    // Before: L4 made 3 899 index Queries here (1 950 RCU, 5 s for an empty answer), L3 read the fleet's 40 cells one
+    // by one (2 Queries each). Now L4's plan reads precision-4 runs of the precision-3 partitions (the index's north
+    // of 56.25°) and L3 reads each sparse partition's occupied cells as one run. Each figure: the caller check
+    // (0.5 RCU), the Queries, one BatchGetItem of the candidates' items (0.5 RCU each); L3 also the directory.
+    expect(radius.calls).toBeLessThanOrEqual(MAX_INDEX_QUERIES + 2);
+    expect(nearest.calls).toBeLessThanOrEqual(MAX_INDEX_QUERIES + 2);
+    expect({ radius, nearest }).toEqual({
+      // 24 runs × 2 shards = 48 Queries (0.5 RCU each, under 4 KB), the 40 items (20 RCU).
+      radius: { calls: 50, rcu: 44.5, wcu: 0 },
+      // The point's directory count, the directory (its precision-3 cells, the occupied cells of those reached),
+      // the runs of occupied cells reached (2 Queries each), the one candidate's item.
+      nearest: { calls: 13, rcu: 6.5, wcu: 0 },
+    });
   });
 
   it('lands no item in an index that no query reads it through (docs/indexes.md)', async () => {

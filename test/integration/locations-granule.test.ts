@@ -140,7 +140,7 @@ describe('L3 in a crowded precision-6 cell (issue 27)', () => {
     const drivers = [spread(cell, 120), ...neighbours(cell).map((hash) => spread(hash, 120))].flat();
     await importLocations(drivers);
     setClock(() => now + 1000);
-    const stats = { queries: 0, itemsRead: 0 };
+    const stats = { queries: 0, indexQueries: 0, itemsRead: 0 };
     const nearest = await nearestDriver(scoped, point, { maxAgeS: 60 }, stats);
     const brute = drivers
       .map((d) => ({ id: d.user_id, distance: distanceM(point, d) }))

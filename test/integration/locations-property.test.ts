@@ -1,14 +1,15 @@
 /**
  * L3 and L4 against brute force: thousands of random drivers (clustered cities, the antimeridian, beyond ±85°, the
- * polar-cap boundary at ±80°, everywhere) and hundreds of random searches (radii 10 m to 50 km, age and service type
- * filters, SysAdmin and one organisation's view). Every answer must equal the brute-force one.
+ * polar-cap boundary at ±80°, a fleet at 79–80° across the antimeridian, everywhere) and hundreds of random searches
+ * (radii 10 m to 50 km, age and service type filters, SysAdmin and one organisation's view). Every answer must equal
+ * the brute-force one, and no search makes more than 100 geo index Queries (API.md 4.9).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useLocalServices } from '../support/local.ts';
 
 await useLocalServices();
 const { importLocations, driversWithin, nearestDriver } = await import('../../shared/locations/locations.ts');
-const { distanceM } = await import('../../shared/locations/geo.ts');
+const { distanceM, MAX_INDEX_QUERIES } = await import('../../shared/locations/geo.ts');
 const { resetClock, setClock } = await import('../../shared/clock.ts');
 type LocationRecord = Parameters<typeof importLocations>[0][number];
 
@@ -42,10 +43,21 @@ function randomPoint() {
   return { latitude: (Math.asin(2 * random() - 1) * 180) / Math.PI, longitude: between(-180, 180) };
 }
 
+// Issue 33 item 4: a fleet of another organisation near 79.5° on both sides of the antimeridian, where a
+// precision-5 cell is a sliver 0.9 km wide: a 50 km circle there made 3 899 Queries, and an organisation's nearest
+// search read such a fleet's cells one by one.
+const POLAR_FLEET = { latitude: 79.5, longitude: 179.8 };
+const POLAR_FLEET_SIZE = 240;
+const polarFleetPoint = () => ({
+  latitude: POLAR_FLEET.latitude + between(-0.45, 0.45),
+  longitude: wrapLon(POLAR_FLEET.longitude + between(-2.5, 2.5)),
+});
+
 const now = Date.now();
-const drivers: LocationRecord[] = Array.from({ length: 3000 }, (_, i) => {
-  const point = randomPoint();
-  const org = random();
+const drivers: LocationRecord[] = Array.from({ length: 3000 + POLAR_FLEET_SIZE }, (_, i) => {
+  const inFleet = i >= 3000;
+  const point = inFleet ? polarFleetPoint() : randomPoint();
+  const org = inFleet ? 0.5 + random() * 0.4 : random();
   const stale = random() < 0.1;
   return {
     id: i.toString(16).padStart(24, '0'),
@@ -108,10 +120,15 @@ describe('location search agrees with brute force', () => {
     for (let i = 0; i < 300; i++) {
       const search = randomSearch();
       const expected = bruteForce(search).filter((d) => d.distance <= search.radius);
-      const actual = await driversWithin(search.caller, search.point, search.radius, {
-        maxAgeS: search.maxAgeS,
-        serviceType: search.serviceType,
-      });
+      const stats = { queries: 0, indexQueries: 0, itemsRead: 0 };
+      const actual = await driversWithin(
+        search.caller,
+        search.point,
+        search.radius,
+        { maxAgeS: search.maxAgeS, serviceType: search.serviceType },
+        stats,
+      );
+      expect(stats.indexQueries).toBeLessThanOrEqual(MAX_INDEX_QUERIES);
       expect(
         actual.map((l) => l.user_id),
         JSON.stringify(search),
@@ -145,10 +162,14 @@ describe('location search agrees with brute force', () => {
     for (let i = 0; i < 300; i++) {
       const search = randomSearch();
       const expected = bruteForce(search)[0];
-      const actual = await nearestDriver(search.caller, search.point, {
-        maxAgeS: search.maxAgeS,
-        serviceType: search.serviceType,
-      });
+      const stats = { queries: 0, indexQueries: 0, itemsRead: 0 };
+      const actual = await nearestDriver(
+        search.caller,
+        search.point,
+        { maxAgeS: search.maxAgeS, serviceType: search.serviceType },
+        stats,
+      );
+      expect(stats.indexQueries).toBeLessThanOrEqual(MAX_INDEX_QUERIES);
       if (!expected) {
         expect(actual).toBeUndefined();
         continue;
@@ -158,5 +179,43 @@ describe('location search agrees with brute force', () => {
       expect(actual?.distance_m).toBeCloseTo(expected.distance, 0);
     }
     expect(found).toBeGreaterThan(250);
+  }, 240_000);
+
+  it('L3 and L4 at 79.5°, 80°, 85°, 89.9° and the poles, across the antimeridian: exact, in at most 100 index Queries', async () => {
+    const points: { latitude: number; longitude: number }[] = [];
+    for (const latitude of [79.5, 80, 85, 89.9, 90]) {
+      for (const longitude of [179.99, -179.99, 179.8, 0]) {
+        points.push({ latitude, longitude }, { latitude: -latitude, longitude });
+      }
+    }
+    let found = 0;
+    for (const point of points) {
+      for (const caller of [sysAdmin, orgAdmin]) {
+        const search: Search = { caller, point, radius: 50_000, maxAgeS: 86_400 };
+        // Every call a search makes, the index's Queries and the few others (item reads, the directory): 3 899 index
+        // Queries at 79.5° before, and an organisation's nearest search read the polar fleet's cells one by one.
+        const radiusStats = { queries: 0, indexQueries: 0, itemsRead: 0 };
+        const within = await driversWithin(caller, point, 50_000, { maxAgeS: 86_400 }, radiusStats);
+        expect(
+          within.map((l) => l.user_id),
+          JSON.stringify(search),
+        ).toEqual(
+          bruteForce(search)
+            .filter((d) => d.distance <= 50_000)
+            .map((d) => d.id),
+        );
+        expect(radiusStats.indexQueries).toBeLessThanOrEqual(MAX_INDEX_QUERIES);
+        expect(radiusStats.queries, JSON.stringify(search)).toBeLessThanOrEqual(MAX_INDEX_QUERIES + 10);
+        found += within.length;
+        const nearestStats = { queries: 0, indexQueries: 0, itemsRead: 0 };
+        const nearest = await nearestDriver(caller, point, { maxAgeS: 86_400 }, nearestStats);
+        const expected = bruteForce(search)[0];
+        expect(nearest?.user_id, JSON.stringify(search)).toBe(expected?.id);
+        expect(nearestStats.indexQueries).toBeLessThanOrEqual(MAX_INDEX_QUERIES);
+        expect(nearestStats.queries, JSON.stringify(search)).toBeLessThanOrEqual(MAX_INDEX_QUERIES + 10);
+      }
+    }
+    // The fleet at 79.5° is found from the points beside it.
+    expect(found).toBeGreaterThan(POLAR_FLEET_SIZE);
   }, 240_000);
 });

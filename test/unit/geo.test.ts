@@ -4,8 +4,9 @@ import {
   distanceM,
   distanceToBoxM,
   encode,
-  PARTITION_PRECISION,
-  partitionOf,
+  GEO_SHARDS,
+  indexPartitionOf,
+  MAX_INDEX_QUERIES,
   planRadius,
   SORT_PRECISION,
 } from '../../shared/locations/geo.ts';
@@ -85,10 +86,13 @@ describe('radius plans', () => {
       const radius = 10 * 5000 ** random();
       const plan = planRadius(centre, radius);
       const covered = (point: { latitude: number; longitude: number }) => {
-        const partition = partitionOf(point);
+        const partition = indexPartitionOf(point);
         const hash = encode(point, SORT_PRECISION);
         return plan.queries.some(
-          (q) => q.partition === partition && (q.prefix === undefined || hash.startsWith(q.prefix)),
+          (q) =>
+            q.partition === partition &&
+            (q.first === undefined ||
+              (hash.slice(0, q.first.length) >= q.first && hash.slice(0, q.first.length) <= (q.last ?? q.first))),
         );
       };
       for (let j = 0; j < 40; j++) {
@@ -114,8 +118,53 @@ describe('radius plans', () => {
         const plan = planRadius({ latitude: between(-60, 60), longitude: between(-180, 180) }, radius);
         expect(plan.precision).toBeLessThanOrEqual(SORT_PRECISION);
         expect(plan.areaRatio, String(radius)).toBeLessThanOrEqual(most);
-        expect(plan.queries.every((q) => q.partition.length === PARTITION_PRECISION)).toBe(true);
+        // Index partitions are precision-4 cells, precision-3 from ±56.25° (docs/indexes.md).
+        expect(plan.queries.every((q) => q.partition.length === 4 || q.partition.length === 3)).toBe(true);
       }
+    }
+  });
+});
+
+describe('radius plans are bounded wherever on Earth (API.md 4.9: at most 100 index Queries, shards included)', () => {
+  const queriesOf = (latitude: number, longitude: number, radius: number) =>
+    planRadius({ latitude, longitude }, radius).queries.length * GEO_SHARDS;
+
+  it('50 km near and at the poles, and across the antimeridian', () => {
+    // Issue 33 item 4: 79.5° with 50 km made 3 899 Queries; the equator 748.
+    const cases: [number, number][] = [];
+    for (const latitude of [79.5, 80, 85, 89.9, 90, 0, 45, 56.2, 60]) {
+      for (const longitude of [179.99, -179.99, 180, -180, 0, 101.3]) {
+        cases.push([latitude, longitude], [-latitude, longitude]);
+      }
+    }
+    for (const [latitude, longitude] of cases) {
+      const queries = queriesOf(latitude, longitude, 50_000);
+      expect(queries, `${latitude}, ${longitude}`).toBeLessThanOrEqual(MAX_INDEX_QUERIES);
+      expect(queries).toBeGreaterThan(0);
+    }
+  });
+
+  it('at every latitude, for every radius up to 50 km', () => {
+    let worst = 0;
+    // An odd step, so that the centres fall at every offset from the cells' edges.
+    for (let latitude = -90; latitude <= 90; latitude += 0.77) {
+      for (const longitude of [-179.95, between(-180, 180), 179.95]) {
+        for (const radius of [50_000, 7_000, 1_000]) {
+          worst = Math.max(worst, queriesOf(latitude, longitude, radius));
+        }
+      }
+    }
+    expect(worst).toBeLessThanOrEqual(MAX_INDEX_QUERIES);
+  });
+
+  it('stays as fine as the sort key for a small circle at the equator', () => {
+    // 500 m at the equator: precision-6 cells (1.2 km × 0.6 km), as before; cells next to each other in geohash
+    // order are one Query (8 Queries before, here 8 or fewer).
+    for (const longitude of [0.0123, 103.8, 179.999]) {
+      const plan = planRadius({ latitude: 0.0071, longitude }, 500);
+      expect(plan.precision).toBe(SORT_PRECISION);
+      expect(plan.queries.every((q) => q.first?.length === SORT_PRECISION)).toBe(true);
+      expect(plan.queries.length * GEO_SHARDS).toBeLessThanOrEqual(8);
     }
   });
 });
