@@ -14,6 +14,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../lib/app.ts';
 import { OPS_ASSETS } from '../../shared/ops/page.ts';
+import { cspDirectives } from '../support/csp.ts';
 
 const newApp = (context: Record<string, unknown> = {}) =>
   new App({
@@ -82,12 +83,7 @@ describe('the cloud /ops function', () => {
       const page = await get('/ops', undefined, { tiles: 'https://evil.example/{z}/{x}/{y}.png' });
       expect(page.statusCode).toBe(200);
       const headers = page.headers as Record<string, string>;
-      const policy = new Map(
-        headers['Content-Security-Policy']!.split(';').map((directive) => {
-          const [name, ...sources] = directive.trim().split(/\s+/);
-          return [name!, sources];
-        }),
-      );
+      const policy = cspDirectives(headers['Content-Security-Policy']);
       expect(policy.get('default-src')).toEqual(["'none'"]);
       expect(policy.get('script-src')).toEqual(["'self'"]);
       expect(policy.get('style-src')).toEqual(["'self'"]);
