@@ -53,6 +53,7 @@ export function buildApp(app: App, props: StackProps = {}) {
     mailFrom,
     httpApi: api.httpApi,
     apiGatewayAccountRole,
+    opsTileUrl: app.node.tryGetContext('opsTileUrl'),
   });
   const areas = new Map<Area, RouteDef[]>();
   for (const route of routes as readonly RouteDef[]) areas.set(route.area, [...(areas.get(route.area) ?? []), route]);

@@ -1,19 +1,29 @@
-// GET /ops and GET /ops/assets/{file} in the cloud (public): the live operations page and the map library, whose
-// files the bundle carries in ops-assets/ (copied from the leaflet package at bundling, see the API stack).
+// GET /ops and GET /ops/assets/{file} in the cloud (public): the live operations page, its script and style sheet
+// and the map library, whose files the bundle carries in ops-assets/ (copied at bundling, see the realtime stack).
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { OPS_HEADERS, opsAsset, opsConfig, opsPage } from '#shared/ops/page';
+import { notFound } from '#shared/http/problems';
+import { problemAsReply, toResult } from '#shared/http/responses';
+import { OPS_ASSET_HEADERS, opsAsset, opsConfig, opsPage, opsPageHeaders } from '#shared/ops/page';
 
 const ASSETS = join(process.env['LAMBDA_TASK_ROOT'] ?? '.', 'ops-assets');
+// Read and checked at cold start: a tile URL that is not one fails here, not in a dispatcher's browser.
+const CONFIG = opsConfig();
+const PAGE = opsPage(CONFIG);
+const PAGE_HEADERS = opsPageHeaders(CONFIG);
 
 export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> => {
   const file = event.pathParameters?.['file'];
-  if (!file) return { statusCode: 200, headers: OPS_HEADERS, body: opsPage(opsConfig(event.queryStringParameters)) };
-  const asset = await opsAsset(file, ASSETS);
-  if (!asset) return { statusCode: 404, headers: { 'Content-Type': 'text/plain' }, body: 'Not Found' };
+  if (!file) return { statusCode: 200, headers: PAGE_HEADERS, body: PAGE };
+  const asset = await opsAsset(file, ({ name }) => join(ASSETS, name));
+  if (!asset) {
+    const requestId = event.requestContext?.requestId ?? randomUUID();
+    return toResult(problemAsReply(notFound('asset'), requestId), requestId);
+  }
   return {
     statusCode: 200,
-    headers: { 'Content-Type': asset.type, 'Cache-Control': 'public, max-age=3600' },
+    headers: { ...OPS_ASSET_HEADERS, 'Content-Type': asset.type },
     body: asset.body.toString('base64'),
     isBase64Encoded: true,
   };

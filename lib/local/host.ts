@@ -34,7 +34,7 @@ import {
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
 import { MAX_MULTIPART_BYTES, uploadTooLarge } from '#shared/imports/create';
 import { asFunction } from '#shared/local-invocation';
-import { OPS_HEADERS, opsAsset, opsConfig, opsPage } from '#shared/ops/page';
+import { OPS_ASSET_HEADERS, opsAsset, opsConfig, opsPage, opsPageHeaders } from '#shared/ops/page';
 import { localOutbox } from '#shared/ports/mail';
 import { localPush } from '#shared/ports/push';
 import { type RouteDef, routes } from '#shared/routes';
@@ -255,9 +255,12 @@ async function localRoute(path: string, url: URL, response: ServerResponse, requ
       send(response, 200, { 'Content-Type': 'text/html; charset=utf-8', 'X-Request-Id': requestId }, DOCS_PAGE);
       return true;
     case '/ops':
-    case '/ops/':
-      send(response, 200, { ...OPS_HEADERS, 'X-Request-Id': requestId }, opsPage(opsConfig(url.searchParams)));
+    case '/ops/': {
+      // Read per request (cheap), so a test may change it; startLocal checks it once at start.
+      const config = opsConfig();
+      send(response, 200, { ...opsPageHeaders(config), 'X-Request-Id': requestId }, opsPage(config));
       return true;
+    }
     case '/_local/outbox':
       sendLocalJson(response, { messages: localOutbox.read(url.searchParams.get('to') ?? undefined) }, requestId);
       return true;
@@ -267,9 +270,9 @@ async function localRoute(path: string, url: URL, response: ServerResponse, requ
   }
   const opsFile = /^\/ops\/assets\/([\w.-]+)$/.exec(path);
   if (opsFile) {
-    const found = await opsAsset(opsFile[1]!, join(dirname(require.resolve('leaflet/package.json')), 'dist'));
+    const found = await opsAsset(opsFile[1]!, ({ source }) => join(ROOT, source));
     if (!found) return false;
-    send(response, 200, { 'Content-Type': found.type, 'Cache-Control': 'public, max-age=3600' }, found.body);
+    send(response, 200, { ...OPS_ASSET_HEADERS, 'Content-Type': found.type }, found.body);
     return true;
   }
   const asset = /^\/docs\/assets\/([\w.-]+\.(?:js|css|png))$/.exec(path);

@@ -15,6 +15,7 @@ import { ROOT } from '#lib/paths';
 import { locationsTable } from '#shared/db/tables';
 import { asFunction } from '#shared/local-invocation';
 import { POSITIONS_BATCHING_WINDOW_S } from '#shared/notifications/positions-window';
+import { opsConfig } from '#shared/ops/page';
 import { drainLocalQueue } from '#shared/ports/queue';
 
 export interface LocalOptions {
@@ -111,6 +112,7 @@ export function localEnvironment(
 }
 
 export async function startLocal(options: LocalOptions): Promise<RunningHost> {
+  opsConfig(); // the /ops page's tile and WebSocket URLs: one that is not a URL stops the start, loudly
   if (options.fresh) rmSync(options.dataDir, { recursive: true, force: true });
   let emulators: Emulators | undefined;
   let dynamodb = options.endpoints?.dynamodb;

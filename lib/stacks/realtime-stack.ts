@@ -21,6 +21,7 @@ import type { DataStack } from '#lib/stacks/data-stack';
 import { stageOf } from '#lib/stage';
 import { background, websocketFunctions } from '#shared/functions';
 import { POSITIONS_BATCHING_WINDOW_S } from '#shared/notifications/positions-window';
+import { DEFAULT_TILE_URL, OPS_ASSETS, opsConfig } from '#shared/ops/page';
 import { websocketRoutes } from '#shared/routes';
 
 /** How cdk-nag writes a value in a finding id: as itself when concrete, else as the pseudo-parameter's name. */
@@ -42,6 +43,8 @@ export interface RealtimeStackProps extends StackProps {
   mailFrom: string;
   /** The HTTP API that serves the live operations page (`GET /ops`, public). */
   httpApi: IHttpApi;
+  /** The /ops map's tile URL template (`-c opsTileUrl=…`, `none` for no tiles); OpenStreetMap's without it. */
+  opsTileUrl?: string;
   /**
    * Whether this stack sets API Gateway's account-wide CloudWatch Logs role (`AWS::ApiGateway::Account`), without
    * which the WebSocket stage's access logs cannot be created in an account and region that never had one. Default
@@ -157,11 +160,17 @@ export class RealtimeStack extends Stack {
     );
 
     // The live operations page (public): its HTML and the map library, the WebSocket API's URL configured in.
+    const opsTileUrl = props.opsTileUrl ?? DEFAULT_TILE_URL;
+    opsConfig({ OPS_TILE_URL: opsTileUrl }); // a tile URL that is not one stops the synthesis, not a browser
     const ops = new DispatchFunction(this, 'OpsPageFn', {
       handlerPath: 'system/ops',
       description: 'GET /ops, the live operations page',
       memorySize: 256,
-      environment: { OPS_WEBSOCKET_URL: this.stage.url.replace(/\/$/, '') },
+      environment: {
+        OPS_WEBSOCKET_URL: this.stage.url.replace(/\/$/, ''),
+        // The map tiles: the deployment's choice only (docs/live-operations.md); the page's CSP names its origin.
+        OPS_TILE_URL: opsTileUrl,
+      },
       bundling: {
         ...BUNDLING,
         commandHooks: {
@@ -169,8 +178,9 @@ export class RealtimeStack extends Stack {
           beforeInstall: () => [],
           afterBundling: (inputDir: string, outputDir: string) => [
             `mkdir -p ${outputDir}/ops-assets`,
-            `cp ${inputDir}/node_modules/leaflet/dist/leaflet.js ${outputDir}/ops-assets/`,
-            `cp ${inputDir}/node_modules/leaflet/dist/leaflet.css ${outputDir}/ops-assets/`,
+            ...Object.entries(OPS_ASSETS).map(
+              ([name, { source }]) => `cp ${inputDir}/${source} ${outputDir}/ops-assets/${name}`,
+            ),
           ],
         },
       },

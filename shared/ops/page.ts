@@ -1,84 +1,126 @@
 /**
- * `GET /ops`: the live operations page for dispatchers (API.md 5). One static HTML page with a small script, no
- * build step: it signs in with A1 (or a pasted token), shows the organisation's drivers on a Leaflet map (the
- * library is served by the service at `/ops/assets/`), moving as `driver.location` events arrive on `org.<id>`, the
- * plannings with their offers' states changing on `pair.*` events, and the latest notifications. The tile URL is
- * configurable (`?tiles=<url template>`, or `OPS_TILE_URL`; OpenStreetMap by default; `none` for no tiles). Without
- * tiles the markers still show, and without the map library at all the positions show on a plain grid. A SysAdmin
- * names the organisation to watch with `?org=<id>` and also sees freelance drivers (`drivers.freelance`).
+ * `GET /ops`: the live operations page for dispatchers (API.md 5). One static HTML page, one script file and one
+ * style sheet (`/ops/assets/app.js`, `app.css`: shared/ops/), no build step: it signs in with A1 (or a pasted token),
+ * shows the organisation's drivers on a Leaflet map (the library is served by the service at `/ops/assets/` too),
+ * moving as `driver.location` events arrive on `org.<id>`, the plannings with their offers' states changing on
+ * `pair.*` events, and the latest notifications. Without the map library the positions show on a plain grid. A
+ * SysAdmin names the organisation to watch with `?org=<id>` and also sees freelance drivers (`drivers.freelance`).
+ *
+ * Served with a Content-Security-Policy that allows script and style from the service's own origin only (nothing
+ * inline), images from it, `data:` and the configured tile server, and no framing (docs/live-operations.md). The map
+ * tiles come from the deployment's configuration only (`OPS_TILE_URL`; the CDK context `opsTileUrl`): no query
+ * parameter chooses them, so a link cannot send the organisation's map views to a server of its choosing.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 
 export const DEFAULT_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
-/** The files of the `leaflet` package the page loads, from its `dist` folder. */
-export const OPS_ASSETS = { 'leaflet.js': 'text/javascript', 'leaflet.css': 'text/css' } as const;
+
+/**
+ * The files served at `/ops/assets/<name>`: their type, and where each comes from, relative to the project's root
+ * (the local host reads them there; the cloud function's bundle carries a copy of each in `ops-assets/`, see the
+ * realtime stack).
+ */
+export const OPS_ASSETS = {
+  'app.js': { type: 'text/javascript; charset=utf-8', source: 'shared/ops/app.js' },
+  'app.css': { type: 'text/css; charset=utf-8', source: 'shared/ops/app.css' },
+  'leaflet.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.js' },
+  'leaflet.css': { type: 'text/css; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.css' },
+} as const;
+export type OpsAssetName = keyof typeof OPS_ASSETS;
 
 export interface OpsConfig {
+  /** The tile URL template, or `none`: no tiles (the markers still show). */
   tiles: string;
   /** Where the WebSocket API is; empty: the page's own host at `/ws` (the local host). */
   websocketUrl: string;
+  /** The Content-Security-Policy that goes with these: the tile server's and the WebSocket API's origins. */
+  contentSecurityPolicy: string;
 }
 
-export function opsConfig(query: URLSearchParams | Record<string, string | undefined> | undefined): OpsConfig {
-  const param = (name: string) =>
-    query instanceof URLSearchParams ? (query.get(name) ?? undefined) : (query?.[name] ?? undefined);
+/**
+ * The page's configuration, from the deployment's environment only (`OPS_TILE_URL`, `OPS_WEBSOCKET_URL`). A value
+ * that is not a usable URL fails here, loudly: the cloud function reads it at cold start, the local host at start.
+ */
+export function opsConfig(env: Record<string, string | undefined> = process.env): OpsConfig {
+  const tiles = env['OPS_TILE_URL']?.trim() || DEFAULT_TILE_URL;
+  const websocketUrl = env['OPS_WEBSOCKET_URL']?.trim() ?? '';
+  const tileSource = tiles === 'none' ? [] : [tileOrigin(tiles)];
+  const socketSource = websocketUrl ? [originOf(websocketUrl, ['wss:', 'ws:'], 'OPS_WEBSOCKET_URL')] : [];
+  const contentSecurityPolicy = [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    ['img-src', "'self'", 'data:', ...tileSource].join(' '),
+    ['connect-src', "'self'", ...socketSource].join(' '),
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+  return { tiles, websocketUrl, contentSecurityPolicy };
+}
+
+/** The CSP source of a tile template's server; a `{s}` subdomain (Leaflet's a, b, c) becomes a wildcard. */
+function tileOrigin(template: string): string {
+  if (!['{z}', '{x}', '{y}'].every((part) => template.includes(part))) {
+    throw new Error(`OPS_TILE_URL ${template} is not a tile URL template with {z}, {x} and {y} (or 'none').`);
+  }
+  const subdomains = /^https?:\/\/\{s\}\./.test(template);
+  const origin = originOf(template.replace('{s}.', 'a.'), ['https:', 'http:'], 'OPS_TILE_URL');
+  return subdomains ? origin.replace('//a.', '//*.') : origin;
+}
+
+function originOf(value: string, protocols: string[], name: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`${name} ${value} is not a URL.`);
+  }
+  if (!protocols.includes(url.protocol) || /[{}]/.test(url.host) || url.username || url.password) {
+    throw new Error(`${name} ${value} must be a ${protocols.join(' or ')} URL with a plain host.`);
+  }
+  return `${url.protocol}//${url.host}`;
+}
+
+/**
+ * A served asset's bytes; `locate` says where the named file is (the project's file locally, the bundle's copy in
+ * the cloud). Undefined for a name the page does not serve.
+ */
+export async function opsAsset(
+  name: string,
+  locate: (asset: { name: OpsAssetName; source: string }) => string,
+): Promise<{ type: string; body: Buffer } | undefined> {
+  if (!Object.hasOwn(OPS_ASSETS, name)) return undefined;
+  const asset = OPS_ASSETS[name as OpsAssetName];
+  const body = await readFile(locate({ name: name as OpsAssetName, source: asset.source })).catch(() => undefined);
+  return body ? { type: asset.type, body } : undefined;
+}
+
+/** What every answer of the page's family carries: the page's own, and its assets' (cached, not sniffed). */
+const COMMON_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' };
+export const OPS_ASSET_HEADERS = { ...COMMON_HEADERS, 'Cache-Control': 'public, max-age=3600' };
+
+export function opsPageHeaders(config: OpsConfig): Record<string, string> {
   return {
-    tiles: param('tiles') || process.env['OPS_TILE_URL'] || DEFAULT_TILE_URL,
-    websocketUrl: process.env['OPS_WEBSOCKET_URL'] ?? '',
+    ...COMMON_HEADERS,
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy': config.contentSecurityPolicy,
+    'X-Frame-Options': 'DENY',
   };
 }
 
-/** A served asset: its bytes from `directory` (the leaflet package's dist folder, or the function bundle's copy). */
-export async function opsAsset(name: string, directory: string): Promise<{ type: string; body: Buffer } | undefined> {
-  if (!Object.hasOwn(OPS_ASSETS, name)) return undefined;
-  const body = await readFile(join(directory, name)).catch(() => undefined);
-  return body ? { type: OPS_ASSETS[name as keyof typeof OPS_ASSETS], body } : undefined;
-}
-
-export const OPS_HEADERS = {
-  'Content-Type': 'text/html; charset=utf-8',
-  'Cache-Control': 'no-store',
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-};
-
-/** `<` inside the JSON would end the script element. */
+/** `<` inside the JSON would end the element; the block is data (`application/json`), never run. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 export function opsPage(config: OpsConfig): string {
+  const { tiles, websocketUrl } = config;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Dispatch · live operations</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="/ops/assets/leaflet.css">
-<style>
-  * { box-sizing: border-box; }
-  body { margin: 0; font: 14px/1.4 system-ui, sans-serif; color: #1d232a; background: #f4f5f7; }
-  header { display: flex; align-items: center; gap: 1rem; padding: .5rem 1rem; background: #1d3557; color: #fff; }
-  header h1 { font-size: 1rem; margin: 0; flex: 1; }
-  #status { font-size: .85rem; opacity: .85; }
-  #signin { max-width: 26rem; margin: 3rem auto; background: #fff; padding: 1.5rem; border-radius: 6px;
-    box-shadow: 0 1px 4px #0002; display: grid; gap: .6rem; }
-  #signin input, #signin textarea, #signin button { font: inherit; padding: .45rem; width: 100%; }
-  #signin .or { text-align: center; color: #667; }
-  #error { color: #b00020; min-height: 1.2em; font-weight: 600; }
-  #signout { font: inherit; padding: .2rem .6rem; }
-  main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(18rem, 2fr); gap: .75rem; padding: .75rem;
-    height: calc(100vh - 2.6rem); }
-  main[hidden], #signin[hidden] { display: none; }
-  .panel { background: #fff; border-radius: 6px; box-shadow: 0 1px 3px #0002; overflow: auto; padding: .5rem .75rem; }
-  .left { display: grid; grid-template-rows: minmax(0, 3fr) minmax(0, 1fr); gap: .75rem; min-height: 0; }
-  .right { display: grid; grid-template-rows: minmax(0, 3fr) minmax(0, 2fr); gap: .75rem; min-height: 0; }
-  #map { height: 100%; min-height: 14rem; border-radius: 6px; background: #e8ecef; position: relative; }
-  .grid-dot { position: absolute; width: 10px; height: 10px; margin: -5px; border-radius: 50%; background: #e63946; }
-  h2 { font-size: .95rem; margin: .25rem 0 .5rem; }
-  table { border-collapse: collapse; width: 100%; font-size: .85rem; }
-  td, th { text-align: left; padding: .15rem .35rem; border-bottom: 1px solid #eee; white-space: nowrap; }
-  .state { font-weight: 600; }
-  .state-accepted { color: #2a9d8f; } .state-rejected, .state-system_rejected, .state-expired { color: #b00020; }
-  .state-broadcasted { color: #e9a100; }
-  #notifications li { margin-bottom: .3rem; } #notifications time { color: #667; font-size: .8rem; }
-</style></head>
+<link rel="stylesheet" href="/ops/assets/app.css">
+</head>
 <body>
 <header><h1>Dispatch · live operations</h1><span id="status">signed out</span>
   <button id="signout" type="button" hidden>Sign out</button></header>
@@ -103,359 +145,8 @@ export function opsPage(config: OpsConfig): string {
     <div class="panel"><h2>Latest notifications</h2><ul id="notifications"></ul></div>
   </section>
 </main>
-<script id="config" type="application/json">${scriptJson(config)}</script>
+<script id="config" type="application/json">${scriptJson({ tiles, websocketUrl })}</script>
 <script src="/ops/assets/leaflet.js"></script>
-<script>
-(() => {
-  const config = JSON.parse(document.getElementById('config').textContent);
-  const $ = (id) => document.getElementById(id);
-  const text = (tag, value, attrs = {}) => {
-    const el = document.createElement(tag);
-    el.textContent = value == null ? '' : String(value);
-    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-    return el;
-  };
-  let token = null, refreshToken = null, claims = null, socket = null, map = null;
-  let renewTimer = null, planningTimer = null, signedIn = false, renewals = 0;
-  const drivers = new Map(), markers = new Map(), plannings = new Map(), subscribed = new Set(), names = new Map();
-  // The roles that may watch an organisation; a driver or a partner is told so at sign-in.
-  const WATCHERS = ['SysAdmin', 'OrgAdmin', 'OrgTransporter', 'Merchant'];
-  const shortId = (id) => (id || '').slice(0, 8);
-  const driverName = (id) => names.get(id) || shortId(id);
-
-  // A SysAdmin (no organisation of their own) names the one to watch with ?org=<id>.
-  const orgId = () => claims.org_id || new URLSearchParams(location.search).get('org');
-  const decode = (jwt) => JSON.parse(atob(jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
-  async function api(path, init = {}) {
-    const response = await fetch(path, { ...init, headers: { 'content-type': 'application/json',
-      ...(token ? { authorization: 'Bearer ' + token } : {}) } });
-    const body = await response.json().catch(() => ({}));
-    if (!response.ok) throw Object.assign(new Error(body.detail || body.title || 'HTTP ' + response.status),
-      { status: response.status });
-    return body;
-  }
-
-  $('signin').addEventListener('submit', async (event) => {
-    event.preventDefault();
-    $('error').textContent = '';
-    try {
-      const pasted = $('token').value.trim();
-      if (pasted) {
-        token = pasted;
-        refreshToken = null;
-      } else {
-        const session = await api('/v1/auth/login', { method: 'POST',
-          body: JSON.stringify({ user: { email: $('email').value, password: $('password').value } }) });
-        token = session.bearer_token;
-        refreshToken = session.refresh_token || null;
-      }
-      try { claims = decode(token); } catch { throw new Error('that is not a bearer token'); }
-      if (claims.exp * 1000 <= Date.now()) throw new Error('that token has expired');
-      const roles = claims.roles || [];
-      if (!roles.some((r) => WATCHERS.includes(r))) {
-        throw new Error('this page is for dispatchers (OrgAdmin, OrgTransporter, Merchant or SysAdmin); this account is ' +
-          (roles.join(', ') || 'without a role'));
-      }
-      await start();
-    } catch (error) {
-      signOut('Sign-in failed: ' + error.message);
-    }
-  });
-
-  $('signout').addEventListener('click', () => {
-    const [bearer, session] = [token, refreshToken];
-    signOut('Signed out.');
-    // Ends the refresh family too (X6), not only this page's copy of the tokens.
-    if (session) fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json',
-      authorization: 'Bearer ' + bearer }, body: JSON.stringify({ refresh_token: session }) }).catch(() => {});
-  });
-
-  async function start() {
-    signedIn = true;
-    $('signin').hidden = true;
-    $('app').hidden = false;
-    $('signout').hidden = false;
-    $('status').textContent = (orgId() ? 'organisation ' + orgId() : 'no organisation') + ' · connecting…';
-    setUpMap();
-    scheduleRenewal();
-    connect();
-    await Promise.all([loadDrivers(), loadPlannings(), loadNotifications()]);
-    planningTimer = setInterval(() => loadPlannings().catch(() => {}), 5000);
-  }
-
-  /** Back to the sign-in form, with the message where the user looks; nothing of the session is kept. */
-  function signOut(message) {
-    signedIn = false;
-    clearTimeout(renewTimer);
-    clearInterval(planningTimer);
-    if (socket) { socket.onclose = null; socket.close(); socket = null; }
-    token = refreshToken = claims = null;
-    drivers.clear(); markers.clear(); plannings.clear(); subscribed.clear();
-    if (map) { map.remove(); map = null; }
-    $('map').replaceChildren();
-    $('drivers').replaceChildren();
-    $('driver-count').textContent = '0';
-    $('plannings').textContent = 'none yet';
-    $('notifications').replaceChildren();
-    $('app').hidden = true;
-    $('signout').hidden = true;
-    $('signin').hidden = false;
-    $('password').value = '';
-    $('token').value = '';
-    $('error').textContent = message || '';
-    $('status').textContent = 'signed out';
-  }
-
-  /**
-   * Renews the bearer token (T1) before it expires: a quarter of its life or a minute ahead, whichever is sooner. A
-   * pasted token cannot be renewed: the page returns to sign-in, saying why, when it expires.
-   */
-  function scheduleRenewal() {
-    clearTimeout(renewTimer);
-    const life = (claims.exp - (claims.iat || claims.exp - 3600)) * 1000;
-    const ahead = refreshToken ? Math.min(60_000, life / 4) : 0;
-    renewTimer = setTimeout(renew, Math.max(0, claims.exp * 1000 - Date.now() - ahead));
-  }
-
-  async function renew() {
-    const expiredAt = new Date(claims.exp * 1000).toLocaleTimeString();
-    if (!refreshToken) return signOut('Your session expired at ' + expiredAt + ': sign in again.');
-    try {
-      const next = await api('/v1/auth/refresh', { method: 'POST', body: JSON.stringify({ refresh_token: refreshToken }) });
-      token = next.bearer_token;
-      refreshToken = next.refresh_token;
-      claims = decode(token);
-      renewals += 1;
-      document.body.dataset.renewals = String(renewals);
-      scheduleRenewal();
-      // The connection was opened with the old token: open a new one with the new token and subscribe again.
-      if (socket) socket.close();
-    } catch (error) {
-      if (error.status === undefined && claims.exp * 1000 > Date.now() + 5000) {
-        renewTimer = setTimeout(renew, 5000); // the network, not the session: try again shortly
-        return;
-      }
-      signOut('Your session ended (' + error.message + '): sign in again.');
-    }
-  }
-
-  function setUpMap() {
-    if (!window.L) return; // no map library: the plain grid below places the dots
-    map = L.map('map', { zoomControl: true }).setView([1.3, 103.8], 11);
-    if (config.tiles && config.tiles !== 'none') {
-      L.tileLayer(config.tiles, { maxZoom: 19, attribution: '&copy; OpenStreetMap contributors' }).addTo(map);
-    }
-  }
-
-  function connect() {
-    const base = config.websocketUrl || (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws';
-    socket = new WebSocket(base + '?token=' + encodeURIComponent(token));
-    socket.onopen = () => {
-      subscribed.clear();
-      const channels = ['user.' + claims.sub];
-      if (orgId()) channels.push('org.' + orgId());
-      if ((claims.roles || []).includes('SysAdmin')) channels.push('drivers.freelance');
-      for (const id of plannings.keys()) channels.push('planning.' + id);
-      subscribe(channels);
-    };
-    socket.onmessage = (message) => onFrame(JSON.parse(message.data));
-    socket.onclose = () => {
-      if (!signedIn) return;
-      if (claims.exp * 1000 <= Date.now()) return renew();
-      $('status').textContent = 'disconnected · reconnecting…';
-      setTimeout(() => { if (signedIn) connect(); }, 1000);
-    };
-  }
-
-  function subscribe(channels) {
-    const fresh = channels.filter((c) => !subscribed.has(c));
-    if (fresh.length === 0 || !socket || socket.readyState !== 1) return;
-    fresh.forEach((c) => subscribed.add(c));
-    socket.send(JSON.stringify({ action: 'subscribe', channels: fresh }));
-  }
-
-  function onFrame(frame) {
-    if (frame.type === 'subscribed') {
-      $('status').textContent = 'live · ' + subscribed.size + ' channels';
-      return;
-    }
-    if (frame.type === 'error' && frame.code !== 'forbidden') {
-      // The connection's token expired or was revoked: renew and reconnect, or return to sign-in.
-      if (frame.code === 'token_expired' || frame.code === 'token_revoked') renew();
-      return;
-    }
-    if (frame.type !== 'event') return;
-    if (frame.name === 'driver.location') {
-      for (const driver of frame.data.drivers) moveDriver(driver);
-      return;
-    }
-    if (frame.name.startsWith('pair.') && frame.channel.startsWith('planning.')) {
-      const planning = plannings.get(frame.channel.slice('planning.'.length));
-      if (planning) {
-        const state = frame.data.current_state || (frame.name === 'pair.broadcast' ? 'broadcasted' : frame.name.slice(5));
-        planning.pairs.set(frame.data.pair_id, { ...(planning.pairs.get(frame.data.pair_id) || {}),
-          id: frame.data.pair_id, runsheet_id: frame.data.runsheet_id, driver_id: frame.data.driver_id, state });
-        renderPlannings();
-      }
-    }
-    if (frame.name === 'planning_job.status') loadPairs(frame.channel.slice('planning.'.length)).catch(() => {});
-    notify(frame.name, frame.channel, new Date().toISOString());
-  }
-
-  function moveDriver(driver) {
-    const known = drivers.get(driver.user_id);
-    if (known && known.version >= driver.version) return;
-    drivers.set(driver.user_id, driver);
-    if (map) {
-      const marker = markers.get(driver.user_id);
-      if (marker) marker.setLatLng([driver.latitude, driver.longitude]);
-      else {
-        markers.set(driver.user_id, L.circleMarker([driver.latitude, driver.longitude],
-          { radius: 7, color: '#e63946', fillOpacity: 0.8 }).bindTooltip(driverName(driver.user_id)).addTo(map));
-        fitMap();
-      }
-    }
-    renderDrivers();
-  }
-
-  /** Every driver in view (a driver newly heard of widens it). */
-  function fitMap() {
-    if (!map || markers.size === 0) return;
-    const bounds = L.latLngBounds([...markers.values()].map((m) => m.getLatLng()));
-    if (markers.size === 1) map.setView(bounds.getCenter(), 13);
-    else map.fitBounds(bounds.pad(0.15), { maxZoom: 15 });
-    document.body.dataset.fitted = String(markers.size);
-  }
-
-  /**
-   * The drivers already located before sign-in, with their names: the organisation's drivers (A19 for its admin,
-   * A15 for SysAdmin with ?org=), then each one's last position (L2, a few at a time). Other roles see drivers as
-   * they move.
-   */
-  async function loadDrivers() {
-    const org = orgId();
-    if (!org) return;
-    const roles = claims.roles || [];
-    const listing = roles.includes('SysAdmin')
-      ? (page) => '/v1/admin/users/by-role?role_name=OrgDriver&per_page=100&org_id=' + org + page
-      : roles.includes('OrgAdmin') ? (page) => '/v1/org/users?per_page=100' + page : null;
-    if (!listing) return;
-    const ids = [];
-    let page = '';
-    for (let i = 0; i < 20; i++) {
-      const list = await api(listing(page));
-      for (const user of list.users) {
-        const userRoles = user.roles_name || user.roles || [];
-        if (!userRoles.some((r) => r === 'OrgDriver' || r === 'Driver' || /driver/i.test(r))) continue;
-        names.set(user.id, user.name || user.email || shortId(user.id));
-        ids.push(user.id);
-      }
-      if (!list.meta || !list.meta.next_page_token) break;
-      page = '&page_token=' + encodeURIComponent(list.meta.next_page_token);
-    }
-    const queue = [...ids];
-    await Promise.all(Array.from({ length: 6 }, async () => {
-      while (queue.length && signedIn) {
-        const id = queue.shift();
-        const found = await api('/v1/driver-locations/' + id).catch(() => null);
-        if (found && found.location) moveDriver({ ...found.location, user_id: found.location.user_id || id });
-      }
-    }));
-    renderDrivers();
-    renderPlannings();
-  }
-
-  function renderDrivers() {
-    const rows = [...drivers.values()].sort((a, b) => driverName(a.user_id).localeCompare(driverName(b.user_id))).map((d) => {
-      const row = document.createElement('tr');
-      row.dataset.driver = d.user_id;
-      row.dataset.latitude = d.latitude;
-      row.dataset.longitude = d.longitude;
-      row.append(text('td', driverName(d.user_id), { title: d.user_id }), text('td', d.latitude.toFixed(5)),
-        text('td', d.longitude.toFixed(5)), text('td', new Date(d.server_time).toLocaleTimeString()));
-      return row;
-    });
-    $('drivers').replaceChildren(...rows);
-    $('driver-count').textContent = drivers.size;
-    if (!map) renderGrid();
-  }
-
-  /** Without the map library: the drivers' positions scaled into the map's box. */
-  function renderGrid() {
-    const all = [...drivers.values()];
-    const lats = all.map((d) => d.latitude), lons = all.map((d) => d.longitude);
-    const [minLat, maxLat, minLon, maxLon] = [Math.min(...lats), Math.max(...lats), Math.min(...lons), Math.max(...lons)];
-    $('map').replaceChildren(...all.map((d) => {
-      const dot = text('div', '', { class: 'grid-dot', title: d.user_id, 'aria-label': driverName(d.user_id) });
-      dot.style.left = 5 + 90 * ((d.longitude - minLon) / (maxLon - minLon || 1)) + '%';
-      dot.style.top = 5 + 90 * (1 - (d.latitude - minLat) / (maxLat - minLat || 1)) + '%';
-      return dot;
-    }));
-  }
-
-  async function loadPlannings() {
-    const org = orgId();
-    const scoped = org && (claims.roles || []).includes('SysAdmin') ? '&org_id=' + org : '';
-    const list = await api('/v1/plannings?per_page=20' + scoped);
-    for (const p of list.plannings) {
-      if (!plannings.has(p.id)) {
-        plannings.set(p.id, { ...p, pairs: new Map() });
-        await loadPairs(p.id).catch(() => {});
-      }
-    }
-    subscribe([...plannings.keys()].map((id) => 'planning.' + id));
-    renderPlannings();
-  }
-
-  async function loadPairs(planningId) {
-    const planning = plannings.get(planningId);
-    if (!planning) return;
-    const list = await api('/v1/broadcast-plans/' + planningId + '/pairs');
-    for (const r of list.pair_records) {
-      if (r.pair.driver.name) names.set(r.pair.driver.id, r.pair.driver.name);
-      planning.pairs.set(r.id, { id: r.id, runsheet_id: r.pair.runsheet.id, runsheet_name: r.pair.runsheet.name,
-        driver_id: r.pair.driver.id, state: r.current_state });
-    }
-    renderPlannings();
-  }
-
-  function renderPlannings() {
-    if (plannings.size === 0) return;
-    $('plannings').replaceChildren(...[...plannings.values()].map((p) => {
-      const section = text('div', '', { 'data-planning': p.id });
-      section.append(text('strong', p.name), text('span', ' · ' + p.total_runsheets + ' runsheets, ' +
-        p.total_drivers + ' drivers'));
-      const table = document.createElement('table');
-      for (const pair of [...p.pairs.values()].sort((a, b) => (a.runsheet_id + a.driver_id).localeCompare(b.runsheet_id + b.driver_id))) {
-        const row = document.createElement('tr');
-        row.dataset.pair = pair.id;
-        row.dataset.state = pair.state;
-        row.append(text('td', pair.runsheet_name || pair.runsheet_id, { title: pair.runsheet_id }),
-          text('td', driverName(pair.driver_id), { title: pair.driver_id || '' }),
-          text('td', pair.state, { class: 'state state-' + pair.state }));
-        table.append(row);
-      }
-      section.append(table);
-      return section;
-    }));
-  }
-
-  async function loadNotifications() {
-    try {
-      const list = await api('/v1/notifications?limit=10');
-      for (const n of list.notifications.reverse()) notify(n.event_type || n.type || 'notification', '', n.created_at || n.server_time);
-    } catch (error) {
-      if (error.status === 403) notify('The notification log is not open to your role; live events show here.', '', new Date().toISOString());
-    }
-  }
-
-  function notify(what, channel, when) {
-    const item = text('li', '');
-    item.append(text('time', new Date(when).toLocaleTimeString() + ' '), text('span', what + (channel ? ' · ' + channel : '')));
-    $('notifications').prepend(item);
-    while ($('notifications').children.length > 30) $('notifications').lastChild.remove();
-  }
-})();
-</script>
+<script src="/ops/assets/app.js"></script>
 </body></html>`;
 }

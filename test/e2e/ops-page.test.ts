@@ -2,17 +2,23 @@
  * /ops in a real browser: headless Chromium opens the live operations page, signs in as the organisation's
  * dispatcher with email and password, sees a driver appear and move as L1 fixes arrive (through the locations
  * stream and the `org.<id>` channel), sees an offer change state when the driver accepts it (R6, `pair.accepted` on
- * `planning.<id>`), and leaves a screenshot in `.test-output/ops.png`. Tiles are off (`?tiles=none`): the test runs
- * offline, and the markers show without them. Also: a pasted token (a SysAdmin with `?org=`), and the plain grid when
- * the map library does not load; drivers located before sign-in, by name, with the map fitted; refused sign-ins shown;
- * a token renewed before it expires (shortened to 8 s) without a reload; sign-out.
+ * `planning.<id>`), and leaves a screenshot in `.test-output/ops.png`. Tiles come from the configured tile server
+ * (`OPS_TILE_URL`), here a loopback one, so the test runs offline. Also: a pasted token (a SysAdmin with `?org=`), and
+ * the plain grid when the map library does not load; drivers located before sign-in, by name, with the map fitted; refused sign-ins shown;
+ * a token renewed before it expires (shortened to 8 s) without a reload; sign-out. Issue 33.1: names that are markup
+ * (drivers', a planning's, a runsheet's, an event's) show as text in the tables and the marker tooltips to an OrgAdmin
+ * and to a SysAdmin with `?org=`, and nothing of them runs; the page's CSP and headers; `?tiles=` names no tile
+ * server; and no page of the file reports a CSP violation.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
+import { cspDirectives } from '../support/csp.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { until } from '../support/until.ts';
@@ -37,23 +43,24 @@ const fix = (latitude: number, longitude: number) => ({
   client_time_utc: new Date().toISOString(),
 });
 
-beforeAll(async () => {
-  host = await startTestHost();
-  api = client(host.url);
-  const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
-  org = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Ops', kind: 'transporter' }, admin)).body
-    .id;
-  planner = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
-  offered = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
-  mover = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
-  await api.put('/v1/driver/location', fix(1.3005, 103.8), offered.token);
+/** Names a user could type, each of which runs script or injects an element if it reaches the page as markup. */
+const MARKUP = {
+  imgDriver: '<img src=x onerror="window.__pwned=1">',
+  scriptDriver: '<script>window.__pwned=2</script><b>bold</b>',
+  planning: '<svg onload="window.__pwned=3"></svg>',
+  runsheet: '<img src=x onerror="window.__pwned=4">',
+  event: '<img src=x onerror="window.__pwned=5">',
+};
+let markupOrg: string;
+let markupAdmin: Awaited<ReturnType<typeof invitedMember>>;
+let markup: { drivers: string[]; planningId: string; pairId: string };
 
-  // A planning whose job offers one runsheet to the driver next to its pickup.
-  const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Evening run' }, planner.token)).body;
-  planningId = planning.id;
+/** A planning whose job offers one runsheet to the driver, who stands next to its pickup (1.3, 103.8). */
+async function offeredPlanning(token: string, driverId: string, name: string, runsheetName: string) {
+  const planning = (await api.post<{ id: string }>('/v1/plannings', { name }, token)).body;
   const runsheet = {
     id: 'RS-1',
-    name: 'Runsheet 1',
+    name: runsheetName,
     tasks: [
       {
         id: 'task-1',
@@ -68,34 +75,108 @@ beforeAll(async () => {
       },
     ],
   };
-  await api.post(`/v1/plannings/${planningId}/runsheets`, { runsheets: [runsheet] }, planner.token);
+  await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet] }, token);
   const ready = await api.post<{ version_rev: string }>(
-    `/v1/plannings/${planningId}/drivers`,
-    { drivers: [{ id: offered.id }] },
-    planner.token,
+    `/v1/plannings/${planning.id}/drivers`,
+    { drivers: [{ id: driverId }] },
+    token,
   );
   await api.post(
-    `/v1/plannings/${planningId}/job`,
+    `/v1/plannings/${planning.id}/job`,
     { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600 },
-    planner.token,
+    token,
   );
   const pairs = await until(
     async () =>
-      (await api.get<{ pair_records: { id: string }[] }>(`/v1/broadcast-plans/${planningId}/pairs`, planner.token)).body
+      (await api.get<{ pair_records: { id: string }[] }>(`/v1/broadcast-plans/${planning.id}/pairs`, token)).body
         .pair_records ?? [],
     (records) => records.length === 1,
   );
-  pairId = pairs[0]!.id;
+  return { planningId: planning.id, pairId: pairs[0]!.id };
+}
+
+/**
+ * The map tiles' server: the one the deployment configures (`OPS_TILE_URL`), here a loopback server answering every
+ * tile with a 1×1 PNG, so that the page loads tiles under its CSP without the network.
+ */
+const TILE = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
+let tileServer: Server;
+let tileOrigin: string;
+const tileRequests: string[] = [];
+
+/** Every page of this file: what it asked for, and every CSP violation it reported (event or console). */
+const violations: string[] = [];
+async function openPage(options: { watched?: boolean } = {}) {
+  const opened = await browser.newPage();
+  const seen: string[] = [];
+  const requests: string[] = [];
+  const report = (what: string) => {
+    seen.push(what);
+    if (options.watched !== false) violations.push(what);
+  };
+  opened.on('request', (request) => requests.push(request.url()));
+  opened.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) report(`console: ${message.text()}`);
+  });
+  await opened.exposeFunction('__reportViolation', (what: string) => report(what));
+  await opened.evaluateOnNewDocument(`document.addEventListener('securitypolicyviolation', (event) =>
+    window.__reportViolation(event.violatedDirective + ' ' + event.blockedURI))`);
+  return { page: opened, requests, violations: seen };
+}
+
+beforeAll(async () => {
+  tileServer = createServer((request, response) => {
+    tileRequests.push(request.url ?? '');
+    response.writeHead(200, { 'Content-Type': 'image/png' }).end(TILE);
+  });
+  await new Promise<void>((resolve) => tileServer.listen(0, '127.0.0.1', resolve));
+  tileOrigin = `http://127.0.0.1:${(tileServer.address() as AddressInfo).port}`;
+  process.env['OPS_TILE_URL'] = `${tileOrigin}/tiles/{z}/{x}/{y}.png`;
+  host = await startTestHost();
+  api = client(host.url);
+  const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  org = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Ops', kind: 'transporter' }, admin)).body
+    .id;
+  planner = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+  offered = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+  mover = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+  await api.put('/v1/driver/location', fix(1.3005, 103.8), offered.token);
+
+  ({ planningId, pairId } = await offeredPlanning(planner.token, offered.id, 'Evening run', 'Runsheet 1'));
+
+  // An organisation whose drivers, planning and runsheet are named with markup that would run script (issue 33.1).
+  markupOrg = await newOrganisation(api, admin, 'Markup');
+  markupAdmin = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, markupOrg);
+  const imgDriver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, markupOrg);
+  const scriptDriver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, markupOrg);
+  for (const [driver, name] of [
+    [imgDriver, MARKUP.imgDriver],
+    [scriptDriver, MARKUP.scriptDriver],
+  ] as const) {
+    const renamed = await api.put('/v1/me/account', { user: { name } }, driver.token);
+    expect(renamed.status).toBe(200);
+  }
+  await api.put('/v1/driver/location', fix(1.3005, 103.8), imgDriver.token);
+  await api.put('/v1/driver/location', fix(1.33, 103.84), scriptDriver.token);
+  markup = {
+    drivers: [imgDriver.id, scriptDriver.id],
+    ...(await offeredPlanning(markupAdmin.token, imgDriver.id, MARKUP.planning, MARKUP.runsheet)),
+  };
 
   const { launchBrowser } = await import('../support/browser.ts');
   browser = await launchBrowser();
-  page = await browser.newPage();
+  page = (await openPage()).page;
   await page.setViewport({ width: 1366, height: 768 });
-  await page.goto(`${host.url}/ops?tiles=none`, { waitUntil: 'networkidle0', timeout: 60_000 });
+  await page.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
   await host?.stop();
+  delete process.env['OPS_TILE_URL'];
+  await new Promise((resolve) => tileServer?.close(resolve));
 });
 
 describe('the /ops page in headless Chromium', () => {
@@ -157,8 +238,8 @@ describe('the /ops page in headless Chromium', () => {
 
   it('signs in with a pasted token too: a SysAdmin watching the organisation named by ?org=', async () => {
     const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
-    const second = await browser.newPage();
-    await second.goto(`${host.url}/ops?tiles=none&org=${org}`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    const { page: second } = await openPage();
+    await second.goto(`${host.url}/ops?org=${org}`, { waitUntil: 'networkidle0', timeout: 60_000 });
     // A planning of another organisation: SysAdmin's ?org= leaves it out.
     const elsewhere = await newOrganisation(api, admin, 'Elsewhere');
     const stranger = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, elsewhere);
@@ -179,18 +260,14 @@ describe('the /ops page in headless Chromium', () => {
   }, 60_000);
 
   it('without the map library (offline), shows the positions as dots on a plain grid', async () => {
-    const offline = await browser.newPage();
+    const { page: offline } = await openPage();
     await offline.setRequestInterception(true);
     offline.on('request', (request) => {
-      if (request.url().includes('/ops/assets/')) void request.abort();
+      if (request.url().includes('/ops/assets/leaflet')) void request.abort();
       else void request.continue();
     });
     await offline.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
-    await offline.type('#token', planner.token);
-    await offline.click('#signin button[type=submit]');
-    await offline.waitForFunction(`document.getElementById('status').textContent.includes('live')`, {
-      timeout: 30_000,
-    });
+    await signIn(offline, { token: planner.token });
     await api.put('/v1/driver/location', fix(1.38, 103.88), mover.token);
     await offline.waitForFunction(`document.querySelector('#map .grid-dot[title="${mover.id}"]')`, {
       timeout: 30_000,
@@ -200,8 +277,8 @@ describe('the /ops page in headless Chromium', () => {
   }, 60_000);
 
   it('shows a refused sign-in where the user looks: a wrong password, and a driver', async () => {
-    const refused = await browser.newPage();
-    await refused.goto(`${host.url}/ops?tiles=none`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    const { page: refused } = await openPage();
+    await refused.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
     const signIn = async (email: string, password: string) => {
       await refused.$eval('#email', (el) => ((el as unknown as { value: string }).value = ''));
       await refused.type('#email', email);
@@ -227,15 +304,10 @@ describe('the /ops page in headless Chromium', () => {
 
   it('renews its token before it expires, stays live without a reload, and signs out', async () => {
     process.env['BEARER_TTL_S'] = '8';
-    const renewing = await browser.newPage();
+    const { page: renewing } = await openPage();
     try {
-      await renewing.goto(`${host.url}/ops?tiles=none`, { waitUntil: 'networkidle0', timeout: 60_000 });
-      await renewing.type('#email', planner.email);
-      await renewing.type('#password', planner.password);
-      await renewing.click('#signin button[type=submit]');
-      await renewing.waitForFunction(`document.getElementById('status').textContent.includes('live')`, {
-        timeout: 30_000,
-      });
+      await renewing.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+      await signIn(renewing, planner);
       // Past the first token's expiry (8 s), on a renewed one.
       await renewing.waitForFunction(`Number(document.body.dataset.renewals || 0) >= 2`, { timeout: 40_000 });
       await renewing.waitForFunction(`document.getElementById('status').textContent.includes('live')`, {
@@ -264,5 +336,156 @@ describe('the /ops page in headless Chromium', () => {
     expect(png.subarray(1, 4).toString()).toBe('PNG');
     expect(png.readUInt32BE(16)).toBe(1366);
     expect(png.readUInt32BE(20)).toBe(768);
+  });
+});
+
+/** Signs `watching` in with an email and password, or a pasted token, and waits until it is live. */
+async function signIn(watching: Page, as: { email: string; password: string } | { token: string }) {
+  if ('token' in as) await watching.type('#token', as.token);
+  else {
+    await watching.type('#email', as.email);
+    await watching.type('#password', as.password);
+  }
+  await watching.click('#signin button[type=submit]');
+  await watching.waitForFunction(`document.getElementById('status').textContent.includes('live')`, {
+    timeout: 30_000,
+  });
+}
+
+/** The page shows every name as the literal text typed, and nothing of it ran or became an element. */
+async function expectShownAsText(watching: Page) {
+  for (const id of markup.drivers) {
+    await watching.waitForFunction(`document.querySelector('tr[data-driver="${id}"]')`, { timeout: 30_000 });
+  }
+  await watching.waitForFunction(`document.querySelector('tr[data-pair="${markup.pairId}"]')`, { timeout: 30_000 });
+  const names = await watching.$$eval('#drivers tr td:first-child', (cells) => cells.map((c) => c.textContent));
+  expect(names.sort()).toEqual([MARKUP.imgDriver, MARKUP.scriptDriver].sort());
+  const offer = await watching.$$eval(`tr[data-pair="${markup.pairId}"] td`, (cells) =>
+    cells.map((c) => c.textContent),
+  );
+  expect(offer.slice(0, 2)).toEqual([MARKUP.runsheet, MARKUP.imgDriver]);
+  expect(await watching.$eval(`[data-planning="${markup.planningId}"] strong`, (el) => el.textContent)).toBe(
+    MARKUP.planning,
+  );
+  // Each marker's tooltip, opened by hovering it, holds its driver's name as text.
+  const markers = await watching.$$('#map path.leaflet-interactive');
+  expect(markers).toHaveLength(2);
+  const tooltips: (string | null)[] = [];
+  for (const marker of markers) {
+    await marker.hover();
+    await watching.waitForSelector('.leaflet-tooltip', { timeout: 10_000 });
+    tooltips.push(await watching.$eval('.leaflet-tooltip', (el) => el.textContent));
+    await watching.mouse.move(0, 0);
+    await watching.waitForFunction(`!document.querySelector('.leaflet-tooltip')`, { timeout: 10_000 });
+  }
+  expect(tooltips.sort()).toEqual([MARKUP.imgDriver, MARKUP.scriptDriver].sort());
+  // What the names would have made: elements with handlers, the <b>, more scripts than the page's own three.
+  const harm = await watching.evaluate(`({
+    pwned: window.__pwned,
+    handlers: document.querySelectorAll('[onerror], [onload]').length,
+    bold: document.querySelectorAll('b').length,
+    scripts: [...document.scripts].map((script) => script.getAttribute('src') ?? script.id),
+  })`);
+  expect(harm).toEqual({
+    pwned: undefined,
+    handlers: 0,
+    bold: 0,
+    scripts: ['config', '/ops/assets/leaflet.js', '/ops/assets/app.js'],
+  });
+}
+
+describe('/ops is safe with what users typed (issue 33.1)', () => {
+  it('is served with a CSP that allows no inline or foreign script and no framing, nosniff and a referrer policy', async () => {
+    const response = await fetch(`${host.url}/ops?tiles=https://evil.example/{z}/{x}/{y}.png`);
+    expect(response.status).toBe(200);
+    const policy = cspDirectives(response.headers.get('content-security-policy'));
+    expect(policy.get('script-src')).toEqual(["'self'"]);
+    expect(policy.get('default-src')).toEqual(["'none'"]);
+    expect(policy.get('style-src')).toEqual(["'self'"]);
+    expect(policy.get('frame-ancestors')).toEqual(["'none'"]);
+    expect(policy.get('img-src')).toEqual(["'self'", 'data:', tileOrigin]);
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    const html = await response.text();
+    // No inline script or style, no inline handler, no javascript: URL; no trace of the query's tile server.
+    expect(html).not.toMatch(/<script(?![^>]*(\bsrc=|\btype="application\/json"))[^>]*>/);
+    expect(html).not.toMatch(/<style|\son[a-z]+=|javascript:|evil\.example/i);
+    const script = await fetch(`${host.url}/ops/assets/app.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(script.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await script.text()).toContain('bindTooltip(label)');
+  });
+
+  it('shows names that are markup as text to the OrgAdmin: tables, planning, marker tooltips, events; nothing runs', async () => {
+    const { page: watching } = await openPage();
+    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await signIn(watching, markupAdmin);
+    await expectShownAsText(watching);
+    // An event whose name is markup, pushed to the organisation's channel (N1), is listed as text.
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const pushed = await api.post(
+      '/v1/events',
+      { events: [{ channel: `org.${markupOrg}`, name: MARKUP.event }] },
+      admin,
+    );
+    expect(pushed.status).toBe(202);
+    await watching.waitForFunction(
+      `[...document.querySelectorAll('#notifications span')].some((s) => s.textContent.startsWith(${JSON.stringify(MARKUP.event)}))`,
+      { timeout: 30_000 },
+    );
+    expect(
+      await watching.evaluate(`({ pwned: window.__pwned, handlers: document.querySelectorAll('[onerror]').length })`),
+    ).toEqual({ pwned: undefined, handlers: 0 });
+    await watching.close();
+  }, 90_000);
+
+  it('shows them as text to a SysAdmin watching the organisation with ?org= too', async () => {
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const { page: watching } = await openPage();
+    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.goto(`${host.url}/ops?org=${markupOrg}`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await signIn(watching, { token: admin });
+    await expectShownAsText(watching);
+    await watching.close();
+  }, 90_000);
+
+  it('takes its map tiles from the configuration only: ?tiles= naming another server is not asked for a tile', async () => {
+    const { page: watching, requests } = await openPage();
+    const before = tileRequests.length;
+    await watching.goto(`${host.url}/ops?tiles=${encodeURIComponent('https://evil.example/{z}/{x}/{y}.png')}`, {
+      waitUntil: 'networkidle0',
+      timeout: 60_000,
+    });
+    await signIn(watching, { token: markupAdmin.token });
+    await watching.waitForFunction(`document.querySelectorAll('#map img.leaflet-tile-loaded').length > 0`, {
+      timeout: 30_000,
+    });
+    expect(tileRequests.length).toBeGreaterThan(before);
+    // Every request over the network (data: URLs are Leaflet's own images) went to the service or the tile server.
+    const hosts = new Set(requests.filter((url) => /^https?:/.test(url)).map((url) => new URL(url).host));
+    expect(hosts).not.toContain('evil.example');
+    expect([...hosts].sort()).toEqual([new URL(host.url).host, new URL(tileOrigin).host].sort());
+    await watching.close();
+  }, 60_000);
+
+  it('reports a CSP violation when one happens (the listener this file relies on works)', async () => {
+    const probe = await openPage({ watched: false });
+    await probe.page.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await probe.page.evaluate(`document.body.append(Object.assign(document.createElement('img'),
+      { src: 'https://evil.example/probe.png' }))`);
+    await until(
+      async () => probe.violations,
+      (seen) => seen.length > 0,
+    );
+    expect(probe.violations.join('\n')).toContain('img-src');
+    await probe.page.close();
+  }, 60_000);
+});
+
+describe('the whole file under the CSP', () => {
+  it('no page reported a CSP violation: sign-in, drivers, map and tiles, plannings, notifications all work under it', () => {
+    expect(violations).toEqual([]);
   });
 });
