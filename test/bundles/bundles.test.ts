@@ -31,8 +31,6 @@ const SECRET = (name: string) => `arn:aws:secretsmanager:us-east-1:123456789012:
 
 /** Read by the code, set by nobody, and fine that way: each has a default (README, Configuration) or is the SDK's. */
 const OPTIONAL = new Set([
-  // The /ops page's map tiles: OpenStreetMap's unless set (README, Live operations).
-  'OPS_TILE_URL',
   // shared/aws/wire.ts: the dependency timeouts and retry budget (README, Failure behaviour).
   'DEPENDENCY_CONNECT_TIMEOUT_MS',
   'DEPENDENCY_REQUEST_TIMEOUT_MS',
@@ -288,10 +286,11 @@ beforeAll(async () => {
       ],
     },
   });
-  // The page, and the map library the bundling copied into the bundle.
+  // The page, the map library and the page's own script (issue 33.1: no inline script), copied into the bundle.
   for (const [path, file] of [
     ['/ops', undefined],
     ['/ops/assets/leaflet.js', 'leaflet.js'],
+    ['/ops/assets/app.js', 'app.js'],
   ] as const) {
     definitions.get('system/ops')!.invocations.push({
       event: proxyEvent(
@@ -404,9 +403,11 @@ describe('the bundles as deployed', () => {
     expect(outcomes.get('auth/jwks')!.invocations[0]).toMatchObject({ ok: true, status: 200 });
   });
 
-  it('GET /ops serves the page and the map library its bundle carries', () => {
-    expect(outcomes.get('system/ops')!.invocations.map((invocation) => invocation.status)).toEqual([200, 200]);
-    expect(outcomes.get('system/ops')!.invocations[0]!.body).toContain('<html');
+  it('GET /ops serves the page, the map library and the page script its bundle carries', () => {
+    const ops = outcomes.get('system/ops')!.invocations;
+    expect(ops.map((invocation) => invocation.status)).toEqual([200, 200, 200]);
+    expect(ops[0]!.body).toContain('<html');
+    expect(Buffer.from(ops[2]!.body!, 'base64').toString()).toContain("The /ops page's script");
   });
 
   it('every variable the code reads is set by its template (or is the runtime’s, or optional with a default)', () => {

@@ -154,7 +154,10 @@ describe('Lambda’s 6 MB for an event and an answer', () => {
       '/v1/task-import-jobs/upload-url?filename=tasks.csv',
       merchant,
     );
-    expect((await fetch(presigned.body.file.url, { method: 'PUT', body: csv })).status).toBe(200);
+    expect(
+      (await fetch(presigned.body.file.url, { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } }))
+        .status,
+    ).toBe(200);
     const job = await api.post<{ id: string }>(
       '/v1/task-import-jobs',
       { files: [{ storage_upload_key: presigned.body.file.storage_upload_key }], ...IMPORT_WINDOW },
@@ -199,7 +202,10 @@ describe('Lambda’s 6 MB for an event and an answer', () => {
       file: { url: string; storage_upload_key: string; storage_upload_bucket: string };
     }>('/v1/task-import-jobs/upload-url?filename=big.csv', merchant);
     const bytes = Buffer.alloc(INLINE_DOWNLOAD_BYTES + 1, 0x61);
-    expect((await fetch(presigned.body.file.url, { method: 'PUT', body: bytes })).status).toBe(200);
+    expect(
+      (await fetch(presigned.body.file.url, { method: 'PUT', body: bytes, headers: { 'content-type': 'text/csv' } }))
+        .status,
+    ).toBe(200);
     const file = presigned.body.file;
     const path = `/v1/files?bucket=${file.storage_upload_bucket}&object_key=${encodeURIComponent(file.storage_upload_key)}`;
     const big = await raw('GET', path, [bearer(merchant)]);
