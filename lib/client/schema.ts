@@ -628,6 +628,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/driver/duty": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Go on or off duty: only a driver on duty is offered runsheets (setting the same state again keeps since)
+         * @description Goes on or off duty. Only a driver on duty is offered runsheets by a planning job; a new driver is on duty from the account’s creation. Answers the state and `since`, when that state began: setting the state the driver is already in changes nothing and keeps `since`. Not part of `driver_profile.version_rev`: a toggle never makes a profile edit (A21) stale. X9, A1, A16 and A23 show it as `driver_profile.on_duty` and `driver_profile.on_duty_since`.
+         *
+         *     Access: roles: Driver, OrgDriver. Spec X15.
+         */
+        put: operations["X15"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transporter/me/email": {
         parameters: {
             query?: never;
@@ -2455,6 +2477,13 @@ export interface operations {
                             driver_profile?: {
                                 version_rev: string;
                                 service_types: string[];
+                                /** @description Whether the driver is on duty (X15); a new driver is */
+                                on_duty: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the current duty state began: the last change, or the account’s creation if never changed
+                                 */
+                                on_duty_since: string;
                             };
                         };
                     };
@@ -5614,6 +5643,13 @@ export interface operations {
                         driver_profile?: {
                             version_rev: string;
                             service_types: string[];
+                            /** @description Whether the driver is on duty (X15); a new driver is */
+                            on_duty: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the current duty state began: the last change, or the account’s creation if never changed
+                             */
+                            on_duty_since: string;
                         };
                     };
                 };
@@ -5735,6 +5771,13 @@ export interface operations {
                         driver_profile?: {
                             version_rev: string;
                             service_types: string[];
+                            /** @description Whether the driver is on duty (X15); a new driver is */
+                            on_duty: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the current duty state began: the last change, or the account’s creation if never changed
+                             */
+                            on_duty_since: string;
                         };
                     };
                 };
@@ -6133,7 +6176,144 @@ export interface operations {
                         driver_profile: {
                             version_rev: string;
                             service_types: string[];
+                            /** @description Whether the driver is on duty (X15); a new driver is */
+                            on_duty: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the current duty state began: the last change, or the account’s creation if never changed
+                             */
+                            on_duty_since: string;
                         };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X15: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "on_duty": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @description true to go on duty (be offered runsheets), false to go off duty */
+                    on_duty: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        on_duty: boolean;
+                        /** Format: date-time */
+                        since: string;
                     };
                 };
             };
@@ -6413,6 +6593,13 @@ export interface operations {
                             driver_profile?: {
                                 version_rev: string;
                                 service_types: string[];
+                                /** @description Whether the driver is on duty (X15); a new driver is */
+                                on_duty: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the current duty state began: the last change, or the account’s creation if never changed
+                                 */
+                                on_duty_since: string;
                             };
                         };
                     };
@@ -6944,6 +7131,13 @@ export interface operations {
                             driver_profile?: {
                                 version_rev: string;
                                 service_types: string[];
+                                /** @description Whether the driver is on duty (X15); a new driver is */
+                                on_duty: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the current duty state began: the last change, or the account’s creation if never changed
+                                 */
+                                on_duty_since: string;
                             };
                         };
                     };

@@ -6,16 +6,47 @@
  * totals never read every user. Every change goes through `saveUser(before, after)`: one transaction that writes the
  * user on the condition that nobody changed it since it was read, moves the email claim, and adjusts the counters.
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DRIVERS, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
-import { cancelledIndexes, db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
+import {
+  cancelledIndexes,
+  db,
+  isConditionalFailure,
+  mainTableName,
+  transactWrite,
+  WRITE_TOKEN,
+} from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuidFor } from '#shared/ids';
 
 export interface DriverProfile {
   version_rev: string;
   service_types: string[];
+  /**
+   * The duty state (X15). Absent until the driver first sets it: a driver is on duty from the account's creation.
+   * Not part of `version_rev`: a toggle from the app must not make a profile edit (A21) stale.
+   */
+  on_duty?: boolean;
+  /** When the current duty state began (absent: the account's `created_at`). */
+  on_duty_since?: string;
+}
+
+/** A driver's duty state as shown: on duty since the account's creation until the driver says otherwise. */
+export const dutyOf = (user: Pick<UserRecord, 'created_at' | 'driver_profile'>) => ({
+  on_duty: user.driver_profile?.on_duty ?? true,
+  since: user.driver_profile?.on_duty_since ?? user.created_at,
+});
+
+/** The driver profile as A1, A16, A21, A23 and X9 show it: its stored members and the duty state (X15). */
+export function toDriverProfileView(user: Pick<UserRecord, 'created_at'> & { driver_profile: DriverProfile }) {
+  const { on_duty, since } = dutyOf(user);
+  return {
+    version_rev: user.driver_profile.version_rev,
+    service_types: user.driver_profile.service_types,
+    on_duty,
+    on_duty_since: since,
+  };
 }
 
 export interface UserRecord {
@@ -298,7 +329,7 @@ export async function usersByPrefix(index: 'GSI3' | 'GSI4', prefix: string, limi
   return (out.Items ?? []).map(toRecord);
 }
 
-const INDEX_ATTRIBUTES = /^(PK|SK|GSI\dPK|GSI\dSK|entity|email_lc)$/;
+const INDEX_ATTRIBUTES = new RegExp(`^(PK|SK|GSI\\dPK|GSI\\dSK|entity|email_lc|${WRITE_TOKEN})$`);
 
 export function toRecord(item: Item): UserRecord {
   return Object.fromEntries(
@@ -319,7 +350,9 @@ export function toUserView(user: UserRecord) {
     created_at: user.created_at,
     updated_at: user.updated_at,
     ...(user.deleted_at ? { deleted_at: user.deleted_at } : {}),
-    ...(user.driver_profile ? { driver_profile: user.driver_profile } : {}),
+    ...(user.driver_profile
+      ? { driver_profile: toDriverProfileView({ ...user, driver_profile: user.driver_profile }) }
+      : {}),
   };
 }
 
@@ -339,4 +372,40 @@ export async function updateUser(
   const after: UserRecord = { ...user, ...changes, updated_at: nextUpdatedAt(user) };
   await saveUser(user, after, extra);
   return after;
+}
+
+/**
+ * X15's write: the driver's duty state alone, in one UpdateItem (1 WCU for a user item under 1 KB, where saveUser's
+ * transaction costs 2), on the condition that the user is still as read. `updated_at` moves on as for any change, so
+ * a whole-item write made from an earlier read (saveUser) fails and is read again rather than put the old duty state
+ * back. `version_rev` stays: the profile's members a driver edits (A21) did not change. Undefined when the user
+ * changed since it was read (the caller reads it again).
+ */
+export async function saveDriverDuty(user: UserRecord, onDuty: boolean): Promise<UserRecord | undefined> {
+  const profile = user.driver_profile;
+  if (!profile) throw new Error('saveDriverDuty: the user has no driver profile');
+  // The state began with this change: `since` is the change's own time.
+  const updatedAt = nextUpdatedAt(user);
+  const since = updatedAt;
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: userKey(user.id),
+        UpdateExpression:
+          'SET driver_profile.on_duty = :onDuty, driver_profile.on_duty_since = :since, updated_at = :now',
+        ConditionExpression: 'updated_at = :before',
+        ExpressionAttributeValues: {
+          ':onDuty': onDuty,
+          ':since': since,
+          ':now': updatedAt,
+          ':before': user.updated_at,
+        },
+      }),
+    );
+  } catch (error) {
+    if (isConditionalFailure(error)) return undefined;
+    throw error;
+  }
+  return { ...user, updated_at: updatedAt, driver_profile: { ...profile, on_duty: onDuty, on_duty_since: since } };
 }
