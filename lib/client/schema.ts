@@ -15279,6 +15279,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -15482,6 +15485,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -15682,6 +15688,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -16030,6 +16039,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -16385,6 +16397,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -16636,7 +16651,10 @@ export interface operations {
                  * @example {
                  *       "version_rev": "3-kq7Lm2xP",
                  *       "max_candidates": 3,
-                 *       "offer_ttl_s": 600
+                 *       "offer_ttl_s": 600,
+                 *       "max_waves": 3,
+                 *       "max_runsheets_per_driver": 2,
+                 *       "max_location_age_s": 900
                  *     }
                  */
                 "application/json": {
@@ -16654,6 +16672,24 @@ export interface operations {
                      * @default 900
                      */
                     offer_ttl_s?: number;
+                    /**
+                     * Format: int32
+                     * @description How many waves of offers a runsheet gets at most before it is marked unassigned (1 to 10, default 3; the job’s pairing is wave 1)
+                     * @default 3
+                     */
+                    max_waves?: number;
+                    /**
+                     * Format: int32
+                     * @description How many runsheets of this planning one driver may win (1 to 50, default 1); a driver who has won that many is offered no more
+                     * @default 1
+                     */
+                    max_runsheets_per_driver?: number;
+                    /**
+                     * Format: int32
+                     * @description How old (by the service’s clock) a driver’s location may be for the driver to be offered a runsheet that has coordinates, in seconds (60 to 86400, default 1800)
+                     * @default 1800
+                     */
+                    max_location_age_s?: number;
                 };
             };
         };
@@ -16744,6 +16780,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
