@@ -177,6 +177,23 @@ export async function createUser(input: NewUser, extra: TransactItem[] = []): Pr
 }
 
 /**
+ * The condition that the stored user is still `user` as read: its `updated_at`, and for a driver the duty state's
+ * stamp, which a duty toggle (saveDriverDuty) moves without moving `updated_at`.
+ */
+function asRead(user: UserRecord) {
+  const since = user.driver_profile?.on_duty_since;
+  const duty = !user.driver_profile
+    ? ''
+    : since
+      ? ' AND driver_profile.on_duty_since = :dutySince'
+      : ' AND attribute_not_exists(driver_profile.on_duty_since)';
+  return {
+    ConditionExpression: `updated_at = :before${duty}`,
+    ExpressionAttributeValues: { ':before': user.updated_at, ...(since ? { ':dutySince': since } : {}) },
+  };
+}
+
+/**
  * The one write path. `before` is the record as read (undefined for a new user); the write succeeds only if the
  * stored record is still `before`. Extra transaction items (an invitation token, an organisation) ride along.
  */
@@ -193,12 +210,7 @@ export async function saveUser(before: UserRecord | undefined, after: UserRecord
           email_lc: lower(after.email),
           ...after,
         },
-        ...(before
-          ? {
-              ConditionExpression: 'updated_at = :before',
-              ExpressionAttributeValues: { ':before': before.updated_at },
-            }
-          : { ConditionExpression: 'attribute_not_exists(PK)' }),
+        ...(before ? asRead(before) : { ConditionExpression: 'attribute_not_exists(PK)' }),
       },
     },
   ];
@@ -375,37 +387,34 @@ export async function updateUser(
 }
 
 /**
- * X15's write: the driver's duty state alone, in one UpdateItem (1 WCU for a user item under 1 KB, where saveUser's
- * transaction costs 2), on the condition that the user is still as read. `updated_at` moves on as for any change, so
- * a whole-item write made from an earlier read (saveUser) fails and is read again rather than put the old duty state
- * back. `version_rev` stays: the profile's members a driver edits (A21) did not change. Undefined when the user
+ * X15's write: the driver's duty state alone, in one UpdateItem, on the condition that the user is still as read.
+ * `updated_at` stays: five user indexes project it, and moving it made a toggle cost 7 WCU instead of 2 (the user
+ * item is over 1 KB), for a change no listing shows. A whole-item write made from a read before the toggle (saveUser) still
+ * fails rather than put the old duty state back: its condition includes the duty state's stamp (asRead).
+ * `version_rev` stays too: the profile's members a driver edits (A21) did not change. Undefined when the user
  * changed since it was read (the caller reads it again).
  */
 export async function saveDriverDuty(user: UserRecord, onDuty: boolean): Promise<UserRecord | undefined> {
   const profile = user.driver_profile;
   if (!profile) throw new Error('saveDriverDuty: the user has no driver profile');
-  // The state began with this change: `since` is the change's own time.
-  const updatedAt = nextUpdatedAt(user);
-  const since = updatedAt;
+  // Always later than the stamp it replaces, so that the stamp identifies the state exactly (as nextUpdatedAt).
+  const since = new Date(
+    Math.max(clock.nowMs(), Date.parse(profile.on_duty_since ?? user.created_at) + 1),
+  ).toISOString();
+  const condition = asRead(user);
   try {
     await db().send(
       new UpdateCommand({
         TableName: mainTableName(),
         Key: userKey(user.id),
-        UpdateExpression:
-          'SET driver_profile.on_duty = :onDuty, driver_profile.on_duty_since = :since, updated_at = :now',
-        ConditionExpression: 'updated_at = :before',
-        ExpressionAttributeValues: {
-          ':onDuty': onDuty,
-          ':since': since,
-          ':now': updatedAt,
-          ':before': user.updated_at,
-        },
+        UpdateExpression: 'SET driver_profile.on_duty = :onDuty, driver_profile.on_duty_since = :since',
+        ConditionExpression: condition.ConditionExpression,
+        ExpressionAttributeValues: { ...condition.ExpressionAttributeValues, ':onDuty': onDuty, ':since': since },
       }),
     );
   } catch (error) {
     if (isConditionalFailure(error)) return undefined;
     throw error;
   }
-  return { ...user, updated_at: updatedAt, driver_profile: { ...profile, on_duty: onDuty, on_duty_since: since } };
+  return { ...user, driver_profile: { ...profile, on_duty: onDuty, on_duty_since: since } };
 }
