@@ -34,6 +34,43 @@ afterAll(() => host?.stop());
 
 const { withMiddleware } = await import('../support/middleware.ts');
 
+/** A21 with the version read earlier, setting one service type. */
+const editProfile = (token: string, version_rev: string, serviceType: string) =>
+  api.put(
+    '/v1/driver/me',
+    { user: { user: { driver_profile: { version_rev, service_types: [serviceType] } } } },
+    token,
+  );
+
+/**
+ * Runs `request` with `other` run once, just before the first write of `request` whose command starts with `command`
+ * and whose input mentions `mentions` (its write, after its read). `other`'s own calls pass untouched.
+ */
+async function interleaved<T>(
+  write: { command: string; mentions: string },
+  other: () => Promise<void>,
+  request: () => Promise<T>,
+): Promise<T> {
+  let ran = false;
+  const out = await withMiddleware(
+    'duty-between',
+    (next, context) => async (args) => {
+      if (
+        !ran &&
+        context.commandName?.startsWith(write.command) &&
+        JSON.stringify(args.input).includes(write.mentions)
+      ) {
+        ran = true;
+        await other();
+      }
+      return next(args);
+    },
+    request,
+  );
+  expect(ran).toBe(true);
+  return out;
+}
+
 describe('X15 PUT /v1/driver/duty', () => {
   it('a new driver is on duty since the account was created', async () => {
     const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
@@ -95,28 +132,11 @@ describe('X15 PUT /v1/driver/duty', () => {
   it('a toggle that lands between a profile edit’s read and its write neither fails the edit nor is lost', async () => {
     const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
     const read = await profileOf(driver.token);
-    let toggled = false;
-    const edit = await withMiddleware(
-      'duty-between',
-      (next, context) => async (args) => {
-        if (
-          !toggled &&
-          context.commandName?.startsWith('TransactWrite') &&
-          JSON.stringify(args.input).includes('van')
-        ) {
-          toggled = true;
-          expect((await setDuty(driver.token, false)).status).toBe(200);
-        }
-        return next(args);
-      },
-      () =>
-        api.put(
-          '/v1/driver/me',
-          { user: { user: { driver_profile: { version_rev: read.version_rev, service_types: ['van_1.7m'] } } } },
-          driver.token,
-        ),
+    const edit = await interleaved(
+      { command: 'TransactWrite', mentions: 'van_1.7m' },
+      async () => expect((await setDuty(driver.token, false)).status).toBe(200),
+      () => editProfile(driver.token, read.version_rev, 'van_1.7m'),
     );
-    expect(toggled).toBe(true);
     expect(edit.status).toBe(200);
     expect(await profileOf(driver.token)).toMatchObject({ service_types: ['van_1.7m'], on_duty: false });
   });
@@ -124,24 +144,11 @@ describe('X15 PUT /v1/driver/duty', () => {
   it('a profile edit that lands between a toggle’s read and its write neither fails the toggle nor is lost', async () => {
     const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
     const read = await profileOf(driver.token);
-    let edited = false;
-    const toggle = await withMiddleware(
-      'edit-between',
-      (next, context) => async (args) => {
-        if (!edited && context.commandName?.startsWith('Update') && JSON.stringify(args.input).includes('on_duty')) {
-          edited = true;
-          const edit = await api.put(
-            '/v1/driver/me',
-            { user: { user: { driver_profile: { version_rev: read.version_rev, service_types: ['motorcycle'] } } } },
-            driver.token,
-          );
-          expect(edit.status).toBe(200);
-        }
-        return next(args);
-      },
+    const toggle = await interleaved(
+      { command: 'Update', mentions: 'on_duty' },
+      async () => expect((await editProfile(driver.token, read.version_rev, 'motorcycle')).status).toBe(200),
       () => setDuty(driver.token, false),
     );
-    expect(edited).toBe(true);
     expect(toggle).toMatchObject({ status: 200, body: { on_duty: false } });
     expect(await profileOf(driver.token)).toMatchObject({ service_types: ['motorcycle'], on_duty: false });
   });
