@@ -12,6 +12,7 @@ export async function benchPlanning() {
   const { importLocations } = await import('#shared/locations/locations');
   const { createPlanning, addRunsheets, addDrivers, findPlanning } = await import('#shared/planning/plannings');
   const { startPlanningJob } = await import('#shared/planning/job');
+  const { JOB_DEFAULTS } = await import('#shared/planning/schemas');
   const { db, mainTableName } = await import('#shared/db/client');
   const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
   const org = await createOrganisation({ name: 'Planning bench', kind: 'transporter' });
@@ -85,11 +86,7 @@ export async function benchPlanning() {
     { step: 'initialize', name: 'benchWrites' },
   );
   const started = performance.now();
-  await startPlanningJob(caller, planning.id, {
-    version_rev: planning.version_rev,
-    max_candidates: 5,
-    offer_ttl_s: 900,
-  });
+  await startPlanningJob(caller, planning.id, { ...JOB_DEFAULTS, version_rev: planning.version_rev });
   for (;;) {
     const current = await findPlanning(planning.id);
     if (current?.job && !['queued', 'processing'].includes(current.job.current_status)) {

@@ -628,6 +628,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/driver/duty": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Go on or off duty: only a driver on duty is offered runsheets (setting the same state again keeps since)
+         * @description Goes on or off duty. Only a driver on duty is offered runsheets by a planning job; a new driver is on duty from the account’s creation. Answers the state and `since`, when that state began: setting the state the driver is already in changes nothing and keeps `since`. Not part of `driver_profile.version_rev`: a toggle never makes a profile edit (A21) stale. X9, A1, A16 and A23 show it as `driver_profile.on_duty` and `driver_profile.on_duty_since`.
+         *
+         *     Access: roles: Driver, OrgDriver. Spec X15.
+         */
+        put: operations["X15"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transporter/me/email": {
         parameters: {
             query?: never;
@@ -1737,7 +1759,7 @@ export interface paths {
         };
         /**
          * Download an object your organisation owns (failures are {"Error": …})
-         * @description Downloads an object the caller’s organisation owns (an import file or result): small files as bytes, large ones (over 5 MiB) as a 302 to a presigned link valid five minutes. Always a download: `Content-Disposition: attachment` with the file name (`filename*=UTF-8''…` too for a name that is not ASCII), `X-Content-Type-Options: nosniff`, and the type the service fixes, never the uploader’s: `text/csv` for an import file, `application/json` for a result; the presigned link signs the same type and disposition. Failures are `{"Error": …}` (the spec’s shape).
+         * @description Downloads an object the caller’s organisation owns (an import file or result): small files as bytes, large ones (over 4 700 000 bytes) as a 302 to a presigned link valid five minutes. Always a download: `Content-Disposition: attachment` with the file name (`filename*=UTF-8''…` too for a name that is not ASCII), `X-Content-Type-Options: nosniff`, and the type the service fixes, never the uploader’s: `text/csv` for an import file, `application/json` for a result; the presigned link signs the same type and disposition. Failures are `{"Error": …}` (the spec’s shape).
          *
          *     Access: any. Spec I8.
          */
@@ -2455,6 +2477,13 @@ export interface operations {
                             driver_profile?: {
                                 version_rev: string;
                                 service_types: string[];
+                                /** @description Whether the driver is on duty (X15); a new driver is */
+                                on_duty: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the current duty state began: the last change, or the account’s creation if never changed
+                                 */
+                                on_duty_since: string;
                             };
                         };
                     };
@@ -5614,6 +5643,13 @@ export interface operations {
                         driver_profile?: {
                             version_rev: string;
                             service_types: string[];
+                            /** @description Whether the driver is on duty (X15); a new driver is */
+                            on_duty: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the current duty state began: the last change, or the account’s creation if never changed
+                             */
+                            on_duty_since: string;
                         };
                     };
                 };
@@ -5735,6 +5771,13 @@ export interface operations {
                         driver_profile?: {
                             version_rev: string;
                             service_types: string[];
+                            /** @description Whether the driver is on duty (X15); a new driver is */
+                            on_duty: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the current duty state began: the last change, or the account’s creation if never changed
+                             */
+                            on_duty_since: string;
                         };
                     };
                 };
@@ -6133,7 +6176,144 @@ export interface operations {
                         driver_profile: {
                             version_rev: string;
                             service_types: string[];
+                            /** @description Whether the driver is on duty (X15); a new driver is */
+                            on_duty: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the current duty state began: the last change, or the account’s creation if never changed
+                             */
+                            on_duty_since: string;
                         };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X15: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "on_duty": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @description true to go on duty (be offered runsheets), false to go off duty */
+                    on_duty: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        on_duty: boolean;
+                        /** Format: date-time */
+                        since: string;
                     };
                 };
             };
@@ -6413,6 +6593,13 @@ export interface operations {
                             driver_profile?: {
                                 version_rev: string;
                                 service_types: string[];
+                                /** @description Whether the driver is on duty (X15); a new driver is */
+                                on_duty: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the current duty state began: the last change, or the account’s creation if never changed
+                                 */
+                                on_duty_since: string;
                             };
                         };
                     };
@@ -6944,6 +7131,13 @@ export interface operations {
                             driver_profile?: {
                                 version_rev: string;
                                 service_types: string[];
+                                /** @description Whether the driver is on duty (X15); a new driver is */
+                                on_duty: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the current duty state began: the last change, or the account’s creation if never changed
+                                 */
+                                on_duty_since: string;
                             };
                         };
                     };
@@ -15101,6 +15295,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -15304,6 +15501,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -15504,6 +15704,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -15852,6 +16055,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -16207,6 +16413,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -16458,7 +16667,10 @@ export interface operations {
                  * @example {
                  *       "version_rev": "3-kq7Lm2xP",
                  *       "max_candidates": 3,
-                 *       "offer_ttl_s": 600
+                 *       "offer_ttl_s": 600,
+                 *       "max_waves": 3,
+                 *       "max_runsheets_per_driver": 2,
+                 *       "max_location_age_s": 900
                  *     }
                  */
                 "application/json": {
@@ -16476,6 +16688,24 @@ export interface operations {
                      * @default 900
                      */
                     offer_ttl_s?: number;
+                    /**
+                     * Format: int32
+                     * @description How many waves of offers a runsheet gets at most before it is marked unassigned (1 to 10, default 3; the job’s pairing is wave 1)
+                     * @default 3
+                     */
+                    max_waves?: number;
+                    /**
+                     * Format: int32
+                     * @description How many runsheets of this planning one driver may win (1 to 50, default 1); a driver who has won that many is offered no more
+                     * @default 1
+                     */
+                    max_runsheets_per_driver?: number;
+                    /**
+                     * Format: int32
+                     * @description How old (by the service’s clock) a driver’s location may be for the driver to be offered a runsheet that has coordinates, in seconds (60 to 86400, default 1800)
+                     * @default 1800
+                     */
+                    max_location_age_s?: number;
                 };
             };
         };
@@ -16566,6 +16796,9 @@ export interface operations {
                             status_updated_at: string;
                             max_candidates: number;
                             offer_ttl_s: number;
+                            max_waves: number;
+                            max_runsheets_per_driver: number;
+                            max_location_age_s: number;
                         };
                         /** Format: date-time */
                         server_time: string;

@@ -393,6 +393,18 @@ export const accountsDocs: AreaDocs = {
         'The services the driver offers (at most 10), replacing the earlier list',
     },
   },
+  X15: {
+    description:
+      'Goes on or off duty. Only a driver on duty is offered runsheets by a planning job; a new driver is on duty ' +
+      'from the account’s creation. Answers the state and `since`, when that state began: setting the state the ' +
+      'driver is already in changes nothing and keeps `since`. Not part of `driver_profile.version_rev`: a toggle ' +
+      'never makes a profile edit (A21) stale. X9, A1, A16 and A23 show it as `driver_profile.on_duty` and ' +
+      '`driver_profile.on_duty_since`.',
+    example: { body: { on_duty: false } },
+    fields: {
+      'body/on_duty': 'true to go on duty (be offered runsheets), false to go off duty',
+    },
+  },
   A22: {
     description:
       'Changes your own email address (needs the current password): the new address must be confirmed, the ' +

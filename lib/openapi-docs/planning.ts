@@ -199,12 +199,24 @@ export const planningDocs: AreaDocs = {
         version_rev: EXAMPLE.versionRev,
         max_candidates: 3,
         offer_ttl_s: 600,
+        max_waves: 3,
+        max_runsheets_per_driver: 2,
+        max_location_age_s: 900,
       },
     },
     fields: {
       'body/version_rev': 'The planning’s current `version_rev` (from P2/P3): a stale one is 409',
       'body/max_candidates': 'How many nearest drivers each runsheet is offered to (1 to 50, default 5)',
       'body/offer_ttl_s': 'How long an offer stays open, in seconds (5 to 86400, default 900)',
+      'body/max_waves':
+        'How many waves of offers a runsheet gets at most before it is marked unassigned (1 to 10, default 3; ' +
+        'the job’s pairing is wave 1)',
+      'body/max_runsheets_per_driver':
+        'How many runsheets of this planning one driver may win (1 to 50, default 1); a driver who has won ' +
+        'that many is offered no more',
+      'body/max_location_age_s':
+        'How old (by the service’s clock) a driver’s location may be for the driver to be offered a runsheet ' +
+        'that has coordinates, in seconds (60 to 86400, default 1800)',
     },
   },
   P10: {

@@ -2,7 +2,7 @@
 import { findVisibleUser } from '#shared/accounts/directory';
 import { emailChangedMail } from '#shared/accounts/mails';
 import { deliverOutboxMail, outboxMail } from '#shared/accounts/outbox';
-import { getUser, toUserView, type UserRecord, updateUser } from '#shared/accounts/users';
+import { dutyOf, getUser, saveDriverDuty, toUserView, type UserRecord, updateUser } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords';
 import { startSession, type TokenPair } from '#shared/auth/sessions';
@@ -11,8 +11,8 @@ import { conflict, forbidden, invalidField, notFound } from '#shared/http/proble
 import { newSecret } from '#shared/ids';
 import { syncServiceTypes } from '#shared/locations/locations';
 
-async function self(caller: Caller): Promise<UserRecord> {
-  const user = await getUser(caller.id);
+async function self(caller: Caller, options: { consistent?: boolean } = {}): Promise<UserRecord> {
+  const user = await getUser(caller.id, options);
   if (!user || user.deleted_at) throw notFound('user');
   return user;
 }
@@ -91,7 +91,12 @@ export async function updateSelf(
   await updateUser(await self(caller), defined(input));
 }
 
-/** A21: optimistic on `driver_profile.version_rev`; a stale one is 409, a successful change issues the next. */
+/**
+ * A21: optimistic on `driver_profile.version_rev`; a stale one is 409, a successful change issues the next. The duty
+ * state (X15) is kept as it is and is no part of the version: a toggle between the app's read and this edit, or
+ * during it, does not make the edit stale (a write that meets such a change reads the user again and, with the
+ * version still the one sent, applies the edit to what is current).
+ */
 export async function updateDriver(
   caller: Caller,
   input: {
@@ -99,20 +104,50 @@ export async function updateDriver(
     driver_profile: { version_rev: string; service_types?: string[] | undefined };
   },
 ) {
-  const user = await self(caller);
-  const profile = user.driver_profile;
-  if (!profile) throw forbidden('only drivers have a driver profile');
-  if (profile.version_rev !== input.driver_profile.version_rev) {
-    throw conflict('driver_profile.version_rev is stale: read the profile again (GET /v1/me) and retry');
+  for (let attempt = 1; ; attempt++) {
+    const user = await self(caller, { consistent: attempt > 1 });
+    const profile = user.driver_profile;
+    if (!profile) throw forbidden('only drivers have a driver profile');
+    if (profile.version_rev !== input.driver_profile.version_rev) {
+      throw conflict('driver_profile.version_rev is stale: read the profile again (GET /v1/me) and retry');
+    }
+    const sequence = Number.parseInt(profile.version_rev.split('-')[0] ?? '1', 10) || 1;
+    const driverProfile = {
+      ...profile,
+      version_rev: `${sequence + 1}-${newSecret(6)}`,
+      service_types: [...new Set(input.driver_profile.service_types ?? profile.service_types)],
+    };
+    let updated: UserRecord;
+    try {
+      updated = await updateUser(user, {
+        ...defined({ phone_number: input.phone_number }),
+        driver_profile: driverProfile,
+      });
+    } catch (error) {
+      // Another request changed the user since it was read: judged again against what is current.
+      if ((error as { status?: number }).status === 409 && attempt < 3) continue;
+      throw error;
+    }
+    await syncServiceTypes(user.id, user.org_id ?? null, driverProfile.service_types);
+    return toUserView(updated).driver_profile;
   }
-  const sequence = Number.parseInt(profile.version_rev.split('-')[0] ?? '1', 10) || 1;
-  const driverProfile = {
-    version_rev: `${sequence + 1}-${newSecret(6)}`,
-    service_types: [...new Set(input.driver_profile.service_types ?? profile.service_types)],
-  };
-  await updateUser(user, { ...defined({ phone_number: input.phone_number }), driver_profile: driverProfile });
-  await syncServiceTypes(user.id, user.org_id ?? null, driverProfile.service_types);
-  return driverProfile;
+}
+
+/**
+ * X15: the driver's duty state. Setting the state the driver is already in writes nothing and keeps `since`. A
+ * change by another request between the read and the write (an A21 edit, a toggle from a second device) is read
+ * again, never answered 409: the request says what the state should be, whatever it was. The read is consistent, so
+ * "already in that state" is never judged on a stale copy.
+ */
+export async function setDuty(caller: Caller, onDuty: boolean): Promise<{ on_duty: boolean; since: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const user = await self(caller, { consistent: true });
+    if (!user.driver_profile) throw forbidden('only drivers have a duty state');
+    if (dutyOf(user).on_duty === onDuty) return dutyOf(user);
+    const saved = await saveDriverDuty(user, onDuty);
+    if (saved) return dutyOf(saved);
+    if (attempt === 3) throw conflict('the account kept changing while the duty state was set; retry');
+  }
 }
 
 /**

@@ -166,6 +166,9 @@ export const updateDriverBody = v.object({
   }),
 });
 
+/** X15. */
+export const dutyBody = v.object({ on_duty: v.boolean('must be true or false') });
+
 /** The spec's `user{user{email}}`, and the current password (an addition: an address is a credential). */
 export const updateTransporterEmailBody = v.object({
   user: v.object({ user: v.object({ email, current_password: currentPassword }) }),
@@ -200,6 +203,20 @@ export const listUsersByRoleQuery = v.object({
 
 // Response shapes: documentation for the OpenAPI document and the contract tests.
 
+/** A driver's profile wherever a user is shown (A1, A16, A21, A23, X9): closed, with the duty state of X15. */
+const driverProfileView = v.object({
+  version_rev: v.string(),
+  service_types: v.array(v.string()),
+  on_duty: v.pipe(v.boolean(), v.description('Whether the driver is on duty (X15); a new driver is')),
+  on_duty_since: v.pipe(
+    isoTime,
+    v.description('When the current duty state began: the last change, or the account’s creation if never changed'),
+  ),
+});
+
+/** X15's reply: the duty state and when it began (the account's creation until the driver first changes it). */
+export const dutyReply = v.object({ on_duty: v.boolean(), since: isoTime });
+
 export const userView = v.object({
   id: uuid,
   email: v.string(),
@@ -211,7 +228,7 @@ export const userView = v.object({
   created_at: isoTime,
   updated_at: isoTime,
   deleted_at: v.optional(isoTime),
-  driver_profile: v.optional(v.object({ version_rev: v.string(), service_types: v.array(v.string()) })),
+  driver_profile: v.optional(driverProfileView),
 });
 
 export const tokenPairResponse = v.object({
@@ -288,12 +305,12 @@ export const orgUserReply = v.object({
     name: v.string(),
     roles: v.array(v.string()),
     org_id: v.nullable(uuid),
-    driver_profile: v.optional(v.object({ version_rev: v.string(), service_types: v.array(v.string()) })),
+    driver_profile: v.optional(driverProfileView),
   }),
 });
 export const driverUpdateReply = v.object({
   ...envelopeEntries(),
-  driver_profile: v.object({ version_rev: v.string(), service_types: v.array(v.string()) }),
+  driver_profile: driverProfileView,
 });
 
 export const organisationView = v.object({

@@ -6,16 +6,47 @@
  * totals never read every user. Every change goes through `saveUser(before, after)`: one transaction that writes the
  * user on the condition that nobody changed it since it was read, moves the email claim, and adjusts the counters.
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DRIVERS, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
-import { cancelledIndexes, db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
+import {
+  cancelledIndexes,
+  db,
+  isConditionalFailure,
+  mainTableName,
+  transactWrite,
+  WRITE_TOKEN,
+} from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuidFor } from '#shared/ids';
 
 export interface DriverProfile {
   version_rev: string;
   service_types: string[];
+  /**
+   * The duty state (X15). Absent until the driver first sets it: a driver is on duty from the account's creation.
+   * Not part of `version_rev`: a toggle from the app must not make a profile edit (A21) stale.
+   */
+  on_duty?: boolean;
+  /** When the current duty state began (absent: the account's `created_at`). */
+  on_duty_since?: string;
+}
+
+/** A driver's duty state as shown: on duty since the account's creation until the driver says otherwise. */
+export const dutyOf = (user: Pick<UserRecord, 'created_at' | 'driver_profile'>) => ({
+  on_duty: user.driver_profile?.on_duty ?? true,
+  since: user.driver_profile?.on_duty_since ?? user.created_at,
+});
+
+/** The driver profile as A1, A16, A21, A23 and X9 show it: its stored members and the duty state (X15). */
+export function toDriverProfileView(user: Pick<UserRecord, 'created_at'> & { driver_profile: DriverProfile }) {
+  const { on_duty, since } = dutyOf(user);
+  return {
+    version_rev: user.driver_profile.version_rev,
+    service_types: user.driver_profile.service_types,
+    on_duty,
+    on_duty_since: since,
+  };
 }
 
 export interface UserRecord {
@@ -146,6 +177,23 @@ export async function createUser(input: NewUser, extra: TransactItem[] = []): Pr
 }
 
 /**
+ * The condition that the stored user is still `user` as read: its `updated_at`, and for a driver the duty state's
+ * stamp, which a duty toggle (saveDriverDuty) moves without moving `updated_at`.
+ */
+function asRead(user: UserRecord) {
+  const since = user.driver_profile?.on_duty_since;
+  const duty = !user.driver_profile
+    ? ''
+    : since
+      ? ' AND driver_profile.on_duty_since = :dutySince'
+      : ' AND attribute_not_exists(driver_profile.on_duty_since)';
+  return {
+    ConditionExpression: `updated_at = :before${duty}`,
+    ExpressionAttributeValues: { ':before': user.updated_at, ...(since ? { ':dutySince': since } : {}) },
+  };
+}
+
+/**
  * The one write path. `before` is the record as read (undefined for a new user); the write succeeds only if the
  * stored record is still `before`. Extra transaction items (an invitation token, an organisation) ride along.
  */
@@ -162,12 +210,7 @@ export async function saveUser(before: UserRecord | undefined, after: UserRecord
           email_lc: lower(after.email),
           ...after,
         },
-        ...(before
-          ? {
-              ConditionExpression: 'updated_at = :before',
-              ExpressionAttributeValues: { ':before': before.updated_at },
-            }
-          : { ConditionExpression: 'attribute_not_exists(PK)' }),
+        ...(before ? asRead(before) : { ConditionExpression: 'attribute_not_exists(PK)' }),
       },
     },
   ];
@@ -298,7 +341,7 @@ export async function usersByPrefix(index: 'GSI3' | 'GSI4', prefix: string, limi
   return (out.Items ?? []).map(toRecord);
 }
 
-const INDEX_ATTRIBUTES = /^(PK|SK|GSI\dPK|GSI\dSK|entity|email_lc)$/;
+const INDEX_ATTRIBUTES = new RegExp(`^(PK|SK|GSI\\dPK|GSI\\dSK|entity|email_lc|${WRITE_TOKEN})$`);
 
 export function toRecord(item: Item): UserRecord {
   return Object.fromEntries(
@@ -319,7 +362,9 @@ export function toUserView(user: UserRecord) {
     created_at: user.created_at,
     updated_at: user.updated_at,
     ...(user.deleted_at ? { deleted_at: user.deleted_at } : {}),
-    ...(user.driver_profile ? { driver_profile: user.driver_profile } : {}),
+    ...(user.driver_profile
+      ? { driver_profile: toDriverProfileView({ ...user, driver_profile: user.driver_profile }) }
+      : {}),
   };
 }
 
@@ -339,4 +384,37 @@ export async function updateUser(
   const after: UserRecord = { ...user, ...changes, updated_at: nextUpdatedAt(user) };
   await saveUser(user, after, extra);
   return after;
+}
+
+/**
+ * X15's write: the driver's duty state alone, in one UpdateItem, on the condition that the user is still as read.
+ * `updated_at` stays: five user indexes project it, and moving it made a toggle cost 7 WCU instead of 2 (the user
+ * item is over 1 KB), for a change no listing shows. A whole-item write made from a read before the toggle (saveUser) still
+ * fails rather than put the old duty state back: its condition includes the duty state's stamp (asRead).
+ * `version_rev` stays too: the profile's members a driver edits (A21) did not change. Undefined when the user
+ * changed since it was read (the caller reads it again).
+ */
+export async function saveDriverDuty(user: UserRecord, onDuty: boolean): Promise<UserRecord | undefined> {
+  const profile = user.driver_profile;
+  if (!profile) throw new Error('saveDriverDuty: the user has no driver profile');
+  // Always later than the stamp it replaces, so that the stamp identifies the state exactly (as nextUpdatedAt).
+  const since = new Date(
+    Math.max(clock.nowMs(), Date.parse(profile.on_duty_since ?? user.created_at) + 1),
+  ).toISOString();
+  const condition = asRead(user);
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: userKey(user.id),
+        UpdateExpression: 'SET driver_profile.on_duty = :onDuty, driver_profile.on_duty_since = :since',
+        ConditionExpression: condition.ConditionExpression,
+        ExpressionAttributeValues: { ...condition.ExpressionAttributeValues, ':onDuty': onDuty, ':since': since },
+      }),
+    );
+  } catch (error) {
+    if (isConditionalFailure(error)) return undefined;
+    throw error;
+  }
+  return { ...user, driver_profile: { ...profile, on_duty: onDuty, on_duty_since: since } };
 }

@@ -52,7 +52,14 @@ export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ??
 export async function startPlanningJob(
   caller: Caller,
   id: string,
-  input: { version_rev: string; max_candidates: number; offer_ttl_s: number },
+  input: {
+    version_rev: string;
+    max_candidates: number;
+    offer_ttl_s: number;
+    max_waves: number;
+    max_runsheets_per_driver: number;
+    max_location_age_s: number;
+  },
 ) {
   const planning = await visiblePlanning(caller, id);
   if (planning.job && ['queued', 'processing'].includes(planning.job.current_status)) {
@@ -66,6 +73,9 @@ export async function startPlanningJob(
     status_updated_at: now,
     max_candidates: input.max_candidates,
     offer_ttl_s: input.offer_ttl_s,
+    max_waves: input.max_waves,
+    max_runsheets_per_driver: input.max_runsheets_per_driver,
+    max_location_age_s: input.max_location_age_s,
   };
   // Watched by the requeue sweep (shared/workers/requeue.ts) until the job ends, in case its message is lost.
   const watch = { GSI3PK: ACTIVE_JOBS, GSI3SK: requeueAt(clock.nowMs()) } as Partial<Planning>;

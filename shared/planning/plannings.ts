@@ -27,7 +27,7 @@ import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
 import { planningKey, runsheetKey } from '#shared/planning/keys';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
-import type { JOB_STATUSES } from '#shared/planning/schemas';
+import { JOB_DEFAULTS, type JOB_STATUSES } from '#shared/planning/schemas';
 
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const JOB_EDGES: Record<JobStatus, readonly JobStatus[]> = {
@@ -45,6 +45,10 @@ export interface PlanningJob {
   status_updated_at: string;
   max_candidates: number;
   offer_ttl_s: number;
+  /** Contract 4.7's settings; absent on a job started before them (JOB_DEFAULTS hold for it). */
+  max_waves?: number;
+  max_runsheets_per_driver?: number;
+  max_location_age_s?: number;
   /** The running worker's lease (epoch ms) and how many runs the job has had. */
   lease_until?: number;
   lease_owner?: string;
@@ -205,6 +209,9 @@ const toJobView = (job: PlanningJob) => ({
   status_updated_at: job.status_updated_at,
   max_candidates: job.max_candidates,
   offer_ttl_s: job.offer_ttl_s,
+  max_waves: job.max_waves ?? JOB_DEFAULTS.max_waves,
+  max_runsheets_per_driver: job.max_runsheets_per_driver ?? JOB_DEFAULTS.max_runsheets_per_driver,
+  max_location_age_s: job.max_location_age_s ?? JOB_DEFAULTS.max_location_age_s,
 });
 
 /** The list view holds exactly these (spec section 2: "The list view of a planning holds only …"). */

@@ -110,16 +110,34 @@ export const addDriversBody = v.object({
     v.maxLength(MAX_PER_CALL, `must hold at most ${MAX_PER_CALL} drivers a call`),
   ),
 });
+/** P9's settings of the job, when the body leaves them out (contract 4.6, 4.7); also a job started before 4.7's. */
+export const JOB_DEFAULTS = {
+  max_candidates: 5,
+  offer_ttl_s: 900,
+  max_waves: 3,
+  max_runsheets_per_driver: 1,
+  max_location_age_s: 1800,
+} as const;
+
+/** An optional whole number in [min, max] that defaults to `fallback`; out of range is a 400 that names the range. */
+const setting = (min: number, max: number, fallback: number) =>
+  v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(min, `must be at least ${min}`),
+      v.maxValue(max, `must be at most ${max}`),
+    ),
+    fallback,
+  );
+
 export const startJobBody = v.object({
   version_rev: versionRev,
-  max_candidates: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(1, 'must be at least 1'), v.maxValue(50, 'must be at most 50')),
-    5,
-  ),
-  offer_ttl_s: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(5, 'must be at least 5'), v.maxValue(86_400, 'must be at most 86400')),
-    900,
-  ),
+  max_candidates: setting(1, 50, JOB_DEFAULTS.max_candidates),
+  offer_ttl_s: setting(5, 86_400, JOB_DEFAULTS.offer_ttl_s),
+  max_waves: setting(1, 10, JOB_DEFAULTS.max_waves),
+  max_runsheets_per_driver: setting(1, 50, JOB_DEFAULTS.max_runsheets_per_driver),
+  max_location_age_s: setting(60, 86_400, JOB_DEFAULTS.max_location_age_s),
 });
 export const jobResultBody = v.object({
   planning_job_id: uuid,
@@ -188,6 +206,9 @@ export const planningView = v.object({
       status_updated_at: isoTime,
       max_candidates: v.number(),
       offer_ttl_s: v.number(),
+      max_waves: v.number(),
+      max_runsheets_per_driver: v.number(),
+      max_location_age_s: v.number(),
     }),
   ),
   server_time: isoTime,

@@ -381,6 +381,22 @@ describe('capacity of P5 naming imported tasks (issue 33 item 3: task_ids amplif
   }, 120_000);
 });
 
+describe('capacity of a duty toggle (X15)', () => {
+  it('a change of state, and the same state again', async () => {
+    const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    const off = await measure('X15', () => api.put('/v1/driver/duty', { on_duty: false }, driver.token));
+    const again = await measure('X15', () => api.put('/v1/driver/duty', { on_duty: false }, driver.token));
+    // The user read is consistent (a toggle right after another must see it: "already off" is judged on the stored
+    // state), 1 RCU; a change is one UpdateItem of members no index projects: the user item alone, which is over
+    // 1 KB (its password hash, index keys), 2 WCU. Moving `updated_at` too, which five user indexes project, measured
+    // 7; saveUser's transaction would double that. The same state again writes nothing.
+    expect({ off, again }).toEqual({
+      off: { calls: 3, rcu: 1.5, wcu: 2 },
+      again: { calls: 2, rcu: 1.5, wcu: 0 },
+    });
+  });
+});
+
 describe('capacity of searches, plannings and accepts', () => {
   it('L3, L4, P5, P7, the P9 job per pair, R6 and an import per task, as the bench measures them', async () => {
     const measured = await capacityScenario(host.url, ADMIN);

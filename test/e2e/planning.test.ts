@@ -135,6 +135,66 @@ describe('plannings', () => {
   });
 });
 
+describe('P9’s wave and eligibility settings (contract 4.7)', () => {
+  type JobView = { job: Record<string, unknown> };
+
+  it('refuses each one out of its range or not a whole number, with a 400 at its path', async () => {
+    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Settings' }, planner)).body;
+    const refused: [string, unknown][] = [
+      ['max_waves', 0],
+      ['max_waves', 11],
+      ['max_waves', 2.5],
+      ['max_waves', '3'],
+      ['max_runsheets_per_driver', 0],
+      ['max_runsheets_per_driver', 51],
+      ['max_runsheets_per_driver', null],
+      ['max_location_age_s', 59],
+      ['max_location_age_s', 86_401],
+      ['max_location_age_s', true],
+    ];
+    for (const [field, value] of refused) {
+      const answer = await api.post(
+        `/v1/plannings/${planning.id}/job`,
+        { version_rev: planning.version_rev, [field]: value },
+        planner,
+      );
+      expect(answer.body, `${field} ${JSON.stringify(value)}`).toMatchObject({
+        status: 400,
+        code: 'validation_failed',
+        errors: [{ path: field }],
+      });
+    }
+    // Nothing was started: the planning's version is still the one sent.
+    const read = await api.get<PlanningView & { job?: object }>(`/v1/plannings/${planning.id}`, planner);
+    expect(read.body.version_rev).toBe(planning.version_rev);
+    expect(read.body.job).toBeUndefined();
+  });
+
+  it('stores them on the job and shows them wherever the job is read; defaults 3, 1 and 1800', async () => {
+    const given = (await api.post<PlanningView>('/v1/plannings', { name: 'Given settings' }, planner)).body;
+    const settings = { max_waves: 10, max_runsheets_per_driver: 50, max_location_age_s: 60 };
+    const started = await api.post<JobView>(
+      `/v1/plannings/${given.id}/job`,
+      { version_rev: given.version_rev, ...settings },
+      planner,
+    );
+    expect(started).toMatchObject({ status: 202, body: { job: settings } });
+    await jobStatus(given.id);
+    expect((await api.get<JobView>(`/v1/plannings/${given.id}`, planner)).body.job).toMatchObject(settings);
+
+    const plain = (await api.post<PlanningView>('/v1/plannings', { name: 'Default settings' }, planner)).body;
+    const defaults = { max_waves: 3, max_runsheets_per_driver: 1, max_location_age_s: 1800 };
+    const startedPlain = await api.post<JobView>(
+      `/v1/plannings/${plain.id}/job`,
+      { version_rev: plain.version_rev },
+      planner,
+    );
+    expect(startedPlain.body.job).toMatchObject({ ...defaults, max_candidates: 5, offer_ttl_s: 900 });
+    await jobStatus(plain.id);
+    expect((await api.get<JobView>(`/v1/plannings/${plain.id}`, planner)).body.job).toMatchObject(defaults);
+  });
+});
+
 describe('a planning job', () => {
   let planning: PlanningView;
   let records: PairRecord[];
@@ -595,7 +655,17 @@ describe('planning replies (issue 23.1, 23.2, 28.6)', () => {
       expect(storageMembers(reply.body)).toEqual([]);
     }
     expect(Object.keys(read.body.job).sort()).toEqual(
-      ['current_status', 'id', 'max_candidates', 'offer_ttl_s', 'status_updated_at', 'statuses'].sort(),
+      [
+        'current_status',
+        'id',
+        'max_candidates',
+        'max_location_age_s',
+        'max_runsheets_per_driver',
+        'max_waves',
+        'offer_ttl_s',
+        'status_updated_at',
+        'statuses',
+      ].sort(),
     );
     expect(read.body.drivers).toEqual(drivers.slice(1, 3).map((d) => ({ id: d.id })));
     // P9 made version 5 (P2 1, P4 2, P5 3, P7 4): the pairs took their runsheets at it.
