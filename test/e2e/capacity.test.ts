@@ -444,8 +444,8 @@ describe('capacity of searches, plannings and accepts', () => {
       // multiple of 5 000), 24 UpdateItems of the job (~4 WCU each) at the start of every import; now once per 5 000
       // items written (34 → 10 calls, 506 → 410 WCU).
       // Issue 33 item 2: each driver offered hears `offer.new` on user.<id>, the winner `runsheet.assigned` and the
-      // rivals `offer.closed`: one Query of each channel's subscribers (0.5 RCU), and the job's eight drivers (was 30
-      // calls / 10.5 RCU) and the accept's winner and two rivals (15 / 8) are those reads more. No write.
+      // rivals `offer.closed`: one Query of each channel's subscribers (0.5 RCU): eight more for the job (was 30 calls /
+      // 10.5 RCU), three more for the accept (was 15 / 8). No write.
       P9: { calls: 38, rcu: 14.5, wcu: 81, wcuPer: 2.7 },
       R6: { calls: 18, rcu: 9.5, wcu: 16 },
       I6: { calls: 10, rcu: 1, wcu: 410, wcuPer: 4.1 },
