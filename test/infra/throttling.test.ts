@@ -45,7 +45,9 @@ function documented() {
 let built: ReturnType<typeof buildApp>;
 beforeAll(() => {
   built = buildApp(newApp(), ENV);
-});
+  // Synthesizes the app once (the templates below read that assembly): minutes on a loaded machine.
+  Template.fromStack(built.gateway);
+}, 900_000);
 
 describe('per-route throttles (issue 33 item 10)', () => {
   it('the documented table names the expensive and public routes of the issue', () => {
@@ -181,5 +183,5 @@ describe('the WAF option (-c waf=true)', () => {
     expect(JSON.stringify(config['Origins'])).toContain('.execute-api.eu-west-1.amazonaws.com');
     expect(edge!.dependencies.map((stack) => stack.node.id)).toContain(gateway.node.id);
     expect(() => buildApp(newApp({ waf: 'true', wafRateLimit: 'lots' }), ENV)).toThrow(/wafRateLimit "lots"/);
-  }, 600_000);
+  }, 1_800_000);
 });
