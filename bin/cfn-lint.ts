@@ -22,13 +22,20 @@ if (version.error || version.status !== 0) {
   process.exit(1);
 }
 
-/** Without an assembly given, both kinds of stage are linted: the default (sandbox) and prod (issue 25.4). */
-const STAGES = [DEFAULT_STAGE, PROD_STAGE];
+/**
+ * Without an assembly given, both kinds of stage are linted: the default (sandbox) and prod (issue 25.4), and the
+ * sandbox again with the WAF option (`-c waf=true`: CloudFront and AWS WAF in DispatchEdge, docs/throttling.md).
+ */
+const ASSEMBLIES: readonly { name: string; stage: string; waf?: 'true' }[] = [
+  { name: DEFAULT_STAGE, stage: DEFAULT_STAGE },
+  { name: PROD_STAGE, stage: PROD_STAGE },
+  { name: `${DEFAULT_STAGE}-waf`, stage: DEFAULT_STAGE, waf: 'true' },
+];
 let outdirs = process.argv[2] ? [resolve(process.argv[2])] : [];
 if (outdirs.length === 0) {
   const root = mkdtempSync(join(tmpdir(), 'dispatch-cfn-lint-'));
-  outdirs = STAGES.map((stage) => {
-    const outdir = join(root, stage);
+  outdirs = ASSEMBLIES.map(({ name, stage, waf }) => {
+    const outdir = join(root, name);
     const app = new App({
       outdir,
       context: {
@@ -37,6 +44,7 @@ if (outdirs.length === 0) {
         mailFrom: 'no-reply@mail.example.com',
         alarmEmail: 'oncall@mail.example.com',
         stage,
+        ...(waf ? { waf } : {}),
       },
     });
     buildApp(app, { env: { account: '123456789012', region: process.env['CDK_DEFAULT_REGION'] ?? 'eu-west-1' } });

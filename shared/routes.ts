@@ -10,10 +10,11 @@ import { importsRoutes } from '#shared/routes/imports';
 import { locationsRoutes } from '#shared/routes/locations';
 import { notificationsRoutes } from '#shared/routes/notifications';
 import { planningRoutes } from '#shared/routes/planning';
+import { THROTTLES } from '#shared/routes/throttles';
 import { tokensRoutes } from '#shared/routes/tokens';
-import type { Needs, RouteDef } from '#shared/routes/types';
+import type { Needs, RouteDef, Throttle } from '#shared/routes/types';
 
-export type { Access, Area, Method, Needs, RouteDef } from '#shared/routes/types';
+export type { Access, Area, Method, Needs, RouteDef, Throttle } from '#shared/routes/types';
 
 export const routes = [
   ...authRoutes,
@@ -42,10 +43,16 @@ export const websocketRoutes = [
     routeKey: '$connect',
     handler: 'realtime/connect',
     needs: { main: 'read', connections: 'write', signingKey: 'verify' },
+    throttle: THROTTLES.connect,
   },
   { routeKey: '$disconnect', handler: 'realtime/disconnect', needs: { connections: 'write' } },
   // Checks each channel against the caller (a planning's organisation), records subscriptions, answers on the socket.
-  { routeKey: 'subscribe', handler: 'realtime/subscribe', needs: { main: 'read', realtime: true } },
+  {
+    routeKey: 'subscribe',
+    handler: 'realtime/subscribe',
+    needs: { main: 'read', realtime: true },
+    throttle: THROTTLES.subscribe,
+  },
   {
     routeKey: '$default',
     handler: 'realtime/default',
@@ -57,4 +64,4 @@ export const websocketRoutes = [
       },
     },
   },
-] as const satisfies readonly { routeKey: string; handler: string; needs: Needs }[];
+] as const satisfies readonly { routeKey: string; handler: string; needs: Needs; throttle?: Throttle }[];

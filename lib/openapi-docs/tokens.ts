@@ -172,7 +172,8 @@ export const tokensDocs: AreaDocs = {
     },
   },
   'X7.list': {
-    description: 'Lists the internal worker clients with their roles (secrets never shown).',
+    description:
+      'Lists the internal worker clients with their roles (secrets never shown). A revoked client stays listed, with `revoked_at`.',
   },
   'X7.revoke': {
     description: 'Revokes a client (internal or partner): its credentials and the tokens issued to it stop working.',

@@ -1,9 +1,9 @@
 /**
- * The front door: the HTTP API with CORS, a throttled default stage with access logs, the Lambda authorizer every
- * protected route uses, and a `$default` route answering problem+json 404. Area stacks add their routes to this API.
+ * The front door: the HTTP API with CORS, the Lambda authorizer every protected route uses, and a `$default` route
+ * answering problem+json 404. Area stacks add their routes to this API; its stage (throttles, access logs) is
+ * DispatchGateway's (lib/stacks/gateway-stack.ts), made after every route.
  */
 import { Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
-import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   AuthorizerPayloadVersion,
   CorsHttpMethod,
@@ -12,12 +12,9 @@ import {
   HttpAuthorizerType,
   HttpRoute,
   HttpRouteKey,
-  HttpStage,
-  LogGroupLogDestination,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
@@ -82,18 +79,6 @@ export class ApiStack extends Stack {
         allowHeaders: CORS_HEADERS['Access-Control-Allow-Headers'].split(', '),
         exposeHeaders: ['X-Request-Id', 'Retry-After'],
         maxAge: Duration.minutes(10),
-      },
-    });
-
-    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: stage.accessLogRetention });
-    new HttpStage(this, 'DefaultStage', {
-      httpApi: this.httpApi,
-      stageName: '$default',
-      autoDeploy: true,
-      throttle: { rateLimit: 500, burstLimit: 1000 },
-      accessLogSettings: {
-        destination: new LogGroupLogDestination(accessLogs),
-        format: AccessLogFormat.custom(HTTP_ACCESS_LOG_FORMAT),
       },
     });
 

@@ -20,6 +20,7 @@ import { alarmFacade, watchFunctions } from '#lib/constructs/alarms';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { SafeDeploys } from '#lib/constructs/safe-deploy';
+import { reservedConcurrency } from '#lib/constructs/throttles';
 import type { DataStack } from '#lib/stacks/data-stack';
 import type { RealtimeStack } from '#lib/stacks/realtime-stack';
 import { stageOf } from '#lib/stage';
@@ -60,6 +61,8 @@ export class AreaStack extends Stack {
       const fn = new DispatchFunction(this, `${name}Fn`, {
         handlerPath: route.handler,
         description: `${route.id} ${route.method} ${route.path}`,
+        // Opt-in (-c reserveConcurrency=true): by default the route's throttle on the stage bounds it.
+        reservedConcurrentExecutions: reservedConcurrency(this, route.throttle),
       });
       applyNeeds(fn, routeFunctions.find((def) => def.route === route)!, {
         data,

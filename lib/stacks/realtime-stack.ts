@@ -17,12 +17,13 @@ import type { Construct } from 'constructs';
 import { BUNDLING, DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { SafeDeploys } from '#lib/constructs/safe-deploy';
+import { reservedConcurrency, routeSettings, STAGE_THROTTLE_SETTINGS } from '#lib/constructs/throttles';
 import type { DataStack } from '#lib/stacks/data-stack';
 import { stageOf } from '#lib/stage';
 import { background, websocketFunctions } from '#shared/functions';
 import { POSITIONS_BATCHING_WINDOW_S } from '#shared/notifications/positions-window';
 import { DEFAULT_TILE_URL, OPS_ASSETS, opsConfig } from '#shared/ops/page';
-import { websocketRoutes } from '#shared/routes';
+import { type Throttle, websocketRoutes } from '#shared/routes';
 
 /** How cdk-nag writes a value in a finding id: as itself when concrete, else as the pseudo-parameter's name. */
 /**
@@ -72,7 +73,7 @@ export class RealtimeStack extends Stack {
       webSocketApi: api,
       stageName: 'live',
       autoDeploy: true,
-      throttle: { rateLimit: 500, burstLimit: 1000 },
+      throttle: STAGE_THROTTLE_SETTINGS,
     });
     this.manageConnections = new ManagedPolicy(this, 'ManageConnections', {
       description: 'Post to and close the WebSocket connections of the live stage',
@@ -119,9 +120,11 @@ export class RealtimeStack extends Stack {
 
     for (const route of websocketRoutes) {
       const name = route.routeKey.replace('$', '');
+      const throttle: Throttle | undefined = 'throttle' in route ? route.throttle : undefined;
       const fn = new DispatchFunction(this, `${name[0]!.toUpperCase()}${name.slice(1)}Fn`, {
         handlerPath: route.handler,
         description: `WebSocket ${route.routeKey}`,
+        reservedConcurrentExecutions: reservedConcurrency(this, throttle),
       });
       applyNeeds(fn, websocketFunctions.find((def) => def.handler === route.handler)!, {
         data,
@@ -130,11 +133,16 @@ export class RealtimeStack extends Stack {
         mailFrom: props.mailFrom,
       });
       const integration = new WebSocketLambdaIntegration(`${name}Integration`, SafeDeploys.of(this).publish(fn).alias);
-      if (route.routeKey === '$connect') api.addRoute('$connect', { integration });
-      else if (route.routeKey === '$disconnect') api.addRoute('$disconnect', { integration });
-      else if (route.routeKey === '$default') api.addRoute('$default', { integration });
-      else api.addRoute(route.routeKey, { integration });
+      // API Gateway refuses route settings that name a route not yet made: the stage waits for the throttled ones.
+      const added = api.addRoute(route.routeKey, { integration });
+      if (throttle) this.stage.node.addDependency(added);
     }
+    cfnStage.routeSettings = routeSettings(
+      websocketRoutes.map((route) => ({
+        key: route.routeKey,
+        throttle: 'throttle' in route ? (route.throttle as Throttle) : undefined,
+      })),
+    );
     // Live positions: the locations table's stream, a window's worth of fixes per batch, one frame per subscriber.
     const positions = new DispatchFunction(this, 'PositionsStreamFn', {
       handlerPath: 'realtime/positions-stream',

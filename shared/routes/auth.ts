@@ -1,5 +1,6 @@
 /** The auth area's operations (one entry each; see shared/routes.ts for the whole table). */
 import * as accounts from '#shared/accounts/schemas';
+import { THROTTLES } from '#shared/routes/throttles';
 import type { RouteDef } from '#shared/routes/types';
 
 export const authRoutes = [
@@ -24,6 +25,7 @@ export const authRoutes = [
     needs: { main: 'write', signingKey: 'sign' },
     unauthenticated: 'Wrong email or password (the same answer for both)',
     access: 'public',
+    throttle: THROTTLES.signIn,
     summary: 'Log in with email and password',
     status: 200,
     request: { body: accounts.loginBody },
@@ -38,6 +40,7 @@ export const authRoutes = [
     needs: { main: 'write', signingKey: 'sign' },
     unauthenticated: 'A retired, reused, revoked or unknown refresh token',
     access: 'public',
+    throttle: THROTTLES.refresh,
     summary: 'Exchange a refresh token for a new bearer token and refresh token (rotation with reuse detection)',
     status: 200,
     request: { body: accounts.refreshBody },

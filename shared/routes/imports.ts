@@ -1,5 +1,6 @@
 /** The imports area's operations (one entry each; see shared/routes.ts for the whole table). */
 import * as imports from '#shared/imports/schemas';
+import { THROTTLES } from '#shared/routes/throttles';
 import type { RouteDef } from '#shared/routes/types';
 
 export const importsRoutes = [
@@ -40,6 +41,7 @@ export const importsRoutes = [
     handler: 'imports/upload-job-ops',
     needs: { main: 'write', objects: ['uploads'] },
     access: ['SysAdmin'],
+    throttle: THROTTLES.upload,
     summary: 'Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)',
     status: 201,
     response: imports.jobView,
@@ -176,6 +178,7 @@ export const importsRoutes = [
     handler: 'imports/upload-job',
     needs: { main: 'write', objects: ['uploads'] },
     access: ['OrgAdmin', 'Merchant'],
+    throttle: THROTTLES.upload,
     summary: 'Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)',
     status: 201,
     response: imports.jobView,
@@ -285,6 +288,7 @@ export const importsRoutes = [
       },
     },
     access: ['SysAdmin'],
+    throttle: THROTTLES.importJob,
     summary: 'Create an import job from uploaded files, for a named organisation',
     status: 201,
     request: { body: imports.createOpsJobBody },
@@ -298,6 +302,7 @@ export const importsRoutes = [
     handler: 'imports/create-job',
     needs: { main: 'write', objects: ['read'] },
     access: ['OrgAdmin', 'Merchant'],
+    throttle: THROTTLES.importJob,
     summary: "Create an import job from uploaded files, for the caller's organisation",
     status: 201,
     request: { body: imports.createOrgJobBody },

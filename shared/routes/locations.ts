@@ -1,5 +1,6 @@
 /** The locations area's operations (one entry each; see shared/routes.ts for the whole table). */
 import * as locations from '#shared/locations/schemas';
+import { THROTTLES } from '#shared/routes/throttles';
 import type { RouteDef } from '#shared/routes/types';
 
 export const locationsRoutes = [
@@ -52,6 +53,7 @@ export const locationsRoutes = [
     handler: 'locations/nearest',
     needs: { locations: 'read', locationIndexes: ['Geo'] },
     access: ['SysAdmin', 'OrgAdmin', 'OrgTransporter'],
+    throttle: THROTTLES.search,
     summary: 'The closest visible driver to a point, by great-circle distance',
     status: 200,
     request: { query: locations.nearestQuery },
@@ -65,6 +67,7 @@ export const locationsRoutes = [
     handler: 'locations/within-radius',
     needs: { locations: 'read', locationIndexes: ['Geo'] },
     access: ['SysAdmin', 'OrgAdmin', 'OrgTransporter'],
+    throttle: THROTTLES.search,
     summary: 'Every visible driver within a radius, nearest first',
     status: 200,
     request: { query: locations.radiusQuery },

@@ -1,6 +1,7 @@
 /** The planning area's operations (one entry each; see shared/routes.ts for the whole table). */
 
 import * as planning from '#shared/planning/schemas';
+import { THROTTLES } from '#shared/routes/throttles';
 import type { Needs, RouteDef } from '#shared/routes/types';
 import * as common from '#shared/schemas/common';
 
@@ -93,6 +94,7 @@ export const planningRoutes = [
     handler: 'planning/add-runsheets',
     needs: { main: 'write' },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
+    throttle: THROTTLES.runsheets,
     summary: 'Add runsheets (a known id replaces its runsheet)',
     status: 200,
     request: { params: planning.planningParams, body: planning.addRunsheetsBody },

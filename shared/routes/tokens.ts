@@ -1,5 +1,6 @@
 /** The tokens area's operations (one entry each; see shared/routes.ts for the whole table). */
 import * as accounts from '#shared/accounts/schemas';
+import { THROTTLES } from '#shared/routes/throttles';
 import type { RouteDef } from '#shared/routes/types';
 import * as tokens from '#shared/tokens/schemas';
 
@@ -158,6 +159,7 @@ export const tokensRoutes = [
     needs: { main: 'write', signingKey: 'sign' },
     unauthenticated: 'Unknown or revoked client credentials',
     access: 'public',
+    throttle: THROTTLES.clientToken,
     summary:
       'Client credentials (HTTP Basic client_key:secret_key): grant_type client_credentials or authorization_code',
     status: 200,

@@ -71,6 +71,18 @@ export interface Needs {
   unexercised?: Readonly<Record<string, string>>;
 }
 
+/**
+ * A route's own throttle on its API stage (issue 33 item 10), below the stage-wide one: API Gateway's token bucket,
+ * `rate` requests a second refilled into a bucket of `burst`; a request over it gets API Gateway's 429. `concurrency`
+ * is the function's reserved concurrency, applied only with `-c reserveConcurrency=true`. The figures and why each:
+ * shared/routes/throttles.ts and docs/throttling.md.
+ */
+export interface Throttle {
+  rate: number;
+  burst: number;
+  concurrency: number;
+}
+
 export interface RouteDef {
   /** Unique: the spec's operation number (A1 … R8), an X/system id, or `<number>.<variant>` for a second path. */
   id: string;
@@ -106,4 +118,6 @@ export interface RouteDef {
   documented?: { query?: GenericSchema; bytes?: boolean; failure?: GenericSchema; redirect?: boolean };
   /** A public operation that checks a credential of its own (a password, a refresh token): when it answers 401. */
   unauthenticated?: string;
+  /** Expensive or public: a throttle of its own on the HTTP API stage (see Throttle). */
+  throttle?: Throttle;
 }

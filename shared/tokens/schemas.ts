@@ -71,6 +71,8 @@ const partnerEntries = {
   created_at: isoTime,
   updated_at: isoTime,
   updated_by: v.string(),
+  /** When the partner was revoked (X7.revoke): a revoked partner is still read and listed, with this member. */
+  revoked_at: v.optional(isoTime),
 };
 export const partnerView = v.object(partnerEntries);
 export const createdPartner = v.object({ ...partnerEntries, secret_key: v.string(), webhook_secret: v.string() });
@@ -85,6 +87,8 @@ const clientEntries = {
   roles: v.array(v.string()),
   client_key: v.string(),
   created_at: isoTime,
+  /** When the client was revoked (X7.revoke): X7's list keeps a revoked client, with this member. */
+  revoked_at: v.optional(isoTime),
 };
 export const createdClient = v.object({ ...clientEntries, secret_key: v.string() });
 export const clientList = v.object({ clients: v.array(v.object(clientEntries)) });

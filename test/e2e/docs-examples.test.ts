@@ -616,13 +616,27 @@ describe('the request examples of the OpenAPI document', () => {
       const values: Readonly<Record<string, string>> = { org_id: org };
       for (const name of Object.keys(docs.multipartFields ?? {})) form.append(name, values[name]!);
       const token = await tokenFor(route);
-      const response = await fetch(`${host.url}${route.path}`, {
-        method: route.method,
-        body: form,
-        headers: { authorization: `Bearer ${token}` },
-      });
-      expect(response.status, await response.text()).toBe(route.status);
+      const response = await api.upload(route.path, form, token);
+      expect(response.status, JSON.stringify(response.body)).toBe(route.status);
     },
     120_000,
   );
+
+  // The examples ran in table order, so a list was read before the operations after it changed its records (X7's
+  // list before X7.revoke revoked a client: issue 33 item 11). Every list is read again now, when this file's records
+  // are in every state its examples took them to, and each answer is checked against its closed schema by the client.
+  const lists = ALL.filter((r) => r.method === 'GET' && !r.request?.params && !r.documented && !NOT_SENT[r.id]);
+  it('after every example, each list answers again within its closed schema', async () => {
+    expect(lists.map((r) => r.id)).toContain('X7.list');
+    for (const route of lists) {
+      const token = await tokenFor(route);
+      const example = await filled(docsOf(route.id)?.example ?? {}, route, token);
+      const query = example.query ? `?${new URLSearchParams(example.query)}` : '';
+      const response = await api.call('GET', `${route.path}${query}`, {
+        headers: { ...(await headersFor(route)), ...example.headers },
+        ...(token ? { token } : {}),
+      });
+      expect(response.status, `${route.id} ${JSON.stringify(response.body)}`).toBe(route.status);
+    }
+  }, 300_000);
 });

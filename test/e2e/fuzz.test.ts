@@ -299,12 +299,12 @@ describe('fuzzing every input that takes an object key or a file name', () => {
         wrong.push(`I1 ${name} → ${url.status}`);
       const form = new FormData();
       form.append('files', new Blob(['id,name\n1,x\n'], { type: 'text/csv' }), name);
-      const upload = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${tokenOf('Merchant')}` },
-        body: form,
-      });
-      const body = (await upload.json()) as { errors?: { path: string }[] };
+      const upload = await api.upload<{ errors?: { path: string }[] }>(
+        '/v1/task-import-jobs/uploads',
+        form,
+        tokenOf('Merchant'),
+      );
+      const body = upload.body;
       if (upload.status !== 400 || body.errors?.[0]?.path !== 'files') wrong.push(`I3 ${name} → ${upload.status}`);
     }
     expect(wrong).toEqual([]);

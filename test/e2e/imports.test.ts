@@ -432,13 +432,9 @@ describe('the status machine and the other doors', () => {
     const form = new FormData();
     form.append('files', new Blob([TASKS], { type: 'text/csv' }), 'tasks.csv');
     form.append('files', new Blob([ITEMS], { type: 'text/csv' }), 'items.csv');
-    const response = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
-      method: 'POST',
-      body: form,
-      headers: { authorization: `Bearer ${merchant}` },
-    });
+    const response = await api.upload<Job>('/v1/task-import-jobs/uploads', form, merchant);
     expect(response.status).toBe(201);
-    const job = (await response.json()) as Job;
+    const job = response.body;
     expect(job.upload_record.files.map((f) => f.file_name).sort()).toEqual(['items.csv', 'tasks.csv']);
     await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant);
     expect(await finished(job.id)).toBe('completed');
@@ -454,13 +450,9 @@ describe('the operations family (SysAdmin, /v1/admin/task-import-jobs) end to en
     form.append('org_id', orgX);
     form.append('files', new Blob([TASKS], { type: 'text/csv' }), 'tasks.csv');
     form.append('files', new Blob([ITEMS], { type: 'text/csv' }), 'items.csv');
-    const response = await fetch(`${host.url}${OPS}/uploads`, {
-      method: 'POST',
-      body: form,
-      headers: { authorization: `Bearer ${admin}` },
-    });
+    const response = await api.upload<Job & { org_id: string }>(`${OPS}/uploads`, form, admin);
     expect(response.status).toBe(201);
-    const job = (await response.json()) as Job & { org_id: string };
+    const job = response.body;
     expect(job.org_id).toBe(orgX);
     expect((await api.get<Job>(`${OPS}/${job.id}`, admin)).body).toMatchObject({ id: job.id, current_status: 'new' });
     const started = await api.post<Job>(`${OPS}/${job.id}/start`, {}, admin);
@@ -803,12 +795,12 @@ describe('files as spreadsheets save them (contract 4.5): each job ends at once,
     const post = async (bytes: number) => {
       const form = new FormData();
       form.append('files', new Blob([Buffer.alloc(bytes, 0x61)], { type: 'text/csv' }), 'tasks.csv');
-      const response = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
-        method: 'POST',
-        body: form,
-        headers: { authorization: `Bearer ${merchant}` },
-      });
-      return { status: response.status, body: (await response.json()) as { code: string; detail: string } };
+      const response = await api.upload<{ code: string; detail: string }>(
+        '/v1/task-import-jobs/uploads',
+        form,
+        merchant,
+      );
+      return { status: response.status, body: response.body };
     };
     const seven = await post(7 * 1024 * 1024);
     const eleven = await post(11 * 1024 * 1024);

@@ -144,7 +144,7 @@ describe.each([
     });
 
     it('logs the HTTP API with HTTP API variables (route, integration and authorizer errors, latencies)', () => {
-      const stage = Object.values(resourcesOf(built.api)).find((r) => r.Type === 'AWS::ApiGatewayV2::Stage')!;
+      const stage = Object.values(resourcesOf(built.gateway)).find((r) => r.Type === 'AWS::ApiGatewayV2::Stage')!;
       const format = (stage.Properties['AccessLogSettings'] as { Format: string }).Format;
       const fields = JSON.parse(format) as Record<string, string>;
       for (const variable of [

@@ -41,6 +41,7 @@ const stacksOf = (built: Built): Stack[] => [
   built.workers,
   built.monitoring,
   ...built.areaStacks,
+  built.gateway,
 ];
 const templates = new WeakMap<Stack, Record<string, Resource>>();
 const resourcesOf = (stack: Stack) => {

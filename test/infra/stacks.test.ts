@@ -92,7 +92,7 @@ describe('the synthesized service', () => {
   });
 
   it('throttles and logs the API stage, and grants no DynamoDB index wildcard', () => {
-    templateOf(built.api).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+    templateOf(built.gateway).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       DefaultRouteSettings: { ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000 },
       AccessLogSettings: { DestinationArn: Match.anyValue() },

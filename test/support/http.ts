@@ -14,11 +14,12 @@ export function client(baseUrl: string) {
   async function call<T = Record<string, unknown>>(
     method: string,
     path: string,
-    options: { token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+    options: { token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string | FormData } = {},
   ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers['authorization'] = `Bearer ${options.token}`;
-    let body: string | undefined = options.rawBody;
+    // A FormData body is sent as multipart/form-data, fetch choosing the boundary (I3's uploads).
+    let body: string | FormData | undefined = options.rawBody;
     if (options.body !== undefined) {
       headers['content-type'] ??= 'application/json';
       body = JSON.stringify(options.body);
@@ -47,6 +48,9 @@ export function client(baseUrl: string) {
       call<T>('PUT', path, { body, token }),
     delete: <T = Record<string, unknown>>(path: string, body?: unknown, token?: string) =>
       call<T>('DELETE', path, { body, token }),
+    /** A multipart/form-data POST (I3), checked like every other response. */
+    upload: <T = Record<string, unknown>>(path: string, form: FormData, token?: string) =>
+      call<T>('POST', path, { rawBody: form, token }),
   };
 }
 
