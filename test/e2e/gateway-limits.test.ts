@@ -108,13 +108,9 @@ describe('Lambda’s 6 MB for an event and an answer', () => {
     expect(Math.ceil(MAX_MULTIPART_BYTES / 3) * 4).toBeLessThan(LAMBDA_PAYLOAD_BYTES - 200_000);
     const form = new FormData();
     form.append('files', new Blob([Buffer.alloc(MAX_MULTIPART_BYTES + 1000, 0x61)], { type: 'text/csv' }), 'tasks.csv');
-    const response = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
-      method: 'POST',
-      body: form,
-      headers: { authorization: `Bearer ${merchant}` },
-    });
+    const response = await api.upload<{ detail: string }>('/v1/task-import-jobs/uploads', form, merchant);
     expect(response.status).toBe(413);
-    expect(((await response.json()) as { detail: string }).detail).toContain(`at most ${MAX_MULTIPART_BYTES} bytes`);
+    expect(response.body.detail).toContain(`at most ${MAX_MULTIPART_BYTES} bytes`);
   });
 
   it('ends a page of tasks before its answer passes 6 MB, and the token walks every task once', async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { taskId } from '../../shared/imports/tasks.ts';
+import { checkConformance } from '../support/conformance.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
@@ -526,7 +527,17 @@ describe('a result is at most 1 MiB whatever the files hold (issue 33 item 6, co
     });
     expect(response.status).toBe(200);
     const bytes = Buffer.from(await response.arrayBuffer());
-    return { bytes: bytes.length, body: JSON.parse(bytes.toString('utf8')) as Result & { warnings: string[] } };
+    const body = JSON.parse(bytes.toString('utf8')) as Result & { warnings: string[] };
+    // Read raw to count its bytes, and checked against the closed schema as the client would check it.
+    await checkConformance(
+      host.url,
+      'GET',
+      `/v1/task-import-jobs/${id}/result`,
+      200,
+      response.headers.get('content-type'),
+      body,
+    );
+    return { bytes: bytes.length, body };
   };
 
   const expectBounded = (result: { bytes: number; body: Result & { warnings: string[] } }, total: number) => {
@@ -656,13 +667,9 @@ describe('I8 serves every file as a download, never as a page (issue 33 item 9, 
   it('a text/html part of an I3 upload is stored and served as text/csv', async () => {
     const form = new FormData();
     form.append('files', new Blob([TASKS], { type: 'text/html' }), 'page.html');
-    const response = await fetch(`${host.url}/v1/task-import-jobs/uploads`, {
-      method: 'POST',
-      body: form,
-      headers: { authorization: `Bearer ${merchant}` },
-    });
+    const response = await api.upload<Job>('/v1/task-import-jobs/uploads', form, merchant);
     expect(response.status).toBe(201);
-    const file = ((await response.json()) as Job).upload_record.files[0]!;
+    const file = response.body.upload_record.files[0]!;
     const { headObject } = await import('../../shared/ports/object-storage.ts');
     const head = await headObject({ Bucket: file.storage_upload_bucket, Key: file.storage_upload_key });
     expect(head.ContentType).toBe('text/csv');
