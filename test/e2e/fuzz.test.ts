@@ -315,3 +315,64 @@ describe('fuzzing every input that takes an object key or a file name', () => {
 // Replays under an Idempotency-Key on every public operation, without their credentials or with others (security
 // issue 28, item 1), are fuzzed in test/e2e/idempotency.test.ts (its own host: one case runs DynamoDB behind the
 // fault proxy).
+
+describe('fuzzing the bounds of contract 4.9 (issue 33)', () => {
+  const randomHex = (n: number) =>
+    Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+  const merchantToken = () => tokens.find((t) => t.roles.includes('Merchant'))!.token;
+  const orgAdminToken = () => tokens.find((t) => t.roles.includes('OrgAdmin'))!.token;
+
+  it('P5 refuses more than 90 runsheets or 1 000 task_ids however they are packed, at the path the contract names, storing nothing', async () => {
+    const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Fuzz bounds' }, merchantToken())).body
+      .id;
+    const before = new Set(await storedItems());
+    const failures: string[] = [];
+    for (let round = 0; round < 12; round++) {
+      // Runsheets of random sizes (0–200 ids each) whose total passes 1 000 somewhere, or 91 runsheets.
+      const sizes: number[] = [];
+      if (round % 4 === 3) sizes.push(...Array.from({ length: 91 }, () => Math.floor(Math.random() * 5)));
+      else while (sizes.reduce((a, b) => a + b, 0) <= 1000) sizes.push(Math.floor(Math.random() * 201));
+      const runsheets = sizes.map((size, i) => ({
+        id: `RS-${round}-${i}`,
+        name: `fuzz ${i}`,
+        task_ids: Array.from({ length: size }, () => randomHex(24)),
+      }));
+      let total = 0;
+      const crossing = sizes.findIndex((size) => (total += size) > 1000);
+      const expected = sizes.length > 90 ? 'runsheets' : `runsheets[${crossing}].task_ids`;
+      const response = await api.post<{ code: string; errors: { path: string }[] }>(
+        `/v1/plannings/${planning}/runsheets`,
+        { runsheets },
+        merchantToken(),
+      );
+      if (response.status !== 400 || !response.body.errors.some((e) => e.path === expected))
+        failures.push(
+          `${sizes.length} runsheets, ${sizes.reduce((a, b) => a + b, 0)} ids → ${response.status} ${JSON.stringify(response.body).slice(0, 200)} (expected 400 at ${expected})`,
+        );
+    }
+    expect(failures).toEqual([]);
+    const after = new Set(await storedItems());
+    expect([...after].filter((line) => !before.has(line))).toEqual([]);
+  }, 120_000);
+
+  it('L4 and L3 answer 200 at random places at and beyond ±80° and across the antimeridian, with radii up to 50 km', async () => {
+    const failures: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const latitude = (80 + Math.random() * 10) * (i % 2 === 0 ? 1 : -1);
+      const longitude =
+        i % 3 === 0 ? 180 - Math.random() * 0.5 : i % 3 === 1 ? -180 + Math.random() * 0.5 : Math.random() * 360 - 180;
+      const radius = Math.ceil(Math.random() * 50_000);
+      const l4 = await api.get(
+        `/v1/driver-locations?latitude=${latitude}&longitude=${longitude}&radius=${radius}`,
+        orgAdminToken(),
+      );
+      const l3 = await api.get(
+        `/v1/driver-locations/nearest?latitude=${latitude}&longitude=${longitude}`,
+        orgAdminToken(),
+      );
+      if (l4.status !== 200) failures.push(`L4 ${latitude},${longitude} r=${radius} → ${l4.status}`);
+      if (![200, 404].includes(l3.status)) failures.push(`L3 ${latitude},${longitude} → ${l3.status}`);
+    }
+    expect(failures).toEqual([]);
+  }, 300_000);
+});
