@@ -1023,7 +1023,7 @@ export interface paths {
         };
         /**
          * List internal worker clients
-         * @description Lists the internal worker clients with their roles (secrets never shown).
+         * @description Lists the internal worker clients with their roles (secrets never shown). A revoked client stays listed, with `revoked_at`.
          *
          *     Access: roles: SysAdmin. Spec X7.
          */
@@ -7340,6 +7340,8 @@ export interface operations {
                             /** Format: date-time */
                             updated_at: string;
                             updated_by: string;
+                            /** Format: date-time */
+                            revoked_at?: string;
                         }[];
                         meta: {
                             page: number;
@@ -7469,6 +7471,8 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         updated_by: string;
+                        /** Format: date-time */
+                        revoked_at?: string;
                         secret_key: string;
                         webhook_secret: string;
                     };
@@ -7603,6 +7607,8 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         updated_by: string;
+                        /** Format: date-time */
+                        revoked_at?: string;
                     };
                 };
             };
@@ -7732,6 +7738,8 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         updated_by: string;
+                        /** Format: date-time */
+                        revoked_at?: string;
                     };
                 };
             };
@@ -8766,6 +8774,8 @@ export interface operations {
                             client_key: string;
                             /** Format: date-time */
                             created_at: string;
+                            /** Format: date-time */
+                            revoked_at?: string;
                         }[];
                     };
                 };
@@ -8882,6 +8892,8 @@ export interface operations {
                         client_key: string;
                         /** Format: date-time */
                         created_at: string;
+                        /** Format: date-time */
+                        revoked_at?: string;
                         secret_key: string;
                     };
                 };

@@ -301,7 +301,8 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/broadcast',
     area: 'planning',
     handler: 'planning/pair-broadcast',
-    needs: { main: 'write' },
+    // realtime: the driver offered hears `offer.new` on user.<id> (issue 33 item 2).
+    needs: { main: 'write', realtime: true, unexercised: { 'realtime:post': NO_SUB } },
     access: ['RunsheetBroadcastPlanWorker'],
     summary: 'Record a pair’s broadcast',
     status: 200,
