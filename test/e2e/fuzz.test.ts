@@ -337,8 +337,8 @@ describe('fuzzing the bounds of contract 4.9 (issue 33)', () => {
         name: `fuzz ${i}`,
         task_ids: Array.from({ length: size }, () => randomHex(24)),
       }));
-      let total = 0;
-      const crossing = sizes.findIndex((size) => (total += size) > 1000);
+      const running = sizes.map((_, i) => sizes.slice(0, i + 1).reduce((a, b) => a + b, 0));
+      const crossing = running.findIndex((total) => total > 1000);
       const expected = sizes.length > 90 ? 'runsheets' : `runsheets[${crossing}].task_ids`;
       const response = await api.post<{ code: string; errors: { path: string }[] }>(
         `/v1/plannings/${planning}/runsheets`,
