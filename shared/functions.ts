@@ -91,12 +91,15 @@ export const backgroundFunctions: readonly FunctionDef[] = [
   { handler: 'system/ops', label: 'GET /ops (live operations page)', needs: {} },
   {
     handler: 'workers/expire-offers',
-    label: 'offer expiry and mail outbox (schedule)',
+    label: 'offer expiry, offer waves and mail outbox (schedule)',
+    // Waves (contract 4.7): the drivers' locations, pushes to the drivers offered.
     needs: {
       main: 'write',
       indexes: ['GSI2', 'GSI3'],
+      locations: 'read',
       queue: true,
       realtime: true,
+      push: true,
       mail: true,
       unexercised: {
         'queue:send':

@@ -1,16 +1,31 @@
-// The sweep (an EventBridge schedule, every minute): unanswered broadcast pairs past expiry are closed, mail held in
+// The sweep (an EventBridge schedule, every minute): unanswered broadcast pairs past expiry are closed, runsheets
+// whose offers all closed get their next wave or their unassigned reason (shared/planning/dispatch.ts), mail held in
 // the outbox (shared/accounts/outbox.ts) is sent, and jobs whose work message was lost get a new one
 // (shared/workers/requeue.ts). Each part runs even when another fails; a failure is thrown after all of them, so that
 // it shows (the next run picks up what is left).
 import { deliverOutbox } from '#shared/accounts/outbox';
 import { expireOffers } from '#shared/planning/broadcasts';
+import { sendDueWaves } from '#shared/planning/dispatch';
 import { requeueStaleJobs } from '#shared/workers/requeue';
 
-export const handler = async (): Promise<{ closed: number; mailed: number; requeued: number }> => {
-  const [closed, mailed, requeued] = await Promise.allSettled([expireOffers(), deliverOutbox(), requeueStaleJobs()]);
-  for (const part of [closed, mailed, requeued]) if (part.status === 'rejected') throw part.reason;
+export const handler = async (): Promise<{
+  closed: number;
+  mailed: number;
+  requeued: number;
+  waves: number;
+  unassigned: number;
+}> => {
+  // The waves come after the expiry: a runsheet whose last offer expired in this run gets its next wave in it too.
+  const offers = (async () => {
+    const closed = await expireOffers().catch((error: unknown) => error as Error);
+    const waves = await sendDueWaves();
+    if (closed instanceof Error) throw closed;
+    return { closed, ...waves };
+  })();
+  const [dispatched, mailed, requeued] = await Promise.allSettled([offers, deliverOutbox(), requeueStaleJobs()]);
+  for (const part of [dispatched, mailed, requeued]) if (part.status === 'rejected') throw part.reason;
   return {
-    closed: (closed as PromiseFulfilledResult<number>).value,
+    ...(dispatched as PromiseFulfilledResult<{ closed: number; waves: number; unassigned: number }>).value,
     mailed: (mailed as PromiseFulfilledResult<number>).value,
     requeued: (requeued as PromiseFulfilledResult<number>).value,
   };

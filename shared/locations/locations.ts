@@ -378,11 +378,25 @@ async function currentOrganisation(driverId: string): Promise<string | null | un
  * each under the organisation's key, and under its own when it is not there (a freelance driver).
  */
 export async function currentPositions(orgId: string, driverIds: string[]): Promise<Map<string, Point>> {
-  const found = new Map<string, Point>();
+  return currentFixes(orgId, driverIds);
+}
+
+/** Each driver's current position and when the service stored it (`server_time`): what dispatch judges freshness by. */
+export async function currentFixes(
+  orgId: string,
+  driverIds: string[],
+): Promise<Map<string, Point & { server_time: string }>> {
+  const found = new Map<string, Point & { server_time: string }>();
   await inParallel(
     driverIds.map((id) => async () => {
       const location = (await readLocation(id, orgId)) ?? (await readLocation(id, null));
-      if (location) found.set(id, { latitude: location.latitude, longitude: location.longitude });
+      if (location) {
+        found.set(id, {
+          latitude: location.latitude,
+          longitude: location.longitude,
+          server_time: location.server_time,
+        });
+      }
     }),
     16,
   );

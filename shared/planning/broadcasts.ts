@@ -23,15 +23,16 @@ import {
   isConditionalFailure,
   mainTableName,
   queryAll,
+  type TransactItem,
   transactWrite,
 } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound, unavailable } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
-import { groupKey, pairKey } from '#shared/planning/keys';
+import { assignKey, groupKey, pairKey, winsKey } from '#shared/planning/keys';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
-import type { PAIR_ACTIONS, PAIR_STATES } from '#shared/planning/schemas';
+import { JOB_DEFAULTS, type PAIR_ACTIONS, type PAIR_STATES } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export type PairState = (typeof PAIR_STATES)[number];
@@ -43,7 +44,14 @@ const MOVES: Record<Exclude<PairAction, 'created'>, { from: readonly PairState[]
   rejected: { from: ['broadcasted'], to: 'rejected' },
   system_rejected: { from: ['created', 'broadcasted'], to: 'rejected' },
   deleted: { from: 'any', to: 'deleted' },
+  // Contract 4.7: the dispatcher gives the runsheet to the driver of an open offer (X16; without one, the pair is
+  // written already assigned), and a driver gives back what they won (X19).
+  assigned: { from: ['created', 'broadcasted'], to: 'accepted' },
+  withdrawn: { from: ['accepted'], to: 'withdrawn' },
 };
+
+/** The closes after which the runsheet may need its next wave (not those that mean somebody has it, or nobody wants it). */
+const NO_WAVE_AFTER = new Set(['assigned_to_other_driver', 'runsheet_cancelled']);
 
 export interface StatusEntry {
   current_state: PairState;
@@ -78,7 +86,6 @@ export interface PairRecord {
   version_seq?: number;
 }
 
-const assignKey = (planId: string, runsheetId: string) => ({ PK: `BPLAN#${planId}`, SK: `ASSIGN#${runsheetId}` });
 const watchKey = (planId: string) => ({ PK: `BPLAN#${planId}`, SK: 'OFFERS' });
 const watchSweepKey = (expiry: string, planId: string) => `${expiry}#${planId}#OFFERS`;
 
@@ -95,18 +102,72 @@ export async function addToGroup(planId: string, runsheetId: string, pairIds: st
   );
 }
 
+/** A runsheet's wave 1 as the planning job decided it: its pairs and their drivers (none when nobody may be offered it). */
+export interface FirstWave {
+  runsheetId: string;
+  pairIds: string[];
+  driverIds: string[];
+}
+
 /**
- * The first run of a planning job: none of its groups or pairs can exist yet (pair ids derive from the job, which no
- * run has taken before), so they are written whole in batches; the groups first, as `addToGroup` and `putNewPair` do.
+ * The dispatch record a runsheet's wave 1 starts (shared/planning/dispatch.ts): due in the wave worker's index shortly
+ * after its offers expire, or at once when it has none.
  */
-export async function putFirstOffers(planId: string, groups: Map<string, string[]>, records: PairRecord[]) {
-  const groupItems = [...groups].map(([runsheetId, pairIds]) => ({
-    ...groupKey(planId, runsheetId),
+function firstWaveFields(planId: string, group: FirstWave, wave: { expires: string; maxWaves: number }) {
+  const due = group.pairIds.length > 0 ? new Date(Date.parse(wave.expires) + 15_000).toISOString() : clock.nowIso();
+  return {
+    wave: 1,
+    waves_allowed: wave.maxWaves,
+    open: Object.fromEntries(group.pairIds.map((id) => [id, wave.expires])),
+    GSI3PK: WAVES,
+    GSI3SK: waveDueKey(due, planId, group.runsheetId),
+    gen: 0,
+  };
+}
+
+/**
+ * The first run of a planning job: none of its pairs can exist yet (pair ids derive from the job, which no run has
+ * taken before), so they are written whole in batches; the groups first, as `addFirstWave` and `putNewPair` do. A
+ * group an earlier job left is replaced: this job starts the runsheet's dispatch over (the job skips runsheets held
+ * or cancelled).
+ */
+export async function putFirstOffers(
+  planId: string,
+  groups: FirstWave[],
+  records: PairRecord[],
+  wave: { expires: string; maxWaves: number },
+) {
+  const groupItems = groups.map((group) => ({
+    ...groupKey(planId, group.runsheetId),
     entity: 'runsheet_offers',
-    pair_ids: new Set(pairIds),
+    ...(group.pairIds.length > 0 ? { pair_ids: new Set(group.pairIds), offered: new Set(group.driverIds) } : {}),
+    ...firstWaveFields(planId, group, wave),
   }));
   await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT);
   await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT);
+}
+
+/** A rerun's wave 1: the pairs listed again (sets), the dispatch record started unless an earlier run started it. */
+export async function addFirstWave(planId: string, group: FirstWave, wave: { expires: string; maxWaves: number }) {
+  const fields = firstWaveFields(planId, group, wave);
+  const listed = group.pairIds.length > 0;
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: groupKey(planId, group.runsheetId),
+      UpdateExpression: `SET entity = :entity, wave = if_not_exists(wave, :wave), waves_allowed = if_not_exists(waves_allowed, :allowed), #open = if_not_exists(#open, :open), GSI3PK = :waves, GSI3SK = if_not_exists(GSI3SK, :due)${listed ? ' ADD pair_ids :ids, offered :drivers' : ''}`,
+      ExpressionAttributeNames: { '#open': 'open' },
+      ExpressionAttributeValues: {
+        ':entity': 'runsheet_offers',
+        ':wave': 1,
+        ':allowed': fields.waves_allowed,
+        ':open': fields.open,
+        ':waves': WAVES,
+        ':due': fields.GSI3SK,
+        ...(listed ? { ':ids': new Set(group.pairIds), ':drivers': new Set(group.driverIds) } : {}),
+      },
+    }),
+  );
 }
 
 const FIRST_OFFERS_IN_FLIGHT = 4;
@@ -388,28 +449,24 @@ export async function recordEvent(
       ExpressionAttributeValues: { ':rev': record.rev },
     };
     try {
-      // Only an accept writes two items (the pair and the runsheet's claim) and needs a transaction.
-      if (action !== 'accepted') await db().send(new PutCommand(put));
-      else
-        await transactWrite([
-          { Put: put },
-          {
-            Put: {
-              TableName: mainTableName(),
-              Item: {
-                ...assignKey(planId, record.pair.runsheet.id),
-                entity: 'runsheet_assignment',
-                pair_id: pairId,
-                driver_id: record.pair.driver.id,
-                assigned_at: clock.nowIso(),
-              },
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-        ]);
+      // An accept (or a dispatcher's assignment) also claims the runsheet and counts it against the driver's limit,
+      // a withdrawal gives both back: transactions. Any other move writes the pair alone.
+      if (action === 'accepted' || action === 'assigned') {
+        const limit = await runsheetLimit(planId);
+        await transactWrite([{ Put: put }, ...claimWrites(record, happened, limit)]);
+      } else if (action === 'withdrawn') {
+        await transactWrite([{ Put: put }, ...releaseWrites(record)]);
+      } else await db().send(new PutCommand(put));
     } catch (error) {
       if (!isConditionalFailure(error)) throw error;
-      if (action === 'accepted' && cancelledIndexes(error).includes(1)) throw await refusal(record, action);
+      if (action === 'accepted' || action === 'assigned') {
+        const cancelled = cancelledIndexes(error);
+        if (cancelled.includes(1)) throw await refusal(record, action);
+        if (cancelled.includes(2)) throw await atCapacity(record, options.caller);
+      }
+      if (action === 'withdrawn' && cancelledIndexes(error).some((i) => i > 0)) {
+        throw conflict('this runsheet is no longer assigned to this pair (the dispatcher cancelled or reassigned it)');
+      }
       continue; // the record changed meanwhile: judge again against its new state
     }
     await afterEvent(next, action);
@@ -418,12 +475,90 @@ export async function recordEvent(
   throw conflict(CONTENDED);
 }
 
+/** The planning's `max_runsheets_per_driver` (its job's, or the default when it has none). */
+async function runsheetLimit(planId: string): Promise<number> {
+  const planning = await findPlanning(planId);
+  return planning?.job?.max_runsheets_per_driver ?? JOB_DEFAULTS.max_runsheets_per_driver;
+}
+
+/**
+ * What a win writes beside its pair: the runsheet's claim (nobody has it) and the driver's count of the planning's
+ * runsheets (below the limit). Of two simultaneous accepts of one runsheet, or of one driver at their last place,
+ * exactly one commits.
+ */
+function claimWrites(record: PairRecord, happenedAt: string, limit: number): TransactItem[] {
+  const planId = record.plan.id;
+  return [
+    {
+      Put: {
+        TableName: mainTableName(),
+        Item: {
+          ...assignKey(planId, record.pair.runsheet.id),
+          entity: 'runsheet_assignment',
+          pair_id: record.id,
+          driver_id: record.pair.driver.id,
+          driver_name: record.pair.driver.name,
+          assigned_at: clock.nowIso(),
+          happened_at_utc: happenedAt,
+        },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+    {
+      Update: {
+        TableName: mainTableName(),
+        Key: winsKey(planId, record.pair.driver.id),
+        UpdateExpression: 'SET entity = :entity ADD wins :one',
+        ConditionExpression: 'attribute_not_exists(wins) OR wins < :limit',
+        ExpressionAttributeValues: { ':entity': 'driver_wins', ':one': 1, ':limit': limit },
+      },
+    },
+  ];
+}
+
+/** A withdrawal's other writes: the claim goes (if it is still this pair's) and the driver's count comes down. */
+function releaseWrites(record: PairRecord): TransactItem[] {
+  const planId = record.plan.id;
+  return [
+    {
+      Delete: {
+        TableName: mainTableName(),
+        Key: assignKey(planId, record.pair.runsheet.id),
+        ConditionExpression: 'pair_id = :pair',
+        ExpressionAttributeValues: { ':pair': record.id },
+      },
+    },
+    {
+      Update: {
+        TableName: mainTableName(),
+        Key: winsKey(planId, record.pair.driver.id),
+        UpdateExpression: 'ADD wins :minus',
+        ConditionExpression: 'wins > :zero',
+        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+      },
+    },
+  ];
+}
+
+/** The 409 of a win the driver's runsheet limit refuses. */
+async function atCapacity(record: PairRecord, caller?: Caller) {
+  const limit = await runsheetLimit(record.plan.id);
+  const own = caller && hasRole(caller, 'Driver', 'OrgDriver');
+  const who = own ? 'you already hold' : 'the driver already holds';
+  return conflict(
+    `${who} ${limit} runsheet${limit === 1 ? '' : 's'} of this planning, the most one driver may (max_runsheets_per_driver)`,
+    'driver_at_capacity',
+  );
+}
+
 const VERBS: Record<Exclude<PairAction, 'created'>, string> = {
   broadcast: 'broadcast',
   accepted: 'accepted',
   rejected: 'rejected',
   system_rejected: 'closed',
   deleted: 'deleted',
+  assigned: 'assigned',
+  withdrawn: 'withdrawn',
 };
 
 /**
@@ -433,7 +568,7 @@ const VERBS: Record<Exclude<PairAction, 'created'>, string> = {
  */
 async function refusal(record: PairRecord, action: Exclude<PairAction, 'created'>, caller?: Caller) {
   const runsheet = record.pair.runsheet.name ? `runsheet "${record.pair.runsheet.name}"` : 'this runsheet';
-  if (action === 'accepted') {
+  if (action === 'accepted' || action === 'assigned') {
     const claim = await db().send(
       new GetCommand({
         TableName: mainTableName(),
@@ -459,6 +594,7 @@ async function refusal(record: PairRecord, action: Exclude<PairAction, 'created'
   else if (record.current_state === 'created') what = 'this offer has not been broadcast yet';
   else if (record.current_state === 'broadcasted') what = `this offer was broadcast at ${at} and is open`;
   else if (record.current_state === 'accepted') what = `${driver} accepted this offer at ${at}`;
+  else if (record.current_state === 'withdrawn') what = `${driver} gave this runsheet back at ${at}`;
   else if (last?.action === 'rejected') what = `${driver} rejected this offer at ${at}`;
   else if (last?.reason === 'expired') what = `this offer expired at ${expiry ?? at}`;
   else if (last?.reason === 'assigned_to_other_driver')
@@ -499,18 +635,30 @@ async function afterEvent(record: PairRecord, action: PairAction): Promise<void>
   // same happened_at_utc) comes back through recordEvent's "recorded already" path and sends these again, with the
   // same ids. The closing of rival offers is part of it, so an accept never leaves them open.
   const key = pairEventKey(record.id, action);
+  const reason = last?.reason ?? null;
+  // A close that may leave the runsheet without an open offer asks the wave worker to look at it now (contract 4.7).
+  // First: a failure after it still leaves the runsheet looked at. Only the planning job's runsheets have waves.
+  const closes = action === 'rejected' || action === 'system_rejected' || action === 'withdrawn';
+  if (closes && record.plan_swept && !NO_WAVE_AFTER.has(reason ?? '')) {
+    await checkWaveSoon(record.plan.id, record.pair.runsheet.id, action === 'withdrawn');
+  }
   if (action === 'broadcast') {
     await publish(driverChannel, 'offer.new', offerNew(record, last?.expired_time ?? null));
-  } else if (action === 'accepted') {
+  } else if (action === 'accepted' || action === 'assigned') {
+    // The win is told before the closes it causes (contract 4.7).
+    const event = action === 'accepted' ? 'pair.accepted' : 'pair.assigned';
+    await publish(channel, event, { key, data });
+    await publishPartnerEvent(record.org_id, event, data, key);
     await closeOtherPairs(record);
-    await publish(channel, 'pair.accepted', { key, data });
+    await closeAtCapacity(record);
     await publish(driverChannel, 'runsheet.assigned', {
       key,
       data: { pair_id: record.id, planning_id: record.plan.id, runsheet_id: record.pair.runsheet.id },
     });
-    await publishPartnerEvent(record.org_id, 'pair.accepted', data, key);
+  } else if (action === 'withdrawn') {
+    await publish(channel, 'pair.withdrawn', { key, data: { ...data, reason } });
+    await publishPartnerEvent(record.org_id, 'pair.withdrawn', { ...data, reason }, key);
   } else if (action === 'rejected' || action === 'system_rejected') {
-    const reason = last?.reason ?? null;
     await publish(channel, 'pair.rejected', { key, data: { ...data, reason } });
     // The driver is told when the system closed their offer (expired, taken by another driver, ...), not of their own
     // rejection.
@@ -552,6 +700,66 @@ async function watchedPairs(planId: string) {
     ProjectionExpression: 'id, current_state, statuses',
     ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#', ':true': true },
   });
+}
+
+/**
+ * Asks the wave worker to look at the runsheet now (its offer group's entry in the sweep index GSI3 `WAVES`, due
+ * now; `gen` moves so that a worker that read the group before this judges it again). A withdrawal also allows one
+ * wave past `max_waves`: the runsheet goes back to dispatch however many waves it had.
+ */
+export async function checkWaveSoon(planId: string, runsheetId: string, extraWave = false): Promise<void> {
+  await db()
+    .send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: groupKey(planId, runsheetId),
+        UpdateExpression: `SET GSI3PK = :waves, GSI3SK = :due${extraWave ? ', waves_allowed = wave + :one' : ''} ADD gen :one`,
+        ConditionExpression: 'attribute_exists(wave)',
+        ExpressionAttributeValues: {
+          ':waves': WAVES,
+          ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
+          ':one': 1,
+        },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionalFailure(error)) throw error;
+    });
+}
+
+/** The sweep index's partition of runsheets whose next wave is due to be judged, and an entry's sort key. */
+export const WAVES = 'WAVES';
+export const waveDueKey = (due: string, planId: string, runsheetId: string) => `${due}#${planId}#${runsheetId}`;
+
+/**
+ * After a win that fills the driver's last place (`max_runsheets_per_driver`): their other open offers of the
+ * planning are closed (`driver_at_capacity`) at once, so those runsheets move on to their next wave.
+ */
+async function closeAtCapacity(winner: PairRecord): Promise<void> {
+  const planId = winner.plan.id;
+  const driverId = winner.pair.driver.id;
+  const [wins, limit] = await Promise.all([
+    db().send(new GetCommand({ TableName: mainTableName(), Key: winsKey(planId, driverId), ConsistentRead: true })),
+    runsheetLimit(planId),
+  ]);
+  if (Number(wins.Item?.['wins'] ?? 0) < limit) return;
+  // The driver's open offers (keys only: an open offer's sort key names its plan, `0#<expiry>#<plan>#<pair>`).
+  const open = await queryAll<{ SK: string; GSI2SK: string }>({
+    TableName: mainTableName(),
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :pk AND begins_with(GSI2SK, :open)',
+    ExpressionAttributeValues: { ':pk': `DRIVER#${driverId}#OFFERS`, ':open': '0#' },
+    ProjectionExpression: 'SK, GSI2SK',
+  });
+  for (const offer of open) {
+    const pairId = offer.SK.slice('PAIR#'.length);
+    if (!offer.GSI2SK.endsWith(`#${planId}#${pairId}`) || pairId === winner.id) continue;
+    await recordEvent(planId, pairId, 'system_rejected', clock.nowIso(), { reason: 'driver_at_capacity' }).catch(
+      (error: unknown) => {
+        if (!closedAlready(error)) throw error;
+      },
+    );
+  }
 }
 
 /** After an accept: every other open pair of the runsheet is closed by the system. */

@@ -5,7 +5,7 @@
  * created and broadcast events in one write), pushes the offer to the driver, announces it on `planning.<id>`,
  * records the result, and completes.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { isDependencyFailure } from '#shared/aws/faults';
@@ -14,12 +14,12 @@ import { mapLimited } from '#shared/concurrency';
 import { db, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
-import { currentPositions } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { type ChannelEvent, publish, publishFrames } from '#shared/notifications/realtime';
 import {
-  addToGroup,
+  addFirstWave,
+  type FirstWave,
   offerNew,
   type PairRecord,
   pairEventKey,
@@ -28,7 +28,9 @@ import {
   readPair,
   watchOffers,
 } from '#shared/planning/broadcasts';
-import { groupKey, planningKey } from '#shared/planning/keys';
+import { dispatchRunsheet, driverFacts, parametersOf, planningStatuses } from '#shared/planning/dispatch';
+import { exclusionOf } from '#shared/planning/eligibility';
+import { groupKey, pairIdOf, planningKey } from '#shared/planning/keys';
 import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,
@@ -86,13 +88,6 @@ export async function startPlanningJob(
   });
   await queue().enqueue({ kind: 'planning', planning_id: id, job_id: job.id }, 0);
   return toPlanningView(started);
-}
-
-function firstPickup(tasks: Record<string, unknown>[]): { latitude: number; longitude: number } | undefined {
-  const address = (tasks[0]?.['from_address'] ?? undefined) as { latitude?: number; longitude?: number } | undefined;
-  return typeof address?.latitude === 'number' && typeof address.longitude === 'number'
-    ? { latitude: address.latitude, longitude: address.longitude }
-    : undefined;
 }
 
 /** Runsheets paired at a time, and the store writes of one run in flight at most. */
@@ -168,12 +163,7 @@ async function claimJob(planning: Planning, jobId: string, owner: string): Promi
   }
 }
 
-/** A pair's id follows from the job, the runsheet and the driver, so a rerun finds the pairs it already wrote. */
-export function pairIdOf(jobId: string, runsheetId: string, driverId: string): string {
-  const hex = createHash('sha256').update(`${jobId}\u0000${runsheetId}\u0000${driverId}`).digest('hex');
-  const variant = ((Number.parseInt(hex[16]!, 16) & 3) | 8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
+export { pairIdOf };
 
 /**
  * What an earlier run of this job decided: by runsheet index, the drivers (indexes, in the planning's order) its offer
@@ -224,12 +214,20 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
   // The offer watch's due time once this run has touched it: touched again however the run ends (see watchOffers).
   let watchedUntil: string | undefined;
   try {
-    const { runsheets, drivers } = await planningContents(planning.id);
-    const locations = await currentPositions(
-      planning.org_id,
-      drivers.map((d) => d.id),
-    );
-    const names = new Map(drivers.map((d) => [d.id, d.name ?? '']));
+    const contents = await planningContents(planning.id);
+    const { drivers } = contents;
+    // A runsheet someone holds or the planner cancelled (an earlier job's) is not offered again.
+    const statusOf = await planningStatuses(planning.id);
+    const runsheets = contents.runsheets.filter((r) => !['assigned', 'cancelled'].includes(statusOf(r.id).status));
+    const facts = await driverFacts(current, drivers);
+    const names = new Map(facts.map((d) => [d.id, d.name]));
+    // Wave 1 offers only eligible drivers (contract 4.7): on duty, a fresh location, below the limit, the service type.
+    const parameters = parametersOf(current);
+    const judged = runsheets.map(dispatchRunsheet);
+    const nowMs = clock.nowMs();
+    const never = new Set<string>();
+    const allowed = (r: number, d: number) =>
+      exclusionOf(judged[r]!, { ...facts[d]!, offered: never }, parameters, nowMs) === undefined;
     // Claimed from `queued`: no run of this job came before, so none of its pairs exists yet (a later run starts only
     // once this one's lease has lapsed, and the lease outlasts the function's timeout).
     const firstRun = planning.job?.current_status === 'queued';
@@ -240,9 +238,10 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       ? new Map<number, number[]>()
       : await earlierDecisions(planning.id, job.id, runsheets, drivers);
     const candidates = pairCandidates(
-      runsheets.map((runsheet) => ({ id: runsheet.id, pickup: firstPickup(runsheet.tasks) })),
-      drivers.map((d) => ({ id: d.id, location: locations.get(d.id) })),
+      judged.map((runsheet) => ({ id: runsheet.id, ...(runsheet.pickup ? { pickup: runsheet.pickup } : {}) })),
+      facts.map((d) => ({ id: d.id, ...(d.location ? { location: d.location } : {}) })),
       job.max_candidates,
+      allowed,
     ).map((ranked, r) => decided.get(r) ?? ranked);
     const now = clock.nowIso();
     const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
@@ -305,22 +304,23 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       pairs += records.length;
       // A runsheet's offer group lists its pairs before they exist (a listed pair not written yet is skipped by the
       // accept's rival close), so no pair is ever open without its group.
-      const groups = new Map(
-        chunk.flatMap(({ runsheet, drivers: ranked }) =>
-          ranked.length > 0 ? [[runsheet.id, ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id))]] : [],
-        ) as [string, string[]][],
-      );
+      // Every runsheet gets its dispatch record, wave 1, even one nobody may be offered: the wave worker judges that
+      // one at once (it becomes `unassigned`, with the reason).
+      const groups: FirstWave[] = chunk.map(({ runsheet, drivers: ranked }) => ({
+        runsheetId: runsheet.id,
+        pairIds: ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id)),
+        driverIds: ranked.map((driver) => driver.id),
+      }));
+      const wave = { expires, maxWaves: parameters.max_waves };
       let offered: ({ record: PairRecord; expiredTime: string } | undefined)[];
       if (firstRun) {
-        await putFirstOffers(planning.id, groups, records);
+        await putFirstOffers(planning.id, groups, records, wave);
         offered = records.map((record) => ({ record, expiredTime: expires }));
       } else {
-        // A rerun lists the groups again (a set), must not overwrite a pair an earlier run wrote (a driver may have
+        // A rerun lists the groups again (sets), must not overwrite a pair an earlier run wrote (a driver may have
         // answered it since), and offers one still open again: the earlier run may have died before its push and
         // event went out.
-        await mapLimited([...groups], WRITES_IN_FLIGHT, ([runsheetId, pairIds]) =>
-          addToGroup(planning.id, runsheetId, pairIds),
-        );
+        await mapLimited(groups, WRITES_IN_FLIGHT, (group) => addFirstWave(planning.id, group, wave));
         offered = await mapLimited(records, WRITES_IN_FLIGHT, async (record) => {
           if (await putNewPair(record)) return { record, expiredTime: expires };
           const stored = await readPair(planning.id, record.id);
@@ -344,6 +344,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
               runsheet_id: pair.runsheet.id,
               driver_id: pair.driver.id,
               expired_time: offer.expiredTime,
+              wave: 1,
             },
           },
         ];

@@ -37,6 +37,8 @@ export function pairCandidates(
   runsheets: readonly PairingRunsheet[],
   drivers: readonly PairingDriver[],
   maxCandidates: number,
+  /** Whether runsheet `r` may be offered to driver `d` (contract 4.7's eligibility); every pair when absent. */
+  allowed: (r: number, d: number) => boolean = () => true,
 ): number[][] {
   const R = runsheets.length;
   const D = drivers.length;
@@ -48,7 +50,7 @@ export function pairCandidates(
   const offers = new Array<number>(D).fill(0);
 
   // Every runsheet's drivers in order of preference: located ones nearest first, then the rest in planning order.
-  const ranking = runsheets.map((runsheet) => rank(runsheet.pickup, drivers));
+  const ranking = runsheets.map((runsheet, r) => rank(runsheet.pickup, drivers).filter((d) => allowed(r, d)));
 
   // First candidates by a minimum-total-distance assignment over the located runsheets and located drivers.
   const located = runsheets.flatMap((runsheet, index) => (runsheet.pickup ? [index] : []));
@@ -56,9 +58,14 @@ export function pairCandidates(
   if (located.length > 0 && locatedDrivers.length > 0) {
     const copies = Math.min(firstCap, located.length);
     const slots = locatedDrivers.flatMap((driver) => new Array<number>(copies).fill(driver));
-    const cost = located.map((r) => slots.map((d) => distanceM(runsheets[r]!.pickup!, drivers[d]!.location!)));
+    // A pair that may not be offered costs more than any distance on Earth: chosen only when nothing else is left,
+    // and then dropped.
+    const cost = located.map((r) =>
+      slots.map((d) => (allowed(r, d) ? distanceM(runsheets[r]!.pickup!, drivers[d]!.location!) : FORBIDDEN)),
+    );
     for (const [row, column] of munkres(cost)) {
       const driver = slots[column]!;
+      if (!allowed(located[row]!, driver)) continue;
       chosen[located[row]!]!.push(driver);
       offers[driver]!++;
     }
@@ -83,6 +90,9 @@ export function pairCandidates(
   }
   return chosen;
 }
+
+/** Farther than any two places on Earth (about 20 000 km apart at most). */
+const FORBIDDEN = 1e12;
 
 function rank(pickup: Point | undefined, drivers: readonly PairingDriver[]): number[] {
   const order = drivers.map((_, index) => index);

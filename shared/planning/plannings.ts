@@ -25,6 +25,7 @@ import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
+import { planningStatuses } from '#shared/planning/dispatch';
 import { planningKey, runsheetKey } from '#shared/planning/keys';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
 import { JOB_DEFAULTS, type JOB_STATUSES } from '#shared/planning/schemas';
@@ -78,6 +79,8 @@ export interface Runsheet {
   tasks: Record<string, unknown>[];
   /** The imported tasks it holds (P5 `task_ids`): P6 and a replacement free them. Never shown. */
   task_ids?: string[] | undefined;
+  /** Which drivers may take it (contract 4.7): among their `service_types` when both are known. */
+  service_type?: string | undefined;
 }
 
 /** A runsheet as P5 takes it: tasks inline, or imported tasks by id. */
@@ -86,6 +89,7 @@ export interface RunsheetInput {
   name?: string | undefined;
   tasks?: Record<string, unknown>[] | undefined;
   task_ids?: string[] | undefined;
+  service_type?: string | undefined;
 }
 
 const nextRev = (seq: number) => `${seq}-${newSecret(9)}`;
@@ -129,6 +133,7 @@ export async function planningContents(id: string, consistent = false) {
         name: item['name'] as string | undefined,
         tasks: item['tasks'] as Runsheet['tasks'],
         ...(Array.isArray(item['task_ids']) ? { task_ids: item['task_ids'] as string[] } : {}),
+        ...(typeof item['service_type'] === 'string' ? { service_type: item['service_type'] } : {}),
       });
     else if (sk.startsWith('RELEASE#')) releases.set(sk.slice('RELEASE#'.length), item['task_ids'] as string[]);
     else if (sk.startsWith('DRIVER#'))
@@ -174,7 +179,10 @@ type Contents = Awaited<ReturnType<typeof planningContents>>;
  * part. Never the stored item: its keys, `entity`, and the job's lease and bookkeeping stay in storage.
  */
 export async function toPlanningView(planning: Planning, contents?: Contents) {
-  const { runsheets, drivers } = contents ?? (await planningContents(planning.id));
+  const [{ runsheets, drivers }, statusOf] = await Promise.all([
+    contents ?? planningContents(planning.id),
+    planningStatuses(planning.id),
+  ]);
   return {
     id: planning.id,
     org_id: planning.org_id,
@@ -187,7 +195,7 @@ export async function toPlanningView(planning: Planning, contents?: Contents) {
     last_executed_at_client_time_utc: planning.last_executed_at_client_time_utc,
     last_executed_at_client_timezone: planning.last_executed_at_client_timezone,
     last_executed_at_server_time: planning.last_executed_at_server_time,
-    runsheets: runsheets.map(toRunsheetView),
+    runsheets: runsheets.map((runsheet) => ({ ...toRunsheetView(runsheet), ...statusOf(runsheet.id) })),
     // The spec's drivers are `{id}` (their names travel on the pair records).
     drivers: drivers.map((driver) => ({ id: driver.id })),
     ...(planning.job ? { job: toJobView(planning.job) } : {}),
@@ -198,6 +206,7 @@ export async function toPlanningView(planning: Planning, contents?: Contents) {
 const toRunsheetView = (runsheet: Runsheet) => ({
   id: runsheet.id,
   ...(runsheet.name !== undefined ? { name: runsheet.name } : {}),
+  ...(runsheet.service_type !== undefined ? { service_type: runsheet.service_type } : {}),
   tasks: runsheet.tasks,
 });
 
@@ -415,6 +424,7 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
     name: r.name ?? r.id,
     tasks: r.tasks ?? imported[i]!,
     ...(r.task_ids ? { task_ids: r.task_ids } : {}),
+    ...(r.service_type ? { service_type: r.service_type } : {}),
   }));
   // The imported tasks a replaced runsheet held and no longer names are freed once it is replaced.
   const freed = before.runsheets

@@ -65,6 +65,8 @@ export const plannedRunsheet = v.object({
   name: runsheet.entries.name,
   tasks: v.optional(runsheet.entries.tasks),
   task_ids: v.optional(v.pipe(v.array(objectId), v.maxLength(200, 'must name at most 200 tasks'))),
+  /** Contract 4.7: only drivers with this among their `service_types` are offered it (when they list any). */
+  service_type: v.optional(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(100))),
 });
 
 export const MAX_PER_CALL = 90;
@@ -169,8 +171,17 @@ export const systemRejectBody = v.object({ happened_at_utc: dateTime, reason: v.
 
 /** The planning job's and the pair's machines (contract 4.6): the domain's types are these lists. */
 export const JOB_STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
-export const PAIR_STATES = ['created', 'broadcasted', 'accepted', 'rejected', 'deleted'] as const;
-export const PAIR_ACTIONS = ['created', 'broadcast', 'accepted', 'rejected', 'system_rejected', 'deleted'] as const;
+export const PAIR_STATES = ['created', 'broadcasted', 'accepted', 'rejected', 'deleted', 'withdrawn'] as const;
+export const PAIR_ACTIONS = [
+  'created',
+  'broadcast',
+  'accepted',
+  'rejected',
+  'system_rejected',
+  'deleted',
+  'assigned',
+  'withdrawn',
+] as const;
 
 // Replies (documented in the OpenAPI document)
 const jobStatus = v.picklist(JOB_STATUSES);
@@ -180,7 +191,76 @@ const jobStatus = v.picklist(JOB_STATUSES);
  * addresses and time windows are closed.
  */
 const taskView = v.looseObject(task.entries);
-const runsheetView = v.object({ id: v.string(), name: v.optional(v.string()), tasks: v.array(taskView) });
+const excludedCounts = v.object({
+  off_duty: v.number(),
+  no_location: v.number(),
+  location_stale: v.number(),
+  service_type: v.number(),
+  at_capacity: v.number(),
+  already_offered: v.number(),
+});
+export const unassignedReasonView = v.object({
+  code: v.picklist(['no_driver_accepted', 'no_eligible_driver']),
+  detail: v.string(),
+  waves: v.number(),
+  offers: v.object({ rejected: v.number(), expired: v.number(), closed: v.number() }),
+  excluded: excludedCounts,
+});
+export const RUNSHEET_STATUSES = [
+  'open',
+  'offered',
+  'assigned',
+  'unassigned',
+  'in_progress',
+  'completed',
+  'cancelled',
+] as const;
+/** A runsheet's dispatch status and the members its status carries (contract 4.7). */
+const runsheetStatusEntries = {
+  status: v.picklist(RUNSHEET_STATUSES),
+  wave: v.optional(v.number()),
+  offers_open: v.optional(v.number()),
+  offer_expires_at: v.optional(v.nullable(isoTime)),
+  assigned_driver: v.optional(v.object({ id: v.string(), name: v.string() })),
+  assigned_at: v.optional(isoTime),
+  unassigned_reason: v.optional(unassignedReasonView),
+  cancelled_at: v.optional(isoTime),
+  cancel_reason: v.optional(v.string()),
+};
+const runsheetView = v.object({
+  id: v.string(),
+  name: v.optional(v.string()),
+  service_type: v.optional(v.string()),
+  tasks: v.array(taskView),
+  ...runsheetStatusEntries,
+});
+/** X14's entry, X16–X18's reply: a runsheet without its tasks, with its status. */
+export const runsheetSummary = v.object({
+  id: v.string(),
+  name: v.optional(v.string()),
+  service_type: v.optional(v.string()),
+  tasks_total: v.number(),
+  ...runsheetStatusEntries,
+});
+export const runsheetList = v.object({
+  runsheets: v.array(runsheetSummary),
+  meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
+});
+export const runsheetsQuery = v.object({
+  ...pageQuery(50, 200),
+  status: v.optional(v.picklist(RUNSHEET_STATUSES, `must be one of ${RUNSHEET_STATUSES.join(', ')}`)),
+});
+export const assignBody = v.object({ driver_id: objectId });
+export const reofferBody = v.object({
+  max_candidates: v.optional(
+    v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1), v.maxValue(50)),
+  ),
+  offer_ttl_s: v.optional(
+    v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(5), v.maxValue(86_400)),
+  ),
+});
+export const cancelBody = v.object({ reason: nonEmptyString(500) });
+export const withdrawBody = v.object({ happened_at_utc: dateTime, reason: nonEmptyString(500) });
 /** Tasks inside pair records carry `version_seq` (spec): the planning's version the pair's runsheet was taken at. */
 const pairTaskView = v.looseObject({ ...task.entries, version_seq: v.number() });
 const jobStatuses = v.array(v.object({ status: jobStatus, set_at_utc: isoTime }));

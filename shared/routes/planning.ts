@@ -33,6 +33,9 @@ const jobEndNeeds: Needs = {
   },
 };
 
+/** X16–X18: a dispatcher's action on a runsheet, told as the pair events it makes are. */
+const dispatcherNeeds: Needs = { main: 'write', indexes: ['GSI2'], queue: true, realtime: true };
+
 export const planningRoutes = [
   {
     id: 'P1',
@@ -365,5 +368,73 @@ export const planningRoutes = [
     status: 200,
     request: { query: planning.driverOffersQuery },
     response: planning.driverOfferList,
+  },
+  {
+    id: 'X14',
+    method: 'GET',
+    path: '/v1/plannings/{planningID}/runsheets',
+    area: 'planning',
+    handler: 'planning/list-runsheets',
+    needs: { pageTokens: true },
+    access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
+    summary: "The planning's runsheets without their tasks, each with its dispatch status (status= narrows them)",
+    status: 200,
+    request: { params: planning.planningParams, query: planning.runsheetsQuery },
+    response: planning.runsheetList,
+  },
+  {
+    id: 'X16',
+    method: 'POST',
+    path: '/v1/plannings/{planningID}/runsheets/{runsheetID}/assign',
+    area: 'planning',
+    handler: 'planning/assign-runsheet',
+    // The assignment is announced as an accept is (the planning's channel, the driver's, partners), and closes the
+    // other offers of the runsheet and, at the driver's limit, the driver's other offers (GSI2).
+    needs: dispatcherNeeds,
+    access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
+    summary: 'Give the runsheet to a driver of the planning (its other offers close)',
+    status: 200,
+    request: { params: planning.runsheetParams, body: planning.assignBody },
+    response: planning.runsheetSummary,
+  },
+  {
+    id: 'X17',
+    method: 'POST',
+    path: '/v1/plannings/{planningID}/runsheets/{runsheetID}/reoffer',
+    area: 'planning',
+    handler: 'planning/reoffer-runsheet',
+    // A wave: the eligible drivers' facts (profiles, locations), their pairs, pushes and events.
+    needs: { ...dispatcherNeeds, locations: 'read', push: true },
+    access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
+    summary: 'Offer an offered or unassigned runsheet to one more wave of eligible drivers now',
+    status: 202,
+    request: { params: planning.runsheetParams, body: planning.reofferBody },
+    response: planning.runsheetSummary,
+  },
+  {
+    id: 'X18',
+    method: 'POST',
+    path: '/v1/plannings/{planningID}/runsheets/{runsheetID}/cancel',
+    area: 'planning',
+    handler: 'planning/cancel-runsheet',
+    needs: dispatcherNeeds,
+    access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
+    summary: 'Take the runsheet out of dispatch (open offers close; its driver is told)',
+    status: 200,
+    request: { params: planning.runsheetParams, body: planning.cancelBody },
+    response: planning.runsheetSummary,
+  },
+  {
+    id: 'X19',
+    method: 'POST',
+    path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/withdrawn',
+    area: 'planning',
+    handler: 'planning/pair-withdrawn',
+    needs: { main: 'write', queue: true, realtime: true, unexercised: { 'realtime:post': NO_SUB } },
+    access: ['Driver', 'OrgDriver'],
+    summary: 'Give back a runsheet you accepted: it goes back to dispatch without you',
+    status: 200,
+    request: { params: planning.pairParams, body: planning.withdrawBody },
+    response: common.messageReply,
   },
 ] as const satisfies readonly RouteDef[];

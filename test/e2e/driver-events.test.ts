@@ -146,7 +146,19 @@ describe('a driver’s offers on user.<id> (issue 33.2)', () => {
       },
     ]);
 
-    // RS-2's offers expire (the service's clock two minutes on, the sweep run): both drivers are told why.
+    // The winner holds as many runsheets as one driver may (max_runsheets_per_driver, 1): their offer of RS-2 is
+    // closed at once, and they are told why (contract 4.7).
+    expect(await winner.when(() => winner.events('offer.closed').length >= 1)).toBe(true);
+    expect(winner.events('offer.closed')).toEqual([
+      expect.objectContaining({
+        data: expect.objectContaining({
+          pair_id: offers[0]!.get('RS-2'),
+          runsheet_id: 'RS-2',
+          reason: 'driver_at_capacity',
+        }),
+      }),
+    ]);
+    // RS-2's other offer expires (the service's clock two minutes on, the sweep run): its driver is told why.
     const later = Date.now() + 120_000;
     setClock(() => later);
     try {
@@ -154,15 +166,15 @@ describe('a driver’s offers on user.<id> (issue 33.2)', () => {
     } finally {
       resetClock();
     }
-    for (const [i, ear] of ears.entries()) {
-      expect(await ear.when(() => ear.events('offer.closed').some((f) => f.data!['reason'] === 'expired'))).toBe(true);
-      expect(ear.events('offer.closed').filter((f) => f.data!['reason'] === 'expired')).toEqual([
-        expect.objectContaining({
-          data: expect.objectContaining({ pair_id: offers[i]!.get('RS-2'), runsheet_id: 'RS-2' }),
-        }),
-      ]);
-    }
-    // The winner's own accept closed nothing of theirs: no offer.closed for RS-1.
+    expect(await loser.when(() => loser.events('offer.closed').some((f) => f.data!['reason'] === 'expired'))).toBe(
+      true,
+    );
+    expect(loser.events('offer.closed').filter((f) => f.data!['reason'] === 'expired')).toEqual([
+      expect.objectContaining({
+        data: expect.objectContaining({ pair_id: offers[1]!.get('RS-2'), runsheet_id: 'RS-2' }),
+      }),
+    ]);
+    // The winner's own accept closed nothing of theirs but the offer past their limit: no offer.closed for RS-1.
     expect(winner.events('offer.closed').map((f) => f.data!['runsheet_id'])).toEqual(['RS-2']);
     for (const socket of [dispatcher, ...ears]) socket.socket.close();
   });

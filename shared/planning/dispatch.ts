@@ -1,0 +1,877 @@
+/**
+ * Dispatch until every runsheet has a driver, or a person knows why (contract 4.7).
+ *
+ * A runsheet's offer group (`BPLAN#<plan> / RSPAIRS#<runsheet>`) is its dispatch record: besides `pair_ids` it holds
+ * the drivers ever offered it (`offered`), the last wave sent (`wave`) and how many may be (`waves_allowed`), its open
+ * offers (`open`: pair id → expiry), and, once the service stops, `unassigned` (the reason) or `cancelled`. Who won it
+ * is the claim `ASSIGN#<runsheet>` that the accept writes in its transaction; a driver's count of the planning's
+ * runsheets is `WINS#<driver>`. The status every reader sees (`runsheetStatus`) follows from those two items alone.
+ *
+ * The wave worker (`sendDueWaves`, run by the offer sweep: every two seconds locally, every minute in the cloud)
+ * looks at the runsheets whose group is due in the sweep index (GSI3 `WAVES`): every close of an offer makes it due
+ * now, and every wave makes it due shortly after its offers expire (a close whose mark was lost is found then). It
+ * judges from the pair records, read consistently, never from the group's copy: a runsheet with an open offer waits;
+ * one won is left; one whose offers all closed gets its next wave (up to `waves_allowed`, to the nearest eligible
+ * drivers never offered it) or becomes `unassigned` with its reason. A wave is claimed on the group by a write
+ * conditional on the wave number and the group's generation (`gen`, moved by every mark), so however many workers,
+ * retries or faults, each wave is sent once; its drivers are written into the claim, so a worker that dies halfway is
+ * followed by one that sends the same pairs (their ids follow from job, wave, runsheet and driver) and events (same
+ * ids) once the claim's lease lapses.
+ */
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dutyOf, type UserRecord, userKey } from '#shared/accounts/users';
+import type { Caller } from '#shared/auth/caller';
+import { clock } from '#shared/clock';
+import { mapLimited } from '#shared/concurrency';
+import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
+import { type PageRequest, queryPage } from '#shared/db/paging';
+import { conflict, invalidField, notFound } from '#shared/http/problems';
+import { newUuid } from '#shared/ids';
+import { currentFixes } from '#shared/locations/locations';
+import { logger } from '#shared/log';
+import { sendPushMessages } from '#shared/notifications/push-keys';
+import { publish, publishFrames } from '#shared/notifications/realtime';
+import {
+  offerNew,
+  type PairRecord,
+  type PairState,
+  pairEventKey,
+  putNewPair,
+  readPair,
+  recordEvent,
+  type StatusEntry,
+  WAVES,
+  watchOffers,
+  waveDueKey,
+} from '#shared/planning/broadcasts';
+import {
+  type DriverFacts,
+  type EligibilityParameters,
+  eligibleDrivers,
+  type OfferCounts,
+  type UnassignedReason,
+  unassignedReason,
+} from '#shared/planning/eligibility';
+import { assignKey, groupKey, pairIdOf, pairKey, runsheetKey, winsKey } from '#shared/planning/keys';
+import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/plannings';
+import { JOB_DEFAULTS } from '#shared/planning/schemas';
+import { publishPartnerEvent } from '#shared/webhooks/deliveries';
+
+export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ?? 'driver-app';
+
+/** How long after its offers' expiry a runsheet is looked at anyway (a close whose mark was lost). */
+const EXPIRY_GRACE_MS = 15_000;
+/** A wave's claim: how long the worker that claimed it has to send it before another may finish it. */
+const WAVE_LEASE_MS = 60_000;
+/** Runsheets the worker looks at in one sweep, at most. */
+const DUE_PER_SWEEP = 200;
+
+/** The group item as stored (the members this module reads). */
+export interface DispatchGroup {
+  SK: string;
+  pair_ids?: Set<string>;
+  offered?: Set<string>;
+  wave?: number;
+  waves_allowed?: number;
+  open?: Record<string, string>;
+  unassigned?: UnassignedReason;
+  cancelled?: { at: string; reason: string; by: string };
+  /** A wave claimed and not yet all sent: its number, drivers, expiry and the claim's lease. */
+  pending?: { wave: number; drivers: string[]; expires: string; lease_until: number; job_id: string; ttl_s: number };
+  /** X17's settings for the wave it asked for. */
+  reoffer?: { wave: number; max_candidates?: number; offer_ttl_s?: number };
+  GSI3SK?: string;
+  gen?: number;
+}
+
+export interface Assignment {
+  pair_id: string;
+  driver_id: string;
+  driver_name?: string;
+  assigned_at: string;
+}
+
+/** A runsheet's status and its members (contract 4.7's table), from its group and its claim. */
+export function runsheetStatus(group: DispatchGroup | undefined, assignment: Assignment | undefined) {
+  if (group?.cancelled) {
+    return { status: 'cancelled' as const, cancelled_at: group.cancelled.at, cancel_reason: group.cancelled.reason };
+  }
+  if (assignment) {
+    return {
+      status: 'assigned' as const,
+      assigned_driver: { id: assignment.driver_id, name: assignment.driver_name ?? '' },
+      assigned_at: assignment.assigned_at,
+    };
+  }
+  if (!group?.wave) return { status: 'open' as const };
+  const open = Object.values(group.open ?? {}).sort();
+  if (group.unassigned && open.length === 0) {
+    return { status: 'unassigned' as const, wave: group.wave, unassigned_reason: group.unassigned };
+  }
+  // All closed and the next wave about to be judged: still in dispatch, with no offer open for a moment.
+  return {
+    status: 'offered' as const,
+    wave: group.wave,
+    offers_open: open.length,
+    offer_expires_at: open[0] ?? null,
+  };
+}
+
+export type RunsheetStatusView = ReturnType<typeof runsheetStatus>;
+
+/** The dispatch records (groups and claims) of the runsheets named: two batched reads. */
+export async function dispatchRecords(planId: string, runsheetIds: string[], consistent = false) {
+  const read = consistent ? { ConsistentRead: true } : {};
+  const [groups, claims] = await Promise.all([
+    getAll<DispatchGroup>(
+      mainTableName(),
+      runsheetIds.map((id) => groupKey(planId, id)),
+      read,
+    ),
+    getAll<Assignment & { SK: string }>(
+      mainTableName(),
+      runsheetIds.map((id) => assignKey(planId, id)),
+      read,
+    ),
+  ]);
+  const groupOf = new Map(groups.map((g) => [g.SK.slice('RSPAIRS#'.length), g]));
+  const claimOf = new Map(claims.map((c) => [c.SK.slice('ASSIGN#'.length), c]));
+  return (id: string) => runsheetStatus(groupOf.get(id), claimOf.get(id));
+}
+
+/** The statuses of the planning's runsheets, for P3: every group and claim of the plan in two Queries. */
+export async function planningStatuses(planId: string) {
+  const query = (prefix: string) =>
+    queryAll({
+      TableName: mainTableName(),
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':prefix': prefix },
+    });
+  const [groups, claims] = await Promise.all([query('RSPAIRS#'), query('ASSIGN#')]);
+  const groupOf = new Map(groups.map((g) => [String(g['SK']).slice('RSPAIRS#'.length), g as unknown as DispatchGroup]));
+  const claimOf = new Map(claims.map((c) => [String(c['SK']).slice('ASSIGN#'.length), c as unknown as Assignment]));
+  return (id: string) => runsheetStatus(groupOf.get(id), claimOf.get(id));
+}
+
+/**
+ * X14: the planning's runsheets without their tasks, each with its status; one Query a page on the planning's
+ * runsheet items, then the page's dispatch records. `status` keeps the page's runsheets of that status (a page may
+ * hold fewer than `per_page`: follow `next_page_token`).
+ */
+export async function listRunsheets(caller: Caller, planId: string, status: string | undefined, page: PageRequest) {
+  await visiblePlanning(caller, planId);
+  const found = await queryPage(
+    {
+      TableName: mainTableName(),
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :rs)',
+      ExpressionAttributeValues: { ':pk': runsheetKey(planId, '').PK, ':rs': runsheetKey(planId, '').SK },
+      ProjectionExpression: 'PK, SK, id, #n, service_type, tasks',
+      ExpressionAttributeNames: { '#n': 'name' },
+    },
+    page,
+    (item) => item as { id: string; name?: string; service_type?: string; tasks?: unknown[] },
+  );
+  const statusOf = await dispatchRecords(
+    planId,
+    found.items.map((r) => r.id),
+  );
+  const runsheets = found.items
+    .map((r) => ({
+      id: r.id,
+      ...(r.name !== undefined ? { name: r.name } : {}),
+      ...(r.service_type !== undefined ? { service_type: r.service_type } : {}),
+      tasks_total: r.tasks?.length ?? 0,
+      ...statusOf(r.id),
+    }))
+    .filter((r) => !status || r.status === status);
+  return { runsheets, meta: found.meta };
+}
+
+// ----- the facts eligibility judges -----
+
+/** A runsheet as the dispatch judges it: its first pickup and service type. */
+export function dispatchRunsheet(runsheet: { id: string; tasks: Record<string, unknown>[]; service_type?: string }) {
+  const address = (runsheet.tasks[0]?.['from_address'] ?? undefined) as
+    | { latitude?: number; longitude?: number }
+    | undefined;
+  const pickup =
+    typeof address?.latitude === 'number' && typeof address.longitude === 'number'
+      ? { latitude: address.latitude, longitude: address.longitude }
+      : undefined;
+  return { id: runsheet.id, pickup, service_type: runsheet.service_type ?? null };
+}
+
+/**
+ * What eligibility needs of each of the planning's drivers but the runsheets offered them: duty and service types
+ * (their user items, one batched read), their current fixes, and how many of the planning's runsheets each holds
+ * (one Query of the plan's counts).
+ */
+export async function driverFacts(planning: Planning, drivers: { id: string; name?: string }[]) {
+  const ids = drivers.map((d) => d.id);
+  const [users, fixes, wins] = await Promise.all([
+    getAll<Pick<UserRecord, 'id' | 'created_at' | 'driver_profile' | 'name'>>(mainTableName(), ids.map(userKey), {
+      ProjectionExpression: 'id, created_at, driver_profile, #n',
+      ExpressionAttributeNames: { '#n': 'name' },
+    }),
+    currentFixes(planning.org_id, ids),
+    queryAll<{ SK: string; wins?: number }>({
+      TableName: mainTableName(),
+      ConsistentRead: true,
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :wins)',
+      ExpressionAttributeValues: { ':pk': `BPLAN#${planning.id}`, ':wins': 'WINS#' },
+    }),
+  ]);
+  const userOf = new Map(users.map((u) => [u.id, u]));
+  const winsOf = new Map(wins.map((w) => [w.SK.slice('WINS#'.length), Number(w.wins ?? 0)]));
+  return drivers.map((driver): Omit<DriverFacts, 'offered'> & { name: string } => {
+    const user = userOf.get(driver.id);
+    return {
+      id: driver.id,
+      name: driver.name ?? user?.name ?? '',
+      on_duty: user ? dutyOf(user).on_duty : false,
+      location: fixes.get(driver.id),
+      service_types: user?.driver_profile?.service_types ?? [],
+      runsheets_won: winsOf.get(driver.id) ?? 0,
+    };
+  });
+}
+
+export const parametersOf = (planning: Planning): EligibilityParameters & { max_waves: number } => ({
+  max_runsheets_per_driver: planning.job?.max_runsheets_per_driver ?? JOB_DEFAULTS.max_runsheets_per_driver,
+  max_location_age_s: planning.job?.max_location_age_s ?? JOB_DEFAULTS.max_location_age_s,
+  max_waves: planning.job?.max_waves ?? JOB_DEFAULTS.max_waves,
+});
+
+// ----- the wave worker -----
+
+/** One sweep: the runsheets due are judged, a planning's at a time (its facts read once). */
+export async function sendDueWaves(): Promise<{ waves: number; unassigned: number }> {
+  const now = clock.nowIso();
+  const out = await db().send(
+    new QueryCommand({
+      TableName: mainTableName(),
+      IndexName: 'GSI3',
+      KeyConditionExpression: 'GSI3PK = :waves AND GSI3SK < :now',
+      ExpressionAttributeValues: { ':waves': WAVES, ':now': now },
+      Limit: DUE_PER_SWEEP,
+    }),
+  );
+  const byPlan = new Map<string, { runsheetId: string; dueKey: string }[]>();
+  for (const item of out.Items ?? []) {
+    const planId = String(item['PK']).slice('BPLAN#'.length);
+    const runsheetId = String(item['SK']).slice('RSPAIRS#'.length);
+    byPlan.set(planId, [...(byPlan.get(planId) ?? []), { runsheetId, dueKey: String(item['GSI3SK']) }]);
+  }
+  const tally = { waves: 0, unassigned: 0 };
+  let failed: unknown;
+  for (const [planId, due] of byPlan) {
+    const judge = new WaveJudge(planId);
+    for (const { runsheetId, dueKey } of due) {
+      // One runsheet's failure leaves its entry due (the next sweep tries again); the others go on.
+      const outcome = await judge.judge(runsheetId, { dueKey }).catch((error: unknown) => {
+        logger.warn('wave judgement failed', { planning_id: planId, runsheet_id: runsheetId, error: error as Error });
+        failed ??= error;
+        return undefined;
+      });
+      if (outcome === 'wave') tally.waves++;
+      if (outcome === 'unassigned') tally.unassigned++;
+    }
+  }
+  if (failed) throw failed;
+  return tally;
+}
+
+type Outcome = 'wave' | 'unassigned' | 'waiting' | 'done' | 'skipped';
+
+/** Judges the runsheets of one planning; reads the planning and its drivers' facts once, when first needed. */
+export class WaveJudge {
+  private context?: Promise<{
+    planning: Planning;
+    runsheets: Map<string, ReturnType<typeof dispatchRunsheet>>;
+    facts: Awaited<ReturnType<typeof driverFacts>>;
+  }>;
+
+  constructor(private readonly planId: string) {}
+
+  private load() {
+    this.context ??= (async () => {
+      const planning = await findPlanning(this.planId, true);
+      if (!planning) throw notFound('planning');
+      const { runsheets, drivers } = await planningContents(this.planId);
+      return {
+        planning,
+        runsheets: new Map(runsheets.map((r) => [r.id, dispatchRunsheet(r as never)])),
+        facts: await driverFacts(planning, drivers),
+      };
+    })();
+    return this.context;
+  }
+
+  /**
+   * Judges one runsheet: `dueKey` is the sweep entry read (the group is left alone if it moved since); `force` is
+   * X17's (judge now, whatever the entry).
+   */
+  async judge(runsheetId: string, how: { dueKey?: string; force?: boolean }): Promise<Outcome> {
+    const planId = this.planId;
+    const group = (
+      await db().send(
+        new GetCommand({ TableName: mainTableName(), Key: groupKey(planId, runsheetId), ConsistentRead: true }),
+      )
+    ).Item as DispatchGroup | undefined;
+    if (!group?.wave) return 'skipped';
+    if (!how.force && group.GSI3SK !== how.dueKey) return 'skipped';
+    const gen = group.gen ?? 0;
+    const nowMs = clock.nowMs();
+    if (group.pending) {
+      if (group.pending.lease_until > nowMs) {
+        await this.reschedule(runsheetId, new Date(group.pending.lease_until).toISOString(), gen);
+        return 'waiting';
+      }
+      // The worker that claimed this wave died before it was all sent: send the same pairs and events again.
+      await this.sendWave(group, runsheetId);
+      return 'wave';
+    }
+    const claim = (
+      await db().send(
+        new GetCommand({ TableName: mainTableName(), Key: assignKey(planId, runsheetId), ConsistentRead: true }),
+      )
+    ).Item;
+    if (group.cancelled || claim || !(await findPlanning(planId))) {
+      await this.settle(runsheetId, gen, { open: {} });
+      return 'done';
+    }
+    const pairs = await getAll<{ id: string; current_state: PairState; statuses: StatusEntry[] }>(
+      mainTableName(),
+      [...(group.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+      { ProjectionExpression: 'id, current_state, statuses', ConsistentRead: true },
+    );
+    if (pairs.some((p) => p.current_state === 'accepted')) {
+      // Won a moment ago (the claim was read before the accept): the winner's closes follow.
+      await this.settle(runsheetId, gen, { open: {} });
+      return 'done';
+    }
+    const open = Object.fromEntries(
+      pairs.flatMap((p) => {
+        if (p.current_state !== 'broadcasted' && p.current_state !== 'created') return [];
+        const expiry = p.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? clock.nowIso();
+        return [[p.id, expiry]];
+      }),
+    );
+    const reoffer = group.reoffer && group.reoffer.wave > group.wave;
+    if (Object.keys(open).length > 0 && !reoffer) {
+      const soonest = Object.values(open).sort()[0]!;
+      const due = new Date(Math.max(Date.parse(soonest) + EXPIRY_GRACE_MS, nowMs + 1000)).toISOString();
+      await this.settle(runsheetId, gen, { open, due });
+      return 'waiting';
+    }
+    const { planning, runsheets, facts } = await this.load();
+    const runsheet = runsheets.get(runsheetId);
+    if (!runsheet) {
+      // Removed from the planning (P6): nothing more to send.
+      await this.settle(runsheetId, gen, { open });
+      return 'done';
+    }
+    const parameters = parametersOf(planning);
+    const offeredTo = group.offered ?? new Set<string>();
+    const judged = eligibleDrivers(
+      runsheet,
+      facts.map((f) => ({ ...f, offered: offeredTo.has(f.id) ? new Set([runsheetId]) : new Set<string>() })),
+      parameters,
+      nowMs,
+    );
+    const allowed = group.waves_allowed ?? parameters.max_waves;
+    const maxCandidates = group.reoffer?.max_candidates ?? planning.job?.max_candidates ?? JOB_DEFAULTS.max_candidates;
+    if ((group.wave >= allowed && !reoffer) || judged.eligible.length === 0) {
+      const reason = unassignedReason({ waves: group.wave, offers: outcomes(pairs), excluded: judged.excluded });
+      await this.unassign(group, runsheetId, gen, reason);
+      return 'unassigned';
+    }
+    const chosen = judged.eligible.slice(0, maxCandidates).map((e) => e.driver.id);
+    const ttl = group.reoffer?.offer_ttl_s ?? planning.job?.offer_ttl_s ?? JOB_DEFAULTS.offer_ttl_s;
+    const wave = group.wave + 1;
+    const pending = {
+      wave,
+      drivers: chosen,
+      expires: new Date(nowMs + ttl * 1000).toISOString(),
+      lease_until: nowMs + WAVE_LEASE_MS,
+      job_id: planning.job?.id ?? planId,
+      ttl_s: ttl,
+    };
+    const pairIds = chosen.map((driverId) => pairIdOf(`${pending.job_id}#${wave}`, runsheetId, driverId));
+    try {
+      // The claim: this wave, once. Its pairs are listed and their drivers counted as offered before any is written.
+      await db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: groupKey(planId, runsheetId),
+          UpdateExpression:
+            'SET wave = :wave, pending = :pending, #open = :open, GSI3SK = :due ADD gen :one, pair_ids :pairs, offered :drivers REMOVE unassigned, reoffer',
+          ConditionExpression: 'wave = :read AND (attribute_not_exists(gen) OR gen = :gen)',
+          ExpressionAttributeNames: { '#open': 'open' },
+          ExpressionAttributeValues: {
+            ':wave': wave,
+            ':read': group.wave,
+            ':gen': gen,
+            ':pending': pending,
+            ':open': Object.fromEntries(pairIds.map((id) => [id, pending.expires])),
+            ':due': waveDueKey(new Date(pending.lease_until).toISOString(), planId, runsheetId),
+            ':one': 1,
+            ':pairs': new Set(pairIds),
+            ':drivers': new Set(chosen),
+          },
+        }),
+      );
+    } catch (error) {
+      if (isConditionalFailure(error)) return 'skipped'; // another worker took it, or a close came: judged again
+      throw error;
+    }
+    await this.sendWave({ ...group, wave, pending, gen: gen + 1 }, runsheetId);
+    return 'wave';
+  }
+
+  /** Writes the claimed wave's pairs (already broadcast), tells the drivers and the planning, and ends the claim. */
+  private async sendWave(group: DispatchGroup, runsheetId: string) {
+    const planId = this.planId;
+    const pending = group.pending!;
+    const { planning, facts } = await this.load();
+    const runsheetName = (
+      await db().send(
+        new GetCommand({
+          TableName: mainTableName(),
+          Key: runsheetKey(planId, runsheetId),
+          ProjectionExpression: '#n',
+          ExpressionAttributeNames: { '#n': 'name' },
+        }),
+      )
+    ).Item?.['name'] as string | undefined;
+    const names = new Map(facts.map((f) => [f.id, f.name]));
+    const now = clock.nowIso();
+    // Watched by the expiry sweep (before the pairs exist, as the job does).
+    await watchOffers(planId, pending.expires);
+    const records = pending.drivers.map((driverId): PairRecord => {
+      const id = pairIdOf(`${pending.job_id}#${pending.wave}`, runsheetId, driverId);
+      return {
+        id,
+        pair: {
+          id,
+          runsheet: { id: runsheetId, ...(runsheetName ? { name: runsheetName } : {}), tasks: [] },
+          driver: { id: driverId, name: names.get(driverId) ?? '' },
+        },
+        plan: { id: planId, name: planning.name },
+        statuses: [
+          {
+            current_state: 'created',
+            action: 'created',
+            reason: null,
+            expired_time: null,
+            happened_at_utc: now,
+            saved_at_utc: now,
+          },
+          {
+            current_state: 'broadcasted',
+            action: 'broadcast',
+            reason: `wave ${pending.wave}`,
+            expired_time: pending.expires,
+            happened_at_utc: now,
+            saved_at_utc: now,
+          },
+        ],
+        current_state: 'broadcasted',
+        org_id: planning.org_id,
+        rev: 2,
+        offer_ttl_s: pending.ttl_s,
+        runsheet_ref: true,
+        plan_swept: true,
+        version_seq: planning.version_seq,
+      };
+    });
+    // A retry must not overwrite a pair a driver has answered since: written only if new; an open one is told again.
+    const offered = await mapLimited(records, 8, async (record) => {
+      if (await putNewPair(record)) return { record, expiredTime: pending.expires };
+      const stored = await readPair(planId, record.id, true);
+      if (stored?.current_state !== 'broadcasted') return undefined;
+      return {
+        record,
+        expiredTime: stored.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? pending.expires,
+      };
+    });
+    await watchOffers(planId, pending.expires);
+    const sent = offered.flatMap((o) => (o ? [o] : []));
+    if (sent.length > 0) {
+      await publishFrames(
+        `planning.${planId}`,
+        'pair.broadcast',
+        sent.map(({ record, expiredTime }) => ({
+          key: pairEventKey(record.id, 'broadcast'),
+          data: {
+            pair_id: record.id,
+            runsheet_id: runsheetId,
+            driver_id: record.pair.driver.id,
+            expired_time: expiredTime,
+            wave: pending.wave,
+          },
+        })),
+      );
+      await mapLimited(sent, 8, ({ record, expiredTime }) =>
+        publish(`user.${record.pair.driver.id}`, 'offer.new', offerNew(record, expiredTime)),
+      );
+      await sendPushMessages({
+        application_key: DRIVER_APPLICATION(),
+        push_messages: sent.map(({ record }) => ({
+          user_id: record.pair.driver.id,
+          title: 'New runsheet offered',
+          body: `${runsheetName ?? runsheetId} of ${planning.name} awaits your answer`,
+          data: { planning_id: planId, pair_ids: [record.id] },
+        })),
+      });
+    }
+    // The claim ends; the runsheet is looked at again shortly after its offers expire.
+    const due = new Date(Date.parse(pending.expires) + EXPIRY_GRACE_MS).toISOString();
+    await db()
+      .send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: groupKey(planId, runsheetId),
+          UpdateExpression: 'REMOVE pending SET GSI3SK = :due',
+          ConditionExpression: 'pending.wave = :wave',
+          ExpressionAttributeValues: { ':wave': pending.wave, ':due': waveDueKey(due, planId, runsheetId) },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalFailure(error)) throw error;
+      });
+  }
+
+  /** Records the reason, tells the planning and its partners, then takes the runsheet out of the sweep. */
+  private async unassign(group: DispatchGroup, runsheetId: string, gen: number, reason: UnassignedReason) {
+    const planId = this.planId;
+    const { planning } = await this.load();
+    const retry = waveDueKey(new Date(clock.nowMs() + 30_000).toISOString(), planId, runsheetId);
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: groupKey(planId, runsheetId),
+          UpdateExpression: 'SET unassigned = :reason, #open = :none, GSI3SK = :retry ADD gen :one REMOVE reoffer',
+          ConditionExpression: 'wave = :wave AND (attribute_not_exists(gen) OR gen = :gen)',
+          ExpressionAttributeNames: { '#open': 'open' },
+          ExpressionAttributeValues: {
+            ':reason': reason,
+            ':none': {},
+            ':retry': retry,
+            ':one': 1,
+            ':wave': group.wave,
+            ':gen': gen,
+          },
+        }),
+      );
+    } catch (error) {
+      if (isConditionalFailure(error)) return;
+      throw error;
+    }
+    const key = `${runsheetId}:unassigned:${group.wave}`;
+    const data = { planning_id: planId, runsheet_id: runsheetId, unassigned_reason: reason };
+    await publish(`planning.${planId}`, 'runsheet.unassigned', { key, data });
+    await publishPartnerEvent(planning.org_id, 'runsheet.unassigned', data, key);
+    await this.settle(runsheetId, gen + 1, {});
+  }
+
+  /** Takes the runsheet out of the sweep (or moves it to `due`), repairing its open offers, unless it moved since. */
+  private async settle(runsheetId: string, gen: number, change: { open?: Record<string, string>; due?: string }) {
+    await db()
+      .send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: groupKey(this.planId, runsheetId),
+          UpdateExpression: `${change.due ? 'SET GSI3SK = :due' : 'REMOVE GSI3PK, GSI3SK'}${change.open ? `${change.due ? ',' : ' SET'} #open = :open` : ''}`,
+          ConditionExpression: 'attribute_not_exists(gen) OR gen = :gen',
+          ...(change.open ? { ExpressionAttributeNames: { '#open': 'open' } } : {}),
+          ExpressionAttributeValues: {
+            ':gen': gen,
+            ...(change.due ? { ':due': waveDueKey(change.due, this.planId, runsheetId) } : {}),
+            ...(change.open ? { ':open': change.open } : {}),
+          },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalFailure(error)) throw error;
+      });
+  }
+
+  private async reschedule(runsheetId: string, due: string, gen: number) {
+    await this.settle(runsheetId, gen, { due });
+  }
+}
+
+/** How the runsheet's offers ended (an offer per driver asked): declined, let expire, closed by the system. */
+function outcomes(pairs: { current_state: PairState; statuses: StatusEntry[] }[]): OfferCounts {
+  const counts: OfferCounts = { rejected: 0, expired: 0, closed: 0 };
+  for (const pair of pairs) {
+    const last = pair.statuses.at(-1);
+    if (pair.current_state === 'rejected' && last?.action === 'rejected') counts.rejected++;
+    else if (pair.current_state === 'rejected' && last?.reason === 'expired') counts.expired++;
+    else if (pair.current_state === 'rejected' || pair.current_state === 'withdrawn') counts.closed++;
+  }
+  return counts;
+}
+
+// ----- the dispatcher's actions (X16–X18) -----
+
+/** A runsheet as X16–X18 answer it (X14's entry), read consistently after the action. */
+async function runsheetSummary(planId: string, runsheetId: string) {
+  const item = (
+    await db().send(
+      new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planId, runsheetId), ConsistentRead: true }),
+    )
+  ).Item;
+  if (!item) throw notFound('runsheet');
+  const statusOf = await dispatchRecords(planId, [runsheetId], true);
+  return {
+    id: String(item['id']),
+    ...(item['name'] !== undefined ? { name: item['name'] as string } : {}),
+    ...(item['service_type'] !== undefined ? { service_type: item['service_type'] as string } : {}),
+    tasks_total: ((item['tasks'] as unknown[] | undefined) ?? []).length,
+    ...statusOf(runsheetId),
+  };
+}
+
+async function readGroup(planId: string, runsheetId: string) {
+  const out = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: groupKey(planId, runsheetId), ConsistentRead: true }),
+  );
+  return out.Item as DispatchGroup | undefined;
+}
+
+async function readClaim(planId: string, runsheetId: string) {
+  const out = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: assignKey(planId, runsheetId), ConsistentRead: true }),
+  );
+  return out.Item as Assignment | undefined;
+}
+
+const runsheetWords = (runsheet: { id: string; name?: string }) => `runsheet "${runsheet.name ?? runsheet.id}"`;
+
+/**
+ * X16: the dispatcher gives the runsheet to a driver of the planning. The driver's open offer of it is marked
+ * `assigned`; without one, a pair is written for the driver and assigned. Either way the claim and the driver's
+ * count are written as an accept writes them (so a simultaneous accept and assignment cannot both win), the other
+ * open offers are closed (`assigned_to_other_driver`) and the driver is told (`runsheet.assigned`). The driver's duty
+ * and location are the dispatcher's to judge; the runsheet limit holds (409 `driver_at_capacity`).
+ */
+export async function assignRunsheet(caller: Caller, planId: string, runsheetId: string, driverId: string) {
+  const planning = await visiblePlanning(caller, planId);
+  const current = await runsheetSummary(planId, runsheetId);
+  const member = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: { PK: `PLANNING#${planId}`, SK: `DRIVER#${driverId}` } }),
+  );
+  if (!member.Item) throw invalidField('driver_id', 'is not a driver of this planning (add them with P7 first)');
+  if (current.status === 'cancelled') throw conflict(`${runsheetWords(current)} was cancelled: it cannot be assigned`);
+  if (current.status === 'assigned') {
+    // The same assignment again (a retry) answers as the first did.
+    if (current.assigned_driver.id === driverId) return current;
+    throw conflict(
+      `${current.assigned_driver.name || 'another driver'} has ${runsheetWords(current)} (since ${current.assigned_at})`,
+      'runsheet_already_assigned',
+    );
+  }
+  const group = await readGroup(planId, runsheetId);
+  const pairs = await getAll<{ id: string; current_state: PairState; pair: { driver: { id: string } } }>(
+    mainTableName(),
+    [...(group?.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+    { ProjectionExpression: 'id, current_state, pair', ConsistentRead: true },
+  );
+  let pair = pairs.find(
+    (p) => p.pair.driver.id === driverId && (p.current_state === 'broadcasted' || p.current_state === 'created'),
+  );
+  if (!pair) {
+    const user = (
+      await getAll<{ name?: string }>(mainTableName(), [userKey(driverId)], {
+        ProjectionExpression: '#n',
+        ExpressionAttributeNames: { '#n': 'name' },
+      })
+    )[0];
+    const now = clock.nowIso();
+    const id = newUuid();
+    const record: PairRecord = {
+      id,
+      pair: {
+        id,
+        runsheet: { id: runsheetId, ...(current.name ? { name: current.name } : {}), tasks: [] },
+        driver: { id: driverId, name: String(member.Item['name'] ?? user?.name ?? '') },
+      },
+      plan: { id: planId, name: planning.name },
+      statuses: [
+        {
+          current_state: 'created',
+          action: 'created',
+          reason: null,
+          expired_time: null,
+          happened_at_utc: now,
+          saved_at_utc: now,
+        },
+      ],
+      current_state: 'created',
+      org_id: planning.org_id,
+      rev: 1,
+      offer_ttl_s: planning.job?.offer_ttl_s ?? JOB_DEFAULTS.offer_ttl_s,
+      runsheet_ref: true,
+      // Closes of it (a withdrawal) reach the wave worker, as the job's pairs' do.
+      plan_swept: true,
+      version_seq: planning.version_seq,
+    };
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: groupKey(planId, runsheetId),
+        UpdateExpression: 'SET entity = :entity ADD pair_ids :ids, offered :drivers',
+        ExpressionAttributeValues: {
+          ':entity': 'runsheet_offers',
+          ':ids': new Set([id]),
+          ':drivers': new Set([driverId]),
+        },
+      }),
+    );
+    await putNewPair(record);
+    pair = { id, current_state: 'created', pair: { driver: { id: driverId } } };
+  }
+  await recordEvent(planId, pair.id, 'assigned', clock.nowIso(), { reason: 'assigned_by_dispatcher' });
+  return runsheetSummary(planId, runsheetId);
+}
+
+/**
+ * X17: one more wave now, from `unassigned` or `offered` (open offers stay open), past `max_waves` if need be, with
+ * the call's `max_candidates` and `offer_ttl_s` if given. Sent by the wave worker's own machinery, here and now; if
+ * that fails, the sweep sends it (the runsheet is due at once).
+ */
+export async function reofferRunsheet(
+  caller: Caller,
+  planId: string,
+  runsheetId: string,
+  settings: { max_candidates?: number | undefined; offer_ttl_s?: number | undefined },
+) {
+  await visiblePlanning(caller, planId);
+  for (let round = 0; round < 5; round++) {
+    const current = await runsheetSummary(planId, runsheetId);
+    if (current.status === 'open') {
+      throw conflict(`${runsheetWords(current)} was never offered: start the planning's job (P9) first`);
+    }
+    if (current.status !== 'offered' && current.status !== 'unassigned') {
+      throw conflict(
+        `${runsheetWords(current)} is ${current.status}: only an offered or unassigned runsheet is offered again`,
+      );
+    }
+    const group = (await readGroup(planId, runsheetId))!;
+    const wave = group.wave ?? 1;
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: groupKey(planId, runsheetId),
+          UpdateExpression:
+            'SET reoffer = :reoffer, waves_allowed = :allowed, GSI3PK = :waves, GSI3SK = :due ADD gen :one',
+          ConditionExpression: 'wave = :wave AND (attribute_not_exists(gen) OR gen = :gen)',
+          ExpressionAttributeValues: {
+            ':reoffer': {
+              wave: wave + 1,
+              ...(settings.max_candidates ? { max_candidates: settings.max_candidates } : {}),
+              ...(settings.offer_ttl_s ? { offer_ttl_s: settings.offer_ttl_s } : {}),
+            },
+            ':allowed': Math.max(group.waves_allowed ?? wave, wave + 1),
+            ':waves': WAVES,
+            ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
+            ':one': 1,
+            ':wave': wave,
+            ':gen': group.gen ?? 0,
+          },
+        }),
+      );
+    } catch (error) {
+      if (isConditionalFailure(error)) continue; // a close or a wave came between: judge again
+      throw error;
+    }
+    await new WaveJudge(planId).judge(runsheetId, { force: true }).catch((error: unknown) => {
+      // The wave is asked for and due: the sweep sends it.
+      logger.warn('re-offer left to the sweep', {
+        planning_id: planId,
+        runsheet_id: runsheetId,
+        error: error as Error,
+      });
+    });
+    return runsheetSummary(planId, runsheetId);
+  }
+  throw conflict('the runsheet kept changing; retry');
+}
+
+/**
+ * X18: the planner takes the runsheet out of dispatch. Its open offers are closed (`runsheet_cancelled`, each driver
+ * told), a driver who held it is told (`runsheet.cancelled` on `user.<id>`) and gets their place back. A second
+ * cancel answers as the first.
+ */
+export async function cancelRunsheet(caller: Caller, planId: string, runsheetId: string, reason: string) {
+  const planning = await visiblePlanning(caller, planId);
+  const current = await runsheetSummary(planId, runsheetId);
+  if (current.status === 'cancelled') return current;
+  // (A runsheet under way, contract 4.8, is its driver's: `in_progress` and `completed` refuse.)
+  const status: string = current.status;
+  if (status === 'in_progress' || status === 'completed') {
+    throw conflict(`${runsheetWords(current)} is ${status.replace('_', ' ')}: it can no longer be cancelled`);
+  }
+  const at = clock.nowIso();
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: groupKey(planId, runsheetId),
+        UpdateExpression: 'SET entity = :entity, cancelled = :cancelled REMOVE GSI3PK, GSI3SK ADD gen :one',
+        ConditionExpression: 'attribute_not_exists(cancelled)',
+        ExpressionAttributeValues: {
+          ':entity': 'runsheet_offers',
+          ':cancelled': { at, reason, by: caller.id },
+          ':one': 1,
+        },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+  }
+  const claim = await readClaim(planId, runsheetId);
+  const key = `${runsheetId}:cancelled`;
+  if (claim) {
+    await db()
+      .send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: winsKey(planId, claim.driver_id),
+          UpdateExpression: 'ADD wins :minus',
+          ConditionExpression: 'wins > :zero',
+          ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalFailure(error)) throw error;
+      });
+    await db().send(new DeleteCommand({ TableName: mainTableName(), Key: assignKey(planId, runsheetId) }));
+    await publish(`user.${claim.driver_id}`, 'runsheet.cancelled', {
+      key,
+      data: { planning_id: planId, runsheet_id: runsheetId, pair_id: claim.pair_id, reason },
+    });
+  }
+  const group = await readGroup(planId, runsheetId);
+  const pairs = await getAll<{ id: string; current_state: PairState }>(
+    mainTableName(),
+    [...(group?.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+    { ProjectionExpression: 'id, current_state', ConsistentRead: true },
+  );
+  for (const pair of pairs) {
+    if (pair.current_state !== 'broadcasted' && pair.current_state !== 'created') continue;
+    await recordEvent(planId, pair.id, 'system_rejected', clock.nowIso(), { reason: 'runsheet_cancelled' }).catch(
+      (error: unknown) => {
+        if ((error as { status?: number }).status !== 409) throw error;
+      },
+    );
+  }
+  const data = { planning_id: planId, runsheet_id: runsheetId, reason };
+  await publish(`planning.${planId}`, 'runsheet.cancelled', { key, data });
+  await publishPartnerEvent(planning.org_id, 'runsheet.cancelled', data, key);
+  return runsheetSummary(planId, runsheetId);
+}
