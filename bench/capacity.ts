@@ -306,7 +306,8 @@ export async function capacityScenario(
   const presigned = (await call('GET', '/v1/task-import-jobs/upload-url?filename=tasks.csv', undefined, merchant)) as {
     file: { url: string; storage_upload_key: string };
   };
-  await fetch(presigned.file.url, { method: 'PUT', body: csv });
+  // The URL signs Content-Type text/csv: S3 refuses a PUT without it.
+  await fetch(presigned.file.url, { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } });
   const job = (await call(
     'POST',
     '/v1/task-import-jobs',

@@ -1,8 +1,9 @@
 /**
  * Scale on paper: the reference fleet with 5 000 drivers inside one precision-5 cell (about 4.9 km × 4.9 km), each
- * sending a fix every 10 s. For every partition key that load concentrates on: its write and read rate against
- * DynamoDB's per-partition limits (1 000 WCU/s, 3 000 RCU/s), and, where the design shards it, the sharded figure.
- * `npm run scale` prints docs/scale.md's table; a test keeps the document equal to it.
+ * sending a fix every 10 s; the geo index's partition key holding them is the precision-4 cell around that cell
+ * (`indexPartitionOf` in shared/locations/geo.ts). For every partition key that load concentrates on: its write and
+ * read rate against DynamoDB's per-partition limits (1 000 WCU/s, 3 000 RCU/s), and, where the design shards it, the
+ * sharded figure. `npm run scale` prints docs/scale.md's table; a test keeps the document equal to it.
  */
 import { GEO_SHARDS, GEO_TIME_GRANULARITY_S } from '#shared/locations/locations';
 
@@ -63,14 +64,14 @@ export function scaleRows(scenario = SCENARIO, shards = GEO_SHARDS): Row[] {
       rcu: 0,
     },
     {
-      partition: 'Geo index `<cell>` (unsharded)',
+      partition: 'Geo index `<partition>`, the precision-4 cell holding the crowded one (unsharded)',
       what: `a fix moves its entry on leaving its precision-6 cell (2 WCU, every ~${scenario.cellMoveIntervalS / 60} min), rewrites it when its ${GEO_TIME_GRANULARITY_S} s granule turns (1 WCU); L3/L4 searches read it`,
       wcu: indexWcu,
       rcu: indexRcu,
       sharded: {
         wcu: indexWcu / shards,
         rcu: indexRcu / shards,
-        how: `\`<cell>#<shard>\`, ${shards} shards by a hash of the driver id; a search reads every shard`,
+        how: `\`<partition>#<shard>\`, ${shards} shards by a hash of the driver id; a search reads every shard`,
       },
     },
     {

@@ -206,26 +206,64 @@ export async function refusedOversized(connectionId: string, body: string | unde
   return true;
 }
 
+/** What an admitted subscribe frame may do: the channels it decides on, and those beyond the connection's room. */
+interface Admission {
+  /** The channels the connection held as read at admission: they cost nothing and are answered as held. */
+  held: Set<string>;
+  /** The channels this frame decides on (asked, not held, within the room), in the order asked. */
+  deciding: string[];
+  /** Those of `deciding` this frame reserved: released again if refused. */
+  reserved: string[];
+  /** The channels beyond `LIMITS.channels`, refused unread. */
+  overLimit: string[];
+}
+
+const stringsOf = (value: unknown): string[] =>
+  value instanceof Set || Array.isArray(value) ? [...(value as Iterable<string>)] : [];
+
+/** The most rewrites of its item a subscribe frame may lose to other frames of the connection before it gives up. */
+const ADMISSION_ATTEMPTS = 2 * LIMITS.subscribesPerSecond + 1;
+
 /**
- * Admits one subscribe frame of the connection, or not: at most `LIMITS.subscribesPerSecond` within any second of
- * their arrival (`receivedAt`, API Gateway's `requestTimeEpoch`). The connection item keeps the arrival times of the
- * last admitted frames; each admission rewrites them on the condition that nobody else did meanwhile (frames of one
- * connection may run at once in the cloud). A refused frame writes nothing.
+ * Admits one subscribe frame of the connection, or not (undefined): at most `LIMITS.subscribesPerSecond` within any
+ * second of their arrival (`receivedAt`, API Gateway's `requestTimeEpoch`), and at most `LIMITS.channels` channels
+ * held. The connection item keeps the arrival times of the last admitted frames (`recent_subscribes`) and, in
+ * `reserved_channels`, the channels it holds or that a frame is granting; each admission rewrites the times and
+ * reserves its new channels on the condition that nobody else did meanwhile (`subscribe_seq`: frames of one
+ * connection may run at once in the cloud), so concurrent frames never reserve more than the room left. A frame that
+ * loses that race is judged again against the winner's write; it loses only to frames admitted meanwhile, which the
+ * rate limit bounds. A refused frame writes nothing.
  */
-async function admitSubscribe(connectionId: string, item: Record<string, unknown>, receivedAt: number) {
+async function admitSubscribe(
+  connectionId: string,
+  item: Record<string, unknown>,
+  receivedAt: number,
+  channels: string[],
+): Promise<Admission | undefined> {
   let current: Record<string, unknown> | undefined = item;
-  for (let attempt = 0; attempt < 3 && current; attempt++) {
+  for (let attempt = 0; attempt < ADMISSION_ATTEMPTS && current; attempt++) {
     const recent = ((current['recent_subscribes'] as number[] | undefined) ?? []).filter(
       (at) => at > receivedAt - 1000,
     );
-    if (recent.length >= LIMITS.subscribesPerSecond) return false;
+    if (recent.length >= LIMITS.subscribesPerSecond) return undefined;
+    const held = new Set(stringsOf(current['channels']));
+    // A connection recorded before reservations counts the channels it holds.
+    const counted = new Set([...held, ...stringsOf(current['reserved_channels'])]);
+    const fresh = channels.filter((channel) => !held.has(channel));
+    // Reserved by another frame still deciding on it: this one decides too, taking no more room.
+    const unreserved = fresh.filter((channel) => !counted.has(channel));
+    const room = Math.max(0, LIMITS.channels - counted.size);
+    const reserved = unreserved.slice(0, room);
+    const overLimit = unreserved.slice(room);
     const seq = current['subscribe_seq'];
     try {
       await db().send(
         new UpdateCommand({
           TableName: connectionsTableName(),
           Key: connectionKey(connectionId),
-          UpdateExpression: 'SET recent_subscribes = :recent, subscribe_seq = :next',
+          UpdateExpression: `SET recent_subscribes = :recent, subscribe_seq = :next${
+            reserved.length > 0 ? ' ADD reserved_channels :reserved' : ''
+          }`,
           ConditionExpression:
             typeof seq === 'number'
               ? 'subscribe_seq = :seq'
@@ -234,10 +272,12 @@ async function admitSubscribe(connectionId: string, item: Record<string, unknown
             ':recent': [...recent, receivedAt],
             ':next': typeof seq === 'number' ? seq + 1 : 1,
             ...(typeof seq === 'number' ? { ':seq': seq } : {}),
+            ...(reserved.length > 0 ? { ':reserved': new Set(reserved) } : {}),
           },
         }),
       );
-      return true;
+      const overflow = new Set(overLimit);
+      return { held, deciding: fresh.filter((channel) => !overflow.has(channel)), reserved, overLimit };
     } catch (error) {
       if (!isConditionalFailure(error)) throw error;
     }
@@ -248,16 +288,18 @@ async function admitSubscribe(connectionId: string, item: Record<string, unknown
       )
     ).Item;
   }
-  return false;
+  return undefined;
 }
 
 /**
  * `{"action":"subscribe","channels":[…]}`: one `subscribed` frame for the channels the connection now holds of
  * those asked, one `forbidden` error frame per refused, one `limit_exceeded` frame naming those beyond
- * `LIMITS.channels`. A connection whose token expired or was revoked since $connect gets one `error` frame
- * (`token_expired`, `token_revoked`) and is closed; one over `LIMITS.subscribesPerSecond` gets `limit_exceeded` and
- * nothing else. Channels the connection holds already cost nothing (no read, no write): a subscribe costs the
- * connection's read, its admission, and a read (a planning channel) and a write per channel newly asked for.
+ * `LIMITS.channels` (counted with the channels other frames of the connection reserved at the same time). A
+ * connection whose token expired or was revoked since $connect gets one `error` frame (`token_expired`,
+ * `token_revoked`) and is closed; one over `LIMITS.subscribesPerSecond` gets `limit_exceeded` and nothing else.
+ * Channels the connection holds already cost nothing (no read, no write): a subscribe costs the connection's read,
+ * its admission, a read (a planning channel) and a write per channel newly asked for, and one write of the
+ * connection's channels.
  */
 export async function subscribe(connectionId: string, requested: unknown, receivedAt = clock.nowMs()): Promise<void> {
   const out = await db().send(
@@ -273,7 +315,11 @@ export async function subscribe(connectionId: string, requested: unknown, receiv
     await dropConnection(connectionId);
     return;
   }
-  if (!(await admitSubscribe(connectionId, out.Item, receivedAt))) {
+  const channels = Array.isArray(requested)
+    ? [...new Set(requested.filter((c): c is string => typeof c === 'string'))]
+    : [];
+  const admission = await admitSubscribe(connectionId, out.Item, receivedAt, channels);
+  if (!admission) {
     await sendFrame(connectionId, {
       type: 'error',
       code: LIMIT_EXCEEDED,
@@ -281,9 +327,6 @@ export async function subscribe(connectionId: string, requested: unknown, receiv
     });
     return;
   }
-  const channels = Array.isArray(requested)
-    ? [...new Set(requested.filter((c): c is string => typeof c === 'string'))]
-    : [];
   if (channels.length === 0) {
     await sendFrame(connectionId, {
       type: 'error',
@@ -292,15 +335,15 @@ export async function subscribe(connectionId: string, requested: unknown, receiv
     });
     return;
   }
-  const held = new Set((out.Item['channels'] as string[] | undefined) ?? []);
-  const fresh = channels.filter((channel) => !held.has(channel));
+  const { held, deciding, reserved, overLimit } = admission;
   // Beyond the room left, channels are refused unread: a frame's cost never exceeds LIMITS.channels reads.
-  const room = Math.max(0, LIMITS.channels - held.size);
-  const overLimit = fresh.slice(room);
   const decisions = await Promise.all(
-    fresh.slice(0, room).map(async (channel) => ({ channel, allowed: await mayJoin(caller, channel) })),
+    deciding.map(async (channel) => ({ channel, allowed: await mayJoin(caller, channel) })),
   );
   const granted = decisions.filter((d) => d.allowed).map((d) => d.channel);
+  const mine = new Set(reserved);
+  // The room this frame reserved for a refused channel is given back (one another frame reserved, that one gives).
+  const released = decisions.filter((d) => !d.allowed && mine.has(d.channel)).map((d) => d.channel);
   const expiresAt = Number(out.Item['expires_at']);
   await Promise.all(
     granted.map((channel) =>
@@ -318,14 +361,19 @@ export async function subscribe(connectionId: string, requested: unknown, receiv
       ),
     ),
   );
-  if (granted.length > 0) {
-    // Appended, not rewritten: two subscribes on one connection at once both keep their channels.
+  if (granted.length > 0 || released.length > 0) {
+    // Appended and removed, not rewritten: two subscribes on one connection at once both keep their channels.
+    const appended = granted.length > 0 ? 'SET channels = list_append(if_not_exists(channels, :empty), :granted)' : '';
+    const removed = released.length > 0 ? 'DELETE reserved_channels :released' : '';
     await db().send(
       new UpdateCommand({
         TableName: connectionsTableName(),
         Key: connectionKey(connectionId),
-        UpdateExpression: 'SET channels = list_append(if_not_exists(channels, :empty), :granted)',
-        ExpressionAttributeValues: { ':granted': granted, ':empty': [] },
+        UpdateExpression: [appended, removed].filter(Boolean).join(' '),
+        ExpressionAttributeValues: {
+          ...(granted.length > 0 ? { ':granted': granted, ':empty': [] } : {}),
+          ...(released.length > 0 ? { ':released': new Set(released) } : {}),
+        },
       }),
     );
   }

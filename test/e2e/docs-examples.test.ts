@@ -25,6 +25,7 @@ import {
   invitedMember,
   loginAs,
 } from '../support/http.ts';
+import { putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 const TASKS = readFileSync('test/fixtures/tasks.csv');
@@ -123,7 +124,7 @@ async function upload(): Promise<{ key: string; bucket: string }> {
     '/v1/task-import-jobs/upload-url?filename=tasks.csv',
     merchant(),
   );
-  expect((await fetch(presigned.body.file.url, { method: 'PUT', body: TASKS })).status).toBe(200);
+  expect((await putUpload(presigned.body.file.url, TASKS)).status).toBe(200);
   return { key: presigned.body.file.storage_upload_key, bucket: presigned.body.file.storage_upload_bucket };
 }
 

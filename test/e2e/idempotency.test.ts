@@ -22,7 +22,7 @@ import { type RunningHost, startLocal } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { type ApiResponse, type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
-import { IMPORT_WINDOW } from '../support/imports.ts';
+import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN } from '../support/local.ts';
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
@@ -367,7 +367,7 @@ describe('sec-idem: a create whose answer was lost on every attempt, retried wit
       importer.token,
     );
     expect(presigned.status).toBe(200);
-    const put = await fetch(presigned.body.file.url, { method: 'PUT', body: readFileSync('test/fixtures/tasks.csv') });
+    const put = await putUpload(presigned.body.file.url, readFileSync('test/fixtures/tasks.csv'));
     expect(put.status).toBe(200);
     const key = newKey();
     const body = {

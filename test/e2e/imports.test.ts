@@ -10,7 +10,7 @@ import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { taskId } from '../../shared/imports/tasks.ts';
 import { checkConformance } from '../support/conformance.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
-import { IMPORT_WINDOW } from '../support/imports.ts';
+import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -42,7 +42,7 @@ async function upload(name: string, bytes: Buffer, token = merchant, base = '/v1
     token,
   );
   expect(presigned.status).toBe(200);
-  const put = await fetch(presigned.body.file.url, { method: 'PUT', body: bytes });
+  const put = await putUpload(presigned.body.file.url, bytes);
   expect(put.status).toBe(200);
   return presigned.body.file;
 }

@@ -14,6 +14,7 @@ import S3rver from 's3rver';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../lib/local/emulators.ts';
 import { startLocal, UPLOAD_BUCKET } from '../../lib/local/start.ts';
+import { putUpload } from '../support/imports.ts';
 import { CSV, created, merchantOn, options, running } from '../support/local-mode.ts';
 
 describe('an external S3', () => {
@@ -37,7 +38,7 @@ describe('an external S3', () => {
     const merchant = await merchantOn(host);
     const file = await merchant.uploadUrl();
     expect(new URL(file.url).origin).toBe(endpoint);
-    expect((await fetch(file.url, { method: 'PUT', body: CSV })).status).toBe(200);
+    expect((await putUpload(file.url, CSV)).status).toBe(200);
     const job = await created(() => merchant.createJob(file.storage_upload_key));
     expect(job.status, JSON.stringify(job.body)).toBe(201);
   });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../lib/local/emulators.ts';
 import { startLocal } from '../../lib/local/start.ts';
+import { putUpload } from '../support/imports.ts';
 import { CSV, created, merchantOn, options, running } from '../support/local-mode.ts';
 
 describe('the local S3', () => {
@@ -20,7 +21,7 @@ describe('the local S3', () => {
     const after = await startLocal(first);
     running.push(after);
     expect(after.s3Endpoint).toBe(before.s3Endpoint);
-    expect((await fetch(file.url, { method: 'PUT', body: CSV })).status).toBe(200);
+    expect((await putUpload(file.url, CSV)).status).toBe(200);
     const job = await created(() => merchant.createJob(file.storage_upload_key, after));
     expect(job.status, JSON.stringify(job.body)).toBe(201);
     expect((job.body as { upload_record: { files: { file_size: number }[] } }).upload_record.files[0]!.file_size).toBe(

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
-import { IMPORT_WINDOW, importTasks } from '../support/imports.ts';
+import { IMPORT_WINDOW, importTasks, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -71,7 +71,7 @@ describe('an import job moved by its worker while a request moves it', () => {
       '/v1/task-import-jobs/upload-url?filename=tasks.csv',
       merchant,
     );
-    expect((await fetch(presigned.body.file.url, { method: 'PUT', body: 'from_street_address\n' })).status).toBe(200);
+    expect((await putUpload(presigned.body.file.url, 'from_street_address\n')).status).toBe(200);
     const created = await api.post<{ id: string }>(
       '/v1/task-import-jobs',
       {

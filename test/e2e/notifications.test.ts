@@ -3,9 +3,10 @@
  * subscribers, the log (N2–N4), gone connections cleaned up, push keys and device push (N6–N10).
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
+import { handler as subscribeHandler } from '../../functions/realtime/subscribe.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
@@ -420,6 +421,114 @@ describe('what one connection may ask (issue 33.2 and 33.8)', () => {
     c.subscribe(mine);
     expect(await c.when(() => c.frames.length >= 15)).toBe(true);
     expect(c.frames[14]).toEqual({ type: 'subscribed', channels: mine });
+    c.socket.close();
+  });
+
+  /** A socket and its connection id, found as the one connection record its $connect added. */
+  async function connectWithId(token: string) {
+    const { db, connectionsTableName } = await import('../../shared/db/client.ts');
+    const ids = async () => {
+      const out = await db().send(
+        new ScanCommand({
+          TableName: connectionsTableName(),
+          FilterExpression: 'SK = :conn',
+          ExpressionAttributeValues: { ':conn': 'CONN' },
+        }),
+      );
+      return new Set((out.Items ?? []).map((item) => String(item['connection_id'])));
+    };
+    const before = await ids();
+    const c = await connect(token);
+    const added = [...(await ids())].filter((id) => !before.has(id));
+    expect(added).toHaveLength(1);
+    return { ...c, connectionId: added[0]! };
+  }
+
+  /** Subscribe frames of one connection handled at once, as API Gateway may invoke the route in the cloud. */
+  const subscribeAtOnce = (connectionId: string, frames: string[][]) =>
+    Promise.all(
+      frames.map((channels) =>
+        subscribeHandler({
+          requestContext: {
+            routeKey: 'subscribe',
+            eventType: 'MESSAGE',
+            connectionId,
+            requestTimeEpoch: Date.now(),
+          },
+          body: JSON.stringify({ action: 'subscribe', channels }),
+          isBase64Encoded: false,
+        } as unknown as Parameters<typeof subscribeHandler>[0]),
+      ),
+    );
+
+  it('holds at most 20 channels when subscribe frames of one connection run at once', async () => {
+    const c = await connectWithId(admin);
+    const asked = Array.from({ length: 25 }, userChannel);
+    const frames = Array.from({ length: 5 }, (_, i) => asked.slice(i * 5, i * 5 + 5));
+    await subscribeAtOnce(c.connectionId, frames);
+    const answered = () => c.frames.flatMap((f) => f.channels ?? []).length;
+    expect(await c.when(() => ofType(c.frames, 'subscribed').length === 5 && answered() === 25)).toBe(true);
+    // Every frame was admitted (5 are within the rate): one `subscribed` each, and the 5 over 20 named as refused.
+    const subscribed = ofType(c.frames, 'subscribed').flatMap((f) => f.channels ?? []);
+    const refused = ofType(c.frames, 'error', 'limit_exceeded');
+    expect(ofType(c.frames, 'subscribed')).toHaveLength(5);
+    expect(subscribed).toHaveLength(20);
+    expect(refused.every((f) => f.message?.includes('at most 20 channels'))).toBe(true);
+    const overLimit = refused.flatMap((f) => f.channels ?? []);
+    expect([...subscribed, ...overLimit].sort()).toEqual([...asked].sort());
+    // What is stored agrees: an event on each of the 25 channels reaches the 20 held.
+    const sent = await api.post<{ delivered: number }>(
+      '/v1/events',
+      { events: asked.map((channel) => ({ channel, name: 'which', data: {} })) },
+      admin,
+    );
+    expect(sent.body.delivered).toBe(20);
+    expect(await c.when(() => c.frames.filter((f) => f.name === 'which').length === 20)).toBe(true);
+    expect(c.frames.filter((f) => f.name === 'which').map((f) => f.channel)).toEqual(
+      asked.filter((channel) => subscribed.includes(channel)),
+    );
+    // Full now: a later frame gets no room.
+    const late = userChannel();
+    await subscribeAtOnce(c.connectionId, [[late]]);
+    expect(await c.when(() => c.frames.some((f) => f.channels?.includes(late)))).toBe(true);
+    expect(c.frames.at(-1)).toEqual({
+      type: 'error',
+      code: 'limit_exceeded',
+      channels: [late],
+      message: expect.any(String),
+    });
+    c.socket.close();
+  });
+
+  it('admits 10 subscribe frames of one connection arriving at once, and refuses the 11th for its rate', async () => {
+    const merchant = await member('Merchant', orgX);
+    const c = await connectWithId(merchant.token);
+    const mine = [`user.${merchant.id}`, `org.${orgX}`];
+    await subscribeAtOnce(
+      c.connectionId,
+      Array.from({ length: 11 }, () => mine),
+    );
+    expect(await c.when(() => c.frames.length >= 11)).toBe(true);
+    expect(ofType(c.frames, 'subscribed')).toEqual(
+      Array.from({ length: 10 }, () => ({ type: 'subscribed', channels: mine })),
+    );
+    expect(ofType(c.frames, 'error')).toEqual([
+      { type: 'error', code: 'limit_exceeded', message: expect.stringContaining('10 subscribe frames a second') },
+    ]);
+    c.socket.close();
+  });
+
+  it('gives back the room a refused channel took', async () => {
+    const c = await connectWithId(admin);
+    const bogus = Array.from({ length: 20 }, (_, i) => `no-such-kind.${i}`);
+    await subscribeAtOnce(c.connectionId, [bogus]);
+    expect(await c.when(() => c.frames.length >= 21)).toBe(true);
+    expect(c.frames[0]).toEqual({ type: 'subscribed', channels: [] });
+    expect(ofType(c.frames, 'error', 'forbidden').map((f) => f.channel)).toEqual(bogus);
+    const twenty = Array.from({ length: 20 }, userChannel);
+    await subscribeAtOnce(c.connectionId, [twenty]);
+    expect(await c.when(() => c.frames.length >= 22)).toBe(true);
+    expect(c.frames.slice(21)).toEqual([{ type: 'subscribed', channels: twenty }]);
     c.socket.close();
   });
 

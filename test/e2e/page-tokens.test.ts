@@ -9,6 +9,7 @@ import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
 import { type ApiResponse, type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -199,7 +200,7 @@ async function upload(token: string): Promise<string> {
     token,
   );
   expect(presigned.status).toBe(200);
-  const put = await fetch(presigned.body.file.url, { method: 'PUT', body: 'ref,from_street_address\n' });
+  const put = await putUpload(presigned.body.file.url, 'ref,from_street_address\n');
   expect(put.status).toBe(200);
   return presigned.body.file.storage_upload_key;
 }

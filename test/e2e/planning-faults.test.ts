@@ -15,7 +15,7 @@ import { ROLES } from '../../shared/auth/roles.ts';
 import { locationKey } from '../../shared/locations/locations.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
-import { IMPORT_WINDOW } from '../support/imports.ts';
+import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { until } from '../support/until.ts';
 
@@ -59,7 +59,7 @@ async function importedTaskId(): Promise<string> {
       `/v1/task-import-jobs/upload-url?filename=${name}`,
       planner,
     );
-    expect((await fetch(link.body.file.url, { method: 'PUT', body: text })).status).toBe(200);
+    expect((await putUpload(link.body.file.url, text)).status).toBe(200);
     files.push({ storage_upload_key: link.body.file.storage_upload_key });
   }
   const job = await api.post<{ id: string }>('/v1/task-import-jobs', { files, ...IMPORT_WINDOW }, planner);

@@ -5,60 +5,36 @@
  * `token_expired`, and is closed by the server.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { issueBearerToken } from '../../shared/auth/tokens.ts';
 import { resetClock, setClock } from '../../shared/clock.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { openSocket } from '../support/sockets.ts';
 
 let host: RunningHost;
 let api: Client;
 let admin: string;
 let org: string;
 
-type Frame = {
-  type: string;
-  channel?: string;
-  channels?: string[];
-  code?: string;
-  message?: string;
-  name?: string;
-  data?: { drivers?: { user_id: string; version: number }[] } & Record<string, unknown>;
-};
-
-async function until(done: () => boolean, ms = 15_000) {
-  const deadline = Date.now() + ms;
-  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  return done();
-}
-
-/** A socket with every frame it receives, and whether the server closed it. */
+/** A socket as the support module opens it, with `subscribe` answering the frames it brought and `events()` all events. */
 async function connect(token: string) {
-  const socket = new WebSocket(`${host.url.replace('http', 'ws')}/ws?token=${token}`);
-  const frames: Frame[] = [];
-  let closed = false;
-  socket.on('message', (data) => frames.push(JSON.parse(data.toString()) as Frame));
-  socket.on('close', () => {
-    closed = true;
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
-    socket.once('error', reject);
-  });
+  const opened = await openSocket(host.url, token);
+  const isClosed = () => opened.closed.code !== undefined;
   const subscribe = async (channels: string[]) => {
-    const before = frames.length;
-    socket.send(JSON.stringify({ action: 'subscribe', channels }));
-    await until(() => frames.length > before || closed);
-    return frames.slice(before);
+    const before = opened.frames.length;
+    opened.subscribe(channels);
+    await opened.when(() => opened.frames.length > before || isClosed());
+    return opened.frames.slice(before);
   };
-  const events = () => frames.filter((f) => f.type === 'event');
-  return { socket, frames, subscribe, events, isClosed: () => closed };
+  const events = () => opened.frames.filter((f) => f.type === 'event');
+  return { ...opened, subscribe, events, isClosed };
 }
 
 type Socket = Awaited<ReturnType<typeof connect>>;
+/** A driver's entry in a `driver.location` event. */
+type Driven = { user_id: string; version: number };
 
 const push = async (channel: string) =>
   (await api.post<{ delivered: number }>('/v1/events', { events: [{ channel, name: 'probe', data: { n: 1 } }] }, admin))
@@ -76,7 +52,7 @@ async function memberWithSockets(token?: string) {
   expect(await watching.subscribe(channels)).toEqual([{ type: 'subscribed', channels }]);
   const idle = await connect(bearer);
   expect(await push(`user.${member.id}`)).toBe(1);
-  expect(await until(() => watching.events().length === 1)).toBe(true);
+  expect(await watching.when(() => watching.events().length === 1)).toBe(true);
   return { member, watching, idle, channels };
 }
 
@@ -85,13 +61,13 @@ async function expectCutOff(sockets: { member: { id: string }; watching: Socket;
   const { member, watching, idle } = sockets;
   expect(await push(`user.${member.id}`)).toBe(0);
   expect(await push(`org.${org}`)).toBe(0);
-  expect(await until(() => watching.isClosed())).toBe(true);
+  expect(await watching.when(() => watching.isClosed())).toBe(true);
   expect(watching.events()).toHaveLength(1);
 
   expect(await idle.subscribe([`user.${member.id}`, `org.${org}`])).toEqual([
     { type: 'error', code, message: expect.any(String) },
   ]);
-  expect(await until(() => idle.isClosed())).toBe(true);
+  expect(await idle.when(() => idle.isClosed())).toBe(true);
   // Nothing was recorded for it: a later event finds no subscriber.
   expect(await push(`user.${member.id}`)).toBe(0);
   expect(idle.events()).toEqual([]);
@@ -136,7 +112,7 @@ describe('WebSocket connections and revocation (issue 28.3)', () => {
     expect(await watching.subscribe(channels)).toEqual([{ type: 'subscribed', channels }]);
     const idle = await connect(shortLived.bearer_token);
     expect(await push(`user.${probe.id}`)).toBe(1);
-    expect(await until(() => watching.events().length === 1)).toBe(true);
+    expect(await watching.when(() => watching.events().length === 1)).toBe(true);
 
     // Two minutes on: the short-lived token has expired, SysAdmin's (an hour) has not.
     setClock(() => Date.now() + 120_000);
@@ -161,10 +137,11 @@ describe('WebSocket connections and revocation (issue 28.3)', () => {
     const versions = (socket: Socket) =>
       socket
         .events()
-        .flatMap((f) => (f.data?.drivers ?? []).filter((d) => d.user_id === driver.id).map((d) => d.version));
+        .flatMap((f) => ((f.data?.['drivers'] as Driven[] | undefined) ?? []).filter((d) => d.user_id === driver.id))
+        .map((d) => d.version);
 
     expect((await api.put('/v1/driver/location', fix, driver.token)).status).toBe(200);
-    expect(await until(() => versions(watched).includes(1) && versions(control).includes(1))).toBe(true);
+    expect(await watched.when(() => versions(watched).includes(1) && versions(control).includes(1))).toBe(true);
 
     expect((await api.delete('/v1/admin/users', { user: { email: dispatcher.email } }, admin)).status).toBe(200);
     expect(
@@ -176,8 +153,8 @@ describe('WebSocket connections and revocation (issue 28.3)', () => {
         )
       ).status,
     ).toBe(200);
-    expect(await until(() => versions(control).includes(2))).toBe(true);
-    expect(await until(() => watched.isClosed())).toBe(true);
+    expect(await control.when(() => versions(control).includes(2))).toBe(true);
+    expect(await watched.when(() => watched.isClosed())).toBe(true);
     expect(versions(watched)).toEqual([1]);
     control.socket.close();
   });

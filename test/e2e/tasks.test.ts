@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
-import { IMPORT_WINDOW } from '../support/imports.ts';
+import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
@@ -54,7 +54,7 @@ async function imported(token: string, refs: string[]): Promise<string> {
       `/v1/task-import-jobs/upload-url?filename=${name}`,
       token,
     );
-    expect((await fetch(url.body.file.url, { method: 'PUT', body: text })).status).toBe(200);
+    expect((await putUpload(url.body.file.url, text)).status).toBe(200);
     return { storage_upload_key: url.body.file.storage_upload_key };
   };
   const job = await api.post<{ id: string }>(

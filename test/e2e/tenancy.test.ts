@@ -15,7 +15,7 @@ import { accessAllows } from '../../shared/auth/access.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
-import { IMPORT_WINDOW } from '../support/imports.ts';
+import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { storedItems } from '../support/stored.ts';
 import { until } from '../support/until.ts';
@@ -86,7 +86,7 @@ beforeAll(async () => {
       `/v1/task-import-jobs/upload-url?filename=${name}`,
       merchantA.token,
     );
-    await fetch(url.body.file.url, { method: 'PUT', body: bytes });
+    await putUpload(url.body.file.url, bytes);
     ids['object_key'] = url.body.file.storage_upload_key;
     return { storage_upload_key: url.body.file.storage_upload_key };
   };

@@ -12,6 +12,7 @@ import { ROLES } from '../../shared/auth/roles.ts';
 import { localDeadLetters } from '../../shared/ports/queue.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { until } from '../support/until.ts';
 
@@ -103,7 +104,7 @@ async function newImportJob(rows: number): Promise<string> {
       `/v1/task-import-jobs/upload-url?filename=${name}`,
       planner,
     );
-    expect((await fetch(link.body.file.url, { method: 'PUT', body: text })).status).toBe(200);
+    expect((await putUpload(link.body.file.url, text)).status).toBe(200);
     files.push({ storage_upload_key: link.body.file.storage_upload_key });
   }
   const job = await api.post<{ id: string }>(
