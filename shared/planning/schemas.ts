@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { ianaTimezone } from '#shared/locations/schemas';
 import {
   counter,
@@ -66,7 +67,7 @@ export const plannedRunsheet = v.object({
   tasks: v.optional(runsheet.entries.tasks),
   task_ids: v.optional(v.pipe(v.array(objectId), v.maxLength(200, 'must name at most 200 tasks'))),
   /** Contract 4.7: only drivers with this among their `service_types` are offered it (when they list any). */
-  service_type: v.optional(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(100))),
+  service_type: v.optional(v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`)),
 });
 
 export const MAX_PER_CALL = 90;
