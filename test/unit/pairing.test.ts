@@ -109,3 +109,35 @@ describe('pairCandidates', () => {
     expect(pairCandidates(instance(9, 3, 0).runsheets, [], 5)).toEqual([[], [], []]);
   });
 });
+
+describe('pairCandidates over eligible pairs only (contract 4.7: wave 1 applies the eligibility rules)', () => {
+  it('never chooses a pair that `allowed` forbids, first or further, and still gives every runsheet its best allowed driver', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const { runsheets, drivers } = instance(seed, 12, 9, seed % 2 === 0);
+      const random = seededRandom(seed * 97);
+      const forbidden = new Set<string>();
+      runsheets.forEach((_, r) => {
+        drivers.forEach((_, d) => {
+          if (random() < 0.35) forbidden.add(`${r}:${d}`);
+        });
+      });
+      const allowed = (r: number, d: number) => !forbidden.has(`${r}:${d}`);
+      const chosen = pairCandidates(runsheets, drivers, 3, allowed);
+      chosen.forEach((candidates, r) => {
+        for (const d of candidates) expect(allowed(r, d), `runsheet ${r} offered to forbidden driver ${d}`).toBe(true);
+        expect(new Set(candidates).size).toBe(candidates.length);
+        // A runsheet with an allowed driver gets at least one.
+        if (drivers.some((_, d) => allowed(r, d))) expect(candidates.length).toBeGreaterThan(0);
+      });
+    }
+  });
+
+  it('leaves a runsheet nobody may take without candidates; the others get theirs', () => {
+    const { runsheets, drivers } = instance(7, 4, 6);
+    const chosen = pairCandidates(runsheets, drivers, 2, (r) => r !== 0);
+    expect(chosen[0]).toEqual([]);
+    for (const candidates of chosen.slice(1)) expect(candidates).toHaveLength(2);
+    // Their first candidates are all different drivers (R ≤ D).
+    expect(new Set(chosen.slice(1).map((c) => c[0])).size).toBe(3);
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * The wave worker under faults (issue 34, contract 4.7): a worker that dies after claiming a wave, before its pairs
+ * are written, is followed (once the claim's lease lapses) by one that sends the same pairs and events; the wave is
+ * sent once, and judging the runsheet again sends nothing more.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { ROLES } from '../../shared/auth/roles.ts';
+import { resetClock, setClock } from '../../shared/clock.ts';
+import { WaveJudge } from '../../shared/planning/dispatch.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+import { withMiddleware } from '../support/middleware.ts';
+import { openSocket } from '../support/sockets.ts';
+import { until } from '../support/until.ts';
+
+let host: RunningHost;
+let api: Client;
+let planner: string;
+const drivers: { id: string; token: string }[] = [];
+
+type Pair = {
+  id: string;
+  pair: { driver: { id: string } };
+  current_state: string;
+  statuses: { action: string; reason: string | null }[];
+};
+type Runsheet = { id: string; status: string; wave?: number; offers_open?: number };
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  const org = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Waves', kind: 'transporter' }, admin))
+    .body.id;
+  planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org)).token;
+  for (let i = 0; i < 3; i++) {
+    const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    // Driver i is i kilometres north of the pickup: wave 1 goes to driver 0, wave 2 to driver 1.
+    const at = { latitude: 1.3 + i * 0.009, longitude: 103.8 };
+    await api.put('/v1/driver/location', { ...at, client_time_utc: new Date().toISOString() }, driver.token);
+    drivers.push(driver);
+  }
+}, 120_000);
+afterAll(() => host?.stop());
+
+describe('the wave worker under faults', () => {
+  it('sends a wave once when the worker that claimed it died before writing its pairs', async () => {
+    const planId = (await api.post<{ id: string }>('/v1/plannings', { name: 'Faults' }, planner)).body.id;
+    await api.post(
+      `/v1/plannings/${planId}/runsheets`,
+      { runsheets: [{ id: 'RS-1', tasks: [{ id: 'T-1', from_address: { latitude: 1.3, longitude: 103.8 } }] }] },
+      planner,
+    );
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planId}/drivers`,
+      { drivers: drivers.map((d) => ({ id: d.id })) },
+      planner,
+    );
+    const screen = await openSocket(host.url, planner);
+    screen.subscribe([`planning.${planId}`]);
+    expect(await screen.when(() => screen.frames.some((f) => f.type === 'subscribed'))).toBe(true);
+    await api.post(
+      `/v1/plannings/${planId}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600, max_waves: 3 },
+      planner,
+    );
+    const pairs = async () =>
+      (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
+    const first = (await until(pairs, (found) => found.length === 1))[0]!;
+    expect(first.pair.driver.id).toBe(drivers[0]!.id);
+
+    // The worker that takes wave 2 dies at the first write of its pair (the claim is made; nothing is sent).
+    let died = 0;
+    await withMiddleware(
+      'die-after-claim',
+      (next, context) => async (args) => {
+        const input = args.input as { Item?: { statuses?: { reason?: string }[] } };
+        if (
+          context.commandName?.startsWith('Put') &&
+          input.Item?.statuses?.some((s) => s.reason === 'wave 2') &&
+          died === 0
+        ) {
+          died++;
+          throw new Error('the worker died');
+        }
+        return next(args);
+      },
+      async () => {
+        const declined = await api.post(
+          `/v1/broadcast-plans/${planId}/pairs/${first.id}/rejected`,
+          { happened_at_utc: new Date().toISOString() },
+          drivers[0]!.token,
+        );
+        expect(declined.status).toBe(200);
+        // The sweep (every two seconds) claims wave 2 and dies.
+        expect(
+          await until(
+            async () => died,
+            (n) => n === 1,
+            20_000,
+          ),
+        ).toBe(1);
+      },
+    );
+    expect(await pairs()).toHaveLength(1);
+    const runsheets = async () =>
+      (await api.get<{ runsheets: Runsheet[] }>(`/v1/plannings/${planId}/runsheets`, planner)).body.runsheets;
+    // The claim stands: the runsheet is in wave 2, and no sweep sends it while the claim's lease runs.
+    expect((await runsheets())[0]).toMatchObject({ status: 'offered', wave: 2 });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await pairs()).toHaveLength(1);
+
+    // The lease lapses (the clock a minute on): the next judgement sends the same wave, once.
+    const later = Date.now() + 61_000;
+    setClock(() => later);
+    try {
+      expect(await new WaveJudge(planId).judge('RS-1', { force: true })).toBe('wave');
+    } finally {
+      resetClock();
+    }
+    const after = await pairs();
+    expect(after).toHaveLength(2);
+    const second = after.find((p) => p.id !== first.id)!;
+    expect(second).toMatchObject({ current_state: 'broadcasted', pair: { driver: { id: drivers[1]!.id } } });
+    expect(second.statuses.at(-1)).toMatchObject({ action: 'broadcast', reason: 'wave 2' });
+    // Judged again (a retry, another worker): nothing more is sent.
+    expect(await new WaveJudge(planId).judge('RS-1', { force: true })).toBe('waiting');
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await pairs()).toHaveLength(2);
+    expect(await screen.when(() => screen.events('pair.broadcast').length >= 2)).toBe(true);
+    const waves = screen.events('pair.broadcast').map((f) => [f.data!['pair_id'], f.data!['wave']]);
+    expect(waves).toEqual([
+      [first.id, 1],
+      [second.id, 2],
+    ]);
+    expect((await runsheets())[0]).toMatchObject({ status: 'offered', wave: 2, offers_open: 1 });
+    screen.socket.close();
+  }, 90_000);
+});
