@@ -273,7 +273,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   must(
     await planner.POST('/v1/plannings/{planningID}/job', {
       params: { path: { planningID: planning.id } },
-      body: { version_rev: ready.version_rev, max_candidates: 2, offer_ttl_s: 900 },
+      // A courier may ride several of the morning's short runsheets (contract 4.7's limit, 1 by default).
+      body: { version_rev: ready.version_rev, max_candidates: 2, offer_ttl_s: 900, max_runsheets_per_driver: 10 },
     }),
     'start the planning job',
   );

@@ -142,6 +142,9 @@ export const planningDocs: AreaDocs = {
         'and 1 000 over all the call’s runsheets: the runsheet whose ids pass 1 000 is a 400 at its `task_ids`); ' +
         'every id is checked before any task is marked: an unknown one is a 400 at its path, a task in a runsheet ' +
         'of another planning, or of an import that has not completed yet, a 409 at its path',
+      'body/runsheets/*/service_type':
+        'The kind of vehicle the runsheet needs (one of the drivers’ service types): only drivers who list it, or ' +
+        'list none, are offered it (contract 4.7)',
     },
   },
   P6: {
@@ -419,6 +422,78 @@ export const planningDocs: AreaDocs = {
     },
     fields: {
       'query/state': '`broadcasted` (default): the open offers only; `all`: the history too',
+    },
+  },
+  X14: {
+    description:
+      'Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, ' +
+      '`offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), ' +
+      '`unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, drivers ' +
+      'left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.',
+    example: {
+      params: { planningID: EXAMPLE.planningID },
+      query: { status: 'open' },
+    },
+    fields: {
+      'params/planningID': 'The planning’s id',
+      'query/status': 'Only runsheets of this status (a filtered page may hold fewer than `per_page`)',
+    },
+  },
+  X16: {
+    description:
+      'Gives the runsheet to a driver of the planning: the driver’s open offer is marked `assigned` (or a pair is ' +
+      'written and assigned), the other open offers close (`assigned_to_other_driver`), the driver hears ' +
+      '`runsheet.assigned`. 409 `runsheet_already_assigned` when someone else has it, `driver_at_capacity` at the ' +
+      'driver’s limit.',
+    example: {
+      params: { planningID: EXAMPLE.planningID, runsheetID: 'RS-1' },
+      body: { driver_id: EXAMPLE.driverID },
+    },
+    fields: {
+      'params/planningID': 'The planning’s id',
+      'params/runsheetID': 'The runsheet’s id in the planning',
+      'body/driver_id': 'The driver (a driver of the planning, P7) who gets the runsheet',
+    },
+  },
+  X17: {
+    description:
+      'Offers an `offered` or `unassigned` runsheet to one more wave of eligible drivers now (past `max_waves`), ' +
+      'with this call’s settings if given; 409 from any other status.',
+    example: {
+      params: { planningID: EXAMPLE.plannedID, runsheetID: 'RS-1' },
+      body: { max_candidates: 5, offer_ttl_s: 300 },
+    },
+    fields: {
+      'params/planningID': 'The planning’s id',
+      'params/runsheetID': 'The runsheet’s id in the planning',
+      'body/max_candidates': 'Drivers this wave offers it to (1–50; default: the job’s)',
+      'body/offer_ttl_s': 'How long this wave’s offers stay open, in seconds (5–86 400; default: the job’s)',
+    },
+  },
+  X18: {
+    description:
+      'Takes the runsheet out of dispatch: its open offers close (`runsheet_cancelled`), a driver who held it hears ' +
+      '`runsheet.cancelled`; never offered again. A second cancel answers the same.',
+    example: {
+      params: { planningID: EXAMPLE.planningID, runsheetID: 'RS-1' },
+      body: { reason: 'The customer called the delivery off' },
+    },
+    fields: {
+      'params/planningID': 'The planning’s id',
+      'params/runsheetID': 'The runsheet’s id in the planning',
+      'body/reason': 'Why, in the planner’s words (up to 500 characters); the driver and partners are told it',
+    },
+  },
+  X19: {
+    description:
+      'The paired driver gives back a runsheet they accepted: the pair moves to `withdrawn`, the runsheet goes back ' +
+      'to dispatch at once (a new wave without this driver, even past `max_waves`). Only the paired driver.',
+    example: {
+      params: { plan_id: EXAMPLE.completedID, pair_id: EXAMPLE.pairID },
+      body: { happened_at_utc: '2026-12-01T08:20:00Z', reason: 'Flat tyre' },
+    },
+    fields: {
+      'body/reason': 'Why, in the driver’s words (up to 500 characters)',
     },
   },
 };

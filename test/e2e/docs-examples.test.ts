@@ -45,7 +45,11 @@ const WITHOUT_EXAMPLE: Readonly<Record<string, string>> = Object.fromEntries(
  * Operations whose example is not sent here, each with the reason (their examples still validate). Every operation's
  * example is sent today: the list may only shrink, and an operation added to it must say exactly why it cannot be sent.
  */
-const NOT_SENT: Readonly<Record<string, string>> = {};
+const NOT_SENT: Readonly<Record<string, string>> = {
+  X19:
+    'Only the driver who accepted the pair may withdraw it, and this file sends each example as a fresh user of an ' +
+    'allowed role; test/e2e/dispatch-day.test.ts and dispatch-actions.test.ts send it as that driver.',
+};
 
 /**
  * The planning job an operation's example needs, planted directly (test/e2e/planning.test.ts's way) since the local

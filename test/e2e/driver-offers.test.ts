@@ -88,7 +88,9 @@ beforeAll(async () => {
   );
   const started = await api.post(
     `/v1/plannings/${planning}/job`,
-    { version_rev: withDrivers.body.version_rev, max_candidates: 2, offer_ttl_s: 3600 },
+    // A driver may hold all three runsheets: a win does not close their other offers (driver_at_capacity), so the
+    // lists below show each answer as the driver gave it.
+    { version_rev: withDrivers.body.version_rev, max_candidates: 2, offer_ttl_s: 3600, max_runsheets_per_driver: 3 },
     planner,
   );
   expect(started.status).toBe(202);

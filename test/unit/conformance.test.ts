@@ -41,7 +41,7 @@ const planning = (job: Record<string, unknown> = {}) => ({
   last_executed_at_client_time_utc: null,
   last_executed_at_client_timezone: null,
   last_executed_at_server_time: null,
-  runsheets: [{ id: 'RS-1', name: 'Runsheet 1', tasks: [{ id: 't1', customer_ref: 'kept as sent' }] }],
+  runsheets: [{ id: 'RS-1', name: 'Runsheet 1', tasks: [{ id: 't1', customer_ref: 'kept as sent' }], status: 'open' }],
   drivers: [{ id: '9c1e1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b' }],
   job: {
     id: 'ad1e1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b',
