@@ -413,7 +413,8 @@ export class WaveJudge {
             ':read': group.wave,
             ':gen': gen,
             ':pending': pending,
-            ':open': Object.fromEntries(pairIds.map((id) => [id, pending.expires])),
+            // X17's wave from `offered`: the offers still open stay open beside the new ones.
+            ':open': { ...open, ...Object.fromEntries(pairIds.map((id) => [id, pending.expires])) },
             ':due': waveDueKey(new Date(pending.lease_until).toISOString(), planId, runsheetId),
             ':one': 1,
             ':pairs': new Set(pairIds),
