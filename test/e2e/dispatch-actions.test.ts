@@ -583,4 +583,28 @@ describe('X19 POST /v1/broadcast-plans/{plan}/pairs/{pair}/withdrawn', () => {
     expect((await answer(planning, offer!.id, 'withdrawn', winner.token, { reason: 'again' })).status).toBe(409);
     dispatcher.socket.close();
   }, 60_000);
+  it('a withdrawal short of max_waves keeps the waves left: wave 2 declined still gets wave 3', async () => {
+    const day = await dispatchDay(1, 3, { max_candidates: 1, offer_ttl_s: 600, max_waves: 3 });
+    const { planning, drivers, dispatcher } = day;
+    const [offer] = await pairsOf(planning, 'RS-1');
+    expect(offer!.pair.driver.id).toBe(drivers[0]!.id);
+    expect((await answer(planning, offer!.id, 'accepted', drivers[0]!.token)).status).toBe(200);
+    expect((await answer(planning, offer!.id, 'withdrawn', drivers[0]!.token, { reason: 'ill' })).status).toBe(200);
+    const second = await until(
+      () => pairsOf(planning, 'RS-1'),
+      (all) => all.length >= 2,
+      10_000,
+    );
+    const wave2 = second.find((p) => waveOf(p) === 'wave 2')!;
+    expect(wave2.pair.driver.id).toBe(drivers[1]!.id);
+    expect((await answer(planning, wave2.id, 'rejected', drivers[1]!.token)).status).toBe(200);
+    const third = await until(
+      () => summary(planning, 'RS-1'),
+      (r) => r.status !== 'offered' || r.wave === 3,
+      10_000,
+    );
+    expect(third).toMatchObject({ status: 'offered', wave: 3, offers_open: 1 });
+    expect((await pairsOf(planning, 'RS-1')).find((p) => waveOf(p) === 'wave 3')!.pair.driver.id).toBe(drivers[2]!.id);
+    dispatcher.socket.close();
+  }, 60_000);
 });
