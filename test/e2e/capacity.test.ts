@@ -453,10 +453,9 @@ describe('capacity of searches, plannings and accepts', () => {
       // Issue 34: wave 1 judges eligibility (the drivers' user items for duty and service types in one
       // BatchGetItem, the plan's wins in one Query: 38 calls / 14.5 RCU before), and each runsheet's offer group is
       // its dispatch record, due in the wave worker's list (GSI3 WAVES): its index entry is 1 WCU more a runsheet
-      // (82 → 92, 0.33 a pair at 3 candidates). R6 writes the winner's count of the planning's runsheets in its
-      // transaction (the runsheet limit: 2 WCU, transactional) and reads the limit and the count after (closing
-      // nothing here: the bench's drivers may win 10), and the rivals' closes mark the runsheet for the wave
-      // worker (18 / 9.5 / 16 before).
+      // (82 → 92, 0.33 a pair at 3 candidates). R6 reads the planning's runsheet limit, writes the winner's count
+      // in its transaction (2 WCU, transactional), then reads the count and the limit again to close the winner's
+      // other offers at the limit (nothing here: the bench's drivers may win 10) (18 / 9.5 / 16 before).
       P9: { calls: 42, rcu: 20.5, wcu: 92, wcuPer: 3.07 },
       R6: { calls: 21, rcu: 11.5, wcu: 18 },
       I6: { calls: 10, rcu: 1, wcu: 410, wcuPer: 4.1 },
