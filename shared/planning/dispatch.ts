@@ -570,7 +570,8 @@ export class WaveJudge {
       if (isConditionalFailure(error)) return;
       throw error;
     }
-    const key = `${runsheetId}:unassigned:${group.wave}`;
+    // One event per unassignment: X17 may find nobody left and unassign the runsheet again at the same wave.
+    const key = `${runsheetId}:unassigned:${group.wave}:${gen}`;
     const data = { planning_id: planId, runsheet_id: runsheetId, unassigned_reason: reason };
     await publish(`planning.${planId}`, 'runsheet.unassigned', { key, data });
     await publishPartnerEvent(planning.org_id, 'runsheet.unassigned', data, key);

@@ -431,7 +431,7 @@ export const planningRoutes = [
     area: 'planning',
     handler: 'planning/pair-withdrawn',
     // `pair.withdrawn` goes to the organisation's partners too: their list is GSI2's.
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true, unexercised: { 'realtime:post': NO_SUB } },
+    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
     access: ['Driver', 'OrgDriver'],
     summary: 'Give back a runsheet you accepted: it goes back to dispatch without you',
     status: 200,

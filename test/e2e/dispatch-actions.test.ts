@@ -485,6 +485,34 @@ describe('X17 POST …/runsheets/{id}/reoffer', () => {
   });
 });
 
+describe('X17 with nobody left to ask', () => {
+  it('answers 202 and leaves the runsheet unassigned (its one driver declined), told again as a new event', async () => {
+    const day = await dispatchDay(1, 1, { max_candidates: 1, offer_ttl_s: 600, max_waves: 1 });
+    const { planning, drivers, dispatcher } = day;
+    const [offer] = await pairsOf(planning, 'RS-1');
+    expect((await answer(planning, offer!.id, 'rejected', drivers[0]!.token)).status).toBe(200);
+    expect(await dispatcher.when(() => dispatcher.events('runsheet.unassigned').length >= 1, 10_000)).toBe(true);
+    const again = await act(planning, 'RS-1', 'reoffer', {});
+    expect(again.status, JSON.stringify(again.body)).toBe(202);
+    expect(again.body).toMatchObject({
+      status: 'unassigned',
+      // Offers were made and none won: no_driver_accepted still (no_eligible_driver is for a runsheet never offered).
+      unassigned_reason: { code: 'no_driver_accepted', excluded: { already_offered: 1 } },
+    });
+    expect(await dispatcher.when(() => dispatcher.events('runsheet.unassigned').length >= 2, 10_000)).toBe(true);
+    const told = dispatcher.events('runsheet.unassigned');
+    expect(told).toHaveLength(2);
+    expect(told[1]!.id).not.toBe(told[0]!.id);
+    const hooks = await until(
+      async () => received.filter((r) => r.type === 'runsheet.unassigned' && r.data['planning_id'] === planning),
+      (found) => found.length >= 2,
+      15_000,
+    );
+    expect(hooks).toHaveLength(2);
+    dispatcher.socket.close();
+  }, 60_000);
+});
+
 describe('X18 POST …/runsheets/{id}/cancel', () => {
   it('closes open offers (drivers told), frees an assigned driver’s place, answers a second cancel the same, never offers again', async () => {
     const day = await dispatchDay(3, 4, { max_candidates: 2, offer_ttl_s: 600, max_runsheets_per_driver: 1 });
