@@ -593,7 +593,7 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
   it('a page of X14, one wave per runsheet offered again, an assignment, a re-offer, a cancel, a withdrawal', async () => {
     const member = (role: 'OrgAdmin' | 'OrgDriver') => invitedMember(api, admin, role, ROLES[role], org);
     const planner = (await member('OrgAdmin')).token;
-    const drivers = [];
+    const drivers: { id: string; token: string }[] = [];
     for (let j = 0; j < 6; j++) {
       const driver = await member('OrgDriver');
       expect((await api.put('/v1/driver/location', fix(1.3 + j / 1000, 103.8, 0), driver.token)).status).toBe(200);
