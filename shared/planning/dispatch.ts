@@ -381,6 +381,14 @@ export class WaveJudge {
     );
     const allowed = group.waves_allowed ?? parameters.max_waves;
     const maxCandidates = group.reoffer?.max_candidates ?? planning.job?.max_candidates ?? JOB_DEFAULTS.max_candidates;
+    const openIds = Object.keys(open);
+    if (reoffer && judged.eligible.length === 0 && openIds.length > 0) {
+      // X17 on an offered runsheet with nobody left to ask: its open offers stand (no unassignment under them).
+      const soonest = Object.values(open).sort()[0]!;
+      const due = new Date(Math.max(Date.parse(soonest) + EXPIRY_GRACE_MS, nowMs + 1000)).toISOString();
+      await this.settle(runsheetId, gen, { open, due });
+      return 'waiting';
+    }
     if ((group.wave >= allowed && !reoffer) || judged.eligible.length === 0) {
       const reason = unassignedReason({ waves: group.wave, offers: outcomes(pairs), excluded: judged.excluded });
       await this.unassign(group, runsheetId, gen, reason);

@@ -513,6 +513,19 @@ describe('X17 with nobody left to ask', () => {
   }, 60_000);
 });
 
+describe('X17 on an offered runsheet with nobody left to ask', () => {
+  it('answers 202 and leaves its open offers standing: still offered, not unassigned', async () => {
+    const day = await dispatchDay(1, 2, { max_candidates: 2, offer_ttl_s: 600 });
+    const { planning, dispatcher } = day;
+    const again = await act(planning, 'RS-1', 'reoffer', {});
+    expect(again.status, JSON.stringify(again.body)).toBe(202);
+    expect(again.body).toMatchObject({ status: 'offered', wave: 1, offers_open: 2 });
+    expect((await pairsOf(planning, 'RS-1')).map((p) => p.current_state)).toEqual(['broadcasted', 'broadcasted']);
+    expect(dispatcher.events('runsheet.unassigned')).toEqual([]);
+    dispatcher.socket.close();
+  }, 60_000);
+});
+
 describe('X18 POST …/runsheets/{id}/cancel', () => {
   it('closes open offers (drivers told), frees an assigned driver’s place, answers a second cancel the same, never offers again', async () => {
     const day = await dispatchDay(3, 4, { max_candidates: 2, offer_ttl_s: 600, max_runsheets_per_driver: 1 });
