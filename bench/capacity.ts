@@ -248,7 +248,9 @@ export async function capacityScenario(
         call(
           'POST',
           `/v1/plannings/${planningId}/job`,
-          { version_rev: planning.version_rev, max_candidates: 3 },
+          // Room for every runsheet a driver may win: R6 measures an accept and its rivals' closes, not the closes
+          // of the winner's other offers at their runsheet limit (contract 4.7; tests pin those apart).
+          { version_rev: planning.version_rev, max_candidates: 3, max_runsheets_per_driver: 10 },
           planner.token,
         ),
       settled,

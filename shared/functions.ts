@@ -101,11 +101,8 @@ export const backgroundFunctions: readonly FunctionDef[] = [
       realtime: true,
       push: true,
       mail: true,
-      unexercised: {
-        'queue:send':
-          'Timing: the sweep sends to the queue only for a job whose message was lost; in the tests such a job is as often picked up by the local queue’s own redelivery first, and no test organisation has a partner for expiry webhooks.',
-        'realtime:post': 'No WebSocket client is subscribed when a test’s offer expires: nothing is posted.',
-      },
+      // Both the queue (runsheet.unassigned to partners) and the channels (a wave's pair.broadcast and offer.new) are
+      // exercised by test/e2e/dispatch-actions.test.ts's waves.
     },
   },
 ];

@@ -1879,7 +1879,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The planning's runsheets without their tasks, each with its dispatch status (status= narrows them)
+         * @description The planning's runsheets without their tasks, each with its dispatch status (status= narrows them).
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X14.
+         */
+        get: operations["X14"];
         put?: never;
         /**
          * Add runsheets (a known id replaces its runsheet)
@@ -2312,6 +2318,94 @@ export interface paths {
         get: operations["X12"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plannings/{planningID}/runsheets/{runsheetID}/assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give the runsheet to a driver of the planning (its other offers close)
+         * @description Give the runsheet to a driver of the planning (its other offers close).
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X16.
+         */
+        post: operations["X16"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plannings/{planningID}/runsheets/{runsheetID}/reoffer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Offer an offered or unassigned runsheet to one more wave of eligible drivers now
+         * @description Offer an offered or unassigned runsheet to one more wave of eligible drivers now.
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X17.
+         */
+        post: operations["X17"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plannings/{planningID}/runsheets/{runsheetID}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take the runsheet out of dispatch (open offers close; its driver is told)
+         * @description Take the runsheet out of dispatch (open offers close; its driver is told).
+         *
+         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X18.
+         */
+        post: operations["X18"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give back a runsheet you accepted: it goes back to dispatch without you
+         * @description Give back a runsheet you accepted: it goes back to dispatch without you.
+         *
+         *     Access: roles: Driver, OrgDriver. Spec X19.
+         */
+        post: operations["X19"];
         delete?: never;
         options?: never;
         head?: never;
@@ -15243,6 +15337,7 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
+                            service_type?: string;
                             tasks: {
                                 id: string;
                                 total_item_weight?: number | null;
@@ -15289,6 +15384,39 @@ export interface operations {
                                     end_timezone?: string;
                                 };
                             }[];
+                            /** @enum {string} */
+                            status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                            wave?: number;
+                            offers_open?: number;
+                            offer_expires_at?: string | null;
+                            assigned_driver?: {
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: date-time */
+                            assigned_at?: string;
+                            unassigned_reason?: {
+                                /** @enum {string} */
+                                code: "no_driver_accepted" | "no_eligible_driver";
+                                detail: string;
+                                waves: number;
+                                offers: {
+                                    rejected: number;
+                                    expired: number;
+                                    closed: number;
+                                };
+                                excluded: {
+                                    off_duty: number;
+                                    no_location: number;
+                                    location_stale: number;
+                                    service_type: number;
+                                    at_capacity: number;
+                                    already_offered: number;
+                                };
+                            };
+                            /** Format: date-time */
+                            cancelled_at?: string;
+                            cancel_reason?: string;
                         }[];
                         drivers: {
                             id: string;
@@ -15449,6 +15577,7 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
+                            service_type?: string;
                             tasks: {
                                 id: string;
                                 total_item_weight?: number | null;
@@ -15495,6 +15624,39 @@ export interface operations {
                                     end_timezone?: string;
                                 };
                             }[];
+                            /** @enum {string} */
+                            status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                            wave?: number;
+                            offers_open?: number;
+                            offer_expires_at?: string | null;
+                            assigned_driver?: {
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: date-time */
+                            assigned_at?: string;
+                            unassigned_reason?: {
+                                /** @enum {string} */
+                                code: "no_driver_accepted" | "no_eligible_driver";
+                                detail: string;
+                                waves: number;
+                                offers: {
+                                    rejected: number;
+                                    expired: number;
+                                    closed: number;
+                                };
+                                excluded: {
+                                    off_duty: number;
+                                    no_location: number;
+                                    location_stale: number;
+                                    service_type: number;
+                                    at_capacity: number;
+                                    already_offered: number;
+                                };
+                            };
+                            /** Format: date-time */
+                            cancelled_at?: string;
+                            cancel_reason?: string;
                         }[];
                         drivers: {
                             id: string;
@@ -15652,6 +15814,7 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
+                            service_type?: string;
                             tasks: {
                                 id: string;
                                 total_item_weight?: number | null;
@@ -15698,6 +15861,39 @@ export interface operations {
                                     end_timezone?: string;
                                 };
                             }[];
+                            /** @enum {string} */
+                            status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                            wave?: number;
+                            offers_open?: number;
+                            offer_expires_at?: string | null;
+                            assigned_driver?: {
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: date-time */
+                            assigned_at?: string;
+                            unassigned_reason?: {
+                                /** @enum {string} */
+                                code: "no_driver_accepted" | "no_eligible_driver";
+                                detail: string;
+                                waves: number;
+                                offers: {
+                                    rejected: number;
+                                    expired: number;
+                                    closed: number;
+                                };
+                                excluded: {
+                                    off_duty: number;
+                                    no_location: number;
+                                    location_stale: number;
+                                    service_type: number;
+                                    at_capacity: number;
+                                    already_offered: number;
+                                };
+                            };
+                            /** Format: date-time */
+                            cancelled_at?: string;
+                            cancel_reason?: string;
                         }[];
                         drivers: {
                             id: string;
@@ -15785,6 +15981,158 @@ export interface operations {
             };
             /** @description The body is not application/json (`unsupported_media_type`) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X14: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: string;
+                /** @description Items per page, 1 to 200 (default 50) */
+                per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
+                page_token?: string;
+                status?: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+            };
+            header?: never;
+            path: {
+                /** @description The planning’s id */
+                planningID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        runsheets: {
+                            id: string;
+                            name?: string;
+                            service_type?: string;
+                            tasks_total: number;
+                            /** @enum {string} */
+                            status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                            wave?: number;
+                            offers_open?: number;
+                            offer_expires_at?: string | null;
+                            assigned_driver?: {
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: date-time */
+                            assigned_at?: string;
+                            unassigned_reason?: {
+                                /** @enum {string} */
+                                code: "no_driver_accepted" | "no_eligible_driver";
+                                detail: string;
+                                waves: number;
+                                offers: {
+                                    rejected: number;
+                                    expired: number;
+                                    closed: number;
+                                };
+                                excluded: {
+                                    off_duty: number;
+                                    no_location: number;
+                                    location_stale: number;
+                                    service_type: number;
+                                    at_capacity: number;
+                                    already_offered: number;
+                                };
+                            };
+                            /** Format: date-time */
+                            cancelled_at?: string;
+                            cancel_reason?: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15976,6 +16324,7 @@ export interface operations {
                         }[];
                         /** @description Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order (at most 200 a runsheet, and 1 000 over all the call’s runsheets: the runsheet whose ids pass 1 000 is a 400 at its `task_ids`); every id is checked before any task is marked: an unknown one is a 400 at its path, a task in a runsheet of another planning, or of an import that has not completed yet, a 409 at its path */
                         task_ids?: string[];
+                        service_type?: string;
                     }[];
                 };
             };
@@ -16003,6 +16352,7 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
+                            service_type?: string;
                             tasks: {
                                 id: string;
                                 total_item_weight?: number | null;
@@ -16049,6 +16399,39 @@ export interface operations {
                                     end_timezone?: string;
                                 };
                             }[];
+                            /** @enum {string} */
+                            status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                            wave?: number;
+                            offers_open?: number;
+                            offer_expires_at?: string | null;
+                            assigned_driver?: {
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: date-time */
+                            assigned_at?: string;
+                            unassigned_reason?: {
+                                /** @enum {string} */
+                                code: "no_driver_accepted" | "no_eligible_driver";
+                                detail: string;
+                                waves: number;
+                                offers: {
+                                    rejected: number;
+                                    expired: number;
+                                    closed: number;
+                                };
+                                excluded: {
+                                    off_duty: number;
+                                    no_location: number;
+                                    location_stale: number;
+                                    service_type: number;
+                                    at_capacity: number;
+                                    already_offered: number;
+                                };
+                            };
+                            /** Format: date-time */
+                            cancelled_at?: string;
+                            cancel_reason?: string;
                         }[];
                         drivers: {
                             id: string;
@@ -16361,6 +16744,7 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
+                            service_type?: string;
                             tasks: {
                                 id: string;
                                 total_item_weight?: number | null;
@@ -16407,6 +16791,39 @@ export interface operations {
                                     end_timezone?: string;
                                 };
                             }[];
+                            /** @enum {string} */
+                            status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                            wave?: number;
+                            offers_open?: number;
+                            offer_expires_at?: string | null;
+                            assigned_driver?: {
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: date-time */
+                            assigned_at?: string;
+                            unassigned_reason?: {
+                                /** @enum {string} */
+                                code: "no_driver_accepted" | "no_eligible_driver";
+                                detail: string;
+                                waves: number;
+                                offers: {
+                                    rejected: number;
+                                    expired: number;
+                                    closed: number;
+                                };
+                                excluded: {
+                                    off_duty: number;
+                                    no_location: number;
+                                    location_stale: number;
+                                    service_type: number;
+                                    at_capacity: number;
+                                    already_offered: number;
+                                };
+                            };
+                            /** Format: date-time */
+                            cancelled_at?: string;
+                            cancel_reason?: string;
                         }[];
                         drivers: {
                             id: string;
@@ -16744,6 +17161,7 @@ export interface operations {
                         runsheets: {
                             id: string;
                             name?: string;
+                            service_type?: string;
                             tasks: {
                                 id: string;
                                 total_item_weight?: number | null;
@@ -16790,6 +17208,39 @@ export interface operations {
                                     end_timezone?: string;
                                 };
                             }[];
+                            /** @enum {string} */
+                            status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                            wave?: number;
+                            offers_open?: number;
+                            offer_expires_at?: string | null;
+                            assigned_driver?: {
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: date-time */
+                            assigned_at?: string;
+                            unassigned_reason?: {
+                                /** @enum {string} */
+                                code: "no_driver_accepted" | "no_eligible_driver";
+                                detail: string;
+                                waves: number;
+                                offers: {
+                                    rejected: number;
+                                    expired: number;
+                                    closed: number;
+                                };
+                                excluded: {
+                                    off_duty: number;
+                                    no_location: number;
+                                    location_stale: number;
+                                    service_type: number;
+                                    at_capacity: number;
+                                    already_offered: number;
+                                };
+                            };
+                            /** Format: date-time */
+                            cancelled_at?: string;
+                            cancel_reason?: string;
                         }[];
                         drivers: {
                             id: string;
@@ -17948,9 +18399,9 @@ export interface operations {
                             };
                             statuses: {
                                 /** @enum {string} */
-                                current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                                current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted" | "withdrawn";
                                 /** @enum {string} */
-                                action: "created" | "broadcast" | "accepted" | "rejected" | "system_rejected" | "deleted";
+                                action: "created" | "broadcast" | "accepted" | "rejected" | "system_rejected" | "deleted" | "assigned" | "withdrawn";
                                 reason: string | null;
                                 expired_time: string | null;
                                 /** Format: date-time */
@@ -17959,7 +18410,7 @@ export interface operations {
                                 saved_at_utc: string;
                             }[];
                             /** @enum {string} */
-                            current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                            current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted" | "withdrawn";
                         };
                     };
                 };
@@ -18130,9 +18581,9 @@ export interface operations {
                             };
                             statuses: {
                                 /** @enum {string} */
-                                current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                                current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted" | "withdrawn";
                                 /** @enum {string} */
-                                action: "created" | "broadcast" | "accepted" | "rejected" | "system_rejected" | "deleted";
+                                action: "created" | "broadcast" | "accepted" | "rejected" | "system_rejected" | "deleted" | "assigned" | "withdrawn";
                                 reason: string | null;
                                 expired_time: string | null;
                                 /** Format: date-time */
@@ -18141,7 +18592,7 @@ export interface operations {
                                 saved_at_utc: string;
                             }[];
                             /** @enum {string} */
-                            current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                            current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted" | "withdrawn";
                         }[];
                     };
                 };
@@ -19367,9 +19818,9 @@ export interface operations {
                             };
                             statuses: {
                                 /** @enum {string} */
-                                current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                                current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted" | "withdrawn";
                                 /** @enum {string} */
-                                action: "created" | "broadcast" | "accepted" | "rejected" | "system_rejected" | "deleted";
+                                action: "created" | "broadcast" | "accepted" | "rejected" | "system_rejected" | "deleted" | "assigned" | "withdrawn";
                                 reason: string | null;
                                 expired_time: string | null;
                                 /** Format: date-time */
@@ -19378,7 +19829,7 @@ export interface operations {
                                 saved_at_utc: string;
                             }[];
                             /** @enum {string} */
-                            current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted";
+                            current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted" | "withdrawn";
                         }[];
                         meta: {
                             page: number;
@@ -19412,6 +19863,676 @@ export interface operations {
             };
             /** @description The role may not call this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X16: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The planning’s id */
+                planningID: string;
+                runsheetID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    driver_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name?: string;
+                        service_type?: string;
+                        tasks_total: number;
+                        /** @enum {string} */
+                        status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                        wave?: number;
+                        offers_open?: number;
+                        offer_expires_at?: string | null;
+                        assigned_driver?: {
+                            id: string;
+                            name: string;
+                        };
+                        /** Format: date-time */
+                        assigned_at?: string;
+                        unassigned_reason?: {
+                            /** @enum {string} */
+                            code: "no_driver_accepted" | "no_eligible_driver";
+                            detail: string;
+                            waves: number;
+                            offers: {
+                                rejected: number;
+                                expired: number;
+                                closed: number;
+                            };
+                            excluded: {
+                                off_duty: number;
+                                no_location: number;
+                                location_stale: number;
+                                service_type: number;
+                                at_capacity: number;
+                                already_offered: number;
+                            };
+                        };
+                        /** Format: date-time */
+                        cancelled_at?: string;
+                        cancel_reason?: string;
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X17: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The planning’s id */
+                planningID: string;
+                runsheetID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: int32 */
+                    max_candidates?: number;
+                    /** Format: int32 */
+                    offer_ttl_s?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name?: string;
+                        service_type?: string;
+                        tasks_total: number;
+                        /** @enum {string} */
+                        status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                        wave?: number;
+                        offers_open?: number;
+                        offer_expires_at?: string | null;
+                        assigned_driver?: {
+                            id: string;
+                            name: string;
+                        };
+                        /** Format: date-time */
+                        assigned_at?: string;
+                        unassigned_reason?: {
+                            /** @enum {string} */
+                            code: "no_driver_accepted" | "no_eligible_driver";
+                            detail: string;
+                            waves: number;
+                            offers: {
+                                rejected: number;
+                                expired: number;
+                                closed: number;
+                            };
+                            excluded: {
+                                off_duty: number;
+                                no_location: number;
+                                location_stale: number;
+                                service_type: number;
+                                at_capacity: number;
+                                already_offered: number;
+                            };
+                        };
+                        /** Format: date-time */
+                        cancelled_at?: string;
+                        cancel_reason?: string;
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X18: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The planning’s id */
+                planningID: string;
+                runsheetID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name?: string;
+                        service_type?: string;
+                        tasks_total: number;
+                        /** @enum {string} */
+                        status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                        wave?: number;
+                        offers_open?: number;
+                        offer_expires_at?: string | null;
+                        assigned_driver?: {
+                            id: string;
+                            name: string;
+                        };
+                        /** Format: date-time */
+                        assigned_at?: string;
+                        unassigned_reason?: {
+                            /** @enum {string} */
+                            code: "no_driver_accepted" | "no_eligible_driver";
+                            detail: string;
+                            waves: number;
+                            offers: {
+                                rejected: number;
+                                expired: number;
+                                closed: number;
+                            };
+                            excluded: {
+                                off_duty: number;
+                                no_location: number;
+                                location_stale: number;
+                                service_type: number;
+                                at_capacity: number;
+                                already_offered: number;
+                            };
+                        };
+                        /** Format: date-time */
+                        cancelled_at?: string;
+                        cancel_reason?: string;
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X19: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The broadcast plan’s id: the planning’s id */
+                plan_id: string;
+                /** @description The runsheet–driver pair’s id */
+                pair_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When it happened (ISO 8601 with an offset)
+                     */
+                    happened_at_utc: string;
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The role may not call this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -708,23 +708,27 @@ async function watchedPairs(planId: string) {
  * wave past `max_waves`: the runsheet goes back to dispatch however many waves it had.
  */
 export async function checkWaveSoon(planId: string, runsheetId: string, extraWave = false): Promise<void> {
-  await db()
-    .send(
+  const mark = (raise: boolean) =>
+    db().send(
       new UpdateCommand({
         TableName: mainTableName(),
         Key: groupKey(planId, runsheetId),
-        UpdateExpression: `SET GSI3PK = :waves, GSI3SK = :due${extraWave ? ', waves_allowed = wave + :one' : ''} ADD gen :one`,
-        ConditionExpression: 'attribute_exists(wave)',
+        UpdateExpression: `SET GSI3PK = :waves, GSI3SK = :due${raise ? ', waves_allowed = wave + :one' : ''} ADD gen :one`,
+        // The extra wave only raises the limit: a runsheet still short of it keeps the waves it had left.
+        ConditionExpression: raise ? 'attribute_exists(wave) AND waves_allowed <= wave' : 'attribute_exists(wave)',
         ExpressionAttributeValues: {
           ':waves': WAVES,
           ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
           ':one': 1,
         },
       }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionalFailure(error)) throw error;
-    });
+    );
+  try {
+    await mark(extraWave);
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    if (extraWave) await checkWaveSoon(planId, runsheetId, false);
+  }
 }
 
 /** The sweep index's partition of runsheets whose next wave is due to be judged, and an entry's sort key. */

@@ -381,6 +381,14 @@ export class WaveJudge {
     );
     const allowed = group.waves_allowed ?? parameters.max_waves;
     const maxCandidates = group.reoffer?.max_candidates ?? planning.job?.max_candidates ?? JOB_DEFAULTS.max_candidates;
+    const openIds = Object.keys(open);
+    if (reoffer && judged.eligible.length === 0 && openIds.length > 0) {
+      // X17 on an offered runsheet with nobody left to ask: its open offers stand (no unassignment under them).
+      const soonest = Object.values(open).sort()[0]!;
+      const due = new Date(Math.max(Date.parse(soonest) + EXPIRY_GRACE_MS, nowMs + 1000)).toISOString();
+      await this.settle(runsheetId, gen, { open, due });
+      return 'waiting';
+    }
     if ((group.wave >= allowed && !reoffer) || judged.eligible.length === 0) {
       const reason = unassignedReason({ waves: group.wave, offers: outcomes(pairs), excluded: judged.excluded });
       await this.unassign(group, runsheetId, gen, reason);
@@ -413,7 +421,8 @@ export class WaveJudge {
             ':read': group.wave,
             ':gen': gen,
             ':pending': pending,
-            ':open': Object.fromEntries(pairIds.map((id) => [id, pending.expires])),
+            // X17's wave from `offered`: the offers still open stay open beside the new ones.
+            ':open': { ...open, ...Object.fromEntries(pairIds.map((id) => [id, pending.expires])) },
             ':due': waveDueKey(new Date(pending.lease_until).toISOString(), planId, runsheetId),
             ':one': 1,
             ':pairs': new Set(pairIds),
@@ -569,7 +578,8 @@ export class WaveJudge {
       if (isConditionalFailure(error)) return;
       throw error;
     }
-    const key = `${runsheetId}:unassigned:${group.wave}`;
+    // One event per unassignment: X17 may find nobody left and unassign the runsheet again at the same wave.
+    const key = `${runsheetId}:unassigned:${group.wave}:${gen}`;
     const data = { planning_id: planId, runsheet_id: runsheetId, unassigned_reason: reason };
     await publish(`planning.${planId}`, 'runsheet.unassigned', { key, data });
     await publishPartnerEvent(planning.org_id, 'runsheet.unassigned', data, key);

@@ -251,7 +251,7 @@ export const runsheetsQuery = v.object({
   ...pageQuery(50, 200),
   status: v.optional(v.picklist(RUNSHEET_STATUSES, `must be one of ${RUNSHEET_STATUSES.join(', ')}`)),
 });
-export const assignBody = v.object({ driver_id: objectId });
+export const assignBody = v.object({ driver_id: uuid });
 export const reofferBody = v.object({
   max_candidates: v.optional(
     v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1), v.maxValue(50)),

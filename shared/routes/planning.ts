@@ -430,7 +430,8 @@ export const planningRoutes = [
     path: '/v1/broadcast-plans/{plan_id}/pairs/{pair_id}/withdrawn',
     area: 'planning',
     handler: 'planning/pair-withdrawn',
-    needs: { main: 'write', queue: true, realtime: true, unexercised: { 'realtime:post': NO_SUB } },
+    // `pair.withdrawn` goes to the organisation's partners too: their list is GSI2's.
+    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
     access: ['Driver', 'OrgDriver'],
     summary: 'Give back a runsheet you accepted: it goes back to dispatch without you',
     status: 200,

@@ -167,6 +167,9 @@ const bodies: Record<string, () => unknown> = {
   I11: () => ({ reason: 'not yours' }),
   R6: () => ({ happened_at_utc: now() }),
   R7: () => ({ happened_at_utc: now() }),
+  X16: () => ({ driver_id: ids['driverID'] }),
+  X18: () => ({ reason: 'not yours' }),
+  X19: () => ({ happened_at_utc: now(), reason: 'not yours' }),
 };
 
 /** T7's partner basics are the platform's, readable with any token by contract: not an organisation's thing. */
