@@ -1,7 +1,7 @@
 // `npm run deploy -- --stage sandbox -c mailFrom=no-reply@mail.example.com [-c name=value …] [--region r] [--check]
-// [-- <cdk deploy options>]`: a whole deploy in order (docs/deploy.md). Checks first, every one of them before any
-// CloudFormation call: the context, one region everywhere, credentials, the SES identity, the bootstrap stack. Then
-// bootstraps an environment that is not, and runs `cdk deploy --all` with the one region exported.
+// [-- <cdk deploy options>]`: a whole deploy in order (docs/deploy.md). Every check runs before any CloudFormation
+// call: the context, one region everywhere, credentials, the SES identity, the bootstrap stack, the Lambda
+// concurrency quota. Then it bootstraps an environment that is not, and runs `cdk deploy --all` in the one region.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -9,6 +9,7 @@ import {
   bootstrapStatus,
   CDK_BIN,
   callerAccount,
+  concurrencyQuota,
   deployEnv,
   profileRegion,
   REPO_ROOT,
@@ -18,6 +19,7 @@ import {
 import {
   bootstrapAction,
   cdkDeployArgs,
+  concurrencyCheck,
   effectiveContext,
   environmentsOf,
   mailDomainOf,
@@ -78,7 +80,10 @@ for (const environment of environmentsOf(account!, theRegion, context)) {
   if (action.action === 'stop') problems.push(action.problem);
   if (action.action === 'bootstrap') toBootstrap.push(environment);
 }
+const concurrency = concurrencyCheck(await concurrencyQuota(theRegion), theRegion, context);
+if (concurrency.problem) problems.push(concurrency.problem);
 if (problems.length > 0) stop(problems);
+if (concurrency.note) console.log(`  note: ${concurrency.note}`);
 
 const env = deployEnv(theRegion);
 const deploy = cdkDeployArgs(args!);

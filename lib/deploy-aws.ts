@@ -69,6 +69,53 @@ export async function bootstrapStatus(region: string): Promise<string | undefine
   }
 }
 
+/** The account's Lambda concurrency quota (`ConcurrentExecutions`) in `region`. */
+export const concurrencyQuota = async (region: string) =>
+  Number(
+    await aws(['lambda', 'get-account-settings', '--region', region, '--query', 'AccountLimit.ConcurrentExecutions']),
+  );
+
+/**
+ * What the smoke check needs of a deployed stage (docs/deploy.md, step 4): the HTTP API's URL (`dispatch-<stage>`)
+ * and the seeded SysAdmin's password (the `AdminPassword…` secret of `DispatchData-<stage>`).
+ */
+export async function deployedStage(stage: string, region: string): Promise<{ url: string; password: string }> {
+  const url = await aws([
+    'apigatewayv2',
+    'get-apis',
+    '--region',
+    region,
+    '--query',
+    `Items[?Name=='dispatch-${stage}'].ApiEndpoint | [0]`,
+  ]);
+  const secret = await aws([
+    'cloudformation',
+    'describe-stack-resources',
+    '--stack-name',
+    `DispatchData-${stage}`,
+    '--region',
+    region,
+    '--query',
+    "StackResources[?starts_with(LogicalResourceId, 'AdminPassword')].PhysicalResourceId | [0]",
+  ]);
+  if (!url || url === 'None' || !secret || secret === 'None') {
+    throw new Error(
+      `stage ${stage} is not deployed in ${region} (no API dispatch-${stage} or no DispatchData-${stage})`,
+    );
+  }
+  const password = await aws([
+    'secretsmanager',
+    'get-secret-value',
+    '--secret-id',
+    secret,
+    '--region',
+    region,
+    '--query',
+    'SecretString',
+  ]);
+  return { url, password };
+}
+
 /** The environment every child process of a deploy gets: the one region, which every tool then reads alike. */
 export function deployEnv(region: string, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const { CDK_DEFAULT_REGION: _overwritten, ...rest } = env;

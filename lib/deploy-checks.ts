@@ -4,6 +4,8 @@
  * message per problem out, each saying what to run. bin/deploy.ts runs them all before any CloudFormation call,
  * and deploys only when none fails. The AWS look-ups are lib/deploy-aws.ts.
  */
+import { routes, websocketRoutes } from '#shared/routes';
+import type { Throttle } from '#shared/routes/types';
 
 /** What `requireDeployContext` (lib/app.ts) and the deploy script both refuse as the sender of the service mail. */
 export function mailFromProblem(mailFrom: unknown): string | undefined {
@@ -133,6 +135,48 @@ export function sesProblem(mailFrom: string, region: string, identity: SesIdenti
     );
   }
   return undefined;
+}
+
+/** What `-c reserveConcurrency=true` reserves: the throttled routes' figures added up (docs/throttling.md). */
+export const RESERVED_CONCURRENCY = ([...routes, ...websocketRoutes] as readonly { throttle?: Throttle }[]).reduce(
+  (sum, route) => sum + (route.throttle?.concurrency ?? 0),
+  0,
+);
+/** Lambda refuses a reservation that would leave the account fewer unreserved concurrent executions than this. */
+export const MIN_UNRESERVED_CONCURRENCY = 100;
+/** What a region's Lambda concurrency quota is once AWS has raised a new account's (docs/deploy.md asks for it). */
+export const REQUESTED_CONCURRENCY = 1000;
+
+/**
+ * The account's Lambda concurrency quota in the deploy's region against what the stage needs: a problem when the
+ * reservations of `-c reserveConcurrency=true` would be refused (the deploy would fail half-way), a note when the
+ * quota is a new account's (the service runs, with little room: the queue worker takes at most 2 of it).
+ */
+export function concurrencyCheck(
+  quota: number,
+  region: string,
+  context: Record<string, unknown>,
+): { problem?: string; note?: string } {
+  const request =
+    `aws service-quotas request-service-quota-increase --service-code lambda --quota-code L-B99A9384 ` +
+    `--desired-value ${REQUESTED_CONCURRENCY} --region ${region}`;
+  const needed = RESERVED_CONCURRENCY + MIN_UNRESERVED_CONCURRENCY;
+  if (String(context['reserveConcurrency'] ?? 'false') === 'true' && quota < needed) {
+    return {
+      problem:
+        `-c reserveConcurrency=true reserves ${RESERVED_CONCURRENCY} concurrent executions and Lambda keeps ` +
+        `${MIN_UNRESERVED_CONCURRENCY} unreserved: the quota in ${region} must be at least ${needed}, it is ${quota}. ` +
+        `Request more (${request}) or deploy without it.`,
+    };
+  }
+  if (quota < REQUESTED_CONCURRENCY) {
+    return {
+      note:
+        `Lambda's concurrency quota in ${region} is ${quota} (a new account's): every function of the stage shares ` +
+        `it, so a burst throttles the authorizer. Request ${REQUESTED_CONCURRENCY}: ${request}`,
+    };
+  }
+  return {};
 }
 
 /** What the deploy script was given: its own options and the `-c name=value` context it passes on to cdk. */

@@ -19,7 +19,9 @@ import {
   bootstrapInvocation,
   bootstrapStatus,
   callerAccount,
+  concurrencyQuota,
   deployEnv,
+  deployedStage,
   REPO_ROOT,
   sesIdentity,
 } from '../../lib/deploy-aws.ts';
@@ -37,6 +39,10 @@ case "$1 $2" in
       echo "An error occurred (ValidationError) when calling the DescribeStacks operation: Stack with id CDKToolkit does not exist" >&2
       exit 254
     fi ;;
+  "lambda get-account-settings") echo "\${FAKE_CONCURRENCY:-1000}" ;;
+  "apigatewayv2 get-apis") echo https://abc123.execute-api.eu-west-1.amazonaws.com ;;
+  "cloudformation describe-stack-resources") echo arn:aws:secretsmanager:eu-west-1:123456789012:secret:AdminPassword-x ;;
+  "secretsmanager get-secret-value") echo seeded-password ;;
   *) echo "fake aws does not know: $*" >&2; exit 2 ;;
 esac
 `;
@@ -122,6 +128,15 @@ describe('the look-ups', () => {
       process.env['FAKE_BOOTSTRAP_STATUS'] = 'UPDATE_COMPLETE';
       await expect(bootstrapStatus('eu-west-1')).resolves.toBe('UPDATE_COMPLETE');
       expect(readFileSync(awsLog, 'utf8')).toContain('--stack-name CDKToolkit --region eu-west-1');
+      process.env['FAKE_CONCURRENCY'] = '10';
+      await expect(concurrencyQuota('eu-west-1')).resolves.toBe(10);
+      await expect(deployedStage('sandbox', 'eu-west-1')).resolves.toEqual({
+        url: 'https://abc123.execute-api.eu-west-1.amazonaws.com',
+        password: 'seeded-password',
+      });
+      const calls = readFileSync(awsLog, 'utf8');
+      expect(calls).toContain("Items[?Name=='dispatch-sandbox'].ApiEndpoint");
+      expect(calls).toContain('--stack-name DispatchData-sandbox --region eu-west-1');
     } finally {
       process.env = saved;
     }
@@ -157,6 +172,17 @@ describe('npm run deploy (bin/deploy.ts)', () => {
     const result = await deploy(base, fakeEnv({ AWS_REGION: 'eu-west-1', FAKE_BOOTSTRAP_STATUS: 'ROLLBACK_COMPLETE' }));
     expect(result.code).toBe(1);
     expect(result.out).toContain('CDKToolkit of aws://123456789012/eu-west-1 is ROLLBACK_COMPLETE');
+  });
+
+  it('stops at reserved concurrency a new account’s quota cannot hold, and notes the quota to request', async () => {
+    verified();
+    const env = fakeEnv({ AWS_REGION: 'eu-west-1', FAKE_BOOTSTRAP_STATUS: 'CREATE_COMPLETE', FAKE_CONCURRENCY: '10' });
+    const refused = await deploy([...base, '-c', 'reserveConcurrency=true', '--check'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain('the quota in eu-west-1 must be at least 255, it is 10');
+    const noted = await deploy([...base, '--check'], env);
+    expect(noted.code).toBe(0);
+    expect(noted.out).toContain('--quota-code L-B99A9384 --desired-value 1000 --region eu-west-1');
   });
 
   it('plans the bootstrap and the deploy in the one region when every check passes (--check)', async () => {

@@ -8,6 +8,7 @@ import { deployEnv } from '../../lib/deploy-aws.ts';
 import {
   bootstrapAction,
   cdkDeployArgs,
+  concurrencyCheck,
   effectiveContext,
   environmentsOf,
   mailFromProblem,
@@ -141,6 +142,17 @@ describe('the bootstrap stack', () => {
       { account: '123456789012', region: 'us-east-1' },
     ]);
     expect(environmentsOf('123456789012', 'us-east-1', { waf: 'true' })).toHaveLength(1);
+  });
+});
+
+describe('the Lambda concurrency quota (issue 35 item 4)', () => {
+  it('refuses reserved concurrency the quota cannot hold, and notes a new account’s quota', () => {
+    expect(concurrencyCheck(10, 'eu-west-1', { reserveConcurrency: 'true' }).problem).toMatch(
+      /must be at least 255, it is 10/,
+    );
+    expect(concurrencyCheck(255, 'eu-west-1', { reserveConcurrency: 'true' }).problem).toBeUndefined();
+    expect(concurrencyCheck(10, 'eu-west-1', {})).toEqual({ note: expect.stringContaining('L-B99A9384') });
+    expect(concurrencyCheck(1000, 'eu-west-1', {})).toEqual({});
   });
 });
 
