@@ -71,16 +71,30 @@ try {
 }
 console.log(`Deploying stage ${stage} to aws://${account!}/${theRegion}`);
 
-const identity = await sesIdentity(mailDomainOf(mailFrom), theRegion);
-const ses = sesProblem(mailFrom, theRegion, identity);
-if (ses) problems.push(ses);
+/** A look-up that fails (no permission, throttled) is a problem to report with the others, not a stack trace. */
+const lookUp = async <T>(what: string, run: () => Promise<T>): Promise<T | undefined> => {
+  try {
+    return await run();
+  } catch (error) {
+    problems.push(`Could not read ${what}: ${String((error as { stderr?: string }).stderr || error).trim()}`);
+    return undefined;
+  }
+};
+const domain = mailDomainOf(mailFrom);
+await lookUp(`the SES identity ${domain} in ${theRegion}`, async () => {
+  const ses = sesProblem(mailFrom, theRegion, await sesIdentity(domain, theRegion));
+  if (ses) problems.push(ses);
+});
 const toBootstrap: { account: string; region: string }[] = [];
 for (const environment of environmentsOf(account!, theRegion, context)) {
-  const action = bootstrapAction(environment, await bootstrapStatus(environment.region));
-  if (action.action === 'stop') problems.push(action.problem);
-  if (action.action === 'bootstrap') toBootstrap.push(environment);
+  await lookUp(`the CDK bootstrap stack in ${environment.region}`, async () => {
+    const action = bootstrapAction(environment, await bootstrapStatus(environment.region));
+    if (action.action === 'stop') problems.push(action.problem);
+    if (action.action === 'bootstrap') toBootstrap.push(environment);
+  });
 }
-const concurrency = concurrencyCheck(await concurrencyQuota(theRegion), theRegion, context);
+const quota = await lookUp(`Lambda's concurrency quota in ${theRegion}`, () => concurrencyQuota(theRegion));
+const concurrency = quota === undefined ? {} : concurrencyCheck(quota, theRegion, context);
 if (concurrency.problem) problems.push(concurrency.problem);
 if (problems.length > 0) stop(problems);
 if (concurrency.note) console.log(`  note: ${concurrency.note}`);

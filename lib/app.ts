@@ -36,7 +36,9 @@ function edgeOption(app: App, props: StackProps) {
   if (flag === 'false') return undefined;
   const apiRegion = props.env?.region;
   if (!apiRegion)
-    throw new Error('-c waf=true needs the region of the API (CDK_DEFAULT_REGION): see docs/throttling.md.');
+    throw new Error(
+      '-c waf=true needs the region of the API (AWS_REGION, docs/deploy.md step 1): see docs/throttling.md.',
+    );
   const rate: unknown = app.node.tryGetContext('wafRateLimit');
   const rateLimitPerIp = rate === undefined ? undefined : Number(rate);
   if (rateLimitPerIp !== undefined && !(Number.isInteger(rateLimitPerIp) && rateLimitPerIp >= 10))

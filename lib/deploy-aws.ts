@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { GetEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { SesIdentity } from '#lib/deploy-checks';
+import { wire } from '#shared/aws/wire';
 
 const run = promisify(execFile);
 
@@ -19,7 +20,7 @@ const CDK = join(REPO_ROOT, 'node_modules', '.bin', 'cdk');
 
 /** The SES identity of `domain` in `region`, or undefined when SES has none. */
 export async function sesIdentity(domain: string, region: string): Promise<SesIdentity | undefined> {
-  const ses = new SESv2Client({ region });
+  const ses = new SESv2Client({ ...wire(), region });
   try {
     const out = await ses.send(new GetEmailIdentityCommand({ EmailIdentity: domain }));
     return { verifiedForSending: out.VerifiedForSendingStatus === true, dkimStatus: out.DkimAttributes?.Status };

@@ -1,6 +1,7 @@
 /**
  * The stateful stack: tables (from the same definitions the local host creates), the upload bucket and the
- * secrets. Kept apart from the stateless stacks so that those can be replaced freely.
+ * secrets, and the stage's alarm topic (here because every other stack depends on this one). Kept apart from the
+ * stateless stacks so that those can be replaced freely.
  */
 import { Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {

@@ -1,9 +1,10 @@
 /**
- * What watches the service (issue 25.2), made with cdk-monitoring-constructs: the alarms of the shared resources (HTTP API, WebSocket API, queues, tables,
- * the stream consumer, the functions outside the area stacks) and the stage's dashboard: the golden signals per area
- * from the per-operation metrics the functions publish (namespace `Dispatch`), the capacity units they report, and
- * the resources above. The alarm topic is DispatchData's (every stack depends on that one); the area stacks alarm
- * on their own functions (lib/constructs/alarms.ts) and notify it too. Every threshold and its reason: docs/monitoring.md.
+ * What watches the service (issue 25.2), made with cdk-monitoring-constructs: the alarms of the shared resources
+ * (HTTP API, WebSocket API, queues, tables, the stream consumer, the functions outside the area stacks) and the
+ * stage's dashboard: the golden signals per area from the per-operation metrics the functions publish (namespace
+ * `Dispatch`), the capacity units they report, and the resources above. The alarm topic is DispatchData's (every
+ * stack depends on that one); the area stacks alarm on their own functions (lib/constructs/alarms.ts) and notify it
+ * too. Every threshold and its reason: docs/monitoring.md.
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';

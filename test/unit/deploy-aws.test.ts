@@ -62,6 +62,10 @@ beforeAll(async () => {
   ses = createServer((request, response) => {
     const domain = decodeURIComponent((request.url ?? '').split('/').pop() ?? '');
     const identity = identities.get(domain);
+    if (domain === 'denied.example.com') {
+      response.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': 'AccessDeniedException' });
+      return response.end(JSON.stringify({ message: 'not allowed: ses:GetEmailIdentity' }));
+    }
     if (!identity) {
       response.writeHead(404, { 'content-type': 'application/json', 'x-amzn-errortype': 'NotFoundException' });
       return response.end(JSON.stringify({ message: `${domain} does not exist` }));
@@ -165,6 +169,16 @@ describe('npm run deploy (bin/deploy.ts)', () => {
     expect(result.aws.split('\n').filter((line) => line.startsWith('cloudformation'))).toEqual([
       'cloudformation describe-stacks --stack-name CDKToolkit --region eu-west-1 --query Stacks[0].StackStatus --output text',
     ]);
+  });
+
+  it('reports a look-up it may not make as a problem, with the others', async () => {
+    const result = await deploy(
+      ['--stage', 'sandbox', '-c', 'mailFrom=no-reply@denied.example.com'],
+      fakeEnv({ AWS_REGION: 'eu-west-1', FAKE_BOOTSTRAP_STATUS: 'ROLLBACK_COMPLETE' }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.out).toContain('(2 to fix)');
+    expect(result.out).toMatch(/Could not read the SES identity denied\.example\.com in eu-west-1: .*not allowed/);
   });
 
   it('stops at a broken bootstrap stack', async () => {
