@@ -1,5 +1,6 @@
 /** Builds every stack of the service into `app`: the data stack, the API stack, and one stack per area. */
 import type { App, StackProps } from 'aws-cdk-lib';
+import { mailFromProblem } from '#lib/deploy-checks';
 import { ApiStack } from '#lib/stacks/api-stack';
 import { AreaStack } from '#lib/stacks/area-stack';
 import { DataStack } from '#lib/stacks/data-stack';
@@ -20,16 +21,8 @@ export const PLACEHOLDER_MAIL_FROM = 'no-reply@dispatch.example';
  * fails with this message rather than deploying a service whose every mail SES refuses.
  */
 export function requireDeployContext(app: App): void {
-  const mailFrom: unknown = app.node.tryGetContext('mailFrom');
-  if (typeof mailFrom !== 'string' || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(mailFrom)) {
-    throw new Error(
-      'Set the sender of the service mail: cdk deploy -c mailFrom=no-reply@your-domain.example (an address or domain ' +
-        'verified in SES in the target account and region; see docs/deploy.md).',
-    );
-  }
-  if (mailFrom.toLowerCase().endsWith('@dispatch.example')) {
-    throw new Error(`mailFrom ${mailFrom} is the placeholder sender: SES can never verify it (docs/deploy.md).`);
-  }
+  const problem = mailFromProblem(app.node.tryGetContext('mailFrom'));
+  if (problem) throw new Error(problem);
 }
 
 /**
@@ -43,7 +36,9 @@ function edgeOption(app: App, props: StackProps) {
   if (flag === 'false') return undefined;
   const apiRegion = props.env?.region;
   if (!apiRegion)
-    throw new Error('-c waf=true needs the region of the API (CDK_DEFAULT_REGION): see docs/throttling.md.');
+    throw new Error(
+      '-c waf=true needs the region of the API (AWS_REGION, docs/deploy.md step 1): see docs/throttling.md.',
+    );
   const rate: unknown = app.node.tryGetContext('wafRateLimit');
   const rateLimitPerIp = rate === undefined ? undefined : Number(rate);
   if (rateLimitPerIp !== undefined && !(Number.isInteger(rateLimitPerIp) && rateLimitPerIp >= 10))
@@ -104,7 +99,7 @@ export function buildApp(app: App, props: StackProps = {}) {
       authorizerId: api.authorizerId,
       mailFrom,
       realtime,
-      alarmTopic: monitoring.alarmTopic,
+      alarmTopic: data.alarmTopic,
     });
   });
   // The HTTP API's stage, after every stack that adds routes: its route settings name them (issue 33 item 10).

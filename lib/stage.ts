@@ -28,15 +28,19 @@ export interface StageConfig {
   readonly accessLogRetention: RetentionDays;
 }
 
+/** Why `name` cannot be a stage's name (AWS would refuse it in a name it becomes part of), or undefined. */
+export function stageNameProblem(name: string): string | undefined {
+  return STAGE_NAME.test(name)
+    ? undefined
+    : `stage "${name}": use lower-case letters, digits and hyphens, starting with a letter, at most 20 characters (docs/deploy.md).`;
+}
+
 /** The stage of the app `scope` belongs to (context value `stage`); throws on a name AWS would refuse. */
 export function stageOf(scope: IConstruct): StageConfig {
   const raw: unknown = scope.node.tryGetContext('stage') ?? DEFAULT_STAGE;
   const name = String(raw);
-  if (!STAGE_NAME.test(name)) {
-    throw new Error(
-      `stage "${name}": use lower-case letters, digits and hyphens, starting with a letter, at most 20 characters (docs/deploy.md).`,
-    );
-  }
+  const problem = stageNameProblem(name);
+  if (problem) throw new Error(problem);
   const prod = name === PROD_STAGE;
   return {
     name,

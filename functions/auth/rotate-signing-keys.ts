@@ -44,7 +44,7 @@ export const handler = async (event: RotationEvent): Promise<{ step: string; cha
   if (!stagesOfToken) throw new Error(`secret version ${token} has no stage for rotation`);
   if (stagesOfToken.includes('AWSCURRENT')) return { step };
   if (!stagesOfToken.includes('AWSPENDING')) throw new Error(`secret version ${token} is not AWSPENDING`);
-  const read = async (stage: 'AWSCURRENT' | 'AWSPENDING'): Promise<KeySet | undefined> => {
+  const readValue = async (stage: 'AWSCURRENT' | 'AWSPENDING'): Promise<string | undefined> => {
     const out = await client.send(
       new GetSecretValueCommand({
         SecretId: secretId,
@@ -52,8 +52,10 @@ export const handler = async (event: RotationEvent): Promise<{ step: string; cha
         ...(stage === 'AWSPENDING' ? { VersionId: token } : {}),
       }),
     );
-    return parseKeySet(out.SecretString);
+    return out.SecretString;
   };
+  const read = async (stage: 'AWSCURRENT' | 'AWSPENDING'): Promise<KeySet | undefined> =>
+    parseKeySet(await readValue(stage));
   switch (step) {
     case 'createSecret': {
       const current = await read('AWSCURRENT');
@@ -79,7 +81,15 @@ export const handler = async (event: RotationEvent): Promise<{ step: string; cha
       // Nothing outside the secret holds the keys.
       return { step };
     case 'testSecret': {
-      const [current, pending] = [await read('AWSCURRENT'), await read('AWSPENDING')];
+      const [currentValue, pendingValue] = [await readValue('AWSCURRENT'), await readValue('AWSPENDING')];
+      const [current, pending] = [parseKeySet(currentValue), parseKeySet(pendingValue)];
+      // A new schedule (RotateImmediatelyOnUpdate: false) is checked by testSecret alone, on a pending version that
+      // copies AWSCURRENT: on a first deploy, CloudFormation's random string, which no cold start has replaced yet.
+      // Nothing rotates then; reading both versions was the test (issue 35 item 3).
+      if (!pending && pendingValue === currentValue) {
+        logger.info('signing keys: rotation configuration tested on a secret not yet filled');
+        return { step };
+      }
       if (!pending) throw new Error('the pending signing-key set is not a key set');
       const problem = rotationProblem(current, pending, clock.nowMs());
       if (problem) throw new Error(problem);

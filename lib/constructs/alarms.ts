@@ -5,9 +5,9 @@
  *
  * With safe deploys (issue 25.3): an area function's error alarm is its canary alarm (Errors of the alias `live`, per
  * minute, two minutes running; lib/constructs/safe-deploy.ts), given the topic here, so one alarm pages and rolls
- * back. Functions of the other stacks are watched from DispatchMonitoring, whose topic their stacks cannot reference
- * (DispatchMonitoring depends on them): they keep an error alarm of their own there, and an aliased one (the
- * authorizer, the WebSocket routes) also keeps its canary alarm, read by CodeDeploy only.
+ * back. Functions of the other stacks are watched from DispatchMonitoring: an aliased one (the authorizer, the 404
+ * function, the WebSocket routes) pages through its canary alarm too, which names the topic of DispatchData (every
+ * stack depends on it; issue 35 item 5), and the others get an error alarm there.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { IAlarm } from 'aws-cdk-lib/aws-cloudwatch';

@@ -114,11 +114,6 @@ export class SafeDeploys extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
       actionsEnabled: true,
     });
-    Validations.of(errorAlarm).acknowledge({
-      id: 'cdk-validator-cfnguard::cloudwatch_alarm_action_check',
-      reason:
-        'CodeDeploy reads this alarm’s state itself during a deployment and rolls back. In the area stacks it also notifies the alarm topic (lib/constructs/alarms.ts); the API and realtime stacks cannot reference the topic (DispatchMonitoring depends on them), and their functions have a paging error alarm of their own there.',
-    });
     const deploymentGroup = new LambdaDeploymentGroup(fn, 'Deployment', {
       application: this.application,
       alias,

@@ -1,6 +1,7 @@
 /**
  * The stateful stack: tables (from the same definitions the local host creates), the upload bucket and the
- * secrets. Kept apart from the stateless stacks so that those can be replaced freely.
+ * secrets, and the stage's alarm topic (here because every other stack depends on this one). Kept apart from the
+ * stateless stacks so that those can be replaced freely.
  */
 import { Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {
@@ -15,6 +16,8 @@ import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { type StageConfig, stageOf } from '#lib/stage';
@@ -64,6 +67,12 @@ export class DataStack extends Stack {
   readonly secretBoxKey: Key;
   /** Work for the workers (webhook deliveries), with a dead-letter queue. */
   readonly workQueue: Queue;
+  /**
+   * Every alarm of the stage notifies this topic (an e-mail subscription from `-c alarmEmail=…`). It lives here, in
+   * the stack every other stack depends on, so that each stack's alarms can name it: in DispatchMonitoring, which
+   * depends on the API, realtime and workers stacks, their canary alarms could not (issue 35 item 5).
+   */
+  readonly alarmTopic: Topic;
 
   readonly stage: StageConfig;
 
@@ -189,6 +198,23 @@ export class DataStack extends Stack {
     for (const [secret, reason] of rotationReasons) {
       Validations.of(secret).acknowledge({ id: 'AwsSolutions::AwsSolutions-SMG4', reason });
     }
+    this.alarmTopic = this.alarmTopicOf(this.stage);
+  }
+
+  private alarmTopicOf(stage: StageConfig): Topic {
+    const topic = new Topic(this, 'AlarmTopic', {
+      topicName: `dispatch-alarms-${stage.name}`,
+      displayName: `Dispatch ${stage.name} alarms`,
+      enforceSSL: true,
+    });
+    Validations.of(topic).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SNS2',
+      reason:
+        'Alarm notifications carry alarm names and states only; CloudWatch cannot publish to a topic under the AWS-managed SNS key, and a customer key would cost a key per stage for no secret.',
+    });
+    const alarmEmail: unknown = this.node.tryGetContext('alarmEmail');
+    if (typeof alarmEmail === 'string' && alarmEmail !== '') topic.addSubscription(new EmailSubscription(alarmEmail));
+    return topic;
   }
 
   private table(def: TableDef): Table {

@@ -1,16 +1,15 @@
 /**
- * What watches the service (issue 25.2), made with cdk-monitoring-constructs: the stage's alarm topic (an e-mail
- * subscription from `-c alarmEmail=…`), the alarms of the shared resources (HTTP API, WebSocket API, queues, tables,
- * the stream consumer, the functions outside the area stacks) and the stage's dashboard: the golden signals per area
- * from the per-operation metrics the functions publish (namespace `Dispatch`), the capacity units they report, and
- * the resources above. The area stacks alarm on their own functions (lib/constructs/alarms.ts) and notify this
- * stack's topic. Every threshold and its reason: docs/monitoring.md.
+ * What watches the service (issue 25.2), made with cdk-monitoring-constructs: the alarms of the shared resources
+ * (HTTP API, WebSocket API, queues, tables, the stream consumer, the functions outside the area stacks) and the
+ * stage's dashboard: the golden signals per area from the per-operation metrics the functions publish (namespace
+ * `Dispatch`), the capacity units they report, and the resources above. The alarm topic is DispatchData's (every
+ * stack depends on that one); the area stacks alarm on their own functions (lib/constructs/alarms.ts) and notify it
+ * too. Every threshold and its reason: docs/monitoring.md.
  */
-import { Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { ComparisonOperator, MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import { Topic } from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { DefaultDashboardFactory, MonitoringFacade, SnsAlarmActionStrategy } from 'cdk-monitoring-constructs';
 import type { Construct } from 'constructs';
 import { alarmFacade, alarmNamePrefix, watchFunctions } from '#lib/constructs/alarms';
@@ -57,8 +56,8 @@ export interface MonitoringStackProps extends StackProps {
 }
 
 export class MonitoringStack extends Stack {
-  /** Every alarm of the stage notifies this topic. */
-  readonly alarmTopic: Topic;
+  /** Every alarm of the stage notifies this topic (DispatchData's: every stack can name it). */
+  readonly alarmTopic: ITopic;
   readonly dashboardFacade: MonitoringFacade;
 
   constructor(scope: Construct, id: string, props: MonitoringStackProps) {
@@ -66,20 +65,7 @@ export class MonitoringStack extends Stack {
     const stage = stageOf(this);
     const { data, realtime, workers } = props;
 
-    this.alarmTopic = new Topic(this, 'AlarmTopic', {
-      topicName: `dispatch-alarms-${stage.name}`,
-      displayName: `Dispatch ${stage.name} alarms`,
-      enforceSSL: true,
-    });
-    Validations.of(this.alarmTopic).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-SNS2',
-      reason:
-        'Alarm notifications carry alarm names and states only; CloudWatch cannot publish to a topic under the AWS-managed SNS key, and a customer key would cost a key per stage for no secret.',
-    });
-    const alarmEmail: unknown = this.node.tryGetContext('alarmEmail');
-    if (typeof alarmEmail === 'string' && alarmEmail !== '') {
-      this.alarmTopic.addSubscription(new EmailSubscription(alarmEmail));
-    }
+    this.alarmTopic = data.alarmTopic;
 
     const action = new SnsAlarmActionStrategy({ onAlarmTopic: this.alarmTopic, onOkTopic: this.alarmTopic });
     const facade = new MonitoringFacade(this, 'Monitoring', {
@@ -199,11 +185,13 @@ export class MonitoringStack extends Stack {
       addMaxIteratorAgeAlarm: { Critical: { maxAgeInMillis: ALARMS.maxIteratorAge.toMilliseconds() } },
     });
 
-    // The functions outside the area stacks: error and throttle alarms, not on the dashboard (their areas are).
+    // The functions outside the area stacks: error and throttle alarms, not on the dashboard (their areas are). A
+    // function behind `live` (the authorizer, the 404 function, the WebSocket routes) pages through its canary alarm,
+    // in its own stack, which names the topic of DispatchData (issue 35 item 5).
     const alarms = alarmFacade(this, 'FunctionAlarms', stage, this.alarmTopic);
     for (const stack of props.watched) {
       const fns = stack.node.findAll().filter((c): c is DispatchFunction => c instanceof DispatchFunction);
-      watchFunctions(alarms, stack.node.id.replace(/^Dispatch/, ''), fns);
+      watchFunctions(alarms, stack.node.id.replace(/^Dispatch/, ''), fns, this.alarmTopic);
     }
   }
 

@@ -26,8 +26,18 @@ export interface WorkersStackProps extends StackProps {
   mailFrom: string;
 }
 
-/** How many queue workers may run at once: imports and planning jobs share the tables with the API. */
-export const WORKER_MAX_CONCURRENCY = 10;
+/**
+ * The concurrent executions a new account may start with (Lambda's quota is often 10 there, not 1 000, until a
+ * quota increase is granted: docs/deploy.md says which to request). Every function of the stage shares it.
+ */
+export const NEW_ACCOUNT_CONCURRENCY = 10;
+
+/**
+ * How many queue workers may run at once: 2, the least an SQS event source takes. Imports and planning jobs share
+ * the tables with the API, and a worker runs up to 15 minutes: at 10 (the old bound) a burst of jobs held a new
+ * account's whole quota and the authorizer, on every request's path, was throttled. 2 leaves 8 of those 10.
+ */
+export const WORKER_MAX_CONCURRENCY = 2;
 
 export class WorkersStack extends Stack {
   readonly webhookWorker: DispatchFunction;

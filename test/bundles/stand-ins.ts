@@ -14,6 +14,13 @@ export interface StandIns {
   secrets: {
     /** What Secrets Manager does before it invokes a rotation function: a version `token` staged AWSPENDING. */
     startRotation(secretId: string, token: string): void;
+    /**
+     * What Secrets Manager does to check a new schedule that does not rotate at once (`RotateImmediatelyOnUpdate:
+     * false`): a version `token` holding a copy of AWSCURRENT's value, staged AWSPENDING, for testSecret alone (moto
+     * models the same: moto/secretsmanager/models.py, rotate_secret). `endConfigurationTest` takes the label off again.
+     */
+    startConfigurationTest(secretId: string, token: string): void;
+    endConfigurationTest(secretId: string, token: string): void;
     current(secretId: string): string | undefined;
     /** Replaces the AWSCURRENT value in place (a test moving the stored timestamps back, as time would). */
     setCurrent(secretId: string, value: string): void;
@@ -167,6 +174,14 @@ export async function startStandIns(secrets: Record<string, string>): Promise<St
         const versions = versionsOf(secretId);
         versions.set(token, { value: undefined, stages: [] });
         stage(secretId, 'AWSPENDING', token);
+      },
+      startConfigurationTest(secretId, token) {
+        versionsOf(secretId).set(token, { value: find(secretId)?.[1].value, stages: [] });
+        stage(secretId, 'AWSPENDING', token);
+      },
+      endConfigurationTest(secretId, token) {
+        const version = versionsOf(secretId).get(token);
+        if (version) version.stages = version.stages.filter((name) => name !== 'AWSPENDING');
       },
       current: (secretId) => find(secretId)?.[1].value,
       setCurrent(secretId, value) {

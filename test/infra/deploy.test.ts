@@ -15,7 +15,7 @@ import { buildApp, requireDeployContext } from '../../lib/app.ts';
 import { HTTP_ACCESS_LOG_FORMAT } from '../../lib/stacks/api-stack.ts';
 import { RETENTION } from '../../lib/stacks/data-stack.ts';
 import { WEBSOCKET_ACCESS_LOG_FORMAT } from '../../lib/stacks/realtime-stack.ts';
-import { WORKER_MAX_CONCURRENCY } from '../../lib/stacks/workers-stack.ts';
+import { NEW_ACCOUNT_CONCURRENCY, WORKER_MAX_CONCURRENCY } from '../../lib/stacks/workers-stack.ts';
 
 // Bundling is skipped: these tests read templates.
 const newApp = (context: Record<string, unknown> = {}) =>
@@ -94,6 +94,16 @@ describe.each([
       const queues = Object.values(resourcesOf(built.data)).filter((r) => r.Type === 'AWS::SQS::Queue');
       const workQueue = queues.find((q) => q.Properties['RedrivePolicy'])!;
       expect(workQueue.Properties['VisibilityTimeout']).toBeGreaterThanOrEqual(6 * timeout);
+    });
+
+    it('leaves most of a new account’s concurrency to the authorizer and the API (issue 35 item 4)', () => {
+      const mappings = Object.values(resourcesOf(built.workers)).filter(
+        (r) => r.Type === 'AWS::Lambda::EventSourceMapping',
+      );
+      const maximum = (mappings[0]!.Properties['ScalingConfig'] as { MaximumConcurrency: number }).MaximumConcurrency;
+      // 2 is the least SQS event source mappings accept; 10 (the bound before) was a new account's whole quota.
+      expect(maximum).toBe(2);
+      expect(NEW_ACCOUNT_CONCURRENCY - maximum).toBeGreaterThanOrEqual(8);
     });
 
     it('sends the failed asynchronous invocations (S3 trigger, schedule) to a failure queue', () => {
