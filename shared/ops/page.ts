@@ -12,6 +12,7 @@
  * parameter chooses them, so a link cannot send the organisation's map views to a server of its choosing.
  */
 import { readFile } from 'node:fs/promises';
+import { connectionLimitsMs, keepaliveIntervalMs } from '#shared/notifications/keepalive';
 
 export const DEFAULT_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
 
@@ -35,6 +36,11 @@ export interface OpsConfig {
   websocketUrl: string;
   /** The Content-Security-Policy that goes with these: the tile server's and the WebSocket API's origins. */
   contentSecurityPolicy: string;
+  /**
+   * How often the page sends the keepalive frame on its WebSocket: a third of API Gateway's idle limit (a shorter
+   * limit locally when `LOCAL_WEBSOCKET_IDLE_MS` sets one).
+   */
+  keepaliveMs: number;
 }
 
 /**
@@ -56,7 +62,8 @@ export function opsConfig(env: Record<string, string | undefined> = process.env)
     "form-action 'self'",
     "frame-ancestors 'none'",
   ].join('; ');
-  return { tiles, websocketUrl, contentSecurityPolicy };
+  const keepaliveMs = keepaliveIntervalMs(connectionLimitsMs(env).idleMs);
+  return { tiles, websocketUrl, contentSecurityPolicy, keepaliveMs };
 }
 
 /** The CSP source of a tile template's server; a `{s}` subdomain (Leaflet's a, b, c) becomes a wildcard. */
@@ -114,7 +121,7 @@ export function opsPageHeaders(config: OpsConfig): Record<string, string> {
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 export function opsPage(config: OpsConfig): string {
-  const { tiles, websocketUrl } = config;
+  const { tiles, websocketUrl, keepaliveMs } = config;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Dispatch · live operations</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -145,7 +152,7 @@ export function opsPage(config: OpsConfig): string {
     <div class="panel"><h2>Latest notifications</h2><ul id="notifications"></ul></div>
   </section>
 </main>
-<script id="config" type="application/json">${scriptJson({ tiles, websocketUrl })}</script>
+<script id="config" type="application/json">${scriptJson({ tiles, websocketUrl, keepaliveMs })}</script>
 <script src="/ops/assets/leaflet.js"></script>
 <script src="/ops/assets/app.js"></script>
 </body></html>`;
