@@ -1,7 +1,9 @@
 /**
  * The local stand-in for API Gateway's WebSocket API: `ws://localhost:<port>/ws?token=…`, route selection on the
  * frame's `action`, the $connect/$disconnect/subscribe/$default handler modules called with API Gateway's events,
- * and the management API (`POST`/`DELETE`/`GET /@connections/{id}`) that the SDK's PostToConnection calls.
+ * and the management API (`POST`/`DELETE`/`GET /@connections/{id}`) that the SDK's PostToConnection calls. It closes
+ * connections as API Gateway does: idle for 10 minutes or open for 2 hours (1001), a frame too big, not UTF-8 or
+ * binary (1009, 1007, 1003).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
