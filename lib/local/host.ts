@@ -34,6 +34,7 @@ import {
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
 import { MAX_MULTIPART_BYTES, uploadTooLarge } from '#shared/imports/create';
 import { asFunction } from '#shared/local-invocation';
+import { connectionLimitsMs } from '#shared/notifications/keepalive';
 import { OPS_ASSET_HEADERS, opsAsset, opsConfig, opsPage, opsPageHeaders } from '#shared/ops/page';
 import { localOutbox } from '#shared/ports/mail';
 import { localPush } from '#shared/ports/push';
@@ -261,7 +262,7 @@ async function localRoute(path: string, url: URL, response: ServerResponse, requ
     case '/ops':
     case '/ops/': {
       // Read per request (cheap), so a test may change it; startLocal checks it once at start.
-      const config = opsConfig();
+      const config = opsConfig(process.env, connectionLimitsMs().idleMs);
       send(response, 200, { ...opsPageHeaders(config), 'X-Request-Id': requestId }, opsPage(config));
       return true;
     }

@@ -31,8 +31,8 @@ const override = (value: string | undefined) => {
 
 /**
  * The connection limits in milliseconds: API Gateway's, unless `LOCAL_WEBSOCKET_IDLE_MS` / `LOCAL_WEBSOCKET_MAX_MS`
- * shorten them (tests do, to see a close without waiting 10 minutes). Only the local host and the /ops page's
- * keepalive read them; the cloud's limits are API Gateway's own.
+ * shorten them (tests do, to see a close without waiting 10 minutes). Only the local host reads them (its gateway,
+ * and the keepalive of the /ops page it serves); the cloud's limits are API Gateway's own.
  */
 export function connectionLimitsMs(env: Record<string, string | undefined> = process.env) {
   return {

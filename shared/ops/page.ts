@@ -12,7 +12,7 @@
  * parameter chooses them, so a link cannot send the organisation's map views to a server of its choosing.
  */
 import { readFile } from 'node:fs/promises';
-import { connectionLimitsMs, keepaliveIntervalMs } from '#shared/notifications/keepalive';
+import { keepaliveIntervalMs, WEBSOCKET_IDLE_TIMEOUT_S } from '#shared/notifications/keepalive';
 
 export const DEFAULT_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
 
@@ -37,8 +37,8 @@ export interface OpsConfig {
   /** The Content-Security-Policy that goes with these: the tile server's and the WebSocket API's origins. */
   contentSecurityPolicy: string;
   /**
-   * How often the page sends the keepalive frame on its WebSocket: a third of API Gateway's idle limit (a shorter
-   * limit locally when `LOCAL_WEBSOCKET_IDLE_MS` sets one).
+   * How often the page sends the keepalive frame on its WebSocket: a third of the gateway's idle limit (API
+   * Gateway's; the local host passes its own, shorter when `LOCAL_WEBSOCKET_IDLE_MS` sets one).
    */
   keepaliveMs: number;
 }
@@ -47,7 +47,10 @@ export interface OpsConfig {
  * The page's configuration, from the deployment's environment only (`OPS_TILE_URL`, `OPS_WEBSOCKET_URL`). A value
  * that is not a usable URL fails here, loudly: the cloud function reads it at cold start, the local host at start.
  */
-export function opsConfig(env: Record<string, string | undefined> = process.env): OpsConfig {
+export function opsConfig(
+  env: Record<string, string | undefined> = process.env,
+  idleLimitMs = WEBSOCKET_IDLE_TIMEOUT_S * 1000,
+): OpsConfig {
   const tiles = env['OPS_TILE_URL']?.trim() || DEFAULT_TILE_URL;
   const websocketUrl = env['OPS_WEBSOCKET_URL']?.trim() ?? '';
   const tileSource = tiles === 'none' ? [] : [tileOrigin(tiles)];
@@ -62,7 +65,7 @@ export function opsConfig(env: Record<string, string | undefined> = process.env)
     "form-action 'self'",
     "frame-ancestors 'none'",
   ].join('; ');
-  const keepaliveMs = keepaliveIntervalMs(connectionLimitsMs(env).idleMs);
+  const keepaliveMs = keepaliveIntervalMs(idleLimitMs);
   return { tiles, websocketUrl, contentSecurityPolicy, keepaliveMs };
 }
 
