@@ -17,7 +17,7 @@ import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { authorizerEvent, type IncomingRequest, lambdaContext, proxyEvent } from '#lib/local/events';
+import { authorizerEvent, gatewayRequestId, type IncomingRequest, lambdaContext, proxyEvent } from '#lib/local/events';
 import { gateway } from '#lib/local/websocket';
 import { openApiDocument } from '#lib/openapi';
 import { API_FUNCTION_TIMEOUT_S, AUTHORIZER_TIMEOUT_S } from '#shared/functions';
@@ -34,6 +34,7 @@ import {
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
 import { MAX_MULTIPART_BYTES, uploadTooLarge } from '#shared/imports/create';
 import { asFunction } from '#shared/local-invocation';
+import { connectionLimitsMs } from '#shared/notifications/keepalive';
 import { OPS_ASSET_HEADERS, opsAsset, opsConfig, opsPage, opsPageHeaders } from '#shared/ops/page';
 import { localOutbox } from '#shared/ports/mail';
 import { localPush } from '#shared/ports/push';
@@ -221,18 +222,22 @@ function sendLocalRefusal(response: ServerResponse, detail: string, requestId: s
   );
 }
 
-/** The same problem+json answer, headers included, as the functions give (shared/http/responses.ts). */
-function sendProblem(response: ServerResponse, problem: Problem, requestId: string) {
-  writeResult(response, toResult(problemAsReply(problem, requestId), requestId));
+/**
+ * The same problem+json answer, headers included, as the functions give (shared/http/responses.ts); `gatewayId`:
+ * API Gateway's `apigw-requestid`, which it adds to every answer of the API.
+ */
+function sendProblem(response: ServerResponse, problem: Problem, requestId: string, gatewayId?: string) {
+  writeResult(response, toResult(problemAsReply(problem, requestId), requestId), gatewayId);
 }
 
-function writeResult(response: ServerResponse, result: APIGatewayProxyResultV2) {
+function writeResult(response: ServerResponse, result: APIGatewayProxyResultV2, gatewayId?: string) {
   const structured: APIGatewayProxyStructuredResultV2 =
     typeof result === 'string'
       ? { statusCode: 200, body: result, headers: { 'Content-Type': 'application/json' } }
       : result;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name] = String(value);
+  if (gatewayId) headers['apigw-requestid'] = gatewayId;
   const body = structured.body ?? '';
   send(
     response,
@@ -257,7 +262,7 @@ async function localRoute(path: string, url: URL, response: ServerResponse, requ
     case '/ops':
     case '/ops/': {
       // Read per request (cheap), so a test may change it; startLocal checks it once at start.
-      const config = opsConfig();
+      const config = opsConfig(process.env, connectionLimitsMs().idleMs);
       send(response, 200, { ...opsPageHeaders(config), 'X-Request-Id': requestId }, opsPage(config));
       return true;
     }
@@ -303,7 +308,14 @@ async function dispatch(
 ): Promise<void> {
   const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
   const method = (request.method ?? 'GET').toUpperCase();
-  const requestId = (request.headers['x-request-id'] as string | undefined)?.slice(0, 200) || randomUUID();
+  const clientRequestId = (request.headers['x-request-id'] as string | undefined)?.slice(0, 200);
+  const requestId = clientRequestId || randomUUID();
+  // API Gateway's own id of the request: the functions' `requestContext.requestId` and every answer's
+  // `apigw-requestid` (the host's local-only surfaces, which the cloud has not, carry none).
+  const gatewayId = gatewayRequestId();
+  const receivedAt = Date.now();
+  /** The id the functions log this request by (shared/http/endpoint.ts). */
+  const loggedId = clientRequestId || gatewayId;
   if (isLocalOnly(url.pathname)) {
     const refusal = localOnlyRefusal(request, configuredHost);
     if (refusal) {
@@ -318,7 +330,9 @@ async function dispatch(
     }
   }
   if (method === 'OPTIONS') {
-    send(response, 204, { ...CORS_HEADERS, 'X-Request-Id': requestId }, '');
+    // API Gateway answers every OPTIONS itself (the API's CORS configuration, lib/stacks/api-stack.ts): no route, no
+    // function, whatever the path.
+    send(response, 204, { ...CORS_HEADERS, 'apigw-requestid': gatewayId }, '');
     return;
   }
   if (method === 'GET' && (await localRoute(url.pathname, url, response, requestId))) return;
@@ -330,11 +344,11 @@ async function dispatch(
   }
   const { route, params, malformed } = matchRoute(method, url.pathname);
   if (malformed) {
-    sendProblem(response, invalidField('path', 'holds a malformed percent-encoding'), requestId);
+    sendProblem(response, invalidField('path', 'holds a malformed percent-encoding'), requestId, gatewayId);
     return;
   }
   if (!route) {
-    sendProblem(response, notFound('operation'), requestId);
+    sendProblem(response, notFound('operation'), requestId, gatewayId);
     return;
   }
   const incoming: IncomingRequest = {
@@ -342,12 +356,15 @@ async function dispatch(
     path: url.pathname,
     rawQueryString: url.search.slice(1),
     // Every value of a repeated header, joined with commas as API Gateway joins them (Node keeps the first
-    // `Authorization` of two; API Gateway hands the authorizer both, and the joined value is no token).
-    headers: { ...request.headersDistinct, 'x-request-id': requestId },
+    // `Authorization` of two; API Gateway hands the authorizer both, and the joined value is no token). Nothing is
+    // added that API Gateway does not add: an `X-Request-Id` is the client's, or absent.
+    headers: request.headersDistinct,
     body: await readBody(request, bodyLimit(route)),
     routeKey: `${route.method} ${route.path}`,
     pathParameters: params ?? {},
     sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+    requestId: gatewayId,
+    receivedAt,
   };
   let authorizerContext: Record<string, string> | undefined;
   if (route.access !== 'public') {
@@ -355,7 +372,7 @@ async function dispatch(
     // own 401 and no function runs.
     const authorization = request.headers['authorization'];
     if (authorization === undefined || authorization.trim() === '') {
-      sendGatewayError(response, 401, 'Unauthorized', requestId);
+      sendGatewayError(response, 401, 'Unauthorized', gatewayId);
       return;
     }
     const authorizer = (await loadHandler('auth/authorizer')) as unknown as (
@@ -365,7 +382,7 @@ async function dispatch(
       asFunction('auth/authorizer', () => authorizer(authorizerEvent(incoming))),
     );
     if (authorized === TIMED_OUT) {
-      sendGatewayError(response, 500, 'Internal Server Error', requestId);
+      sendGatewayError(response, 500, 'Internal Server Error', gatewayId);
       return;
     }
     authorizerContext = authorized.context;
@@ -374,7 +391,7 @@ async function dispatch(
   const event = proxyEvent(incoming, authorizerContext);
   if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_PAYLOAD_BYTES) {
     // Lambda refuses the invocation (RequestEntityTooLarge) and API Gateway answers for the function.
-    sendGatewayError(response, 500, 'Internal Server Error', requestId);
+    sendGatewayError(response, 500, 'Internal Server Error', gatewayId);
     return;
   }
   const limit = timeoutMs('FUNCTION', API_FUNCTION_TIMEOUT_S);
@@ -384,17 +401,17 @@ async function dispatch(
   if (result === TIMED_OUT) {
     // Lambda ends the invocation at its timeout ("Task timed out") and API Gateway answers for it. In process the
     // handler cannot be stopped: it runs on, and whatever it answers is dropped.
-    console.error(requestId, `${route.handler}: timed out after ${limit} ms`);
-    sendGatewayError(response, 500, 'Internal Server Error', requestId);
+    console.error(loggedId, `${route.handler}: timed out after ${limit} ms`);
+    sendGatewayError(response, 500, 'Internal Server Error', gatewayId);
     return;
   }
   if (Buffer.byteLength(JSON.stringify(result)) > LAMBDA_PAYLOAD_BYTES) {
     // Lambda cannot deliver the function's answer; API Gateway reports an integration failure.
-    console.error(requestId, `${route.handler}: answer over Lambda's ${LAMBDA_PAYLOAD_BYTES} bytes`);
-    sendGatewayError(response, 502, 'Internal Server Error', requestId);
+    console.error(loggedId, `${route.handler}: answer over Lambda's ${LAMBDA_PAYLOAD_BYTES} bytes`);
+    sendGatewayError(response, 502, 'Internal Server Error', gatewayId);
     return;
   }
-  writeResult(response, result);
+  writeResult(response, result, gatewayId);
 }
 
 const TIMED_OUT = Symbol('timed out');
@@ -428,11 +445,11 @@ function timeoutMs(kind: 'FUNCTION' | 'AUTHORIZER', seconds: number): number {
 export const LAMBDA_PAYLOAD_BYTES = 6_291_556;
 
 /** API Gateway's own answer, when it refuses before a function runs or the integration fails (not problem+json). */
-function sendGatewayError(response: ServerResponse, status: number, message: string, requestId: string) {
+function sendGatewayError(response: ServerResponse, status: number, message: string, gatewayId: string) {
   send(
     response,
     status,
-    { ...CORS_HEADERS, 'Content-Type': 'application/json', 'apigw-requestid': requestId },
+    { ...CORS_HEADERS, 'Content-Type': 'application/json', 'apigw-requestid': gatewayId },
     JSON.stringify({ message }),
   );
 }

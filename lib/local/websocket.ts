@@ -1,7 +1,9 @@
 /**
  * The local stand-in for API Gateway's WebSocket API: `ws://localhost:<port>/ws?token=…`, route selection on the
  * frame's `action`, the $connect/$disconnect/subscribe/$default handler modules called with API Gateway's events,
- * and the management API (`POST`/`DELETE`/`GET /@connections/{id}`) that the SDK's PostToConnection calls.
+ * and the management API (`POST`/`DELETE`/`GET /@connections/{id}`) that the SDK's PostToConnection calls. It closes
+ * connections as API Gateway does: idle for 10 minutes or open for 2 hours (1001), a frame too big, not UTF-8 or
+ * binary (1009, 1007, 1003).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
@@ -12,6 +14,7 @@ import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { ROOT } from '#lib/paths';
 import { asFunction } from '#shared/local-invocation';
+import { connectionLimitsMs, WEBSOCKET_GOING_AWAY } from '#shared/notifications/keepalive';
 import { websocketRoutes } from '#shared/routes';
 
 type WsHandler = (event: unknown) => Promise<APIGatewayProxyResultV2>;
@@ -92,6 +95,17 @@ export class LocalWebSocketGateway {
     }
     this.server.handleUpgrade(request, socket, head, (ws) => {
       this.sockets.set(connectionId, ws);
+      // API Gateway closes a connection 10 minutes after the client's last frame and 2 hours after it opened, with
+      // 1001 (shared/notifications/keepalive.ts; read per connection, so a test may shorten them). Only the client's
+      // frames count: what the service posts to it, and WebSocket pings, keep nothing open.
+      const limits = connectionLimitsMs();
+      const goAway = () => ws.close(WEBSOCKET_GOING_AWAY.code, WEBSOCKET_GOING_AWAY.reason);
+      const lifetime = setTimeout(goAway, limits.maxMs);
+      let idle = setTimeout(goAway, limits.idleMs);
+      const heard = () => {
+        clearTimeout(idle);
+        idle = setTimeout(goAway, limits.idleMs);
+      };
       // Frames of one connection are handled in order, as API Gateway does for a route's integration calls.
       let chain = Promise.resolve();
       const track = () => {
@@ -105,6 +119,7 @@ export class LocalWebSocketGateway {
       // connection already (1009, 1007), as API Gateway does. Without a listener the error would end the process.
       ws.on('error', (error) => console.warn(`websocket ${connectionId} closed: ${error.message}`));
       ws.on('message', (data, isBinary) => {
+        heard();
         // API Gateway's WebSocket API takes text frames only: a binary one closes the connection (1003).
         if (isBinary) {
           ws.close(1003, 'binary frames are not supported');
@@ -129,6 +144,8 @@ export class LocalWebSocketGateway {
         track();
       });
       ws.on('close', () => {
+        clearTimeout(lifetime);
+        clearTimeout(idle);
         this.sockets.delete(connectionId);
         // A host shutting down leaves the records to TTL; its emulators are stopping too.
         if (this.closing) return;

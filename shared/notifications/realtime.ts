@@ -61,6 +61,7 @@ export const LIMITS = {
 
 export type Frame =
   | { type: 'subscribed'; channels: string[] }
+  | { type: 'pong' }
   | { type: 'error'; code: string; channel?: string; channels?: string[]; message?: string }
   | { type: 'event'; channel: string; name: string; data: unknown; id: string };
 

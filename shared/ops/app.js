@@ -20,8 +20,10 @@
     map = null;
   let renewTimer = null,
     planningTimer = null,
+    keepaliveTimer = null,
     signedIn = false,
-    renewals = 0;
+    renewals = 0,
+    connections = 0;
   const drivers = new Map(),
     markers = new Map(),
     labels = new Map(),
@@ -114,6 +116,7 @@
     signedIn = false;
     clearTimeout(renewTimer);
     clearInterval(planningTimer);
+    clearInterval(keepaliveTimer);
     if (socket) {
       socket.onclose = null;
       socket.close();
@@ -189,8 +192,17 @@
 
   function connect() {
     const base = config.websocketUrl || `${(location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host}/ws`;
-    socket = new WebSocket(`${base}?token=${encodeURIComponent(token)}`);
+    const opened = new WebSocket(`${base}?token=${encodeURIComponent(token)}`);
+    socket = opened;
     socket.onopen = () => {
+      connections += 1;
+      document.body.dataset.connections = String(connections);
+      document.body.dataset.pongs = '0';
+      // API Gateway closes a connection that says nothing for 10 minutes: a keepalive frame every third of that.
+      clearInterval(keepaliveTimer);
+      keepaliveTimer = setInterval(() => {
+        if (opened.readyState === 1) opened.send(JSON.stringify({ action: 'ping' }));
+      }, config.keepaliveMs || 200_000);
       subscribed.clear();
       const channels = [`user.${claims.sub}`];
       if (orgId()) channels.push(`org.${orgId()}`);
@@ -199,7 +211,11 @@
       subscribe(channels);
     };
     socket.onmessage = (message) => onFrame(JSON.parse(message.data));
-    socket.onclose = () => {
+    // Closed by the gateway (idle, or its 2-hour limit), by a renewal, or by the network: connect again and subscribe
+    // again after a second.
+    socket.onclose = (event) => {
+      if (socket === opened) clearInterval(keepaliveTimer);
+      document.body.dataset.closed = String(event.code);
       if (!signedIn) return;
       if (claims.exp * 1000 <= Date.now()) return renew();
       $('status').textContent = 'disconnected · reconnecting…';
@@ -217,6 +233,10 @@
   }
 
   function onFrame(frame) {
+    if (frame.type === 'pong') {
+      document.body.dataset.pongs = String(Number(document.body.dataset.pongs || 0) + 1);
+      return;
+    }
     if (frame.type === 'subscribed') {
       $('status').textContent = `live · ${subscribed.size} channels`;
       return;

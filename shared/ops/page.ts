@@ -12,6 +12,7 @@
  * parameter chooses them, so a link cannot send the organisation's map views to a server of its choosing.
  */
 import { readFile } from 'node:fs/promises';
+import { keepaliveIntervalMs, WEBSOCKET_IDLE_TIMEOUT_S } from '#shared/notifications/keepalive';
 
 export const DEFAULT_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
 
@@ -35,13 +36,21 @@ export interface OpsConfig {
   websocketUrl: string;
   /** The Content-Security-Policy that goes with these: the tile server's and the WebSocket API's origins. */
   contentSecurityPolicy: string;
+  /**
+   * How often the page sends the keepalive frame on its WebSocket: a third of the gateway's idle limit (API
+   * Gateway's; the local host passes its own, shorter when `LOCAL_WEBSOCKET_IDLE_MS` sets one).
+   */
+  keepaliveMs: number;
 }
 
 /**
  * The page's configuration, from the deployment's environment only (`OPS_TILE_URL`, `OPS_WEBSOCKET_URL`). A value
  * that is not a usable URL fails here, loudly: the cloud function reads it at cold start, the local host at start.
  */
-export function opsConfig(env: Record<string, string | undefined> = process.env): OpsConfig {
+export function opsConfig(
+  env: Record<string, string | undefined> = process.env,
+  idleLimitMs = WEBSOCKET_IDLE_TIMEOUT_S * 1000,
+): OpsConfig {
   const tiles = env['OPS_TILE_URL']?.trim() || DEFAULT_TILE_URL;
   const websocketUrl = env['OPS_WEBSOCKET_URL']?.trim() ?? '';
   const tileSource = tiles === 'none' ? [] : [tileOrigin(tiles)];
@@ -56,7 +65,8 @@ export function opsConfig(env: Record<string, string | undefined> = process.env)
     "form-action 'self'",
     "frame-ancestors 'none'",
   ].join('; ');
-  return { tiles, websocketUrl, contentSecurityPolicy };
+  const keepaliveMs = keepaliveIntervalMs(idleLimitMs);
+  return { tiles, websocketUrl, contentSecurityPolicy, keepaliveMs };
 }
 
 /** The CSP source of a tile template's server; a `{s}` subdomain (Leaflet's a, b, c) becomes a wildcard. */
@@ -114,7 +124,7 @@ export function opsPageHeaders(config: OpsConfig): Record<string, string> {
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 export function opsPage(config: OpsConfig): string {
-  const { tiles, websocketUrl } = config;
+  const { tiles, websocketUrl, keepaliveMs } = config;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Dispatch · live operations</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -145,7 +155,7 @@ export function opsPage(config: OpsConfig): string {
     <div class="panel"><h2>Latest notifications</h2><ul id="notifications"></ul></div>
   </section>
 </main>
-<script id="config" type="application/json">${scriptJson({ tiles, websocketUrl })}</script>
+<script id="config" type="application/json">${scriptJson({ tiles, websocketUrl, keepaliveMs })}</script>
 <script src="/ops/assets/leaflet.js"></script>
 <script src="/ops/assets/app.js"></script>
 </body></html>`;

@@ -92,6 +92,37 @@ describe('headers as API Gateway passes them', () => {
   });
 });
 
+describe('what API Gateway adds to a request and an answer (issue 35 item 13)', () => {
+  const GATEWAY_ID = /^[A-Za-z0-9+/]{15}=$/;
+
+  it('names each request by an API Gateway id: the apigw-requestid of every answer, the function’s id when the client sends none', async () => {
+    const me = await raw('GET', '/v1/me', [bearer(admin)]);
+    expect(me.status).toBe(200);
+    expect(me.headers['apigw-requestid']).toMatch(GATEWAY_ID);
+    // The host adds no X-Request-Id to the event: the function falls back to requestContext.requestId, as deployed.
+    expect(me.headers['x-request-id']).toBe(me.headers['apigw-requestid']);
+    const traced = await raw('GET', '/v1/me', [bearer(admin), ['x-request-id', 'trace-35']]);
+    expect(traced.headers['x-request-id']).toBe('trace-35');
+    expect(traced.headers['apigw-requestid']).toMatch(GATEWAY_ID);
+    const refused = await raw('GET', '/v1/me');
+    expect(refused.status).toBe(401);
+    expect(refused.headers['apigw-requestid']).toMatch(GATEWAY_ID);
+  });
+
+  it('answers an OPTIONS to any path itself, with the CORS headers, before any route or function', async () => {
+    for (const path of ['/v1/me', '/v1/admin/users/abc', '/v1/no/such/route', '/elsewhere']) {
+      const preflight = await raw('OPTIONS', path, [
+        ['origin', 'https://app.example'],
+        ['access-control-request-method', 'PUT'],
+      ]);
+      expect(preflight.status, path).toBe(204);
+      expect(preflight.body).toBe('');
+      expect(preflight.headers['access-control-allow-origin']).toBe('*');
+      expect(preflight.headers['apigw-requestid']).toMatch(GATEWAY_ID);
+    }
+  });
+});
+
 describe('Lambda’s 6 MB for an event and an answer', () => {
   it('refuses an event over 6 291 556 bytes as the platform does, before the function runs', async () => {
     const body = Buffer.from(JSON.stringify({ user: { name: 'x'.repeat(6_400_000) } }));

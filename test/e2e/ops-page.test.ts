@@ -329,6 +329,37 @@ describe('the /ops page in headless Chromium', () => {
     }
   }, 90_000);
 
+  it('keeps its connection open with the keepalive, and reconnects when the gateway closes it (issue 35.8)', async () => {
+    // The gateway's idle limit shortened to 3 s (the page sends the keepalive every second) and its connection limit
+    // to 8 s: the first connection outlives the idle limit, and the connection limit closes it.
+    process.env['LOCAL_WEBSOCKET_IDLE_MS'] = '3000';
+    process.env['LOCAL_WEBSOCKET_MAX_MS'] = '8000';
+    const { page: watching } = await openPage();
+    try {
+      await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+      await signIn(watching, { token: planner.token });
+      const dataset = () =>
+        watching.$eval('body', (body) => ({ ...(body as unknown as { dataset: Record<string, string> }).dataset }));
+      // Five pongs on one connection: five keepalives over more than the idle limit, and the connection still open.
+      await watching.waitForFunction(`Number(document.body.dataset.pongs || 0) >= 5`, { timeout: 30_000 });
+      expect((await dataset()).connections).toBe('1');
+      // The connection limit closes it with 1001; the page connects again and is live again on its channels.
+      await watching.waitForFunction(`Number(document.body.dataset.connections || 0) >= 2`, { timeout: 30_000 });
+      expect((await dataset()).closed).toBe('1001');
+      await watching.waitForFunction(`document.getElementById('status').textContent.includes('live · 3 channels')`, {
+        timeout: 30_000,
+      });
+      await api.put('/v1/driver/location', fix(1.37, 103.87), mover.token);
+      await watching.waitForFunction(`document.querySelector('tr[data-driver="${mover.id}"][data-latitude="1.37"]')`, {
+        timeout: 30_000,
+      });
+    } finally {
+      delete process.env['LOCAL_WEBSOCKET_IDLE_MS'];
+      delete process.env['LOCAL_WEBSOCKET_MAX_MS'];
+      await watching.close();
+    }
+  }, 90_000);
+
   it('renders to a screenshot', async () => {
     mkdirSync(OUTPUT, { recursive: true });
     const file = join(OUTPUT, 'ops.png');
