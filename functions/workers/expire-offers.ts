@@ -4,6 +4,7 @@
 // (shared/workers/requeue.ts). Each part runs even when another fails; a failure is thrown after all of them, so that
 // it shows (the next run picks up what is left).
 import { deliverOutbox } from '#shared/accounts/outbox';
+import { withCapacity } from '#shared/db/capacity';
 import { expireOffers } from '#shared/planning/broadcasts';
 import { sendDueWaves } from '#shared/planning/dispatch';
 import { requeueStaleJobs } from '#shared/workers/requeue';
@@ -16,9 +17,13 @@ export const handler = async (): Promise<{
   unassigned: number;
 }> => {
   // The waves come after the expiry: a runsheet whose last offer expired in this run gets its next wave in it too.
+  // Each part's DynamoDB units are tallied under its own label, as a request's are (observers, e.g. the benches).
   const offers = (async () => {
-    const closed = await expireOffers().catch((error: unknown) => error as Error);
-    const waves = await sendDueWaves();
+    const closed = await withCapacity(expireOffers, 'sweep:expiry').then(
+      ({ result }) => result,
+      (error: unknown) => error as Error,
+    );
+    const { result: waves } = await withCapacity(sendDueWaves, 'sweep:waves');
     if (closed instanceof Error) throw closed;
     return { closed, ...waves };
   })();

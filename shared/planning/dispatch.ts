@@ -549,6 +549,35 @@ export class WaveJudge {
       .catch((error: unknown) => {
         if (!isConditionalFailure(error)) throw error;
       });
+    await this.closeAtCapacity(
+      planning,
+      sent.map(({ record }) => record),
+    );
+  }
+
+  /**
+   * The facts were read when the sweep began: a driver who won their last runsheet of the planning since then was
+   * offered this one after their accept closed their open offers. Their new offer is closed now, as that accept would
+   * have (`driver_at_capacity`), so the runsheet moves on at once instead of when the offer expires. After the claim
+   * ends: the close marks the runsheet due, and ending the claim would move that mark to the expiry.
+   */
+  private async closeAtCapacity(planning: Planning, records: PairRecord[]) {
+    if (records.length === 0) return;
+    const limit = parametersOf(planning).max_runsheets_per_driver;
+    const wins = await getAll<{ SK: string; wins?: number }>(
+      mainTableName(),
+      records.map((record) => winsKey(this.planId, record.pair.driver.id)),
+      { ConsistentRead: true },
+    );
+    const full = new Set(wins.filter((w) => Number(w.wins ?? 0) >= limit).map((w) => w.SK.slice('WINS#'.length)));
+    for (const record of records.filter((r) => full.has(r.pair.driver.id))) {
+      await recordEvent(this.planId, record.id, 'system_rejected', clock.nowIso(), {
+        reason: 'driver_at_capacity',
+      }).catch((error: unknown) => {
+        // Answered or closed meanwhile: nothing left to close.
+        if ((error as { status?: number }).status !== 409) throw error;
+      });
+    }
   }
 
   /** Records the reason, tells the planning and its partners, then takes the runsheet out of the sweep. */
