@@ -1881,7 +1881,7 @@ export interface paths {
         };
         /**
          * The planning's runsheets without their tasks, each with its dispatch status (status= narrows them)
-         * @description The planning's runsheets without their tasks, each with its dispatch status (status= narrows them).
+         * @description Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, `offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), `unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X14.
          */
@@ -2335,7 +2335,7 @@ export interface paths {
         put?: never;
         /**
          * Give the runsheet to a driver of the planning (its other offers close)
-         * @description Give the runsheet to a driver of the planning (its other offers close).
+         * @description Gives the runsheet to a driver of the planning: the driver’s open offer is marked `assigned` (or a pair is written and assigned), the other open offers close (`assigned_to_other_driver`), the driver hears `runsheet.assigned`. 409 `runsheet_already_assigned` when someone else has it, `driver_at_capacity` at the driver’s limit.
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X16.
          */
@@ -2357,7 +2357,7 @@ export interface paths {
         put?: never;
         /**
          * Offer an offered or unassigned runsheet to one more wave of eligible drivers now
-         * @description Offer an offered or unassigned runsheet to one more wave of eligible drivers now.
+         * @description Offers an `offered` or `unassigned` runsheet to one more wave of eligible drivers now (past `max_waves`), with this call’s settings if given; 409 from any other status.
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X17.
          */
@@ -2379,7 +2379,7 @@ export interface paths {
         put?: never;
         /**
          * Take the runsheet out of dispatch (open offers close; its driver is told)
-         * @description Take the runsheet out of dispatch (open offers close; its driver is told).
+         * @description Takes the runsheet out of dispatch: its open offers close (`runsheet_cancelled`), a driver who held it hears `runsheet.cancelled`; never offered again. A second cancel answers the same.
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X18.
          */
@@ -2401,7 +2401,7 @@ export interface paths {
         put?: never;
         /**
          * Give back a runsheet you accepted: it goes back to dispatch without you
-         * @description Give back a runsheet you accepted: it goes back to dispatch without you.
+         * @description The paired driver gives back a runsheet they accepted: the pair moves to `withdrawn`, the runsheet goes back to dispatch at once (a new wave without this driver, even past `max_waves`). Only the paired driver.
          *
          *     Access: roles: Driver, OrgDriver. Spec X19.
          */
@@ -16035,11 +16035,18 @@ export interface operations {
                 per_page?: string;
                 /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
+                /**
+                 * @description Only runsheets of this status (a filtered page may hold fewer than `per_page`)
+                 * @example open
+                 */
                 status?: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
             };
             header?: never;
             path: {
-                /** @description The planning’s id */
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
             };
             cookie?: never;
@@ -16324,7 +16331,11 @@ export interface operations {
                         }[];
                         /** @description Instead of `tasks`: ids of imported tasks (X10) the runsheet holds, in this order (at most 200 a runsheet, and 1 000 over all the call’s runsheets: the runsheet whose ids pass 1 000 is a 400 at its `task_ids`); every id is checked before any task is marked: an unknown one is a 400 at its path, a task in a runsheet of another planning, or of an import that has not completed yet, a 409 at its path */
                         task_ids?: string[];
-                        service_type?: string;
+                        /**
+                         * @description The kind of vehicle the runsheet needs (one of the drivers’ service types): only drivers who list it, or list none, are offered it (contract 4.7)
+                         * @enum {string}
+                         */
+                        service_type?: "ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft";
                     }[];
                 };
             };
@@ -19916,16 +19927,31 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @description The planning’s id */
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
+                /**
+                 * @description The runsheet’s id in the planning
+                 * @example RS-1
+                 */
                 runsheetID: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "driver_id": "5e8a1c3f-2b7d-4f9e-8c6a-1d4b7e2f9a53"
+                 *     }
+                 */
                 "application/json": {
-                    /** Format: uuid */
+                    /**
+                     * Format: uuid
+                     * @description The driver (a driver of the planning, P7) who gets the runsheet
+                     */
                     driver_id: string;
                 };
             };
@@ -20091,18 +20117,37 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @description The planning’s id */
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a41
+                 */
                 planningID: string;
+                /**
+                 * @description The runsheet’s id in the planning
+                 * @example RS-1
+                 */
                 runsheetID: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "max_candidates": 5,
+                 *       "offer_ttl_s": 300
+                 *     }
+                 */
                 "application/json": {
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description Drivers this wave offers it to (1–50; default: the job’s)
+                     */
                     max_candidates?: number;
-                    /** Format: int32 */
+                    /**
+                     * Format: int32
+                     * @description How long this wave’s offers stay open, in seconds (5–86 400; default: the job’s)
+                     */
                     offer_ttl_s?: number;
                 };
             };
@@ -20268,15 +20313,28 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @description The planning’s id */
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
                 planningID: string;
+                /**
+                 * @description The runsheet’s id in the planning
+                 * @example RS-1
+                 */
                 runsheetID: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The customer called the delivery off"
+                 *     }
+                 */
                 "application/json": {
+                    /** @description Why, in the planner’s words (up to 500 characters); the driver and partners are told it */
                     reason: string;
                 };
             };
@@ -20442,21 +20500,34 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @description The broadcast plan’s id: the planning’s id */
+                /**
+                 * @description The broadcast plan’s id: the planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42
+                 */
                 plan_id: string;
-                /** @description The runsheet–driver pair’s id */
+                /**
+                 * @description The runsheet–driver pair’s id
+                 * @example 4b8e2f6a-9c1d-4e3b-a7f5-0d6c2e9b3a14
+                 */
                 pair_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "happened_at_utc": "2026-12-01T08:20:00Z",
+                 *       "reason": "Flat tyre"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: date-time
                      * @description When it happened (ISO 8601 with an offset)
                      */
                     happened_at_utc: string;
+                    /** @description Why, in the driver’s words (up to 500 characters) */
                     reason: string;
                 };
             };

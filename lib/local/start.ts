@@ -157,8 +157,17 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
     const { handler: sweepOnce } = (await import(
       pathToFileURL(join(ROOT, 'functions', 'workers', 'expire-offers.ts')).href
     )) as { handler: () => Promise<unknown> };
+    // One sweep at a time, as the cloud's schedule has it in practice: a sweep that outlasts the period (a big day, a
+    // loaded machine) is not joined by another that would redo its work.
+    let sweeping = false;
     const sweep = setInterval(() => {
-      asFunction('workers/expire-offers', sweepOnce).catch((error: unknown) => console.error('sweep failed', error));
+      if (sweeping) return;
+      sweeping = true;
+      asFunction('workers/expire-offers', sweepOnce)
+        .catch((error: unknown) => console.error('sweep failed', error))
+        .finally(() => {
+          sweeping = false;
+        });
     }, 2000);
     sweep.unref();
     // The functions reach the WebSocket connections through the management API this host serves.

@@ -15,6 +15,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
+import { mapLimited } from '#shared/concurrency';
 import { putAll } from '#shared/db/batch';
 import {
   cancelledIndexes,
@@ -837,6 +838,9 @@ export async function listDriverOffers(caller: Caller, state: 'broadcasted' | 'a
   };
 }
 
+/** Expired offers of one planning closed at once by the sweep. */
+const CLOSES_AT_ONCE = 8;
+
 /** The expiry sweep: every broadcasted pair past its expiry is closed by the system with reason `expired`. */
 export async function expireOffers(): Promise<number> {
   const now = clock.nowIso();
@@ -883,14 +887,20 @@ export async function expireOffers(): Promise<number> {
     ).Item;
     if (watch?.['GSI3SK'] !== sweepKey) continue;
     let next: string | undefined;
-    for (const pair of await watchedPairs(planId)) {
-      if (pair.current_state !== 'broadcasted') continue;
+    const open = (await watchedPairs(planId)).flatMap((pair) => {
+      if (pair.current_state !== 'broadcasted') return [];
       const expiry = [...pair.statuses].reverse().find((s) => s.action === 'broadcast')?.expired_time;
-      if (!expiry) continue;
+      return expiry ? [{ id: pair.id, expiry }] : [];
+    });
+    // The expired ones are closed a few at a time (a big planning's wave expires at once).
+    const closedNow = await mapLimited(open, CLOSES_AT_ONCE, async (pair) =>
+      pair.expiry < now ? close(planId, pair.id, pair.expiry) : false,
+    );
+    open.forEach((pair, i) => {
       // A pair that failed to close keeps the watch at its expiry, so that the next sweep tries it again.
-      if (expiry < now && (await close(planId, pair.id, expiry))) continue;
-      if (!next || expiry < next) next = expiry;
-    }
+      if (closedNow[i]) return;
+      if (!next || pair.expiry < next) next = pair.expiry;
+    });
     await db()
       .send(
         new UpdateCommand({

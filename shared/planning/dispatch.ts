@@ -63,6 +63,8 @@ export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ??
 const EXPIRY_GRACE_MS = 15_000;
 /** A wave's claim: how long the worker that claimed it has to send it before another may finish it. */
 const WAVE_LEASE_MS = 60_000;
+/** Runsheets of one planning judged at once. */
+const JUDGED_AT_ONCE = 8;
 /** Runsheets the worker looks at in one sweep, at most. */
 const DUE_PER_SWEEP = 200;
 
@@ -266,7 +268,8 @@ export async function sendDueWaves(): Promise<{ waves: number; unassigned: numbe
   let failed: unknown;
   for (const [planId, due] of byPlan) {
     const judge = new WaveJudge(planId);
-    for (const { runsheetId, dueKey } of due) {
+    // A few runsheets at a time: each is judged on its own records (its claim on its group decides its wave).
+    await mapLimited(due, JUDGED_AT_ONCE, async ({ runsheetId, dueKey }) => {
       // One runsheet's failure leaves its entry due (the next sweep tries again); the others go on.
       const outcome = await judge.judge(runsheetId, { dueKey }).catch((error: unknown) => {
         logger.warn('wave judgement failed', { planning_id: planId, runsheet_id: runsheetId, error: error as Error });
@@ -275,7 +278,7 @@ export async function sendDueWaves(): Promise<{ waves: number; unassigned: numbe
       });
       if (outcome === 'wave') tally.waves++;
       if (outcome === 'unassigned') tally.unassigned++;
-    }
+    });
   }
   if (failed) throw failed;
   return tally;
