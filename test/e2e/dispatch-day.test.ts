@@ -98,7 +98,7 @@ beforeAll(async () => {
         invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org),
       ),
     );
-    batch.forEach((member, j) => drivers.push({ index: i + j, id: member.id, token: member.token }));
+    for (const [j, member] of batch.entries()) drivers.push({ index: i + j, id: member.id, token: member.token });
   }
   // Every driver somewhere in the city; the wrong-type ones drive lorries, the others motorcycles or say nothing.
   await Promise.all(
