@@ -90,6 +90,61 @@ export interface PairRecord {
 const watchKey = (planId: string) => ({ PK: `BPLAN#${planId}`, SK: 'OFFERS' });
 const watchSweepKey = (expiry: string, planId: string) => `${expiry}#${planId}#OFFERS`;
 
+/**
+ * A pair record the service writes itself (the planning job's, a wave's, a dispatcher's): its runsheet is the
+ * planning's (`runsheet_ref`: R1/R2 fill in its tasks, the record stays small), its expiry is watched by the plan's
+ * offer watch or the wave worker (`plan_swept`). With `offer`, it is written already broadcast (the created and
+ * broadcast events in one write); without, created.
+ */
+export function servicePair(input: {
+  id: string;
+  planning: { id: string; name: string; org_id: string; version_seq: number };
+  runsheet: { id: string; name?: string | undefined };
+  driver: { id: string; name: string };
+  at: string;
+  offerTtlS: number;
+  offer?: { expires: string; reason: string | null };
+}): PairRecord {
+  const { id, planning, runsheet, driver, at, offer } = input;
+  const created: StatusEntry = {
+    current_state: 'created',
+    action: 'created',
+    reason: null,
+    expired_time: null,
+    happened_at_utc: at,
+    saved_at_utc: at,
+  };
+  const broadcast: StatusEntry[] = offer
+    ? [
+        {
+          current_state: 'broadcasted',
+          action: 'broadcast',
+          reason: offer.reason,
+          expired_time: offer.expires,
+          happened_at_utc: at,
+          saved_at_utc: at,
+        },
+      ]
+    : [];
+  return {
+    id,
+    pair: {
+      id,
+      runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: [] },
+      driver: { id: driver.id, name: driver.name },
+    },
+    plan: { id: planning.id, name: planning.name },
+    statuses: [created, ...broadcast],
+    current_state: offer ? 'broadcasted' : 'created',
+    org_id: planning.org_id,
+    rev: offer ? 2 : 1,
+    offer_ttl_s: input.offerTtlS,
+    runsheet_ref: true,
+    plan_swept: true,
+    version_seq: planning.version_seq,
+  };
+}
+
 /** Lists pairs on their runsheet's offer group (a set: listing a pair again changes nothing). */
 export async function addToGroup(planId: string, runsheetId: string, pairIds: string[]) {
   if (pairIds.length === 0) return;

@@ -40,6 +40,7 @@ import {
   readPair,
   recordEvent,
   type StatusEntry,
+  servicePair,
   WAVES,
   watchOffers,
   waveDueKey,
@@ -460,43 +461,17 @@ export class WaveJudge {
     const now = clock.nowIso();
     // Watched by the expiry sweep (before the pairs exist, as the job does).
     await watchOffers(planId, pending.expires);
-    const records = pending.drivers.map((driverId): PairRecord => {
-      const id = pairIdOf(`${pending.job_id}#${pending.wave}`, runsheetId, driverId);
-      return {
-        id,
-        pair: {
-          id,
-          runsheet: { id: runsheetId, ...(runsheetName ? { name: runsheetName } : {}), tasks: [] },
-          driver: { id: driverId, name: names.get(driverId) ?? '' },
-        },
-        plan: { id: planId, name: planning.name },
-        statuses: [
-          {
-            current_state: 'created',
-            action: 'created',
-            reason: null,
-            expired_time: null,
-            happened_at_utc: now,
-            saved_at_utc: now,
-          },
-          {
-            current_state: 'broadcasted',
-            action: 'broadcast',
-            reason: `wave ${pending.wave}`,
-            expired_time: pending.expires,
-            happened_at_utc: now,
-            saved_at_utc: now,
-          },
-        ],
-        current_state: 'broadcasted',
-        org_id: planning.org_id,
-        rev: 2,
-        offer_ttl_s: pending.ttl_s,
-        runsheet_ref: true,
-        plan_swept: true,
-        version_seq: planning.version_seq,
-      };
-    });
+    const records = pending.drivers.map((driverId) =>
+      servicePair({
+        id: pairIdOf(`${pending.job_id}#${pending.wave}`, runsheetId, driverId),
+        planning,
+        runsheet: { id: runsheetId, name: runsheetName },
+        driver: { id: driverId, name: names.get(driverId) ?? '' },
+        at: now,
+        offerTtlS: pending.ttl_s,
+        offer: { expires: pending.expires, reason: `wave ${pending.wave}` },
+      }),
+    );
     // A retry must not overwrite a pair a driver has answered since: written only if new; an open one is told again.
     const offered = await mapLimited(records, 8, async (record) => {
       if (await putNewPair(record)) return { record, expiredTime: pending.expires };
@@ -734,33 +709,15 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
     )[0];
     const now = clock.nowIso();
     const id = newUuid();
-    const record: PairRecord = {
+    // Closes of it (a withdrawal) reach the wave worker, as the job's pairs' do (`plan_swept`).
+    const record = servicePair({
       id,
-      pair: {
-        id,
-        runsheet: { id: runsheetId, ...(current.name ? { name: current.name } : {}), tasks: [] },
-        driver: { id: driverId, name: String(member.Item['name'] ?? user?.name ?? '') },
-      },
-      plan: { id: planId, name: planning.name },
-      statuses: [
-        {
-          current_state: 'created',
-          action: 'created',
-          reason: null,
-          expired_time: null,
-          happened_at_utc: now,
-          saved_at_utc: now,
-        },
-      ],
-      current_state: 'created',
-      org_id: planning.org_id,
-      rev: 1,
-      offer_ttl_s: planning.job?.offer_ttl_s ?? JOB_DEFAULTS.offer_ttl_s,
-      runsheet_ref: true,
-      // Closes of it (a withdrawal) reach the wave worker, as the job's pairs' do.
-      plan_swept: true,
-      version_seq: planning.version_seq,
-    };
+      planning,
+      runsheet: { id: runsheetId, name: current.name },
+      driver: { id: driverId, name: String(member.Item['name'] ?? user?.name ?? '') },
+      at: now,
+      offerTtlS: planning.job?.offer_ttl_s ?? JOB_DEFAULTS.offer_ttl_s,
+    });
     await db().send(
       new UpdateCommand({
         TableName: mainTableName(),

@@ -26,6 +26,7 @@ import {
   putFirstOffers,
   putNewPair,
   readPair,
+  servicePair,
   watchOffers,
 } from '#shared/planning/broadcasts';
 import { dispatchRunsheet, driverFacts, parametersOf, planningStatuses } from '#shared/planning/dispatch';
@@ -262,44 +263,18 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         drivers: candidates[start + i]!.map((d) => drivers[d]!),
       }));
       const records = chunk.flatMap(({ runsheet, drivers: ranked }) =>
-        ranked.map((driver): PairRecord => {
-          const id = pairIdOf(job.id, runsheet.id, driver.id);
-          return {
-            id,
-            // The runsheet is the planning's: R1/R2 fill in its tasks, the record keeps it small.
-            pair: {
-              id,
-              runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: [] },
+        ranked.map(
+          (driver): PairRecord =>
+            servicePair({
+              id: pairIdOf(job.id, runsheet.id, driver.id),
+              planning,
+              runsheet,
               driver: { id: driver.id, name: names.get(driver.id) ?? '' },
-            },
-            plan: { id: planning.id, name: planning.name },
-            statuses: [
-              {
-                current_state: 'created',
-                action: 'created',
-                reason: null,
-                expired_time: null,
-                happened_at_utc: now,
-                saved_at_utc: now,
-              },
-              {
-                current_state: 'broadcasted',
-                action: 'broadcast',
-                reason: null,
-                expired_time: expires,
-                happened_at_utc: now,
-                saved_at_utc: now,
-              },
-            ],
-            current_state: 'broadcasted',
-            org_id: planning.org_id,
-            rev: 2,
-            offer_ttl_s: job.offer_ttl_s,
-            runsheet_ref: true,
-            plan_swept: true,
-            version_seq: planning.version_seq,
-          };
-        }),
+              at: now,
+              offerTtlS: job.offer_ttl_s,
+              offer: { expires, reason: null },
+            }),
+        ),
       );
       pairs += records.length;
       // A runsheet's offer group lists its pairs before they exist (a listed pair not written yet is skipped by the
