@@ -274,6 +274,11 @@ describe('X14 GET /v1/plannings/{id}/runsheets', () => {
     );
     expect(second.body.meta.next_page_token).toBeNull();
     expect([...first.body.runsheets, ...second.body.runsheets]).toEqual(all);
+    // A token is the service's own, signed (shared/db/paging.ts): a made-up one is a 400 at its path.
+    expect((await listing(planning, '?page_token=forged')).body).toMatchObject({
+      status: 400,
+      errors: [{ path: 'query.page_token' }],
+    });
 
     // P3's runsheets carry the same status members.
     const p3 = await api.get<{ runsheets: (Summary & { tasks: unknown[] })[] }>(`/v1/plannings/${planning}`, planner);
