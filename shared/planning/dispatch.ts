@@ -53,7 +53,7 @@ import {
   type UnassignedReason,
   unassignedReason,
 } from '#shared/planning/eligibility';
-import { assignKey, groupKey, pairIdOf, pairKey, runsheetKey, winsKey } from '#shared/planning/keys';
+import { assignKey, groupKey, pairIdOf, pairKey, planningDriverKey, runsheetKey, winsKey } from '#shared/planning/keys';
 import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/plannings';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
@@ -679,7 +679,7 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
   const planning = await visiblePlanning(caller, planId);
   const current = await runsheetSummary(planId, runsheetId);
   const member = await db().send(
-    new GetCommand({ TableName: mainTableName(), Key: { PK: `PLANNING#${planId}`, SK: `DRIVER#${driverId}` } }),
+    new GetCommand({ TableName: mainTableName(), Key: planningDriverKey(planId, driverId) }),
   );
   if (!member.Item) throw invalidField('driver_id', 'is not a driver of this planning (add them with P7 first)');
   if (current.status === 'cancelled') throw conflict(`${runsheetWords(current)} was cancelled: it cannot be assigned`);

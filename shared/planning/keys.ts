@@ -9,6 +9,12 @@ export const runsheetKey = (planId: string, runsheetId: string) => ({
   SK: `RUNSHEET#${runsheetId}`,
 });
 
+/** One of a planning's drivers (P7), an item of the planning's partition. */
+export const planningDriverKey = (planId: string, driverId: string) => ({
+  PK: `PLANNING#${planId}`,
+  SK: `DRIVER#${driverId}`,
+});
+
 /** A broadcast pair record. */
 export const pairKey = (planId: string, pairId: string) => ({ PK: `BPLAN#${planId}`, SK: `PAIR#${pairId}` });
 

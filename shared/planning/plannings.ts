@@ -26,7 +26,7 @@ import { conflict, forbidden, invalidField, notFound } from '#shared/http/proble
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
 import { planningStatuses } from '#shared/planning/dispatch';
-import { planningKey, runsheetKey } from '#shared/planning/keys';
+import { planningDriverKey, planningKey, runsheetKey } from '#shared/planning/keys';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
 import { JOB_DEFAULTS, type JOB_STATUSES } from '#shared/planning/schemas';
 
@@ -587,8 +587,7 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
     'drivers',
     fresh,
     fresh.map((driverId, i) => ({
-      PK: `PLANNING#${id}`,
-      SK: `DRIVER#${driverId}`,
+      ...planningDriverKey(id, driverId),
       entity: 'planning_driver',
       id: driverId,
       name: names.get(driverId) ?? '',
