@@ -512,18 +512,28 @@ export class WaveJudge {
         })),
       });
     }
-    // The claim ends; the runsheet is looked at again shortly after its offers expire.
+    // The claim ends; the runsheet is looked at again shortly after its offers expire, or at once if anything asked
+    // for a look while the wave was being sent (a driver declined a pair already written: `gen` moved).
     const due = new Date(Date.parse(pending.expires) + EXPIRY_GRACE_MS).toISOString();
-    await db()
-      .send(
+    const endClaim = (at: string, sameGen: boolean) =>
+      db().send(
         new UpdateCommand({
           TableName: mainTableName(),
           Key: groupKey(planId, runsheetId),
           UpdateExpression: 'REMOVE pending SET GSI3SK = :due',
-          ConditionExpression: 'pending.wave = :wave',
-          ExpressionAttributeValues: { ':wave': pending.wave, ':due': waveDueKey(due, planId, runsheetId) },
+          ConditionExpression: sameGen ? 'pending.wave = :wave AND gen = :gen' : 'pending.wave = :wave',
+          ExpressionAttributeValues: {
+            ':wave': pending.wave,
+            ':due': waveDueKey(at, planId, runsheetId),
+            ...(sameGen ? { ':gen': group.gen ?? 0 } : {}),
+          },
         }),
-      )
+      );
+    await endClaim(due, true)
+      .catch((error: unknown) => {
+        if (!isConditionalFailure(error)) throw error;
+        return endClaim(clock.nowIso(), false);
+      })
       .catch((error: unknown) => {
         if (!isConditionalFailure(error)) throw error;
       });

@@ -1,7 +1,8 @@
 /**
  * The wave worker under faults (issue 34, contract 4.7): a worker that dies after claiming a wave, before its pairs
  * are written, is followed (once the claim's lease lapses) by one that sends the same pairs and events; the wave is
- * sent once, and judging the runsheet again sends nothing more.
+ * sent once, and judging the runsheet again sends nothing more. A decline that lands while the wave is still being
+ * sent (its pair written, the claim not yet ended) is judged at once, not when the wave's offers expire.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
@@ -136,5 +137,67 @@ describe('the wave worker under faults', () => {
     ]);
     expect((await runsheets())[0]).toMatchObject({ status: 'offered', wave: 2, offers_open: 1 });
     screen.socket.close();
+  }, 90_000);
+
+  it('judges at once a decline that came while its wave was still being sent', async () => {
+    const planId = (await api.post<{ id: string }>('/v1/plannings', { name: 'Mid-send' }, planner)).body.id;
+    await api.post(
+      `/v1/plannings/${planId}/runsheets`,
+      { runsheets: [{ id: 'RS-1', tasks: [{ id: 'T-1', from_address: { latitude: 1.3, longitude: 103.8 } }] }] },
+      planner,
+    );
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planId}/drivers`,
+      { drivers: drivers.map((d) => ({ id: d.id })) },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${planId}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600, max_waves: 3 },
+      planner,
+    );
+    const pairs = async () =>
+      (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
+    const runsheet = async () =>
+      (await api.get<{ runsheets: Runsheet[] }>(`/v1/plannings/${planId}/runsheets`, planner)).body.runsheets[0]!;
+    const first = (await until(pairs, (found) => found.length === 1))[0]!;
+    const decline = (pairId: string, token: string) =>
+      api.post(
+        `/v1/broadcast-plans/${planId}/pairs/${pairId}/rejected`,
+        { happened_at_utc: new Date().toISOString() },
+        token,
+      );
+
+    // The worker sending wave 2 is slow to end its claim (a busy Lambda): its pair is written, the claim still held.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held = 0;
+    await withMiddleware(
+      'slow-claim-end',
+      (next, context) => async (args) => {
+        const input = args.input as { UpdateExpression?: string };
+        if (context.commandName?.startsWith('Update') && input.UpdateExpression?.startsWith('REMOVE pending')) {
+          held++;
+          await released;
+        }
+        return next(args);
+      },
+      async () => {
+        expect((await decline(first.id, drivers[0]!.token)).status).toBe(200);
+        const second = (await until(pairs, (found) => found.length === 2, 20_000)).find((p) => p.id !== first.id)!;
+        expect(second.pair.driver.id).toBe(drivers[1]!.id);
+        expect(await until(async () => held, (n) => n === 1, 10_000)).toBe(1);
+        // The driver declines before the worker has finished: then the worker ends its claim.
+        expect((await decline(second.id, drivers[1]!.token)).status).toBe(200);
+        release();
+      },
+    );
+    // Wave 3 follows within a few sweeps (every two seconds), not in ten minutes when wave 2 would have expired.
+    const third = await until(runsheet, (r) => r.wave === 3, 15_000);
+    expect(third).toMatchObject({ status: 'offered', wave: 3, offers_open: 1 });
+    const last = (await pairs()).find((p) => p.id !== first.id && p.pair.driver.id === drivers[2]!.id);
+    expect(last?.statuses.at(-1)).toMatchObject({ action: 'broadcast', reason: 'wave 3' });
   }, 90_000);
 });
