@@ -188,7 +188,13 @@ describe('the wave worker under faults', () => {
         expect((await decline(first.id, drivers[0]!.token)).status).toBe(200);
         const second = (await until(pairs, (found) => found.length === 2, 20_000)).find((p) => p.id !== first.id)!;
         expect(second.pair.driver.id).toBe(drivers[1]!.id);
-        expect(await until(async () => held, (n) => n === 1, 10_000)).toBe(1);
+        expect(
+          await until(
+            async () => held,
+            (n) => n === 1,
+            10_000,
+          ),
+        ).toBe(1);
         // The driver declines before the worker has finished: then the worker ends its claim.
         expect((await decline(second.id, drivers[1]!.token)).status).toBe(200);
         release();
