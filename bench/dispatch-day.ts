@@ -342,8 +342,17 @@ export async function benchDispatchDay() {
   tallyObservers.delete(observer);
 
   // ----- what the day left -----
-  const pairs = ((await must('GET', `/v1/broadcast-plans/${planId}/pairs`, planner)) as { pair_records: PairRecord[] })
-    .pair_records;
+  // R2 pages (1 000 a page): a large day is several pages.
+  const pairs: PairRecord[] = [];
+  for (let token = ''; ; ) {
+    const page = (await must('GET', `/v1/broadcast-plans/${planId}/pairs${token}`, planner)) as {
+      pair_records: PairRecord[];
+      meta: { next_page_token: string | null };
+    };
+    pairs.push(...page.pair_records);
+    if (!page.meta.next_page_token) break;
+    token = `?page_token=${encodeURIComponent(page.meta.next_page_token)}`;
+  }
   const byStatus = new Map<string, number>();
   for (const r of final) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
   const won = final.filter((r) => r.status === 'assigned');

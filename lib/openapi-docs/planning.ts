@@ -102,7 +102,8 @@ export const planningDocs: AreaDocs = {
   P5: {
     description:
       'Adds runsheets with their tasks; a runsheet whose id the planning already has is replaced. At most 90 ' +
-      'runsheets and 1 000 `task_ids` in one call.',
+      'runsheets and 1 000 `task_ids` in one call; a planning holds at most what P3 answers in one reply (5.5 MB ' +
+      'of runsheets as the answer carries them): a call past that is a 400 at `runsheets`, before anything is written.',
     example: {
       params: {
         planningID: EXAMPLE.planningID,
@@ -304,7 +305,10 @@ export const planningDocs: AreaDocs = {
     },
   },
   R2: {
-    description: 'Lists the broadcast records of a plan (a planning whose job ran), one per runsheet–driver pair.',
+    description:
+      'Lists the broadcast records of a plan (a planning whose job ran), one per runsheet–driver pair, by pair id: ' +
+      'up to 1 000 a page (`per_page`), each with its runsheet’s tasks; a page ends early before its answer passes ' +
+      '6 MB and `meta.next_page_token` leads on.',
     example: {
       params: {
         plan_id: EXAMPLE.completedID,

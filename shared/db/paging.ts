@@ -61,13 +61,18 @@ export interface ListingVersion {
 
 type PageQuery = Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey'>;
 
-/** Queries one page of `input` (a key condition on a table or index) and maps each item with `view`. */
-export async function queryPage<T>(
+/**
+ * Queries one page of `input` (a key condition on a table or index) and maps each item with `view`; `expand` (when
+ * given) completes the page's views before the page is cut to the answer budget (a pair record's runsheet tasks, read
+ * once for the page), so the budget counts what the answer carries.
+ */
+export async function queryPage<T, U = T>(
   input: PageQuery,
   request: PageRequest,
   view: (item: Record<string, unknown>) => T,
   listing?: ListingVersion,
-): Promise<Page<T>> {
+  expand?: (views: T[]) => Promise<U[]>,
+): Promise<Page<U>> {
   let startKey: Key | undefined;
   let page = request.page;
   if (request.pageToken) {
@@ -93,16 +98,28 @@ export async function queryPage<T>(
   } while (cursor && items.length <= request.perPage);
   const read = items.slice(0, request.perPage);
   const through = readThroughIndex(input.IndexName);
-  const views = through ? await viewsThrough(input.TableName!, through, read, view) : read.map(view);
+  const mapped = through ? await viewsThrough(input.TableName!, through, read, view) : read.map(view);
+  const views = expand ? await expandedInPlace(mapped, expand) : (mapped as unknown as (U | undefined)[]);
   // A page ends early when its answer would pass Lambda's limit; the token then leads on from the last item shown.
   const fit = fittingCount(views);
   const shown = read.slice(0, fit);
   const more = fit < read.length || items.length > request.perPage;
   const next = more ? lastKeyOf(shown, input) : undefined;
   return {
-    items: views.slice(0, fit).filter((v): v is T => v !== undefined),
+    items: views.slice(0, fit).filter((v): v is U => v !== undefined),
     meta: { page, per_page: request.perPage, next_page_token: encodePageToken(next, page + 1) },
   };
+}
+
+/** `expand` over the views that are there, each result put back where its view was (left-out entries stay out). */
+async function expandedInPlace<T, U>(views: (T | undefined)[], expand: (views: T[]) => Promise<U[]>) {
+  const present = views.flatMap((v, i) => (v === undefined ? [] : [i]));
+  const done = await expand(present.map((i) => views[i]!));
+  const out: (U | undefined)[] = views.map(() => undefined);
+  present.forEach((at, j) => {
+    out[at] = done[j];
+  });
+  return out;
 }
 
 /**
@@ -112,13 +129,15 @@ export async function queryPage<T>(
  */
 export const PAGE_ANSWER_BUDGET_BYTES = 5_500_000;
 
+/** The bytes `value` takes in a Lambda result: JSON inside a JSON string, plus a separating comma. */
+export const answerBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(JSON.stringify(value))) - 1;
+
 /** How many of `views` (in order) fit the answer budget; at least one, so a list always moves on. */
 export function fittingCount(views: readonly unknown[], budget = PAGE_ANSWER_BUDGET_BYTES): number {
   let used = 0;
   for (let i = 0; i < views.length; i++) {
     if (views[i] === undefined) continue;
-    // The item as the result object carries it: JSON inside a JSON string, plus its separating comma.
-    used += Buffer.byteLength(JSON.stringify(JSON.stringify(views[i]))) - 1;
+    used += answerBytes(views[i]);
     if (used > budget) return Math.max(i, 1);
   }
   return views.length;

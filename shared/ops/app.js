@@ -404,8 +404,15 @@
   async function loadPairs(planningId) {
     const planning = plannings.get(planningId);
     if (!planning) return;
-    const list = await api(`/v1/broadcast-plans/${encodeURIComponent(planningId)}/pairs`);
-    for (const r of list.pair_records) {
+    const records = [];
+    // R2 pages (1 000 records a page): a day's planning is a few pages at most.
+    for (let token = '', pages = 0; pages < 20; pages++) {
+      const list = await api(`/v1/broadcast-plans/${encodeURIComponent(planningId)}/pairs${token}`);
+      records.push(...list.pair_records);
+      if (!list.meta?.next_page_token) break;
+      token = `?page_token=${encodeURIComponent(list.meta.next_page_token)}`;
+    }
+    for (const r of records) {
       if (r.pair.driver.name) names.set(r.pair.driver.id, r.pair.driver.name);
       planning.pairs.set(r.id, {
         id: r.id,

@@ -849,19 +849,25 @@ export async function readPairRecord(caller: Caller, planId: string, pairId: str
 }
 
 /** R2. */
-export async function listPairRecords(caller: Caller, planId: string) {
+export async function listPairRecords(caller: Caller, planId: string, page: PageRequest) {
   await visiblePlanning(caller, planId);
-  const records = await queryAll<PairRecord>({
-    TableName: mainTableName(),
-    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
-    ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#' },
-  });
-  return assembled(planId, records, true);
+  return queryPage(
+    {
+      TableName: mainTableName(),
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
+      ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#' },
+    },
+    page,
+    (item) => item as unknown as PairRecord,
+    undefined,
+    (records) => assembled(planId, records),
+  );
 }
 
 /**
  * X12: the caller's own pair records, open offers first (soonest to expire first), then, with `state=all`, the
- * others newest first. One Query a page on GSI2 (read through); each page's runsheets assembled per planning.
+ * others newest first. One Query a page on GSI2 (read through); each page's runsheets assembled per planning before
+ * the page is cut to the answer budget.
  */
 export async function listDriverOffers(caller: Caller, state: 'broadcasted' | 'all', page: PageRequest) {
   const found = await queryPage(
@@ -877,9 +883,18 @@ export async function listDriverOffers(caller: Caller, state: 'broadcasted' | 'a
     },
     page,
     (item) => item as unknown as PairRecord,
+    undefined,
+    assembledByPlanning,
   );
-  // A pair closed between the index read and the record's read is not an open offer any more.
-  const records = found.items.filter((r) => state === 'all' || r.current_state === 'broadcasted');
+  return {
+    // A pair closed between the index read and the record's read is not an open offer any more.
+    offers: found.items.filter((r) => state === 'all' || r.current_state === 'broadcasted'),
+    meta: found.meta,
+  };
+}
+
+/** Pair records of any plannings, assembled a planning at a time, in the order given. */
+async function assembledByPlanning(records: PairRecord[]) {
   const byPlan = new Map<string, PairRecord[]>();
   for (const record of records) byPlan.set(record.plan.id, [...(byPlan.get(record.plan.id) ?? []), record]);
   const views = new Map<string, ReturnType<typeof toPairView>>();
@@ -887,10 +902,7 @@ export async function listDriverOffers(caller: Caller, state: 'broadcasted' | 'a
     const shown = await assembled(planId, ofPlan);
     for (const [i, record] of ofPlan.entries()) views.set(`${planId}#${record.id}`, shown[i]!);
   }
-  return {
-    offers: records.map((record) => views.get(`${record.plan.id}#${record.id}`)!),
-    meta: found.meta,
-  };
+  return records.map((record) => views.get(`${record.plan.id}#${record.id}`)!);
 }
 
 /** Expired offers of one planning closed at once by the sweep. */

@@ -21,7 +21,15 @@ import {
   transactWrite,
 } from '#shared/db/client';
 import { moveCurrent } from '#shared/db/moves';
-import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
+import {
+  answerBytes,
+  PAGE_ANSWER_BUDGET_BYTES,
+  type PageRequest,
+  queryPage,
+  type RangeQuery,
+  rangeCondition,
+  rangeMeta,
+} from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
@@ -201,6 +209,27 @@ export async function toPlanningView(planning: Planning, contents?: Contents) {
     ...(planning.job ? { job: toJobView(planning.job) } : {}),
     server_time: clock.nowIso(),
   };
+}
+
+/** What P3 adds to each runsheet beside what it holds (its dispatch status, at its longest), and to the planning. */
+const STATUS_BYTES_PER_RUNSHEET = 600;
+const PROFILE_BYTES = 64_000;
+
+/**
+ * Refuses (400 at `path`) a change after which P3's answer would pass the answer budget (Lambda's 6 MB, contract 4.9):
+ * a planning holds at most what one answer carries. Checked before the change writes anything.
+ */
+function assertPlanningFits(runsheets: Runsheet[], drivers: { id: string }[], path: 'runsheets' | 'drivers') {
+  let bytes = PROFILE_BYTES;
+  for (const runsheet of runsheets) bytes += answerBytes(toRunsheetView(runsheet)) + STATUS_BYTES_PER_RUNSHEET;
+  for (const driver of drivers) bytes += answerBytes({ id: driver.id });
+  if (bytes > PAGE_ANSWER_BUDGET_BYTES) {
+    const mb = (n: number) => (n / 1_000_000).toFixed(2);
+    throw invalidField(
+      path,
+      `would make the planning ${mb(bytes)} MB as P3 answers it, over the ${mb(PAGE_ANSWER_BUDGET_BYTES)} MB one planning may hold: put these ${path} in another planning`,
+    );
+  }
 }
 
 const toRunsheetView = (runsheet: Runsheet) => ({
@@ -414,7 +443,14 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
       taskIds.filter((taskId) => !named.has(taskId)),
     );
   }
-  const imported = await claimImportedTasks(planning, input);
+  const kept = before.runsheets.filter((r) => !ids.has(r.id));
+  const imported = await claimImportedTasks(planning, input, (tasks) =>
+    assertPlanningFits(
+      [...kept, ...input.map((r, i) => ({ id: r.id, name: r.name ?? r.id, tasks: r.tasks ?? tasks[i]! }))],
+      before.drivers,
+      'runsheets',
+    ),
+  );
   await keepOfferedRunsheets(
     id,
     before.runsheets.filter((r) => ids.has(r.id)),
@@ -459,11 +495,17 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
  * between the read and the write) or failed (DynamoDB) ends the marking: the tasks this call marked are freed again
  * and the first failure in request order is thrown, so no task stays marked for a runsheet this call did not save.
  */
-async function claimImportedTasks(planning: Planning, input: RunsheetInput[]): Promise<Record<string, unknown>[][]> {
+async function claimImportedTasks(
+  planning: Planning,
+  input: RunsheetInput[],
+  /** Judges the runsheets with their imported tasks as read, before any task is marked (it throws to refuse). */
+  fits: (tasks: Record<string, unknown>[][]) => void,
+): Promise<Record<string, unknown>[][]> {
   const claims = input.flatMap((r, i) =>
     (r.task_ids ?? []).map((taskId, j) => ({ runsheetId: r.id, taskId, path: `runsheets[${i}].task_ids[${j}]` })),
   );
   const stored = await checkClaims(planning.org_id, planning.id, claims);
+  fits(input.map((r) => (r.task_ids ?? []).map((taskId) => importedTask(stored.get(taskId)!))));
   const tasks = new Map<string, Record<string, unknown>>();
   const toMark = claims.filter((c) => {
     const task = stored.get(c.taskId)!;
@@ -580,6 +622,7 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
     }),
   );
   for (const driver of drivers) if (!known.has(driver.id) && !fresh.includes(driver.id)) fresh.push(driver.id);
+  assertPlanningFits(before.runsheets, [...existing, ...fresh.map((driverId) => ({ id: driverId }))], 'drivers');
   // Positions follow the drivers already there (a retry after a partial run continues where that run stopped).
   const after = await addMembers(
     planning,

@@ -346,7 +346,12 @@ const pairRecord = v.object({
   current_state: pairState,
 });
 export const pairReply = v.object({ pair_record: pairRecord });
-export const pairList = v.object({ pair_records: v.array(pairRecord) });
+/** R2: a plan's pair records by pair id, a page at a time (a page ends early before the answer passes 6 MB). */
+export const pairsQuery = v.object({ ...pageQuery(1000, 1000) });
+export const pairList = v.object({
+  pair_records: v.array(pairRecord),
+  meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
+});
 
 /** X12: the caller's own offers; `state=all` adds the history after the open ones. */
 export const driverOffersQuery = v.object({

@@ -243,6 +243,44 @@ describe('a pair record R3 wrote, as R1 and R2 show it (issue 23.1, 23.2)', () =
   });
 });
 
+describe('R2 a page at a time (issue 35)', () => {
+  it('walks every pair once by its page tokens, and refuses a token of another list', async () => {
+    const ids = Array.from({ length: 5 }, (_, i) => `7e7e7e7e-0000-4000-8000-00000000007${i}`);
+    for (const id of ids)
+      expect((await api.post('/v1/broadcast-plans/pairs', pairBody(id, at(50)), recordWorker)).status).toBe(201);
+    type Listed = { pair_records: { id: string }[]; meta: { per_page: number; next_page_token: string | null } };
+    const everything = (await api.get<Listed>(`/v1/broadcast-plans/${planId}/pairs`, admin)).body;
+    expect(everything.meta).toMatchObject({ per_page: 1000, next_page_token: null });
+    const seen: string[] = [];
+    let path = `/v1/broadcast-plans/${planId}/pairs?per_page=2`;
+    let pages = 0;
+    for (;;) {
+      const page = await api.get<Listed>(path, admin);
+      expect(page.status).toBe(200);
+      expect(page.body.pair_records.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.pair_records.map((r) => r.id));
+      pages++;
+      if (!page.body.meta.next_page_token) break;
+      path = `/v1/broadcast-plans/${planId}/pairs?per_page=2&page_token=${encodeURIComponent(page.body.meta.next_page_token)}`;
+    }
+    expect(seen).toEqual(everything.pair_records.map((r) => r.id));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining(ids));
+    expect(pages).toBe(Math.ceil(seen.length / 2));
+    // A token of X12 (another list) or an edited one: a 400 at query.page_token, never another list's rows.
+    const first = await api.get<Listed>(`/v1/broadcast-plans/${planId}/pairs?per_page=2`, admin);
+    const token = first.body.meta.next_page_token!;
+    const otherSize = await api.get(
+      `/v1/broadcast-plans/${planId}/pairs?per_page=3&page_token=${encodeURIComponent(token)}`,
+      admin,
+    );
+    expect(otherSize.status).toBe(400);
+    expect(otherSize.body).toMatchObject({ errors: [{ path: 'query.page_token' }] });
+    const tooBig = await api.get(`/v1/broadcast-plans/${planId}/pairs?per_page=1001`, admin);
+    expect(tooBig.status).toBe(400);
+  });
+});
+
 describe('a pair broadcast one by one (R5) that closes', () => {
   /** The pair's entries in the expiry sweep's index (GSI3 `OFFERS`), as the sweep's own Query finds them. */
   const sweepEntries = async (pairId: string) => {

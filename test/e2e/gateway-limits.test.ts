@@ -2,7 +2,8 @@
  * The local host refuses what API Gateway and Lambda refuse (issue 35, items 7, 10 and 11): routing on the decoded
  * path with no trailing slash, repeated headers joined as API Gateway joins them, Lambda's 6 291 556 bytes for an
  * event and for an answer; and the service keeps within them (a list's page ends before 6 MB, I8 redirects a file
- * whose base64 would not fit, I3's limit fits once base64-encoded).
+ * whose base64 would not fit, I3's limit fits once base64-encoded, a planning holds no more than P3 can answer and
+ * R2's and X12's pages end before 6 MB with their runsheets' tasks in them).
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,4 +240,117 @@ describe('Lambda’s 6 MB for an event and an answer', () => {
     expect(big.status).toBe(302);
     expect(Math.ceil(INLINE_DOWNLOAD_BYTES / 3) * 4).toBeLessThan(LAMBDA_PAYLOAD_BYTES - 10_000);
   });
+
+  it('holds a planning to what P3 can answer, and ends R2’s and X12’s pages before 6 MB', async () => {
+    const transporter = await newOrganisation(api, admin, 'Heavy Runsheets Ltd', 'transporter');
+    const planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, transporter)).token;
+    const drivers: { id: string; token: string }[] = [];
+    for (let j = 0; j < 3; j++) {
+      const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, transporter);
+      const fix = { latitude: 1.3 + j / 1000, longitude: 103.8, client_time_utc: new Date().toISOString() };
+      expect((await api.put('/v1/driver/location', fix, driver.token)).status).toBe(200);
+      drivers.push(driver);
+    }
+    // A runsheet of 200 tasks whose addresses are quotes at their longest: about 290 KB stored (under DynamoDB's
+    // 400 KB an item), 580 KB as P5's body (under its 1 MiB), about 1.2 MB in an answer (each quote escaped twice).
+    const quotes = (n: number) => '"'.repeat(n);
+    const heavy = (id: string) => ({
+      id,
+      tasks: Array.from({ length: 200 }, (_, k) => ({
+        id: `${id}-T${k}`,
+        from_address: { street_address: quotes(500), building_name: quotes(200), latitude: 1.3, longitude: 103.8 },
+        to_address: { street_address: quotes(500), building_name: quotes(200) },
+      })),
+    });
+    const newPlanning = async (name: string) =>
+      (await api.post<{ id: string }>('/v1/plannings', { name }, planner)).body.id;
+    const readPlanning = (id: string) => raw('GET', `/v1/plannings/${id}`, [bearer(planner)]);
+
+    // P5 one runsheet at a time: each answer carries the whole planning, under 6 MB, until the one that would pass it.
+    const full = await newPlanning('Full');
+    let held = 0;
+    let refused: { status: number; body: { errors?: { path: string; message: string }[] } } | undefined;
+    for (let i = 0; i < 8 && !refused; i++) {
+      const added = await api.post<{ errors?: { path: string; message: string }[] }>(
+        `/v1/plannings/${full}/runsheets`,
+        { runsheets: [heavy(`RS-${i}`)] },
+        planner,
+      );
+      if (added.status === 400) refused = added;
+      else {
+        expect(added.status, JSON.stringify(added.body).slice(0, 300)).toBe(200);
+        held++;
+        const read = await readPlanning(full);
+        expect(read.status).toBe(200);
+        expect(Buffer.byteLength(read.body)).toBeLessThan(LAMBDA_PAYLOAD_BYTES);
+      }
+    }
+    expect(held).toBeGreaterThanOrEqual(3);
+    expect(refused?.body.errors?.[0]).toMatchObject({ path: 'runsheets' });
+    expect(refused?.body.errors?.[0]?.message).toContain('another planning');
+    // Refused before anything was written: the planning holds what it held.
+    const after = JSON.parse((await readPlanning(full)).body) as { total_runsheets: number; runsheets: unknown[] };
+    expect(after.total_runsheets).toBe(held);
+    expect(after.runsheets).toHaveLength(held);
+
+    // Its job offers every runsheet to the three drivers: each pair carries its runsheet's tasks, 1.2 MB.
+    const start = async (planId: string) => {
+      const ready = await api.post<{ version_rev: string }>(
+        `/v1/plannings/${planId}/drivers`,
+        { drivers: drivers.map((d) => ({ id: d.id })) },
+        planner,
+      );
+      expect(ready.status).toBe(200);
+      const started = await api.post(
+        `/v1/plannings/${planId}/job`,
+        { version_rev: ready.body.version_rev, max_candidates: 3, offer_ttl_s: 3600 },
+        planner,
+      );
+      expect(started.status, JSON.stringify(started.body)).toBe(202);
+    };
+    /** Every page of a list, each answer under Lambda's limit; the items by id, each seen once. */
+    const walk = async (first: string, key: 'pair_records' | 'offers', token: string) => {
+      const ids: string[] = [];
+      let pages = 0;
+      for (let path = first; ; pages++) {
+        const page = await raw('GET', path, [bearer(token)]);
+        expect(page.status, page.body.slice(0, 300)).toBe(200);
+        expect(Buffer.byteLength(page.body)).toBeLessThan(LAMBDA_PAYLOAD_BYTES);
+        const parsed = JSON.parse(page.body) as Record<string, { id: string }[]> & {
+          meta: { next_page_token: string | null };
+        };
+        ids.push(...parsed[key]!.map((p) => p.id));
+        if (!parsed.meta.next_page_token) return { ids, pages: pages + 1 };
+        path = `${first}${first.includes('?') ? '&' : '?'}page_token=${encodeURIComponent(parsed.meta.next_page_token)}`;
+      }
+    };
+    await start(full);
+    const deadline = Date.now() + 60_000;
+    let pairs = await walk(`/v1/broadcast-plans/${full}/pairs`, 'pair_records', planner);
+    while (pairs.ids.length < held * 3 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      pairs = await walk(`/v1/broadcast-plans/${full}/pairs`, 'pair_records', planner);
+    }
+    expect(pairs.ids).toHaveLength(held * 3);
+    expect(new Set(pairs.ids).size).toBe(held * 3);
+    expect(pairs.pages).toBeGreaterThan(1);
+
+    // A second planning of two such runsheets: each driver now has more offers than one answer carries.
+    const second = await newPlanning('Second');
+    for (const id of ['RS-A', 'RS-B']) {
+      expect((await api.post(`/v1/plannings/${second}/runsheets`, { runsheets: [heavy(id)] }, planner)).status).toBe(
+        200,
+      );
+    }
+    await start(second);
+    const offers = async () => walk('/v1/driver/offers?per_page=1000', 'offers', drivers[0]!.token);
+    let mine = await offers();
+    while (mine.ids.length < held + 2 && Date.now() < deadline + 30_000) {
+      await new Promise((r) => setTimeout(r, 500));
+      mine = await offers();
+    }
+    expect(mine.ids).toHaveLength(held + 2);
+    expect(new Set(mine.ids).size).toBe(held + 2);
+    expect(mine.pages).toBeGreaterThan(1);
+  }, 240_000);
 });
