@@ -2,12 +2,12 @@
  * The embedded stand-ins for the cloud: a DynamoDB-compatible server (the dynoxide binary, or whatever
  * DYNAMODB_ENDPOINT names) and an S3-compatible server (s3rver), each a child process the host owns and stops.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { accessSync, existsSync, constants as fsConstants, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { constants } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -47,7 +47,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The platform the emulator binary is chosen for: this one, or `DISPATCH_EMULATOR_PLATFORM` (`<platform>-<arch>`, as
+ * `darwin-arm64`), which lets a test see what a Mac or an arm64 machine gets without being one.
+ */
+function emulatorPlatform(): string {
+  return process.env['DISPATCH_EMULATOR_PLATFORM'] ?? `${process.platform}-${process.arch}`;
+}
+
+/** dynoxide's binary, where one is installed for this platform (`@dynoxide/linux-x64` is the only one published). */
 function dynoxideBinary(): string | undefined {
+  if (emulatorPlatform() !== 'linux-x64') return undefined;
   try {
     const binary = join(dirname(require.resolve('@dynoxide/linux-x64/package.json')), 'dynoxide');
     return existsSync(binary) ? binary : undefined;
@@ -56,8 +66,8 @@ function dynoxideBinary(): string | undefined {
   }
 }
 
-async function waitFor(url: string, child: ChildProcess | undefined, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
+async function waitFor(url: string, child: ChildProcess | undefined, what: string, waitMs = 15_000): Promise<void> {
+  const deadline = Date.now() + waitMs;
   while (Date.now() < deadline) {
     if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
     try {
@@ -122,20 +132,18 @@ export async function startEmulators(options: EmulatorOptions): Promise<Emulator
     dynamodbEndpoint: dynamo.endpoint,
     s3Endpoint: s3.endpoint,
     stop: async () => {
-      await Promise.all([stopChild(dynamo.child), stopChild(s3.child)]);
+      await Promise.all([dynamo.stop ? dynamo.stop() : stopChild(dynamo.child), stopChild(s3.child)]);
     },
   };
 }
 
-async function startDynamo(options: EmulatorOptions): Promise<{ endpoint: string; child?: ChildProcess }> {
+type Started = { endpoint: string; child?: ChildProcess; stop?: () => Promise<void> };
+
+async function startDynamo(options: EmulatorOptions): Promise<Started> {
   const external = process.env['DYNAMODB_ENDPOINT'];
   if (external) return { endpoint: external };
   const binary = dynoxideBinary();
-  if (!binary) {
-    throw new Error(
-      'no DynamoDB emulator: install the optional dependency @dynoxide/linux-x64, or set DYNAMODB_ENDPOINT to a DynamoDB-compatible server (DynamoDB Local)',
-    );
-  }
+  if (!binary) return startDynamoDbLocal(options);
   const port = await freePort();
   const args = ['serve', '--host', '127.0.0.1', '--port', String(port)];
   if (options.persistent) args.push('--db-path', resolve(options.dataDir, 'dynamodb.sqlite'));
@@ -143,6 +151,83 @@ async function startDynamo(options: EmulatorOptions): Promise<{ endpoint: string
   const endpoint = `http://127.0.0.1:${port}`;
   await waitFor(endpoint, child, 'dynoxide');
   return { endpoint, child };
+}
+
+/** AWS's DynamoDB Local image, the emulator where no dynoxide binary fits the platform. */
+export const DYNAMODB_LOCAL_IMAGE = 'amazon/dynamodb-local';
+
+/** The one thing to run by hand where neither dynoxide nor Docker can serve, said in full. */
+export function noEmulatorMessage(why: string): string {
+  return (
+    `no DynamoDB emulator for ${emulatorPlatform()}: ${why}. The bundled one (@dynoxide/linux-x64) runs on Linux x64 ` +
+    `only. Start AWS's DynamoDB Local yourself and point the service at it:\n` +
+    `  docker run --rm -p 8000:8000 ${DYNAMODB_LOCAL_IMAGE} -jar DynamoDBLocal.jar -sharedDb -inMemory\n` +
+    `  DYNAMODB_ENDPOINT=http://127.0.0.1:8000 npm start   (or npm test)\n` +
+    '(or install Docker: npm start and npm test then run that image themselves, and stop it after)'
+  );
+}
+
+/** An executable named `name` on the PATH, or undefined. */
+function onPath(name: string): string | undefined {
+  const suffixes = process.platform === 'win32' ? ['.exe', '.cmd', ''] : [''];
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    for (const suffix of suffixes) {
+      const candidate = join(dir, `${name}${suffix}`);
+      try {
+        accessSync(candidate, fsConstants.X_OK);
+        return candidate;
+      } catch {
+        // not here
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * DynamoDB Local in a container for as long as this process runs (`docker run --rm`, a name of its own, published on
+ * 127.0.0.1 only); stopped with `docker stop` (the CLI's own death does not stop a container), also when this process
+ * exits without its `stop`. Kept under `.data/dynamodb-local` between runs unless the host starts fresh.
+ */
+async function startDynamoDbLocal(options: EmulatorOptions): Promise<Started> {
+  const docker = onPath('docker');
+  if (!docker) throw new Error(noEmulatorMessage('Docker is not on the PATH'));
+  const port = await freePort();
+  const name = `dispatch-dynamodb-${process.pid}-${port}`;
+  const args = ['run', '--rm', '--name', name, '-p', `127.0.0.1:${port}:8000`];
+  const jar = ['-jar', 'DynamoDBLocal.jar', '-sharedDb'];
+  if (options.persistent) {
+    const folder = resolve(options.dataDir, 'dynamodb-local');
+    mkdirSync(folder, { recursive: true });
+    // As this user, so that the files it writes under .data are this user's (and --fresh can remove them).
+    const user = process.getuid && process.getgid ? ['-u', `${process.getuid()}:${process.getgid()}`] : [];
+    args.push(...user, '-v', `${folder}:/data`, DYNAMODB_LOCAL_IMAGE, ...jar, '-dbPath', '/data');
+  } else {
+    args.push(DYNAMODB_LOCAL_IMAGE, ...jar, '-inMemory');
+  }
+  const child = spawnOwned(docker, args);
+  const remove = () => {
+    spawnSync(docker, ['rm', '-f', name], { stdio: 'ignore', timeout: 10_000 });
+  };
+  process.once('exit', remove);
+  const stop = async () => {
+    process.removeListener('exit', remove);
+    await new Promise<void>((done) => {
+      const stopper = spawn(docker, ['stop', '-t', '2', name], { stdio: 'ignore' });
+      stopper.once('exit', () => done());
+      stopper.once('error', () => done());
+    });
+    await stopChild(child);
+  };
+  const endpoint = `http://127.0.0.1:${port}`;
+  try {
+    // The first run pulls the image (about 500 MB): give it two minutes.
+    await waitFor(endpoint, child, `${DYNAMODB_LOCAL_IMAGE} (docker)`, 120_000);
+  } catch (error) {
+    await stop();
+    throw new Error(noEmulatorMessage(`Docker did not start ${DYNAMODB_LOCAL_IMAGE} (${(error as Error).message})`));
+  }
+  return { endpoint, child, stop };
 }
 
 async function startS3(options: EmulatorOptions): Promise<{ endpoint: string; child?: ChildProcess }> {
