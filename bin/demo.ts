@@ -14,16 +14,31 @@ if (!health?.ok) {
   );
   process.exit(1);
 }
-console.log(`A day of dispatch at ${url}; watch it live at ${url}/ops\n`);
+console.log(`A day of dispatch at ${url}; watch it live at ${url}/ops`);
+console.log('Each step shows the operations behind it (spec id, method, path); Ctrl-C ends the day.\n');
+// Ctrl-C ends the day where it is: no call is left running, the drivers stop moving, the socket closes.
+const stop = new AbortController();
+process.once('SIGINT', () => stop.abort(new Error('stopped by Ctrl-C')));
 const summary = await runDemo({
   url,
   adminEmail: process.env['DISPATCH_ADMIN_EMAIL'] || 'admin@dispatch.local',
   adminPassword: process.env['DISPATCH_ADMIN_PASSWORD'] || 'admin-password-change-me',
   log: (line) => console.log(line),
   watchMs: Number(process.env['DEMO_WATCH_S'] ?? 0) * 1000,
+  signal: stop.signal,
 }).catch((error: unknown) => {
+  if (stop.signal.aborted) {
+    console.log('\nStopped (Ctrl-C). What the day made so far stays on the host.');
+    process.exit(130);
+  }
   console.error(`\ndispatch demo failed: ${(error as Error).message}`);
   process.exit(1);
 });
-console.log(`\nDone. Organisation ${summary.organisationId}; see it at ${url}/docs with the SysAdmin token.`);
+const closed = Object.entries(summary.outcomes.closed).map(([reason, n]) => `${n} ${reason}`);
+console.log(
+  `\nOffers: ${summary.outcomes.accepted} accepted, ${summary.outcomes.declined} declined by their driver, ` +
+    `${closed.length ? closed.join(', ') : 'none'} closed by the system, ${summary.outcomes.open} open.`,
+);
+console.log(`Done. Organisation ${summary.organisationId}; see it at ${url}/docs with the SysAdmin token.`);
 console.log(`Live operations: ${summary.ops.url} (sign in as ${summary.ops.email} / ${summary.ops.password}).`);
+console.log('Read lib/demo.ts next: every step above is a few calls of the typed client (lib/client) there.');
