@@ -98,17 +98,22 @@ export async function benchDispatchDay() {
   const { issueBearerToken } = await import('#shared/auth/tokens');
   const { mapLimited } = await import('#shared/concurrency');
 
+  /** One request; no answer at all (a connection reset on a busy host, as a phone sees one) is status 0. */
   const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
+    try {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
+    } catch (error) {
+      return { status: 0, body: { network_error: (error as Error).message } as Json };
+    }
   };
   const must = async (method: string, path: string, token: string, body?: unknown) => {
     const reply = await call(method, path, token, body);
@@ -260,8 +265,9 @@ export async function benchDispatchDay() {
         happened_at_utc: new Date().toISOString(),
       });
       if (choice === 'accept') acceptMs.push(performance.now() - asked);
-      if (reply.status >= 500) {
-        // The host gave up on it (API Gateway's 29 s, or a dependency): the driver's app would retry; this one does not.
+      if (reply.status >= 500 || reply.status === 0) {
+        // The host gave up on it (API Gateway's 29 s, a dependency, a reset connection): the driver's app would retry;
+        // this one does not.
         answers.failed++;
         if (choice === 'accept') driver.accepted = true;
         continue;
@@ -432,7 +438,7 @@ export async function benchDispatchDay() {
     `the day: ${daySeconds.toFixed(1)} s from P9 until no runsheet was offered${settled ? '' : ` (NOT SETTLED: called off after ${DAY_LIMIT_MS / 1000} s)`}`,
   );
   console.log(
-    `answers: ${answers.accepted} accepts won, ${answers.refused} accepts refused (409: a rival had won, or the offer had closed), ${answers.declined} declines, ${answers.left} offers left to expire or close, ${answers.late} answers too late, ${answers.failed} answers failed (5xx); ${answers.polls} X12 polls`,
+    `answers: ${answers.accepted} accepts won, ${answers.refused} accepts refused (409: a rival had won, or the offer had closed), ${answers.declined} declines, ${answers.left} offers left to expire or close, ${answers.late} answers too late, ${answers.failed} answers failed (5xx or no answer); ${answers.polls} X12 polls`,
   );
   const acceptSorted = acceptMs.sort((a, b) => a - b);
   console.log(
