@@ -33,7 +33,7 @@ export interface RetryTally {
 }
 
 /**
- * What the contract asks of a client (section 2, and README "Failure behaviour"): every POST carries an
+ * What the contract asks of a client (section 2, and docs/failure-behaviour.md): every POST carries an
  * `Idempotency-Key` (one per logical call, kept across its retries); a 503, a 429 or a 409 "still in progress" is
  * retried after `Retry-After` (scaled by `retryAfterScale`), and so is a request that got no answer at all; other
  * answers are returned as they are. `tally` counts what happened.

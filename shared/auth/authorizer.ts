@@ -1,5 +1,5 @@
 /**
- * Token checks, in two places (see README "The authorizer"):
+ * Token checks, in two places (see docs/design.md, "The authorizer"):
  *
  * - the API Gateway Lambda authorizer (`annotate`) only verifies the JWT: signature with the pinned ES256, issuer,
  *   audience, expiry. API Gateway caches its answer per Authorization header for the result TTL, so it must not

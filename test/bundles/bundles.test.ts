@@ -29,9 +29,9 @@ const NODE = lambdaNode();
 const ADMIN_PASSWORD = 'bundle-test-admin-password';
 const SECRET = (name: string) => `arn:aws:secretsmanager:us-east-1:123456789012:secret:${name}`;
 
-/** Read by the code, set by nobody, and fine that way: each has a default (README, Configuration) or is the SDK's. */
+/** Read by the code, set by nobody, and fine that way: each has a default (docs/configuration.md) or is the SDK's. */
 const OPTIONAL = new Set([
-  // shared/aws/wire.ts: the dependency timeouts and retry budget (README, Failure behaviour).
+  // shared/aws/wire.ts: the dependency timeouts and retry budget (docs/failure-behaviour.md).
   'DEPENDENCY_CONNECT_TIMEOUT_MS',
   'DEPENDENCY_REQUEST_TIMEOUT_MS',
   'DEPENDENCY_MAX_ATTEMPTS',
@@ -421,7 +421,7 @@ describe('the bundles as deployed', () => {
 });
 
 /**
- * The README's budget: 400 kB for every function as deployed. The largest are ~380 kB (planning/start-job, the
+ * The budget: 400 kB for every function as deployed. The largest are ~380 kB (planning/start-job, the
  * account updates with argon2 and jose) since the bundles stopped carrying Powertools' JMESPath engine (esbuild alias
  * to shared/http/jmespath-fields.ts, 23 kB) and licence comments; bench/bundles.ts shows what a bundle holds.
  */
