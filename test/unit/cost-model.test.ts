@@ -185,7 +185,7 @@ describe('the cost model with the location uploader and CloudWatch (issue 27)', 
     expect(rest(FLEET, 10)).toBeCloseTo(rest(UPLOADER_FLEET, 30), 0);
   });
 
-  it('reproduces docs/cost.md's figure for one L1 a fix before CloudWatch ($6 135)', () => {
+  it('reproduces docs/cost.md’s figure for one L1 a fix before CloudWatch ($6 135)', () => {
     const lines = monthlyCost(NOW, FLEET).filter((line) => !line.component.startsWith('CloudWatch'));
     expect(Math.abs(lines.reduce((sum, line) => sum + line.usd, 0) - 6135)).toBeLessThan(1);
   });
