@@ -6,9 +6,9 @@
  *   const api = dispatchClient(url, data!.bearer_token);
  */
 import createClient, { type Client } from 'openapi-fetch';
-import type { paths } from '#lib/client/schema';
+import type { paths } from './schema.ts';
 
-export type { paths } from '#lib/client/schema';
+export type { paths } from './schema.ts';
 
 export type DispatchClient = Client<paths>;
 
@@ -108,3 +108,23 @@ export async function joinFromOutbox(
   );
   return must(await anonymous.POST('/v1/auth/login', { body: { user: { email, password } } }), `log in as ${email}`);
 }
+
+export {
+  type ClientFrame,
+  type DriverEvents,
+  type EventFrame,
+  isEvent,
+  type PlanningEvents,
+  type ServerFrame,
+} from './events.ts';
+export {
+  type Fix,
+  LocationUploader,
+  MAX_FIXES_PER_REQUEST,
+  type RecordOutcome,
+  type UploaderClock,
+  type UploaderOptions,
+  type UploaderStats,
+  type UploaderStorage,
+} from './location-uploader.ts';
+export { UPLOADER_DEFAULTS } from './uploader-defaults.ts';

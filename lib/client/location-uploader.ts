@@ -25,8 +25,9 @@
  *   const uploader = new LocationUploader({ baseUrl, token: () => session.bearer });
  *   navigator.geolocation.watchPosition((p) => uploader.record({ latitude: p.coords.latitude, … }));
  */
-import { UPLOADER_DEFAULTS } from '#lib/client/uploader-defaults';
-import { distanceM } from '#shared/locations/geo';
+
+import { distanceM } from './geo.ts';
+import { UPLOADER_DEFAULTS } from './uploader-defaults.ts';
 
 /** A fix as L1 takes it (contract 4.4). */
 export interface Fix {

@@ -9,32 +9,22 @@
  * index knows a position only to its precision-6 cell (docs/indexes.md).
  */
 import ngeohash from 'ngeohash';
+import { distanceM, EARTH_RADIUS_M, type Point } from '#lib/client/geo';
 
-export const EARTH_RADIUS_M = 6_371_008.8;
+// The great-circle distance is the client's too (its location uploader filters by it): one definition, there.
+export { distanceM, EARTH_RADIUS_M, type Point };
+
 export const PARTITION_PRECISION = 5;
 export const SORT_PRECISION = 6;
 export const POLAR_LATITUDE = 80;
 
 const rad = (deg: number) => (deg * Math.PI) / 180;
 
-export interface Point {
-  latitude: number;
-  longitude: number;
-}
-
 export interface Box {
   minLat: number;
   minLon: number;
   maxLat: number;
   maxLon: number;
-}
-
-/** Haversine distance in metres. */
-export function distanceM(a: Point, b: Point): number {
-  const dLat = rad(b.latitude - a.latitude);
-  const dLon = rad(b.longitude - a.longitude);
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(rad(a.latitude)) * Math.cos(rad(b.latitude)) * Math.sin(dLon / 2) ** 2;
-  return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
 /** Signed longitude difference folded into (-180, 180]. */

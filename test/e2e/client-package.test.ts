@@ -1,0 +1,164 @@
+/**
+ * The typed client as an app gets it (issue 36 item 3): `npm pack` of the `@dispatch/client` workspace, the tarball
+ * installed into a fresh project outside this repository, a small driver app type-checked against the package's
+ * declarations (a wrong path or body fails to compile) and run against the running service.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { ROLES } from '../../shared/auth/roles.ts';
+import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const TSC = join(ROOT, 'node_modules/.bin/tsc');
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+let driver: { id: string; token: string };
+let app: string;
+let tarball: string;
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  const org = await newOrganisation(api, admin, 'Packaged Ltd', 'transporter');
+  driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+
+  // Packed as `npm publish` would (its prepack builds dist/), then installed from the tarball alone.
+  const packs = mkdtempSync(join(tmpdir(), 'client-pack-'));
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--workspace', 'lib/client', '--pack-destination', packs, '--json'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }),
+  ) as { filename: string; files: { path: string }[] }[];
+  tarball = join(packs, packed[0]!.filename);
+  app = mkdtempSync(join(tmpdir(), 'driver-app-'));
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({
+      name: 'driver-app',
+      private: true,
+      type: 'module',
+      dependencies: { '@dispatch/client': tarball },
+    }),
+  );
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], {
+    cwd: app,
+    encoding: 'utf8',
+  });
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        lib: ['ES2023', 'DOM'],
+        types: [],
+        strict: true,
+        skipLibCheck: false,
+        outDir: 'out',
+      },
+      files: ['app.ts'],
+    }),
+  );
+}, 240_000);
+afterAll(() => host?.stop());
+
+const DRIVER_APP = `
+import {
+  dispatchClient,
+  type DriverEvents,
+  isEvent,
+  LocationUploader,
+  must,
+  type ServerFrame,
+} from '@dispatch/client';
+
+declare const process: { env: Record<string, string | undefined> };
+const url = process.env.DISPATCH_URL!;
+const token = process.env.DRIVER_TOKEN!;
+const api = dispatchClient(url, token);
+const me = must(await api.GET('/v1/me'), 'who am I');
+const uploader = new LocationUploader({ baseUrl: url, token: () => token });
+const at = Date.now();
+for (const [i, latitude] of [1.3, 1.301, 1.302].entries()) {
+  uploader.record({ latitude, longitude: 103.8, client_time_utc: new Date(at - (3 - i) * 60_000).toISOString() });
+}
+await uploader.flush();
+uploader.stop();
+const offers = must(await api.GET('/v1/driver/offers', { params: { query: { state: 'all' } } }), 'my offers');
+const frame: ServerFrame = {
+  type: 'event',
+  channel: 'user.' + me.user.id,
+  name: 'offer.new',
+  id: 'evt_1',
+  data: { pair_id: 'p', planning_id: 'q', runsheet_id: 'RS-1', expired_time: null },
+};
+const runsheet = isEvent<DriverEvents, 'offer.new'>(frame, 'offer.new') ? frame.data.runsheet_id : undefined;
+console.log(JSON.stringify({ id: me.user.id, sent: uploader.stats.sent, offers: offers.offers.length, runsheet }));
+`;
+
+function compile(source: string) {
+  writeFileSync(join(app, 'app.ts'), source);
+  return spawnSync(TSC, ['-p', app], { cwd: app, encoding: 'utf8' });
+}
+
+describe('the client package, installed from its tarball', () => {
+  it('holds built ESM and declarations only, and imports nothing outside itself but openapi-fetch', () => {
+    const installed = join(app, 'node_modules/@dispatch/client');
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+      exports: Record<string, { types: string; import: string }>;
+    };
+    expect(manifest.exports['.']).toEqual({ types: './dist/index.d.ts', import: './dist/index.js' });
+    const files = readdirSync(join(installed, 'dist'));
+    expect(files).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'location-uploader.js', 'events.d.ts']));
+    expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    for (const file of files.filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) {
+      const text = readFileSync(join(installed, 'dist', file), 'utf8');
+      const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1]!);
+      for (const specifier of specifiers) {
+        expect(specifier.startsWith('./') || specifier === 'openapi-fetch', `${file} imports ${specifier}`).toBe(true);
+      }
+    }
+  });
+
+  it('type-checks a driver app against its declarations, and refuses a path the service does not have', () => {
+    const good = compile(DRIVER_APP);
+    expect(good.status, good.stdout + good.stderr).toBe(0);
+    const bad = compile(DRIVER_APP.replace("api.GET('/v1/driver/offers'", "api.GET('/v1/driver/offerz'"));
+    expect(bad.status).not.toBe(0);
+    expect(bad.stdout).toContain('/v1/driver/offerz');
+    // Put back the good app for the run below.
+    expect(compile(DRIVER_APP).status).toBe(0);
+  }, 120_000);
+
+  it('runs the driver app against the service: who am I, three fixes sent by the uploader, my offers', async () => {
+    // Not spawnSync: the host answers from this very process.
+    const child = spawn(process.execPath, [join(app, 'out/app.js')], {
+      cwd: app,
+      env: { ...process.env, DISPATCH_URL: host.url, DRIVER_TOKEN: driver.token },
+    });
+    const run = { stdout: '', stderr: '', status: null as number | null };
+    child.stdout.on('data', (chunk: Buffer) => {
+      run.stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      run.stderr += chunk.toString();
+    });
+    run.status = await new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim())).toEqual({ id: driver.id, sent: 3, offers: 0, runsheet: 'RS-1' });
+    // The fixes reached the service: the driver's last known position is the last one sent.
+    const location = await api.get<{ location: { latitude: number } }>(`/v1/driver-locations/${driver.id}`, admin);
+    expect(location.status).toBe(200);
+    expect(location.body.location.latitude).toBeCloseTo(1.302, 5);
+  }, 120_000);
+});
