@@ -25,6 +25,11 @@ export interface DemoOptions {
   fetch?: typeof globalThis.fetch;
   /** Ends the day early (Ctrl-C): the demo stops at its next call or wait, moves its drivers no more, and rejects. */
   signal?: AbortSignal;
+  /**
+   * The drivers drive off once the offers are out, sending fixes as they go (default true; the pairing, made before,
+   * is the same every day). The chaos test turns it off to compare two days' final positions.
+   */
+  keepMoving?: boolean;
 }
 
 export interface DemoSummary {
@@ -163,6 +168,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     return await day();
   } finally {
     clearInterval(moving);
+    for (const uploader of uploaders) uploader.stop();
     socket?.close();
   }
 
@@ -212,7 +218,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     step(`${drivers.length} drivers joined: ${names.join(', ')}`);
     // Each driver's app keeps its samples and sends them in batches (X13) with the typed client's uploader.
     for (const [i, driver] of drivers.entries()) {
-      const uploader = new LocationUploader({ baseUrl: options.url, token: () => driver.token, fetch: send });
+      const uploader = new LocationUploader({
+        baseUrl: options.url,
+        token: () => driver.token,
+        fetch: send,
+        uploadIntervalS: 2,
+      });
       for (let move = 0; move < 3; move++) {
         const [, lat, lng] = STOPS[(i + move) % STOPS.length]!;
         uploader.record({
@@ -228,21 +239,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       uploaders.push(uploader);
     }
     step('every driver sent three fixes in one batch (X13) while driving to their first area');
-    // From now on each app records a fix every second and sends what it has every three (X13), all day.
-    let tick = 0;
-    moving = setInterval(() => {
-      tick++;
-      for (const [i, uploader] of uploaders.entries()) {
-        const [, lat, lng] = STOPS[(i + 2) % STOPS.length]!;
-        uploader.record({
-          latitude: lat + 0.0003 * Math.sin(tick / 5 + i),
-          longitude: lng + 0.0003 * Math.cos(tick / 5 + i),
-          client_time_utc: new Date().toISOString(),
-          client_timezone: 'Asia/Singapore',
-        });
-        if (tick % 3 === 0) void uploader.flush().catch(() => {});
-      }
-    }, 1000);
     const nearby = must(
       await planner.GET('/v1/driver-locations', {
         params: { query: { latitude: String(DEPOT.latitude), longitude: String(DEPOT.longitude), radius: '5000' } },
@@ -414,6 +410,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     step(
       `planning job ${finished.current_status} (${finished.statuses.map((s) => s.status).join(' → ')}): ${offered.length} offers broadcast, 2 nearest drivers per runsheet`,
     );
+
+    // The offers are out: the drivers drive off (about 15 m/s, each its own way), their apps recording a fix every
+    // second and sending what they keep every two seconds (X13; the demo's clock is faster than a day's).
+    let tick = 0;
+    moving = setInterval(() => {
+      if (options.keepMoving === false) return;
+      tick++;
+      for (const [i, uploader] of uploaders.entries()) {
+        const [, lat, lng] = STOPS[(i + 2) % STOPS.length]!;
+        const heading = (i * 2 * Math.PI) / uploaders.length;
+        uploader.record({
+          latitude: lat + 0.004 + 0.000135 * tick * Math.cos(heading),
+          longitude: lng + 0.000135 * tick * Math.sin(heading),
+          client_time_utc: new Date().toISOString(),
+          client_timezone: 'Asia/Singapore',
+        });
+      }
+    }, 1000);
 
     // 09:00 — drivers answer their offers: the first accept of a runsheet wins, the rival offer is closed.
     const answered = new Set<string>();
