@@ -1889,7 +1889,7 @@ export interface paths {
         put?: never;
         /**
          * Add runsheets (a known id replaces its runsheet)
-         * @description Adds runsheets with their tasks; a runsheet whose id the planning already has is replaced. At most 90 runsheets and 1 000 `task_ids` in one call.
+         * @description Adds runsheets with their tasks; a runsheet whose id the planning already has is replaced. At most 90 runsheets and 1 000 `task_ids` in one call; a planning holds at most what P3 answers in one reply (5.5 MB of runsheets as the answer carries them): a call past that is a 400 at `runsheets`, before anything is written.
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P5.
          */
@@ -2156,8 +2156,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the broadcast records of a plan
-         * @description Lists the broadcast records of a plan (a planning whose job ran), one per runsheet–driver pair.
+         * List the broadcast records of a plan, a page at a time
+         * @description Lists the broadcast records of a plan (a planning whose job ran), one per runsheet–driver pair, by pair id: up to 1 000 a page (`per_page`), each with its runsheet’s tasks; a page ends early before its answer passes 6 MB and `meta.next_page_token` leads on.
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec R2.
          */
@@ -18506,7 +18506,14 @@ export interface operations {
     };
     R2: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1 */
+                page?: string;
+                /** @description Items per page, 1 to 1000 (default 1000) */
+                per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
+                page_token?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -18605,6 +18612,11 @@ export interface operations {
                             /** @enum {string} */
                             current_state: "created" | "broadcasted" | "accepted" | "rejected" | "deleted" | "withdrawn";
                         }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
                     };
                 };
             };

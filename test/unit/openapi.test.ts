@@ -44,7 +44,7 @@ describe('the OpenAPI document', () => {
 
 describe('the typed client', () => {
   it('is generated from the current document (run `npm run client` after changing a route)', async () => {
-    const { generatedSchema, SCHEMA_FILE } = await import('../../lib/client/generate.ts');
+    const { generatedSchema, SCHEMA_FILE } = await import('../../bin/generate-client.ts');
     expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(await generatedSchema());
   });
 });
