@@ -253,6 +253,7 @@ export function toStatusRecord(job: ImportJob) {
     import_status: job.current_status,
     file_upload_record_id: job.upload_record.id,
     task_import_job_id: job.id,
+    error: job.current_status === 'failed' ? (job.error ?? null) : null,
     status_updated_at: job.status_updated_at,
     statuses: job.statuses,
   };
