@@ -41,6 +41,7 @@ import {
   jobKey,
   moveStatus,
   saveResult,
+  storedResultCounts,
 } from '#shared/imports/jobs';
 import { ErrorTally } from '#shared/imports/result-bounds';
 import { taskId, taskIndexKeys, taskItemKey, taskKey } from '#shared/imports/tasks';
@@ -455,10 +456,12 @@ async function finish(job: ImportJob, status: 'completed' | 'failed', error?: st
 async function announce(job: ImportJob): Promise<void> {
   const status = job.current_status as 'completed' | 'failed';
   if (job.org_id) {
+    // The result's totals as stored with it (a retried announcement sends the same): what a partner acts on first.
+    const counts = await storedResultCounts(job.id);
     await publishPartnerEvent(
       job.org_id,
       status === 'completed' ? 'import.completed' : 'import.failed',
-      { import_job_id: job.id, status, ...(job.error ? { error: job.error } : {}) },
+      { import_job_id: job.id, status, ...(job.error ? { error: job.error } : {}), ...(counts ?? {}) },
       `${job.id}:${status}`,
     );
   }

@@ -3,6 +3,8 @@
  * fixture with known bad rows; dry runs; files that fail the whole job; the status machine; downloads; multipart.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
@@ -12,6 +14,7 @@ import { checkConformance } from '../support/conformance.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { until } from '../support/until.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -880,6 +883,62 @@ describe('the examples/ folder (issue 36 item 5)', () => {
       warnings: [],
     });
     expect(minimal.tasks.map((t) => t.task_ref).sort()).toEqual(['MIN-1', 'MIN-2']);
+  });
+
+  it('tells partners how an import ended, with its result’s totals (issue 36 item 6)', async () => {
+    const received: { type: string; data: Record<string, unknown> }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        received.push(JSON.parse(body));
+        res.writeHead(204);
+        res.end();
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
+      const partner = await api.post(
+        '/v1/admin/partner-authorizations',
+        { name: 'TMS', webhook_url: url, org_id: orgX },
+        admin,
+      );
+      expect(partner.status).toBe(201);
+      const hook = (type: string, jobId: string) =>
+        until(
+          async () => received.find((h) => h.type === type && h.data['import_job_id'] === jobId),
+          (found) => found !== undefined,
+          15_000,
+        );
+      const tasks = await upload('tasks.csv', TASKS);
+      const items = await upload('items.csv', ITEMS);
+      const job = await createJob([tasks, items]);
+      expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(202);
+      expect((await hook('import.completed', job.id))?.data).toEqual({
+        import_job_id: job.id,
+        status: 'completed',
+        total_tasks_counted: 8,
+        total_tasks_imported: 2,
+        total_tasks_rejected: 6,
+        total_items_counted: 6,
+        total_items_imported: 3,
+        total_items_rejected: 3,
+        errors_total: 9,
+      });
+      const empty = await createJob([await upload('tasks.csv', Buffer.alloc(0))]);
+      expect((await api.post(`/v1/task-import-jobs/${empty.id}/start`, {}, merchant)).status).toBe(202);
+      expect((await hook('import.failed', empty.id))?.data).toMatchObject({
+        status: 'failed',
+        error: expect.stringMatching(/^tasks\.csv: the file is empty/),
+        total_tasks_imported: 0,
+        errors_total: 1,
+      });
+    } finally {
+      receiver.close();
+    }
   });
 
   it('imports through I3 (one multipart request) as examples/README.md shows', async () => {
