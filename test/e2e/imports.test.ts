@@ -704,6 +704,120 @@ describe('I8 serves every file as a download, never as a page (issue 33 item 9, 
   }, 60_000);
 });
 
+describe('the examples/ folder (issue 36 item 5)', () => {
+  /** Imports `files` (names under examples/) as a user would: I1 + PUT each, I4b, I6; answers the finished result. */
+  const importExamples = async (...names: string[]) => {
+    const files = [];
+    for (const name of names) files.push(await upload(name, readFileSync(`examples/${name}`)));
+    const job = await createJob(files);
+    expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(202);
+    expect(await finished(job.id)).toBe('completed');
+    const result = await api.get<Result & { warnings: string[] }>(`/v1/task-import-jobs/${job.id}/result`, merchant);
+    const tasks = await api.get<{ tasks: { task_ref: string; total_item_count: number }[] }>(
+      `/v1/tasks?import_job_id=${job.id}`,
+      merchant,
+    );
+    return { result: result.body, tasks: tasks.body.tasks };
+  };
+
+  it('holds a sample of every documented format, and each imports with no row rejected and no warning', async () => {
+    const csv = readdirSync('examples').filter((name) => name.endsWith('.csv'));
+    expect(csv.sort()).toEqual(['items.csv', 'tasks-minimal.csv', 'tasks.csv']);
+
+    const full = await importExamples('tasks.csv', 'items.csv');
+    expect(full.result).toMatchObject({
+      total_tasks_counted: 3,
+      total_tasks_imported: 3,
+      total_items_counted: 4,
+      total_items_imported: 4,
+      errors: [],
+      warnings: [],
+    });
+    expect(Object.fromEntries(full.tasks.map((t) => [t.task_ref, t.total_item_count]))).toEqual({
+      'ORD-1001': 5,
+      'ORD-1002': 1,
+      'ORD-1003': 4,
+    });
+
+    const minimal = await importExamples('tasks-minimal.csv');
+    expect(minimal.result).toMatchObject({
+      total_tasks_imported: 2,
+      total_tasks_rejected: 0,
+      errors: [],
+      warnings: [],
+    });
+    expect(minimal.tasks.map((t) => t.task_ref).sort()).toEqual(['MIN-1', 'MIN-2']);
+  });
+
+  it('tells partners how an import ended, with its result’s totals (issue 36 item 6)', async () => {
+    const received: { type: string; data: Record<string, unknown> }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        received.push(JSON.parse(body));
+        res.writeHead(204);
+        res.end();
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
+      const partner = await api.post(
+        '/v1/admin/partner-authorizations',
+        { name: 'TMS', webhook_url: url, org_id: orgX },
+        admin,
+      );
+      expect(partner.status).toBe(201);
+      const hook = (type: string, jobId: string) =>
+        until(
+          async () => received.find((h) => h.type === type && h.data['import_job_id'] === jobId),
+          (found) => found !== undefined,
+          15_000,
+        );
+      const tasks = await upload('tasks.csv', TASKS);
+      const items = await upload('items.csv', ITEMS);
+      const job = await createJob([tasks, items]);
+      expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(202);
+      expect((await hook('import.completed', job.id))?.data).toEqual({
+        import_job_id: job.id,
+        status: 'completed',
+        total_tasks_counted: 8,
+        total_tasks_imported: 2,
+        total_tasks_rejected: 6,
+        total_items_counted: 6,
+        total_items_imported: 3,
+        total_items_rejected: 3,
+        errors_total: 9,
+      });
+      const empty = await createJob([await upload('tasks.csv', Buffer.alloc(0))]);
+      expect((await api.post(`/v1/task-import-jobs/${empty.id}/start`, {}, merchant)).status).toBe(202);
+      expect((await hook('import.failed', empty.id))?.data).toMatchObject({
+        status: 'failed',
+        error: expect.stringMatching(/^tasks\.csv: the file is empty/),
+        total_tasks_imported: 0,
+        errors_total: 1,
+      });
+    } finally {
+      receiver.close();
+    }
+  });
+
+  it('imports through I3 (one multipart request) as examples/README.md shows', async () => {
+    const form = new FormData();
+    for (const name of ['tasks.csv', 'items.csv'])
+      form.append('files', new Blob([readFileSync(`examples/${name}`)], { type: 'text/csv' }), name);
+    const created = await api.upload<Job>('/v1/task-import-jobs/uploads', form, merchant);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect((await api.post(`/v1/task-import-jobs/${created.body.id}/start`, {}, merchant)).status).toBe(202);
+    expect(await finished(created.body.id)).toBe('completed');
+    const result = await api.get<Result>(`/v1/task-import-jobs/${created.body.id}/result`, merchant);
+    expect(result.body).toMatchObject({ total_tasks_imported: 3, total_items_imported: 4, errors: [] });
+  });
+});
+
 describe('files as spreadsheets save them (contract 4.5): each job ends at once, saying what to do', () => {
   const HEADER =
     'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone';
@@ -837,119 +951,5 @@ describe('files as spreadsheets save them (contract 4.5): each job ends at once,
     expect(eleven).toMatchObject({ status: 413, body: { code: 'payload_too_large', detail: seven.body.detail } });
     expect(seven.body.detail).toContain('at most 4500000 bytes (4.5 MB)');
     expect(seven.body.detail).toMatch(/upload-url\?filename= \(I1\) for a presigned URL/);
-  });
-});
-
-describe('the examples/ folder (issue 36 item 5)', () => {
-  /** Imports `files` (names under examples/) as a user would: I1 + PUT each, I4b, I6; answers the finished result. */
-  const importExamples = async (...names: string[]) => {
-    const files = [];
-    for (const name of names) files.push(await upload(name, readFileSync(`examples/${name}`)));
-    const job = await createJob(files);
-    expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(202);
-    expect(await finished(job.id)).toBe('completed');
-    const result = await api.get<Result & { warnings: string[] }>(`/v1/task-import-jobs/${job.id}/result`, merchant);
-    const tasks = await api.get<{ tasks: { task_ref: string; total_item_count: number }[] }>(
-      `/v1/tasks?import_job_id=${job.id}`,
-      merchant,
-    );
-    return { result: result.body, tasks: tasks.body.tasks };
-  };
-
-  it('holds a sample of every documented format, and each imports with no row rejected and no warning', async () => {
-    const csv = readdirSync('examples').filter((name) => name.endsWith('.csv'));
-    expect(csv.sort()).toEqual(['items.csv', 'tasks-minimal.csv', 'tasks.csv']);
-
-    const full = await importExamples('tasks.csv', 'items.csv');
-    expect(full.result).toMatchObject({
-      total_tasks_counted: 3,
-      total_tasks_imported: 3,
-      total_items_counted: 4,
-      total_items_imported: 4,
-      errors: [],
-      warnings: [],
-    });
-    expect(Object.fromEntries(full.tasks.map((t) => [t.task_ref, t.total_item_count]))).toEqual({
-      'ORD-1001': 5,
-      'ORD-1002': 1,
-      'ORD-1003': 4,
-    });
-
-    const minimal = await importExamples('tasks-minimal.csv');
-    expect(minimal.result).toMatchObject({
-      total_tasks_imported: 2,
-      total_tasks_rejected: 0,
-      errors: [],
-      warnings: [],
-    });
-    expect(minimal.tasks.map((t) => t.task_ref).sort()).toEqual(['MIN-1', 'MIN-2']);
-  });
-
-  it('tells partners how an import ended, with its result’s totals (issue 36 item 6)', async () => {
-    const received: { type: string; data: Record<string, unknown> }[] = [];
-    const receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => {
-        body += chunk;
-      });
-      req.on('end', () => {
-        received.push(JSON.parse(body));
-        res.writeHead(204);
-        res.end();
-      });
-    });
-    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
-    try {
-      const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
-      const partner = await api.post(
-        '/v1/admin/partner-authorizations',
-        { name: 'TMS', webhook_url: url, org_id: orgX },
-        admin,
-      );
-      expect(partner.status).toBe(201);
-      const hook = (type: string, jobId: string) =>
-        until(
-          async () => received.find((h) => h.type === type && h.data['import_job_id'] === jobId),
-          (found) => found !== undefined,
-          15_000,
-        );
-      const tasks = await upload('tasks.csv', TASKS);
-      const items = await upload('items.csv', ITEMS);
-      const job = await createJob([tasks, items]);
-      expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(202);
-      expect((await hook('import.completed', job.id))?.data).toEqual({
-        import_job_id: job.id,
-        status: 'completed',
-        total_tasks_counted: 8,
-        total_tasks_imported: 2,
-        total_tasks_rejected: 6,
-        total_items_counted: 6,
-        total_items_imported: 3,
-        total_items_rejected: 3,
-        errors_total: 9,
-      });
-      const empty = await createJob([await upload('tasks.csv', Buffer.alloc(0))]);
-      expect((await api.post(`/v1/task-import-jobs/${empty.id}/start`, {}, merchant)).status).toBe(202);
-      expect((await hook('import.failed', empty.id))?.data).toMatchObject({
-        status: 'failed',
-        error: expect.stringMatching(/^tasks\.csv: the file is empty/),
-        total_tasks_imported: 0,
-        errors_total: 1,
-      });
-    } finally {
-      receiver.close();
-    }
-  });
-
-  it('imports through I3 (one multipart request) as examples/README.md shows', async () => {
-    const form = new FormData();
-    for (const name of ['tasks.csv', 'items.csv'])
-      form.append('files', new Blob([readFileSync(`examples/${name}`)], { type: 'text/csv' }), name);
-    const created = await api.upload<Job>('/v1/task-import-jobs/uploads', form, merchant);
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    expect((await api.post(`/v1/task-import-jobs/${created.body.id}/start`, {}, merchant)).status).toBe(202);
-    expect(await finished(created.body.id)).toBe('completed');
-    const result = await api.get<Result>(`/v1/task-import-jobs/${created.body.id}/result`, merchant);
-    expect(result.body).toMatchObject({ total_tasks_imported: 3, total_items_imported: 4, errors: [] });
   });
 });
