@@ -29,7 +29,13 @@ import {
   servicePair,
   watchOffers,
 } from '#shared/planning/broadcasts';
-import { dispatchCounts, dispatchRunsheet, driverFacts, parametersOf, planningStatuses } from '#shared/planning/dispatch';
+import {
+  dispatchCounts,
+  dispatchRunsheet,
+  driverFacts,
+  parametersOf,
+  planningStatuses,
+} from '#shared/planning/dispatch';
 import { exclusionOf } from '#shared/planning/eligibility';
 import { groupKey, pairIdOf, planningKey } from '#shared/planning/keys';
 import { pairCandidates } from '#shared/planning/pairing';
