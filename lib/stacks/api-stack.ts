@@ -77,7 +77,7 @@ export class ApiStack extends Stack {
         allowOrigins: ['*'],
         allowMethods: [CorsHttpMethod.ANY],
         allowHeaders: CORS_HEADERS['Access-Control-Allow-Headers'].split(', '),
-        exposeHeaders: ['X-Request-Id', 'Retry-After'],
+        exposeHeaders: ['X-Request-Id', 'Retry-After', 'Allow'],
         maxAge: Duration.minutes(10),
       },
     });

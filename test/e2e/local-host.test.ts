@@ -158,6 +158,8 @@ describe('a wrong method on an existing path (issue 36 item 7)', () => {
     expect(wrong.headers['allow']).toBe('GET, POST');
     expect(wrong.headers['content-type']).toBe('application/problem+json');
     expect(wrong.headers['access-control-allow-origin']).toBe('*');
+    // A page of another origin may read it too.
+    expect(wrong.headers['access-control-expose-headers']).toContain('Allow');
     expect(JSON.parse(wrong.body)).toMatchObject({
       status: 405,
       code: 'method_not_allowed',
