@@ -22,16 +22,9 @@ import { gateway } from '#lib/local/websocket';
 import { openApiDocument } from '#lib/openapi';
 import { API_FUNCTION_TIMEOUT_S, AUTHORIZER_TIMEOUT_S } from '#shared/functions';
 import type { Handler } from '#shared/http/endpoint';
-import {
-  forbidden,
-  internal,
-  invalidField,
-  notFound,
-  type Problem,
-  payloadTooLarge,
-  problemBody,
-} from '#shared/http/problems';
+import { forbidden, internal, invalidField, type Problem, payloadTooLarge, problemBody } from '#shared/http/problems';
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
+import { matchRoute, noRouteProblem } from '#shared/http/route-match';
 import { MAX_MULTIPART_BYTES, uploadTooLarge } from '#shared/imports/create';
 import { asFunction } from '#shared/local-invocation';
 import { connectionLimitsMs } from '#shared/notifications/keepalive';
@@ -40,74 +33,11 @@ import { localOutbox } from '#shared/ports/mail';
 import { localPush } from '#shared/ports/push';
 import { type RouteDef, routes } from '#shared/routes';
 
+export { matchRoute };
+
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 const require = createRequire(import.meta.url);
-
-interface CompiledRoute {
-  route: RouteDef;
-  pattern: RegExp;
-  names: string[];
-  /** Static segments first: `/nearest` wins over `/{driver_id}`, as API Gateway chooses the most specific route. */
-  specificity: number[];
-}
-
-function compile(route: RouteDef): CompiledRoute {
-  const names: string[] = [];
-  const segments = route.path.split('/').filter(Boolean);
-  const pattern = segments
-    .map((segment) => {
-      const param = /^\{(\w+)\}$/.exec(segment);
-      if (!param) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      names.push(param[1]!);
-      return '([^/]+)';
-    })
-    .join('/');
-  return {
-    route,
-    // No optional trailing slash: API Gateway matches `/v1/me/` to no route.
-    pattern: new RegExp(`^/${pattern}$`),
-    names,
-    specificity: segments.map((segment) => (segment.startsWith('{') ? 1 : 2)),
-  };
-}
-
-function bySpecificity(a: CompiledRoute, b: CompiledRoute): number {
-  for (let i = 0; i < Math.max(a.specificity.length, b.specificity.length); i++) {
-    const diff = (b.specificity[i] ?? 0) - (a.specificity[i] ?? 0);
-    if (diff !== 0) return diff;
-  }
-  return 0;
-}
-
-const compiled = (routes as readonly RouteDef[]).map(compile).sort(bySpecificity);
-
-/**
- * The route of a request path as API Gateway finds it: the path is percent-decoded first and matched after, so an
- * encoded `/` (`%2F`) in a parameter is a `/` that ends the segment (no route matches), and a malformed escape is
- * refused before any route (`malformed: true`).
- */
-export function matchRoute(method: string, rawPath: string) {
-  let path: string;
-  try {
-    path = decodeURIComponent(rawPath);
-  } catch {
-    return { route: undefined, pathMatched: false, malformed: true };
-  }
-  let pathMatched = false;
-  for (const candidate of compiled) {
-    const match = candidate.pattern.exec(path);
-    if (!match) continue;
-    pathMatched = true;
-    if (candidate.route.method !== method) continue;
-    const params: Record<string, string> = {};
-    candidate.names.forEach((name, i) => {
-      params[name] = match[i + 1]!;
-    });
-    return { route: candidate.route, params };
-  }
-  return { route: undefined, pathMatched };
-}
 
 const modules = new Map<string, Promise<Handler>>();
 
@@ -348,7 +278,7 @@ async function dispatch(
     return;
   }
   if (!route) {
-    sendProblem(response, notFound('operation'), requestId, gatewayId);
+    sendProblem(response, noRouteProblem(method, url.pathname), requestId, gatewayId);
     return;
   }
   const incoming: IncomingRequest = {

@@ -13,7 +13,9 @@ const IMPORT_FORMAT =
   'total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: ' +
   'required task_ref (a task of the tasks file), description, quantity; optional sku, weight, ' +
   'weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal ' +
-  'point; unknown columns are ignored with a warning.';
+  'point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a ' +
+  'spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: ' +
+  'examples/ in the repository.';
 
 /** The `files[]` of I4a and I4b: uploads made through I1, named by their key. */
 const UPLOADED_FILES = {
@@ -108,7 +110,9 @@ const organisationFamily = {
     },
   },
   I9: {
-    description: 'Reads the job’s import status (new, queued, processing, completed or failed).',
+    description:
+      'Reads the job’s import status (new, queued, processing, completed or failed) and, for a failed job, its ' +
+      '`error` (null otherwise). `id` is the status record’s own id; the job’s is `task_import_job_id`.',
     example: {
       params: {
         import_job_id: EXAMPLE.importJobID,
@@ -166,7 +170,7 @@ const organisationFamily = {
         total_items_counted: 0,
         total_items_imported: 0,
         total_items_rejected: 0,
-        errors: ['row 2 (task_ref T2): from_street_address: is required'],
+        errors: ['tasks.csv row 3 (task_ref T2): from_street_address: is required'],
         warnings: [],
       },
     },
@@ -207,7 +211,8 @@ export const importsDocs: AreaDocs = {
   I4a: {
     description:
       'Creates an import job (status new) for the organisation `org_id` names, from files uploaded through ' +
-      'I1.ops. ' +
+      'I1.ops. Requires `broadcast_preference` and `service_type` (the vehicle the tasks need, kept on the job); ' +
+      'no service window. ' +
       IMPORT_FORMAT,
     example: {
       body: {
@@ -231,7 +236,9 @@ export const importsDocs: AreaDocs = {
       'body/officer_contact': 'Who to call about this import',
       'body/officer_contact/name': 'The officer’s name',
       'body/officer_contact/phone': 'The officer’s phone number',
-      'body/service_type': 'The service the imported tasks are for',
+      'body/service_type':
+        'The vehicle the imported tasks need (ltl, motorcycle, car, mpv, van_1.7m, van_2.4m, lorry_10ft, lorry_14ft, ' +
+        'lorry_24ft, lorry_40ft)',
       'body/client_time_utc': 'The client’s clock when it sent this (ISO 8601 with an offset)',
       'body/client_timezone': 'The client’s IANA time zone, e.g. Asia/Singapore',
     },
@@ -239,7 +246,10 @@ export const importsDocs: AreaDocs = {
   I4b: {
     description:
       'Creates an import job (status new) for the caller’s organisation from files uploaded through I1; ' +
-      'start it with I6. ' +
+      'start it with I6. Requires the job’s service window (`start_time`/`end_time` with their IANA zones: the day ' +
+      'or shift the import is for; it is kept on the job and does not bound the rows’ own windows; `end_time` ' +
+      'before `start_time` is a 400) and `service_type` (the vehicle the tasks need, kept on the job; dispatch ' +
+      'matches a runsheet’s own P5 `service_type` against drivers’ `driver_profile.service_types`). ' +
       IMPORT_FORMAT,
     example: {
       body: {
@@ -259,10 +269,14 @@ export const importsDocs: AreaDocs = {
     fields: {
       ...UPLOADED_FILES,
       'body/start_timezone': 'The IANA time zone of `start_time`, e.g. Asia/Singapore',
-      'body/start_time': 'When the imported tasks’ service window starts (ISO 8601 with an offset)',
+      'body/start_time':
+        'When the job’s service window starts: the day or shift the import is for (ISO 8601 with an offset). ' +
+        'Kept on the job; each row keeps its own pickup and delivery windows',
       'body/end_timezone': 'The IANA time zone of `end_time`',
-      'body/end_time': 'When the service window ends (ISO 8601 with an offset)',
-      'body/service_type': 'The service the imported tasks are for',
+      'body/end_time': 'When the service window ends (ISO 8601 with an offset; not before `start_time`)',
+      'body/service_type':
+        'The vehicle the imported tasks need (ltl, motorcycle, car, mpv, van_1.7m, van_2.4m, lorry_10ft, lorry_14ft, ' +
+        'lorry_24ft, lorry_40ft)',
       'body/client_time_utc': 'The client’s clock when it sent this (ISO 8601 with an offset)',
       'body/client_timezone': 'The client’s IANA time zone, e.g. Asia/Singapore',
     },

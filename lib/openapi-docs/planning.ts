@@ -194,7 +194,8 @@ export const planningDocs: AreaDocs = {
   P9: {
     description:
       'Starts the planning job: pairs each runsheet with its nearest located drivers, records the pairs ' +
-      'and broadcasts the offers. `version_rev` must be current; follow it with P12.',
+      'and broadcasts the offers. `version_rev` must be current; follow it with P12. A planning without ' +
+      'runsheets or without drivers is a 409 whose `detail` says which is missing (a job would offer nothing).',
     example: {
       params: {
         planningID: EXAMPLE.planningID,

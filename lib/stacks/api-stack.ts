@@ -77,7 +77,7 @@ export class ApiStack extends Stack {
         allowOrigins: ['*'],
         allowMethods: [CorsHttpMethod.ANY],
         allowHeaders: CORS_HEADERS['Access-Control-Allow-Headers'].split(', '),
-        exposeHeaders: ['X-Request-Id', 'Retry-After'],
+        exposeHeaders: ['X-Request-Id', 'Retry-After', 'Allow'],
         maxAge: Duration.minutes(10),
       },
     });
@@ -116,7 +116,8 @@ export class ApiStack extends Stack {
     });
     this.authorizerId = authorizer.authorizerId;
 
-    // Whatever matches no operation gets the contract's problem+json 404 instead of API Gateway's own body.
+    // Whatever matches no operation gets the contract's problem+json (405 with Allow for a known path, else 404)
+    // instead of API Gateway's own body.
     const notFoundFn = new DispatchFunction(this, 'NotFoundFn', { handlerPath: 'system/not-found' });
     applyNeeds(notFoundFn, background('system/not-found'), needs);
     const notFoundLive = SafeDeploys.of(this).publish(notFoundFn).alias;
@@ -127,7 +128,8 @@ export class ApiStack extends Stack {
     });
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-APIG4',
-      reason: 'The $default route only answers 404 for paths that are no operation; it reads and returns nothing.',
+      reason:
+        'The $default route only answers 404 (or 405) for requests that are no operation; it reads and returns nothing.',
     });
 
     const seed = new DispatchFunction(this, 'SeedAdminFn', { handlerPath: 'system/seed-admin' });

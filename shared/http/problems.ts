@@ -44,6 +44,17 @@ export const forbidden = (detail = 'your role may not call this operation', code
 export const notFound = (what = 'resource'): Problem =>
   new Problem(404, 'not_found', 'Not found', `${what} does not exist or is not visible to you`);
 
+/** 405: the path is an operation's, the method none of its operations'; `Allow` names the methods it has (RFC 9110). */
+export const methodNotAllowed = (method: string, allowed: readonly string[]): Problem =>
+  new Problem(
+    405,
+    'method_not_allowed',
+    'Method not allowed',
+    `${method} is not an operation of this path; it takes ${allowed.join(', ')}`,
+    [],
+    { Allow: allowed.join(', ') },
+  );
+
 export const conflict = (detail: string, code = 'conflict'): Problem => new Problem(409, code, 'Conflict', detail);
 
 export const gone = (detail: string): Problem => new Problem(410, 'gone', 'Gone', detail);

@@ -25,7 +25,7 @@ export const CORS_HEADERS = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE, PATCH, OPTIONS',
   'Access-Control-Allow-Headers': 'Authorization, Content-Type, Idempotency-Key, X-Request-Id, X-Platform-ID',
-  'Access-Control-Expose-Headers': 'X-Request-Id, Retry-After',
+  'Access-Control-Expose-Headers': 'X-Request-Id, Retry-After, Allow',
   'Access-Control-Max-Age': '600',
 } as const;
 

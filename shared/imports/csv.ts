@@ -328,8 +328,15 @@ class Checks {
   }
 }
 
+/** Where csv-parse read a record (its `info` option): blank lines skipped before it, records read up to it. */
+interface RecordInfo {
+  empty_lines: number;
+  records: number;
+}
+
 /**
- * `row <n> (task_ref <ref>): <problem>; <problem>`, or `(no task_ref)` for a row without one; the ref cut to 64
+ * `row <n> (task_ref <ref>): <problem>; <problem>`, `n` the row as a spreadsheet shows it (the header is row 1; the
+ * runner puts the file's name before it), or `(no task_ref)` for a row without one; the ref cut to 64
  * characters (a result shows at most 500 of the string: contract 4.9).
  */
 export const rowError = (n: number, ref: string, problems: string[]) =>
@@ -509,8 +516,13 @@ export function parseItem(row: Row): ItemRow {
 }
 
 export interface RowOutcome<T> {
-  /** Data rows count from 1. */
+  /** Data rows count from 1 (the row's identity: stable ids and repeats are keyed by it). */
   n: number;
+  /**
+   * The row as a spreadsheet shows the file: the header is row 1, a blank line is a row of its own, a quoted value
+   * with line breaks stays in one row. What a row's errors[] string names, so a person finds it at once.
+   */
+  line: number;
   ref: string;
   value?: T;
   /** Every problem of a rejected row, `<field>: <reason>` each (rowError makes them its errors[] string). */
@@ -564,9 +576,14 @@ export async function* readRows<T>(
         if (missing.length > 0) {
           throw new FileProblem(`the ${kind} file's header lacks the required column(s) ${missing.join(', ')}`);
         }
+        // Matched case-insensitively, but shown as the header has it, quoted: the user searches their file for it.
         const unknown = names
           .map((name, i) =>
-            KNOWN_COLUMNS[kind].has(name) ? undefined : name === '' ? `(unnamed column ${i + 1})` : name,
+            KNOWN_COLUMNS[kind].has(name)
+              ? undefined
+              : name === ''
+                ? `(unnamed column ${i + 1})`
+                : JSON.stringify(header[i]),
           )
           .filter((name) => name !== undefined);
         if (unknown.length > 0) onWarning(`unknown columns ignored: ${unknown.join(', ')}`);
@@ -575,21 +592,25 @@ export async function* readRows<T>(
       relax_column_count: true,
       skip_empty_lines: true,
       trim: false,
+      // Each record with where it was: how many records and blank lines came before it, for its spreadsheet row.
+      info: true,
     }),
   );
   source.on('error', (error) => text.destroy(error));
   text.on('error', (error) => parser.destroy(error));
   let n = 0;
   try {
-    for await (const row of parser as AsyncIterable<Row>) {
+    for await (const { record: row, info } of parser as AsyncIterable<{ record: Row; info: RecordInfo }>) {
       n++;
       if (n > MAX_ROWS[kind]) throw new FileProblem(`the ${kind} file has more than ${MAX_ROWS[kind]} rows`);
       const ref = row['task_ref']?.trim() ?? '';
+      // The header's row, the blank lines skipped so far, and this record's place among the records.
+      const line = 1 + info.empty_lines + info.records;
       try {
-        yield { n, ref, value: parseRow(row) };
+        yield { n, line, ref, value: parseRow(row) };
       } catch (error) {
         if (!(error instanceof RowProblems)) throw error;
-        yield { n, ref, problems: error.problems, error: rowError(n, ref, error.problems) };
+        yield { n, line, ref, problems: error.problems, error: rowError(line, ref, error.problems) };
       }
     }
   } catch (error) {

@@ -253,6 +253,7 @@ export function toStatusRecord(job: ImportJob) {
     import_status: job.current_status,
     file_upload_record_id: job.upload_record.id,
     task_import_job_id: job.id,
+    error: job.current_status === 'failed' ? (job.error ?? null) : null,
     status_updated_at: job.status_updated_at,
     statuses: job.statuses,
   };
@@ -362,6 +363,25 @@ export interface ImportResult {
  * Writes the job's one result (409 if it has one), within the bounds of contract 4.9: the body to object storage, the
  * claim to the table. Answers the result as stored.
  */
+/** What an import's end tells partners of its result (`import.completed`, `import.failed`): its six totals. */
+const resultCounts = (result: ImportResult) => ({
+  total_tasks_counted: result.total_tasks_counted,
+  total_tasks_imported: result.total_tasks_imported,
+  total_tasks_rejected: result.total_tasks_rejected,
+  total_items_counted: result.total_items_counted,
+  total_items_imported: result.total_items_imported,
+  total_items_rejected: result.total_items_rejected,
+  errors_total: result.errors_total ?? result.errors.length,
+});
+
+/** The counts stored with a job's result (one item read), or undefined before it has one. */
+export async function storedResultCounts(jobId: string): Promise<ReturnType<typeof resultCounts> | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: resultKey(jobId), ProjectionExpression: 'counts' }),
+  );
+  return out.Item?.['counts'] as ReturnType<typeof resultCounts> | undefined;
+}
+
 export async function saveResult(job: ImportJob, full: ImportResult): Promise<BoundedResult> {
   const result = boundResult(full);
   const key = `results/${job.org_id ?? 'ops'}/${job.id}/result-${result.id}.json`;
@@ -380,6 +400,8 @@ export async function saveResult(job: ImportJob, full: ImportResult): Promise<Bo
           entity: 'import_result',
           id: result.id,
           result_key: key,
+          // The result's counts, small enough for the item: the job's end event carries them without reading S3.
+          counts: resultCounts(result),
           created_at: clock.nowIso(),
         },
         ConditionExpression: 'attribute_not_exists(PK)',

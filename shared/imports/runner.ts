@@ -41,6 +41,7 @@ import {
   jobKey,
   moveStatus,
   saveResult,
+  storedResultCounts,
 } from '#shared/imports/jobs';
 import { ErrorTally } from '#shared/imports/result-bounds';
 import { taskId, taskIndexKeys, taskItemKey, taskKey } from '#shared/imports/tasks';
@@ -210,13 +211,15 @@ async function* acceptedTasks(
   stream: Readable,
   onError: (error: string) => void,
   onWarning?: (warning: string) => void,
+  fileName = 'tasks file',
 ) {
+  // Each ref's first row, as a spreadsheet numbers it (a repeat names it).
   const seen = new Map<string, number>();
   for await (const row of readRows(stream, 'tasks', parseTask, onWarning)) {
     const first = row.ref === '' ? undefined : seen.get(row.ref);
-    if (row.ref !== '' && first === undefined) seen.set(row.ref, row.n);
+    if (row.ref !== '' && first === undefined) seen.set(row.ref, row.line);
     const problems = [...(row.problems ?? []), ...(first !== undefined ? [`task_ref: repeats row ${first}`] : [])];
-    if (problems.length > 0) onError(rowError(row.n, row.ref, problems));
+    if (problems.length > 0) onError(`${fileName} ${rowError(row.line, row.ref, problems)}`);
     else yield row as { n: number; ref: string; value: TaskRow };
   }
 }
@@ -226,11 +229,12 @@ async function* acceptedItems(
   accepted: ReadonlyMap<string, unknown>,
   onError: (error: string) => void,
   onWarning?: (warning: string) => void,
+  fileName = 'items file',
 ) {
   for await (const row of readRows(stream, 'items', parseItem, onWarning)) {
     const orphan = row.ref !== '' && !accepted.has(row.ref);
     const problems = [...(row.problems ?? []), ...(orphan ? ['task_ref: names no accepted task'] : [])];
-    if (problems.length > 0) onError(rowError(row.n, row.ref, problems));
+    if (problems.length > 0) onError(`${fileName} ${rowError(row.line, row.ref, problems)}`);
     else yield row as { n: number; ref: string; value: ItemRow };
   }
 }
@@ -253,7 +257,12 @@ export async function validateFiles(
   let rows = 0;
   // Awaited only every 5 000 rows: an await per row is a microtask hop per row, which a 400 000-row file feels.
   const progressDue = () => ++rows % 5000 === 0 && onProgress !== undefined;
-  for await (const row of acceptedTasks(await tasks(), (error) => result.tasks.errors.add(error), warn(names.tasks))) {
+  for await (const row of acceptedTasks(
+    await tasks(),
+    (error) => result.tasks.errors.add(error),
+    warn(names.tasks),
+    names.tasks,
+  )) {
     result.accepted.set(row.ref, row.n);
     if (progressDue()) await onProgress!(rows);
   }
@@ -267,6 +276,7 @@ export async function validateFiles(
       result.accepted,
       (error) => result.items.errors.add(error),
       warn(names.items),
+      names.items,
     )) {
       imported++;
       result.quantities.set(row.ref, (result.quantities.get(row.ref) ?? 0) + row.value.quantity);
@@ -446,10 +456,12 @@ async function finish(job: ImportJob, status: 'completed' | 'failed', error?: st
 async function announce(job: ImportJob): Promise<void> {
   const status = job.current_status as 'completed' | 'failed';
   if (job.org_id) {
+    // The result's totals as stored with it (a retried announcement sends the same): what a partner acts on first.
+    const counts = await storedResultCounts(job.id);
     await publishPartnerEvent(
       job.org_id,
       status === 'completed' ? 'import.completed' : 'import.failed',
-      { import_job_id: job.id, status, ...(job.error ? { error: job.error } : {}) },
+      { import_job_id: job.id, status, ...(job.error ? { error: job.error } : {}), ...(counts ?? {}) },
       `${job.id}:${status}`,
     );
   }

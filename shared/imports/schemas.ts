@@ -173,10 +173,22 @@ export const jobList = v.object({
   task_import_jobs: v.array(jobView),
 });
 export const statusRecord = v.object({
-  id: v.string(),
+  id: v.pipe(
+    v.string(),
+    v.description(
+      'The status record’s own id (the spec’s Import status record), not the job’s: that is task_import_job_id',
+    ),
+  ),
   import_status: status,
   file_upload_record_id: v.string(),
-  task_import_job_id: v.string(),
+  task_import_job_id: v.pipe(v.string(), v.description('The import job’s id, as in the path')),
+  /** Beyond the spec's four, as I5 has it: why a failed job failed. */
+  error: v.pipe(
+    v.nullable(v.string()),
+    v.description(
+      'Why the job failed, prefixed with the file’s name (the same text as I5’s `error`); null unless failed',
+    ),
+  ),
   /** Beyond the spec's four: when the status last changed, and every change (as a planning job's `statuses`). */
   status_updated_at: isoTime,
   statuses: v.array(v.object({ status, set_at_utc: isoTime })),

@@ -666,6 +666,9 @@ async function refusal(record: PairRecord, action: Exclude<PairAction, 'created'
  */
 export const pairEventKey = (pairId: string, action: PairAction) => `${pairId}:${action}`;
 
+/** The `reason` of a `pair.rejected` event when the driver declined the offer (R7), which carries none of its own. */
+export const DECLINED_BY_DRIVER = 'declined_by_driver';
+
 /** `offer.new` on `user.<driver>`: what the driver needs to answer it (R6/R7 take the plan and the pair). */
 export const offerNew = (record: PairRecord, expiredTime: string | null) => ({
   key: pairEventKey(record.id, 'broadcast'),
@@ -691,7 +694,9 @@ async function afterEvent(record: PairRecord, action: PairAction): Promise<void>
   // same happened_at_utc) comes back through recordEvent's "recorded already" path and sends these again, with the
   // same ids. The closing of rival offers is part of it, so an accept never leaves them open.
   const key = pairEventKey(record.id, action);
-  const reason = last?.reason ?? null;
+  // Every closure says why (contract 4.7): the system's moves carry their reason; a driver's own decline, which R7
+  // gives none, is `declined_by_driver`, so a program tells it from the system's closures by the reason alone.
+  const reason = last?.reason ?? (action === 'rejected' ? DECLINED_BY_DRIVER : null);
   // A close that may leave the runsheet without an open offer asks the wave worker to look at it now (contract 4.7).
   // First: a failure after it still leaves the runsheet looked at. Only the planning job's runsheets have waves.
   const closes = action === 'rejected' || action === 'system_rejected' || action === 'withdrawn';
@@ -724,7 +729,7 @@ async function afterEvent(record: PairRecord, action: PairAction): Promise<void>
         data: { pair_id: record.id, planning_id: record.plan.id, runsheet_id: record.pair.runsheet.id, reason },
       });
     }
-    await publishPartnerEvent(record.org_id, 'pair.rejected', data, key);
+    await publishPartnerEvent(record.org_id, 'pair.rejected', { ...data, reason }, key);
   }
 }
 

@@ -143,7 +143,8 @@ export async function dispatchRecords(planId: string, runsheetIds: string[], con
 }
 
 /** The statuses of the planning's runsheets, for P3: every group and claim of the plan in two Queries. */
-export async function planningStatuses(planId: string) {
+/** Every dispatch record of a planning (its runsheets' groups and claims): two Queries, one item a runsheet each. */
+async function planningRecords(planId: string) {
   const query = (prefix: string) =>
     queryAll({
       TableName: mainTableName(),
@@ -153,7 +154,39 @@ export async function planningStatuses(planId: string) {
   const [groups, claims] = await Promise.all([query('RSPAIRS#'), query('ASSIGN#')]);
   const groupOf = new Map(groups.map((g) => [String(g['SK']).slice('RSPAIRS#'.length), g as unknown as DispatchGroup]));
   const claimOf = new Map(claims.map((c) => [String(c['SK']).slice('ASSIGN#'.length), c as unknown as Assignment]));
+  return { groupOf, claimOf };
+}
+
+export async function planningStatuses(planId: string) {
+  const { groupOf, claimOf } = await planningRecords(planId);
   return (id: string) => runsheetStatus(groupOf.get(id), claimOf.get(id));
+}
+
+/**
+ * What a planning's dispatch has come to, for the job's completion events (contract 4.7): its runsheets by status
+ * and its offers (pairs) by outcome, from the dispatch records alone, never the pair records (a planning's pairs
+ * are up to 50 a runsheet, each with its tasks). `won` counts the runsheets a driver holds (an accept or an X16
+ * assignment), `open` the offers still awaiting an answer, `closed` every other offer: declined by its driver,
+ * expired, closed by the system or given back.
+ */
+export async function dispatchCounts(planId: string, totalRunsheets: number) {
+  const { groupOf, claimOf } = await planningRecords(planId);
+  const runsheets = { total: totalRunsheets, open: 0, offered: 0, assigned: 0, unassigned: 0, cancelled: 0 };
+  const ids = new Set([...groupOf.keys(), ...claimOf.keys()]);
+  let open = 0;
+  for (const id of ids) {
+    const status = runsheetStatus(groupOf.get(id), claimOf.get(id));
+    runsheets[status.status]++;
+    // Open offers as X14 counts them: only an offered runsheet's (a won or cancelled one's are closed, whatever its
+    // group's map of open offers still lists until the wave worker next looks at it).
+    if (status.status === 'offered') open += status.offers_open;
+  }
+  // A runsheet without dispatch records was never offered.
+  runsheets.open += Math.max(0, totalRunsheets - ids.size);
+  let offered = 0;
+  for (const group of groupOf.values()) offered += group.pair_ids?.size ?? 0;
+  const won = claimOf.size;
+  return { runsheets, pairs: { offered, open, won, closed: Math.max(0, offered - open - won) } };
 }
 
 /**

@@ -29,7 +29,13 @@ import {
   servicePair,
   watchOffers,
 } from '#shared/planning/broadcasts';
-import { dispatchRunsheet, driverFacts, parametersOf, planningStatuses } from '#shared/planning/dispatch';
+import {
+  dispatchCounts,
+  dispatchRunsheet,
+  driverFacts,
+  parametersOf,
+  planningStatuses,
+} from '#shared/planning/dispatch';
 import { exclusionOf } from '#shared/planning/eligibility';
 import { groupKey, pairIdOf, planningKey } from '#shared/planning/keys';
 import { pairCandidates } from '#shared/planning/pairing';
@@ -67,6 +73,15 @@ export async function startPlanningJob(
   const planning = await visiblePlanning(caller, id);
   if (planning.job && ['queued', 'processing'].includes(planning.job.current_status)) {
     throw conflict('a job of this planning is already queued or running');
+  }
+  // A job with nothing to pair would complete at once having offered nothing: say what is missing instead. The counts
+  // are the planning's at `version_rev`, and the start is conditional on it, so a P5/P7 in between makes it a 409 too.
+  const missing = [
+    ...(planning.total_runsheets === 0 ? ['no runsheets (add them with P5 POST …/runsheets)'] : []),
+    ...(planning.total_drivers === 0 ? ['no drivers (add them with P7 POST …/drivers)'] : []),
+  ];
+  if (missing.length > 0) {
+    throw conflict(`this planning has ${missing.join(' and ')}: a job would have nothing to offer`);
   }
   const now = clock.nowIso();
   const job = {
@@ -403,23 +418,26 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
 }
 
 /**
- * Tells the planning's channel and (on completion) its partners, then marks the move announced (a small item of its
- * own: the profile is in two ALL indexes, and a flag on it would cost them a rewrite each). A failure leaves the move
- * unmarked for the queue's retry (or the request's) to announce again: events are sent at least once, partner
- * events with the same webhook-id.
+ * Tells the planning's channel and, when the job ends (completed, failed or cancelled), its partners, then marks the
+ * move announced (a small item of its own: the profile is in two ALL indexes, and a flag on it would cost them a
+ * rewrite each). An end carries what the dispatch has come to (`dispatchCounts`: its runsheets by status, its offers
+ * by outcome), on both. A failure leaves the move unmarked for the queue's retry (or the request's) to announce
+ * again: events are sent at least once, partner events with the same webhook-id.
  */
 async function announce(planning: Planning, status: string) {
   const jobId = planning.job?.id;
+  const ended = status === 'completed' || status === 'failed' || status === 'cancelled';
+  const counts = ended ? await dispatchCounts(planning.id, planning.total_runsheets) : {};
   await publish(`planning.${planning.id}`, 'planning_job.status', {
     key: `${jobId}:${status}`,
-    data: { planning_job_id: jobId, status },
+    data: { planning_job_id: jobId, status, ...counts },
   });
-  if (status === 'completed')
+  if (ended)
     await publishPartnerEvent(
       planning.org_id,
-      'planning_job.completed',
-      { planning_id: planning.id, planning_job_id: jobId },
-      `${jobId}:completed`,
+      `planning_job.${status}`,
+      { planning_id: planning.id, planning_job_id: jobId, status, ...counts },
+      `${jobId}:${status}`,
     );
   await markAnnounced(planning, status);
 }

@@ -654,3 +654,110 @@ describe('X19 POST /v1/broadcast-plans/{plan}/pairs/{pair}/withdrawn', () => {
     dispatcher.socket.close();
   }, 60_000);
 });
+
+describe('events a program can rely on (issue 36 item 6)', () => {
+  /** The partner's deliveries of `type` about this planning, once there are `count` of them. */
+  const hooks = (type: string, match: (data: Record<string, unknown>) => boolean, count = 1) =>
+    until(
+      async () => received.filter((h) => h.type === type && match(h.data)),
+      (found) => found.length >= count,
+      15_000,
+    );
+
+  it('every closure says why, on the channel and to partners; each end of a job carries its counts', async () => {
+    const { planning, drivers, dispatcher } = await dispatchDay(1, 3, { max_candidates: 3, max_waves: 1 });
+    const ofPlanning = (data: Record<string, unknown>) => data['planning_id'] === planning;
+    const [completed] = await hooks('planning_job.completed', ofPlanning);
+    expect(completed?.data).toMatchObject({
+      status: 'completed',
+      runsheets: { total: 1, open: 0, offered: 1, assigned: 0, unassigned: 0, cancelled: 0 },
+      pairs: { offered: 3, open: 3, won: 0, closed: 0 },
+    });
+    const jobDone = dispatcher.events('planning_job.status').find((f) => f.data!['status'] === 'completed');
+    expect(jobDone?.data).toMatchObject({ pairs: { offered: 3, open: 3 } });
+
+    const pairOf = async (driver: User) =>
+      (await pairsOf(planning, 'RS-1')).find((p) => p.pair.driver.id === driver.id)!;
+    const [declining, winning, other] = [
+      await pairOf(drivers[0]!),
+      await pairOf(drivers[1]!),
+      await pairOf(drivers[2]!),
+    ];
+    // A driver's own decline: R7 gives no reason, the events say it was the driver's.
+    expect((await answer(planning, declining.id, 'rejected', drivers[0]!.token)).status).toBe(200);
+    const byPair = (id: string) => (data: Record<string, unknown>) => data['pair_id'] === id;
+    const [declined] = await hooks('pair.rejected', byPair(declining.id));
+    expect(declined?.data).toMatchObject({ pair_id: declining.id, reason: 'declined_by_driver' });
+    expect(await dispatcher.when(() => dispatcher.events('pair.rejected').length >= 1)).toBe(true);
+    expect(dispatcher.events('pair.rejected')[0]!.data).toMatchObject({
+      pair_id: declining.id,
+      reason: 'declined_by_driver',
+    });
+    // The win closes the third driver's offer: the system's closure says so, on the channel and to partners.
+    expect((await answer(planning, winning.id, 'accepted', drivers[1]!.token)).status).toBe(200);
+    const [closed] = await hooks('pair.rejected', byPair(other.id));
+    expect(closed?.data).toMatchObject({ pair_id: other.id, reason: 'assigned_to_other_driver' });
+    expect(await dispatcher.when(() => dispatcher.events('pair.rejected').length >= 2)).toBe(true);
+    expect(dispatcher.events('pair.rejected')[1]!.data).toMatchObject({
+      pair_id: other.id,
+      reason: 'assigned_to_other_driver',
+    });
+
+    // A later job of the planning, moved by an external worker: its failure and a cancelled one carry the counts.
+    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+    const queueJob = async (id: string) => {
+      const at = new Date().toISOString();
+      await changePlanning((await findPlanning(planning))!, undefined, {
+        job: {
+          id,
+          current_status: 'queued',
+          statuses: [{ status: 'queued', set_at_utc: at }],
+          status_updated_at: at,
+          max_candidates: 3,
+          offer_ttl_s: 900,
+        },
+      });
+    };
+    const after = {
+      runsheets: { total: 1, offered: 0, assigned: 1 },
+      pairs: { offered: 3, open: 0, won: 1, closed: 2 },
+    };
+    await queueJob('5e5e5e5e-0000-4000-8000-00000000005e');
+    expect((await api.post(`/v1/plannings/${planning}/job/processing`, {}, admin)).status).toBe(200);
+    expect((await api.post(`/v1/plannings/${planning}/job/failed`, {}, admin)).status).toBe(200);
+    const [failed] = await hooks('planning_job.failed', ofPlanning);
+    expect(failed?.data).toMatchObject({
+      status: 'failed',
+      planning_job_id: '5e5e5e5e-0000-4000-8000-00000000005e',
+      ...after,
+    });
+    await queueJob('6f6f6f6f-0000-4000-8000-00000000006f');
+    expect((await api.post(`/v1/plannings/${planning}/job/cancelled`, {}, planner)).status).toBe(200);
+    const [cancelled] = await hooks('planning_job.cancelled', ofPlanning);
+    expect(cancelled?.data).toMatchObject({ status: 'cancelled', ...after });
+    dispatcher.socket.close();
+  });
+
+  it('P9 on a planning without runsheets or without drivers is a 409 that says what is missing', async () => {
+    const created = await api.post<{ id: string; version_rev: string }>('/v1/plannings', { name: 'Empty' }, planner);
+    const start = (rev: string) =>
+      api.post<{ code: string; detail: string }>(`/v1/plannings/${created.body.id}/job`, { version_rev: rev }, planner);
+    const empty = await start(created.body.version_rev);
+    expect(empty.status).toBe(409);
+    expect(empty.body.detail).toBe(
+      'this planning has no runsheets (add them with P5 POST …/runsheets) and no drivers (add them with P7 POST …/drivers): a job would have nothing to offer',
+    );
+    const withRunsheet = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${created.body.id}/runsheets`,
+      { runsheets: [{ id: 'RS-1', tasks: [{ id: 't-1' }] }] },
+      planner,
+    );
+    const noDrivers = await start(withRunsheet.body.version_rev);
+    expect(noDrivers.status).toBe(409);
+    expect(noDrivers.body).toMatchObject({ code: 'conflict' });
+    expect(noDrivers.body.detail).toContain('no drivers');
+    expect(noDrivers.body.detail).not.toContain('no runsheets');
+    // Nothing was started: the planning has no job.
+    expect((await api.get<{ job?: unknown }>(`/v1/plannings/${created.body.id}`, planner)).body.job ?? null).toBeNull();
+  });
+});

@@ -2,7 +2,9 @@
  * Task imports over HTTP: presigned upload with plain HTTP PUTs, create, start, poll, read the exact result of a
  * fixture with known bad rows; dry runs; files that fail the whole job; the status machine; downloads; multipart.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
@@ -12,6 +14,7 @@ import { checkConformance } from '../support/conformance.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { until } from '../support/until.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -130,15 +133,17 @@ describe('an import from presigned uploads', () => {
       total_items_rejected: 3,
     });
     expect(result.body.errors).toEqual([
-      'row 2 (task_ref T2): from_street_address: is required',
-      'row 3 (task_ref T3): from_end_time_utc: ends before from_start_time_utc',
-      'row 4 (task_ref T4): from_timezone: is not an IANA time zone: "Mars/Base"',
-      'row 5 (task_ref T1): task_ref: repeats row 1',
-      'row 6 (task_ref T5): total_item_weight: is not a number: "heavy"',
-      'row 8 (task_ref T7): from_latitude: must be at most 90',
-      'row 3 (task_ref T9): task_ref: names no accepted task',
-      'row 4 (task_ref T6): quantity: is not a number: "abc"',
-      'row 5 (task_ref T2): task_ref: names no accepted task',
+      // The file and the row as a spreadsheet shows it (issue 36 item 5): the header is row 1, and T1's notes
+      // hold a line break inside their quotes, so T1 is row 2 however many lines it spans.
+      'tasks.csv row 3 (task_ref T2): from_street_address: is required',
+      'tasks.csv row 4 (task_ref T3): from_end_time_utc: ends before from_start_time_utc',
+      'tasks.csv row 5 (task_ref T4): from_timezone: is not an IANA time zone: "Mars/Base"',
+      'tasks.csv row 6 (task_ref T1): task_ref: repeats row 2',
+      'tasks.csv row 7 (task_ref T5): total_item_weight: is not a number: "heavy"',
+      'tasks.csv row 9 (task_ref T7): from_latitude: must be at most 90',
+      'items.csv row 4 (task_ref T9): task_ref: names no accepted task',
+      'items.csv row 5 (task_ref T6): quantity: is not a number: "abc"',
+      'items.csv row 6 (task_ref T2): task_ref: names no accepted task',
     ]);
     expect(
       result.body.file_import_results.map((f) => [
@@ -565,9 +570,9 @@ describe('a result is at most 1 MiB whatever the files hold (issue 33 item 6, co
       });
       // The first rows, in file order, each naming its ref cut to 64 characters.
       const first = result.body.errors[0]!;
-      expect(first).toMatch(/^row 1 \(task_ref R00000x{57}…\): task_ref: is longer than 1000 characters; /);
+      expect(first).toMatch(/^tasks\.csv row 2 \(task_ref R00000x{57}…\): task_ref: is longer than 1000 characters; /);
       expect(first.endsWith('…')).toBe(true);
-      expect(result.body.errors[999]).toMatch(/^row 1000 \(task_ref R00999x{57}…\): /);
+      expect(result.body.errors[999]).toMatch(/^tasks\.csv row 1001 \(task_ref R00999x{57}…\): /);
       for (const error of result.body.errors) {
         const ref = /\(task_ref (.*?)\): /.exec(error)?.[1];
         expect(ref?.length).toBeLessThanOrEqual(64);
@@ -699,6 +704,120 @@ describe('I8 serves every file as a download, never as a page (issue 33 item 9, 
   }, 60_000);
 });
 
+describe('the examples/ folder (issue 36 item 5)', () => {
+  /** Imports `files` (names under examples/) as a user would: I1 + PUT each, I4b, I6; answers the finished result. */
+  const importExamples = async (...names: string[]) => {
+    const files = [];
+    for (const name of names) files.push(await upload(name, readFileSync(`examples/${name}`)));
+    const job = await createJob(files);
+    expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(202);
+    expect(await finished(job.id)).toBe('completed');
+    const result = await api.get<Result & { warnings: string[] }>(`/v1/task-import-jobs/${job.id}/result`, merchant);
+    const tasks = await api.get<{ tasks: { task_ref: string; total_item_count: number }[] }>(
+      `/v1/tasks?import_job_id=${job.id}`,
+      merchant,
+    );
+    return { result: result.body, tasks: tasks.body.tasks };
+  };
+
+  it('holds a sample of every documented format, and each imports with no row rejected and no warning', async () => {
+    const csv = readdirSync('examples').filter((name) => name.endsWith('.csv'));
+    expect(csv.sort()).toEqual(['items.csv', 'tasks-minimal.csv', 'tasks.csv']);
+
+    const full = await importExamples('tasks.csv', 'items.csv');
+    expect(full.result).toMatchObject({
+      total_tasks_counted: 3,
+      total_tasks_imported: 3,
+      total_items_counted: 4,
+      total_items_imported: 4,
+      errors: [],
+      warnings: [],
+    });
+    expect(Object.fromEntries(full.tasks.map((t) => [t.task_ref, t.total_item_count]))).toEqual({
+      'ORD-1001': 5,
+      'ORD-1002': 1,
+      'ORD-1003': 4,
+    });
+
+    const minimal = await importExamples('tasks-minimal.csv');
+    expect(minimal.result).toMatchObject({
+      total_tasks_imported: 2,
+      total_tasks_rejected: 0,
+      errors: [],
+      warnings: [],
+    });
+    expect(minimal.tasks.map((t) => t.task_ref).sort()).toEqual(['MIN-1', 'MIN-2']);
+  });
+
+  it('tells partners how an import ended, with its result’s totals (issue 36 item 6)', async () => {
+    const received: { type: string; data: Record<string, unknown> }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        received.push(JSON.parse(body));
+        res.writeHead(204);
+        res.end();
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
+      const partner = await api.post(
+        '/v1/admin/partner-authorizations',
+        { name: 'TMS', webhook_url: url, org_id: orgX },
+        admin,
+      );
+      expect(partner.status).toBe(201);
+      const hook = (type: string, jobId: string) =>
+        until(
+          async () => received.find((h) => h.type === type && h.data['import_job_id'] === jobId),
+          (found) => found !== undefined,
+          15_000,
+        );
+      const tasks = await upload('tasks.csv', TASKS);
+      const items = await upload('items.csv', ITEMS);
+      const job = await createJob([tasks, items]);
+      expect((await api.post(`/v1/task-import-jobs/${job.id}/start`, {}, merchant)).status).toBe(202);
+      expect((await hook('import.completed', job.id))?.data).toEqual({
+        import_job_id: job.id,
+        status: 'completed',
+        total_tasks_counted: 8,
+        total_tasks_imported: 2,
+        total_tasks_rejected: 6,
+        total_items_counted: 6,
+        total_items_imported: 3,
+        total_items_rejected: 3,
+        errors_total: 9,
+      });
+      const empty = await createJob([await upload('tasks.csv', Buffer.alloc(0))]);
+      expect((await api.post(`/v1/task-import-jobs/${empty.id}/start`, {}, merchant)).status).toBe(202);
+      expect((await hook('import.failed', empty.id))?.data).toMatchObject({
+        status: 'failed',
+        error: expect.stringMatching(/^tasks\.csv: the file is empty/),
+        total_tasks_imported: 0,
+        errors_total: 1,
+      });
+    } finally {
+      receiver.close();
+    }
+  });
+
+  it('imports through I3 (one multipart request) as examples/README.md shows', async () => {
+    const form = new FormData();
+    for (const name of ['tasks.csv', 'items.csv'])
+      form.append('files', new Blob([readFileSync(`examples/${name}`)], { type: 'text/csv' }), name);
+    const created = await api.upload<Job>('/v1/task-import-jobs/uploads', form, merchant);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect((await api.post(`/v1/task-import-jobs/${created.body.id}/start`, {}, merchant)).status).toBe(202);
+    expect(await finished(created.body.id)).toBe('completed');
+    const result = await api.get<Result>(`/v1/task-import-jobs/${created.body.id}/result`, merchant);
+    expect(result.body).toMatchObject({ total_tasks_imported: 3, total_items_imported: 4, errors: [] });
+  });
+});
+
 describe('files as spreadsheets save them (contract 4.5): each job ends at once, saying what to do', () => {
   const HEADER =
     'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone';
@@ -721,7 +840,18 @@ describe('files as spreadsheets save them (contract 4.5): each job ends at once,
         ExpressionAttributeValues: { ':pk': `TASK#${taskId(job.id, 'T1')}` },
       }),
     );
-    return { status, error: read.body.error, result: result.body, stored: tasks.Items ?? [] };
+    const record = await api.get<{ id: string; task_import_job_id: string; error: string | null }>(
+      `/v1/task-import-jobs/${job.id}/status`,
+      merchant,
+    );
+    return {
+      status,
+      error: read.body.error,
+      result: result.body,
+      stored: tasks.Items ?? [],
+      jobId: job.id,
+      record: record.body,
+    };
   };
 
   const failsWith = async (name: string, bytes: Buffer, message: RegExp) => {
@@ -732,6 +862,11 @@ describe('files as spreadsheets save them (contract 4.5): each job ends at once,
     expect(outcome.result.errors).toEqual([outcome.error]);
     expect(outcome.result).toMatchObject({ total_tasks_imported: 0, warnings: [] });
     expect(outcome.stored).toEqual([]);
+    // I9 answers what the docs say it does (issue 36 item 5): the failure's `error`, its own record `id` beside the
+    // job's `task_import_job_id`.
+    expect(outcome.record).toMatchObject({ import_status: 'failed', task_import_job_id: outcome.jobId });
+    expect(outcome.record.error).toBe(outcome.error);
+    expect(outcome.record.id).not.toBe(outcome.jobId);
   };
 
   it('an empty file (0 bytes) fails its job at once, never left processing', async () => {
@@ -786,14 +921,15 @@ describe('files as spreadsheets save them (contract 4.5): each job ends at once,
       total_tasks_counted: 4,
       total_tasks_imported: 1,
       total_tasks_rejected: 3,
-      warnings: ['tasks.csv: unknown columns ignored: colour'],
+      warnings: ['tasks.csv: unknown columns ignored: "Colour"'],
     });
     expect(outcome.result.errors).toEqual([
-      'row 2 (task_ref T2): from_street_address: is required; from_timezone: is not an IANA time zone: "Mars/Base"; ' +
+      'tasks.csv row 3 (task_ref T2): from_street_address: is required; from_timezone: is not an IANA time zone: "Mars/Base"; ' +
         'to_end_time_utc: ends before to_start_time_utc',
-      'row 3 (no task_ref): task_ref: is required; to_street_address: is required',
-      'row 4 (task_ref T1): task_ref: repeats row 1',
+      'tasks.csv row 4 (no task_ref): task_ref: is required; to_street_address: is required',
+      'tasks.csv row 5 (task_ref T1): task_ref: repeats row 2',
     ]);
+    expect(outcome.record).toMatchObject({ import_status: 'completed', error: null });
     expect(outcome.stored.map((t) => t['from_address'])).toEqual([expect.objectContaining({ city: 'Berlin' })]);
     expect(outcome.stored[0]).not.toHaveProperty('colour');
   });

@@ -150,3 +150,30 @@ describe('the local host’s exposure', () => {
     expect(read.body.messages.length).toBeGreaterThan(0);
   });
 });
+
+describe('a wrong method on an existing path (issue 36 item 7)', () => {
+  it('is a 405 problem whose Allow names the path’s methods (RFC 9110); an unknown path stays a 404', async () => {
+    const wrong = await raw('DELETE', '/v1/plannings', {});
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers['allow']).toBe('GET, POST');
+    expect(wrong.headers['content-type']).toBe('application/problem+json');
+    expect(wrong.headers['access-control-allow-origin']).toBe('*');
+    // A page of another origin may read it too.
+    expect(wrong.headers['access-control-expose-headers']).toContain('Allow');
+    expect(JSON.parse(wrong.body)).toMatchObject({
+      status: 405,
+      code: 'method_not_allowed',
+      detail: 'DELETE is not an operation of this path; it takes GET, POST',
+    });
+    // A path with parameters: X16 takes only POST.
+    const assign = await api.call('GET', '/v1/plannings/p-1/runsheets/r-1/assign');
+    expect(assign.status).toBe(405);
+    expect(assign.headers.get('allow')).toBe('POST');
+    // HEAD is no operation either: API Gateway matches a route by its method.
+    expect((await raw('HEAD', '/v1/me', {})).headers['allow']).toBe('GET');
+    const unknown = await raw('DELETE', '/v1/nothing-here', {});
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers['allow']).toBeUndefined();
+    expect(JSON.parse(unknown.body)).toMatchObject({ status: 404, code: 'not_found' });
+  });
+});

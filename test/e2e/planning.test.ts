@@ -171,7 +171,18 @@ describe('P9’s wave and eligibility settings (contract 4.7)', () => {
   });
 
   it('stores them on the job and shows them wherever the job is read; defaults 3, 1 and 1800', async () => {
-    const given = (await api.post<PlanningView>('/v1/plannings', { name: 'Given settings' }, planner)).body;
+    // A job needs runsheets and drivers to start (issue 36 item 6): each planning gets one of each.
+    const ready = async (name: string) => {
+      const { id } = (await api.post<PlanningView>('/v1/plannings', { name }, planner)).body;
+      await api.post(`/v1/plannings/${id}/runsheets`, { runsheets: [runsheet(0)] }, planner);
+      const withDriver = await api.post<PlanningView>(
+        `/v1/plannings/${id}/drivers`,
+        { drivers: [{ id: drivers[0]!.id }] },
+        planner,
+      );
+      return withDriver.body;
+    };
+    const given = await ready('Given settings');
     const settings = { max_waves: 10, max_runsheets_per_driver: 50, max_location_age_s: 60 };
     const started = await api.post<JobView>(
       `/v1/plannings/${given.id}/job`,
@@ -182,7 +193,7 @@ describe('P9’s wave and eligibility settings (contract 4.7)', () => {
     await jobStatus(given.id);
     expect((await api.get<JobView>(`/v1/plannings/${given.id}`, planner)).body.job).toMatchObject(settings);
 
-    const plain = (await api.post<PlanningView>('/v1/plannings', { name: 'Default settings' }, planner)).body;
+    const plain = await ready('Default settings');
     const defaults = { max_waves: 3, max_runsheets_per_driver: 1, max_location_age_s: 1800 };
     const startedPlain = await api.post<JobView>(
       `/v1/plannings/${plain.id}/job`,

@@ -42,6 +42,8 @@ describe('reading CSV rows', () => {
       [2, 'T2'],
       [3, 'T3'],
     ]);
+    // As a spreadsheet shows them: the header is row 1, and T2's line break stays inside its row.
+    expect(rows.map((r) => r.line)).toEqual([2, 3, 4]);
     expect(rows[1]!.value).toMatchObject({
       from_address: { street_address: '1 A St, Unit "3"' },
       to_address: { street_address: '2 B\r\nRd' },
@@ -57,10 +59,10 @@ describe('reading CSV rows', () => {
       parseTask,
     );
     expect(rows.map((r) => r.error ?? 'ok')).toEqual([
-      'row 1 (task_ref T1): total_weight_unit: must be one of kg, g, lb',
-      'row 2 (task_ref T2): total_item_weight: must be at least 0',
-      'row 3 (task_ref T3): to_longitude: must be given together with the other coordinate',
-      'row 4 (task_ref T4): to_longitude: must be at most 180',
+      'row 2 (task_ref T1): total_weight_unit: must be one of kg, g, lb',
+      'row 3 (task_ref T2): total_item_weight: must be at least 0',
+      'row 4 (task_ref T3): to_longitude: must be given together with the other coordinate',
+      'row 5 (task_ref T4): to_longitude: must be at most 180',
       'ok',
     ]);
     expect(rows[4]!.value).toMatchObject({ total_item_weight: 1000, to_address: { latitude: -1.5, longitude: 103.8 } });
@@ -70,9 +72,29 @@ describe('reading CSV rows', () => {
     const rows = await collect('task_ref,description,quantity\nT1,a,2\nT1,b,0\nT1,c,1.5\nT1,,1\n', 'items', parseItem);
     expect(rows.map((r) => r.error ?? r.value?.quantity)).toEqual([
       2,
-      'row 2 (task_ref T1): quantity: must be at least 1',
-      'row 3 (task_ref T1): quantity: must be a whole number',
-      'row 4 (task_ref T1): description: is required',
+      'row 3 (task_ref T1): quantity: must be at least 1',
+      'row 4 (task_ref T1): quantity: must be a whole number',
+      'row 5 (task_ref T1): description: is required',
+    ]);
+  });
+
+  it('names each rejected row as a spreadsheet shows it: header row 1, a blank line a row, a quoted newline none', async () => {
+    const multiLine = task('T3').replace('2 B Rd', '"2 B\nRd"');
+    const rows = await collect(
+      `${TASK_HEADER}\n${task('T1')}\n\n${task('')}\n${multiLine}\n\n\n${task('T5').replace('Asia/Singapore', 'Mars/Base')}\n`,
+      'tasks',
+      parseTask,
+    );
+    // Rows a spreadsheet shows: 1 header, 2 T1, 3 blank, 4 no ref, 5 T3 (two lines, one row), 6–7 blank, 8 T5.
+    expect(rows.map((r) => [r.n, r.line])).toEqual([
+      [1, 2],
+      [2, 4],
+      [3, 5],
+      [4, 8],
+    ]);
+    expect(rows.filter((r) => r.error).map((r) => r.error)).toEqual([
+      'row 4 (no task_ref): task_ref: is required',
+      'row 8 (task_ref T5): from_timezone: is not an IANA time zone: "Mars/Base"',
     ]);
   });
 
@@ -113,15 +135,15 @@ describe('files as spreadsheets save them', () => {
       parseTask,
     );
     expect(rows.map((r) => r.error)).toEqual([
-      'row 1 (task_ref T1): from_city: is required; from_timezone: is not an IANA time zone: "Mars/Base"; ' +
+      'row 2 (task_ref T1): from_city: is required; from_timezone: is not an IANA time zone: "Mars/Base"; ' +
         'to_end_time_utc: ends before to_start_time_utc; ' +
         'total_item_weight: is not a number: "12,5" (write the decimal separator as a point)',
-      'row 2 (no task_ref): task_ref: is required; from_latitude: is not a number: "52,52" (write the decimal ' +
+      'row 3 (no task_ref): task_ref: is required; from_latitude: is not a number: "52,52" (write the decimal ' +
         'separator as a point); from_street_address: is required',
     ]);
     const items = await collect('task_ref,description,quantity\n,,0\n', 'items', parseItem);
     expect(items.map((r) => r.error)).toEqual([
-      'row 1 (no task_ref): task_ref: is required; description: is required; quantity: must be at least 1',
+      'row 2 (no task_ref): task_ref: is required; description: is required; quantity: must be at least 1',
     ]);
   });
 
@@ -175,7 +197,7 @@ describe('files as spreadsheets save them', () => {
     const more: string[] = [];
     const rows = await collect(`${TASK_HEADER},Colour,\n${task('T1')},red,\n`, 'tasks', parseTask, more);
     expect(rows.map((r) => r.error ?? 'ok')).toEqual(['ok']);
-    expect(more).toEqual(['unknown columns ignored: colour, (unnamed column 15)']);
+    expect(more).toEqual(['unknown columns ignored: "Colour", (unnamed column 15)']);
   });
 
   it('reads the start of a file cut inside a character, and tells its kind', () => {

@@ -5,6 +5,7 @@ import { BUNDLING } from '../../lib/constructs/dispatch-function.ts';
 import { matchRoute } from '../../lib/local/host.ts';
 import { openApiDocument } from '../../lib/openapi.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
+import { apiGatewayHttpV2Event } from '../fixtures/api-gateway-http-v2-event.ts';
 
 const table = routes as readonly RouteDef[];
 
@@ -26,7 +27,11 @@ describe('the route table', () => {
     const match = matchRoute('GET', '/v1/admin/organisations/abc%20def');
     expect(match.route?.id).toBe('X3.read');
     expect(match.params).toEqual({ orgID: 'abc def' });
-    expect(matchRoute('DELETE', '/v1/roles')).toEqual({ route: undefined, pathMatched: true });
+    expect(matchRoute('DELETE', '/v1/roles')).toEqual({
+      route: undefined,
+      pathMatched: true,
+      allowed: ['GET'],
+    });
   });
 
   it('is what the OpenAPI document describes, one operation per route with its spec id', () => {
@@ -108,5 +113,31 @@ describe('the $default function', () => {
       'X-Request-Id': 'abc-123',
     });
     expect(JSON.parse(reply.body)).toMatchObject({ status: 404, code: 'not_found', request_id: 'abc-123' });
+  });
+
+  it('knows the route table: a wrong method on an existing path is a 405 with Allow, an unknown path a 404', async () => {
+    const { handler } = await import('../../functions/system/not-found.ts');
+    const invoke = async (method: string, rawPath: string) =>
+      (await handler({
+        ...apiGatewayHttpV2Event,
+        rawPath,
+        rawQueryString: '',
+        routeKey: '$default',
+        requestContext: {
+          ...apiGatewayHttpV2Event.requestContext,
+          http: { ...apiGatewayHttpV2Event.requestContext.http, method, path: rawPath },
+        },
+      } as never)) as { statusCode: number; headers: Record<string, string>; body: string };
+    const wrong = await invoke('DELETE', '/v1/plannings');
+    expect(wrong.statusCode).toBe(405);
+    expect(wrong.headers).toMatchObject({ Allow: 'GET, POST', 'Content-Type': 'application/problem+json' });
+    expect(JSON.parse(wrong.body)).toMatchObject({ status: 405, code: 'method_not_allowed' });
+    const parameters = await invoke('PUT', '/v1/plannings/0b6f1c1e-2a5b-4c4e-9d7e-3f1e2d3c4b5a/job');
+    expect(parameters.statusCode).toBe(405);
+    expect(parameters.headers['Allow']).toBe('POST');
+    const unknown = await invoke('GET', '/v1/nothing-here');
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.headers['Allow']).toBeUndefined();
+    expect(JSON.parse(unknown.body)).toMatchObject({ status: 404, code: 'not_found' });
   });
 });
