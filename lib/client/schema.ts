@@ -1371,7 +1371,7 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (operations staff)
-         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: roles: SysAdmin. Spec I1.
          */
@@ -1401,7 +1401,7 @@ export interface paths {
         put?: never;
         /**
          * Create an import job from uploaded files, for a named organisation
-         * @description Creates an import job (status new) for the organisation `org_id` names, from files uploaded through I1.ops. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description Creates an import job (status new) for the organisation `org_id` names, from files uploaded through I1.ops. Requires `broadcast_preference` and `service_type` (the vehicle the tasks need, kept on the job); no service window. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: roles: SysAdmin. Spec I4a.
          */
@@ -1423,7 +1423,7 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: roles: SysAdmin. Spec I3.
          */
@@ -1467,7 +1467,7 @@ export interface paths {
         put?: never;
         /**
          * Start an import job (dry_run=true validates without importing)
-         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: roles: SysAdmin. Spec I6.
          */
@@ -1515,7 +1515,7 @@ export interface paths {
         };
         /**
          * Read the import status
-         * @description Reads the job’s import status (new, queued, processing, completed or failed).
+         * @description Reads the job’s import status (new, queued, processing, completed or failed) and, for a failed job, its `error` (null otherwise). `id` is the status record’s own id; the job’s is `task_import_job_id`.
          *
          *     Access: roles: SysAdmin, ImportWorker. Spec I9.
          */
@@ -1565,7 +1565,7 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (the caller's organisation)
-         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: roles: OrgAdmin, Merchant. Spec I1.
          */
@@ -1595,7 +1595,7 @@ export interface paths {
         put?: never;
         /**
          * Create an import job from uploaded files, for the caller's organisation
-         * @description Creates an import job (status new) for the caller’s organisation from files uploaded through I1; start it with I6. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description Creates an import job (status new) for the caller’s organisation from files uploaded through I1; start it with I6. Requires the job’s service window (`start_time`/`end_time` with their IANA zones: the day or shift the import is for; it is kept on the job and does not bound the rows’ own windows; `end_time` before `start_time` is a 400) and `service_type` (the vehicle the tasks need, kept on the job; dispatch matches a runsheet’s own P5 `service_type` against drivers’ `driver_profile.service_types`). Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: roles: OrgAdmin, Merchant. Spec I4b.
          */
@@ -1617,7 +1617,7 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: roles: OrgAdmin, Merchant. Spec I3.
          */
@@ -1661,7 +1661,7 @@ export interface paths {
         put?: never;
         /**
          * Start an import job (dry_run=true validates without importing)
-         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning.
+         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: roles: OrgAdmin, Merchant. Spec I6.
          */
@@ -1709,7 +1709,7 @@ export interface paths {
         };
         /**
          * Read the import status
-         * @description Reads the job’s import status (new, queued, processing, completed or failed).
+         * @description Reads the job’s import status (new, queued, processing, completed or failed) and, for a failed job, its `error` (null otherwise). `id` is the status record’s own id; the job’s is `task_import_job_id`.
          *
          *     Access: roles: OrgAdmin, Merchant, ImportWorker. Spec I9.
          */
@@ -1977,7 +1977,7 @@ export interface paths {
         put?: never;
         /**
          * Start the planning job: pair, record, broadcast
-         * @description Starts the planning job: pairs each runsheet with its nearest located drivers, records the pairs and broadcasts the offers. `version_rev` must be current; follow it with P12.
+         * @description Starts the planning job: pairs each runsheet with its nearest located drivers, records the pairs and broadcasts the offers. `version_rev` must be current; follow it with P12. A planning without runsheets or without drivers is a 409 whose `detail` says which is missing (a job would offer nothing).
          *
          *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P9.
          */
@@ -11525,7 +11525,7 @@ export interface operations {
                         phone?: string;
                     } | null;
                     /**
-                     * @description The service the imported tasks are for
+                     * @description The vehicle the imported tasks need (ltl, motorcycle, car, mpv, van_1.7m, van_2.4m, lorry_10ft, lorry_14ft, lorry_24ft, lorry_40ft)
                      * @enum {string}
                      */
                     service_type: "ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft";
@@ -12329,7 +12329,7 @@ export interface operations {
                  *       "total_items_imported": 0,
                  *       "total_items_rejected": 0,
                  *       "errors": [
-                 *         "row 2 (task_ref T2): from_street_address: is required"
+                 *         "tasks.csv row 3 (task_ref T2): from_street_address: is required"
                  *       ],
                  *       "warnings": []
                  *     }
@@ -12546,11 +12546,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The status record’s own id (the spec’s Import status record), not the job’s: that is task_import_job_id */
                         id: string;
                         /** @enum {string} */
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
+                        /** @description The import job’s id, as in the path */
                         task_import_job_id: string;
+                        /** @description Why the job failed, prefixed with the file’s name (the same text as I5’s `error`); null unless failed */
+                        error: string | null;
                         /** Format: date-time */
                         status_updated_at: string;
                         statuses: {
@@ -12683,11 +12687,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The status record’s own id (the spec’s Import status record), not the job’s: that is task_import_job_id */
                         id: string;
                         /** @enum {string} */
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
+                        /** @description The import job’s id, as in the path */
                         task_import_job_id: string;
+                        /** @description Why the job failed, prefixed with the file’s name (the same text as I5’s `error`); null unless failed */
+                        error: string | null;
                         /** Format: date-time */
                         status_updated_at: string;
                         statuses: {
@@ -12841,11 +12849,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The status record’s own id (the spec’s Import status record), not the job’s: that is task_import_job_id */
                         id: string;
                         /** @enum {string} */
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
+                        /** @description The import job’s id, as in the path */
                         task_import_job_id: string;
+                        /** @description Why the job failed, prefixed with the file’s name (the same text as I5’s `error`); null unless failed */
+                        error: string | null;
                         /** Format: date-time */
                         status_updated_at: string;
                         statuses: {
@@ -13275,18 +13287,18 @@ export interface operations {
                     start_timezone: string;
                     /**
                      * Format: date-time
-                     * @description When the imported tasks’ service window starts (ISO 8601 with an offset)
+                     * @description When the job’s service window starts: the day or shift the import is for (ISO 8601 with an offset). Kept on the job; each row keeps its own pickup and delivery windows
                      */
                     start_time: string;
                     /** @description The IANA time zone of `end_time` */
                     end_timezone: string;
                     /**
                      * Format: date-time
-                     * @description When the service window ends (ISO 8601 with an offset)
+                     * @description When the service window ends (ISO 8601 with an offset; not before `start_time`)
                      */
                     end_time: string;
                     /**
-                     * @description The service the imported tasks are for
+                     * @description The vehicle the imported tasks need (ltl, motorcycle, car, mpv, van_1.7m, van_2.4m, lorry_10ft, lorry_14ft, lorry_24ft, lorry_40ft)
                      * @enum {string}
                      */
                     service_type: "ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft";
@@ -14085,7 +14097,7 @@ export interface operations {
                  *       "total_items_imported": 0,
                  *       "total_items_rejected": 0,
                  *       "errors": [
-                 *         "row 2 (task_ref T2): from_street_address: is required"
+                 *         "tasks.csv row 3 (task_ref T2): from_street_address: is required"
                  *       ],
                  *       "warnings": []
                  *     }
@@ -14302,11 +14314,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The status record’s own id (the spec’s Import status record), not the job’s: that is task_import_job_id */
                         id: string;
                         /** @enum {string} */
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
+                        /** @description The import job’s id, as in the path */
                         task_import_job_id: string;
+                        /** @description Why the job failed, prefixed with the file’s name (the same text as I5’s `error`); null unless failed */
+                        error: string | null;
                         /** Format: date-time */
                         status_updated_at: string;
                         statuses: {
@@ -14439,11 +14455,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The status record’s own id (the spec’s Import status record), not the job’s: that is task_import_job_id */
                         id: string;
                         /** @enum {string} */
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
+                        /** @description The import job’s id, as in the path */
                         task_import_job_id: string;
+                        /** @description Why the job failed, prefixed with the file’s name (the same text as I5’s `error`); null unless failed */
+                        error: string | null;
                         /** Format: date-time */
                         status_updated_at: string;
                         statuses: {
@@ -14597,11 +14617,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The status record’s own id (the spec’s Import status record), not the job’s: that is task_import_job_id */
                         id: string;
                         /** @enum {string} */
                         import_status: "new" | "queued" | "processing" | "completed" | "failed";
                         file_upload_record_id: string;
+                        /** @description The import job’s id, as in the path */
                         task_import_job_id: string;
+                        /** @description Why the job failed, prefixed with the file’s name (the same text as I5’s `error`); null unless failed */
+                        error: string | null;
                         /** Format: date-time */
                         status_updated_at: string;
                         statuses: {
