@@ -4,8 +4,8 @@
  */
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
-import { describeNeed } from '#shared/auth/access';
 import { COMMON_FIELDS, docsOf, type OperationDocs, perPageDescription } from '#lib/openapi-docs/index';
+import { describeNeed } from '#shared/auth/access';
 import { type RouteDef, routes } from '#shared/routes';
 
 type JsonSchema = Record<string, unknown>;
