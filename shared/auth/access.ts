@@ -1,4 +1,4 @@
-import type { Caller } from '#shared/auth/caller';
+import { type Caller, scopesOf } from '#shared/auth/caller';
 import type { Scope } from '#shared/auth/roles';
 import { forbidden, unauthenticated } from '#shared/http/problems';
 import type { Access } from '#shared/routes';
@@ -22,11 +22,8 @@ export function accessAllows(access: Access, principal: Principal | null, scopes
   if (access === 'any') return true;
   if (access === 'users') return principal.kind === 'user';
   if (principal.roles.some((role) => access.includes(role))) return true;
-  return (
-    principal.kind === 'client' &&
-    principal.roles.includes('Partner') &&
-    scopes.some((scope) => principal.scopes?.includes(scope))
-  );
+  const held = scopesOf(principal);
+  return scopes.some((scope) => held.includes(scope));
 }
 
 /**
@@ -49,7 +46,7 @@ export function describeCaller(caller: Principal): string {
   const roles = caller.roles.length > 0 ? caller.roles.join(', ') : 'no role';
   const kind = caller.kind === 'user' ? 'a user token' : 'a client token';
   if (caller.kind === 'client' && caller.roles.includes('Partner')) {
-    const scopes = caller.scopes ?? [];
+    const scopes = scopesOf(caller);
     return `${roles} with ${scopes.length > 0 ? `scopes ${scopes.join(', ')}` : 'no scopes'}`;
   }
   return caller.roles.length > 0 ? roles : `${kind} with no role`;
