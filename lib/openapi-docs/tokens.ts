@@ -15,7 +15,7 @@ export const tokensDocs: AreaDocs = {
       'Creates a partner authorization: a partner client (client_key, secret_key) and its webhook; the ' +
       'secret_key and webhook_secret are shown only in this answer. The partner acts for `org_id` with the ' +
       '`scopes` granted here: each opens a set of operations, which then answer the partner as they would an ' +
-      'OrgAdmin of that organisation (`x-scopes` on each operation; docs/partners.md).',
+      'OrgAdmin of that organisation (`x-scopes` on each operation; docs/accounts.md, "Partner scopes").',
     example: {
       body: {
         name: 'Acme Couriers',

@@ -47,7 +47,7 @@ export function roleById(id: string): { id: string; name: Role } | undefined {
 /**
  * A partner's scopes (contract section 3), granted by a SysAdmin at T3/T5 and carried in the partner's bearer token
  * (`scope`, space-separated): each opens the operations whose route names it (shared/routes/*.ts `scopes`), where the
- * partner then answers as an OrgAdmin of its organisation would. docs/partners.md lists what each opens.
+ * partner then answers as an OrgAdmin of its organisation would. docs/accounts.md, "Partner scopes" lists what each opens.
  */
 export const PARTNER_SCOPES = ['users:invite', 'imports', 'plannings', 'locations:read'] as const;
 export type Scope = (typeof PARTNER_SCOPES)[number];

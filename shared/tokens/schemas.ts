@@ -81,7 +81,7 @@ const partnerEntries = {
   name: v.string(),
   webhook_url: v.nullable(v.string()),
   org_id: v.nullable(uuid),
-  /** What the partner's token may do beyond T7 and X4 (contract section 3; docs/partners.md). */
+  /** What the partner's token may do beyond T7 and X4 (contract section 3; docs/accounts.md, "Partner scopes"). */
   scopes: v.array(v.picklist(PARTNER_SCOPES)),
   created_at: isoTime,
   updated_at: isoTime,
