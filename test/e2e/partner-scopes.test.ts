@@ -236,12 +236,17 @@ describe('a partner with imports', () => {
 describe('a partner with plannings', () => {
   it('creates a planning, adds runsheets and drivers, starts a job, reads results and pairs, and assigns', async () => {
     const { token } = await partner(['plannings']);
+    const key = { 'idempotency-key': `partner-run-${Date.now()}` };
     const created = await api.post<{ id: string; version_rev: string }>(
       '/v1/plannings',
       { name: 'Partner run' },
       token,
+      key,
     );
     expect(created.status, JSON.stringify(created.body)).toBe(201);
+    // Idempotency holds for a partner as for a user: the same key and body answer the first planning again.
+    const again = await api.post<{ id: string }>('/v1/plannings', { name: 'Partner run' }, token, key);
+    expect(again.body.id).toBe(created.body.id);
     const id = created.body.id;
     const runsheets = [0, 1].map((i) => ({
       id: `RS-${i}`,
