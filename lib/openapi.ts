@@ -5,6 +5,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
 import { COMMON_FIELDS, docsOf, type OperationDocs, perPageDescription } from '#lib/openapi-docs/index';
+import { describeNeed } from '#shared/auth/access';
 import { type RouteDef, routes } from '#shared/routes';
 
 type JsonSchema = Record<string, unknown>;
@@ -178,7 +179,9 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
         },
       },
     };
-    errors['403'] = problemResponse('The role may not call this operation');
+    errors['403'] = problemResponse(
+      `The token may not call this operation: \`detail\` names what it has and what ${route.specId ?? route.id} needs (${describeNeed(route.access, route.scopes)})`,
+    );
   }
   if (route.path.includes('{')) errors['404'] = problemResponse('Not found, or not visible to the caller');
   if (route.method !== 'GET') errors['409'] = problemResponse('Conflict with the current state');
@@ -218,6 +221,13 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
 function operation(route: RouteDef) {
   const access =
     typeof route.access === 'string' ? route.access : `roles: ${(route.access as readonly string[]).join(', ')}`;
+  const roles = typeof route.access === 'string' ? [] : [...(route.access as readonly string[])];
+  const scopes = [...(route.scopes ?? [])];
+  // Who may call, in the words of the 403's detail (contract section 3), for a person reading /docs.
+  const who =
+    route.access === 'public'
+      ? 'public (no token)'
+      : `${describeNeed(route.access, route.scopes)}${scopes.length > 0 ? ' (a partner then answers as an OrgAdmin of its organisation)' : ''}`;
   const body = route.request?.body;
   const docs = docsOf(route.id);
   const example = docs?.example;
@@ -229,8 +239,10 @@ function operation(route: RouteDef) {
     operationId: route.id.replace(/[^A-Za-z0-9]/g, '_'),
     'x-spec-id': route.specId ?? route.id,
     'x-access': access,
+    'x-roles': roles,
+    'x-scopes': scopes,
     summary: route.summary,
-    description: `${docs?.description ?? `${route.summary}.`}\n\nAccess: ${access}. Spec ${route.specId ?? route.id}.`,
+    description: `${docs?.description ?? `${route.summary}.`}\n\nAccess: ${who}. Spec ${route.specId ?? route.id}.`,
     tags: [route.area],
     security: route.access === 'public' ? [] : [{ bearer: [] }],
     parameters: [

@@ -13,18 +13,25 @@ export const tokensDocs: AreaDocs = {
   T3: {
     description:
       'Creates a partner authorization: a partner client (client_key, secret_key) and its webhook; the ' +
-      'secret_key and webhook_secret are shown only in this answer.',
+      'secret_key and webhook_secret are shown only in this answer. The partner acts for `org_id` with the ' +
+      '`scopes` granted here: each opens a set of operations, which then answer the partner as they would an ' +
+      'OrgAdmin of that organisation (`x-scopes` on each operation; docs/accounts.md, "Partner scopes").',
     example: {
       body: {
         name: 'Acme Couriers',
         webhook_url: 'https://hooks.example.com/dispatch',
         org_id: EXAMPLE.orgID,
+        scopes: ['users:invite', 'imports', 'plannings'],
       },
     },
     fields: {
       'body/name': 'The partner’s name',
       'body/webhook_url': 'Where the partner’s webhook events are POSTed',
       'body/org_id': 'The partner’s organisation',
+      'body/scopes':
+        'What the partner’s token may do: `users:invite` (A9), `imports` (the /v1/task-import-jobs family, I8 of ' +
+        'its files, X10, X11), `plannings` (P1–P9, P11, P12, P16, R1, R2, X14, X16–X18), `locations:read` ' +
+        '(L2–L4). Default `["users:invite"]`; an unknown scope is a 400 at its path (`scopes[1]`)',
     },
   },
   T4: {
@@ -36,7 +43,9 @@ export const tokensDocs: AreaDocs = {
     },
   },
   T5: {
-    description: 'Changes a partner authorization’s name and webhook URL.',
+    description:
+      'Changes a partner authorization’s name, webhook URL and scopes. New scopes take effect at the partner’s ' +
+      'next token (X5); a token already issued keeps the scopes it carries until it expires.',
     example: {
       params: {
         partnerAuthorizationID: EXAMPLE.partnerID,
@@ -44,11 +53,13 @@ export const tokensDocs: AreaDocs = {
       body: {
         name: 'Acme Couriers Asia',
         webhook_url: 'https://hooks.example.com/dispatch/v2',
+        scopes: ['users:invite', 'imports', 'plannings', 'locations:read'],
       },
     },
     fields: {
       'body/name': 'The partner’s new name',
       'body/webhook_url': 'The new webhook URL (https)',
+      'body/scopes': 'The partner’s scopes, replacing the ones it has (left out: unchanged; `[]`: none)',
     },
   },
   T6: {

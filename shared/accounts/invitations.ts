@@ -7,6 +7,7 @@
 import { sendInvitation } from '#shared/accounts/mails';
 import { type Organisation, requireOrganisation } from '#shared/accounts/organisations';
 import { buildUser, findUserByEmail, getUser, saveUser, type UserRecord, updateUser } from '#shared/accounts/users';
+import { describeCaller } from '#shared/auth/access';
 import { type Caller, isSysAdmin } from '#shared/auth/caller';
 import { checkToken, issueToken } from '#shared/auth/one-time-tokens';
 import { hashPassword } from '#shared/auth/passwords';
@@ -49,9 +50,13 @@ async function targetOrganisation(caller: Caller, policy: InvitationPolicy, name
     return requireOrganisation(caller.orgId, 'user');
   }
   if (policy === 'partner' && named !== caller.orgId) {
-    throw forbidden('a partner may invite into its own organisation only');
+    throw forbidden(
+      `your token acts for ${caller.orgId ? `the organisation ${caller.orgId}` : 'no organisation'}; a partner may invite into its own organisation only`,
+    );
   }
-  if (!isSysAdmin(caller) && policy !== 'partner') throw forbidden();
+  if (!isSysAdmin(caller) && policy !== 'partner') {
+    throw forbidden(`your token has ${describeCaller(caller)}; inviting into a named organisation needs SysAdmin`);
+  }
   return requireOrganisation(named!, 'user.org_id');
 }
 

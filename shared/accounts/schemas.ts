@@ -1,5 +1,16 @@
 import * as v from 'valibot';
-import { email, isoTime, nonEmptyString, order, pageQuery, password, uuid } from '#shared/schemas/common';
+import {
+  email,
+  isoTime,
+  nonEmptyString,
+  order,
+  pageQuery,
+  password,
+  SERVICE_TYPES,
+  uuid,
+} from '#shared/schemas/common';
+
+export { SERVICE_TYPES };
 
 export const loginBody = v.object({
   user: v.object({
@@ -38,19 +49,6 @@ export const phoneNumber = v.pipe(
 );
 const name = nonEmptyString(200);
 const roleId = uuid;
-
-export const SERVICE_TYPES = [
-  'ltl',
-  'motorcycle',
-  'car',
-  'mpv',
-  'van_1.7m',
-  'van_2.4m',
-  'lorry_10ft',
-  'lorry_14ft',
-  'lorry_24ft',
-  'lorry_40ft',
-] as const;
 
 export const registerBody = v.object({
   user: v.object({ email, password, name, phone_number: v.optional(v.nullable(phoneNumber)) }),

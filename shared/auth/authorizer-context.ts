@@ -1,5 +1,5 @@
 import type { Caller } from '#shared/auth/caller';
-import { isRole } from '#shared/auth/roles';
+import { isRole, isScope } from '#shared/auth/roles';
 
 /**
  * API Gateway's simple-response context carries strings only. The authorizer never denies: it annotates, and the
@@ -23,6 +23,7 @@ export function toAuthorizerContext(
     id: caller.id,
     roles: caller.roles.join(','),
     org_id: caller.orgId ?? '',
+    ...(caller.scopes ? { scope: caller.scopes.join(' ') } : {}),
     ...(token ? { gen: String(token.generation), exp: String(token.expiresAt) } : {}),
   };
 }
@@ -37,5 +38,6 @@ export function fromAuthorizerContext(context: Record<string, unknown> | undefin
     id: context['id'],
     roles,
     orgId: typeof context['org_id'] === 'string' && context['org_id'] !== '' ? context['org_id'] : null,
+    ...(typeof context['scope'] === 'string' ? { scopes: context['scope'].split(' ').filter(isScope) } : {}),
   };
 }

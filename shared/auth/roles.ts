@@ -43,3 +43,15 @@ export function roleById(id: string): { id: string; name: Role } | undefined {
   const name = ROLE_NAMES.find((role) => ROLES[role] === id);
   return name ? { id, name } : undefined;
 }
+
+/**
+ * A partner's scopes (contract section 3), granted by a SysAdmin at T3/T5 and carried in the partner's bearer token
+ * (`scope`, space-separated): each opens the operations whose route names it (shared/routes/*.ts `scopes`), where the
+ * partner then answers as an OrgAdmin of its organisation would. docs/accounts.md, "Partner scopes" lists what each opens.
+ */
+export const PARTNER_SCOPES = ['users:invite', 'imports', 'plannings', 'locations:read'] as const;
+export type Scope = (typeof PARTNER_SCOPES)[number];
+/** What a partner holds when T3 names no scopes (and what a partner stored before scopes existed holds). */
+export const DEFAULT_PARTNER_SCOPES: readonly Scope[] = ['users:invite'];
+
+export const isScope = (name: string): name is Scope => (PARTNER_SCOPES as readonly string[]).includes(name);

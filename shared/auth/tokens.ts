@@ -1,11 +1,12 @@
 /**
  * Service bearer tokens: ES256 JWTs with `iss`, `aud`, `sub`, `roles`, `org_id`, `iat`, `exp` (1 hour, or `BEARER_TTL_S`), `jti`, and
- * `gen`, the principal's token generation at issue time (bumped by logout-everywhere and deletion).
+ * `gen`, the principal's token generation at issue time (bumped by logout-everywhere and deletion). A partner's token
+ * also carries its scopes in `scope` (space-separated, RFC 8693's claim): a scope change takes effect at the next token.
  */
 import { createLocalJWKSet, jwtVerify, SignJWT } from 'jose';
 import type { Caller } from '#shared/auth/caller';
 import { signingKeys } from '#shared/auth/keys';
-import { isRole, type Role } from '#shared/auth/roles';
+import { isRole, isScope, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
 import { config } from '#shared/config';
 import { newUuid } from '#shared/ids';
@@ -29,6 +30,7 @@ export async function issueBearerToken(caller: Caller, generation: number): Prom
     roles: caller.roles,
     ...(caller.orgId ? { org_id: caller.orgId } : {}),
     kind: caller.kind,
+    ...(caller.scopes ? { scope: caller.scopes.join(' ') } : {}),
     gen: generation,
   })
     .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
@@ -70,11 +72,13 @@ export async function verifyWithKeySet(
   });
   const roles = Array.isArray(payload['roles']) ? payload['roles'].filter((r): r is Role => isRole(String(r))) : [];
   const kind = payload['kind'] === 'client' ? 'client' : 'user';
+  const scope = payload['scope'];
   return {
     kind,
     id: payload.sub!,
     roles,
     orgId: typeof payload['org_id'] === 'string' ? payload['org_id'] : null,
+    ...(typeof scope === 'string' ? { scopes: scope.split(' ').filter(isScope) } : {}),
     generation: typeof payload['gen'] === 'number' ? payload['gen'] : 0,
     expiresAt: payload.exp!,
   };

@@ -83,7 +83,7 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
             (event.requestContext as { authorizer?: { lambda?: Record<string, unknown> } }).authorizer?.lambda,
             headers['authorization'],
           );
-          checkAccess(route.access, caller);
+          checkAccess(route.access, caller, route);
           const rawBody = decodeBody(event);
           const parsedBody = route.request?.body
             ? parseBody(rawBody, headers, route.request.acceptsForm === true)

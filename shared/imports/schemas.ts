@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { isSafeObjectKey, UNSAFE_KEY_MESSAGE } from '#shared/imports/object-keys';
 import { MAX_FILE_RESULTS_BYTES } from '#shared/imports/result-bounds';
 import { ianaTimezone } from '#shared/locations/schemas';
@@ -13,6 +12,7 @@ import {
   rangedListQuery,
   rangePageMeta,
   recordKey,
+  SERVICE_TYPES,
   uuid,
 } from '#shared/schemas/common';
 

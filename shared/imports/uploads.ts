@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
+import { type Caller, hasRole, hasScope, seesAllOrganisations } from '#shared/auth/caller';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
@@ -196,6 +196,8 @@ export async function storeUpload(scope: string, fileName: string, bytes: Buffer
 function mayDownload(caller: Caller, key: string): boolean {
   if (!isSafeObjectKey(key)) return false;
   if (seesAllOrganisations(caller)) return true;
+  // A partner reads its organisation's files with the scope `imports` only (contract section 3).
+  if (hasRole(caller, 'Partner') && !hasScope(caller, 'imports')) return false;
   const owner = /^(?:uploads|results)\/([^/]+)\//.exec(key)?.[1];
   return owner !== undefined && owner === caller.orgId;
 }

@@ -26,7 +26,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, GetCommand, PutCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getUser } from '#shared/accounts/users';
-import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
+import { type Caller, hasRole, hasScope, isSysAdmin } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
 import { putAll } from '#shared/db/batch';
@@ -501,7 +501,10 @@ function view(location: LocationRecord, distance?: number): LocationView {
   };
 }
 
-/** L2: SysAdmin any driver; OrgAdmin and OrgTransporter their organisation's drivers; a driver themself. */
+/**
+ * L2: SysAdmin any driver; OrgAdmin, OrgTransporter and a partner with `locations:read` their organisation's drivers;
+ * a driver themself.
+ */
 export async function readDriverLocation(caller: Caller, driverId: string): Promise<LocationView> {
   const orgId = await organisationOf(caller, driverId);
   const location = orgId === undefined ? undefined : await readLocation(driverId, orgId);
@@ -509,7 +512,7 @@ export async function readDriverLocation(caller: Caller, driverId: string): Prom
     location &&
     (isSysAdmin(caller) ||
       caller.id === driverId ||
-      (hasRole(caller, 'OrgAdmin', 'OrgTransporter') && caller.orgId !== null && location.org_id === caller.orgId));
+      (watchesOrganisation(caller) && caller.orgId !== null && location.org_id === caller.orgId));
   if (!visible) throw notFound('driver location');
   return view(location);
 }
@@ -521,8 +524,12 @@ export async function readDriverLocation(caller: Caller, driverId: string): Prom
  */
 async function organisationOf(caller: Caller, driverId: string): Promise<string | null | undefined> {
   if (isSysAdmin(caller) || caller.id === driverId) return currentOrganisation(driverId);
-  return hasRole(caller, 'OrgAdmin', 'OrgTransporter') && caller.orgId !== null ? caller.orgId : undefined;
+  return watchesOrganisation(caller) && caller.orgId !== null ? caller.orgId : undefined;
 }
+
+/** Who reads their organisation's drivers' locations: OrgAdmin, OrgTransporter, a partner with `locations:read`. */
+const watchesOrganisation = (caller: Caller): boolean =>
+  hasRole(caller, 'OrgAdmin', 'OrgTransporter') || hasScope(caller, 'locations:read');
 
 export interface SearchFilters {
   maxAgeS: number;

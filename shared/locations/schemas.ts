@@ -1,6 +1,5 @@
 import * as v from 'valibot';
-import { SERVICE_TYPES } from '#shared/accounts/schemas';
-import { dateTime, isoTime, uuid } from '#shared/schemas/common';
+import { dateTime, isoTime, SERVICE_TYPES, uuid } from '#shared/schemas/common';
 
 const isIanaZone = (zone: string) => {
   try {

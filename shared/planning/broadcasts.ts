@@ -13,6 +13,7 @@
 
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
+import { describeCaller } from '#shared/auth/access';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
@@ -1018,5 +1019,7 @@ export function assertActor(
   caller: Caller,
   allowedWorker: 'RunsheetBroadcastPlanWorker' | 'RunsheetBroadcastRecordWorker',
 ) {
-  if (!hasRole(caller, allowedWorker, 'Driver', 'OrgDriver')) throw forbidden();
+  if (!hasRole(caller, allowedWorker, 'Driver', 'OrgDriver')) {
+    throw forbidden(`your token has ${describeCaller(caller)}; this move needs ${allowedWorker}, Driver or OrgDriver`);
+  }
 }

@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { SERVICE_TYPES } from '#shared/accounts/schemas';
 import { ianaTimezone } from '#shared/locations/schemas';
 import {
   counter,
@@ -10,6 +9,7 @@ import {
   pageQuery,
   rangedListQuery,
   rangePageMeta,
+  SERVICE_TYPES,
   uuid,
 } from '#shared/schemas/common';
 

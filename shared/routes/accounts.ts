@@ -181,7 +181,9 @@ export const accountsRoutes = [
     area: 'accounts',
     handler: 'accounts/invite-partner',
     needs: { main: 'write', mail: true },
-    access: ['Partner'],
+    // A partner client with the scope users:invite (the default scope of T3), and nobody else.
+    access: [],
+    scopes: ['users:invite'],
     summary: "Invite a child user into the partner's own organisation",
     status: 201,
     request: { body: accounts.invitePartnerBody },

@@ -40,6 +40,7 @@ export const locationsRoutes = [
     // SysAdmin's read (and a driver's own) needs the driver's organisation, the key of its location: its user item.
     needs: { main: 'read', locations: 'read' },
     access: ['SysAdmin', 'OrgAdmin', 'OrgTransporter', 'Driver', 'OrgDriver'],
+    scopes: ['locations:read'],
     summary: "Read one driver's current location",
     status: 200,
     request: { params: locations.driverParams },
@@ -53,6 +54,7 @@ export const locationsRoutes = [
     handler: 'locations/nearest',
     needs: { locations: 'read', locationIndexes: ['Geo'] },
     access: ['SysAdmin', 'OrgAdmin', 'OrgTransporter'],
+    scopes: ['locations:read'],
     throttle: THROTTLES.search,
     summary: 'The closest visible driver to a point, by great-circle distance',
     status: 200,
@@ -67,6 +69,7 @@ export const locationsRoutes = [
     handler: 'locations/within-radius',
     needs: { locations: 'read', locationIndexes: ['Geo'] },
     access: ['SysAdmin', 'OrgAdmin', 'OrgTransporter'],
+    scopes: ['locations:read'],
     throttle: THROTTLES.search,
     summary: 'Every visible driver within a radius, nearest first',
     status: 200,

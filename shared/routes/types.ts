@@ -1,7 +1,7 @@
 /** The shape of a route-table entry (shared by the per-area tables and everything that reads them). */
 
 import type { GenericSchema } from 'valibot';
-import type { Role } from '#shared/auth/roles';
+import type { Role, Scope } from '#shared/auth/roles';
 import type { locationsTable, mainTable } from '#shared/db/tables';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
@@ -97,6 +97,11 @@ export interface RouteDef {
   /** What the function's code touches (see Needs): its grants and environment derive from this alone. */
   needs: Needs;
   access: Access;
+  /**
+   * The partner scopes that open the operation to a partner client (contract section 3), which then answers as for
+   * an OrgAdmin of the partner's organisation; `access` need not name `Partner` for them.
+   */
+  scopes?: readonly Scope[];
   summary: string;
   /** Success status of contract section 1/4. */
   status: number;

@@ -1,6 +1,24 @@
 import * as v from 'valibot';
 
 /** Building blocks shared by the request schemas of every area. */
+
+/**
+ * The spec's `service_type` values (a driver's `driver_profile.service_types`, an import job's, a runsheet's). Here,
+ * not in the accounts area's schemas, so that a planning, locations or imports bundle does not carry those (valibot's
+ * top-level calls are not tree-shaken).
+ */
+export const SERVICE_TYPES = [
+  'ltl',
+  'motorcycle',
+  'car',
+  'mpv',
+  'van_1.7m',
+  'van_2.4m',
+  'lorry_10ft',
+  'lorry_14ft',
+  'lorry_24ft',
+  'lorry_40ft',
+] as const;
 export const uuid = v.pipe(v.string(), v.uuid('must be a UUID'), v.maxLength(36, 'must be a UUID'));
 export const objectId = v.pipe(
   v.string(),

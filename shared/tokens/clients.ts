@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Role } from '#shared/auth/roles';
+import { DEFAULT_PARTNER_SCOPES, type Role, type Scope } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
@@ -26,6 +26,8 @@ export interface ClientRecord {
   secret_hash: string;
   roles: Role[];
   org_id: string | null;
+  /** A partner's scopes; a partner stored before scopes existed holds DEFAULT_PARTNER_SCOPES. */
+  scopes?: Scope[];
   webhook_url?: string;
   webhook_secret_sealed?: string;
   token_gen: number;
@@ -60,6 +62,7 @@ export interface NewClient {
   name: string;
   roles: Role[];
   orgId: string | null;
+  scopes?: Scope[];
   webhookUrl?: string;
   createdBy: string;
 }
@@ -83,6 +86,7 @@ export async function createClient(input: NewClient) {
     secret_hash: hashSecret(secretKey).toString('hex'),
     roles: input.roles,
     org_id: input.orgId,
+    ...(input.scopes ? { scopes: input.scopes } : {}),
     ...(input.webhookUrl ? { webhook_url: input.webhookUrl } : {}),
     ...(webhookSecret ? { webhook_secret_sealed: await secretBox().seal(webhookSecret) } : {}),
     token_gen: 1,
@@ -252,6 +256,11 @@ function toRecord(item: Record<string, unknown>): ClientRecord {
   ) as unknown as ClientRecord;
 }
 
+/** A partner's scopes as granted (T3/T5), or the default for a partner stored before scopes existed. */
+export function partnerScopesOf(client: ClientRecord): Scope[] {
+  return [...(client.scopes ?? DEFAULT_PARTNER_SCOPES)];
+}
+
 /** T4–T6 view: never the secret key; the webhook secret only at creation. */
 export function toPartnerView(client: ClientRecord) {
   return {
@@ -260,6 +269,7 @@ export function toPartnerView(client: ClientRecord) {
     name: client.name,
     webhook_url: client.webhook_url ?? null,
     org_id: client.org_id,
+    scopes: partnerScopesOf(client),
     created_at: client.created_at,
     updated_at: client.updated_at,
     updated_by: client.updated_by,

@@ -2,7 +2,7 @@
 import { issueBearerToken } from '#shared/auth/tokens';
 import { invalidField } from '#shared/http/problems';
 import { redeemAuthCode } from '#shared/tokens/auth-codes';
-import { authenticateClient } from '#shared/tokens/clients';
+import { authenticateClient, partnerScopesOf } from '#shared/tokens/clients';
 
 export async function grantToken(
   authorization: string | undefined,
@@ -13,8 +13,15 @@ export async function grantToken(
     if (!body.code) throw invalidField('code', 'is required for the authorization_code grant');
     return redeemAuthCode(client, body.code);
   }
+  // A partner's token carries its scopes as they are now (contract section 3: a change applies at the next token).
   return issueBearerToken(
-    { kind: 'client', id: client.id, roles: client.roles, orgId: client.org_id },
+    {
+      kind: 'client',
+      id: client.id,
+      roles: client.roles,
+      orgId: client.org_id,
+      ...(client.kind === 'partner' ? { scopes: partnerScopesOf(client) } : {}),
+    },
     client.token_gen,
   );
 }

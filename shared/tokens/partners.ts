@@ -1,7 +1,7 @@
 /** Partner authorizations (T3–T7) and internal clients (X7): who may hold client credentials, and what they see. */
 import { requireOrganisation } from '#shared/accounts/organisations';
 import type { Caller } from '#shared/auth/caller';
-import type { INTERNAL_ROLES } from '#shared/auth/roles';
+import { DEFAULT_PARTNER_SCOPES, type INTERNAL_ROLES, PARTNER_SCOPES, type Scope } from '#shared/auth/roles';
 import type { PageRequest } from '#shared/db/paging';
 import { notFound } from '#shared/http/problems';
 import {
@@ -18,7 +18,7 @@ import { checkWebhookUrl } from '#shared/tokens/webhook-url';
 /** T3: the only answer that shows `secret_key` and `webhook_secret`. */
 export async function createPartner(
   caller: Caller,
-  input: { name: string; webhook_url: string; org_id?: string | undefined },
+  input: { name: string; webhook_url: string; org_id?: string | undefined; scopes?: Scope[] | undefined },
 ) {
   await checkWebhookUrl(input.webhook_url, 'webhook_url');
   if (input.org_id) await requireOrganisation(input.org_id, 'org_id');
@@ -27,18 +27,31 @@ export async function createPartner(
     name: input.name,
     roles: ['Partner'],
     orgId: input.org_id ?? null,
+    scopes: distinct(input.scopes ?? DEFAULT_PARTNER_SCOPES),
     webhookUrl: input.webhook_url,
     createdBy: caller.id,
   });
   return { ...toPartnerView(client), secret_key: secretKey, webhook_secret: webhookSecret! };
 }
 
-/** T5. */
-export async function updatePartner(caller: Caller, id: string, input: { name: string; webhook_url: string }) {
+/** Each scope once, in the order of the contract's list. */
+const distinct = (scopes: readonly Scope[]): Scope[] => PARTNER_SCOPES.filter((scope) => scopes.includes(scope));
+
+/** T5: new scopes take effect at the partner's next token (X5); a token already issued keeps the ones it carries. */
+export async function updatePartner(
+  caller: Caller,
+  id: string,
+  input: { name: string; webhook_url: string; scopes?: Scope[] | undefined },
+) {
   const partner = await getClient(id, 'partner');
   await checkWebhookUrl(input.webhook_url, 'webhook_url');
   return toPartnerView(
-    await updateClient(partner, { name: input.name, webhook_url: input.webhook_url, updated_by: caller.id }),
+    await updateClient(partner, {
+      name: input.name,
+      webhook_url: input.webhook_url,
+      ...(input.scopes ? { scopes: distinct(input.scopes) } : {}),
+      updated_by: caller.id,
+    }),
   );
 }
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { INTERNAL_ROLES } from '#shared/auth/roles';
+import { INTERNAL_ROLES, PARTNER_SCOPES } from '#shared/auth/roles';
 import { isoTime, nonEmptyString, pageQuery, uuid } from '#shared/schemas/common';
 
 const webhookUrl = v.pipe(v.string('must be a string'), v.trim(), v.maxLength(2048, 'must be at most 2048 characters'));
@@ -12,12 +12,25 @@ export const tokenRequestBody = v.object({
   code: v.optional(v.pipe(v.string('must be a string'), v.maxLength(256))),
 });
 
+/** A partner's scopes (contract section 3): an unknown one is a 400 at its own path (`scopes[1]`). */
+const partnerScopes = v.pipe(
+  v.array(v.picklist(PARTNER_SCOPES, `must be one of ${PARTNER_SCOPES.join(', ')}`), 'must be an array of scopes'),
+  v.maxLength(PARTNER_SCOPES.length * 4, 'must hold at most 16 scopes'),
+);
+
 export const createPartnerBody = v.object({
   name: nonEmptyString(200),
   webhook_url: webhookUrl,
   org_id: v.optional(uuid),
+  /** Default `["users:invite"]`. */
+  scopes: v.optional(partnerScopes),
 });
-export const updatePartnerBody = v.object({ name: nonEmptyString(200), webhook_url: webhookUrl });
+/** `scopes` left out keeps the partner's; sent, it replaces them (an empty list grants none). */
+export const updatePartnerBody = v.object({
+  name: nonEmptyString(200),
+  webhook_url: webhookUrl,
+  scopes: v.optional(partnerScopes),
+});
 export const partnerParams = v.object({ partnerAuthorizationID: uuid });
 export const clientKeyParams = v.object({ client_key: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) });
 export const listPartnersQuery = v.object(pageQuery(200, 1000));
@@ -68,6 +81,8 @@ const partnerEntries = {
   name: v.string(),
   webhook_url: v.nullable(v.string()),
   org_id: v.nullable(uuid),
+  /** What the partner's token may do beyond T7 and X4 (contract section 3; docs/accounts.md, "Partner scopes"). */
+  scopes: v.array(v.picklist(PARTNER_SCOPES)),
   created_at: isoTime,
   updated_at: isoTime,
   updated_by: v.string(),

@@ -1,19 +1,21 @@
 /**
  * The access matrix, generated from the route table: every operation called with no token and with a real token of
- * every role (users, a partner, each internal worker) answers 401/403 exactly where its access rule says, and
- * anything else where it admits the caller. Calls carry no body, so nothing is ever created by this test.
+ * every role (users, a partner with the default scope, a partner with every scope, each internal worker) answers
+ * 401/403 exactly where its access rule and scopes say, and anything else where it admits the caller; every 403's
+ * detail names what the token has and what the operation needs. Calls carry no body, so nothing is ever created by
+ * this test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { accessAllows } from '../../shared/auth/access.ts';
-import { INTERNAL_ROLES, ROLES, type Role } from '../../shared/auth/roles.ts';
+import { INTERNAL_ROLES, PARTNER_SCOPES, ROLES, type Role, type Scope } from '../../shared/auth/roles.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 let host: RunningHost;
 let api: Client;
-const principals: { name: string; kind: 'user' | 'client'; roles: Role[]; token: string }[] = [];
+const principals: { name: string; kind: 'user' | 'client'; roles: Role[]; scopes?: Scope[]; token: string }[] = [];
 const SAMPLE = { uuid: '00000000-0000-4000-8000-000000000000', objectId: '000000000000000000000000' };
 
 const pathOf = (route: RouteDef) =>
@@ -66,19 +68,23 @@ beforeAll(async () => {
         body: { grant_type: 'client_credentials' },
       })
     ).body.bearer_token;
-  const partner = (
-    await api.post<{ client_key: string; secret_key: string }>(
-      '/v1/admin/partner-authorizations',
-      { name: 'Matrix partner', webhook_url: 'https://hooks.example/m', org_id: org },
-      admin,
-    )
-  ).body;
-  principals.push({
-    name: 'Partner',
-    kind: 'client',
-    roles: ['Partner'],
-    token: await token(partner.client_key, partner.secret_key),
-  });
+  // A partner as T3 makes it (the default scope, users:invite), and one with every scope (contract section 3).
+  for (const scopes of [['users:invite'], [...PARTNER_SCOPES]] as Scope[][]) {
+    const partner = (
+      await api.post<{ client_key: string; secret_key: string }>(
+        '/v1/admin/partner-authorizations',
+        { name: 'Matrix partner', webhook_url: 'https://hooks.example/m', org_id: org, scopes },
+        admin,
+      )
+    ).body;
+    principals.push({
+      name: scopes.length === 1 ? 'Partner' : 'Partner with every scope',
+      kind: 'client',
+      roles: ['Partner'],
+      scopes,
+      token: await token(partner.client_key, partner.secret_key),
+    });
+  }
   for (const role of INTERNAL_ROLES) {
     const worker = (
       await api.post<{ client_key: string; secret_key: string }>(
@@ -99,7 +105,7 @@ afterAll(() => host?.stop());
 
 describe('the access matrix', () => {
   it('covers every role of the contract', () => {
-    expect(principals.map((p) => p.name).sort()).toEqual(Object.keys(ROLES).sort());
+    expect([...new Set(principals.flatMap((p) => p.roles))].sort()).toEqual(Object.keys(ROLES).sort());
   });
 
   it('answers 401 without a token and 403 for a refused role on every protected route, and neither for an admitted one', async () => {
@@ -128,8 +134,11 @@ describe('the access matrix', () => {
       // Some public routes read their own credential from Authorization (T2, X5): they are not role-checked.
       if (route.access === 'public') continue;
       for (const principal of principals) {
-        const admitted = accessAllows(route.access, principal);
+        const admitted = accessAllows(route.access, principal, route.scopes);
         const answer = await send(principal.token);
+        const detail = (answer.body as { detail?: string } | undefined)?.detail ?? '';
+        if (answer.status === 403 && !admitted && !/^your token has .+; \S+ needs .+/.test(detail))
+          wrong.push(`${route.id} as ${principal.name}: the 403 says "${detail}"`);
         // Empty bodies stop at validation, so an admitted caller meets a 400 or a 404, never a 401 or 403.
         if (admitted && (answer.status === 401 || answer.status === 403))
           wrong.push(`${route.id} as ${principal.name}: ${answer.status}`);

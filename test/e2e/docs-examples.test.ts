@@ -99,6 +99,8 @@ async function tokenFor(route: RouteDef): Promise<string | undefined> {
   // The refresh token of T8's example is the shared Merchant's: the caller must be that user.
   if (route.id === 'T8') return merchantToken;
   const allowed: readonly Role[] = typeof route.access === 'string' ? ['Merchant'] : route.access;
+  // An operation only a partner scope opens (A9): a partner client of the organisation, with the default scope.
+  if (allowed.length === 0) return partnerToken();
   // An organisation's own roles first (the example ids are that organisation's records), SysAdmin for admin paths.
   // The workers' own operations (R3–R8, P10, P13–P15) are sent as the worker that sends them in the service.
   const preference: Role[] = route.path.startsWith('/v1/admin/')

@@ -2,7 +2,7 @@
  * Tenancy, generated from the route table: organisation A owns one of everything (a member, a driver with a
  * location, a notification, an import job, a planning with a finished job and its pairs). Every operation that takes
  * an id in its path and admits an organisation's roles is then called with A's ids by every admitted user of
- * organisation B (and by a freelance driver): each answers 404, and no stored item changes. A's ids inside B's own
+ * organisation B (and by a freelance driver, and by B's partner client with every scope): each answers 404, and no stored item changes. A's ids inside B's own
  * requests (I8's object key, I4b's upload keys, P7's driver ids) are refused the same way. SysAdmin-only and
  * internal-worker operations are the platform's, not an organisation's, and T7's partner basics are readable by any
  * token by contract.
@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type RunningHost, UPLOAD_BUCKET } from '../../lib/local/start.ts';
 import { accessAllows } from '../../shared/auth/access.ts';
-import { ROLES, type Role } from '../../shared/auth/roles.ts';
+import { PARTNER_SCOPES, ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type RouteDef, routes } from '../../shared/routes.ts';
-import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { type Client, client, clientCredentialsToken, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { storedItems } from '../support/stored.ts';
@@ -30,6 +30,12 @@ let admin: string;
 const ids: Record<string, string> = {};
 /** B's callers (and a freelance driver), by role. */
 const strangers: { role: Role; token: string }[] = [];
+
+/** Does the route admit this stranger: a user of its role, or (Partner) B's partner client with every scope? */
+const admits = (route: RouteDef, role: Role) =>
+  role === 'Partner'
+    ? accessAllows(route.access, { kind: 'client', roles: ['Partner'], scopes: PARTNER_SCOPES }, route.scopes)
+    : accessAllows(route.access, { kind: 'user', roles: [role] });
 /** A planning of organisation B's own, for references to A's things inside B's requests. */
 let planningOfB: string;
 /** Organisation A's id (X10's `org_id` named by a stranger). */
@@ -144,6 +150,16 @@ beforeAll(async () => {
   planningOfB = (await api.post<{ id: string }>('/v1/plannings', { name: 'Tenant B run' }, strangerToken('OrgAdmin')))
     .body.id;
   strangers.push({ role: 'Driver', token: (await freelanceDriver()).bearer_token });
+  // B's partner (T3) with every scope: it acts for B as B's OrgAdmin would, and no further.
+  const partnerOfB = await api.post<{ client_key: string; secret_key: string }>(
+    '/v1/admin/partner-authorizations',
+    { name: 'Partner of B', webhook_url: 'https://hooks.example.com/b', org_id: orgB, scopes: PARTNER_SCOPES },
+    admin,
+  );
+  strangers.push({
+    role: 'Partner',
+    token: await clientCredentialsToken(api, partnerOfB.body.client_key, partnerOfB.body.secret_key),
+  });
   // Another freelance driver, out on the road: visible to SysAdmin and to themselves only.
   const other = await freelanceDriver();
   freelancerId = other.user.id;
@@ -179,7 +195,7 @@ const tenancyRoutes = (routes as readonly RouteDef[]).filter(
   (route) =>
     route.path.includes('{') &&
     !PLATFORM_WIDE.has(route.id) &&
-    ORGANISATION_ROLES.some((role) => accessAllows(route.access, { kind: 'user', roles: [role] })),
+    [...ORGANISATION_ROLES, 'Partner' as const].some((role) => admits(route, role)),
 );
 
 describe('tenancy', () => {
@@ -201,7 +217,7 @@ describe('tenancy', () => {
       const path = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(ids[name]!));
       const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : (bodies[route.id]?.() ?? {});
       for (const stranger of strangers) {
-        if (!accessAllows(route.access, { kind: 'user', roles: [stranger.role] })) continue;
+        if (!admits(route, stranger.role)) continue;
         const answer = await api.call(route.method, path, { token: stranger.token, body });
         calls++;
         if (answer.status !== 404)
@@ -222,7 +238,7 @@ describe('tenancy', () => {
       );
       expect(download, `I8 as ${stranger.role}`).toMatchObject({ status: 404, body: { Error: 'no such object' } });
     }
-    for (const role of ['OrgAdmin', 'Merchant'] as const) {
+    for (const role of ['OrgAdmin', 'Merchant', 'Partner'] as const) {
       const job = await api.post(
         '/v1/task-import-jobs',
         {
@@ -236,15 +252,19 @@ describe('tenancy', () => {
         { path: 'files[0].storage_upload_key', message: 'names no upload of yours' },
       ]);
     }
-    const drivers = await api.post(
-      `/v1/plannings/${planningOfB}/drivers`,
-      { drivers: [{ id: ids['driverID'] }] },
-      strangerToken('OrgAdmin'),
-    );
-    expect(drivers.status).toBe(400);
-    expect((drivers.body['errors'] as { path: string }[])[0]!.path).toBe('drivers[0].id');
+    for (const role of ['OrgAdmin', 'Partner'] as const) {
+      const drivers = await api.post(
+        `/v1/plannings/${planningOfB}/drivers`,
+        { drivers: [{ id: ids['driverID'] }] },
+        strangerToken(role),
+      );
+      expect(drivers.status, `P7 as ${role}`).toBe(400);
+      expect((drivers.body['errors'] as { path: string }[])[0]!.path).toBe('drivers[0].id');
+    }
     // A freelance driver belongs to no organisation: not to B's people, and not to another freelance driver either.
-    for (const stranger of strangers.filter((s) => ['OrgAdmin', 'OrgTransporter', 'Driver'].includes(s.role)))
+    for (const stranger of strangers.filter((s) =>
+      ['OrgAdmin', 'OrgTransporter', 'Driver', 'Partner'].includes(s.role),
+    ))
       expect((await api.get(`/v1/driver-locations/${freelancerId}`, stranger.token)).status, stranger.role).toBe(404);
     const sysadminView = await api.get(`/v1/driver-locations/${freelancerId}`, admin);
     expect(sysadminView.status).toBe(200);

@@ -39,6 +39,52 @@ describe('access rules of the route table', () => {
     expect(accessAllows(['ImportWorker'], worker)).toBe(true);
   });
 
+  it('opens a route to a partner through a scope the route names, never through the role alone', () => {
+    const partner = (scopes?: Caller['scopes']): Caller => ({
+      kind: 'client',
+      id: 'p',
+      roles: ['Partner'],
+      orgId: 'org',
+      ...(scopes ? { scopes } : {}),
+    });
+    const i4b = { id: 'I4b', access: ['OrgAdmin', 'Merchant'], scopes: ['imports'] } as const;
+    expect(statusOf(() => checkAccess(i4b.access, partner(['imports']), i4b))).toBe('ok');
+    expect(statusOf(() => checkAccess(i4b.access, partner(['plannings']), i4b))).toBe(403);
+    // A partner token from before scopes (no `scope` claim) holds the default, users:invite.
+    expect(accessAllows([], partner(), ['users:invite'])).toBe(true);
+    expect(accessAllows([], partner([]), ['users:invite'])).toBe(false);
+    // A user never passes by a scope, whatever its token says.
+    expect(accessAllows(['SysAdmin'], { ...user(['OrgAdmin']), scopes: ['imports'] }, ['imports'])).toBe(false);
+  });
+
+  it('says in the 403 what the token has and what the operation needs', () => {
+    const detailOf = (fn: () => void) => {
+      try {
+        fn();
+      } catch (error) {
+        return (error as Problem).message;
+      }
+      return undefined;
+    };
+    const partner: Caller = { kind: 'client', id: 'p', roles: ['Partner'], orgId: 'o', scopes: ['users:invite'] };
+    expect(
+      detailOf(() =>
+        checkAccess(['OrgAdmin', 'OrgTransporter', 'Merchant'], partner, { id: 'I4a', scopes: ['imports'] }),
+      ),
+    ).toBe(
+      'your token has Partner with scopes users:invite; I4a needs OrgAdmin, OrgTransporter, Merchant or a partner scope imports',
+    );
+    expect(
+      detailOf(() => checkAccess(['SysAdmin'], user(['OrgAdmin', 'OrgDriver']), { id: 'I1.ops', specId: 'I1' })),
+    ).toBe('your token has OrgAdmin, OrgDriver; I1 needs SysAdmin');
+    expect(detailOf(() => checkAccess(['SysAdmin', 'OrgAdmin'], worker, { id: 'A13' }))).toBe(
+      'your token has ImportWorker; A13 needs SysAdmin or OrgAdmin',
+    );
+    expect(detailOf(() => checkAccess('users', worker, { id: 'X9' }))).toBe(
+      'your token has ImportWorker; X9 needs a user token (partner and internal client tokens may not call it)',
+    );
+  });
+
   it('throws problems, not plain errors', () => {
     expect(() => checkAccess(['SysAdmin'], user([]))).toThrow(Problem);
   });
@@ -68,7 +114,7 @@ describe('the handler factory, for every route of the table', () => {
         return { status: 200, body: {} };
       });
       for (const caller of callers) {
-        if (accessAllows(route.access, caller)) continue;
+        if (accessAllows(route.access, caller, route.scopes)) continue;
         const reply = (await handler({
           rawPath: route.path,
           headers: { 'content-type': 'application/json' },
