@@ -11,7 +11,7 @@ export interface paths {
          * Public keys that verify service bearer tokens
          * @description The public keys (JWK Set, ES256) that verify the service’s bearer tokens; any verifier can fetch and cache them.
          *
-         *     Access: public. Spec JWKS.
+         *     Access: public (no token). Spec JWKS.
          */
         get: operations["JWKS"];
         put?: never;
@@ -35,7 +35,7 @@ export interface paths {
          * Log in with email and password
          * @description Logs in with email and password; answers a bearer token (JWT), a refresh token and the user.
          *
-         *     Access: public. Spec A1.
+         *     Access: public (no token). Spec A1.
          */
         post: operations["A1"];
         delete?: never;
@@ -57,7 +57,7 @@ export interface paths {
          * Exchange a refresh token for a new bearer token and refresh token (rotation with reuse detection)
          * @description Exchanges a refresh token for a new bearer token and a new refresh token; the old one stops working, and presenting it again ends its whole family (reuse detection).
          *
-         *     Access: public. Spec T1.
+         *     Access: public (no token). Spec T1.
          */
         post: operations["T1"];
         delete?: never;
@@ -79,7 +79,7 @@ export interface paths {
          * Revoke a refresh token's family, or every family of the caller
          * @description Ends the session of a refresh token, or without one every session of the caller.
          *
-         *     Access: users. Spec X6.
+         *     Access: a user token (partner and internal client tokens may not call it). Spec X6.
          */
         post: operations["X6"];
         delete?: never;
@@ -99,7 +99,7 @@ export interface paths {
          * List organisations, newest first
          * @description Lists organisations, newest first, one page at a time.
          *
-         *     Access: roles: SysAdmin. Spec X3.
+         *     Access: SysAdmin. Spec X3.
          */
         get: operations["X3"];
         put?: never;
@@ -107,7 +107,7 @@ export interface paths {
          * Create an organisation
          * @description Creates an organisation of a kind (merchant, transporter or platform).
          *
-         *     Access: roles: SysAdmin. Spec X2.
+         *     Access: SysAdmin. Spec X2.
          */
         post: operations["X2"];
         delete?: never;
@@ -127,7 +127,7 @@ export interface paths {
          * Read an organisation
          * @description Reads one organisation.
          *
-         *     Access: roles: SysAdmin. Spec X3.
+         *     Access: SysAdmin. Spec X3.
          */
         get: operations["X3_read"];
         put?: never;
@@ -149,7 +149,7 @@ export interface paths {
          * List the roles and their fixed ids
          * @description Lists every role with its fixed id (the ids invitations and role changes name).
          *
-         *     Access: any. Spec X4.
+         *     Access: any valid token. Spec X4.
          */
         get: operations["X4"];
         put?: never;
@@ -173,7 +173,7 @@ export interface paths {
          * Register a freelance driver (unconfirmed until A3 + X8)
          * @description Registers a freelance driver account, unconfirmed: A3 sends it a security code and X8 confirms it.
          *
-         *     Access: public. Spec A2.
+         *     Access: public (no token). Spec A2.
          */
         post: operations["A2"];
         delete?: never;
@@ -195,7 +195,7 @@ export interface paths {
          * Register a merchant: a merchant organisation and its Merchant user
          * @description Registers a merchant: a new merchant organisation and its Merchant user, unconfirmed until A3 and X8.
          *
-         *     Access: public. Spec X1.
+         *     Access: public (no token). Spec X1.
          */
         post: operations["X1"];
         delete?: never;
@@ -217,7 +217,7 @@ export interface paths {
          * Send a 6-digit security code (10 minutes) to an unconfirmed account
          * @description Mails (and texts, with `phone_number`) a 6-digit security code, valid 10 minutes, to an unconfirmed self-registered account; X8 confirms it. A new code replaces the previous one.
          *
-         *     Access: public. Spec A3.
+         *     Access: public (no token). Spec A3.
          */
         post: operations["A3"];
         delete?: never;
@@ -239,7 +239,7 @@ export interface paths {
          * Confirm a self-registered account with its security code
          * @description Confirms a self-registered account with the security code A3 sent it.
          *
-         *     Access: public. Spec X8.
+         *     Access: public (no token). Spec X8.
          */
         post: operations["X8"];
         delete?: never;
@@ -261,7 +261,7 @@ export interface paths {
          * Accept an invitation: set name and password, confirm the account
          * @description Accepts an invitation (the token from its mail): sets the name and password and confirms the account.
          *
-         *     Access: public. Spec A4.
+         *     Access: public (no token). Spec A4.
          */
         post: operations["A4"];
         delete?: never;
@@ -283,7 +283,7 @@ export interface paths {
          * Invite a user into the caller's organisation
          * @description Invites a user into the caller’s organisation by email (a mail with an invitation token).
          *
-         *     Access: roles: OrgAdmin. Spec A5.
+         *     Access: OrgAdmin. Spec A5.
          */
         post: operations["A5"];
         delete?: never;
@@ -305,7 +305,7 @@ export interface paths {
          * Invite a user into the caller's organisation
          * @description Invites a user into the caller’s organisation by email (a mail with an invitation token).
          *
-         *     Access: roles: OrgTransporter. Spec A6.
+         *     Access: OrgTransporter. Spec A6.
          */
         post: operations["A6"];
         delete?: never;
@@ -327,7 +327,7 @@ export interface paths {
          * Invite a user into a named organisation
          * @description Invites a user into a named organisation by email, with a role.
          *
-         *     Access: roles: SysAdmin. Spec A7.
+         *     Access: SysAdmin. Spec A7.
          */
         post: operations["A7"];
         delete?: never;
@@ -349,7 +349,7 @@ export interface paths {
          * Invite up to 500 addresses; each is reported invited or failed
          * @description Invites up to 500 addresses into a named organisation; each address is reported invited or failed, with why.
          *
-         *     Access: roles: SysAdmin. Spec A8.
+         *     Access: SysAdmin. Spec A8.
          */
         post: operations["A8"];
         delete?: never;
@@ -371,7 +371,7 @@ export interface paths {
          * Invite a child user into the partner's own organisation
          * @description Invites a child user into the partner’s own organisation by email.
          *
-         *     Access: roles: Partner. Spec A9.
+         *     Access: a partner scope users:invite (a partner then answers as an OrgAdmin of its organisation). Spec A9.
          */
         post: operations["A9"];
         delete?: never;
@@ -393,7 +393,7 @@ export interface paths {
          * Request a password reset mail (same answer for any address)
          * @description Mails a password reset token to the address if it has an account; the answer is the same either way.
          *
-         *     Access: public. Spec A10.
+         *     Access: public (no token). Spec A10.
          */
         post: operations["A10"];
         delete?: never;
@@ -415,7 +415,7 @@ export interface paths {
          * Set a new password with a reset token
          * @description Sets a new password with the token of a reset mail (A10); every session of the user ends.
          *
-         *     Access: public. Spec A11.
+         *     Access: public (no token). Spec A11.
          */
         post: operations["A11"];
         delete?: never;
@@ -436,7 +436,7 @@ export interface paths {
          * Change your own name and password (needs the current one; answers a new session, ends the others)
          * @description Changes your own name and/or password (a new password needs the current one).
          *
-         *     Access: users. Spec A12.
+         *     Access: a user token (partner and internal client tokens may not call it). Spec A12.
          */
         put: operations["A12"];
         post?: never;
@@ -458,7 +458,7 @@ export interface paths {
          * Change a user's name and phone number
          * @description Changes a user’s name and phone number (OrgAdmin: users of its organisation).
          *
-         *     Access: roles: SysAdmin, OrgAdmin. Spec A13.
+         *     Access: SysAdmin or OrgAdmin. Spec A13.
          */
         put: operations["A13"];
         post?: never;
@@ -479,7 +479,7 @@ export interface paths {
          * List users, newest first; filter by organisation, search by email or name prefix
          * @description Lists users, newest first; `org_id` filters by organisation, `search` by email or name prefix.
          *
-         *     Access: roles: SysAdmin. Spec A14.
+         *     Access: SysAdmin. Spec A14.
          */
         get: operations["A14"];
         put?: never;
@@ -488,7 +488,7 @@ export interface paths {
          * Delete a user: the email gets a deleted prefix, sessions end, the address is free again
          * @description Deletes a user by email: the stored address gets a deleted prefix, every session ends, and the address may be registered again.
          *
-         *     Access: roles: SysAdmin. Spec A17.
+         *     Access: SysAdmin. Spec A17.
          */
         delete: operations["A17"];
         options?: never;
@@ -507,7 +507,7 @@ export interface paths {
          * List an organisation's users of one role, sorted
          * @description Lists one organisation’s users of one role, sorted.
          *
-         *     Access: roles: SysAdmin. Spec A15.
+         *     Access: SysAdmin. Spec A15.
          */
         get: operations["A15"];
         put?: never;
@@ -529,7 +529,7 @@ export interface paths {
          * Read a user (deleted users too)
          * @description Reads a user by id, deleted users too.
          *
-         *     Access: roles: SysAdmin. Spec A16.
+         *     Access: SysAdmin. Spec A16.
          */
         get: operations["A16"];
         put?: never;
@@ -551,7 +551,7 @@ export interface paths {
          * Read a user by email
          * @description Reads a user by email address.
          *
-         *     Access: roles: SysAdmin. Spec A18.
+         *     Access: SysAdmin. Spec A18.
          */
         get: operations["A18"];
         put?: never;
@@ -573,7 +573,7 @@ export interface paths {
          * List the users of the caller's organisation
          * @description Lists the users of the caller’s organisation.
          *
-         *     Access: roles: OrgAdmin. Spec A19.
+         *     Access: OrgAdmin. Spec A19.
          */
         get: operations["A19"];
         put?: never;
@@ -596,7 +596,7 @@ export interface paths {
          * Change your own name and phone number
          * @description Changes your own name and phone number.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter. Spec A20.
+         *     Access: OrgAdmin or OrgTransporter. Spec A20.
          */
         put: operations["A20"];
         post?: never;
@@ -618,7 +618,7 @@ export interface paths {
          * Change your driver phone number and service types (optimistic on driver_profile.version_rev)
          * @description Changes your driver phone number and service types; `driver_profile.version_rev` must be the current one (X9 shows it), else 409.
          *
-         *     Access: roles: Driver, OrgDriver. Spec A21.
+         *     Access: Driver or OrgDriver. Spec A21.
          */
         put: operations["A21"];
         post?: never;
@@ -640,7 +640,7 @@ export interface paths {
          * Go on or off duty: only a driver on duty is offered runsheets (setting the same state again keeps since)
          * @description Goes on or off duty. Only a driver on duty is offered runsheets by a planning job; a new driver is on duty from the account’s creation. Answers the state and `since`, when that state began: setting the state the driver is already in changes nothing and keeps `since`. Not part of `driver_profile.version_rev`: a toggle never makes a profile edit (A21) stale. X9, A1, A16 and A23 show it as `driver_profile.on_duty` and `driver_profile.on_duty_since`.
          *
-         *     Access: roles: Driver, OrgDriver. Spec X15.
+         *     Access: Driver or OrgDriver. Spec X15.
          */
         put: operations["X15"];
         post?: never;
@@ -662,7 +662,7 @@ export interface paths {
          * Change your own email (needs the current password; the new address must be confirmed, the old is told)
          * @description Changes your own email address (needs the current password): the new address must be confirmed, the old one is told.
          *
-         *     Access: roles: Transporter, OrgTransporter. Spec A22.
+         *     Access: Transporter or OrgTransporter. Spec A22.
          */
         put: operations["A22"];
         post?: never;
@@ -683,7 +683,7 @@ export interface paths {
          * Read a user of your organisation
          * @description Reads a user of your organisation.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter. Spec A23.
+         *     Access: OrgAdmin or OrgTransporter. Spec A23.
          */
         get: operations["A23"];
         put?: never;
@@ -706,7 +706,7 @@ export interface paths {
          * Set your name and password (self-registered merchants; a new password needs the current one)
          * @description Sets your own name and/or password (self-registered merchants; a new password needs the current one).
          *
-         *     Access: roles: Merchant. Spec A24.
+         *     Access: Merchant. Spec A24.
          */
         put: operations["A24"];
         post?: never;
@@ -729,7 +729,7 @@ export interface paths {
          * Assign an organisation to a user that has none
          * @description Assigns an organisation to a user that has none (a self-registered account).
          *
-         *     Access: roles: SysAdmin. Spec A25.
+         *     Access: SysAdmin. Spec A25.
          */
         post: operations["A25"];
         delete?: never;
@@ -751,7 +751,7 @@ export interface paths {
          * Confirm a user
          * @description Confirms a user’s account without a security code.
          *
-         *     Access: roles: SysAdmin. Spec A26.
+         *     Access: SysAdmin. Spec A26.
          */
         post: operations["A26"];
         delete?: never;
@@ -771,7 +771,7 @@ export interface paths {
          * Read your own account
          * @description Reads the caller’s own account: profile, organisation and roles.
          *
-         *     Access: users. Spec X9.
+         *     Access: a user token (partner and internal client tokens may not call it). Spec X9.
          */
         get: operations["X9"];
         put?: never;
@@ -795,7 +795,7 @@ export interface paths {
          * Exchange an external identity-platform token (Authorization header) for a service bearer token
          * @description Exchanges a token of the configured external identity platform (an OIDC JWT in the Authorization header, verified against that issuer’s JWKS) for a service bearer token; its email claim names the account. An unknown account answers 200 with `message` "account not found" and an empty bearer_token.
          *
-         *     Access: public. Spec T2.
+         *     Access: public (no token). Spec T2.
          */
         post: operations["T2"];
         delete?: never;
@@ -815,15 +815,15 @@ export interface paths {
          * List partner authorizations
          * @description Lists partner authorizations, one page at a time (secrets never shown).
          *
-         *     Access: roles: SysAdmin. Spec T4.
+         *     Access: SysAdmin. Spec T4.
          */
         get: operations["T4"];
         put?: never;
         /**
          * Create a partner authorization; the only answer that shows secret_key and webhook_secret
-         * @description Creates a partner authorization: a partner client (client_key, secret_key) and its webhook; the secret_key and webhook_secret are shown only in this answer.
+         * @description Creates a partner authorization: a partner client (client_key, secret_key) and its webhook; the secret_key and webhook_secret are shown only in this answer. The partner acts for `org_id` with the `scopes` granted here: each opens a set of operations, which then answer the partner as they would an OrgAdmin of that organisation (`x-scopes` on each operation; docs/accounts.md, "Partner scopes").
          *
-         *     Access: roles: SysAdmin. Spec T3.
+         *     Access: SysAdmin. Spec T3.
          */
         post: operations["T3"];
         delete?: never;
@@ -843,14 +843,14 @@ export interface paths {
          * Read a partner authorization
          * @description Reads a partner authorization (secrets never shown).
          *
-         *     Access: roles: SysAdmin. Spec T6.
+         *     Access: SysAdmin. Spec T6.
          */
         get: operations["T6"];
         /**
          * Update a partner authorization
-         * @description Changes a partner authorization’s name and webhook URL.
+         * @description Changes a partner authorization’s name, webhook URL and scopes. New scopes take effect at the partner’s next token (X5); a token already issued keeps the scopes it carries until it expires.
          *
-         *     Access: roles: SysAdmin. Spec T5.
+         *     Access: SysAdmin. Spec T5.
          */
         put: operations["T5"];
         post?: never;
@@ -871,7 +871,7 @@ export interface paths {
          * List a partner's webhook delivery attempts, newest first
          * @description Lists the webhook delivery attempts to a partner, newest first, with their outcome.
          *
-         *     Access: roles: SysAdmin. Spec T6.deliveries.
+         *     Access: SysAdmin. Spec T6.deliveries.
          */
         get: operations["T6_deliveries"];
         put?: never;
@@ -895,7 +895,7 @@ export interface paths {
          * Send a webhook.test event to the partner’s webhook URL
          * @description Sends a signed `webhook.test` event to the partner’s webhook URL; T6.deliveries shows the outcome.
          *
-         *     Access: roles: SysAdmin. Spec T6.test.
+         *     Access: SysAdmin. Spec T6.test.
          */
         post: operations["T6_test"];
         delete?: never;
@@ -915,7 +915,7 @@ export interface paths {
          * Read the basic view of a partner by client key
          * @description Reads the public view of a partner (name and webhook URL) by its client key.
          *
-         *     Access: any. Spec T7.
+         *     Access: any valid token. Spec T7.
          */
         get: operations["T7"];
         put?: never;
@@ -939,7 +939,7 @@ export interface paths {
          * Create a single-use auth code (10 minutes) that lets a partner client act as you
          * @description Creates a single-use auth code, valid 10 minutes, that lets the partner client `client_auth.key` act as you (the partner redeems it with X5 grant_type authorization_code).
          *
-         *     Access: users. Spec T8.
+         *     Access: a user token (partner and internal client tokens may not call it). Spec T8.
          */
         post: operations["T8"];
         delete?: never;
@@ -959,7 +959,7 @@ export interface paths {
          * Read an auth code record
          * @description Reads an auth code’s record: its client, user and whether it was used.
          *
-         *     Access: roles: SysAdmin. Spec T9.
+         *     Access: SysAdmin. Spec T9.
          */
         get: operations["T9"];
         put?: never;
@@ -983,7 +983,7 @@ export interface paths {
          * Create a platform session (X-Platform-ID header; email and password in the body)
          * @description Creates a session for a platform organisation’s user: the platform’s id in the X-Platform-ID header, the user’s email and password in the body.
          *
-         *     Access: public. Spec T10.
+         *     Access: public (no token). Spec T10.
          */
         post: operations["T10"];
         delete?: never;
@@ -1005,7 +1005,7 @@ export interface paths {
          * Client credentials (HTTP Basic client_key:secret_key): grant_type client_credentials or authorization_code
          * @description Issues a client bearer token. Authenticate with HTTP Basic `client_key:secret_key`; grant_type client_credentials acts as the client, authorization_code (with `code` from T8) as the user who made the code.
          *
-         *     Access: public. Spec X5.
+         *     Access: public (no token). Spec X5.
          */
         post: operations["X5"];
         delete?: never;
@@ -1025,7 +1025,7 @@ export interface paths {
          * List internal worker clients
          * @description Lists the internal worker clients with their roles (secrets never shown). A revoked client stays listed, with `revoked_at`.
          *
-         *     Access: roles: SysAdmin. Spec X7.
+         *     Access: SysAdmin. Spec X7.
          */
         get: operations["X7_list"];
         put?: never;
@@ -1033,7 +1033,7 @@ export interface paths {
          * Create an internal worker client; the secret is shown once
          * @description Creates an internal worker client with internal roles; its secret_key is shown only in this answer.
          *
-         *     Access: roles: SysAdmin. Spec X7.
+         *     Access: SysAdmin. Spec X7.
          */
         post: operations["X7"];
         delete?: never;
@@ -1056,7 +1056,7 @@ export interface paths {
          * Revoke a client (internal or partner): its credentials and tokens stop working
          * @description Revokes a client (internal or partner): its credentials and the tokens issued to it stop working.
          *
-         *     Access: roles: SysAdmin. Spec X7.revoke.
+         *     Access: SysAdmin. Spec X7.revoke.
          */
         delete: operations["X7_revoke"];
         options?: never;
@@ -1076,7 +1076,7 @@ export interface paths {
          * Store the driver's current location (an older fix than the stored one is ignored)
          * @description Stores the calling driver’s current position (WGS 84 degrees). A fix older than the stored one is ignored (still 200); live subscribers of the driver’s organisation are told.
          *
-         *     Access: roles: Driver, OrgDriver. Spec L1.
+         *     Access: Driver or OrgDriver. Spec L1.
          */
         put: operations["L1"];
         post?: never;
@@ -1099,7 +1099,7 @@ export interface paths {
          * Store a phone's buffer of fixes (1–100): the newest one newer than the stored fix is stored as L1 stores it, the others are counted as ignored
          * @description Sends a phone’s buffer of 1 to 100 fixes in one request (lib/client/location-uploader.ts does it for an app). The newest fix newer than the stored one is stored exactly as L1 stores it; the others count as `ignored`. A malformed fix refuses the whole batch with a 400 at its path.
          *
-         *     Access: roles: Driver, OrgDriver. Spec X13.
+         *     Access: Driver or OrgDriver. Spec X13.
          */
         post: operations["X13"];
         delete?: never;
@@ -1119,7 +1119,7 @@ export interface paths {
          * Read one driver's current location
          * @description Reads one driver’s last stored position (drivers of the caller’s organisation; a driver: its own).
          *
-         *     Access: roles: SysAdmin, OrgAdmin, OrgTransporter, Driver, OrgDriver. Spec L2.
+         *     Access: SysAdmin, OrgAdmin, OrgTransporter, Driver, OrgDriver or a partner scope locations:read (a partner then answers as an OrgAdmin of its organisation). Spec L2.
          */
         get: operations["L2"];
         put?: never;
@@ -1141,7 +1141,7 @@ export interface paths {
          * The closest visible driver to a point, by great-circle distance
          * @description Finds the visible driver nearest to a point (great-circle distance), among fixes newer than `max_age_s`; 404 when there is none.
          *
-         *     Access: roles: SysAdmin, OrgAdmin, OrgTransporter. Spec L3.
+         *     Access: SysAdmin, OrgAdmin, OrgTransporter or a partner scope locations:read (a partner then answers as an OrgAdmin of its organisation). Spec L3.
          */
         get: operations["L3"];
         put?: never;
@@ -1163,7 +1163,7 @@ export interface paths {
          * Every visible driver within a radius, nearest first
          * @description Lists every visible driver within `radius` metres of a point, nearest first.
          *
-         *     Access: roles: SysAdmin, OrgAdmin, OrgTransporter. Spec L4.
+         *     Access: SysAdmin, OrgAdmin, OrgTransporter or a partner scope locations:read (a partner then answers as an OrgAdmin of its organisation). Spec L4.
          */
         get: operations["L4"];
         put?: never;
@@ -1187,7 +1187,7 @@ export interface paths {
          * Push events to the subscribers of their channels
          * @description Pushes events to the WebSocket subscribers of their channels (`org.<org_id>`, `user.<user_id>`); nothing is stored.
          *
-         *     Access: roles: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment, ImportWorker. Spec N1.
+         *     Access: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment or ImportWorker. Spec N1.
          */
         post: operations["N1"];
         delete?: never;
@@ -1207,7 +1207,7 @@ export interface paths {
          * List notification log entries (a Merchant: its own organisation)
          * @description Lists notification log entries by creation time (a Merchant: its own organisation’s).
          *
-         *     Access: roles: SysAdmin, Merchant. Spec N2.
+         *     Access: SysAdmin or Merchant. Spec N2.
          */
         get: operations["N2"];
         put?: never;
@@ -1215,7 +1215,7 @@ export interface paths {
          * Write a notification log entry and deliver it to user.<event_data.user_id>
          * @description Writes a notification log entry for `event_data.user_id` and delivers it live on `user.<user_id>`; `event_data` may carry more fields, kept as they are.
          *
-         *     Access: roles: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment, ImportWorker. Spec N5.
+         *     Access: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment or ImportWorker. Spec N5.
          */
         post: operations["N5"];
         delete?: never;
@@ -1237,7 +1237,7 @@ export interface paths {
          * Mark a notification read (idempotent)
          * @description Marks one notification read; marking it again changes nothing.
          *
-         *     Access: roles: SysAdmin, Merchant. Spec N3.
+         *     Access: SysAdmin or Merchant. Spec N3.
          */
         post: operations["N3"];
         delete?: never;
@@ -1257,7 +1257,7 @@ export interface paths {
          * Read one notification, object-storage links presigned for 15 minutes (SysAdmin, a Merchant of its organisation, the user it names)
          * @description Reads one notification; links to stored objects in its data are presigned for 15 minutes.
          *
-         *     Access: users. Spec N4.
+         *     Access: a user token (partner and internal client tokens may not call it). Spec N4.
          */
         get: operations["N4"];
         put?: never;
@@ -1281,7 +1281,7 @@ export interface paths {
          * Push up to 500 messages to the devices of their users
          * @description Sends up to 500 push messages to the registered devices of their users (SNS).
          *
-         *     Access: roles: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment, ImportWorker. Spec N6.
+         *     Access: SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment or ImportWorker. Spec N6.
          */
         post: operations["N6"];
         delete?: never;
@@ -1301,7 +1301,7 @@ export interface paths {
          * List push notification keys
          * @description Lists registered push keys by creation time, optionally of one application or QA devices only.
          *
-         *     Access: roles: SysAdmin, RRTB, PriceAdjustment. Spec N7.
+         *     Access: SysAdmin, RRTB or PriceAdjustment. Spec N7.
          */
         get: operations["N7"];
         put?: never;
@@ -1309,7 +1309,7 @@ export interface paths {
          * Register a push key (the same device and application replaces it)
          * @description Registers the caller’s device for push messages; the same device and application replaces the key it had.
          *
-         *     Access: users. Spec N8.
+         *     Access: a user token (partner and internal client tokens may not call it). Spec N8.
          */
         post: operations["N8"];
         delete?: never;
@@ -1332,7 +1332,7 @@ export interface paths {
          * Remove all of your push keys
          * @description Removes every push key of the caller: no more push notifications to any of their devices.
          *
-         *     Access: roles: OrgDriver, OrgTransporter. Spec N9.
+         *     Access: OrgDriver or OrgTransporter. Spec N9.
          */
         delete: operations["N9"];
         options?: never;
@@ -1354,7 +1354,7 @@ export interface paths {
          * Remove all of your push keys (the org apps’ path)
          * @description Removes every push key of the caller (the same as N9, on the org apps’ path).
          *
-         *     Access: roles: OrgDriver, OrgTransporter. Spec N10.
+         *     Access: OrgDriver or OrgTransporter. Spec N10.
          */
         delete: operations["N10"];
         options?: never;
@@ -1373,7 +1373,7 @@ export interface paths {
          * A presigned PUT URL (1 hour) for one file (operations staff)
          * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
-         *     Access: roles: SysAdmin. Spec I1.
+         *     Access: SysAdmin. Spec I1.
          */
         get: operations["I1_ops"];
         put?: never;
@@ -1395,7 +1395,7 @@ export interface paths {
          * List import jobs (operations staff)
          * @description Lists import jobs of every organisation, or only of those `org_id` names, one page at a time.
          *
-         *     Access: roles: SysAdmin. Spec I2.
+         *     Access: SysAdmin. Spec I2.
          */
         get: operations["I2_ops"];
         put?: never;
@@ -1403,7 +1403,7 @@ export interface paths {
          * Create an import job from uploaded files, for a named organisation
          * @description Creates an import job (status new) for the organisation `org_id` names, from files uploaded through I1.ops. Requires `broadcast_preference` and `service_type` (the vehicle the tasks need, kept on the job); no service window. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
-         *     Access: roles: SysAdmin. Spec I4a.
+         *     Access: SysAdmin. Spec I4a.
          */
         post: operations["I4a"];
         delete?: never;
@@ -1425,7 +1425,7 @@ export interface paths {
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
          * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
-         *     Access: roles: SysAdmin. Spec I3.
+         *     Access: SysAdmin. Spec I3.
          */
         post: operations["I3_ops"];
         delete?: never;
@@ -1445,7 +1445,7 @@ export interface paths {
          * Read an import job
          * @description Reads one import job: its files, status and timestamps.
          *
-         *     Access: roles: SysAdmin. Spec I5.
+         *     Access: SysAdmin. Spec I5.
          */
         get: operations["I5_ops"];
         put?: never;
@@ -1469,7 +1469,7 @@ export interface paths {
          * Start an import job (dry_run=true validates without importing)
          * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
-         *     Access: roles: SysAdmin. Spec I6.
+         *     Access: SysAdmin. Spec I6.
          */
         post: operations["I6_ops"];
         delete?: never;
@@ -1489,7 +1489,7 @@ export interface paths {
          * Read the import result (404 until there is one)
          * @description Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per rejected row, and warnings. 404 until the worker has written it. A result is at most 1 MiB: `errors[]` keeps the first 1 000 rejected rows (fewer only if their strings would pass 1 MiB), each string at most 500 characters with its `task_ref` cut to 64 (a cut ends with `…`); `warnings[]` the first 100. `errors_total` is how many errors there were, and `errors_truncated` is true when `errors[]` holds fewer. The same for a dry run.
          *
-         *     Access: roles: SysAdmin. Spec I7.
+         *     Access: SysAdmin. Spec I7.
          */
         get: operations["I7_ops"];
         put?: never;
@@ -1497,7 +1497,7 @@ export interface paths {
          * Submit an import job's one result
          * @description Stores the job’s one result (the import worker’s report); a second result is 409.
          *
-         *     Access: roles: ImportWorker, SysAdmin. Spec I12.
+         *     Access: ImportWorker or SysAdmin. Spec I12.
          */
         post: operations["I12_ops"];
         delete?: never;
@@ -1517,14 +1517,14 @@ export interface paths {
          * Read the import status
          * @description Reads the job’s import status (new, queued, processing, completed or failed) and, for a failed job, its `error` (null otherwise). `id` is the status record’s own id; the job’s is `task_import_job_id`.
          *
-         *     Access: roles: SysAdmin, ImportWorker. Spec I9.
+         *     Access: SysAdmin or ImportWorker. Spec I9.
          */
         get: operations["I9_ops"];
         /**
          * Move the import status along the machine (prev_status must be current)
          * @description Moves the job along its status machine (new → queued → processing → completed or failed); `prev_status` must be the current status, otherwise 409.
          *
-         *     Access: roles: SysAdmin, ImportWorker. Spec I10.
+         *     Access: SysAdmin or ImportWorker. Spec I10.
          */
         put: operations["I10_ops"];
         post?: never;
@@ -1547,7 +1547,7 @@ export interface paths {
          * Mark an import job failed
          * @description Marks the job failed with a reason (shown as its error); a finished job answers 409.
          *
-         *     Access: roles: SysAdmin, ImportWorker. Spec I11.
+         *     Access: SysAdmin or ImportWorker. Spec I11.
          */
         post: operations["I11_ops"];
         delete?: never;
@@ -1567,7 +1567,7 @@ export interface paths {
          * A presigned PUT URL (1 hour) for one file (the caller's organisation)
          * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
-         *     Access: roles: OrgAdmin, Merchant. Spec I1.
+         *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I1.
          */
         get: operations["I1"];
         put?: never;
@@ -1589,7 +1589,7 @@ export interface paths {
          * List import jobs (the caller's organisation)
          * @description Lists the caller’s organisation’s import jobs by creation time, one page at a time.
          *
-         *     Access: roles: OrgAdmin, Merchant. Spec I2.
+         *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I2.
          */
         get: operations["I2"];
         put?: never;
@@ -1597,7 +1597,7 @@ export interface paths {
          * Create an import job from uploaded files, for the caller's organisation
          * @description Creates an import job (status new) for the caller’s organisation from files uploaded through I1; start it with I6. Requires the job’s service window (`start_time`/`end_time` with their IANA zones: the day or shift the import is for; it is kept on the job and does not bound the rows’ own windows; `end_time` before `start_time` is a 400) and `service_type` (the vehicle the tasks need, kept on the job; dispatch matches a runsheet’s own P5 `service_type` against drivers’ `driver_profile.service_types`). Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
-         *     Access: roles: OrgAdmin, Merchant. Spec I4b.
+         *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I4b.
          */
         post: operations["I4b"];
         delete?: never;
@@ -1619,7 +1619,7 @@ export interface paths {
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
          * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
-         *     Access: roles: OrgAdmin, Merchant. Spec I3.
+         *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I3.
          */
         post: operations["I3"];
         delete?: never;
@@ -1639,7 +1639,7 @@ export interface paths {
          * Read an import job
          * @description Reads one import job: its files, status and timestamps.
          *
-         *     Access: roles: OrgAdmin, Merchant. Spec I5.
+         *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I5.
          */
         get: operations["I5"];
         put?: never;
@@ -1663,7 +1663,7 @@ export interface paths {
          * Start an import job (dry_run=true validates without importing)
          * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
-         *     Access: roles: OrgAdmin, Merchant. Spec I6.
+         *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I6.
          */
         post: operations["I6"];
         delete?: never;
@@ -1683,7 +1683,7 @@ export interface paths {
          * Read the import result (404 until there is one)
          * @description Reads the job’s result: counts of rows read, imported and rejected, one `errors[]` string per rejected row, and warnings. 404 until the worker has written it. A result is at most 1 MiB: `errors[]` keeps the first 1 000 rejected rows (fewer only if their strings would pass 1 MiB), each string at most 500 characters with its `task_ref` cut to 64 (a cut ends with `…`); `warnings[]` the first 100. `errors_total` is how many errors there were, and `errors_truncated` is true when `errors[]` holds fewer. The same for a dry run.
          *
-         *     Access: roles: OrgAdmin, Merchant. Spec I7.
+         *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I7.
          */
         get: operations["I7"];
         put?: never;
@@ -1691,7 +1691,7 @@ export interface paths {
          * Submit an import job's one result
          * @description Stores the job’s one result (the import worker’s report); a second result is 409.
          *
-         *     Access: roles: ImportWorker, SysAdmin. Spec I12.
+         *     Access: ImportWorker or SysAdmin. Spec I12.
          */
         post: operations["I12"];
         delete?: never;
@@ -1711,14 +1711,14 @@ export interface paths {
          * Read the import status
          * @description Reads the job’s import status (new, queued, processing, completed or failed) and, for a failed job, its `error` (null otherwise). `id` is the status record’s own id; the job’s is `task_import_job_id`.
          *
-         *     Access: roles: OrgAdmin, Merchant, ImportWorker. Spec I9.
+         *     Access: OrgAdmin, Merchant, ImportWorker or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I9.
          */
         get: operations["I9"];
         /**
          * Move the import status along the machine (prev_status must be current)
          * @description Moves the job along its status machine (new → queued → processing → completed or failed); `prev_status` must be the current status, otherwise 409.
          *
-         *     Access: roles: OrgAdmin, Merchant, ImportWorker. Spec I10.
+         *     Access: OrgAdmin, Merchant, ImportWorker or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I10.
          */
         put: operations["I10"];
         post?: never;
@@ -1741,7 +1741,7 @@ export interface paths {
          * Mark an import job failed
          * @description Marks the job failed with a reason (shown as its error); a finished job answers 409.
          *
-         *     Access: roles: OrgAdmin, Merchant, ImportWorker. Spec I11.
+         *     Access: OrgAdmin, Merchant, ImportWorker or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I11.
          */
         post: operations["I11"];
         delete?: never;
@@ -1761,7 +1761,7 @@ export interface paths {
          * Download an object your organisation owns (failures are {"Error": …})
          * @description Downloads an object the caller’s organisation owns (an import file or result): small files as bytes, large ones (over 4 700 000 bytes) as a 302 to a presigned link valid five minutes. Always a download: `Content-Disposition: attachment` with the file name (`filename*=UTF-8''…` too for a name that is not ASCII), `X-Content-Type-Options: nosniff`, and the type the service fixes, never the uploader’s: `text/csv` for an import file, `application/json` for a result; the presigned link signs the same type and disposition. Failures are `{"Error": …}` (the spec’s shape).
          *
-         *     Access: any. Spec I8.
+         *     Access: any valid token. Spec I8.
          */
         get: operations["I8"];
         put?: never;
@@ -1783,7 +1783,7 @@ export interface paths {
          * List imported tasks (by import job, planned or not)
          * @description Lists the organisation’s imported tasks, newest import first (`order=asc`: oldest first, in file order), each with the planning and runsheet it is in, if any. Items are left out: X11 reads one task with its items.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X10.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec X10.
          */
         get: operations["X10"];
         put?: never;
@@ -1805,7 +1805,7 @@ export interface paths {
          * Read an imported task with its items
          * @description Reads one imported task with its items, and the planning and runsheet it is in, if any.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X11.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec X11.
          */
         get: operations["X11"];
         put?: never;
@@ -1827,7 +1827,7 @@ export interface paths {
          * List plannings (list view)
          * @description Lists the plannings of the caller’s organisation (SysAdmin: any, or `org_id`’s), one page at a time.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P1.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P1.
          */
         get: operations["P1"];
         put?: never;
@@ -1835,7 +1835,7 @@ export interface paths {
          * Create a planning
          * @description Creates an empty planning in the caller’s organisation; add runsheets (P5) and drivers (P7), then start it (P9).
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P2.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P2.
          */
         post: operations["P2"];
         delete?: never;
@@ -1855,14 +1855,14 @@ export interface paths {
          * Read a planning with its runsheets and drivers
          * @description Reads a planning with its runsheets, drivers, `version_rev` and current job.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P3.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P3.
          */
         get: operations["P3"];
         /**
          * Rename a planning (version_rev must be current)
          * @description Renames a planning; `version_rev` must be the current one (else 409).
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P4.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P4.
          */
         put: operations["P4"];
         post?: never;
@@ -1883,7 +1883,7 @@ export interface paths {
          * The planning's runsheets without their tasks, each with its dispatch status (status= narrows them)
          * @description Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, `offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), `unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X14.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X14.
          */
         get: operations["X14"];
         put?: never;
@@ -1891,7 +1891,7 @@ export interface paths {
          * Add runsheets (a known id replaces its runsheet)
          * @description Adds runsheets with their tasks; a runsheet whose id the planning already has is replaced. At most 90 runsheets and 1 000 `task_ids` in one call; a planning holds at most what P3 answers in one reply (5.5 MB of runsheets as the answer carries them): a call past that is a 400 at `runsheets`, before anything is written.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P5.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P5.
          */
         post: operations["P5"];
         delete?: never;
@@ -1914,7 +1914,7 @@ export interface paths {
          * Remove a runsheet
          * @description Removes one runsheet from the planning.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P6.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P6.
          */
         delete: operations["P6"];
         options?: never;
@@ -1935,7 +1935,7 @@ export interface paths {
          * Add drivers of the planning's organisation (or freelance drivers)
          * @description Adds drivers: users of the planning’s organisation with a driver role, or freelance drivers.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P7.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P7.
          */
         post: operations["P7"];
         delete?: never;
@@ -1958,7 +1958,7 @@ export interface paths {
          * Remove a driver
          * @description Removes one driver from the planning.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P8.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P8.
          */
         delete: operations["P8"];
         options?: never;
@@ -1979,7 +1979,7 @@ export interface paths {
          * Start the planning job: pair, record, broadcast
          * @description Starts the planning job: pairs each runsheet with its nearest located drivers, records the pairs and broadcasts the offers. `version_rev` must be current; follow it with P12. A planning without runsheets or without drivers is a 409 whose `detail` says which is missing (a job would offer nothing).
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P9.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P9.
          */
         post: operations["P9"];
         delete?: never;
@@ -1999,14 +1999,14 @@ export interface paths {
          * Read the planning job result
          * @description Reads the planning job’s result (404 until there is one).
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P11.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P11.
          */
         get: operations["P11"];
         /**
          * Record the planning job's one result
          * @description Stores the planning job’s one result (the planning worker’s report); a second is 409.
          *
-         *     Access: roles: RunsheetBroadcastPlanWorker, SysAdmin. Spec P10.
+         *     Access: RunsheetBroadcastPlanWorker or SysAdmin. Spec P10.
          */
         put: operations["P10"];
         post?: never;
@@ -2027,7 +2027,7 @@ export interface paths {
          * Read the planning job status
          * @description Reads the planning job’s status (queued, processing, completed, failed or cancelled).
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P12.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P12.
          */
         get: operations["P12"];
         put?: never;
@@ -2051,7 +2051,7 @@ export interface paths {
          * Move the planning job to processing
          * @description Moves the planning job from queued to processing (the planning worker).
          *
-         *     Access: roles: RunsheetBroadcastPlanWorker, SysAdmin. Spec P13.
+         *     Access: RunsheetBroadcastPlanWorker or SysAdmin. Spec P13.
          */
         post: operations["P13"];
         delete?: never;
@@ -2073,7 +2073,7 @@ export interface paths {
          * Move the planning job to completed
          * @description Moves the planning job from processing to completed (the planning worker).
          *
-         *     Access: roles: RunsheetBroadcastPlanWorker, SysAdmin. Spec P14.
+         *     Access: RunsheetBroadcastPlanWorker or SysAdmin. Spec P14.
          */
         post: operations["P14"];
         delete?: never;
@@ -2095,7 +2095,7 @@ export interface paths {
          * Move the planning job to failed
          * @description Moves the planning job to failed (the planning worker).
          *
-         *     Access: roles: RunsheetBroadcastPlanWorker, SysAdmin. Spec P15.
+         *     Access: RunsheetBroadcastPlanWorker or SysAdmin. Spec P15.
          */
         post: operations["P15"];
         delete?: never;
@@ -2117,7 +2117,7 @@ export interface paths {
          * Cancel the planning job
          * @description Cancels the planning job; a finished job answers 409.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec P16.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec P16.
          */
         post: operations["P16"];
         delete?: never;
@@ -2137,7 +2137,7 @@ export interface paths {
          * Read the broadcast record of one pair
          * @description Reads the broadcast record of one runsheet–driver pair: its state and every status change.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec R1.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec R1.
          */
         get: operations["R1"];
         put?: never;
@@ -2159,7 +2159,7 @@ export interface paths {
          * List the broadcast records of a plan, a page at a time
          * @description Lists the broadcast records of a plan (a planning whose job ran), one per runsheet–driver pair, by pair id: up to 1 000 a page (`per_page`), each with its runsheet’s tasks; a page ends early before its answer passes 6 MB and `meta.next_page_token` leads on.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec R2.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec R2.
          */
         get: operations["R2"];
         put?: never;
@@ -2183,7 +2183,7 @@ export interface paths {
          * Record a pair’s creation
          * @description Records that the planning job created a runsheet–driver pair (the record worker).
          *
-         *     Access: roles: RunsheetBroadcastRecordWorker. Spec R3.
+         *     Access: RunsheetBroadcastRecordWorker. Spec R3.
          */
         post: operations["R3"];
         delete?: never;
@@ -2205,7 +2205,7 @@ export interface paths {
          * Record a pair’s deletion
          * @description Records that a pair was deleted (the record worker).
          *
-         *     Access: roles: RunsheetBroadcastRecordWorker. Spec R4.
+         *     Access: RunsheetBroadcastRecordWorker. Spec R4.
          */
         post: operations["R4"];
         delete?: never;
@@ -2227,7 +2227,7 @@ export interface paths {
          * Record a pair’s broadcast
          * @description Records that a pair’s offer was broadcast to its driver (the plan worker).
          *
-         *     Access: roles: RunsheetBroadcastPlanWorker. Spec R5.
+         *     Access: RunsheetBroadcastPlanWorker. Spec R5.
          */
         post: operations["R5"];
         delete?: never;
@@ -2249,7 +2249,7 @@ export interface paths {
          * Record acceptance (the first accept of a runsheet wins)
          * @description Records that the driver accepted the offer; the first acceptance of a runsheet wins, others are 409.
          *
-         *     Access: roles: RunsheetBroadcastPlanWorker, Driver, OrgDriver. Spec R6.
+         *     Access: RunsheetBroadcastPlanWorker, Driver or OrgDriver. Spec R6.
          */
         post: operations["R6"];
         delete?: never;
@@ -2271,7 +2271,7 @@ export interface paths {
          * Record rejection by the driver
          * @description Records that the driver rejected the offer.
          *
-         *     Access: roles: RunsheetBroadcastRecordWorker, Driver, OrgDriver. Spec R7.
+         *     Access: RunsheetBroadcastRecordWorker, Driver or OrgDriver. Spec R7.
          */
         post: operations["R7"];
         delete?: never;
@@ -2293,7 +2293,7 @@ export interface paths {
          * Record rejection by the system
          * @description Records that the system rejected the pair (an offer expired, another driver won), with why.
          *
-         *     Access: roles: RunsheetBroadcastRecordWorker. Spec R8.
+         *     Access: RunsheetBroadcastRecordWorker. Spec R8.
          */
         post: operations["R8"];
         delete?: never;
@@ -2313,7 +2313,7 @@ export interface paths {
          * The caller's own offers (pair records), open ones first by expiry; state=all for the history
          * @description Lists the calling driver’s own offers (pair records, R1’s shape): open offers first, soonest to expire first; `state=all` adds the answered and closed ones after them, newest first. Paged like every list.
          *
-         *     Access: roles: Driver, OrgDriver. Spec X12.
+         *     Access: Driver or OrgDriver. Spec X12.
          */
         get: operations["X12"];
         put?: never;
@@ -2337,7 +2337,7 @@ export interface paths {
          * Give the runsheet to a driver of the planning (its other offers close)
          * @description Gives the runsheet to a driver of the planning: the driver’s open offer is marked `assigned` (or a pair is written and assigned), the other open offers close (`assigned_to_other_driver`), the driver hears `runsheet.assigned`. 409 `runsheet_already_assigned` when someone else has it, `driver_at_capacity` at the driver’s limit.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X16.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X16.
          */
         post: operations["X16"];
         delete?: never;
@@ -2359,7 +2359,7 @@ export interface paths {
          * Offer an offered or unassigned runsheet to one more wave of eligible drivers now
          * @description Offers an `offered` or `unassigned` runsheet to one more wave of eligible drivers now (past `max_waves`), with this call’s settings if given; 409 from any other status.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X17.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X17.
          */
         post: operations["X17"];
         delete?: never;
@@ -2381,7 +2381,7 @@ export interface paths {
          * Take the runsheet out of dispatch (open offers close; its driver is told)
          * @description Takes the runsheet out of dispatch: its open offers close (`runsheet_cancelled`), a driver who held it hears `runsheet.cancelled`; never offered again. A second cancel answers the same.
          *
-         *     Access: roles: OrgAdmin, OrgTransporter, Merchant, SysAdmin. Spec X18.
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X18.
          */
         post: operations["X18"];
         delete?: never;
@@ -2403,7 +2403,7 @@ export interface paths {
          * Give back a runsheet you accepted: it goes back to dispatch without you
          * @description The paired driver gives back a runsheet they accepted: the pair moves to `withdrawn`, the runsheet goes back to dispatch at once (a new wave without this driver, even past `max_waves`). Only the paired driver.
          *
-         *     Access: roles: Driver, OrgDriver. Spec X19.
+         *     Access: Driver or OrgDriver. Spec X19.
          */
         post: operations["X19"];
         delete?: never;
@@ -2849,7 +2849,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X6 needs (a user token (partner and internal client tokens may not call it)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2988,7 +2988,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X3 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3104,7 +3104,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X2 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3232,7 +3232,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X3 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3334,7 +3334,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X4 needs (any valid token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4087,7 +4087,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A5 needs (OrgAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4232,7 +4232,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A6 needs (OrgTransporter) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4383,7 +4383,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A7 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4539,7 +4539,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A8 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4690,7 +4690,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A9 needs (a partner scope users:invite) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5076,7 +5076,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A12 needs (a user token (partner and internal client tokens may not call it)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5218,7 +5218,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A13 needs (SysAdmin or OrgAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5371,7 +5371,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A14 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5484,7 +5484,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A17 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5651,7 +5651,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A15 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5770,7 +5770,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A16 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5898,7 +5898,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A18 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6023,7 +6023,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A19 needs (OrgAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6136,7 +6136,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A20 needs (OrgAdmin or OrgTransporter) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6303,7 +6303,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A21 needs (Driver or OrgDriver) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6433,7 +6433,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X15 needs (Driver or OrgDriver) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6581,7 +6581,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A22 needs (Transporter or OrgTransporter) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6721,7 +6721,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A23 needs (OrgAdmin or OrgTransporter) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6848,7 +6848,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A24 needs (Merchant) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6997,7 +6997,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A25 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7126,7 +7126,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what A26 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7259,7 +7259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X9 needs (a user token (partner and internal client tokens may not call it)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7429,6 +7429,7 @@ export interface operations {
                             name: string;
                             webhook_url: string | null;
                             org_id: string | null;
+                            scopes: ("users:invite" | "imports" | "plannings" | "locations:read")[];
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -7467,7 +7468,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what T4 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7530,7 +7531,12 @@ export interface operations {
                  * @example {
                  *       "name": "Acme Couriers",
                  *       "webhook_url": "https://hooks.example.com/dispatch",
-                 *       "org_id": "3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31"
+                 *       "org_id": "3f6c2a1e-8d4b-4c7a-9e2f-5b1d0c9a7e31",
+                 *       "scopes": [
+                 *         "users:invite",
+                 *         "imports",
+                 *         "plannings"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -7543,6 +7549,8 @@ export interface operations {
                      * @description The partner’s organisation
                      */
                     org_id?: string;
+                    /** @description What the partner’s token may do: `users:invite` (A9), `imports` (the /v1/task-import-jobs family, I8 of its files, X10, X11), `plannings` (P1–P9, P11, P12, P16, R1, R2, X14, X16–X18), `locations:read` (L2–L4). Default `["users:invite"]`; an unknown scope is a 400 at its path (`scopes[1]`) */
+                    scopes?: ("users:invite" | "imports" | "plannings" | "locations:read")[];
                 };
             };
         };
@@ -7560,6 +7568,7 @@ export interface operations {
                         name: string;
                         webhook_url: string | null;
                         org_id: string | null;
+                        scopes: ("users:invite" | "imports" | "plannings" | "locations:read")[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -7594,7 +7603,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what T3 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7696,6 +7705,7 @@ export interface operations {
                         name: string;
                         webhook_url: string | null;
                         org_id: string | null;
+                        scopes: ("users:invite" | "imports" | "plannings" | "locations:read")[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -7728,7 +7738,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what T6 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7802,7 +7812,13 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Acme Couriers Asia",
-                 *       "webhook_url": "https://hooks.example.com/dispatch/v2"
+                 *       "webhook_url": "https://hooks.example.com/dispatch/v2",
+                 *       "scopes": [
+                 *         "users:invite",
+                 *         "imports",
+                 *         "plannings",
+                 *         "locations:read"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -7810,6 +7826,8 @@ export interface operations {
                     name: string;
                     /** @description The new webhook URL (https) */
                     webhook_url: string;
+                    /** @description The partner’s scopes, replacing the ones it has (left out: unchanged; `[]`: none) */
+                    scopes?: ("users:invite" | "imports" | "plannings" | "locations:read")[];
                 };
             };
         };
@@ -7827,6 +7845,7 @@ export interface operations {
                         name: string;
                         webhook_url: string | null;
                         org_id: string | null;
+                        scopes: ("users:invite" | "imports" | "plannings" | "locations:read")[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -7859,7 +7878,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what T5 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8018,7 +8037,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what T6.deliveries needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8127,7 +8146,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what T6.test needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8242,7 +8261,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what T7 needs (any valid token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8368,7 +8387,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what T8 needs (a user token (partner and internal client tokens may not call it)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8504,7 +8523,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what T9 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8896,7 +8915,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X7 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9014,7 +9033,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X7 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9140,7 +9159,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X7.revoke needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9278,7 +9297,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what L1 needs (Driver or OrgDriver) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9442,7 +9461,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X13 needs (Driver or OrgDriver) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9580,7 +9599,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what L2 needs (SysAdmin, OrgAdmin, OrgTransporter, Driver, OrgDriver or a partner scope locations:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9712,7 +9731,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what L3 needs (SysAdmin, OrgAdmin, OrgTransporter or a partner scope locations:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9837,7 +9856,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what L4 needs (SysAdmin, OrgAdmin, OrgTransporter or a partner scope locations:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9961,7 +9980,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N1 needs (SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment or ImportWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10114,7 +10133,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N2 needs (SysAdmin or Merchant) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10233,7 +10252,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N5 needs (SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment or ImportWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10360,7 +10379,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N3 needs (SysAdmin or Merchant) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10482,7 +10501,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N4 needs (a user token (partner and internal client tokens may not call it)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10635,7 +10654,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N6 needs (SysAdmin, RunsheetBroadcastRecordWorker, RunsheetBroadcastPlanWorker, RRTB, PriceAdjustment or ImportWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10794,7 +10813,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N7 needs (SysAdmin, RRTB or PriceAdjustment) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10918,7 +10937,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N8 needs (a user token (partner and internal client tokens may not call it)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11039,7 +11058,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N9 needs (OrgDriver or OrgTransporter) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11142,7 +11161,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what N10 needs (OrgDriver or OrgTransporter) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11256,7 +11275,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I1 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11417,7 +11436,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I2 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11615,7 +11634,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I4a needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11788,7 +11807,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I3 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11952,7 +11971,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I5 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12107,7 +12126,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I6 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12240,7 +12259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I7 needs (SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12441,7 +12460,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I12 needs (ImportWorker or SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12588,7 +12607,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I9 needs (SysAdmin or ImportWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12729,7 +12748,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I10 needs (SysAdmin or ImportWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12891,7 +12910,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I11 needs (SysAdmin or ImportWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13032,7 +13051,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I1 needs (OrgAdmin, Merchant or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13191,7 +13210,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I2 needs (OrgAdmin, Merchant or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13388,7 +13407,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I4b needs (OrgAdmin, Merchant or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13556,7 +13575,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I3 needs (OrgAdmin, Merchant or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13720,7 +13739,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I5 needs (OrgAdmin, Merchant or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13875,7 +13894,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I6 needs (OrgAdmin, Merchant or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14008,7 +14027,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I7 needs (OrgAdmin, Merchant or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14209,7 +14228,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I12 needs (ImportWorker or SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14356,7 +14375,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I9 needs (OrgAdmin, Merchant, ImportWorker or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14497,7 +14516,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I10 needs (OrgAdmin, Merchant, ImportWorker or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14659,7 +14678,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I11 needs (OrgAdmin, Merchant, ImportWorker or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14803,7 +14822,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what I8 needs (any valid token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14980,7 +14999,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X10 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15136,7 +15155,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X11 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope imports) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15268,7 +15287,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P1 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15490,7 +15509,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P2 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15730,7 +15749,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P3 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15967,7 +15986,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P4 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16153,7 +16172,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X14 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16516,7 +16535,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P5 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16652,7 +16671,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P6 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16908,7 +16927,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P7 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17044,7 +17063,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P8 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17325,7 +17344,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P9 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17466,7 +17485,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P11 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17625,7 +17644,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P10 needs (RunsheetBroadcastPlanWorker or SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17769,7 +17788,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P12 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17889,7 +17908,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P13 needs (RunsheetBroadcastPlanWorker or SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18018,7 +18037,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P14 needs (RunsheetBroadcastPlanWorker or SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18147,7 +18166,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P15 needs (RunsheetBroadcastPlanWorker or SysAdmin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18276,7 +18295,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what P16 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18472,7 +18491,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what R1 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18666,7 +18685,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what R2 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18924,7 +18943,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what R3 needs (RunsheetBroadcastRecordWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19069,7 +19088,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what R4 needs (RunsheetBroadcastRecordWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19223,7 +19242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what R5 needs (RunsheetBroadcastPlanWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19377,7 +19396,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what R6 needs (RunsheetBroadcastPlanWorker, Driver or OrgDriver) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19531,7 +19550,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what R7 needs (RunsheetBroadcastRecordWorker, Driver or OrgDriver) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19688,7 +19707,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what R8 needs (RunsheetBroadcastRecordWorker) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19908,7 +19927,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X12 needs (Driver or OrgDriver) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20062,7 +20081,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X16 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20258,7 +20277,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X17 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20445,7 +20464,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X18 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20602,7 +20621,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The role may not call this operation */
+            /** @description The token may not call this operation: `detail` names what it has and what X19 needs (Driver or OrgDriver) */
             403: {
                 headers: {
                     [name: string]: unknown;
