@@ -92,12 +92,31 @@ export interface Assignment {
   driver_id: string;
   driver_name?: string;
   assigned_at: string;
+  /** Contract 4.8, written by its driver's task events (planning/execution.ts). */
+  started_at?: string;
+  tasks_done?: number;
+  tasks_total?: number;
+  completed_at?: string;
 }
 
 /** A runsheet's status and its members (contract 4.7's table), from its group and its claim. */
 export function runsheetStatus(group: DispatchGroup | undefined, assignment: Assignment | undefined) {
   if (group?.cancelled) {
     return { status: 'cancelled' as const, cancelled_at: group.cancelled.at, cancel_reason: group.cancelled.reason };
+  }
+  if (assignment?.started_at) {
+    const driver = { id: assignment.driver_id, name: assignment.driver_name ?? '' };
+    const progress = {
+      assigned_driver: driver,
+      assigned_at: assignment.assigned_at,
+      started_at: assignment.started_at,
+      tasks_done: Number(assignment.tasks_done ?? 0),
+      tasks_total: Number(assignment.tasks_total ?? 0),
+    };
+    if (assignment.completed_at) {
+      return { status: 'completed' as const, ...progress, completed_at: assignment.completed_at };
+    }
+    return { status: 'in_progress' as const, ...progress };
   }
   if (assignment) {
     return {
@@ -693,7 +712,7 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
   );
   if (!member.Item) throw invalidField('driver_id', 'is not a driver of this planning (add them with P7 first)');
   if (current.status === 'cancelled') throw conflict(`${runsheetWords(current)} was cancelled: it cannot be assigned`);
-  if (current.status === 'assigned') {
+  if (current.status === 'assigned' || current.status === 'in_progress' || current.status === 'completed') {
     // The same assignment again (a retry) answers as the first did.
     if (current.assigned_driver.id === driverId) return current;
     throw conflict(
@@ -821,9 +840,8 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
   const current = await runsheetSummary(planId, runsheetId);
   if (current.status === 'cancelled') return current;
   // (A runsheet under way, contract 4.8, is its driver's: `in_progress` and `completed` refuse.)
-  const status: string = current.status;
-  if (status === 'in_progress' || status === 'completed') {
-    throw conflict(`${runsheetWords(current)} is ${status.replace('_', ' ')}: it can no longer be cancelled`);
+  if (current.status === 'in_progress' || current.status === 'completed') {
+    throw conflict(`${runsheetWords(current)} is ${current.status.replace('_', ' ')}: it can no longer be cancelled`);
   }
   const at = clock.nowIso();
   try {
