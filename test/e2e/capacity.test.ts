@@ -522,7 +522,18 @@ describe('capacity of searches, plannings and accepts', () => {
     // After every test above (users, locations, a planning job and its pairs, an import, logins): the item types
     // each index holds are those its queries read.
     const readThrough: Record<string, string[]> = {
-      GSI1: ['organisation', 'user', 'planning', 'notification', 'import_job', 'push_key', 'client', 'task'],
+      // Issue 38: a runsheet's claim in its driver's list (X20 finds a runsheet by its id alone).
+      GSI1: [
+        'organisation',
+        'user',
+        'planning',
+        'notification',
+        'import_job',
+        'push_key',
+        'client',
+        'task',
+        'runsheet_assignment',
+      ],
       GSI2: ['user', 'planning', 'notification', 'import_job', 'push_key', 'client', 'task', 'pair_record'],
       // Issue 34: an offer group is its runsheet's dispatch record, due in the wave worker's list (GSI3 `WAVES`).
       GSI3: ['user', 'offer_watch', 'pair_record', 'import_job', 'planning', 'mail_outbox', 'runsheet_offers'],
@@ -706,5 +717,55 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
       // (A withdrawal short of max_waves keeps the limit: its conditional raise fails and a plain mark follows.)
       x19: { calls: 7, rcu: 2, wcu: 13 },
     });
+  });
+
+  it('X20 events of a runsheet (its first, a pickup, the last delivery with a proof), X21 and X22', async () => {
+    const member = (role: 'OrgAdmin' | 'OrgDriver') => invitedMember(api, admin, role, ROLES[role], org);
+    const planner = (await member('OrgAdmin')).token;
+    const driver = await member('OrgDriver');
+    const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Execution cost' }, planner)).body.id;
+    const tasks = ['e-1', 'e-2'].map((id) => ({
+      id,
+      from_address: { city: 'Singapore', latitude: 1.3, longitude: 103.8 },
+    }));
+    await api.post(`/v1/plannings/${planning}/runsheets`, { runsheets: [{ id: 'RS-E', tasks }] }, planner);
+    await api.post(`/v1/plannings/${planning}/drivers`, { drivers: [{ id: driver.id }] }, planner);
+    expect(
+      (await api.post(`/v1/plannings/${planning}/runsheets/RS-E/assign`, { driver_id: driver.id }, planner)).status,
+    ).toBe(200);
+    const event = (task: string, body: Record<string, unknown>) =>
+      api.post(`/v1/driver/runsheets/RS-E/tasks/${task}/events`, body, driver.token);
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 25, 9, minute)).toISOString();
+    const x21 = await measure('X21', () =>
+      api.post('/v1/driver/proofs', { content_type: 'image/jpeg', size: 1000 }, driver.token),
+    );
+    const proof = (
+      await api.post<{ proof_id: string; upload_url: string }>(
+        '/v1/driver/proofs',
+        { content_type: 'image/jpeg', size: 1000 },
+        driver.token,
+      )
+    ).body;
+    await fetch(proof.upload_url, {
+      method: 'PUT',
+      body: Buffer.alloc(1000),
+      headers: { 'content-type': 'image/jpeg' },
+    });
+    const first = await measure('X20', () => event('e-1', { type: 'picked_up', happened_at_utc: at(1) }));
+    const repeat = await measure('X20', () => event('e-1', { type: 'picked_up', happened_at_utc: at(1) }));
+    expect((await event('e-1', { type: 'delivered', happened_at_utc: at(2) })).status).toBe(201);
+    expect((await event('e-2', { type: 'picked_up', happened_at_utc: at(3) })).status).toBe(201);
+    const delivered = await measure('X20', () =>
+      event('e-2', {
+        type: 'delivered',
+        happened_at_utc: at(4),
+        latitude: 1.31,
+        longitude: 103.81,
+        recipient_name: 'Mr Lim',
+        proof_ids: [proof.proof_id],
+      }),
+    );
+    const x22 = await measure('X22', () => api.get(`/v1/plannings/${planning}/runsheets/RS-E`, planner));
+    expect({ x21, first, repeat, delivered, x22 }).toEqual({});
   });
 });
