@@ -10,6 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskEventQueue } from '../../lib/client/task-event-queue.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
@@ -461,5 +462,63 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
     const byId = new Map(listed.body.tasks.map((t) => [t.id, t]));
     expect(byId.get(first!)).toMatchObject({ status: 'picked_up' });
     expect(byId.get(second!)).toMatchObject({ status: 'pending', timeline: [] });
+  });
+
+  it('a phone offline for the day sends its buffered events when back: in order, nothing lost, nothing doubled', async () => {
+    const tasks = ['d-1', 'd-2', 'd-3'].map((id) => ({ id, from_address: { city: 'Singapore' } }));
+    const planning = await plannedDay({ 'RS-DAY': { tasks } }, ['RS-DAY']);
+    let online = false;
+    let loseNextAnswer = false;
+    const sent: string[] = [];
+    // No network until `online`; then one answer lost on the way back (the request reached the service).
+    const phone = (async (input: string, init: RequestInit) => {
+      if (!online) throw new TypeError('fetch failed');
+      const response = await fetch(input, init);
+      sent.push(`${response.status} ${JSON.parse(String(init.body)).type}`);
+      if (loseNextAnswer) {
+        loseNextAnswer = false;
+        throw new TypeError('connection reset');
+      }
+      return response;
+    }) as unknown as typeof globalThis.fetch;
+    const queue = new TaskEventQueue({
+      baseUrl: host.url,
+      token: () => driver.token,
+      fetch: phone,
+      retryDelayS: 0.05,
+      maxRetryDelayS: 0.2,
+    });
+    await queue.start();
+    const day: [string, Record<string, unknown>][] = [
+      ['d-1', { type: 'arrived', happened_at_utc: at(0) }],
+      ['d-1', { type: 'picked_up', happened_at_utc: at(1) }],
+      ['d-2', { type: 'picked_up', happened_at_utc: at(2) }],
+      ['d-1', { type: 'delivered', happened_at_utc: at(20), recipient_name: 'Ms Ng' }],
+      // The app recorded the same event twice (a double tap): the service records it once.
+      ['d-1', { type: 'delivered', happened_at_utc: at(20), recipient_name: 'Ms Ng' }],
+      // A delivery of a task never picked up: refused for good, the queue goes on.
+      ['d-3', { type: 'delivered', happened_at_utc: at(30) }],
+      ['d-2', { type: 'failed', happened_at_utc: at(40), failure_reason: 'refused' }],
+      ['d-3', { type: 'picked_up', happened_at_utc: at(50) }],
+      ['d-3', { type: 'delivered', happened_at_utc: at(55) }],
+    ];
+    for (const [task, event] of day) queue.record('RS-DAY', task, event as never);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(queue.pending).toHaveLength(day.length);
+    expect((await summary(planning, 'RS-DAY')).status).toBe('assigned');
+    online = true;
+    loseNextAnswer = true;
+    await queue.drained();
+    // The first event reached the service but its answer was lost: sent again under its key, replayed, not doubled.
+    expect(sent.slice(0, 2)).toEqual(['201 arrived', '201 arrived']);
+    expect(queue.stats).toMatchObject({ recorded: 9, sent: 8, duplicates: 1, rejected: 1 });
+    expect(queue.rejected.map((r) => [r.event.task_id, r.status])).toEqual([['d-3', 409]]);
+    const read = await api.get<RunsheetReply>(`/v1/plannings/${planning}/runsheets/RS-DAY`, planner);
+    expect(read.body.runsheet).toMatchObject({ status: 'completed', tasks_done: 3, tasks_total: 3 });
+    expect(read.body.runsheet.tasks.map((t) => [t.id, t.status, t.timeline.map((e) => e.type).join(',')])).toEqual([
+      ['d-1', 'delivered', 'arrived,picked_up,delivered'],
+      ['d-2', 'failed', 'picked_up,failed'],
+      ['d-3', 'delivered', 'picked_up,delivered'],
+    ]);
   });
 });
