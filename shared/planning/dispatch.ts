@@ -23,7 +23,15 @@ import { dutyOf, type UserRecord, userKey } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
-import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
+import {
+  cancelledIndexes,
+  db,
+  getAll,
+  isConditionalFailure,
+  mainTableName,
+  queryAll,
+  transactWrite,
+} from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, invalidField, notFound } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
@@ -844,22 +852,37 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
     throw conflict(`${runsheetWords(current)} is ${current.status.replace('_', ' ')}: it can no longer be cancelled`);
   }
   const at = clock.nowIso();
+  const mark = {
+    TableName: mainTableName(),
+    Key: groupKey(planId, runsheetId),
+    UpdateExpression: 'SET entity = :entity, cancelled = :cancelled REMOVE GSI3PK, GSI3SK ADD gen :one',
+    ConditionExpression: 'attribute_not_exists(cancelled)',
+    ExpressionAttributeValues: {
+      ':entity': 'runsheet_offers',
+      ':cancelled': { at, reason, by: caller.id },
+      ':one': 1,
+    },
+  };
   try {
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: groupKey(planId, runsheetId),
-        UpdateExpression: 'SET entity = :entity, cancelled = :cancelled REMOVE GSI3PK, GSI3SK ADD gen :one',
-        ConditionExpression: 'attribute_not_exists(cancelled)',
-        ExpressionAttributeValues: {
-          ':entity': 'runsheet_offers',
-          ':cancelled': { at, reason, by: caller.id },
-          ':one': 1,
+    if (current.status === 'assigned') {
+      // Its driver's first task event may land between the status read and the mark: the mark holds only while the
+      // claim has none (the event, for its part, holds only while the runsheet is not cancelled: execution.ts).
+      await transactWrite([
+        { Update: mark },
+        {
+          ConditionCheck: {
+            TableName: mainTableName(),
+            Key: assignKey(planId, runsheetId),
+            ConditionExpression: 'attribute_not_exists(started_at)',
+          },
         },
-      }),
-    );
+      ]);
+    } else await db().send(new UpdateCommand(mark));
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
+    if (cancelledIndexes(error).includes(1)) {
+      throw conflict(`${runsheetWords(current)} is in progress: it can no longer be cancelled`);
+    }
   }
   const claim = await readClaim(planId, runsheetId);
   const key = `${runsheetId}:cancelled`;
