@@ -20,6 +20,8 @@ const WORKER_FILES = [
   'test/e2e/move-races.test.ts',
   // Waves, accepts, closes and the sweep racing over one runsheet (issue 34).
   'test/e2e/dispatch-day.test.ts',
+  // A runsheet's task events, concurrent ones judged one at a time in arrival order (issue 38).
+  'test/e2e/execution.test.ts',
 ];
 
 export default defineConfig({

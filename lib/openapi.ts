@@ -147,15 +147,19 @@ function successResponses(route: RouteDef): Record<string, unknown> {
         : {}),
     };
   }
-  return {
-    [String(route.status)]: {
-      description: STATUS_TEXT[route.status] ?? 'Success',
-      content: {
-        'application/json': {
-          schema: route.response ? replySchema(route.response) : { type: 'object', additionalProperties: false },
-        },
+  const success = (description: string) => ({
+    description,
+    content: {
+      'application/json': {
+        schema: route.response ? replySchema(route.response) : { type: 'object', additionalProperties: false },
       },
     },
+  });
+  return {
+    [String(route.status)]: success(STATUS_TEXT[route.status] ?? 'Success'),
+    ...(route.repeatStatus
+      ? { [String(route.repeatStatus)]: success('The same request again: recorded once, answered as it stands') }
+      : {}),
   };
 }
 

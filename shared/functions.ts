@@ -132,7 +132,7 @@ export const allFunctions: readonly FunctionDef[] = [...routeFunctions, ...webso
 /** A resource as the grants name it; CDK maps each to its ARN, the IAM proof to a placeholder ARN. */
 export type GrantResource =
   | { kind: 'table'; table: 'Main' | 'Locations' | 'Connections' | 'Idempotency'; index?: string }
-  | { kind: 'objects'; prefix: '' | 'uploads/' | 'results/' }
+  | { kind: 'objects'; prefix: '' | 'uploads/' | 'results/' | 'proofs/' }
   | { kind: 'workQueue' }
   | { kind: 'secretBoxKey' }
   | { kind: 'signingKeySecret' }
@@ -248,7 +248,9 @@ export function grantsOf(fn: FunctionDef): Grant[] {
     grants.push(
       use === 'read'
         ? { name: 'objects:read', actions: ['s3:GetObject'], resource: { kind: 'objects', prefix: '' } }
-        : { name: `objects:${use}`, actions: ['s3:PutObject'], resource: { kind: 'objects', prefix: `${use}/` } },
+        : use === 'readProofs'
+          ? { name: 'objects:readProofs', actions: ['s3:GetObject'], resource: { kind: 'objects', prefix: 'proofs/' } }
+          : { name: `objects:${use}`, actions: ['s3:PutObject'], resource: { kind: 'objects', prefix: `${use}/` } },
     );
   }
   if (needs.queue) {

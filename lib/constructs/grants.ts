@@ -69,6 +69,8 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
       else if (grant.name === 'objects:read') fn.role!.addManagedPolicy(data.readUploads);
       else if (grant.name === 'objects:uploads') fn.role!.addManagedPolicy(data.writeUploads);
       else if (grant.name === 'objects:results') fn.role!.addManagedPolicy(data.writeResults);
+      else if (grant.name === 'objects:proofs') fn.role!.addManagedPolicy(data.writeProofs);
+      else if (grant.name === 'objects:readProofs') fn.role!.addManagedPolicy(data.readProofs);
       continue;
     }
     // Push is granted only for the platform applications the context names (none: no SNS statement at all).

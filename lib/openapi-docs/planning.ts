@@ -501,4 +501,66 @@ export const planningDocs: AreaDocs = {
       'body/reason': 'Why, in the driver’s words (up to 500 characters)',
     },
   },
+  X20: {
+    description:
+      'The runsheet’s assigned driver reports one of its tasks (contract 4.8): `arrived` (no status change), ' +
+      '`picked_up` (from `pending`), `delivered` (from `picked_up`), `failed` (from `pending` or `picked_up`, with ' +
+      '`failure_reason`; `other` needs `note`). Judged against the task’s status in arrival order; any other move is ' +
+      'a 409 whose `detail` says what happened ("task T-17 was delivered at …; it cannot be picked up now"). The same ' +
+      'event again (same `type` and `happened_at_utc`) is recorded once and answers 200 (the first time 201). ' +
+      '`delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver and uploaded as ' +
+      'declared; each that is not is a 400 at `proof_ids[i]`. The first event moves the runsheet to `in_progress`, ' +
+      'the last task delivered or failed to `completed`. Each event goes out as `task.<type>` (and ' +
+      '`runsheet.completed`) on `planning.<id>` and to the organisation’s partner webhooks. Anyone but the assigned ' +
+      'driver gets a 404. The runsheet is named by its id alone: if the driver holds runsheets of that id in two ' +
+      'plannings, the one not completed (then the latest assigned) is meant.',
+    example: {
+      params: { runsheetID: 'RS-1', taskID: 'task-1' },
+      body: {
+        type: 'delivered',
+        happened_at_utc: '2026-12-01T09:30:00Z',
+        latitude: 1.3521,
+        longitude: 103.8198,
+        recipient_name: 'Mrs Tan',
+      },
+    },
+    fields: {
+      'params/runsheetID': 'The runsheet’s id (as in its planning) that the caller was assigned',
+      'params/taskID': 'The task’s `id` in the runsheet (an imported task’s X10 id)',
+      'body/type': 'What happened: `arrived`, `picked_up`, `delivered` or `failed`',
+      'body/happened_at_utc': 'When it happened, on the phone’s clock (with the same `type`, it identifies the event)',
+      'body/latitude': 'Where the phone was (with `longitude`)',
+      'body/longitude': 'Where the phone was (with `latitude`)',
+      'body/failure_reason':
+        'Required for `failed`: `recipient_absent`, `address_not_found`, `refused`, `damaged`, `access_denied`, `other`',
+      'body/note': 'Free text (up to 1000 characters); required when `failure_reason` is `other`',
+      'body/recipient_name': 'Who took the delivery',
+      'body/proof_ids': 'Up to 5 proofs (X21 `proof_id`s) uploaded by the caller; only for `delivered` and `failed`',
+      'body/proof_ids/*': 'A proof’s id as X21 answered it',
+    },
+  },
+  X21: {
+    description:
+      'Declares a proof photo before it is uploaded: its type (`image/jpeg`, `image/png`, `image/webp`) and size in ' +
+      'bytes (at most 10 MiB). Answers a presigned PUT valid 15 minutes whose `Content-Type` and `Content-Length` ' +
+      'are signed in: PUT exactly those bytes with that `Content-Type`. The object is kept under the organisation’s ' +
+      'prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20).',
+    example: { body: { content_type: 'image/jpeg', size: 482_113 } },
+    fields: {
+      'body/content_type': 'The photo’s type: `image/jpeg`, `image/png` or `image/webp` (the PUT must send it)',
+      'body/size': 'The photo’s size in bytes, 1 to 10 485 760 (the PUT must send exactly this many)',
+    },
+  },
+  X22: {
+    description:
+      'A runsheet with its status (contract 4.7/4.8: `in_progress` with `tasks_done`/`tasks_total`, `completed` ' +
+      'with `completed_at`) and its tasks in order, each with its `status`, `timeline[]` (in the order events ' +
+      'happened) and `proofs[]` as signed GET URLs valid 15 minutes. The planning’s readers and the runsheet’s ' +
+      'assigned driver; anyone else a 404.',
+    example: { params: { planningID: EXAMPLE.planningID, runsheetID: 'RS-1' } },
+    fields: {
+      'params/planningID': 'The planning’s id',
+      'params/runsheetID': 'The runsheet’s id in the planning',
+    },
+  },
 };

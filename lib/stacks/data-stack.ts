@@ -39,6 +39,8 @@ import {
 export const RETENTION = {
   uploads: Duration.days(90),
   results: Duration.days(365),
+  /** Proofs of delivery (X21): a year, as long as a dispute about a delivery is usually raised within. */
+  proofs: Duration.days(365),
   accessLogs: Duration.days(90),
   incompleteUploads: Duration.days(1),
 } as const;
@@ -60,6 +62,10 @@ export class DataStack extends Stack {
   readonly writeUploads: ManagedPolicy;
   /** Write import results. */
   readonly writeResults: ManagedPolicy;
+  /** Presigned PUTs of proofs of delivery (X21). */
+  readonly writeProofs: ManagedPolicy;
+  /** Proofs checked (X20's HeadObject) and shown (X22's presigned GETs). */
+  readonly readProofs: ManagedPolicy;
   readonly signingKeySecret: Secret;
   readonly pageTokenSecret: Secret;
   readonly adminPasswordSecret: Secret;
@@ -107,6 +113,7 @@ export class DataStack extends Stack {
       lifecycleRules: [
         { id: 'ExpireUploads', prefix: 'uploads/', expiration: RETENTION.uploads },
         { id: 'ExpireResults', prefix: 'results/', expiration: RETENTION.results },
+        { id: 'ExpireProofs', prefix: 'proofs/', expiration: RETENTION.proofs },
         { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: RETENTION.incompleteUploads },
       ],
     });
@@ -140,6 +147,17 @@ export class DataStack extends Stack {
     };
     this.writeUploads = writeUnder('WriteUploads', 'uploads');
     this.writeResults = writeUnder('WriteResults', 'results');
+    this.writeProofs = writeUnder('WriteProofs', 'proofs');
+    this.readProofs = new ManagedPolicy(this, 'ReadProofs', {
+      description: 'Read the proofs of delivery (proofs/) of the upload bucket',
+      statements: [
+        new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.uploadBucket.arnForObjects('proofs/*')] }),
+      ],
+    });
+    Validations.of(this.readProofs).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM5[Resource::<Uploads4F6EB0FD.Arn>/proofs/*]',
+      reason: 'Proof keys are made per upload; the grant is read-only and limited to this prefix of this bucket.',
+    });
 
     this.signingKeySecret = new Secret(this, 'SigningKeys', {
       description:

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { isSafeObjectKey, UNSAFE_KEY_MESSAGE } from '#shared/imports/object-keys';
 import { MAX_FILE_RESULTS_BYTES } from '#shared/imports/result-bounds';
 import { ianaTimezone } from '#shared/locations/schemas';
+import { taskProgressEntries } from '#shared/planning/schemas';
 import {
   counter,
   dateTime,
@@ -288,6 +289,8 @@ const listedTaskEntries = {
   created_at: v.nullable(isoTime),
   planning_id: v.nullable(v.string()),
   runsheet_id: v.nullable(v.string()),
+  /** Contract 4.8: as its runsheet's driver reports it (X20). */
+  ...taskProgressEntries,
 };
 export const taskList = v.object({
   tasks: v.array(v.object(listedTaskEntries)),

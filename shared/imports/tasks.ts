@@ -21,6 +21,7 @@ import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shar
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { forbidden, invalidField, notFound, Problem } from '#shared/http/problems';
 import { findJob, jobKey } from '#shared/imports/jobs';
+import { progressKey } from '#shared/planning/keys';
 
 /** A task's id: 24 hex characters derived from its job and task_ref (a rerun writes the same task). */
 export const taskId = (jobId: string, ref: string): string =>
@@ -85,6 +86,27 @@ export function importedTask(item: Stored): Record<string, unknown> {
   return task;
 }
 
+type Progress = { status: string; timeline: unknown[] };
+const PENDING: Progress = { status: 'pending', timeline: [] };
+
+/**
+ * Contract 4.8: the progress of the tasks of a page that are in a runsheet (one batched read of their progress items,
+ * planning/execution.ts writes them): `status` and `timeline`; a task in no runsheet or not reported yet is `pending`.
+ */
+async function progressOf(items: Stored[]) {
+  const placed = items.filter((item) => item['planning_id'] && item['runsheet_id']);
+  const key = (item: Stored) =>
+    progressKey(String(item['planning_id']), String(item['runsheet_id']), String(item['id']));
+  const found = await getAll<Progress & Stored>(mainTableName(), placed.map(key));
+  const byKey = new Map(found.map((p) => [`${p['PK']}\u0000${p['SK']}`, p]));
+  return (item: Stored): Progress => {
+    if (!item['planning_id'] || !item['runsheet_id']) return PENDING;
+    const k = key(item);
+    const progress = byKey.get(`${k.PK}\u0000${k.SK}`);
+    return progress ? { status: progress.status, timeline: progress.timeline } : PENDING;
+  };
+}
+
 /** X10's entry: the task as imported and where it is planned (null when in no runsheet). */
 export const listedTask = (item: Stored) => ({
   ...importedTask(item),
@@ -145,9 +167,10 @@ export async function listTasks(caller: Caller, filter: TaskFilter, page: PageRe
       ScanIndexForward: filter.order === 'asc',
     },
     page,
-    listedTask,
+    (item) => item,
   );
-  return { tasks: found.items, meta: found.meta };
+  const progress = await progressOf(found.items);
+  return { tasks: found.items.map((item) => ({ ...listedTask(item), ...progress(item) })), meta: found.meta };
 }
 
 /** X11: the task and its items (one Query of its partition); another organisation's task is a 404. */
@@ -161,9 +184,11 @@ export async function readTask(caller: Caller, id: string) {
   if (!task || !(seesAllOrganisations(caller) || (caller.orgId && task['org_id'] === caller.orgId))) {
     throw notFound('task');
   }
+  const progress = await progressOf([task]);
   return {
     task: {
       ...listedTask(task),
+      ...progress(task),
       items: items.filter((item) => String(item['SK']).startsWith('ITEM#')).map(itemView),
     },
   };

@@ -31,7 +31,7 @@ import {
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound, unavailable } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
-import { assignKey, groupKey, pairKey, winsKey } from '#shared/planning/keys';
+import { assignKey, driverRunsheetKeys, groupKey, pairKey, winsKey } from '#shared/planning/keys';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import { JOB_DEFAULTS, type PAIR_ACTIONS, type PAIR_STATES } from '#shared/planning/schemas';
@@ -522,6 +522,18 @@ export async function recordEvent(
         if (cancelled.includes(2)) throw await atCapacity(record, options.caller);
       }
       if (action === 'withdrawn' && cancelledIndexes(error).some((i) => i > 0)) {
+        const claim = await db().send(
+          new GetCommand({
+            TableName: mainTableName(),
+            Key: assignKey(planId, record.pair.runsheet.id),
+            ConsistentRead: true,
+          }),
+        );
+        if (claim.Item?.['pair_id'] === record.id && claim.Item['started_at']) {
+          throw conflict(
+            `this runsheet is in progress (its first task was reported at ${claim.Item['started_at']}): it can no longer be given back`,
+          );
+        }
         throw conflict('this runsheet is no longer assigned to this pair (the dispatcher cancelled or reassigned it)');
       }
       continue; // the record changed meanwhile: judge again against its new state
@@ -551,6 +563,8 @@ function claimWrites(record: PairRecord, happenedAt: string, limit: number): Tra
         TableName: mainTableName(),
         Item: {
           ...assignKey(planId, record.pair.runsheet.id),
+          // The driver's app names a runsheet by its id alone (X20): its claim is found in the driver's list.
+          ...driverRunsheetKeys(record.pair.driver.id, record.pair.runsheet.id, planId),
           entity: 'runsheet_assignment',
           pair_id: record.id,
           driver_id: record.pair.driver.id,
@@ -581,7 +595,8 @@ function releaseWrites(record: PairRecord): TransactItem[] {
       Delete: {
         TableName: mainTableName(),
         Key: assignKey(planId, record.pair.runsheet.id),
-        ConditionExpression: 'pair_id = :pair',
+        // A runsheet under way (contract 4.8: its driver reported a task) is no longer given back.
+        ConditionExpression: 'pair_id = :pair AND attribute_not_exists(started_at)',
         ExpressionAttributeValues: { ':pair': record.id },
       },
     },

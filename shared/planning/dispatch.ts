@@ -23,7 +23,15 @@ import { dutyOf, type UserRecord, userKey } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
-import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
+import {
+  cancelledIndexes,
+  db,
+  getAll,
+  isConditionalFailure,
+  mainTableName,
+  queryAll,
+  transactWrite,
+} from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, invalidField, notFound } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
@@ -92,12 +100,31 @@ export interface Assignment {
   driver_id: string;
   driver_name?: string;
   assigned_at: string;
+  /** Contract 4.8, written by its driver's task events (planning/execution.ts). */
+  started_at?: string;
+  tasks_done?: number;
+  tasks_total?: number;
+  completed_at?: string;
 }
 
 /** A runsheet's status and its members (contract 4.7's table), from its group and its claim. */
 export function runsheetStatus(group: DispatchGroup | undefined, assignment: Assignment | undefined) {
   if (group?.cancelled) {
     return { status: 'cancelled' as const, cancelled_at: group.cancelled.at, cancel_reason: group.cancelled.reason };
+  }
+  if (assignment?.started_at) {
+    const driver = { id: assignment.driver_id, name: assignment.driver_name ?? '' };
+    const progress = {
+      assigned_driver: driver,
+      assigned_at: assignment.assigned_at,
+      started_at: assignment.started_at,
+      tasks_done: Number(assignment.tasks_done ?? 0),
+      tasks_total: Number(assignment.tasks_total ?? 0),
+    };
+    if (assignment.completed_at) {
+      return { status: 'completed' as const, ...progress, completed_at: assignment.completed_at };
+    }
+    return { status: 'in_progress' as const, ...progress };
   }
   if (assignment) {
     return {
@@ -726,7 +753,7 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
   );
   if (!member.Item) throw invalidField('driver_id', 'is not a driver of this planning (add them with P7 first)');
   if (current.status === 'cancelled') throw conflict(`${runsheetWords(current)} was cancelled: it cannot be assigned`);
-  if (current.status === 'assigned') {
+  if (current.status === 'assigned' || current.status === 'in_progress' || current.status === 'completed') {
     // The same assignment again (a retry) answers as the first did.
     if (current.assigned_driver.id === driverId) return current;
     throw conflict(
@@ -854,27 +881,41 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
   const current = await runsheetSummary(planId, runsheetId);
   if (current.status === 'cancelled') return current;
   // (A runsheet under way, contract 4.8, is its driver's: `in_progress` and `completed` refuse.)
-  const status: string = current.status;
-  if (status === 'in_progress' || status === 'completed') {
-    throw conflict(`${runsheetWords(current)} is ${status.replace('_', ' ')}: it can no longer be cancelled`);
+  if (current.status === 'in_progress' || current.status === 'completed') {
+    throw conflict(`${runsheetWords(current)} is ${current.status.replace('_', ' ')}: it can no longer be cancelled`);
   }
   const at = clock.nowIso();
+  const mark = {
+    TableName: mainTableName(),
+    Key: groupKey(planId, runsheetId),
+    UpdateExpression: 'SET entity = :entity, cancelled = :cancelled REMOVE GSI3PK, GSI3SK ADD gen :one',
+    ConditionExpression: 'attribute_not_exists(cancelled)',
+    ExpressionAttributeValues: {
+      ':entity': 'runsheet_offers',
+      ':cancelled': { at, reason, by: caller.id },
+      ':one': 1,
+    },
+  };
   try {
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: groupKey(planId, runsheetId),
-        UpdateExpression: 'SET entity = :entity, cancelled = :cancelled REMOVE GSI3PK, GSI3SK ADD gen :one',
-        ConditionExpression: 'attribute_not_exists(cancelled)',
-        ExpressionAttributeValues: {
-          ':entity': 'runsheet_offers',
-          ':cancelled': { at, reason, by: caller.id },
-          ':one': 1,
+    if (current.status === 'assigned') {
+      // Its driver's first task event may land between the status read and the mark: the mark holds only while the
+      // claim has none (the event, for its part, holds only while the runsheet is not cancelled: execution.ts).
+      await transactWrite([
+        { Update: mark },
+        {
+          ConditionCheck: {
+            TableName: mainTableName(),
+            Key: assignKey(planId, runsheetId),
+            ConditionExpression: 'attribute_not_exists(started_at)',
+          },
         },
-      }),
-    );
+      ]);
+    } else await db().send(new UpdateCommand(mark));
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
+    if (cancelledIndexes(error).includes(1)) {
+      throw conflict(`${runsheetWords(current)} is in progress: it can no longer be cancelled`);
+    }
   }
   const claim = await readClaim(planId, runsheetId);
   const key = `${runsheetId}:cancelled`;

@@ -39,3 +39,24 @@ export function pairIdOf(jobId: string, runsheetId: string, driverId: string): s
   const variant = ((Number.parseInt(hex[16]!, 16) & 3) | 8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
+
+/**
+ * A task's progress in a runsheet (contract 4.8): its status and timeline. The ids are encoded so that no runsheet and
+ * task id pair can name another's item (ids may hold `#`).
+ */
+export const progressKey = (planId: string, runsheetId: string, taskId: string) => ({
+  PK: `BPLAN#${planId}`,
+  SK: `PROGRESS#${encodeURIComponent(runsheetId)}#${encodeURIComponent(taskId)}`,
+});
+
+/** A proof a driver declared (X21): who, what type and size, where its object is. */
+export const proofKey = (proofId: string) => ({ PK: `PROOF#${proofId}`, SK: 'PROOF' });
+
+/**
+ * The index entry (GSI1) of a runsheet's claim in its driver's list: the driver's app names a runsheet by its id
+ * alone (X20), which is unique only within its planning; the entry's keys say which planning holds it.
+ */
+export const driverRunsheetKeys = (driverId: string, runsheetId: string, planId: string) => ({
+  GSI1PK: `DRIVER#${driverId}#RUNSHEETS`,
+  GSI1SK: `${encodeURIComponent(runsheetId)}#${planId}`,
+});

@@ -227,6 +227,10 @@ const runsheetStatusEntries = {
   unassigned_reason: v.optional(unassignedReasonView),
   cancelled_at: v.optional(isoTime),
   cancel_reason: v.optional(v.string()),
+  /** Contract 4.8: once its driver reports (`in_progress`, `completed`). */
+  started_at: v.optional(isoTime),
+  tasks_done: v.optional(v.number()),
+  completed_at: v.optional(isoTime),
 };
 const runsheetView = v.object({
   id: v.string(),
@@ -234,6 +238,7 @@ const runsheetView = v.object({
   service_type: v.optional(v.string()),
   tasks: v.array(taskView),
   ...runsheetStatusEntries,
+  tasks_total: v.optional(v.number()),
 });
 /** X14's entry, X16–X18's reply: a runsheet without its tasks, with its status. */
 export const runsheetSummary = v.object({
@@ -361,4 +366,95 @@ export const driverOffersQuery = v.object({
 export const driverOfferList = v.object({
   offers: v.array(pairRecord),
   meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
+});
+
+// Executing a runsheet (contract 4.8)
+
+/** A task's machine: its statuses and the events a driver reports. */
+export const TASK_STATUSES = ['pending', 'picked_up', 'delivered', 'failed'] as const;
+export const TASK_EVENT_TYPES = ['arrived', 'picked_up', 'delivered', 'failed'] as const;
+export const FAILURE_REASONS = [
+  'recipient_absent',
+  'address_not_found',
+  'refused',
+  'damaged',
+  'access_denied',
+  'other',
+] as const;
+export const PROOF_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/webp'] as const;
+/** X21: the largest proof a driver may upload (10 MiB). */
+export const PROOF_MAX_BYTES = 10 * 1024 * 1024;
+/** X20: proofs one event may name. */
+export const PROOFS_PER_EVENT = 5;
+
+export const taskEventParams = v.object({
+  runsheetID: runsheetParams.entries.runsheetID,
+  taskID: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+});
+export const taskEventBody = v.object({
+  type: v.picklist(TASK_EVENT_TYPES, `must be one of ${TASK_EVENT_TYPES.join(', ')}`),
+  happened_at_utc: dateTime,
+  latitude: v.optional(v.pipe(v.number('must be a number'), v.minValue(-90), v.maxValue(90))),
+  longitude: v.optional(v.pipe(v.number('must be a number'), v.minValue(-180), v.maxValue(180))),
+  failure_reason: v.optional(v.picklist(FAILURE_REASONS, `must be one of ${FAILURE_REASONS.join(', ')}`)),
+  note: v.optional(nonEmptyString(1000)),
+  recipient_name: v.optional(nonEmptyString(200)),
+  proof_ids: v.optional(
+    v.pipe(v.array(objectId), v.maxLength(PROOFS_PER_EVENT, `must name at most ${PROOFS_PER_EVENT} proofs`)),
+  ),
+});
+export const proofBody = v.object({
+  content_type: v.picklist(PROOF_CONTENT_TYPES, `must be one of ${PROOF_CONTENT_TYPES.join(', ')}`),
+  size: v.pipe(
+    v.number('must be a number'),
+    v.integer('must be an integer'),
+    v.minValue(1, 'must be at least 1 byte'),
+    v.maxValue(PROOF_MAX_BYTES, `must be at most ${PROOF_MAX_BYTES} bytes (10 MiB)`),
+  ),
+});
+export const proofReply = v.object({ proof_id: v.string(), upload_url: v.string(), expires_at: isoTime });
+
+const timelineEntry = v.object({
+  type: v.picklist(TASK_EVENT_TYPES),
+  status: v.picklist(TASK_STATUSES),
+  happened_at_utc: isoTime,
+  saved_at_utc: isoTime,
+  latitude: v.optional(v.number()),
+  longitude: v.optional(v.number()),
+  failure_reason: v.optional(v.picklist(FAILURE_REASONS)),
+  note: v.optional(v.string()),
+  recipient_name: v.optional(v.string()),
+  proof_ids: v.optional(v.array(v.string())),
+});
+/** A task's progress as X10, X11, X20 and X22 show it. */
+export const taskProgressEntries = {
+  status: v.picklist(TASK_STATUSES),
+  timeline: v.array(timelineEntry),
+};
+export const taskEventReply = v.object({
+  task: v.object({
+    id: v.string(),
+    planning_id: v.string(),
+    runsheet_id: v.string(),
+    ...taskProgressEntries,
+  }),
+});
+const proofView = v.object({
+  id: v.string(),
+  content_type: v.string(),
+  size: v.number(),
+  url: v.string(),
+  expires_at: isoTime,
+});
+export const runsheetReply = v.object({
+  runsheet: v.object({
+    id: v.string(),
+    planning_id: v.string(),
+    name: v.optional(v.string()),
+    service_type: v.optional(v.string()),
+    tasks_total: v.number(),
+    ...runsheetStatusEntries,
+    tasks: v.array(v.looseObject({ ...task.entries, ...taskProgressEntries, proofs: v.array(proofView) })),
+  }),
+  server_time: isoTime,
 });

@@ -85,14 +85,28 @@ export async function presignGet(
 
 /**
  * A presigned PUT that signs the `Content-Type` header (X-Amz-SignedHeaders names it): S3 refuses an upload sent with
- * any other type.
+ * any other type. With `contentLength`, the `Content-Length` header is signed too: S3 refuses a body of another size.
  */
-export async function presignPut(bucket: string, key: string, expiresIn: number, contentType: string): Promise<string> {
+export async function presignPut(
+  bucket: string,
+  key: string,
+  expiresIn: number,
+  contentType: string,
+  options: { contentLength?: number } = {},
+): Promise<string> {
   const { sdk, client } = await storage();
-  return getSignedUrl(client, new sdk.PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType }), {
+  const command = new sdk.PutObjectCommand({
+    Bucket: bucket,
+    Key: key,
+    ContentType: contentType,
+    ...(options.contentLength !== undefined ? { ContentLength: options.contentLength } : {}),
+  });
+  return getSignedUrl(client, command, {
     expiresIn,
     // Left out unless named: the presigner signs only `host` otherwise.
-    signableHeaders: new Set(['content-type']),
+    signableHeaders: new Set(
+      options.contentLength !== undefined ? ['content-type', 'content-length'] : ['content-type'],
+    ),
   });
 }
 

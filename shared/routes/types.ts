@@ -39,8 +39,11 @@ export interface Needs {
   connections?: 'read' | 'write';
   /** Delivers frames to WebSocket subscribers: reads the channel's connections, posts, removes gone ones. */
   realtime?: true;
-  /** The upload bucket: read any object (`read`), write under `uploads/`, write under `results/`. */
-  objects?: readonly ('read' | 'uploads' | 'results')[];
+  /**
+   * The upload bucket: read any object (`read`), write under `uploads/`, write under `results/`, write under `proofs/`
+   * (`proofs`: a presigned PUT of a proof of delivery), read under `proofs/` (`readProofs`).
+   */
+  objects?: readonly ('read' | 'uploads' | 'results' | 'proofs' | 'readProofs')[];
   /** Sends to the work queue. */
   queue?: true;
   /** The secret-box KMS key: seal (encrypt) webhook secrets, or open (decrypt) them. */
@@ -105,6 +108,8 @@ export interface RouteDef {
   summary: string;
   /** Success status of contract section 1/4. */
   status: number;
+  /** A second success status with the same body: X20's repeat of an event already recorded (200, its first 201). */
+  repeatStatus?: number;
   request?: {
     params?: GenericSchema;
     query?: GenericSchema;

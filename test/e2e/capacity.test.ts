@@ -459,7 +459,9 @@ describe('capacity of searches, plannings and accepts', () => {
       // Issue 36 item 6: the job's end carries its counts, from the planning's dispatch records: two Queries (its
       // runsheets' offer groups and claims, 10 groups here: 1.5 RCU), no write (42 / 20.5 before).
       P9: { calls: 44, rcu: 22, wcu: 92, wcuPer: 3.07 },
-      R6: { calls: 21, rcu: 11.5, wcu: 18 },
+      // Issue 38: the claim carries an entry in its driver's list (GSI1, keys only: X20 finds a runsheet by its id
+      // alone), 1 WCU more (18 before).
+      R6: { calls: 21, rcu: 11.5, wcu: 19 },
       // Issue 36 item 6: the job's end event carries its result's totals, kept on the result item and read back
       // with it (one GetItem, 0.5 RCU; the item stays under 1 KB: 10 / 1 before).
       I6: { calls: 11, rcu: 1.5, wcu: 410, wcuPer: 4.1 },
@@ -526,7 +528,18 @@ describe('capacity of searches, plannings and accepts', () => {
     // After every test above (users, locations, a planning job and its pairs, an import, logins): the item types
     // each index holds are those its queries read.
     const readThrough: Record<string, string[]> = {
-      GSI1: ['organisation', 'user', 'planning', 'notification', 'import_job', 'push_key', 'client', 'task'],
+      // Issue 38: a runsheet's claim in its driver's list (X20 finds a runsheet by its id alone).
+      GSI1: [
+        'organisation',
+        'user',
+        'planning',
+        'notification',
+        'import_job',
+        'push_key',
+        'client',
+        'task',
+        'runsheet_assignment',
+      ],
       GSI2: ['user', 'planning', 'notification', 'import_job', 'push_key', 'client', 'task', 'pair_record'],
       // Issue 34: an offer group is its runsheet's dispatch record, due in the wave worker's list (GSI3 `WAVES`).
       GSI3: ['user', 'offer_watch', 'pair_record', 'import_job', 'planning', 'mail_outbox', 'runsheet_offers'],
@@ -700,15 +713,88 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
       // filled their last place while the wave went out has that offer closed at once).
       wavePerRunsheet: { calls: 21, rcu: 10.75, wcu: 10 },
       // X16 from an open offer: R6's transaction (claim, count, pair) and closes, plus the status read before and
-      // after (consistent) and the planning's membership of the driver.
-      x16: { calls: 26, rcu: 16.5, wcu: 17 },
+      // after (consistent) and the planning's membership of the driver. Issue 38: the claim's entry in its driver's
+      // list (GSI1, keys only: X20 finds the runsheet by its id) is 1 WCU more (17 before).
+      x16: { calls: 26, rcu: 16.5, wcu: 18 },
       // X17: the mark on the group, then a wave judged and sent inside the request (the planning's facts read for it).
       x17: { calls: 35, rcu: 22.5, wcu: 13 },
       // X18 of an assigned runsheet: the cancel mark, the driver's count given back, the claim deleted, the events.
-      x18: { calls: 16, rcu: 11, wcu: 4 },
+      // Issue 38 (4 WCU before): the claim's GSI1 entry goes with it (1), and the mark is a transaction with a check
+      // that the driver has not started (2 for the mark, 2 for the check), so a cancel and the driver's first task
+      // event cannot both land.
+      x18: { calls: 16, rcu: 11, wcu: 8 },
       // X19: the pair's move to withdrawn (its GSI2 entry moves), the claim and count given back, the group marked due.
       // (A withdrawal short of max_waves keeps the limit: its conditional raise fails and a plain mark follows.)
-      x19: { calls: 7, rcu: 2, wcu: 13 },
+      // Issue 38: the claim's GSI1 entry goes with it (13 WCU before).
+      x19: { calls: 7, rcu: 2, wcu: 14 },
     });
+  });
+
+  it('X20 events of a runsheet (its first, a pickup, the last delivery with a proof), X21 and X22', async () => {
+    const member = (role: 'OrgAdmin' | 'OrgDriver') => invitedMember(api, admin, role, ROLES[role], org);
+    const planner = (await member('OrgAdmin')).token;
+    const driver = await member('OrgDriver');
+    const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Execution cost' }, planner)).body.id;
+    const tasks = ['e-1', 'e-2'].map((id) => ({
+      id,
+      from_address: { city: 'Singapore', latitude: 1.3, longitude: 103.8 },
+    }));
+    await api.post(`/v1/plannings/${planning}/runsheets`, { runsheets: [{ id: 'RS-E', tasks }] }, planner);
+    await api.post(`/v1/plannings/${planning}/drivers`, { drivers: [{ id: driver.id }] }, planner);
+    expect(
+      (await api.post(`/v1/plannings/${planning}/runsheets/RS-E/assign`, { driver_id: driver.id }, planner)).status,
+    ).toBe(200);
+    const event = (task: string, body: Record<string, unknown>) =>
+      api.post(`/v1/driver/runsheets/RS-E/tasks/${task}/events`, body, driver.token);
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 25, 9, minute)).toISOString();
+    const x21 = await measure('X21', () =>
+      api.post('/v1/driver/proofs', { content_type: 'image/jpeg', size: 1000 }, driver.token),
+    );
+    const proof = (
+      await api.post<{ proof_id: string; upload_url: string }>(
+        '/v1/driver/proofs',
+        { content_type: 'image/jpeg', size: 1000 },
+        driver.token,
+      )
+    ).body;
+    await fetch(proof.upload_url, {
+      method: 'PUT',
+      body: Buffer.alloc(1000),
+      headers: { 'content-type': 'image/jpeg' },
+    });
+    const first = await measure('X20', () => event('e-1', { type: 'picked_up', happened_at_utc: at(1) }));
+    const repeat = await measure('X20', () => event('e-1', { type: 'picked_up', happened_at_utc: at(1) }));
+    expect((await event('e-1', { type: 'delivered', happened_at_utc: at(2) })).status).toBe(201);
+    expect((await event('e-2', { type: 'picked_up', happened_at_utc: at(3) })).status).toBe(201);
+    const delivered = await measure('X20', () =>
+      event('e-2', {
+        type: 'delivered',
+        happened_at_utc: at(4),
+        latitude: 1.31,
+        longitude: 103.81,
+        recipient_name: 'Mr Lim',
+        proof_ids: [proof.proof_id],
+      }),
+    );
+    const x22 = await measure('X22', () => api.get(`/v1/plannings/${planning}/runsheets/RS-E`, planner));
+    expect({ x21, first, repeat, delivered, x22 }).toEqual({
+      // X21: the proof's record (1 WCU); the presigned PUT is computed, no call.
+      x21: { calls: 2, rcu: 0.5, wcu: 1 },
+      // X20, the runsheet's first event: the driver's runsheets (GSI1 Query, keys only), their claims (consistent
+      // BatchGetItem), the runsheet item, the claim and the task's progress read consistently; one transaction of
+      // three items (the progress put, the claim's counters, the offer group's not-cancelled check: 2 WCU each,
+      // transactional); then the announcement: the planning, the partners (GSI2), the channel's subscribers.
+      first: { calls: 10, rcu: 6, wcu: 6 },
+      // The same event again: the same reads, no write, the announcement again (same ids).
+      repeat: { calls: 9, rcu: 6, wcu: 0 },
+      // The last delivery, with a proof (its record, consistent, and a HeadObject, not a DynamoDB call): the same
+      // transaction (the claim's completion rides in it), `task.delivered` and `runsheet.completed` announced.
+      delivered: { calls: 13, rcu: 8, wcu: 6 },
+      // X22: the claim-free reader's planning check, the runsheet item, its group and claim, its tasks' progress
+      // (one BatchGetItem) and its proofs' records; the signed URLs are computed.
+      x22: { calls: 7, rcu: 4, wcu: 0 },
+    });
+    // Issue 38's bound: a delivered event at most 6 WCU, whatever the runsheet's size (its items are per task).
+    expect(delivered.wcu).toBeLessThanOrEqual(6);
   });
 });

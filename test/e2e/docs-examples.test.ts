@@ -46,6 +46,9 @@ const WITHOUT_EXAMPLE: Readonly<Record<string, string>> = Object.fromEntries(
  * example is sent today: the list may only shrink, and an operation added to it must say exactly why it cannot be sent.
  */
 const NOT_SENT: Readonly<Record<string, string>> = {
+  X20:
+    'Only the driver assigned the runsheet may report its tasks, and this file sends each example as a fresh user ' +
+    'of an allowed role; test/e2e/execution.test.ts sends it as that driver.',
   X19:
     'Only the driver who accepted the pair may withdraw it, and this file sends each example as a fresh user of an ' +
     'allowed role; test/e2e/dispatch-day.test.ts and dispatch-actions.test.ts send it as that driver.',

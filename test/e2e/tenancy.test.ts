@@ -186,6 +186,7 @@ const bodies: Record<string, () => unknown> = {
   X16: () => ({ driver_id: ids['driverID'] }),
   X18: () => ({ reason: 'not yours' }),
   X19: () => ({ happened_at_utc: now(), reason: 'not yours' }),
+  X20: () => ({ type: 'arrived', happened_at_utc: now() }),
 };
 
 /** T7's partner basics are the platform's, readable with any token by contract: not an organisation's thing. */

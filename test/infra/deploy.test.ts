@@ -133,7 +133,7 @@ describe.each([
   });
 
   describe('bounded storage and useful access logs (issue 25.7)', () => {
-    it('expires uploads, results, S3 access logs and incomplete multipart uploads', () => {
+    it('expires uploads, results, proofs of delivery, S3 access logs and incomplete multipart uploads', () => {
       const buckets = Object.entries(resourcesOf(built.data)).filter(([, r]) => r.Type === 'AWS::S3::Bucket');
       const uploads = buckets.find(([id]) => id.startsWith('Uploads'))![1];
       const accessLogs = buckets.find(([id]) => id.startsWith('AccessLogs'))![1];
@@ -141,6 +141,8 @@ describe.each([
         Rules: [
           { Id: 'ExpireUploads', Prefix: 'uploads/', ExpirationInDays: RETENTION.uploads.toDays(), Status: 'Enabled' },
           { Id: 'ExpireResults', Prefix: 'results/', ExpirationInDays: RETENTION.results.toDays(), Status: 'Enabled' },
+          // Issue 38: the proofs drivers upload (X21), under `proofs/<org_id>/`.
+          { Id: 'ExpireProofs', Prefix: 'proofs/', ExpirationInDays: RETENTION.proofs.toDays(), Status: 'Enabled' },
           {
             Id: 'AbortIncompleteUploads',
             AbortIncompleteMultipartUpload: { DaysAfterInitiation: RETENTION.incompleteUploads.toDays() },

@@ -1,0 +1,402 @@
+/**
+ * Executing a runsheet (contract 4.8): its driver reports each task (X20), everyone watching sees it, X22 reads it.
+ *
+ * A task's progress is an item of the plan's partition (`BPLAN#<plan> / PROGRESS#<runsheet>#<task>`: `status`,
+ * `timeline[]`, `rev`); the runsheet's progress lives on its claim (`ASSIGN#<runsheet>`: `started_at`, `tasks_done`,
+ * `tasks_total`, `completed_at`, `events`), which only the assigned driver's events write. Every event is one
+ * transaction over the task's item (condition: its `rev`), the claim (condition: still this driver's, and its `events`
+ * count as read) and the runsheet's offer group (condition: not cancelled), so the events of one runsheet are judged
+ * one at a time in arrival order: of two concurrent events the later is judged again against what the first wrote,
+ * and nothing is lost. The machine itself is data (`TASK_MOVES`), beside the pair machine of broadcasts.ts.
+ */
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Caller } from '#shared/auth/caller';
+import { clock, toUtcIso } from '#shared/clock';
+import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
+import { conflict, invalidField, notFound } from '#shared/http/problems';
+import { publish } from '#shared/notifications/realtime';
+import { type Assignment, dispatchRecords } from '#shared/planning/dispatch';
+import { assignKey, groupKey, progressKey, runsheetKey } from '#shared/planning/keys';
+import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
+import { checkProofs, proofViews } from '#shared/planning/proofs';
+import type { FAILURE_REASONS, TASK_EVENT_TYPES, TASK_STATUSES } from '#shared/planning/schemas';
+import { publishPartnerEvent } from '#shared/webhooks/deliveries';
+
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/**
+ * The task machine: from which statuses each event is legal and the status it leaves (`arrived` changes none).
+ * `delivered` and `failed` end a task.
+ */
+export const TASK_MOVES: Record<TaskEventType, { from: readonly TaskStatus[]; to: TaskStatus | 'unchanged' }> = {
+  arrived: { from: ['pending', 'picked_up'], to: 'unchanged' },
+  picked_up: { from: ['pending'], to: 'picked_up' },
+  delivered: { from: ['picked_up'], to: 'delivered' },
+  failed: { from: ['pending', 'picked_up'], to: 'failed' },
+};
+
+export const isFinished = (status: TaskStatus) => status === 'delivered' || status === 'failed';
+
+/** The status an event leaves a task in, or undefined when the move is illegal from `status`. */
+export function nextStatus(status: TaskStatus, type: TaskEventType): TaskStatus | undefined {
+  const move = TASK_MOVES[type];
+  if (!move.from.includes(status)) return undefined;
+  return move.to === 'unchanged' ? status : move.to;
+}
+
+export interface TimelineEntry {
+  type: TaskEventType;
+  status: TaskStatus;
+  happened_at_utc: string;
+  saved_at_utc: string;
+  latitude?: number;
+  longitude?: number;
+  failure_reason?: FailureReason;
+  note?: string;
+  recipient_name?: string;
+  proof_ids?: string[];
+}
+
+interface Progress {
+  status: TaskStatus;
+  timeline: TimelineEntry[];
+  rev: number;
+}
+
+export interface TaskEvent {
+  type: TaskEventType;
+  happened_at_utc: string;
+  latitude?: number | undefined;
+  longitude?: number | undefined;
+  failure_reason?: FailureReason | undefined;
+  note?: string | undefined;
+  recipient_name?: string | undefined;
+  proof_ids?: string[] | undefined;
+}
+
+const PENDING: Progress = { status: 'pending', timeline: [], rev: 0 };
+
+/** The timeline in the order events happened, ties by arrival (as a pair's `statuses[]`). */
+const inHappenedOrder = (timeline: TimelineEntry[], entry: TimelineEntry) => {
+  const at = timeline.findIndex((e) => e.happened_at_utc > entry.happened_at_utc);
+  return at < 0 ? [...timeline, entry] : [...timeline.slice(0, at), entry, ...timeline.slice(at)];
+};
+
+/** The rules of an event's fields that its schema alone cannot say (a 400 at the field). */
+function checkFields(event: TaskEvent) {
+  if (event.type === 'failed' && !event.failure_reason) {
+    throw invalidField('failure_reason', 'is required for a failed event');
+  }
+  if (event.type !== 'failed' && event.failure_reason) {
+    throw invalidField('failure_reason', 'is only for a failed event');
+  }
+  if (event.failure_reason === 'other' && !event.note) {
+    throw invalidField('note', 'is required when failure_reason is other: say what happened');
+  }
+  if (event.proof_ids?.length && event.type !== 'delivered' && event.type !== 'failed') {
+    throw invalidField('proof_ids', 'only a delivered or failed event carries proofs');
+  }
+  if ((event.latitude === undefined) !== (event.longitude === undefined)) {
+    throw invalidField(event.latitude === undefined ? 'latitude' : 'longitude', 'give latitude and longitude together');
+  }
+}
+
+type Task = Record<string, unknown> & { id: string };
+
+/** A runsheet the driver holds, found by its id alone (unique within a planning): its planning and claim. */
+async function heldRunsheet(caller: Caller, runsheetId: string) {
+  const prefix = `${encodeURIComponent(runsheetId)}#`;
+  const out = await db().send(
+    new QueryCommand({
+      TableName: mainTableName(),
+      IndexName: 'GSI1',
+      KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :rs)',
+      ExpressionAttributeValues: { ':pk': `DRIVER#${caller.id}#RUNSHEETS`, ':rs': prefix },
+      ProjectionExpression: 'PK, SK',
+    }),
+  );
+  const keys = (out.Items ?? []).map((item) => ({ PK: String(item['PK']), SK: String(item['SK']) }));
+  if (keys.length === 0) throw notFound('runsheet');
+  const claims = await getAll<Assignment & { PK: string }>(mainTableName(), keys, { ConsistentRead: true });
+  // The same runsheet id in two plannings, both won by this driver: the one under way, else the latest won.
+  const held = claims
+    .filter((claim) => claim.driver_id === caller.id)
+    .sort(
+      (a, b) =>
+        Number(Boolean(a.completed_at)) - Number(Boolean(b.completed_at)) || b.assigned_at.localeCompare(a.assigned_at),
+    )[0];
+  if (!held) throw notFound('runsheet');
+  return { planId: held.PK.slice('BPLAN#'.length), claim: held };
+}
+
+async function readRunsheetItem(planId: string, runsheetId: string) {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planId, runsheetId) }));
+  if (!out.Item) throw notFound('runsheet');
+  return out.Item as { id: string; name?: string; service_type?: string; tasks?: Task[] };
+}
+
+const taskWords = (task: Task) => `task ${String(task['task_ref'] ?? task.id)}`;
+const STATUS_WORDS: Record<TaskStatus, string> = {
+  pending: 'pending',
+  picked_up: 'picked up',
+  delivered: 'delivered',
+  failed: 'reported failed',
+};
+const EVENT_WORDS: Record<TaskEventType, string> = {
+  arrived: 'reported as arrived',
+  picked_up: 'picked up',
+  delivered: 'delivered',
+  failed: 'reported failed',
+};
+
+/** The 409 of an illegal move, in words that say what happened ("task T-17 was delivered at …"). */
+function refusal(task: Task, progress: Progress, type: TaskEventType) {
+  const last = [...progress.timeline].reverse().find((e) => e.status === progress.status && e.type !== 'arrived');
+  if (progress.status === 'pending') {
+    return conflict(
+      `${taskWords(task)} has not been picked up yet: it cannot be ${EVENT_WORDS[type]} before its pickup`,
+    );
+  }
+  const when = last ? ` at ${last.happened_at_utc}` : '';
+  const again = progress.status === 'picked_up' && type === 'picked_up' ? ' again' : ' now';
+  return conflict(
+    `${taskWords(task)} was ${STATUS_WORDS[progress.status]}${when}; it cannot be ${EVENT_WORDS[type]}${again}`,
+  );
+}
+
+const taskView = (planId: string, runsheetId: string, taskId: string, progress: Progress) => ({
+  task: {
+    id: taskId,
+    planning_id: planId,
+    runsheet_id: runsheetId,
+    status: progress.status,
+    timeline: progress.timeline,
+  },
+});
+
+const CONTENDED = 'the runsheet kept changing; retry';
+
+/**
+ * X20: the assigned driver reports a task's event. Anyone else (another driver, another organisation) gets a 404.
+ * The same event again (same type and `happened_at_utc`) is recorded once and answered with `created: false`.
+ */
+export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId: string, event: TaskEvent) {
+  const { planId } = await heldRunsheet(caller, runsheetId);
+  const runsheet = await readRunsheetItem(planId, runsheetId);
+  const tasks = runsheet.tasks ?? [];
+  const task = tasks.find((t) => t.id === taskId);
+  if (!task) throw notFound('task');
+  checkFields(event);
+  const happened = toUtcIso(event.happened_at_utc);
+  let proofsChecked = false;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const [claimOut, progressOut] = await Promise.all([
+      db().send(
+        new GetCommand({ TableName: mainTableName(), Key: assignKey(planId, runsheetId), ConsistentRead: true }),
+      ),
+      db().send(
+        new GetCommand({
+          TableName: mainTableName(),
+          Key: progressKey(planId, runsheetId, taskId),
+          ConsistentRead: true,
+        }),
+      ),
+    ]);
+    const claim = claimOut.Item as (Assignment & { events?: number; tasks_failed?: number }) | undefined;
+    if (claim?.driver_id !== caller.id) throw notFound('runsheet');
+    const progress = (progressOut.Item as Progress | undefined) ?? PENDING;
+    if (progress.timeline.some((e) => e.type === event.type && e.happened_at_utc === happened)) {
+      // Recorded already (a retry, perhaps of a request whose answer was lost): its announcements again, same ids.
+      await announce(planId, runsheet, task, caller, progress, claim, happened, event.type);
+      return { created: false, ...taskView(planId, runsheetId, taskId, progress) };
+    }
+    const to = nextStatus(progress.status, event.type);
+    if (!to) throw refusal(task, progress, event.type);
+    if (!proofsChecked) {
+      await checkProofs(caller, event.proof_ids ?? []);
+      proofsChecked = true;
+    }
+    const now = clock.nowIso();
+    const entry: TimelineEntry = {
+      type: event.type,
+      status: to,
+      happened_at_utc: happened,
+      saved_at_utc: now,
+      ...(event.latitude !== undefined ? { latitude: event.latitude, longitude: event.longitude! } : {}),
+      ...(event.failure_reason ? { failure_reason: event.failure_reason } : {}),
+      ...(event.note ? { note: event.note } : {}),
+      ...(event.recipient_name ? { recipient_name: event.recipient_name } : {}),
+      ...(event.proof_ids?.length ? { proof_ids: event.proof_ids } : {}),
+    };
+    const next: Progress = { status: to, timeline: inHappenedOrder(progress.timeline, entry), rev: progress.rev + 1 };
+    const finishes = isFinished(to) && !isFinished(progress.status);
+    const done = Number(claim.tasks_done ?? 0) + (finishes ? 1 : 0);
+    const failed = Number(claim.tasks_failed ?? 0) + (finishes && to === 'failed' ? 1 : 0);
+    const completes = done >= tasks.length && !claim.completed_at;
+    const events = Number(claim.events ?? 0);
+    try {
+      await transactWrite([
+        {
+          Put: {
+            TableName: mainTableName(),
+            Item: {
+              ...progressKey(planId, runsheetId, taskId),
+              entity: 'task_progress',
+              planning_id: planId,
+              runsheet_id: runsheetId,
+              task_id: taskId,
+              ...next,
+            },
+            ConditionExpression: 'attribute_not_exists(PK) OR rev = :rev',
+            ExpressionAttributeValues: { ':rev': progress.rev },
+          },
+        },
+        {
+          Update: {
+            TableName: mainTableName(),
+            Key: assignKey(planId, runsheetId),
+            UpdateExpression: `SET events = :next, started_at = if_not_exists(started_at, :now), tasks_done = :done, tasks_failed = :failed, tasks_total = :total${completes ? ', completed_at = :now' : ''}`,
+            ConditionExpression: 'driver_id = :me AND (attribute_not_exists(events) OR events = :events)',
+            ExpressionAttributeValues: {
+              ':next': events + 1,
+              ':now': now,
+              ':done': done,
+              ':failed': failed,
+              ':total': tasks.length,
+              ':me': caller.id,
+              ':events': events,
+            },
+          },
+        },
+        {
+          ConditionCheck: {
+            TableName: mainTableName(),
+            Key: groupKey(planId, runsheetId),
+            ConditionExpression: 'attribute_not_exists(cancelled)',
+          },
+        },
+      ]);
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw error;
+      if (cancelledIndexes(error).includes(2)) {
+        throw conflict(`runsheet "${runsheet.name ?? runsheetId}" was cancelled: its tasks can no longer be reported`);
+      }
+      continue; // another event of the runsheet came first: judge again against what it wrote
+    }
+    const after = {
+      ...claim,
+      tasks_done: done,
+      tasks_failed: failed,
+      tasks_total: tasks.length,
+      ...(completes ? { completed_at: now } : {}),
+    };
+    await announce(planId, runsheet, task, caller, next, after, happened, event.type);
+    return { created: true, ...taskView(planId, runsheetId, taskId, next) };
+  }
+  throw conflict(CONTENDED);
+}
+
+/**
+ * The event on `planning.<id>` and to the organisation's partners, and `runsheet.completed` once every task is
+ * delivered or failed. Keys name the event itself, so a repeat carries the same frame id and `webhook-id`.
+ */
+async function announce(
+  planId: string,
+  runsheet: { id: string; name?: string; tasks?: Task[] },
+  task: Task,
+  caller: Caller,
+  progress: Progress,
+  claim: Assignment & { tasks_failed?: number },
+  happened: string,
+  type: TaskEventType,
+) {
+  const planning = await findPlanning(planId);
+  if (!planning) return;
+  const entry = progress.timeline.find((e) => e.type === type && e.happened_at_utc === happened)!;
+  const driver = { id: caller.id, name: claim.driver_name ?? '' };
+  const key = `${runsheet.id}:${task.id}:${type}:${happened}`;
+  const data = {
+    planning_id: planId,
+    runsheet_id: runsheet.id,
+    task_id: task.id,
+    ...(task['task_ref'] ? { task_ref: task['task_ref'] } : {}),
+    driver,
+    type,
+    status: entry.status,
+    happened_at_utc: happened,
+    latitude: entry.latitude ?? null,
+    longitude: entry.longitude ?? null,
+    failure_reason: entry.failure_reason ?? null,
+    ...(entry.note ? { note: entry.note } : {}),
+    ...(entry.recipient_name ? { recipient_name: entry.recipient_name } : {}),
+    proof_ids: entry.proof_ids ?? [],
+  };
+  await publish(`planning.${planId}`, `task.${type}`, { key, data });
+  await publishPartnerEvent(planning.org_id, `task.${type}`, data, key);
+  if (claim.completed_at) {
+    const done = Number(claim.tasks_done ?? 0);
+    const failed = Number(claim.tasks_failed ?? 0);
+    const completedKey = `${runsheet.id}:completed:${claim.pair_id}`;
+    const completed = {
+      planning_id: planId,
+      runsheet_id: runsheet.id,
+      driver,
+      completed_at: claim.completed_at,
+      tasks_total: Number(claim.tasks_total ?? done),
+      tasks_delivered: done - failed,
+      tasks_failed: failed,
+    };
+    await publish(`planning.${planId}`, 'runsheet.completed', { key: completedKey, data: completed });
+    await publishPartnerEvent(planning.org_id, 'runsheet.completed', completed, completedKey);
+  }
+}
+
+/**
+ * X22: the runsheet with its status and its tasks in order, each with its status, timeline and proofs (signed GET
+ * URLs). The planning's readers (of its organisation) and the runsheet's assigned driver; anyone else a 404.
+ */
+export async function readRunsheet(caller: Caller, planId: string, runsheetId: string) {
+  const isDriver = caller.roles.includes('Driver') || caller.roles.includes('OrgDriver');
+  if (isDriver) {
+    const claim = (await db().send(new GetCommand({ TableName: mainTableName(), Key: assignKey(planId, runsheetId) })))
+      .Item as Assignment | undefined;
+    if (claim?.driver_id !== caller.id) throw notFound('runsheet');
+  } else {
+    await visiblePlanning(caller, planId);
+  }
+  const runsheet = await readRunsheetItem(planId, runsheetId);
+  const tasks = runsheet.tasks ?? [];
+  const [statusOf, progresses] = await Promise.all([
+    dispatchRecords(planId, [runsheetId]),
+    getAll<Progress & { task_id: string }>(
+      mainTableName(),
+      [...new Set(tasks.map((t) => t.id))].map((id) => progressKey(planId, runsheetId, id)),
+    ),
+  ]);
+  const progressOf = new Map(progresses.map((p) => [p.task_id, p]));
+  const proofIds = progresses.flatMap((p) => p.timeline.flatMap((e) => e.proof_ids ?? []));
+  const proofs = await proofViews(proofIds);
+  return {
+    runsheet: {
+      id: runsheet.id,
+      planning_id: planId,
+      ...(runsheet.name !== undefined ? { name: runsheet.name } : {}),
+      ...(runsheet.service_type !== undefined ? { service_type: runsheet.service_type } : {}),
+      tasks_total: tasks.length,
+      ...statusOf(runsheetId),
+      tasks: tasks.map((task) => {
+        const progress = progressOf.get(task.id) ?? PENDING;
+        const named = progress.timeline.flatMap((e) => e.proof_ids ?? []);
+        return {
+          ...task,
+          status: progress.status,
+          timeline: progress.timeline,
+          proofs: named.flatMap((id) => (proofs.has(id) ? [proofs.get(id)!] : [])),
+        };
+      }),
+    },
+    server_time: clock.nowIso(),
+  };
+}

@@ -1,0 +1,524 @@
+/**
+ * Issue 38 over HTTP (contract 4.8): a day of one runsheet from the assignment to the last delivery. The driver
+ * declares proofs (X21) and uploads them to their presigned URLs, reports every task (X20): arrivals, pickups,
+ * deliveries with proofs, a failure with its reason; an event repeated, events out of order (409), concurrent events
+ * (nothing lost, nothing doubled), another driver's and another organisation's attempts (404), proofs that do not
+ * match their declarations (400). The dispatcher watches `planning.<id>` and X14 (in progress, then completed) and
+ * reads the runsheet with its timelines and proofs (X22); partners get the webhooks; imported tasks show the same
+ * status and timeline (X11). Real host, real tokens, real sockets, real S3 stand-in.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskEventQueue } from '../../lib/client/task-event-queue.ts';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { ROLES, type Role } from '../../shared/auth/roles.ts';
+import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import { importTasks } from '../support/imports.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+import { openSocket } from '../support/sockets.ts';
+import { until } from '../support/until.ts';
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+let org: string;
+let planner: string;
+let outsiderPlanner: string;
+let driver: User;
+let otherDriver: User;
+let foreignDriver: User;
+
+type User = { id: string; token: string };
+type Entry = {
+  type: string;
+  status: string;
+  happened_at_utc: string;
+  saved_at_utc: string;
+  latitude?: number;
+  longitude?: number;
+  failure_reason?: string;
+  note?: string;
+  recipient_name?: string;
+  proof_ids?: string[];
+};
+type TaskReply = {
+  task: { id: string; planning_id: string; runsheet_id: string; status: string; timeline: Entry[] };
+  code?: string;
+  detail?: string;
+  errors?: { path: string; message: string }[];
+};
+type Summary = {
+  id: string;
+  status: string;
+  tasks_total: number;
+  tasks_done?: number;
+  started_at?: string;
+  completed_at?: string;
+  assigned_driver?: { id: string; name: string };
+};
+type Proof = { id: string; content_type: string; size: number; url: string; expires_at: string };
+type RunsheetReply = {
+  runsheet: Summary & {
+    planning_id: string;
+    tasks: { id: string; status: string; timeline: Entry[]; proofs: Proof[] }[];
+  };
+};
+
+const member = async (role: Role, orgId = org): Promise<User> => {
+  const { id, token } = await invitedMember(api, admin, role, ROLES[role], orgId);
+  return { id, token };
+};
+
+/** A partner of the organisation whose webhook is a receiver in this process. */
+const received: { type: string; data: Record<string, unknown> }[] = [];
+let receiver: Server;
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  org = await newOrganisation(api, admin, 'Execution day');
+  planner = (await member('OrgAdmin')).token;
+  driver = await member('OrgDriver');
+  otherDriver = await member('OrgDriver');
+  const elsewhere = await newOrganisation(api, admin, 'Elsewhere');
+  outsiderPlanner = (await member('OrgAdmin', elsewhere)).token;
+  foreignDriver = await member('OrgDriver', elsewhere);
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      received.push(JSON.parse(body));
+      res.writeHead(204);
+      res.end();
+    });
+  });
+  await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+  const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
+  const partner = await api.post(
+    '/v1/admin/partner-authorizations',
+    { name: 'TMS', webhook_url: url, org_id: org },
+    admin,
+  );
+  expect(partner.status).toBe(201);
+}, 120_000);
+
+afterAll(async () => {
+  await new Promise((done) => receiver.close(done));
+  await host?.stop();
+});
+
+/** A planning holding `runsheets` (id → its tasks, inline or imported), `assigned` given to the driver by X16. */
+async function plannedDay(runsheets: Record<string, { tasks?: unknown[]; task_ids?: string[] }>, assigned: string[]) {
+  const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Execution day' }, planner)).body.id;
+  const added = await api.post(
+    `/v1/plannings/${planning}/runsheets`,
+    { runsheets: Object.entries(runsheets).map(([id, contents]) => ({ id, name: `Runsheet ${id}`, ...contents })) },
+    planner,
+  );
+  expect(added.status, JSON.stringify(added.body)).toBe(200);
+  const drivers = await api.post(
+    `/v1/plannings/${planning}/drivers`,
+    { drivers: [{ id: driver.id }, { id: otherDriver.id }] },
+    planner,
+  );
+  expect(drivers.status).toBe(200);
+  for (const runsheet of assigned) {
+    const given = await api.post(
+      `/v1/plannings/${planning}/runsheets/${runsheet}/assign`,
+      { driver_id: driver.id },
+      planner,
+    );
+    expect(given.status, JSON.stringify(given.body)).toBe(200);
+  }
+  return planning;
+}
+
+const report = (runsheet: string, task: string, body: Record<string, unknown>, token = driver.token) =>
+  api.post<TaskReply>(`/v1/driver/runsheets/${runsheet}/tasks/${task}/events`, body, token);
+const summary = async (planning: string, runsheet: string) =>
+  (await api.get<{ runsheets: Summary[] }>(`/v1/plannings/${planning}/runsheets`, planner)).body.runsheets.find(
+    (r) => r.id === runsheet,
+  )!;
+const at = (minute: number) => new Date(Date.UTC(2026, 10, 25, 9, minute)).toISOString();
+
+/** X21, then the PUT an app makes: its declared type, and `bytes` (the declared size unless a test lies). */
+async function uploadedProof(contentType: string, size: number, bytes = Buffer.alloc(size, 7), sentType = contentType) {
+  const declared = await api.post<{ proof_id: string; upload_url: string; expires_at: string }>(
+    '/v1/driver/proofs',
+    { content_type: contentType, size },
+    driver.token,
+  );
+  expect(declared.status, JSON.stringify(declared.body)).toBe(201);
+  const put = await fetch(declared.body.upload_url, {
+    method: 'PUT',
+    body: bytes,
+    headers: { 'content-type': sentType },
+  });
+  expect(put.status).toBe(200);
+  return declared.body;
+}
+
+describe('X20–X22: a runsheet from accepted to delivered', () => {
+  it('plays a day: proofs, events in and out of order, repeats, strangers, the dispatcher watching', async () => {
+    const tasks = ['t-1', 't-2', 't-3', 't-4'].map((id, i) => ({
+      id,
+      from_address: { city: 'Singapore', latitude: 1.3 + i / 100, longitude: 103.8 },
+      to_address: { city: 'Singapore', latitude: 1.35, longitude: 103.85 },
+    }));
+    const planning = await plannedDay({ 'RS-1': { tasks } }, ['RS-1']);
+    const dispatcher = await openSocket(host.url, planner);
+    dispatcher.subscribe([`planning.${planning}`]);
+    expect(await dispatcher.when(() => dispatcher.frames.some((f) => f.type === 'subscribed'))).toBe(true);
+    expect(await summary(planning, 'RS-1')).toMatchObject({ status: 'assigned', tasks_total: 4 });
+
+    // X21: a presigned PUT for 15 minutes, its content type and length signed in (s3rver checks no signature, so
+    // the URL's own parameters are the proof).
+    const photo = await uploadedProof('image/jpeg', 2048);
+    const signed = new URL(photo.upload_url);
+    expect(signed.searchParams.get('X-Amz-Expires')).toBe('900');
+    expect(signed.searchParams.get('X-Amz-SignedHeaders')).toBe('content-length;content-type;host');
+    expect(signed.pathname).toContain(`/proofs/${org}/${photo.proof_id}`);
+    expect(Date.parse(photo.expires_at) - Date.now()).toBeGreaterThan(14 * 60_000);
+    for (const [body, path] of [
+      [{ content_type: 'application/pdf', size: 10 }, 'content_type'],
+      [{ content_type: 'image/png', size: 10 * 1024 * 1024 + 1 }, 'size'],
+      [{ content_type: 'image/png', size: 0 }, 'size'],
+    ] as const) {
+      const refused = await api.post<{ errors: { path: string }[] }>('/v1/driver/proofs', body, driver.token);
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors[0]!.path).toBe(path);
+    }
+    expect((await api.post('/v1/driver/proofs', { content_type: 'image/png', size: 10 }, planner)).status).toBe(403);
+
+    // Strangers: another driver of the planning, a driver of another organisation: 404, nothing recorded.
+    const pickup = { type: 'picked_up', happened_at_utc: at(10), latitude: 1.3, longitude: 103.8 };
+    expect((await report('RS-1', 't-1', pickup, otherDriver.token)).status).toBe(404);
+    expect((await report('RS-1', 't-1', pickup, foreignDriver.token)).status).toBe(404);
+    expect((await report('RS-9', 't-1', pickup)).status).toBe(404);
+    expect((await report('RS-1', 't-9', pickup)).status).toBe(404);
+
+    // Out of order: a delivery before its pickup is a 409 that says so, and records nothing.
+    const early = await report('RS-1', 't-1', { type: 'delivered', happened_at_utc: at(5) });
+    expect(early.status).toBe(409);
+    expect(early.body.detail).toBe('task t-1 has not been picked up yet: it cannot be delivered before its pickup');
+    expect((await summary(planning, 'RS-1')).status).toBe('assigned');
+
+    // Arrived changes no status; the first event moves the runsheet to in_progress.
+    const arrived = await report('RS-1', 't-1', {
+      type: 'arrived',
+      happened_at_utc: at(8),
+      latitude: 1.3,
+      longitude: 103.8,
+    });
+    expect(arrived.status, JSON.stringify(arrived.body)).toBe(201);
+    expect(arrived.body.task).toMatchObject({
+      id: 't-1',
+      planning_id: planning,
+      runsheet_id: 'RS-1',
+      status: 'pending',
+    });
+    const inProgress = await summary(planning, 'RS-1');
+    expect(inProgress).toMatchObject({ status: 'in_progress', tasks_done: 0, tasks_total: 4 });
+    expect(inProgress.assigned_driver?.id).toBe(driver.id);
+    expect(inProgress.started_at).toBeTruthy();
+
+    const picked = await report('RS-1', 't-1', pickup);
+    expect(picked.status).toBe(201);
+    expect(picked.body.task.status).toBe('picked_up');
+    // The same event again (a retry): recorded once, 200.
+    const again = await report('RS-1', 't-1', pickup);
+    expect(again.status).toBe(200);
+    expect(again.body.task.timeline.map((e) => e.type)).toEqual(['arrived', 'picked_up']);
+    // Another pickup of the same task (another time): a 409 that says when it was picked up.
+    const twice = await report('RS-1', 't-1', { ...pickup, happened_at_utc: at(11) });
+    expect(twice.status).toBe(409);
+    expect(twice.body.detail).toBe(`task t-1 was picked up at ${at(10)}; it cannot be picked up again`);
+
+    // Proofs that do not hold: not declared, another driver's, declared but not uploaded, another size, another type.
+    const unsent = (
+      await api.post<{ proof_id: string }>('/v1/driver/proofs', { content_type: 'image/png', size: 100 }, driver.token)
+    ).body.proof_id;
+    const short = await uploadedProof('image/png', 100, Buffer.alloc(60, 1));
+    const retyped = await uploadedProof('image/png', 50, Buffer.alloc(50, 1), 'image/webp');
+    const theirs = (
+      await api.post<{ proof_id: string }>(
+        '/v1/driver/proofs',
+        { content_type: 'image/png', size: 100 },
+        otherDriver.token,
+      )
+    ).body.proof_id;
+    const delivery = {
+      type: 'delivered',
+      happened_at_utc: at(30),
+      recipient_name: 'Mrs Tan',
+      latitude: 1.35,
+      longitude: 103.85,
+    };
+    const badProofs = await report('RS-1', 't-1', {
+      ...delivery,
+      proof_ids: [photo.proof_id, '0123456789abcdef01234567', theirs, unsent, short.proof_id, retyped.proof_id],
+    });
+    expect(badProofs.status).toBe(400);
+    expect(badProofs.body.errors![0]!.path).toBe('proof_ids');
+    const refusedProofs = await report('RS-1', 't-1', {
+      ...delivery,
+      proof_ids: ['0123456789abcdef01234567', theirs, unsent, short.proof_id, retyped.proof_id],
+    });
+    expect(refusedProofs.status).toBe(400);
+    expect(refusedProofs.body.errors).toEqual([
+      { path: 'proof_ids[0]', message: 'names no proof you declared (POST /v1/driver/proofs)' },
+      { path: 'proof_ids[1]', message: 'names no proof you declared (POST /v1/driver/proofs)' },
+      { path: 'proof_ids[2]', message: 'was declared but its photo is not uploaded yet (PUT it to its upload_url)' },
+      {
+        path: 'proof_ids[3]',
+        message: 'the uploaded object (image/png, 60 bytes) does not match its declaration (image/png, 100 bytes)',
+      },
+      {
+        path: 'proof_ids[4]',
+        message: 'the uploaded object (image/webp, 50 bytes) does not match its declaration (image/png, 50 bytes)',
+      },
+    ]);
+    expect((await report('RS-1', 't-1', { ...delivery, proof_ids: [photo.proof_id] }, otherDriver.token)).status).toBe(
+      404,
+    );
+    expect(
+      (await report('RS-1', 't-1', { type: 'picked_up', happened_at_utc: at(12), proof_ids: [photo.proof_id] })).status,
+    ).toBe(400);
+
+    const delivered = await report('RS-1', 't-1', { ...delivery, proof_ids: [photo.proof_id] });
+    expect(delivered.status, JSON.stringify(delivered.body)).toBe(201);
+    expect(delivered.body.task.status).toBe('delivered');
+    const afterDelivery = await report('RS-1', 't-1', { ...pickup, happened_at_utc: at(31) });
+    expect(afterDelivery.status).toBe(409);
+    expect(afterDelivery.body.detail).toBe(`task t-1 was delivered at ${at(30)}; it cannot be picked up now`);
+
+    // A failure: its reason is required, `other` needs a note; from pending (the pickup failed).
+    const failure = { type: 'failed', happened_at_utc: at(40) };
+    const noReason = await report('RS-1', 't-2', failure);
+    expect(noReason.status).toBe(400);
+    expect(noReason.body.errors![0]!.path).toBe('failure_reason');
+    const noNote = await report('RS-1', 't-2', { ...failure, failure_reason: 'other' });
+    expect(noNote.status).toBe(400);
+    expect(noNote.body.errors![0]!.path).toBe('note');
+    const badReason = await report('RS-1', 't-2', { ...failure, failure_reason: 'dog_ate_it' });
+    expect(badReason.status).toBe(400);
+    expect(badReason.body.errors![0]!.path).toBe('failure_reason');
+    const failed = await report('RS-1', 't-2', { ...failure, failure_reason: 'access_denied', note: 'gate locked' });
+    expect(failed.status).toBe(201);
+    expect(failed.body.task.status).toBe('failed');
+    expect((await summary(planning, 'RS-1')).tasks_done).toBe(2);
+
+    // Concurrent events: the same event twice at once is recorded once; two tasks' events at once are both kept.
+    const same = await Promise.all(
+      [1, 2].map(() => report('RS-1', 't-3', { type: 'picked_up', happened_at_utc: at(50) })),
+    );
+    expect(same.map((r) => r.status).sort()).toEqual([200, 201]);
+    const [p3, p4] = await Promise.all([
+      report('RS-1', 't-3', { type: 'arrived', happened_at_utc: at(49) }),
+      report('RS-1', 't-4', { type: 'picked_up', happened_at_utc: at(51) }),
+    ]);
+    expect([p3.status, p4.status]).toEqual([201, 201]);
+    // Arrived before the pickup in time, reported after it: listed in the order things happened.
+    expect(p3.body.task.timeline.map((e) => e.type)).toEqual(['arrived', 'picked_up']);
+    const [d3, f4] = await Promise.all([
+      report('RS-1', 't-3', { type: 'delivered', happened_at_utc: at(55) }),
+      report('RS-1', 't-4', { type: 'failed', happened_at_utc: at(56), failure_reason: 'recipient_absent' }),
+    ]);
+    expect([d3.status, f4.status]).toEqual([201, 201]);
+    const completed = await summary(planning, 'RS-1');
+    expect(completed).toMatchObject({ status: 'completed', tasks_done: 4, tasks_total: 4 });
+    expect(completed.completed_at).toBeTruthy();
+    expect((await api.get<Summary[]>(`/v1/plannings/${planning}/runsheets?status=completed`, planner)).status).toBe(
+      200,
+    );
+    // P3 shows it too.
+    const p3View = await api.get<{ runsheets: Summary[] }>(`/v1/plannings/${planning}`, planner);
+    expect(p3View.body.runsheets[0]).toMatchObject({ status: 'completed', tasks_done: 4, tasks_total: 4 });
+
+    // Under way, the runsheet is the driver's: no cancel, no withdrawal.
+    expect((await api.post(`/v1/plannings/${planning}/runsheets/RS-1/cancel`, { reason: 'no' }, planner)).status).toBe(
+      409,
+    );
+    const pairs = await api.get<{ pair_records: { id: string; pair: { driver: { id: string } } }[] }>(
+      `/v1/broadcast-plans/${planning}/pairs`,
+      planner,
+    );
+    const own = pairs.body.pair_records.find((p) => p.pair.driver.id === driver.id)!;
+    const withdrawn = await api.post<{ detail: string }>(
+      `/v1/broadcast-plans/${planning}/pairs/${own.id}/withdrawn`,
+      { happened_at_utc: new Date().toISOString(), reason: 'tired' },
+      driver.token,
+    );
+    expect(withdrawn.status).toBe(409);
+    expect(withdrawn.body.detail).toContain('in progress');
+
+    // X22: the planning's readers and the driver; anyone else a 404.
+    const read = await api.get<RunsheetReply>(`/v1/plannings/${planning}/runsheets/RS-1`, planner);
+    expect(read.status, JSON.stringify(read.body)).toBe(200);
+    expect(read.body.runsheet).toMatchObject({
+      id: 'RS-1',
+      planning_id: planning,
+      status: 'completed',
+      tasks_total: 4,
+    });
+    expect(read.body.runsheet.tasks.map((t) => [t.id, t.status])).toEqual([
+      ['t-1', 'delivered'],
+      ['t-2', 'failed'],
+      ['t-3', 'delivered'],
+      ['t-4', 'failed'],
+    ]);
+    const first = read.body.runsheet.tasks[0]!;
+    expect(first.timeline.map((e) => [e.type, e.status, e.happened_at_utc])).toEqual([
+      ['arrived', 'pending', at(8)],
+      ['picked_up', 'picked_up', at(10)],
+      ['delivered', 'delivered', at(30)],
+    ]);
+    expect(first.timeline[2]).toMatchObject({ recipient_name: 'Mrs Tan', latitude: 1.35, proof_ids: [photo.proof_id] });
+    expect(read.body.runsheet.tasks[1]!.timeline[0]).toMatchObject({
+      failure_reason: 'access_denied',
+      note: 'gate locked',
+    });
+    expect(first.proofs).toHaveLength(1);
+    const proof = first.proofs[0]!;
+    expect(proof).toMatchObject({ id: photo.proof_id, content_type: 'image/jpeg', size: 2048 });
+    expect(new URL(proof.url).searchParams.get('X-Amz-Expires')).toBe('900');
+    const downloaded = await fetch(proof.url);
+    expect(downloaded.status).toBe(200);
+    expect(Buffer.from(await downloaded.arrayBuffer())).toEqual(Buffer.alloc(2048, 7));
+    expect((await api.get(`/v1/plannings/${planning}/runsheets/RS-1`, driver.token)).status).toBe(200);
+    expect((await api.get(`/v1/plannings/${planning}/runsheets/RS-1`, otherDriver.token)).status).toBe(404);
+    expect((await api.get(`/v1/plannings/${planning}/runsheets/RS-1`, outsiderPlanner)).status).toBe(404);
+    expect((await api.get(`/v1/plannings/${planning}/runsheets/RS-404`, planner)).status).toBe(404);
+
+    // The dispatcher saw every event, once each, with what the app sent.
+    expect(
+      await dispatcher.when(() => dispatcher.events('runsheet.completed').length === 1),
+      JSON.stringify(dispatcher.frames.map((f) => f.name)),
+    ).toBe(true);
+    expect(dispatcher.events('task.arrived')).toHaveLength(2);
+    const pickedUp = dispatcher.events('task.picked_up');
+    expect(new Set(pickedUp.map((f) => f.id)).size).toBe(3);
+    expect(dispatcher.events('task.delivered')[0]!.data).toMatchObject({
+      planning_id: planning,
+      runsheet_id: 'RS-1',
+      task_id: 't-1',
+      driver: { id: driver.id },
+      happened_at_utc: at(30),
+      latitude: 1.35,
+      longitude: 103.85,
+      proof_ids: [photo.proof_id],
+    });
+    expect(
+      dispatcher
+        .events('task.failed')
+        .map((f) => f.data!['failure_reason'])
+        .sort(),
+    ).toEqual(['access_denied', 'recipient_absent']);
+    expect(dispatcher.events('runsheet.completed')[0]!.data).toMatchObject({
+      planning_id: planning,
+      runsheet_id: 'RS-1',
+      tasks_total: 4,
+      tasks_delivered: 2,
+      tasks_failed: 2,
+    });
+
+    // Partners get the same events.
+    const hooks = await until(
+      async () => received.filter((m) => m.data['planning_id'] === planning),
+      (mine) =>
+        mine.some((m) => m.type === 'runsheet.completed') && mine.filter((m) => m.type === 'task.failed').length === 2,
+    );
+    expect(
+      hooks
+        .filter((m) => m.type === 'task.delivered')
+        .map((m) => m.data['task_id'])
+        .sort(),
+    ).toEqual(['t-1', 't-3']);
+    expect(hooks.find((m) => m.type === 'runsheet.completed')!.data).toMatchObject({ tasks_total: 4 });
+  });
+
+  it('imported tasks show the status and timeline their driver reported (X10, X11)', async () => {
+    const [first, second] = await importTasks(api, planner, ['EX-1', 'EX-2']);
+    const planning = await plannedDay({ 'RS-IMP': { task_ids: [first!, second!] } }, ['RS-IMP']);
+    const picked = await report('RS-IMP', first!, { type: 'picked_up', happened_at_utc: at(10) });
+    expect(picked.status, JSON.stringify(picked.body)).toBe(201);
+    // The 409's words name the task by its ref.
+    const early = await report('RS-IMP', second!, { type: 'delivered', happened_at_utc: at(11) });
+    expect(early.body.detail).toBe('task EX-2 has not been picked up yet: it cannot be delivered before its pickup');
+    const task = await api.get<{ task: { status: string; timeline: Entry[]; planning_id: string } }>(
+      `/v1/tasks/${first}`,
+      planner,
+    );
+    expect(task.body.task).toMatchObject({ planning_id: planning, status: 'picked_up' });
+    expect(task.body.task.timeline.map((e) => e.type)).toEqual(['picked_up']);
+    const listed = await api.get<{ tasks: { id: string; status: string; timeline: Entry[] }[] }>(
+      '/v1/tasks?planned=true',
+      planner,
+    );
+    const byId = new Map(listed.body.tasks.map((t) => [t.id, t]));
+    expect(byId.get(first!)).toMatchObject({ status: 'picked_up' });
+    expect(byId.get(second!)).toMatchObject({ status: 'pending', timeline: [] });
+  });
+
+  it('a phone offline for the day sends its buffered events when back: in order, nothing lost, nothing doubled', async () => {
+    const tasks = ['d-1', 'd-2', 'd-3'].map((id) => ({ id, from_address: { city: 'Singapore' } }));
+    const planning = await plannedDay({ 'RS-DAY': { tasks } }, ['RS-DAY']);
+    let online = false;
+    let loseNextAnswer = false;
+    const sent: string[] = [];
+    // No network until `online`; then one answer lost on the way back (the request reached the service).
+    const phone = (async (input: string, init: RequestInit) => {
+      if (!online) throw new TypeError('fetch failed');
+      const response = await fetch(input, init);
+      sent.push(`${response.status} ${JSON.parse(String(init.body)).type}`);
+      if (loseNextAnswer) {
+        loseNextAnswer = false;
+        throw new TypeError('connection reset');
+      }
+      return response;
+    }) as unknown as typeof globalThis.fetch;
+    const queue = new TaskEventQueue({
+      baseUrl: host.url,
+      token: () => driver.token,
+      fetch: phone,
+      retryDelayS: 0.05,
+      maxRetryDelayS: 0.2,
+    });
+    await queue.start();
+    const day: [string, Record<string, unknown>][] = [
+      ['d-1', { type: 'arrived', happened_at_utc: at(0) }],
+      ['d-1', { type: 'picked_up', happened_at_utc: at(1) }],
+      ['d-2', { type: 'picked_up', happened_at_utc: at(2) }],
+      ['d-1', { type: 'delivered', happened_at_utc: at(20), recipient_name: 'Ms Ng' }],
+      // The app recorded the same event twice (a double tap): the service records it once.
+      ['d-1', { type: 'delivered', happened_at_utc: at(20), recipient_name: 'Ms Ng' }],
+      // A delivery of a task never picked up: refused for good, the queue goes on.
+      ['d-3', { type: 'delivered', happened_at_utc: at(30) }],
+      ['d-2', { type: 'failed', happened_at_utc: at(40), failure_reason: 'refused' }],
+      ['d-3', { type: 'picked_up', happened_at_utc: at(50) }],
+      ['d-3', { type: 'delivered', happened_at_utc: at(55) }],
+    ];
+    for (const [task, event] of day) queue.record('RS-DAY', task, event as never);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(queue.pending).toHaveLength(day.length);
+    expect((await summary(planning, 'RS-DAY')).status).toBe('assigned');
+    online = true;
+    loseNextAnswer = true;
+    await queue.drained();
+    // The first event reached the service but its answer was lost: sent again under its key, replayed, not doubled.
+    expect(sent.slice(0, 2)).toEqual(['201 arrived', '201 arrived']);
+    expect(queue.stats).toMatchObject({ recorded: 9, sent: 8, duplicates: 1, rejected: 1 });
+    expect(queue.rejected.map((r) => [r.event.task_id, r.status])).toEqual([['d-3', 409]]);
+    const read = await api.get<RunsheetReply>(`/v1/plannings/${planning}/runsheets/RS-DAY`, planner);
+    expect(read.body.runsheet).toMatchObject({ status: 'completed', tasks_done: 3, tasks_total: 3 });
+    expect(read.body.runsheet.tasks.map((t) => [t.id, t.status, t.timeline.map((e) => e.type).join(',')])).toEqual([
+      ['d-1', 'delivered', 'arrived,picked_up,delivered'],
+      ['d-2', 'failed', 'picked_up,failed'],
+      ['d-3', 'delivered', 'picked_up,delivered'],
+    ]);
+  });
+});
