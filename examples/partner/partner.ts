@@ -11,7 +11,13 @@ const tag = Math.random().toString(36).slice(2, 7);
 type Json = Record<string, any>;
 
 /** One call; a refusal throws with the service's problem (`detail` says why). */
-async function call(method: string, path: string, token?: string, body?: unknown, headers: Record<string, string> = {}) {
+async function call(
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(`${URL_}${path}`, {
     method,
     headers: {
@@ -43,11 +49,13 @@ let secretKey = process.env['PARTNER_SECRET_KEY'];
 let orgId = process.env['PARTNER_ORG_ID'] ?? '';
 const adminEmail = process.env['DISPATCH_ADMIN_EMAIL'] || 'admin@dispatch.local';
 const adminPassword = process.env['DISPATCH_ADMIN_PASSWORD'] || 'admin-password-change-me';
-const admin = (await call('POST', '/v1/auth/login', undefined, { user: { email: adminEmail, password: adminPassword } }))[
-  'bearer_token'
-] as string;
+const admin = (
+  await call('POST', '/v1/auth/login', undefined, { user: { email: adminEmail, password: adminPassword } })
+)['bearer_token'] as string;
 if (!clientKey || !secretKey) {
-  orgId = (await call('POST', '/v1/admin/organisations', admin, { name: `Partnered ${tag}`, kind: 'transporter' }))['id'];
+  orgId = (await call('POST', '/v1/admin/organisations', admin, { name: `Partnered ${tag}`, kind: 'transporter' }))[
+    'id'
+  ];
   const partner = await call('POST', '/v1/admin/partner-authorizations', admin, {
     name: `Partner ${tag}`,
     webhook_url: 'https://hooks.example.com/dispatch',
@@ -62,7 +70,13 @@ if (!clientKey || !secretKey) {
 // ----- 1. X5: a bearer token from the client credentials (an hour; ask again when it expires) -----
 const basic = Buffer.from(`${clientKey}:${secretKey}`).toString('base64');
 const token = (
-  await call('POST', '/v1/auth/token', undefined, { grant_type: 'client_credentials' }, { authorization: `Basic ${basic}` })
+  await call(
+    'POST',
+    '/v1/auth/token',
+    undefined,
+    { grant_type: 'client_credentials' },
+    { authorization: `Basic ${basic}` },
+  )
 )['bearer_token'] as string;
 step('X5: partner token issued');
 
@@ -75,7 +89,9 @@ for (let i = 0; i < 3; i++) {
   const outbox = await call('GET', `/_local/outbox?to=${encodeURIComponent(email)}`);
   const invitation_token = outbox['messages'][0]['data']['invitation_token'];
   const password = 'a-good-long-password';
-  await call('POST', '/v1/auth/accept-invitation', undefined, { user: { name: `Driver ${i}`, password, invitation_token } });
+  await call('POST', '/v1/auth/accept-invitation', undefined, {
+    user: { name: `Driver ${i}`, password, invitation_token },
+  });
   const session = await call('POST', '/v1/auth/login', undefined, { user: { email, password } });
   const fix = { latitude: 1.3 + i * 0.002, longitude: 103.85, client_time_utc: new Date().toISOString() };
   await call('PUT', '/v1/driver/location', session['bearer_token'], fix);
@@ -135,7 +151,9 @@ const status = await until(
   (s) => !['queued', 'processing'].includes(s['current_status']),
   'the planning job',
 );
-step(`planning ${planning['id']}: ${tasks.length} runsheets, ${drivers.length} drivers; job ${status['current_status']}`);
+step(
+  `planning ${planning['id']}: ${tasks.length} runsheets, ${drivers.length} drivers; job ${status['current_status']}`,
+);
 
 // ----- 5. The drivers answer (locally played here): each takes the first offer it can still win -----
 for (const driver of drivers) {
@@ -152,7 +170,8 @@ for (const driver of drivers) {
 
 // ----- 6. The finished planning as the partner reads it (X14): every runsheet with its driver -----
 const runsheets = (await call('GET', `/v1/plannings/${planning['id']}/runsheets`, token))['runsheets'] as Json[];
-for (const r of runsheets) step(`${r['id']}: ${r['status']}${r['assigned_driver'] ? ` to ${r['assigned_driver']['name']}` : ''}`);
+for (const r of runsheets)
+  step(`${r['id']}: ${r['status']}${r['assigned_driver'] ? ` to ${r['assigned_driver']['name']}` : ''}`);
 const assigned = runsheets.filter((r) => r['status'] === 'assigned').length;
 console.log(JSON.stringify({ planning_id: planning['id'], runsheets: runsheets.length, assigned }));
 if (assigned !== runsheets.length) process.exit(1);

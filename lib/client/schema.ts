@@ -1907,7 +1907,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * A runsheet with its tasks in order, each with its status, timeline and proofs (signed URLs, 15 minutes)
+         * @description A runsheet with its status (contract 4.7/4.8: `in_progress` with `tasks_done`/`tasks_total`, `completed` with `completed_at`) and its tasks in order, each with its `status`, `timeline[]` (in the order events happened) and `proofs[]` as signed GET URLs valid 15 minutes. The planning’s readers and the runsheet’s assigned driver; anyone else a 404.
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin, Driver, OrgDriver or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X22.
+         */
+        get: operations["X22"];
         put?: never;
         post?: never;
         /**
@@ -2406,6 +2412,50 @@ export interface paths {
          *     Access: Driver or OrgDriver. Spec X19.
          */
         post: operations["X19"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/driver/runsheets/{runsheetID}/tasks/{taskID}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a task of your runsheet: arrived, picked up, delivered or failed (with proofs)
+         * @description The runsheet’s assigned driver reports one of its tasks (contract 4.8): `arrived` (no status change), `picked_up` (from `pending`), `delivered` (from `picked_up`), `failed` (from `pending` or `picked_up`, with `failure_reason`; `other` needs `note`). Judged against the task’s status in arrival order; any other move is a 409 whose `detail` says what happened ("task T-17 was delivered at …; it cannot be picked up now"). The same event again (same `type` and `happened_at_utc`) is recorded once and answers 200 (the first time 201). `delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver and uploaded as declared; each that is not is a 400 at `proof_ids[i]`. The first event moves the runsheet to `in_progress`, the last task delivered or failed to `completed`. Each event goes out as `task.<type>` (and `runsheet.completed`) on `planning.<id>` and to the organisation’s partner webhooks. Anyone but the assigned driver gets a 404. The runsheet is named by its id alone: if the driver holds runsheets of that id in two plannings, the one not completed (then the latest assigned) is meant.
+         *
+         *     Access: Driver or OrgDriver. Spec X20.
+         */
+        post: operations["X20"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/driver/proofs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Declare a proof photo (type and size): a presigned PUT, 15 minutes, its type and length signed in
+         * @description Declares a proof photo before it is uploaded: its type (`image/jpeg`, `image/png`, `image/webp`) and size in bytes (at most 10 MiB). Answers a presigned PUT valid 15 minutes whose `Content-Type` and `Content-Length` are signed in: PUT exactly those bytes with that `Content-Type`. The object is kept under the organisation’s prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20).
+         *
+         *     Access: Driver or OrgDriver. Spec X21.
+         */
+        post: operations["X21"];
         delete?: never;
         options?: never;
         head?: never;
@@ -14968,6 +15018,25 @@ export interface operations {
                             created_at: string | null;
                             planning_id: string | null;
                             runsheet_id: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "picked_up" | "delivered" | "failed";
+                            timeline: {
+                                /** @enum {string} */
+                                type: "arrived" | "picked_up" | "delivered" | "failed";
+                                /** @enum {string} */
+                                status: "pending" | "picked_up" | "delivered" | "failed";
+                                /** Format: date-time */
+                                happened_at_utc: string;
+                                /** Format: date-time */
+                                saved_at_utc: string;
+                                latitude?: number;
+                                longitude?: number;
+                                /** @enum {string} */
+                                failure_reason?: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other";
+                                note?: string;
+                                recipient_name?: string;
+                                proof_ids?: string[];
+                            }[];
                         }[];
                         meta: {
                             page: number;
@@ -15119,6 +15188,25 @@ export interface operations {
                             created_at: string | null;
                             planning_id: string | null;
                             runsheet_id: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "picked_up" | "delivered" | "failed";
+                            timeline: {
+                                /** @enum {string} */
+                                type: "arrived" | "picked_up" | "delivered" | "failed";
+                                /** @enum {string} */
+                                status: "pending" | "picked_up" | "delivered" | "failed";
+                                /** Format: date-time */
+                                happened_at_utc: string;
+                                /** Format: date-time */
+                                saved_at_utc: string;
+                                latitude?: number;
+                                longitude?: number;
+                                /** @enum {string} */
+                                failure_reason?: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other";
+                                note?: string;
+                                recipient_name?: string;
+                                proof_ids?: string[];
+                            }[];
                             items: {
                                 id: string;
                                 sku: string | null;
@@ -15460,6 +15548,12 @@ export interface operations {
                             /** Format: date-time */
                             cancelled_at?: string;
                             cancel_reason?: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            tasks_done?: number;
+                            /** Format: date-time */
+                            completed_at?: string;
+                            tasks_total?: number;
                         }[];
                         drivers: {
                             id: string;
@@ -15700,6 +15794,12 @@ export interface operations {
                             /** Format: date-time */
                             cancelled_at?: string;
                             cancel_reason?: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            tasks_done?: number;
+                            /** Format: date-time */
+                            completed_at?: string;
+                            tasks_total?: number;
                         }[];
                         drivers: {
                             id: string;
@@ -15937,6 +16037,12 @@ export interface operations {
                             /** Format: date-time */
                             cancelled_at?: string;
                             cancel_reason?: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            tasks_done?: number;
+                            /** Format: date-time */
+                            completed_at?: string;
+                            tasks_total?: number;
                         }[];
                         drivers: {
                             id: string;
@@ -16141,6 +16247,11 @@ export interface operations {
                             /** Format: date-time */
                             cancelled_at?: string;
                             cancel_reason?: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            tasks_done?: number;
+                            /** Format: date-time */
+                            completed_at?: string;
                         }[];
                         meta: {
                             page: number;
@@ -16486,6 +16597,12 @@ export interface operations {
                             /** Format: date-time */
                             cancelled_at?: string;
                             cancel_reason?: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            tasks_done?: number;
+                            /** Format: date-time */
+                            completed_at?: string;
+                            tasks_total?: number;
                         }[];
                         drivers: {
                             id: string;
@@ -16573,6 +16690,234 @@ export interface operations {
             };
             /** @description The body is not application/json (`unsupported_media_type`) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X22: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+                /**
+                 * @description The runsheet’s id in the planning
+                 * @example RS-1
+                 */
+                runsheetID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        runsheet: {
+                            id: string;
+                            planning_id: string;
+                            name?: string;
+                            service_type?: string;
+                            tasks_total: number;
+                            /** @enum {string} */
+                            status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
+                            wave?: number;
+                            offers_open?: number;
+                            offer_expires_at?: string | null;
+                            assigned_driver?: {
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: date-time */
+                            assigned_at?: string;
+                            unassigned_reason?: {
+                                /** @enum {string} */
+                                code: "no_driver_accepted" | "no_eligible_driver";
+                                detail: string;
+                                waves: number;
+                                offers: {
+                                    rejected: number;
+                                    expired: number;
+                                    closed: number;
+                                };
+                                excluded: {
+                                    off_duty: number;
+                                    no_location: number;
+                                    location_stale: number;
+                                    service_type: number;
+                                    at_capacity: number;
+                                    already_offered: number;
+                                };
+                            };
+                            /** Format: date-time */
+                            cancelled_at?: string;
+                            cancel_reason?: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            tasks_done?: number;
+                            /** Format: date-time */
+                            completed_at?: string;
+                            tasks: {
+                                id: string;
+                                total_item_weight?: number | null;
+                                total_weight_unit?: string | null;
+                                total_item_volume?: number | null;
+                                total_volume_unit?: string | null;
+                                total_item_count?: number | null;
+                                client_time_utc?: string | null;
+                                client_timezone?: string | null;
+                                from_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                to_address?: {
+                                    street_address?: string;
+                                    city?: string;
+                                    state?: string | null;
+                                    country?: string;
+                                    zip_code?: (number | string) | null;
+                                    building_name?: string | null;
+                                    latitude?: number;
+                                    longitude?: number;
+                                };
+                                from_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                to_time_window?: {
+                                    /** Format: date-time */
+                                    start_time_utc?: string;
+                                    /** Format: date-time */
+                                    end_time_utc?: string;
+                                    start_timezone?: string;
+                                    end_timezone?: string;
+                                };
+                                /** @enum {string} */
+                                status: "pending" | "picked_up" | "delivered" | "failed";
+                                timeline: {
+                                    /** @enum {string} */
+                                    type: "arrived" | "picked_up" | "delivered" | "failed";
+                                    /** @enum {string} */
+                                    status: "pending" | "picked_up" | "delivered" | "failed";
+                                    /** Format: date-time */
+                                    happened_at_utc: string;
+                                    /** Format: date-time */
+                                    saved_at_utc: string;
+                                    latitude?: number;
+                                    longitude?: number;
+                                    /** @enum {string} */
+                                    failure_reason?: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other";
+                                    note?: string;
+                                    recipient_name?: string;
+                                    proof_ids?: string[];
+                                }[];
+                                proofs: {
+                                    id: string;
+                                    content_type: string;
+                                    size: number;
+                                    url: string;
+                                    /** Format: date-time */
+                                    expires_at: string;
+                                }[];
+                            }[];
+                        };
+                        /** Format: date-time */
+                        server_time: string;
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X22 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin, Driver, OrgDriver or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16878,6 +17223,12 @@ export interface operations {
                             /** Format: date-time */
                             cancelled_at?: string;
                             cancel_reason?: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            tasks_done?: number;
+                            /** Format: date-time */
+                            completed_at?: string;
+                            tasks_total?: number;
                         }[];
                         drivers: {
                             id: string;
@@ -17295,6 +17646,12 @@ export interface operations {
                             /** Format: date-time */
                             cancelled_at?: string;
                             cancel_reason?: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            tasks_done?: number;
+                            /** Format: date-time */
+                            completed_at?: string;
+                            tasks_total?: number;
                         }[];
                         drivers: {
                             id: string;
@@ -20056,6 +20413,11 @@ export interface operations {
                         /** Format: date-time */
                         cancelled_at?: string;
                         cancel_reason?: string;
+                        /** Format: date-time */
+                        started_at?: string;
+                        tasks_done?: number;
+                        /** Format: date-time */
+                        completed_at?: string;
                     };
                 };
             };
@@ -20252,6 +20614,11 @@ export interface operations {
                         /** Format: date-time */
                         cancelled_at?: string;
                         cancel_reason?: string;
+                        /** Format: date-time */
+                        started_at?: string;
+                        tasks_done?: number;
+                        /** Format: date-time */
+                        completed_at?: string;
                     };
                 };
             };
@@ -20439,6 +20806,11 @@ export interface operations {
                         /** Format: date-time */
                         cancelled_at?: string;
                         cancel_reason?: string;
+                        /** Format: date-time */
+                        started_at?: string;
+                        tasks_done?: number;
+                        /** Format: date-time */
+                        completed_at?: string;
                     };
                 };
             };
@@ -20632,6 +21004,384 @@ export interface operations {
             };
             /** @description Not found, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X20: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The runsheet’s id (as in its planning) that the caller was assigned
+                 * @example RS-1
+                 */
+                runsheetID: string;
+                /**
+                 * @description The task’s `id` in the runsheet (an imported task’s X10 id)
+                 * @example task-1
+                 */
+                taskID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "delivered",
+                 *       "happened_at_utc": "2026-12-01T09:30:00Z",
+                 *       "latitude": 1.3521,
+                 *       "longitude": 103.8198,
+                 *       "recipient_name": "Mrs Tan"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description What happened: `arrived`, `picked_up`, `delivered` or `failed`
+                     * @enum {string}
+                     */
+                    type: "arrived" | "picked_up" | "delivered" | "failed";
+                    /**
+                     * Format: date-time
+                     * @description When it happened, on the phone’s clock (with the same `type`, it identifies the event)
+                     */
+                    happened_at_utc: string;
+                    /** @description Where the phone was (with `longitude`) */
+                    latitude?: number;
+                    /** @description Where the phone was (with `latitude`) */
+                    longitude?: number;
+                    /**
+                     * @description Required for `failed`: `recipient_absent`, `address_not_found`, `refused`, `damaged`, `access_denied`, `other`
+                     * @enum {string}
+                     */
+                    failure_reason?: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other";
+                    /** @description Free text (up to 1000 characters); required when `failure_reason` is `other` */
+                    note?: string;
+                    /** @description Who took the delivery */
+                    recipient_name?: string;
+                    /** @description Up to 5 proofs (X21 `proof_id`s) uploaded by the caller; only for `delivered` and `failed` */
+                    proof_ids?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The same request again: recorded once, answered as it stands */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        task: {
+                            id: string;
+                            planning_id: string;
+                            runsheet_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "picked_up" | "delivered" | "failed";
+                            timeline: {
+                                /** @enum {string} */
+                                type: "arrived" | "picked_up" | "delivered" | "failed";
+                                /** @enum {string} */
+                                status: "pending" | "picked_up" | "delivered" | "failed";
+                                /** Format: date-time */
+                                happened_at_utc: string;
+                                /** Format: date-time */
+                                saved_at_utc: string;
+                                latitude?: number;
+                                longitude?: number;
+                                /** @enum {string} */
+                                failure_reason?: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other";
+                                note?: string;
+                                recipient_name?: string;
+                                proof_ids?: string[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        task: {
+                            id: string;
+                            planning_id: string;
+                            runsheet_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "picked_up" | "delivered" | "failed";
+                            timeline: {
+                                /** @enum {string} */
+                                type: "arrived" | "picked_up" | "delivered" | "failed";
+                                /** @enum {string} */
+                                status: "pending" | "picked_up" | "delivered" | "failed";
+                                /** Format: date-time */
+                                happened_at_utc: string;
+                                /** Format: date-time */
+                                saved_at_utc: string;
+                                latitude?: number;
+                                longitude?: number;
+                                /** @enum {string} */
+                                failure_reason?: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other";
+                                note?: string;
+                                recipient_name?: string;
+                                proof_ids?: string[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X20 needs (Driver or OrgDriver) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X21: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content_type": "image/jpeg",
+                 *       "size": 482113
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The photo’s type: `image/jpeg`, `image/png` or `image/webp` (the PUT must send it)
+                     * @enum {string}
+                     */
+                    content_type: "image/jpeg" | "image/png" | "image/webp";
+                    /**
+                     * Format: int32
+                     * @description The photo’s size in bytes, 1 to 10 485 760 (the PUT must send exactly this many)
+                     */
+                    size: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        proof_id: string;
+                        upload_url: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X21 needs (Driver or OrgDriver) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -203,7 +203,8 @@ export async function dispatchCounts(planId: string, totalRunsheets: number) {
   let open = 0;
   for (const id of ids) {
     const status = runsheetStatus(groupOf.get(id), claimOf.get(id));
-    runsheets[status.status]++;
+    // Under way or done, a runsheet is still its driver's: counted as assigned (docs/webhooks.md).
+    runsheets[status.status === 'in_progress' || status.status === 'completed' ? 'assigned' : status.status]++;
     // Open offers as X14 counts them: only an offered runsheet's (a won or cancelled one's are closed, whatever its
     // group's map of open offers still lists until the wave worker next looks at it).
     if (status.status === 'offered') open += status.offers_open;

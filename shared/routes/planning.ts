@@ -493,6 +493,7 @@ export const planningRoutes = [
     handler: 'planning/read-runsheet',
     needs: { main: 'read', objects: ['readProofs'] },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin', 'Driver', 'OrgDriver'],
+    scopes: ['plannings'],
     summary: 'A runsheet with its tasks in order, each with its status, timeline and proofs (signed URLs, 15 minutes)',
     status: 200,
     request: { params: planning.runsheetParams },

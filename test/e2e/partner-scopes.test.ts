@@ -307,6 +307,14 @@ describe('a partner with plannings', () => {
     );
     expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
     expect(assigned.body).toMatchObject({ status: 'assigned', assigned_driver: { id: drivers[0]!.id } });
+    // X22 (issue 38) is a planning reader's too: the runsheet with its tasks, each with its status.
+    const one = await api.get<{ runsheet: { id: string; status: string; tasks: { status: string }[] } }>(
+      `/v1/plannings/${id}/runsheets/RS-0`,
+      token,
+    );
+    expect(one.status, JSON.stringify(one.body)).toBe(200);
+    expect(one.body.runsheet).toMatchObject({ id: 'RS-0', status: 'assigned' });
+    expect(one.body.runsheet.tasks.every((t) => t.status === 'pending')).toBe(true);
     const listed = await api.get<{ runsheets: { id: string; status: string }[] }>(
       `/v1/plannings/${id}/runsheets`,
       token,
