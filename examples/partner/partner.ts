@@ -6,8 +6,11 @@
  * platform's SysAdmin to make an organisation and a partner of it with every scope (T3). Its drivers are people with
  * phones; locally the script plays them too (the mail outbox, a location, an answer to each offer).
  */
+export {}; // a module: top-level await
+
 const URL_ = process.env['DISPATCH_URL'] ?? 'http://localhost:3000';
 const tag = Math.random().toString(36).slice(2, 7);
+// biome-ignore lint/suspicious/noExplicitAny: a script reading JSON as it comes (an app would use @dispatch/client)
 type Json = Record<string, any>;
 
 /** One call; a refusal throws with the service's problem (`detail` says why). */
