@@ -53,9 +53,11 @@ const ALLOWED: readonly Allowance[] = [
       'total_weight_unit',
       'total_volume_unit',
       'search',
+      'note',
+      'recipient_name',
     ],
     reason:
-      'Free text (names, addresses, titles, reasons, notification bodies, a search prefix) has no format or pattern ' +
+      'Free text (names, addresses, titles, reasons, notification bodies, a search prefix, a delivery’s note and recipient) has no format or pattern ' +
       'that would be true; each is bounded by maxLength (string-limit is at zero) and, where single-line, refuses ' +
       'control characters.',
   },
@@ -85,9 +87,20 @@ const ALLOWED: readonly Allowance[] = [
   {
     rule: rule('api4:2023-string-restricted'),
     side: 'request',
-    fields: ['id', 'runsheetID', 'code', 'device_id', 'channel', 'event_type', 'errors', 'warnings', 'version_rev'],
+    fields: [
+      'id',
+      'runsheetID',
+      'taskID',
+      'code',
+      'device_id',
+      'channel',
+      'event_type',
+      'errors',
+      'warnings',
+      'version_rev',
+    ],
     reason:
-      'Identifiers and labels chosen by clients (runsheet and task ids, device ids, import error and warning texts, channel ' +
+      'Identifiers and labels chosen by clients (runsheet and task ids, X20’s taskID, device ids, import error and warning texts, channel ' +
       'and event names, a driver profile’s version_rev) are opaque to the service; bounded by maxLength.',
   },
   {
