@@ -137,6 +137,7 @@ job = call(
         "start_time": "2026-12-01T08:00:00+08:00",
         "end_timezone": "Asia/Singapore",
         "end_time": "2026-12-01T20:00:00+08:00",
+        "service_type": "van_1.7m",  # the vehicle these tasks need (docs/imports.md)
     },
 )
 call("POST", f"/v1/task-import-jobs/{job['id']}/start", token)

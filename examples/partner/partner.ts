@@ -124,6 +124,7 @@ const job = await call('POST', '/v1/task-import-jobs', token, {
   start_time: '2026-12-01T08:00:00+08:00',
   end_timezone: 'Asia/Singapore',
   end_time: '2026-12-01T20:00:00+08:00',
+  service_type: 'van_1.7m', // the vehicle these tasks need (docs/imports.md)
 });
 await call('POST', `/v1/task-import-jobs/${job['id']}/start`, token);
 await until(
