@@ -108,16 +108,27 @@ type Task = Record<string, unknown> & { id: string };
 /** A runsheet the driver holds, found by its id alone (unique within a planning): its planning and claim. */
 async function heldRunsheet(caller: Caller, runsheetId: string) {
   const prefix = `${encodeURIComponent(runsheetId)}#`;
-  const out = await db().send(
-    new QueryCommand({
-      TableName: mainTableName(),
-      IndexName: 'GSI1',
-      KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :rs)',
-      ExpressionAttributeValues: { ':pk': `DRIVER#${caller.id}#RUNSHEETS`, ':rs': prefix },
-      ProjectionExpression: 'PK, SK',
-    }),
-  );
-  const keys = (out.Items ?? []).map((item) => ({ PK: String(item['PK']), SK: String(item['SK']) }));
+  const find = async () =>
+    (
+      await db().send(
+        new QueryCommand({
+          TableName: mainTableName(),
+          IndexName: 'GSI1',
+          KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :rs)',
+          ExpressionAttributeValues: { ':pk': `DRIVER#${caller.id}#RUNSHEETS`, ':rs': prefix },
+          ProjectionExpression: 'PK, SK',
+        }),
+      )
+    ).Items ?? [];
+  // A GSI is eventually consistent: a runsheet won a moment ago may not be listed yet (in the cloud, typically well
+  // under a second). Asked again twice, a quarter and half a second later, before the answer is 404: at most three
+  // Queries for an id the driver does not hold.
+  let found = await find();
+  for (let attempt = 1; found.length === 0 && attempt <= 2; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    found = await find();
+  }
+  const keys = found.map((item) => ({ PK: String(item['PK']), SK: String(item['SK']) }));
   if (keys.length === 0) throw notFound('runsheet');
   const claims = await getAll<Assignment & { PK: string }>(mainTableName(), keys, { ConsistentRead: true });
   // The same runsheet id in two plannings, both won by this driver: the one under way, else the latest won.

@@ -16,6 +16,7 @@ import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { importTasks } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { withMiddleware } from '../support/middleware.ts';
 import { openSocket } from '../support/sockets.ts';
 import { until } from '../support/until.ts';
 
@@ -439,6 +440,30 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
         .sort(),
     ).toEqual(['t-1', 't-3']);
     expect(hooks.find((m) => m.type === 'runsheet.completed')!.data).toMatchObject({ tasks_total: 4 });
+  });
+
+  it('takes the first event of a runsheet won a moment ago, before the driver’s index lists it (GSI lag)', async () => {
+    await plannedDay({ 'RS-LAG': { tasks: [{ id: 'L-1' }] } }, ['RS-LAG']);
+    // The driver's runsheets index (GSI1) answers empty the first two times, as an index a moment behind would.
+    let empty = 0;
+    const picked = await withMiddleware(
+      'gsi-lag',
+      (next, context) => async (args) => {
+        const input = args.input as { IndexName?: string; ExpressionAttributeValues?: Record<string, unknown> };
+        const asked = String(input.ExpressionAttributeValues?.[':pk'] ?? '');
+        if (context.commandName?.startsWith('Query') && input.IndexName === 'GSI1' && asked.endsWith('#RUNSHEETS')) {
+          if (empty < 2) {
+            empty++;
+            return { output: { Items: [], Count: 0, $metadata: {} } };
+          }
+        }
+        return next(args);
+      },
+      () => report('RS-LAG', 'L-1', { type: 'picked_up', happened_at_utc: at(30) }),
+    );
+    expect(empty).toBe(2);
+    expect(picked.status, JSON.stringify(picked.body)).toBe(201);
+    expect(picked.body.task).toMatchObject({ status: 'picked_up' });
   });
 
   it('imported tasks show the status and timeline their driver reported (X10, X11)', async () => {
