@@ -14,6 +14,7 @@ import { putAll } from '#shared/db/batch';
 import {
   cancelledIndexes,
   db,
+  getAll,
   isConditionalFailure,
   mainTableName,
   queryAll,
@@ -32,6 +33,7 @@ import {
 } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
+import { jobKey } from '#shared/imports/jobs';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
 import { planningStatuses } from '#shared/planning/dispatch';
 import { planningDriverKey, planningKey, runsheetKey } from '#shared/planning/keys';
@@ -455,13 +457,17 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
     id,
     before.runsheets.filter((r) => ids.has(r.id)),
   );
-  const stored: Runsheet[] = input.map((r, i) => ({
-    id: r.id,
-    name: r.name ?? r.id,
-    tasks: r.tasks ?? imported[i]!,
-    ...(r.task_ids ? { task_ids: r.task_ids } : {}),
-    ...(r.service_type ? { service_type: r.service_type } : {}),
-  }));
+  const inherited = await importedServiceTypes(input, imported);
+  const stored: Runsheet[] = input.map((r, i) => {
+    const serviceType = r.service_type ?? inherited[i];
+    return {
+      id: r.id,
+      name: r.name ?? r.id,
+      tasks: r.tasks ?? imported[i]!,
+      ...(r.task_ids ? { task_ids: r.task_ids } : {}),
+      ...(serviceType ? { service_type: serviceType } : {}),
+    };
+  });
   // The imported tasks a replaced runsheet held and no longer names are freed once it is replaced.
   const freed = before.runsheets
     .filter((r) => ids.has(r.id) && r.task_ids)
@@ -485,6 +491,34 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
   );
   for (const release of freed) await finishRelease(planning, release.runsheetId, release.taskIds);
   return toPlanningView(after.planning, after.contents);
+}
+
+/**
+ * Contract 4.7: a runsheet of imported tasks that names no `service_type` takes their import job's (I4a/I4b's
+ * `service_type`), when its tasks' jobs agree on one; one batched read of the jobs the call's tasks came from.
+ */
+async function importedServiceTypes(
+  input: RunsheetInput[],
+  imported: Record<string, unknown>[][],
+): Promise<(string | undefined)[]> {
+  const jobIdsOf = input.map((r, i) =>
+    r.task_ids && !r.service_type
+      ? [...new Set(imported[i]!.map((task) => task['import_job_id']).filter((id): id is string => Boolean(id)))]
+      : [],
+  );
+  const wanted = [...new Set(jobIdsOf.flat())];
+  if (wanted.length === 0) return input.map(() => undefined);
+  const jobs = await getAll<{ id: string; details?: { service_type?: string } }>(
+    mainTableName(),
+    wanted.map((id) => jobKey(id)),
+    { ProjectionExpression: 'id, details' },
+  );
+  const serviceTypeOf = new Map(jobs.map((job) => [job.id, job.details?.service_type]));
+  return jobIdsOf.map((ids) => {
+    const types = new Set(ids.map((id) => serviceTypeOf.get(id)));
+    const [only] = [...types];
+    return types.size === 1 && only ? only : undefined;
+  });
 }
 
 /**

@@ -30,7 +30,10 @@ type Task = {
   from_address: { street_address: string; latitude?: number };
 };
 type Problem = { code: string; errors: { path: string; message: string }[] };
-type Planning = { id: string; runsheets: { id: string; tasks: { id: string; task_ref: string }[] }[] };
+type Planning = {
+  id: string;
+  runsheets: { id: string; service_type?: string; tasks: { id: string; task_ref: string }[] }[];
+};
 
 const HEADER =
   'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,notes,from_latitude,from_longitude';
@@ -220,6 +223,11 @@ describe('P5 task_ids and P6: planning imported tasks', () => {
     expect(added.status, JSON.stringify(added.body)).toBe(200);
     const rs1 = added.body.runsheets.find((r) => r.id === 'RS-1')!;
     expect(rs1.tasks.map((t) => t.task_ref)).toEqual(['A3', 'A1']);
+    // Contract 4.7: a runsheet of imported tasks takes their import job's service_type when it names none.
+    expect(added.body.runsheets.map((r) => [r.id, r.service_type])).toEqual([
+      ['RS-1', IMPORT_WINDOW.service_type],
+      ['RS-2', IMPORT_WINDOW.service_type],
+    ]);
     expect(rs1.tasks[0]).toMatchObject({
       id: idOf('A3'),
       import_job_id: job1,
@@ -239,6 +247,11 @@ describe('P5 task_ids and P6: planning imported tasks', () => {
     // Sent again (a retry, or the runsheet replaced with the same tasks): the same runsheet, no conflict.
     const again = await addRunsheets(planning, [{ id: 'RS-1', name: 'North', task_ids: [idOf('A3'), idOf('A1')] }]);
     expect(again.status).toBe(200);
+    // A service type P5 names stands over the import job's.
+    const named = await addRunsheets(planning, [
+      { id: 'RS-1', name: 'North', task_ids: [idOf('A3'), idOf('A1')], service_type: 'motorcycle' },
+    ]);
+    expect(named.body.runsheets.find((r) => r.id === 'RS-1')?.service_type).toBe('motorcycle');
   });
 
   it('refuses an unknown or a foreign id with a 400 at runsheets[i].task_ids[j], and plans nothing', async () => {
