@@ -1,32 +1,54 @@
 /**
- * docs/partners.md's two complete scripts, run as an integrator would run them against a local service: a partner
+ * docs/partners.md's two complete scripts, run as an integrator would run them against `npm start`: a partner
  * from its credentials (T3, X5) through invitations (A9), an import (I1, I4b, I6, I9, I7) and a planning (P2, P5, P7,
  * P9, P12) to every runsheet assigned (X14). Python with its standard library only; TypeScript with Node's fetch.
  */
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningHost } from '../../lib/local/start.ts';
-import { ADMIN, startTestHost } from '../support/local.ts';
+import { freePort } from '../../lib/local/emulators.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-let host: RunningHost;
-beforeAll(async () => {
-  host = await startTestHost();
-});
-afterAll(() => host?.stop());
+let service: ChildProcess;
+let url: string;
 
-/** Runs `command` with the host's address (asynchronously: the host answers from this process). */
+// `npm start` as a newcomer runs it (its seeded SysAdmin, its defaults), on ports and a data folder of its own.
+beforeAll(async () => {
+  const [port, s3Port] = [await freePort(), await freePort()];
+  url = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), S3_PORT: String(s3Port) };
+  // Its own emulators and the seeded SysAdmin's defaults, not the test run's.
+  for (const key of ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'DISPATCH_ADMIN_EMAIL', 'DISPATCH_ADMIN_PASSWORD']) {
+    delete env[key];
+  }
+  env['DISPATCH_DATA_DIR'] = mkdtempSync(join(tmpdir(), 'partner-start-'));
+  service = spawn('npm', ['start', '--', '--fresh'], { cwd: ROOT, env, stdio: 'ignore', detached: true });
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const health = await fetch(`${url}/health`).catch(() => undefined);
+    if (health?.ok) break;
+    if (Date.now() > deadline) throw new Error('npm start did not answer /health within 90 s');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}, 120_000);
+afterAll(async () => {
+  if (!service?.pid) return;
+  const ended = new Promise((done) => service.once('exit', done));
+  // The whole group (npm, its shell, the host): Ctrl-C as a terminal sends it.
+  process.kill(-service.pid, 'SIGINT');
+  await Promise.race([ended, new Promise((r) => setTimeout(r, 10_000))]);
+  try {
+    process.kill(-service.pid, 'SIGKILL');
+  } catch {
+    // gone already, as it should be
+  }
+});
+
+/** Runs `command` against the service, as its docs say: nothing set but where the service is. */
 function run(command: string, args: string[]) {
-  const child = spawn(command, args, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DISPATCH_URL: host.url,
-      DISPATCH_ADMIN_EMAIL: ADMIN.email,
-      DISPATCH_ADMIN_PASSWORD: ADMIN.password,
-    },
-  });
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, DISPATCH_URL: url } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {
