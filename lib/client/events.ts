@@ -53,6 +53,39 @@ export interface PlanningEvents {
   'pair.withdrawn': PairMove & { reason: string | null };
   'planning_job.status': { planning_job_id: string; status: string };
   'runsheet.unassigned': { planning_id: string; runsheet_id: string; unassigned_reason: unknown };
+  'task.arrived': TaskReport;
+  'task.picked_up': TaskReport;
+  'task.delivered': TaskReport;
+  'task.failed': TaskReport;
+  /** The runsheet's last task was delivered or failed (X20). */
+  'runsheet.completed': {
+    planning_id: string;
+    runsheet_id: string;
+    driver: { id: string; name: string };
+    completed_at: string;
+    tasks_total: number;
+    tasks_delivered: number;
+    tasks_failed: number;
+  };
+}
+
+/** A task event a driver reported (X20), as `planning.<id>` and the partner webhooks tell it (docs/webhooks.md). */
+export interface TaskReport {
+  planning_id: string;
+  runsheet_id: string;
+  task_id: string;
+  task_ref?: string | null;
+  driver: { id: string; name: string };
+  type: 'arrived' | 'picked_up' | 'delivered' | 'failed';
+  /** The task's status after the event. */
+  status: 'pending' | 'picked_up' | 'delivered' | 'failed';
+  happened_at_utc: string;
+  latitude: number | null;
+  longitude: number | null;
+  failure_reason: string | null;
+  note?: string | null;
+  recipient_name?: string | null;
+  proof_ids?: string[];
 }
 
 /** An event frame narrowed to a known event name and its `data`. */

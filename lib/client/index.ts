@@ -116,6 +116,7 @@ export {
   isEvent,
   type PlanningEvents,
   type ServerFrame,
+  type TaskReport,
 } from './events.ts';
 export {
   type Fix,
