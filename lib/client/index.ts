@@ -128,4 +128,12 @@ export {
   type UploaderStats,
   type UploaderStorage,
 } from './location-uploader.ts';
+export {
+  type QueuedTaskEvent,
+  type TaskEventBody,
+  TaskEventQueue,
+  type TaskEventQueueOptions,
+  type TaskEventStats,
+  type TaskEventStorage,
+} from './task-event-queue.ts';
 export { UPLOADER_DEFAULTS } from './uploader-defaults.ts';

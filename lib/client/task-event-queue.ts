@@ -16,7 +16,7 @@
  *   await events.start();
  *   events.record('RS-1', 'T-17', { type: 'picked_up', happened_at_utc: new Date().toISOString() });
  */
-import type { UploaderClock } from '#lib/client/location-uploader';
+import type { UploaderClock } from './location-uploader.ts';
 
 /** X20's body (contract 4.8). */
 export interface TaskEventBody {

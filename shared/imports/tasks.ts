@@ -221,10 +221,12 @@ export async function checkClaims(
   orgId: string,
   planningId: string,
   claims: readonly TaskClaim[],
-): Promise<Map<string, Stored>> {
+): Promise<{ tasks: Map<string, Stored>; serviceTypeOf: Map<string, string | undefined> }> {
   const stored = new Map<string, Stored>();
   /** Each import job's status, read once for the call (a job absent from the table reads as `gone`). */
   const statusOf = new Map<string, string>();
+  /** … and its `service_type` (contract 4.7: a runsheet of its tasks takes it), from the same read. */
+  const serviceTypeOf = new Map<string, string | undefined>();
   const read = { ConsistentRead: true };
   for (let i = 0; i < claims.length; i += READ_BATCH) {
     const batch = claims.slice(i, i + READ_BATCH);
@@ -238,13 +240,16 @@ export async function checkClaims(
     for (const job of unread) statusOf.set(job, 'gone');
     const jobs = await getAll(mainTableName(), unread.map(jobKey), {
       ...read,
-      ProjectionExpression: 'id, current_status',
+      ProjectionExpression: 'id, current_status, details',
     });
-    for (const job of jobs) statusOf.set(job['id'] as string, job['current_status'] as string);
+    for (const job of jobs) {
+      statusOf.set(job['id'] as string, job['current_status'] as string);
+      serviceTypeOf.set(job['id'] as string, (job['details'] as { service_type?: string } | undefined)?.service_type);
+    }
     for (const task of ours) stored.set(task['id'] as string, task);
     for (const claim of batch) refuseClaim(claim, stored.get(claim.taskId), statusOf, planningId);
   }
-  return stored;
+  return { tasks: stored, serviceTypeOf };
 }
 
 /** Throws the refusal of one named task (see `checkClaims`), if any. */

@@ -16,7 +16,14 @@ import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, tran
 import { conflict, invalidField, notFound } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
 import { type Assignment, dispatchRecords } from '#shared/planning/dispatch';
-import { assignKey, groupKey, progressKey, runsheetKey } from '#shared/planning/keys';
+import {
+  assignKey,
+  driverRunsheetPrefix,
+  driverRunsheetsPartition,
+  groupKey,
+  progressKey,
+  runsheetKey,
+} from '#shared/planning/keys';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import { checkProofs, proofViews } from '#shared/planning/proofs';
 import type { FAILURE_REASONS, TASK_EVENT_TYPES, TASK_STATUSES } from '#shared/planning/schemas';
@@ -107,7 +114,7 @@ type Task = Record<string, unknown> & { id: string };
 
 /** A runsheet the driver holds, found by its id alone (unique within a planning): its planning and claim. */
 async function heldRunsheet(caller: Caller, runsheetId: string) {
-  const prefix = `${encodeURIComponent(runsheetId)}#`;
+  const prefix = driverRunsheetPrefix(runsheetId);
   const find = async () =>
     (
       await db().send(
@@ -115,7 +122,7 @@ async function heldRunsheet(caller: Caller, runsheetId: string) {
           TableName: mainTableName(),
           IndexName: 'GSI1',
           KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :rs)',
-          ExpressionAttributeValues: { ':pk': `DRIVER#${caller.id}#RUNSHEETS`, ':rs': prefix },
+          ExpressionAttributeValues: { ':pk': driverRunsheetsPartition(caller.id), ':rs': prefix },
           ProjectionExpression: 'PK, SK',
         }),
       )

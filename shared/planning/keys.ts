@@ -57,6 +57,9 @@ export const proofKey = (proofId: string) => ({ PK: `PROOF#${proofId}`, SK: 'PRO
  * alone (X20), which is unique only within its planning; the entry's keys say which planning holds it.
  */
 export const driverRunsheetKeys = (driverId: string, runsheetId: string, planId: string) => ({
-  GSI1PK: `DRIVER#${driverId}#RUNSHEETS`,
-  GSI1SK: `${encodeURIComponent(runsheetId)}#${planId}`,
+  GSI1PK: driverRunsheetsPartition(driverId),
+  GSI1SK: `${driverRunsheetPrefix(runsheetId)}${planId}`,
 });
+/** The driver's list of runsheets in GSI1, and the start of one runsheet id's entries in it (any planning). */
+export const driverRunsheetsPartition = (driverId: string) => `DRIVER#${driverId}#RUNSHEETS`;
+export const driverRunsheetPrefix = (runsheetId: string) => `${encodeURIComponent(runsheetId)}#`;

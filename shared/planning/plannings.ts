@@ -14,7 +14,6 @@ import { putAll } from '#shared/db/batch';
 import {
   cancelledIndexes,
   db,
-  getAll,
   isConditionalFailure,
   mainTableName,
   queryAll,
@@ -33,7 +32,6 @@ import {
 } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
-import { jobKey } from '#shared/imports/jobs';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
 import { planningStatuses } from '#shared/planning/dispatch';
 import { planningDriverKey, planningKey, runsheetKey } from '#shared/planning/keys';
@@ -446,7 +444,7 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
     );
   }
   const kept = before.runsheets.filter((r) => !ids.has(r.id));
-  const imported = await claimImportedTasks(planning, input, (tasks) =>
+  const { tasks: imported, serviceTypeOf } = await claimImportedTasks(planning, input, (tasks) =>
     assertPlanningFits(
       [...kept, ...input.map((r, i) => ({ id: r.id, name: r.name ?? r.id, tasks: r.tasks ?? tasks[i]! }))],
       before.drivers,
@@ -457,7 +455,7 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
     id,
     before.runsheets.filter((r) => ids.has(r.id)),
   );
-  const inherited = await importedServiceTypes(input, imported);
+  const inherited = importedServiceTypes(input, imported, serviceTypeOf);
   const stored: Runsheet[] = input.map((r, i) => {
     const serviceType = r.service_type ?? inherited[i];
     return {
@@ -495,27 +493,16 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
 
 /**
  * Contract 4.7: a runsheet of imported tasks that names no `service_type` takes their import job's (I4a/I4b's
- * `service_type`), when its tasks' jobs agree on one; one batched read of the jobs the call's tasks came from.
+ * `service_type`, read with the jobs' status by `checkClaims`), when its tasks' jobs agree on one.
  */
-async function importedServiceTypes(
+function importedServiceTypes(
   input: RunsheetInput[],
   imported: Record<string, unknown>[][],
-): Promise<(string | undefined)[]> {
-  const jobIdsOf = input.map((r, i) =>
-    r.task_ids && !r.service_type
-      ? [...new Set(imported[i]!.map((task) => task['import_job_id']).filter((id): id is string => Boolean(id)))]
-      : [],
-  );
-  const wanted = [...new Set(jobIdsOf.flat())];
-  if (wanted.length === 0) return input.map(() => undefined);
-  const jobs = await getAll<{ id: string; details?: { service_type?: string } }>(
-    mainTableName(),
-    wanted.map((id) => jobKey(id)),
-    { ProjectionExpression: 'id, details' },
-  );
-  const serviceTypeOf = new Map(jobs.map((job) => [job.id, job.details?.service_type]));
-  return jobIdsOf.map((ids) => {
-    const types = new Set(ids.map((id) => serviceTypeOf.get(id)));
+  serviceTypeOf: Map<string, string | undefined>,
+): (string | undefined)[] {
+  return input.map((r, i) => {
+    if (!r.task_ids || r.service_type) return undefined;
+    const types = new Set(imported[i]!.map((task) => serviceTypeOf.get(String(task['import_job_id']))));
     const [only] = [...types];
     return types.size === 1 && only ? only : undefined;
   });
@@ -534,11 +521,11 @@ async function claimImportedTasks(
   input: RunsheetInput[],
   /** Judges the runsheets with their imported tasks as read, before any task is marked (it throws to refuse). */
   fits: (tasks: Record<string, unknown>[][]) => void,
-): Promise<Record<string, unknown>[][]> {
+): Promise<{ tasks: Record<string, unknown>[][]; serviceTypeOf: Map<string, string | undefined> }> {
   const claims = input.flatMap((r, i) =>
     (r.task_ids ?? []).map((taskId, j) => ({ runsheetId: r.id, taskId, path: `runsheets[${i}].task_ids[${j}]` })),
   );
-  const stored = await checkClaims(planning.org_id, planning.id, claims);
+  const { tasks: stored, serviceTypeOf } = await checkClaims(planning.org_id, planning.id, claims);
   fits(input.map((r) => (r.task_ids ?? []).map((taskId) => importedTask(stored.get(taskId)!))));
   const tasks = new Map<string, Record<string, unknown>>();
   const toMark = claims.filter((c) => {
@@ -569,7 +556,7 @@ async function claimImportedTasks(
       );
     throw failure;
   }
-  return input.map((r) => (r.task_ids ?? []).map((taskId) => tasks.get(taskId)!));
+  return { tasks: input.map((r) => (r.task_ids ?? []).map((taskId) => tasks.get(taskId)!)), serviceTypeOf };
 }
 
 /**
