@@ -11,6 +11,7 @@ import {
   getUser,
   orgRoleScope,
   orgUsersScope,
+  toDriverProfileView,
   toRecord,
   toUserView,
   type UserRecord,
@@ -43,6 +44,9 @@ export function toListedUser(user: UserRecord) {
     updated_at: user.updated_at,
     org_id: user.org_id,
     roles: user.roles,
+    ...(user.driver_profile
+      ? { driver_profile: toDriverProfileView({ ...user, driver_profile: user.driver_profile }) }
+      : {}),
   };
 }
 

@@ -263,6 +263,8 @@ const listedUser = v.object({
   updated_at: isoTime,
   org_id: v.nullable(uuid),
   roles: v.array(v.string()),
+  /** A driver's duty state and service types (the dispatcher's console shows them without a read per driver). */
+  driver_profile: v.optional(driverProfileView),
 });
 const listMeta = v.object({
   page: v.number(),

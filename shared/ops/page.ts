@@ -126,33 +126,55 @@ const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u0
 export function opsPage(config: OpsConfig): string {
   const { tiles, websocketUrl, keepaliveMs } = config;
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Dispatch · live operations</title>
+<html lang="en"><head><meta charset="utf-8"><title>Dispatch console</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="/ops/assets/leaflet.css">
 <link rel="stylesheet" href="/ops/assets/app.css">
 </head>
 <body>
-<header><h1>Dispatch · live operations</h1><span id="status">signed out</span>
+<header><h1>Dispatch console</h1>
+  <a id="attention-link" href="#attention" hidden>Needs attention <span id="attention-count" class="badge">0</span></a>
+  <span id="status" role="status">signed out</span>
   <button id="signout" type="button" hidden>Sign out</button></header>
 <form id="signin">
   <h2>Sign in</h2>
-  <input id="email" type="email" placeholder="email" autocomplete="username">
-  <input id="password" type="password" placeholder="password" autocomplete="current-password">
+  <input id="email" type="email" placeholder="email" autocomplete="username" aria-label="email">
+  <input id="password" type="password" placeholder="password" autocomplete="current-password" aria-label="password">
   <div class="or">or paste a bearer token</div>
-  <textarea id="token" rows="3" placeholder="eyJ…"></textarea>
+  <textarea id="token" rows="3" placeholder="eyJ…" aria-label="bearer token"></textarea>
   <button type="submit">Sign in</button>
   <div id="error" role="alert"></div>
 </form>
 <main id="app" hidden>
-  <section class="left">
-    <div id="map" aria-label="map of drivers"></div>
-    <div class="panel"><h2>Drivers (<span id="driver-count">0</span>)</h2>
-      <table><thead><tr><th>driver</th><th>latitude</th><th>longitude</th><th>seen</th></tr></thead>
-      <tbody id="drivers"></tbody></table></div>
+  <section class="col work" aria-label="runsheets">
+    <div class="panel" id="attention"><h2>Needs attention</h2>
+      <ul id="attention-list"></ul><p class="empty" id="attention-empty">Nothing needs a person now.</p></div>
+    <div class="panel" id="runsheets"><h2>Runsheets</h2>
+      <label class="filter">Planning <select id="planning-filter"><option value="">All plannings</option></select></label>
+      <div id="board"><p class="empty">No runsheets yet.</p></div></div>
   </section>
-  <section class="right">
-    <div class="panel"><h2>Plannings</h2><div id="plannings">none yet</div></div>
-    <div class="panel"><h2>Latest notifications</h2><ul id="notifications"></ul></div>
+  <section class="col centre">
+    <div id="map" role="region" aria-label="map of drivers and the selected runsheet's stops"></div>
+    <div class="panel" id="detail" hidden aria-live="polite">
+      <div class="detail-head"><h2 id="detail-title"></h2>
+        <button type="button" id="detail-close" aria-label="close the runsheet">×</button></div>
+      <p id="detail-status"></p>
+      <p><span class="muted">Driver:</span> <span id="detail-driver"></span>
+        <span class="muted" id="detail-planning"></span></p>
+      <div id="detail-actions" class="actions"></div>
+      <div id="assign-choices" hidden></div>
+      <div id="cancel-form" hidden><label>Reason <input id="cancel-reason" maxlength="500"></label>
+        <button type="button" class="cancel-button" data-action="confirm-cancel">Cancel the runsheet</button></div>
+      <p id="action-result" role="status"></p>
+      <h3>Tasks</h3><ol id="detail-tasks"></ol>
+      <h3>Offers</h3><ul id="detail-offers"></ul>
+    </div>
+  </section>
+  <section class="col side">
+    <div class="panel" id="drivers-panel"><h2>Drivers (<span id="driver-count">0</span>)</h2>
+      <table><thead><tr><th>driver</th><th>state</th><th>last seen</th></tr></thead>
+      <tbody id="drivers"></tbody></table></div>
+    <div class="panel"><h2>Latest events</h2><ul id="notifications"></ul></div>
   </section>
 </main>
 <script id="config" type="application/json">${scriptJson({ tiles, websocketUrl, keepaliveMs })}</script>

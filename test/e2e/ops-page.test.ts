@@ -187,9 +187,14 @@ describe('the /ops page in headless Chromium', () => {
     await page.waitForFunction(`document.getElementById('status').textContent.includes('live · 3 channels')`, {
       timeout: 30_000,
     });
-    await page.waitForFunction(`document.querySelector('tr[data-pair="${pairId}"][data-state="broadcasted"]')`, {
-      timeout: 30_000,
-    });
+    // Runsheets first: the one offered is in the board's offered group, with its wave and the time left.
+    await page.waitForFunction(
+      `document.querySelector('[data-group="offered"] li[data-runsheet="RS-1"][data-status="offered"]')`,
+      { timeout: 30_000 },
+    );
+    expect(await page.$eval('li[data-runsheet="RS-1"] .rs-detail', (el) => el.textContent)).toMatch(
+      /^wave 1 · 1 open · \d+:\d\d left$/,
+    );
     expect(await page.$eval('#app', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(false);
     // The sign-in form is gone from view once signed in.
     expect(await page.$eval('#signin', (el) => (el as unknown as { offsetHeight: number }).offsetHeight)).toBe(0);
@@ -199,9 +204,24 @@ describe('the /ops page in headless Chromium', () => {
     expect(
       await page.$eval('body', (body) => (body as unknown as { dataset: { fitted?: string } }).dataset.fitted),
     ).toBe('1');
-    // Offers by runsheet and driver name, not id prefixes.
-    const offer = await page.$$eval(`tr[data-pair="${pairId}"] td`, (cells) => cells.map((c) => c.textContent));
-    expect(offer.slice(0, 2)).toEqual(['Runsheet 1', 'OrgDriver User']);
+    // The driver's state says what they are doing: offered that runsheet.
+    await page.waitForFunction(`document.querySelector('tr[data-driver="${offered.id}"][data-state="offered"]')`, {
+      timeout: 30_000,
+    });
+    expect(await page.$eval(`tr[data-driver="${offered.id}"] .driver-state`, (td) => td.textContent)).toBe(
+      'offered Runsheet 1',
+    );
+    // One click shows the runsheet's offers, by driver name, not id prefixes.
+    await page.click('li[data-runsheet="RS-1"] button.rs-open');
+    await page.waitForFunction(
+      `document.querySelector('#detail-offers li[data-pair="${pairId}"][data-state="broadcasted"]')`,
+      {
+        timeout: 30_000,
+      },
+    );
+    expect(await page.$eval('#detail-title', (el) => el.textContent)).toBe('Runsheet 1');
+    expect(await page.$eval(`li[data-pair="${pairId}"]`, (el) => el.textContent)).toMatch(/^OrgDriver User · offered /);
+    await page.click('#detail-close');
   }, 60_000);
 
   it('shows a driver appear and move as fixes arrive', async () => {
@@ -229,9 +249,19 @@ describe('the /ops page in headless Chromium', () => {
       offered.token,
     );
     expect(accepted.status).toBe(200);
-    await page.waitForFunction(`document.querySelector('tr[data-pair="${pairId}"][data-state="accepted"]')`, {
-      timeout: 30_000,
-    });
+    await page.waitForFunction(
+      `document.querySelector('[data-group="assigned"] li[data-runsheet="RS-1"][data-status="assigned"]')`,
+      { timeout: 30_000 },
+    );
+    expect(await page.$eval('li[data-runsheet="RS-1"] .rs-driver', (el) => el.textContent)).toBe('OrgDriver User');
+    await page.click('li[data-runsheet="RS-1"] button.rs-open');
+    await page.waitForFunction(
+      `document.querySelector('#detail-offers li[data-pair="${pairId}"][data-state="accepted"]')`,
+      {
+        timeout: 30_000,
+      },
+    );
+    await page.click('#detail-close');
     const notes = await page.$eval('#notifications', (el) => el.textContent ?? '');
     expect(notes).toContain('pair.accepted');
   }, 60_000);
@@ -384,52 +414,38 @@ async function signIn(watching: Page, as: { email: string; password: string } | 
   });
 }
 
-/** The text of the tooltip that hovering the `index`th marker opens; the hover is made again until it opens one. */
-async function hoverTooltip(watching: Page, index: number): Promise<string | null> {
-  for (let attempt = 1; ; attempt++) {
-    const marker = (await watching.$$('#map path.leaflet-interactive'))[index];
-    await marker?.hover();
-    const opened = await watching
-      .waitForSelector('.leaflet-tooltip', { timeout: 3_000 })
-      .then(() => true)
-      .catch(() => false);
-    if (opened) {
-      const tooltip = await watching.$eval('.leaflet-tooltip', (el) => el.textContent);
-      await watching.mouse.move(0, 0);
-      await watching.waitForFunction(`!document.querySelector('.leaflet-tooltip')`, { timeout: 10_000 });
-      return tooltip;
-    }
-    if (attempt === 5) throw new Error(`hovering marker ${index} five times opened no tooltip`);
-    await watching.mouse.move(0, 0);
-  }
-}
-
 /** The page shows every name as the literal text typed, and nothing of it ran or became an element. */
 async function expectShownAsText(watching: Page) {
   for (const id of markup.drivers) {
     await watching.waitForFunction(`document.querySelector('tr[data-driver="${id}"]')`, { timeout: 30_000 });
   }
-  await watching.waitForFunction(`document.querySelector('tr[data-pair="${markup.pairId}"]')`, { timeout: 30_000 });
+  // The runsheet on the board, the planning in the filter, the offer in the runsheet's detail: all as typed.
+  await watching.waitForFunction(
+    `document.querySelector('li[data-runsheet="RS-1"][data-planning="${markup.planningId}"]')`,
+    {
+      timeout: 30_000,
+    },
+  );
   const names = await watching.$$eval('#drivers tr td:first-child', (cells) => cells.map((c) => c.textContent));
   expect(names.sort()).toEqual([MARKUP.imgDriver, MARKUP.scriptDriver].sort());
-  const offer = await watching.$$eval(`tr[data-pair="${markup.pairId}"] td`, (cells) =>
-    cells.map((c) => c.textContent),
-  );
-  expect(offer.slice(0, 2)).toEqual([MARKUP.runsheet, MARKUP.imgDriver]);
-  expect(await watching.$eval(`[data-planning="${markup.planningId}"] strong`, (el) => el.textContent)).toBe(
+  expect(await watching.$eval('li[data-runsheet="RS-1"] button.rs-open', (el) => el.textContent)).toBe(MARKUP.runsheet);
+  expect(await watching.$eval(`#planning-filter option[value="${markup.planningId}"]`, (el) => el.textContent)).toBe(
     MARKUP.planning,
   );
-  // Each marker's tooltip, opened by hovering it, holds its driver's name as text. The map is fitted to both
-  // markers first, and a hover made while the fit still animates (a loaded machine draws it slowly) misses its
-  // marker: it is made again on the marker where it now is.
-  await watching.waitForFunction(
-    `document.body.dataset.fitted === '2' && !document.querySelector('#map.leaflet-zoom-anim, #map .leaflet-zoom-anim')`,
-    { timeout: 30_000 },
+  await watching.click('li[data-runsheet="RS-1"] button.rs-open');
+  await watching.waitForFunction(`document.querySelector('#detail-offers li[data-pair="${markup.pairId}"]')`, {
+    timeout: 30_000,
+  });
+  expect(await watching.$eval('#detail-title', (el) => el.textContent)).toBe(MARKUP.runsheet);
+  expect(await watching.$eval(`li[data-pair="${markup.pairId}"]`, (el) => el.textContent)).toMatch(
+    new RegExp(`^${MARKUP.imgDriver.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · offered `),
   );
+  await watching.click('#detail-close');
+  // Each marker's permanent label holds its driver's name as text, once the map is fitted to both markers.
+  await watching.waitForFunction(`document.body.dataset.fitted === '2'`, { timeout: 30_000 });
   expect(await watching.$$('#map path.leaflet-interactive')).toHaveLength(2);
-  const tooltips: (string | null)[] = [];
-  for (const index of [0, 1]) tooltips.push(await hoverTooltip(watching, index));
-  expect(tooltips.sort()).toEqual([MARKUP.imgDriver, MARKUP.scriptDriver].sort());
+  const labels = await watching.$$eval('#map .driver-label', (found) => found.map((el) => el.textContent));
+  expect(labels.sort()).toEqual([MARKUP.imgDriver, MARKUP.scriptDriver].sort());
   // What the names would have made: elements with handlers, the <b>, more scripts than the page's own three.
   const harm = await watching.evaluate(`({
     pwned: window.__pwned,
@@ -465,7 +481,7 @@ describe('/ops is safe with what users typed (issue 33.1)', () => {
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
     expect(script.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(await script.text()).toContain('bindTooltip(label)');
+    expect(await script.text()).toContain('bindTooltip(label, {');
   });
 
   it('shows names that are markup as text to the OrgAdmin: tables, planning, marker tooltips, events; nothing runs', async () => {
