@@ -339,15 +339,17 @@
         const known = planning.pairs.get(data.pair_id);
         const state =
           data.current_state || (frame.name === 'pair.broadcast' ? 'broadcasted' : frame.name.slice('pair.'.length));
+        planning.pairsDirty = true;
         planning.pairs.set(data.pair_id, {
-          statuses: [],
           ...known,
           id: data.pair_id,
           runsheet_id: data.runsheet_id ?? known?.runsheet_id,
           driver_id: data.driver_id ?? known?.driver_id,
           state,
-          reason: data.reason ?? known?.reason ?? null,
+          action: frame.name.slice('pair.'.length),
+          reason: data.reason ?? null,
           at: data.happened_at_utc || new Date().toISOString(),
+          first: known?.first || data.happened_at_utc || new Date().toISOString(),
         });
       }
       if (planning && frame.name.startsWith('task.') && data.runsheet_id) {
@@ -448,12 +450,12 @@
     }
     subscribe([...plannings.keys()].map((id) => `planning.${id}`));
     renderFilter();
-    await eachLimited([...plannings.keys()], 3, loadPlanning);
+    await eachLimited([...plannings.keys()], 3, (id) => loadPlanning(id, plannings.get(id)?.pairsDirty));
     renderAll();
   }
 
   /** One planning: P3 once (its drivers and job), X14's statuses, R2's offers, and the tasks of started runsheets. */
-  async function loadPlanning(planningId) {
+  async function loadPlanning(planningId, withPairs = false) {
     const planning = plannings.get(planningId);
     if (!planning) return;
     if (!planning.loaded) {
@@ -472,36 +474,42 @@
         await locate(id);
       });
     }
+    // R2 (with every pair's tasks) is the heavy read: at first, then only when pair events came since, at most every
+    // refresh; between reads the events themselves keep the offers current.
+    const readPairs = withPairs || !planning.pairsRead;
     const [runsheets, records] = await Promise.all([
       allPages(`/v1/plannings/${enc(planningId)}/runsheets?per_page=200`, 'runsheets'),
-      allPages(`/v1/broadcast-plans/${enc(planningId)}/pairs`, 'pair_records'),
+      readPairs ? allPages(`/v1/broadcast-plans/${enc(planningId)}/pairs`, 'pair_records') : null,
     ]);
     planning.runsheets = new Map(runsheets.map((r) => [r.id, r]));
     for (const r of runsheets) {
       const who = r.assigned_driver;
       if (who?.name && !drivers.get(who.id)?.name) learnDriver({ id: who.id, name: who.name });
     }
-    planning.pairs = new Map(
-      records.map((r) => {
-        const last = r.statuses[r.statuses.length - 1] || {};
-        if (r.pair.driver.name && !drivers.get(r.pair.driver.id)?.name)
-          learnDriver({ id: r.pair.driver.id, name: r.pair.driver.name });
-        return [
-          r.id,
-          {
-            id: r.id,
-            runsheet_id: r.pair.runsheet.id,
-            driver_id: r.pair.driver.id,
-            state: r.current_state,
-            reason: last.reason || null,
-            action: last.action,
-            expires: r.statuses.findLast?.((s) => s.expired_time)?.expired_time || null,
-            at: last.happened_at_utc,
-            statuses: r.statuses,
-          },
-        ];
-      }),
-    );
+    if (records) {
+      planning.pairsRead = true;
+      planning.pairsDirty = false;
+      planning.pairs = new Map(
+        records.map((r) => {
+          const last = r.statuses[r.statuses.length - 1] || {};
+          if (r.pair.driver.name && !drivers.get(r.pair.driver.id)?.name)
+            learnDriver({ id: r.pair.driver.id, name: r.pair.driver.name });
+          return [
+            r.id,
+            {
+              id: r.id,
+              runsheet_id: r.pair.runsheet.id,
+              driver_id: r.pair.driver.id,
+              state: r.current_state,
+              reason: last.reason || null,
+              action: last.action,
+              at: last.happened_at_utc,
+              first: r.statuses[0]?.happened_at_utc,
+            },
+          ];
+        }),
+      );
+    }
     // Started runsheets: their tasks (X22), for failures and lateness; read again when their progress moves.
     const started = runsheets.filter((r) => r.status === 'in_progress' || r.status === 'completed');
     await eachLimited(started.slice(0, 100), 4, async (r) => {
@@ -530,6 +538,7 @@
   async function loadNotifications() {
     // The caller's own notification log (N2); the organisation's live events join it as they come. A role whose log
     // is not open to it just sees the live events.
+    if (!roles().some((r) => r === 'SysAdmin' || r === 'Merchant')) return;
     try {
       const list = await api('/v1/notifications?limit=10');
       for (const n of list.notifications.reverse())
@@ -1028,8 +1037,10 @@
     withdrawn: 'withdrew',
   };
   function pairWords(pair) {
-    if (pair.state === 'rejected' && pair.action === 'system_rejected') return REASONS[pair.reason] || 'closed';
-    if (pair.state === 'rejected' && pair.reason && pair.action !== 'rejected') return REASONS[pair.reason] || 'closed';
+    if (pair.state === 'rejected') {
+      if (!pair.reason || pair.reason === 'declined_by_driver') return 'declined';
+      return REASONS[pair.reason] || `closed: ${pair.reason.replace(/_/g, ' ')}`;
+    }
     if (pair.state === 'accepted' && pair.action === 'assigned') return 'assigned by a dispatcher';
     return PAIR_WORDS[pair.state] || pair.state;
   }
@@ -1069,11 +1080,7 @@
     );
     const offers = [...(planning?.pairs.values() || [])]
       .filter((p) => p.runsheet_id === runsheetId)
-      .sort((a, b) =>
-        String(a.statuses?.[0]?.happened_at_utc || a.at).localeCompare(
-          String(b.statuses?.[0]?.happened_at_utc || b.at),
-        ),
-      );
+      .sort((a, b) => String(a.first || a.at).localeCompare(String(b.first || b.at)));
     $('detail-offers').replaceChildren(
       ...(offers.length
         ? offers.map((pair) =>
@@ -1244,7 +1251,7 @@
       result.textContent = `Refused: ${error.message}`;
       result.dataset.outcome = 'refused';
     }
-    await loadPlanning(planningId).catch(() => {});
+    await loadPlanning(planningId, true).catch(() => {});
     renderAll();
   }
 

@@ -103,7 +103,7 @@ describe('the cloud /ops function', () => {
       expect(script.statusCode).toBe(200);
       expect(script.headers?.['Content-Type']).toBe('text/javascript; charset=utf-8');
       expect(script.headers?.['X-Content-Type-Options']).toBe('nosniff');
-      expect(Buffer.from(script.body!, 'base64').toString()).toContain('bindTooltip(label)');
+      expect(Buffer.from(script.body!, 'base64').toString()).toContain('bindTooltip(label, {');
       const missing = await get('/ops/assets/page.ts', 'page.ts');
       expect(missing.statusCode).toBe(404);
       expect(missing.headers?.['Content-Type']).toBe('application/problem+json');
