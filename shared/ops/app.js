@@ -327,8 +327,7 @@
     if (frame.type !== 'event') return;
     if (frame.name === 'driver.location') {
       for (const driver of frame.data.drivers) moveDriver(driver);
-      renderDrivers();
-      renderAttention();
+      renderSoon();
       return;
     }
     const data = frame.data || {};
@@ -358,7 +357,7 @@
       if (planning && frame.name === 'planning_job.status') planning.loaded = false;
       // The statuses and records behind what the event changed, read again shortly (one read for a burst).
       scheduleReload(planningId, frame.name.startsWith('pair.') ? 1500 : 400);
-      renderAll();
+      renderSoon();
     }
     notify(frame.name, describe(frame), new Date().toISOString());
   }
@@ -568,18 +567,38 @@
 
   /** What a driver is doing: holding a runsheet, offered one, off duty, or available (with the runsheet named). */
   function stateOf(driverId) {
-    for (const p of plannings.values())
-      for (const r of p.runsheets.values())
-        if ((r.status === 'assigned' || r.status === 'in_progress') && r.assigned_driver?.id === driverId)
-          return { state: 'on_runsheet', runsheet: r };
+    if (!activity) activity = currentActivity();
+    const held = activity.holding.get(driverId);
+    if (held) return { state: 'on_runsheet', runsheet: held };
     if (drivers.get(driverId)?.on_duty === false) return { state: 'off_duty' };
-    for (const p of plannings.values())
-      for (const pair of p.pairs.values())
-        if (pair.driver_id === driverId && OPEN_PAIR.has(pair.state)) {
-          const r = p.runsheets.get(pair.runsheet_id);
-          if (r && r.status === 'offered') return { state: 'offered', runsheet: r };
-        }
+    const offered = activity.offered.get(driverId);
+    if (offered) return { state: 'offered', runsheet: offered };
     return { state: 'available' };
+  }
+
+  /**
+   * Who holds which runsheet and who is offered one, in one pass over the plannings (a render asks it for every
+   * driver); forgotten whenever what it is made of changes (`invalidate`).
+   */
+  let activity = null;
+  function currentActivity() {
+    const holding = new Map();
+    const offered = new Map();
+    for (const p of plannings.values()) {
+      for (const r of p.runsheets.values())
+        if (
+          (r.status === 'assigned' || r.status === 'in_progress') &&
+          r.assigned_driver &&
+          !holding.has(r.assigned_driver.id)
+        )
+          holding.set(r.assigned_driver.id, r);
+      for (const pair of p.pairs.values()) {
+        if (!OPEN_PAIR.has(pair.state) || offered.has(pair.driver_id)) continue;
+        const r = p.runsheets.get(pair.runsheet_id);
+        if (r && r.status === 'offered') offered.set(pair.driver_id, r);
+      }
+    }
+    return { holding, offered };
   }
 
   const seen = (driver) => {
@@ -667,7 +686,7 @@
           const key = `failed:${p.id}:${r.id}:${task.id}`;
           if (dismissed.has(key)) continue;
           const failure = (task.timeline || []).findLast?.((e) => e.type === 'failed');
-          const reason = failure?.failure_reason ? ` (${failure.failure_reason})` : '';
+          const reason = failure?.failure_reason ? ` (${failure.failure_reason.replace(/_/g, ' ')})` : '';
           const who = r.assigned_driver ? ` · ${driverName(r.assigned_driver.id)}` : '';
           items.push({
             kind: 'failed_task',
@@ -700,7 +719,19 @@
 
   // ---- Rendering ---------------------------------------------------------------------------------------------------
 
+  /** Events come in bursts: what they change is drawn at most five times a second. */
+  let renderTimer = null;
+  function renderSoon() {
+    activity = null;
+    if (renderTimer) return;
+    renderTimer = setTimeout(() => {
+      renderTimer = null;
+      if (signedIn) renderAll();
+    }, 200);
+  }
+
   function renderAll() {
+    activity = null;
     renderBoard();
     renderDrivers();
     renderAttention();
@@ -1071,7 +1102,7 @@
           text('span', ` ${where}`),
           text('span', ` · ${task.status.replace('_', ' ')}`, { class: `task-status task-${task.status}` }),
         );
-        if (failure?.failure_reason) li.append(text('span', ` (${failure.failure_reason})`));
+        if (failure?.failure_reason) li.append(text('span', ` (${failure.failure_reason.replace(/_/g, ' ')})`));
         if (failure?.note) li.append(text('span', ` “${failure.note}”`));
         if (last) li.append(text('span', ` ${clockTime(last.happened_at_utc)}`, { class: 'muted' }));
         if (late) li.append(text('span', ' late', { class: 'late' }));
