@@ -3,41 +3,8 @@
  * and size, order, resends after a 503 or no network under the same Idempotency-Key, nothing accepted ever lost.
  */
 import { describe, expect, it } from 'vitest';
-import { type Fix, LocationUploader, type UploaderClock } from '../../lib/client/location-uploader.ts';
-
-/** Timers that run only when the test moves time on. */
-class FakeClock implements UploaderClock {
-  private time = Date.parse('2026-11-24T08:00:00Z');
-  private timers: { at: number; callback: () => void; id: number }[] = [];
-  private ids = 0;
-  now = () => this.time;
-  setTimeout = (callback: () => void, ms: number) => {
-    const id = ++this.ids;
-    this.timers.push({ at: this.time + ms, callback, id });
-    return id;
-  };
-  clearTimeout = (id: unknown) => {
-    this.timers = this.timers.filter((timer) => timer.id !== id);
-  };
-  /** Moves time on by `ms`, running each timer that falls due (and letting its promises settle) in order. */
-  async advance(ms: number) {
-    const end = this.time + ms;
-    for (;;) {
-      await settle();
-      const due = this.timers.filter((t) => t.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.timers = this.timers.filter((t) => t !== due);
-      this.time = due.at;
-      due.callback();
-    }
-    this.time = end;
-    await settle();
-  }
-}
-
-const settle = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
+import { type Fix, LocationUploader } from '../../lib/client/location-uploader.ts';
+import { FakeClock, settle } from '../support/fake-clock.ts';
 
 type Answer = number | 'network';
 

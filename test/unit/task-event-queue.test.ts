@@ -4,40 +4,8 @@
  * anything behind it; a 409 is final and kept in `rejected`; storage keeps what waits across a restart.
  */
 import { describe, expect, it } from 'vitest';
-import type { UploaderClock } from '../../lib/client/location-uploader.ts';
 import { type QueuedTaskEvent, TaskEventQueue } from '../../lib/client/task-event-queue.ts';
-
-class FakeClock implements UploaderClock {
-  private time = Date.parse('2026-11-25T08:00:00Z');
-  private timers: { at: number; callback: () => void; id: number }[] = [];
-  private ids = 0;
-  now = () => this.time;
-  setTimeout = (callback: () => void, ms: number) => {
-    const id = ++this.ids;
-    this.timers.push({ at: this.time + ms, callback, id });
-    return id;
-  };
-  clearTimeout = (id: unknown) => {
-    this.timers = this.timers.filter((timer) => timer.id !== id);
-  };
-  async advance(ms: number) {
-    const end = this.time + ms;
-    for (;;) {
-      await settle();
-      const due = this.timers.filter((t) => t.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.timers = this.timers.filter((t) => t !== due);
-      this.time = due.at;
-      due.callback();
-    }
-    this.time = end;
-    await settle();
-  }
-}
-
-const settle = async () => {
-  for (let i = 0; i < 50; i++) await Promise.resolve();
-};
+import { FakeClock, settle } from '../support/fake-clock.ts';
 
 type Answer = number | 'network';
 
@@ -61,7 +29,7 @@ const at = (minute: number) => new Date(Date.UTC(2026, 10, 25, 9, minute)).toISO
 
 describe('TaskEventQueue', () => {
   it('sends in the order recorded, one at a time, resending the same event under the same key until answered', async () => {
-    const clock = new FakeClock();
+    const clock = new FakeClock('2026-11-25T08:00:00Z');
     const network = fakeNetwork([503, 'network']);
     const queue = new TaskEventQueue({ baseUrl: 'http://x', token: () => 't', fetch: network.fetch, clock });
     await queue.start();
@@ -98,7 +66,7 @@ describe('TaskEventQueue', () => {
       baseUrl: 'http://x',
       token: () => 't',
       fetch: network.fetch,
-      clock: new FakeClock(),
+      clock: new FakeClock('2026-11-25T08:00:00Z'),
       onRejected: (_event, problem) => told.push(problem.status),
     });
     await queue.start();
@@ -121,7 +89,7 @@ describe('TaskEventQueue', () => {
       },
     };
     const offline = fakeNetwork(['network', 'network', 'network']);
-    const clock = new FakeClock();
+    const clock = new FakeClock('2026-11-25T08:00:00Z');
     const first = new TaskEventQueue({ baseUrl: 'http://x', token: () => 't', fetch: offline.fetch, clock, storage });
     await first.start();
     first.record('RS-1', 'T-1', { type: 'arrived', happened_at_utc: at(1) });
