@@ -4,8 +4,6 @@
  * sent once however many sweeps run, and the dispatcher's actions X16 (assign), X17 (re-offer), X18 (cancel) and the
  * driver's X19 (withdraw). Real host, real tokens, real sockets.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as sweepHandler } from '../../functions/workers/expire-offers.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
@@ -15,6 +13,7 @@ import { type Client, client, invitedMember, loginAs, newOrganisation } from '..
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { openSocket } from '../support/sockets.ts';
 import { until } from '../support/until.ts';
+import { partnerHook } from '../support/webhooks.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -143,8 +142,7 @@ const answer = (planning: string, pair: string, verb: string, token: string, bod
 const sweep = () => asFunction('workers/expire-offers', sweepHandler);
 
 /** A partner of the organisation whose webhook is a receiver in this process. */
-const received: { type: string; data: Record<string, unknown> }[] = [];
-let receiver: Server;
+let webhooks: Awaited<ReturnType<typeof partnerHook>>;
 
 beforeAll(async () => {
   host = await startTestHost();
@@ -153,28 +151,10 @@ beforeAll(async () => {
   org = await newOrganisation(api, admin, 'Dispatch actions');
   planner = (await member('OrgAdmin')).token;
   outsider = (await member('OrgAdmin', await newOrganisation(api, admin, 'Elsewhere'))).token;
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.writeHead(204);
-      res.end();
-    });
-  });
-  await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
-  const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
-  const partner = await api.post(
-    '/v1/admin/partner-authorizations',
-    { name: 'TMS', webhook_url: url, org_id: org },
-    admin,
-  );
-  expect(partner.status).toBe(201);
+  webhooks = await partnerHook(api, admin, org);
 }, 120_000);
 afterAll(async () => {
-  receiver?.close();
+  await webhooks?.close();
   await host?.stop();
 });
 
@@ -339,7 +319,7 @@ describe('waves (contract 4.7)', () => {
     const unassigned = await summary(planning, 'RS-1');
     expect(unassigned).toMatchObject({ status: 'unassigned', unassigned_reason: told[0]!.data!['unassigned_reason'] });
     const hook = await until(
-      async () => received.filter((r) => r.type === 'runsheet.unassigned' && r.data['planning_id'] === planning),
+      async () => webhooks.received.filter((r) => r.type === 'runsheet.unassigned' && r.data['planning_id'] === planning),
       (hooks) => hooks.length >= 1,
       15_000,
     );
@@ -509,7 +489,7 @@ describe('X17 with nobody left to ask', () => {
     expect(told).toHaveLength(2);
     expect(told[1]!.id).not.toBe(told[0]!.id);
     const hooks = await until(
-      async () => received.filter((r) => r.type === 'runsheet.unassigned' && r.data['planning_id'] === planning),
+      async () => webhooks.received.filter((r) => r.type === 'runsheet.unassigned' && r.data['planning_id'] === planning),
       (found) => found.length >= 2,
       15_000,
     );
@@ -659,7 +639,7 @@ describe('events a program can rely on (issue 36 item 6)', () => {
   /** The partner's deliveries of `type` about this planning, once there are `count` of them. */
   const hooks = (type: string, match: (data: Record<string, unknown>) => boolean, count = 1) =>
     until(
-      async () => received.filter((h) => h.type === type && match(h.data)),
+      async () => webhooks.received.filter((h) => h.type === type && match(h.data)),
       (found) => found.length >= count,
       15_000,
     );

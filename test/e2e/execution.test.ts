@@ -7,8 +7,6 @@
  * reads the runsheet with its timelines and proofs (X22); partners get the webhooks; imported tasks show the same
  * status and timeline (X11). Real host, real tokens, real sockets, real S3 stand-in.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskEventQueue } from '../../lib/client/task-event-queue.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
@@ -19,6 +17,7 @@ import { ADMIN, startTestHost } from '../support/local.ts';
 import { withMiddleware } from '../support/middleware.ts';
 import { openSocket } from '../support/sockets.ts';
 import { until } from '../support/until.ts';
+import { partnerHook } from '../support/webhooks.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -72,8 +71,7 @@ const member = async (role: Role, orgId = org): Promise<User> => {
 };
 
 /** A partner of the organisation whose webhook is a receiver in this process. */
-const received: { type: string; data: Record<string, unknown> }[] = [];
-let receiver: Server;
+let webhooks: Awaited<ReturnType<typeof partnerHook>>;
 
 beforeAll(async () => {
   host = await startTestHost();
@@ -86,29 +84,11 @@ beforeAll(async () => {
   const elsewhere = await newOrganisation(api, admin, 'Elsewhere');
   outsiderPlanner = (await member('OrgAdmin', elsewhere)).token;
   foreignDriver = await member('OrgDriver', elsewhere);
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.writeHead(204);
-      res.end();
-    });
-  });
-  await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
-  const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
-  const partner = await api.post(
-    '/v1/admin/partner-authorizations',
-    { name: 'TMS', webhook_url: url, org_id: org },
-    admin,
-  );
-  expect(partner.status).toBe(201);
+  webhooks = await partnerHook(api, admin, org);
 }, 120_000);
 
 afterAll(async () => {
-  await new Promise((done) => receiver.close(done));
+  await webhooks?.close();
   await host?.stop();
 });
 
@@ -429,7 +409,7 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
 
     // Partners get the same events.
     const hooks = await until(
-      async () => received.filter((m) => m.data['planning_id'] === planning),
+      async () => webhooks.received.filter((m) => m.data['planning_id'] === planning),
       (mine) =>
         mine.some((m) => m.type === 'runsheet.completed') && mine.filter((m) => m.type === 'task.failed').length === 2,
     );

@@ -3,8 +3,6 @@
  * fixture with known bad rows; dry runs; files that fail the whole job; the status machine; downloads; multipart.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
@@ -15,6 +13,7 @@ import { type Client, client, invitedMember, loginAs } from '../support/http.ts'
 import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { until } from '../support/until.ts';
+import { partnerHook } from '../support/webhooks.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -750,27 +749,8 @@ describe('the examples/ folder (issue 36 item 5)', () => {
   });
 
   it('tells partners how an import ended, with its result’s totals (issue 36 item 6)', async () => {
-    const received: { type: string; data: Record<string, unknown> }[] = [];
-    const receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => {
-        body += chunk;
-      });
-      req.on('end', () => {
-        received.push(JSON.parse(body));
-        res.writeHead(204);
-        res.end();
-      });
-    });
-    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    const { received, close } = await partnerHook(api, admin, orgX);
     try {
-      const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
-      const partner = await api.post(
-        '/v1/admin/partner-authorizations',
-        { name: 'TMS', webhook_url: url, org_id: orgX },
-        admin,
-      );
-      expect(partner.status).toBe(201);
       const hook = (type: string, jobId: string) =>
         until(
           async () => received.find((h) => h.type === type && h.data['import_job_id'] === jobId),
@@ -801,7 +781,7 @@ describe('the examples/ folder (issue 36 item 5)', () => {
         errors_total: 1,
       });
     } finally {
-      receiver.close();
+      await close();
     }
   });
 
