@@ -1,10 +1,12 @@
 /**
- * `GET /ops`: the live operations page for dispatchers (API.md 5). One static HTML page, one script file and one
- * style sheet (`/ops/assets/app.js`, `app.css`: shared/ops/), no build step: it signs in with A1 (or a pasted token),
- * shows the organisation's drivers on a Leaflet map (the library is served by the service at `/ops/assets/` too),
- * moving as `driver.location` events arrive on `org.<id>`, the plannings with their offers' states changing on
- * `pair.*` events, and the latest notifications. Without the map library the positions show on a plain grid. A
- * SysAdmin names the organisation to watch with `?org=<id>` and also sees freelance drivers (`drivers.freelance`).
+ * `GET /ops`: the dispatcher's console (API.md 5; what each part shows: docs/live-operations.md). One static HTML
+ * page, one script file and one style sheet (`/ops/assets/app.js`, `app.css`: shared/ops/), no build step: it signs
+ * in with A1 (or a pasted token) and shows what needs a person (unassigned runsheets, offers about to expire, failed
+ * tasks, stale drivers on a runsheet), the runsheets grouped by status with the dispatcher's actions (X16–X18), the
+ * drivers with their state on a Leaflet map (the library is served by the service at `/ops/assets/` too), and the
+ * latest events, kept live from `planning.<id>` and `org.<id>`. Without the map library the positions show on a
+ * plain grid. A SysAdmin names the organisation to watch with `?org=<id>` and also sees freelance drivers
+ * (`drivers.freelance`).
  *
  * Served with a Content-Security-Policy that allows script and style from the service's own origin only (nothing
  * inline), images from it, `data:` and the configured tile server, and no framing (docs/live-operations.md). The map
