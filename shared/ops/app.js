@@ -35,6 +35,7 @@
   const DRIVER_STATES = { off_duty: 'off duty', available: 'available', offered: 'offered', on_runsheet: 'on' };
   const OPEN_PAIR = new Set(['created', 'broadcasted']);
   const REASONS = {
+    declined_by_driver: 'declined',
     assigned_to_other_driver: 'taken by another driver',
     expired: 'expired unanswered',
     driver_at_capacity: 'closed: the driver reached their limit',
@@ -743,7 +744,17 @@
     const active = document.activeElement;
     const focusKey = active?.dataset?.focusKey;
     render();
-    if (focusKey) document.querySelector(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
+    if (focusKey && document.activeElement !== active)
+      document.querySelector(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
+  }
+
+  /**
+   * Puts `nodes` in `container` unless it already shows exactly that: a refresh that changes nothing leaves the
+   * elements (and a click or hover on them) alone.
+   */
+  function show(container, nodes) {
+    if (nodes.map((node) => node.outerHTML).join('') === container.innerHTML) return;
+    container.replaceChildren(...nodes);
   }
 
   function renderFilter() {
@@ -806,9 +817,7 @@
       sections.push(section);
     }
     keepingFocus(() =>
-      $('board').replaceChildren(
-        ...(sections.length ? sections : [text('p', 'No runsheets yet.', { class: 'empty' })]),
-      ),
+      show($('board'), sections.length ? sections : [text('p', 'No runsheets yet.', { class: 'empty' })]),
     );
   }
 
@@ -837,7 +846,7 @@
         );
         return row;
       });
-    $('drivers').replaceChildren(...rows);
+    show($('drivers'), rows);
     $('driver-count').textContent = rows.length;
     // A name learnt after the marker was made (a list, a pair record) reaches its label, as text; colours by state.
     for (const [id, label] of labels) label.textContent = driverName(id);
@@ -856,8 +865,9 @@
     $('attention-link').classList.toggle('calm', items.length === 0);
     $('attention-empty').hidden = items.length > 0;
     keepingFocus(() =>
-      $('attention-list').replaceChildren(
-        ...items.map((item) => {
+      show(
+        $('attention-list'),
+        items.map((item) => {
           const li = text('li', '', {
             'data-kind': item.kind,
             'data-runsheet': item.runsheet?.id,
@@ -1090,8 +1100,9 @@
     $('detail-status').dataset.status = listed.status;
     $('detail-driver').textContent = listed.assigned_driver ? driverName(listed.assigned_driver.id) : 'nobody yet';
     $('detail-planning').textContent = planning ? `· ${planning.name}` : '';
-    $('detail-tasks').replaceChildren(
-      ...(r.tasks || []).map((task) => {
+    show(
+      $('detail-tasks'),
+      (r.tasks || []).map((task) => {
         const late = isLate(task);
         const last = (task.timeline || [])[task.timeline.length - 1];
         const failure = task.status === 'failed' ? (task.timeline || []).findLast?.((e) => e.type === 'failed') : null;
@@ -1112,8 +1123,9 @@
     const offers = [...(planning?.pairs.values() || [])]
       .filter((p) => p.runsheet_id === runsheetId)
       .sort((a, b) => String(a.first || a.at).localeCompare(String(b.first || b.at)));
-    $('detail-offers').replaceChildren(
-      ...(offers.length
+    show(
+      $('detail-offers'),
+      offers.length
         ? offers.map((pair) =>
             text('li', `${driverName(pair.driver_id)} · ${pairWords(pair)} ${clockTime(pair.at)}`, {
               'data-pair': pair.id,
@@ -1121,7 +1133,7 @@
               class: `state state-${pair.state}`,
             }),
           )
-        : [text('li', 'No offers yet.', { class: 'muted' })]),
+        : [text('li', 'No offers yet.', { class: 'muted' })],
     );
     renderActions(listed);
   }
@@ -1135,8 +1147,9 @@
       if (['open', 'offered', 'unassigned', 'assigned'].includes(r.status)) actions.push(['cancel', 'Cancel…']);
     }
     keepingFocus(() =>
-      $('detail-actions').replaceChildren(
-        ...actions.map(([action, label]) => {
+      show(
+        $('detail-actions'),
+        actions.map(([action, label]) => {
           const b = button(label, { 'data-action': action, 'data-focus-key': `act:${action}` });
           b.addEventListener('click', () => act(action));
           return b;
@@ -1234,7 +1247,7 @@
     if (action === 'reoffer') {
       await perform(planningId, runsheetId, 'reoffer', {}, (r) =>
         r.status === 'offered'
-          ? `${name} offered again: wave ${r.wave}, ${r.offers_open} drivers.`
+          ? `${name} offered again: wave ${r.wave}, ${r.offers_open} driver${r.offers_open === 1 ? '' : 's'}.`
           : `${name}: ${statusSentence(r, planningId)}.`,
       );
     }

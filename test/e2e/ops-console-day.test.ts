@@ -86,6 +86,14 @@ const window3h = () => ({
   start_timezone: 'Asia/Singapore',
   end_timezone: 'Asia/Singapore',
 });
+/** RS-3's second drop-off was due an hour ago: once RS-3 is under way, that task is late. */
+const LATE_TASK = 'T-32';
+const windowPast = () => ({
+  start_time_utc: new Date(Date.now() - 3 * 3600_000).toISOString(),
+  end_time_utc: new Date(Date.now() - 3600_000).toISOString(),
+  start_timezone: 'Asia/Singapore',
+  end_timezone: 'Asia/Singapore',
+});
 const RUNSHEETS = {
   'RS-1': [
     ['T-11', [1.31, 103.8], [1.315, 103.805]],
@@ -398,7 +406,7 @@ describe("a dispatcher's day on /ops (issue 37), against npm start", () => {
             total_item_count: 1,
             from_address: point(from[0], from[1]),
             to_address: point(to[0], to[1]),
-            to_time_window: window3h(),
+            to_time_window: task === LATE_TASK ? windowPast() : window3h(),
           })),
         })),
       },
@@ -411,9 +419,14 @@ describe("a dispatcher's day on /ops (issue 37), against npm start", () => {
       planner.token,
     );
     expect(ready.status).toBe(200);
+    // The phones send a fix as the job starts (its positions may be a minute old at most), however long the seeding took.
+    for (const driver of drivers) {
+      const fix = { latitude: driver.latitude, longitude: driver.longitude, altitude: 10, client_time_utc: now() };
+      expect((await api.put('/v1/driver/location', fix, driver.token)).status).toBe(200);
+    }
     const started = await api.post(
       `/v1/plannings/${planningId}/job`,
-      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 90, max_waves: 2 },
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 90, max_waves: 2, max_location_age_s: 60 },
       planner.token,
     );
     expect(started.status, JSON.stringify(started.body)).toBe(202);
@@ -716,6 +729,166 @@ describe("a dispatcher's day on /ops (issue 37), against npm start", () => {
     });
   }, 90_000);
 
+  it('a phone goes quiet, an offer nobody answers, offered again and cancelled: what needs a person says so', async () => {
+    const [chen, dara, eko, mallory] = ['Chen Wu', 'Dara Singh', 'Eko Prasetyo', MALLORY].map(
+      (n) => drivers.find((d) => d.name === n)!,
+    );
+    expect(day.winners['RS-3']).toBe(dara);
+    // Dara starts RS-3 (X20) and her phone then sends no more positions.
+    expect((await report(dara, 'RS-3', 'T-31', 'picked_up')).status).toBe('picked_up');
+    await summaryWhen('RS-3', (s) => s.status === 'in_progress');
+    await onPage('RS-3 under way, its late task counted', async () => {
+      await onBoardAs(
+        'RS-3',
+        'in_progress',
+        `li.querySelector('.rs-detail').textContent.trim() === '0 of 2 done · 1 late'`,
+      );
+      await page.click(`${entry('RS-3')} button.rs-open`);
+      await waitOnPage(
+        `document.querySelector('#detail-tasks li[data-task="${LATE_TASK}"][data-late="true"]')`,
+        "RS-3's late task marked in its detail",
+      );
+      expect(await text(`#detail-tasks li[data-task="${LATE_TASK}"]`)).toContain('late');
+      expect(await read(`document.querySelector('#detail-tasks li[data-task="T-31"]').dataset.late`)).toBe('false');
+    });
+
+    // The morning's positions may be a minute old at most (its job's max_location_age_s): the others' phones keep
+    // sending; Dara's does not. An afternoon planning: one runsheet by Eko, for Eko and Chen.
+    for (const driver of [chen, eko, mallory]) {
+      const fix = { latitude: driver.latitude, longitude: driver.longitude, altitude: 10, client_time_utc: now() };
+      expect((await api.put('/v1/driver/location', fix, driver.token)).status).toBe(200);
+    }
+    const afternoon = (await api.post<{ id: string }>('/v1/plannings', { name: 'Thursday, afternoon' }, planner.token))
+      .body.id;
+    const rs4 = {
+      id: 'RS-4',
+      name: 'RS-4',
+      tasks: [{ id: 'T-41', from_address: point(1.3, 103.791), to_address: point(1.304, 103.785) }],
+    };
+    expect((await api.post(`/v1/plannings/${afternoon}/runsheets`, { runsheets: [rs4] }, planner.token)).status).toBe(
+      200,
+    );
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${afternoon}/drivers`,
+      { drivers: [eko, chen].map((d) => ({ id: d.id })) },
+      planner.token,
+    );
+    const job = {
+      version_rev: ready.body.version_rev,
+      max_candidates: 1,
+      offer_ttl_s: 10,
+      max_waves: 1,
+      max_location_age_s: 60,
+    };
+    expect((await api.post(`/v1/plannings/${afternoon}/job`, job, planner.token)).status).toBe(202);
+    const rs4Summary = async () =>
+      (await api.get<{ runsheets: Summary[] }>(`/v1/plannings/${afternoon}/runsheets`, planner.token)).body
+        .runsheets[0]!;
+    const offered = await until(rs4Summary, (r) => r.status === 'offered', 45_000, 250);
+    expect([offered.wave, offered.offers_open]).toEqual([1, 1]);
+    expect((await openOffers(eko)).map((o) => o.pair.runsheet.id)).toEqual(['RS-4']);
+
+    await onPage('an offer about to expire with no answer, then RS-4 unassigned', async () => {
+      // Nobody answers Eko's offer: in its last seconds it is what needs a person.
+      await waitOnPage(
+        `document.querySelector('#attention-list li[data-kind="expiring"][data-runsheet="RS-4"]')`,
+        'RS-4 expiring in the attention list',
+        30_000,
+      );
+      expect(await text('#attention-list li[data-kind="expiring"]')).toMatch(
+        /^RS-4 · wave 1: no answer, offer expires in \d+:\d\d/,
+      );
+      await onBoardAs('RS-4', 'unassigned');
+    });
+    const unassigned = await until(rs4Summary, (r) => r.status === 'unassigned', 45_000, 250);
+    expect(unassigned.unassigned_reason?.code).toBe('no_driver_accepted');
+    await onPage('RS-4 unassigned, offered again from the console', async () => {
+      await waitOnPage(
+        `document.querySelector('#attention-list li[data-kind="unassigned"][data-runsheet="RS-4"]')`,
+        'RS-4 unassigned in the attention list',
+      );
+      expect((await boardEntry('RS-4'))?.detail).toBe(unassigned.unassigned_reason!.detail);
+      await page.click(`${entry('RS-4')} button.rs-open`);
+      await waitOnPage(
+        `document.querySelector('#detail-actions button[data-action="reoffer"]')`,
+        'the re-offer action',
+      );
+      await page.click('#detail-actions button[data-action="reoffer"]');
+      await waitOnPage(`document.getElementById('action-result').dataset.outcome === 'done'`, "the re-offer's answer");
+      expect(await text('#action-result')).toBe('RS-4 offered again: wave 2, 1 driver.');
+      await onBoardAs('RS-4', 'offered', `li.querySelector('.rs-detail').textContent.startsWith('wave 2 · 1 open · ')`);
+    });
+    // X17 offered it to the next eligible driver: Chen (Eko had it).
+    const chens = await until(
+      () => openOffers(chen),
+      (offers) => offers.length > 0,
+      15_000,
+      250,
+    );
+    expect(chens.map((o) => o.pair.runsheet.id)).toEqual(['RS-4']);
+
+    await onPage('RS-4 cancelled from the console', async () => {
+      await page.click('#detail-actions button[data-action="cancel"]');
+      // A cancel without a reason is not sent: the console asks for one.
+      await page.click('[data-action="confirm-cancel"]');
+      expect(await text('#action-result')).toMatch(/reason/);
+      await page.type('#cancel-reason', 'The customer called it off');
+      await page.click('[data-action="confirm-cancel"]');
+      await waitOnPage(`document.getElementById('action-result').dataset.outcome === 'done'`, "the cancel's answer");
+      expect(await text('#action-result')).toBe('RS-4 cancelled.');
+      await onBoardAs(
+        'RS-4',
+        'cancelled',
+        `li.querySelector('.rs-detail').textContent === 'cancelled: The customer called it off'`,
+      );
+      // A refusal shows the service's own words: the runsheet cannot be offered again once cancelled.
+      await waitOnPage(
+        `!document.querySelector('#detail-actions button[data-action="reoffer"]')`,
+        'no re-offer once cancelled',
+      );
+      await waitOnPage(
+        `[...document.querySelectorAll('#detail-offers li[data-pair]')].some((li) => li.textContent.includes('runsheet cancelled'))`,
+        "Chen's offer closed by the cancel",
+      );
+      await waitOnPage(
+        `[...document.querySelectorAll('#notifications span')].some((s) => s.textContent.startsWith('runsheet.cancelled · RS-4'))`,
+        'the cancel among the latest events',
+      );
+    });
+    expect((await rs4Summary()).status).toBe('cancelled');
+    expect(
+      await until(
+        () => openOffers(chen),
+        (offers) => offers.length === 0,
+        15_000,
+        250,
+      ),
+    ).toEqual([]);
+
+    await onPage('Dara gone quiet while on RS-3', async () => {
+      // Her last fix passes the morning's max_location_age_s (60 s): greyed, and on the attention list.
+      await waitOnPage(
+        `document.querySelector('#drivers tr[data-driver="${dara.id}"][data-stale="true"][data-state="on_runsheet"]')`,
+        'Dara stale',
+        90_000,
+      );
+      expect(await text(`#drivers tr[data-driver="${dara.id}"] .driver-seen`)).toMatch(/^seen \d+ min ago$/);
+      await waitOnPage(
+        `document.querySelector('#attention-list li[data-kind="stale_driver"][data-driver="${dara.id}"]')`,
+        'Dara on the attention list',
+        15_000,
+      );
+      expect(await text(`#attention-list li[data-kind="stale_driver"][data-driver="${dara.id}"]`)).toMatch(
+        /^Dara Singh · seen \d+ min ago while on RS-3$/,
+      );
+      // Still there: the failed task. The count is the list's length.
+      const needs = await attention();
+      expect(needs.items.map((i) => i.kind)).toEqual(expect.arrayContaining(['failed_task', 'stale_driver']));
+      expect(needs.count).toBe(String(needs.items.length));
+      await screenshot('2b-attention-1366.png', 1366, 768);
+    });
+  }, 180_000);
+
   it('at 390×844: no horizontal scroll, the board and the attention count in view', async () => {
     await onPage('the phone layout', async () => {
       await page.setViewport({ width: 390, height: 844 });
@@ -728,7 +901,9 @@ describe("a dispatcher's day on /ops (issue 37), against npm start", () => {
       expect(scrollWidth).toBeLessThanOrEqual(390);
       expect(await visible('#board')).toBe(true);
       expect(await visible('#attention-count')).toBe(true);
-      expect(await text('#attention-count')).toBe('1');
+      const needs = await attention();
+      expect(needs.items.length).toBeGreaterThanOrEqual(2);
+      expect(needs.count).toBe(String(needs.items.length));
       await screenshot('3-phone-390.png', 390, 844);
     });
   }, 60_000);
