@@ -5389,6 +5389,17 @@ export interface operations {
                             updated_at: string;
                             org_id: string | null;
                             roles: string[];
+                            driver_profile?: {
+                                version_rev: string;
+                                service_types: string[];
+                                /** @description Whether the driver is on duty (X15); a new driver is */
+                                on_duty: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the current duty state began: the last change, or the account’s creation if never changed
+                                 */
+                                on_duty_since: string;
+                            };
                         }[];
                         meta: {
                             page: number;
@@ -5661,6 +5672,17 @@ export interface operations {
                             /** Format: date-time */
                             updated_at: string;
                             org_id: string | null;
+                            driver_profile?: {
+                                version_rev: string;
+                                service_types: string[];
+                                /** @description Whether the driver is on duty (X15); a new driver is */
+                                on_duty: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the current duty state began: the last change, or the account’s creation if never changed
+                                 */
+                                on_duty_since: string;
+                            };
                             roles_name: string[];
                             confirmed_at: string | null;
                             invitation_token: null;
@@ -6041,6 +6063,17 @@ export interface operations {
                             updated_at: string;
                             org_id: string | null;
                             roles: string[];
+                            driver_profile?: {
+                                version_rev: string;
+                                service_types: string[];
+                                /** @description Whether the driver is on duty (X15); a new driver is */
+                                on_duty: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the current duty state began: the last change, or the account’s creation if never changed
+                                 */
+                                on_duty_since: string;
+                            };
                         }[];
                         meta: {
                             page: number;
