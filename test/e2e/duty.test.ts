@@ -80,7 +80,7 @@ describe('X15 PUT /v1/driver/duty', () => {
     expect((await setDuty(driver.token, true)).body).toEqual({ on_duty: true, since: me.created_at });
   });
 
-  it('toggles, keeps since when the same state is set again, and shows it in X9, A1, A16 and A23', async () => {
+  it('toggles, keeps since when the same state is set again, and shows it in X9, A1, A16, A19 and A23', async () => {
     const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
     const before = await profileOf(driver.token);
     const off = await setDuty(driver.token, false);
@@ -97,6 +97,13 @@ describe('X15 PUT /v1/driver/duty', () => {
     expect((await api.get(`/v1/org/users/${driver.id}`, orgAdmin)).body).toMatchObject({
       user: { driver_profile: shown },
     });
+    // A19's list too (the dispatcher's console shows who is off duty without a read per driver); not for non-drivers.
+    const listed = await api.get<{ users: { id: string; driver_profile?: unknown }[] }>(
+      '/v1/org/users?per_page=100',
+      orgAdmin,
+    );
+    expect(listed.body.users.find((u) => u.id === driver.id)).toMatchObject({ driver_profile: shown });
+    expect(listed.body.users.filter((u) => u.driver_profile === undefined).length).toBeGreaterThan(0);
 
     const on = await setDuty(driver.token, true);
     expect(on.body.on_duty).toBe(true);
