@@ -45,6 +45,8 @@
   };
   const DEFAULT_LOCATION_AGE_S = 1800;
   const MAX_PLANNINGS = 20;
+  /** Channels one WebSocket connection may hold (contract 4.3). */
+  const CHANNELS_PER_CONNECTION = 20;
 
   let token = null,
     refreshToken = null,
@@ -53,6 +55,8 @@
     map = null,
     driverLayer = null,
     stopLayer = null;
+  /** While the drivers are first read: the map is fitted once at the end, not for each marker. */
+  let bulk = false;
   let renewTimer = null,
     refreshTimer = null,
     tickTimer = null,
@@ -85,12 +89,18 @@
   const clockTime = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '');
   const naturally = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 
+  /** The service's clock, as its answers' `server_time` tell it: ages and countdowns do not depend on this machine's. */
+  let clockOffset = 0;
+  const now = () => Date.now() + clockOffset;
+
   async function api(path, init = {}) {
     const response = await fetch(path, {
       ...init,
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     });
     const body = await response.json().catch(() => ({}));
+    const served = typeof body.server_time === 'string' ? Date.parse(body.server_time) : Number.NaN;
+    if (Number.isFinite(served)) clockOffset = served - Date.now();
     if (!response.ok)
       throw Object.assign(new Error(body.detail || body.title || `HTTP ${response.status}`), {
         status: response.status,
@@ -170,8 +180,13 @@
       }).catch(() => {});
   });
 
+  /** Which sign-in this is: work begun for an earlier one (a load, a renewal, a reconnect) stops when it sees so. */
+  let session = 0;
+  const current = (mine) => signedIn && mine === session;
+
   async function start() {
     signedIn = true;
+    const mine = ++session;
     $('signin').hidden = true;
     $('app').hidden = false;
     $('signout').hidden = false;
@@ -182,16 +197,39 @@
     connect();
     loadNotifications();
     await loadDrivers();
+    if (!current(mine)) return;
+    fitMap();
     await loadPlannings();
+    if (!current(mine)) return;
+    clearInterval(refreshTimer);
+    clearInterval(tickTimer);
+    let refreshes = 0;
     refreshTimer = setInterval(() => {
-      loadPlannings().catch(() => {});
+      refreshes += 1;
+      // The plannings' statuses every 15 s; the drivers' duty (no event tells it) every minute.
+      refresh(refreshes % 4 === 0).catch(() => {});
     }, 15_000);
     tickTimer = setInterval(tick, 1000);
+  }
+
+  /** One refresh at a time: a slow one is not overtaken by the next. */
+  let refreshing = false;
+  async function refresh(withDrivers) {
+    if (refreshing) return;
+    refreshing = true;
+    try {
+      if (withDrivers) await loadDrivers(false);
+      await loadPlannings();
+    } finally {
+      refreshing = false;
+    }
   }
 
   /** Back to the sign-in form, with the message where the user looks; nothing of the session is kept. */
   function signOut(message) {
     signedIn = false;
+    session += 1;
+    renewing = null;
     clearTimeout(renewTimer);
     clearInterval(refreshTimer);
     clearInterval(tickTimer);
@@ -240,7 +278,19 @@
     renewTimer = setTimeout(renew, Math.max(0, claims.exp * 1000 - Date.now() - ahead));
   }
 
-  async function renew() {
+  /** One renewal at a time: a refresh token is used once (a second use revokes the family, contract 3). */
+  let renewing = null;
+  function renew() {
+    if (!renewing) {
+      const mine = session;
+      renewing = renewOnce(mine).finally(() => {
+        if (mine === session) renewing = null;
+      });
+    }
+    return renewing;
+  }
+
+  async function renewOnce(mine) {
     const expiredAt = new Date(claims.exp * 1000).toLocaleTimeString();
     if (!refreshToken) return signOut(`Your session expired at ${expiredAt}: sign in again.`);
     try {
@@ -248,6 +298,7 @@
         method: 'POST',
         body: JSON.stringify({ refresh_token: refreshToken }),
       });
+      if (!current(mine)) return;
       token = next.bearer_token;
       refreshToken = next.refresh_token;
       claims = decode(token);
@@ -257,6 +308,7 @@
       // The connection was opened with the old token: open a new one with the new token and subscribe again.
       if (socket) socket.close();
     } catch (error) {
+      if (!current(mine)) return;
       if (error.status === undefined && claims.exp * 1000 > Date.now() + 5000) {
         renewTimer = setTimeout(renew, 5000); // the network, not the session: try again shortly
         return;
@@ -286,20 +338,25 @@
       if (isSysAdmin()) channels.push('drivers.freelance');
       for (const id of plannings.keys()) channels.push(`planning.${id}`);
       subscribe(channels);
-      // What happened while the connection was down: read the plannings again.
-      if (connections > 1) for (const id of plannings.keys()) scheduleReload(id, 100);
+      // What happened while the connection was down: the plannings read again, their offers (R2) too.
+      if (connections > 1)
+        for (const [id, planning] of plannings) {
+          planning.pairsDirty = true;
+          scheduleReload(id, 100);
+        }
     };
     socket.onmessage = (message) => onFrame(JSON.parse(message.data));
     // Closed by the gateway (idle, or its 2-hour limit), by a renewal, or by the network: connect again and subscribe
     // again after a second.
+    const mine = session;
     socket.onclose = (event) => {
       if (socket === opened) clearInterval(keepaliveTimer);
       document.body.dataset.closed = String(event.code);
-      if (!signedIn) return;
+      if (!current(mine) || socket !== opened) return;
       if (claims.exp * 1000 <= Date.now()) return renew();
       $('status').textContent = 'disconnected · reconnecting…';
       setTimeout(() => {
-        if (signedIn) connect();
+        if (current(mine) && socket === opened) connect();
       }, 1000);
     };
   }
@@ -320,6 +377,11 @@
       $('status').textContent = `live · ${subscribed.size} channels`;
       return;
     }
+    if (frame.type === 'error' && frame.code === 'limit_exceeded') {
+      // Channels the connection could not take (or a subscribe sent too fast): asked again at the next subscribe.
+      for (const c of frame.channels || []) subscribed.delete(c);
+      return;
+    }
     if (frame.type === 'error' && frame.code !== 'forbidden') {
       // The connection's token expired or was revoked: renew and reconnect, or return to sign-in.
       if (frame.code === 'token_expired' || frame.code === 'token_revoked') renew();
@@ -328,7 +390,7 @@
     if (frame.type !== 'event') return;
     if (frame.name === 'driver.location') {
       for (const driver of frame.data.drivers) moveDriver(driver);
-      renderSoon();
+      renderSoon(true);
       return;
     }
     const data = frame.data || {};
@@ -339,7 +401,6 @@
         const known = planning.pairs.get(data.pair_id);
         const state =
           data.current_state || (frame.name === 'pair.broadcast' ? 'broadcasted' : frame.name.slice('pair.'.length));
-        planning.pairsDirty = true;
         planning.pairs.set(data.pair_id, {
           ...known,
           id: data.pair_id,
@@ -385,7 +446,7 @@
    * SysAdmin with ?org=), then each one's last position (L2, six at a time), so that located drivers show at once.
    * Other roles learn the drivers of their plannings (P3) and read them one by one (`loadPlanningDrivers`).
    */
-  async function loadDrivers() {
+  async function loadDrivers(first = true) {
     const org = orgId();
     if (!org) return;
     let users = [];
@@ -396,9 +457,12 @@
         (user.roles || []).some((r) => r === 'OrgDriver' || r === 'Driver'),
       );
     } else return;
-    for (const user of users) learnDriver(user);
+    // A refresh (every minute) takes the duty states from the list and reads only the drivers new to the page.
+    const fresh = first ? users : users.filter((u) => !drivers.get(u.id)?.listed);
+    for (const user of users) learnDriver({ ...user, listed: true });
+    bulk = first;
     await eachLimited(
-      users.map((u) => u.id),
+      fresh.map((u) => u.id),
       6,
       async (id) => {
         if (isSysAdmin() && !drivers.get(id)?.driver_profile_read) {
@@ -408,7 +472,8 @@
         await locate(id);
       },
     );
-    renderDrivers();
+    bulk = false;
+    renderSoon();
   }
 
   function learnDriver(user) {
@@ -419,6 +484,7 @@
       known.service_types = user.driver_profile.service_types;
     }
     if (user.driver_profile_read) known.driver_profile_read = true;
+    if (user.listed) known.listed = true;
     drivers.set(user.id, known);
     return known;
   }
@@ -428,13 +494,29 @@
     if (found?.location) moveDriver({ ...found.location, user_id: found.location.user_id || id });
   }
 
-  /** The plannings with runsheets (newest first, at most 20), each read whole once and its statuses kept fresh. */
+  /**
+   * The newest plannings with runsheets, each read whole once and its statuses kept fresh: as many as the connection
+   * has channels for (20 a connection, contract 4.3, less the user's, the organisation's and SysAdmin's freelance
+   * drivers'), so that every planning shown is live. One that falls out of them is dropped, and the connection opened
+   * again without its channel.
+   */
   async function loadPlannings() {
     const org = orgId();
     const scoped = org && isSysAdmin() ? `&org_id=${enc(org)}` : '';
+    const room = CHANNELS_PER_CONNECTION - (isSysAdmin() ? 3 : 2);
     const list = await api(`/v1/plannings?per_page=${MAX_PLANNINGS}${scoped}`);
-    for (const p of list.plannings) {
-      if (!p.total_runsheets) continue; // an empty planning needs nobody
+    // An empty planning needs nobody.
+    const newest = list.plannings.filter((p) => p.total_runsheets).slice(0, room);
+    const kept = new Set(newest.map((p) => p.id));
+    let dropped = false;
+    for (const id of [...plannings.keys()])
+      if (!kept.has(id)) {
+        plannings.delete(id);
+        dropped ||= subscribed.has(`planning.${id}`);
+        if (selected?.planningId === id) closeDetail();
+      }
+    if (dropped) socket?.close(); // its onclose connects again, subscribing to the plannings kept
+    for (const p of newest) {
       const known = plannings.get(p.id);
       if (!known) {
         plannings.set(p.id, {
@@ -450,12 +532,12 @@
     }
     subscribe([...plannings.keys()].map((id) => `planning.${id}`));
     renderFilter();
-    await eachLimited([...plannings.keys()], 3, (id) => loadPlanning(id, plannings.get(id)?.pairsDirty));
+    await eachLimited([...plannings.keys()], 3, (id) => loadPlanning(id));
     renderAll();
   }
 
   /** One planning: P3 once (its drivers and job), X14's statuses, R2's offers, and the tasks of started runsheets. */
-  async function loadPlanning(planningId, withPairs = false) {
+  async function loadPlanning(planningId) {
     const planning = plannings.get(planningId);
     if (!planning) return;
     if (!planning.loaded) {
@@ -474,9 +556,9 @@
         await locate(id);
       });
     }
-    // R2 (with every pair's tasks) is the heavy read: at first, then only when pair events came since, at most every
-    // refresh; between reads the events themselves keep the offers current.
-    const readPairs = withPairs || !planning.pairsRead;
+    // R2 (with every pair's tasks) is the heavy read: at first and after a reconnect (events may have been missed);
+    // in between the pair events themselves keep the offers current.
+    const readPairs = !planning.pairsRead || planning.pairsDirty;
     const [runsheets, records] = await Promise.all([
       allPages(`/v1/plannings/${enc(planningId)}/runsheets?per_page=200`, 'runsheets'),
       readPairs ? allPages(`/v1/broadcast-plans/${enc(planningId)}/pairs`, 'pair_records') : null,
@@ -511,10 +593,12 @@
       );
     }
     // Started runsheets: their tasks (X22), for failures and lateness; read again when their progress moves.
-    const started = runsheets.filter((r) => r.status === 'in_progress' || r.status === 'completed');
-    await eachLimited(started.slice(0, 100), 4, async (r) => {
+    const moved = runsheets.filter((r) => {
+      if (r.status !== 'in_progress' && r.status !== 'completed') return false;
       const cached = taskCache.get(rsKey(planningId, r.id));
-      if (cached && cached.done === r.tasks_done && cached.status === r.status) return;
+      return !cached || cached.done !== r.tasks_done || cached.status !== r.status;
+    });
+    await eachLimited(moved.slice(0, 100), 4, async (r) => {
       const found = await api(`/v1/plannings/${enc(planningId)}/runsheets/${enc(r.id)}`);
       taskCache.set(rsKey(planningId, r.id), { done: r.tasks_done, status: r.status, tasks: found.runsheet.tasks });
     });
@@ -556,7 +640,7 @@
 
   /** How old a driver's last fix is, in seconds (Infinity without one). */
   const ageOf = (driver) =>
-    driver?.location ? Math.max(0, (Date.now() - Date.parse(driver.location.server_time)) / 1000) : Infinity;
+    driver?.location ? Math.max(0, (now() - Date.parse(driver.location.server_time)) / 1000) : Infinity;
 
   /** The shortest `max_location_age_s` of the plannings the driver belongs to: past it, their position is stale. */
   function staleAfter(driverId) {
@@ -610,10 +694,13 @@
     return `seen ${Math.floor(age / 3600)} h ${Math.floor((age % 3600) / 60)} min ago`;
   };
 
-  const countdown = (iso) => {
-    const left = Math.max(0, Math.round((Date.parse(iso) - Date.now()) / 1000));
-    return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')} left`;
+  const countdown = (iso, short = false) => {
+    const left = Math.max(0, Math.round((Date.parse(iso) - now()) / 1000));
+    return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}${short ? '' : ' left'}`;
   };
+  /** A countdown the page keeps current every second (`tick`) without rebuilding what holds it. */
+  const countdownSpan = (iso, short = false) =>
+    text('span', countdown(iso, short), { class: 'countdown', 'data-expires': iso, 'data-short': String(short) });
 
   /** Tasks of a started runsheet that are late: not done by their drop-off window's end, or done after it. */
   function lateTasks(tasks) {
@@ -626,7 +713,17 @@
       const doneAt = (task.timeline || []).findLast?.((e) => e.type === task.status)?.happened_at_utc;
       return doneAt ? Date.parse(doneAt) > end : false;
     }
-    return Date.now() > end;
+    return now() > end;
+  }
+
+  /** An element saying `sentence`; an offered runsheet's time left is a countdown kept current by `tick`. */
+  function sentenceNode(tag, sentence, r, attrs = {}) {
+    const el = text(tag, sentence, attrs);
+    if (r.status === 'offered' && r.offer_expires_at) {
+      el.textContent = sentence.replace(/\d+:\d\d left$/, '');
+      el.append(countdownSpan(r.offer_expires_at));
+    }
+    return el;
   }
 
   function statusSentence(r, planningId) {
@@ -659,7 +756,7 @@
   /** What needs a person now, most urgent first. */
   function attentionItems() {
     const items = [];
-    const now = Date.now();
+    const at = now();
     for (const p of visiblePlannings()) {
       const { ttl } = parametersOf(p);
       const soon = Math.min(120, Math.max(5, ttl * 0.3)) * 1000;
@@ -673,12 +770,12 @@
             text: `${name} · unassigned: ${statusSentence(r, p.id)}`,
           });
         }
-        if (r.status === 'offered' && r.offer_expires_at && Date.parse(r.offer_expires_at) - now < soon) {
+        if (r.status === 'offered' && r.offer_expires_at && Date.parse(r.offer_expires_at) - at < soon) {
           items.push({
             kind: 'expiring',
             planningId: p.id,
             runsheet: r,
-            text: `${name} · wave ${r.wave}: no answer, offer expires in ${countdown(r.offer_expires_at).replace(' left', '')}`,
+            text: `${name} · wave ${r.wave}: no answer, offer expires in `,
             expires: r.offer_expires_at,
           });
         }
@@ -722,12 +819,22 @@
 
   /** Events come in bursts: what they change is drawn at most five times a second. */
   let renderTimer = null;
-  function renderSoon() {
+  let renderEverything = false;
+  /** `onlyDrivers`: what changed is positions (the board and the detail stay as they are). */
+  function renderSoon(onlyDrivers = false) {
     activity = null;
+    renderEverything ||= !onlyDrivers;
     if (renderTimer) return;
     renderTimer = setTimeout(() => {
       renderTimer = null;
-      if (signedIn) renderAll();
+      const everything = renderEverything;
+      renderEverything = false;
+      if (!signedIn) return;
+      if (everything) renderAll();
+      else {
+        renderDrivers();
+        renderAttention();
+      }
     }, 200);
   }
 
@@ -753,18 +860,19 @@
    * elements (and a click or hover on them) alone.
    */
   function show(container, nodes) {
-    if (nodes.map((node) => node.outerHTML).join('') === container.innerHTML) return;
+    const steady = (html) => html.replace(/(<span class="countdown"[^>]*>)[^<]*/g, '$1');
+    if (steady(nodes.map((node) => node.outerHTML).join('')) === steady(container.innerHTML)) return;
     container.replaceChildren(...nodes);
   }
 
   function renderFilter() {
-    const select = $('planning-filter');
-    const current = select.value;
-    select.replaceChildren(
+    const filter = $('planning-filter');
+    const chosen = filter.value;
+    show(filter, [
       text('option', 'All plannings', { value: '' }),
       ...[...plannings.values()].map((p) => text('option', p.name, { value: p.id })),
-    );
-    select.value = plannings.has(current) ? current : '';
+    ]);
+    filter.value = plannings.has(chosen) ? chosen : '';
   }
   $('planning-filter').addEventListener('change', () => renderAll());
 
@@ -801,8 +909,7 @@
           'data-focus-key': `rs:${p.id}:${r.id}`,
         });
         open.addEventListener('click', () => select(p.id, r.id));
-        const detail = text('span', statusSentence(r, p.id), { class: 'rs-detail' });
-        if (r.status === 'offered' && r.offer_expires_at) detail.dataset.expires = r.offer_expires_at;
+        const detail = sentenceNode('span', statusSentence(r, p.id), r, { class: 'rs-detail' });
         item.append(
           open,
           text('span', r.assigned_driver ? driverName(r.assigned_driver.id) || r.assigned_driver.name : '', {
@@ -849,11 +956,11 @@
     show($('drivers'), rows);
     $('driver-count').textContent = rows.length;
     // A name learnt after the marker was made (a list, a pair record) reaches its label, as text; colours by state.
-    for (const [id, label] of labels) label.textContent = driverName(id);
+    for (const [id, label] of labels) if (label.textContent !== driverName(id)) label.textContent = driverName(id);
     for (const [id, marker] of markers) {
-      const driver = drivers.get(id);
-      const { state } = stateOf(id);
-      marker.setStyle?.({ color: STATE_COLOURS[state], fillOpacity: isStale(driver) ? 0.2 : 0.85 });
+      const style = { color: STATE_COLOURS[stateOf(id).state], fillOpacity: isStale(drivers.get(id)) ? 0.2 : 0.85 };
+      if (marker.options.color === style.color && marker.options.fillOpacity === style.fillOpacity) continue;
+      marker.setStyle?.(style);
     }
     if (!map) renderGrid();
   }
@@ -878,13 +985,17 @@
             class: 'attention-open',
             'data-focus-key': `att:${item.kind}:${item.planningId}:${item.runsheet?.id}:${item.driverId || ''}:${item.key || ''}`,
           });
-          if (item.expires) open.dataset.expires = item.expires;
+          if (item.expires) open.append(countdownSpan(item.expires, true));
           open.addEventListener('click', () => {
             if (item.runsheet && item.planningId) select(item.planningId, item.runsheet.id);
           });
           li.append(open);
           if (item.key) {
-            const done = button('Seen', { class: 'dismiss', 'aria-label': `mark as seen: ${item.text}` });
+            const done = button('Seen', {
+              class: 'dismiss',
+              'aria-label': `mark as seen: ${item.text}`,
+              'data-focus-key': `seen:${item.key}`,
+            });
             done.addEventListener('click', () => {
               dismissed.add(item.key);
               renderAttention();
@@ -899,14 +1010,14 @@
 
   /** Every second: the countdowns and the "seen n min ago" of what is shown, without rebuilding it. */
   function tick() {
-    for (const el of document.querySelectorAll('[data-expires]')) {
-      const left = countdown(el.dataset.expires);
-      if (el.classList.contains('attention-open')) continue;
-      el.textContent = el.textContent.replace(/\d+:\d\d left$/, left);
+    for (const el of document.querySelectorAll('.countdown[data-expires]')) {
+      const left = countdown(el.dataset.expires, el.dataset.short === 'true');
+      if (el.textContent !== left) el.textContent = left;
     }
     for (const row of $('drivers').children) {
       const driver = drivers.get(row.dataset.driver);
-      if (driver) row.querySelector('.driver-seen').textContent = seen(driver);
+      const cell = row.querySelector('.driver-seen');
+      if (driver && cell && cell.textContent !== seen(driver)) cell.textContent = seen(driver);
     }
     // Offers passing their expiry, drivers going stale: the attention list is recomputed (cheap) every 5 s.
     if (Math.floor(Date.now() / 1000) % 5 === 0) {
@@ -919,7 +1030,8 @@
 
   function setUpMap() {
     if (!window.L) return; // no map library: the plain grid below places the dots
-    map = L.map('map', { zoomControl: true }).setView([1.3, 103.8], 11);
+    // On a phone one finger scrolls the page, not the map (two pan and zoom it).
+    map = L.map('map', { zoomControl: true, dragging: !L.Browser.mobile }).setView([1.3, 103.8], 11);
     if (config.tiles && config.tiles !== 'none') {
       L.tileLayer(config.tiles, { maxZoom: 19, attribution: '&copy; OpenStreetMap contributors' }).addTo(map);
     }
@@ -929,9 +1041,13 @@
 
   function moveDriver(fix) {
     const known = drivers.get(fix.user_id) || { id: fix.user_id };
-    if (known.location && known.location.version >= fix.version) return;
+    // Newer by version; a driver moved to another organisation (A25) starts again at 1, so a later fix counts too.
+    const before = known.location;
+    if (before && before.version >= fix.version && Date.parse(before.server_time) >= Date.parse(fix.server_time))
+      return;
     known.location = fix;
     drivers.set(fix.user_id, known);
+    if (!known.name) nameOf(fix.user_id);
     if (!map) return;
     const marker = markers.get(fix.user_id);
     if (marker) marker.setLatLng([fix.latitude, fix.longitude]);
@@ -948,8 +1064,33 @@
           .bindTooltip(label, { permanent: true, direction: 'right', offset: [8, 0], className: 'driver-tip' })
           .addTo(driverLayer),
       );
-      if (!selected) fitMap();
+      if (!selected && !bulk) fitMap();
     }
+  }
+
+  /**
+   * A driver heard of only by a position (one who joined after sign-in): their name read once, A23 (A16 for
+   * SysAdmin), so that nobody shows as an id for long. A freelance driver's is not the organisation's to read.
+   */
+  const naming = new Set();
+  function nameOf(id) {
+    if (naming.has(id) || !orgId()) return;
+    const path = isSysAdmin()
+      ? `/v1/admin/users/${enc(id)}`
+      : roles().some((r) => r === 'OrgAdmin' || r === 'OrgTransporter')
+        ? `/v1/org/users/${enc(id)}`
+        : null;
+    if (!path) return;
+    naming.add(id);
+    const mine = session;
+    api(path)
+      .then((found) => {
+        const user = found.user || found;
+        if (!current(mine) || user.org_id !== orgId()) return;
+        learnDriver(user);
+        renderSoon();
+      })
+      .catch(() => {});
   }
 
   /** Every driver in view (a driver newly heard of widens it); with a runsheet selected, its stops and driver. */
@@ -1028,6 +1169,8 @@
     renderBoard();
     renderDetail();
     $('detail').hidden = false;
+    // The keyboard goes where the runsheet is shown: its title, then its actions.
+    $('detail-title').focus();
     await loadSelected();
     drawStops(selected?.detail?.tasks);
     if (window.matchMedia?.('(max-width: 760px)').matches) $('detail').scrollIntoView({ block: 'start' });
@@ -1035,16 +1178,20 @@
 
   $('detail-close').addEventListener('click', () => {
     const was = selected;
-    selected = null;
-    $('detail').hidden = true;
-    stopLayer?.clearLayers();
-    fitMap();
-    renderBoard();
+    closeDetail();
     if (was)
       document
         .querySelector(`[data-focus-key="rs:${CSS.escape(was.planningId)}:${CSS.escape(was.runsheetId)}"]`)
         ?.focus();
   });
+
+  function closeDetail() {
+    selected = null;
+    $('detail').hidden = true;
+    stopLayer?.clearLayers();
+    fitMap();
+    renderBoard();
+  }
 
   async function loadSelected() {
     if (!selected) return;
@@ -1096,7 +1243,12 @@
     $('detail-title').textContent = r.name || r.id;
     const sentence = statusSentence(listed, planningId);
     const label = GROUPS.find(([status]) => status === listed.status)?.[1] || listed.status;
-    $('detail-status').textContent = sentence.startsWith(listed.status) ? sentence : `${label} · ${sentence}`;
+    const status = sentenceNode(
+      'span',
+      sentence.startsWith(listed.status) ? sentence : `${label} · ${sentence}`,
+      listed,
+    );
+    show($('detail-status'), [status]);
     $('detail-status').dataset.status = listed.status;
     $('detail-driver').textContent = listed.assigned_driver ? driverName(listed.assigned_driver.id) : 'nobody yet';
     $('detail-planning').textContent = planning ? `· ${planning.name}` : '';
@@ -1214,7 +1366,14 @@
     const runsheet = selected.detail || plannings.get(planningId)?.runsheets.get(runsheetId);
     const name = runsheet?.name || runsheetId;
     if (action === 'assign') {
-      const { eligible, out } = assignChoices(planningId, runsheet);
+      // The planning's drivers as they are now (P7 may have added some since it was read).
+      const planning = plannings.get(planningId);
+      if (planning) {
+        planning.loaded = false;
+        await loadPlanning(planningId).catch(() => {});
+      }
+      if (selected?.planningId !== planningId || selected?.runsheetId !== runsheetId) return;
+      const { eligible, out } = assignChoices(planningId, selected.detail || runsheet);
       const box = $('assign-choices');
       const left = Object.entries(out)
         .filter(([, n]) => n)
@@ -1277,26 +1436,39 @@
   });
 
   /** One of X16–X18: the answer said in words, or the refusal's `detail`; the planning read again either way. */
+  let acting = false;
   async function perform(planningId, runsheetId, action, body, said) {
+    if (acting) return; // one action at a time: a double click sends it once
+    acting = true;
     const result = $('action-result');
+    const buttons = [...document.querySelectorAll('#detail button, #detail input')];
+    for (const b of buttons) b.disabled = true;
     result.textContent = 'Working…';
     result.dataset.outcome = 'pending';
+    // The answer is said where it was asked: not in another runsheet's detail opened meanwhile.
+    const still = () => selected?.planningId === planningId && selected?.runsheetId === runsheetId;
     try {
       const answer = await api(`/v1/plannings/${enc(planningId)}/runsheets/${enc(runsheetId)}/${action}`, {
         method: 'POST',
         body: JSON.stringify(body),
       });
+      if (!still()) return;
       result.textContent = said(answer.runsheet || answer);
       result.dataset.outcome = 'done';
       $('assign-choices').hidden = true;
       $('cancel-form').hidden = true;
       $('cancel-reason').value = '';
     } catch (error) {
+      if (!still()) return;
       result.textContent = `Refused: ${error.message}`;
       result.dataset.outcome = 'refused';
+    } finally {
+      acting = false;
+      for (const b of buttons) b.disabled = false;
     }
-    await loadPlanning(planningId, true).catch(() => {});
+    await loadPlanning(planningId).catch(() => {});
     renderAll();
+    $('detail-title').focus();
   }
 
   function notify(what, about, when) {

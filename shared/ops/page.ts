@@ -157,8 +157,8 @@ export function opsPage(config: OpsConfig): string {
   </section>
   <section class="col centre">
     <div id="map" role="region" aria-label="map of drivers and the selected runsheet's stops"></div>
-    <div class="panel" id="detail" hidden aria-live="polite">
-      <div class="detail-head"><h2 id="detail-title"></h2>
+    <div class="panel" id="detail" hidden aria-label="the selected runsheet">
+      <div class="detail-head"><h2 id="detail-title" tabindex="-1"></h2>
         <button type="button" id="detail-close" aria-label="close the runsheet">×</button></div>
       <p id="detail-status"></p>
       <p><span class="muted">Driver:</span> <span id="detail-driver"></span>

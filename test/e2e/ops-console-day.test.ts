@@ -730,9 +730,13 @@ describe("a dispatcher's day on /ops (issue 37), against npm start", () => {
   }, 90_000);
 
   it('a phone goes quiet, an offer nobody answers, offered again and cancelled: what needs a person says so', async () => {
-    const [chen, dara, eko, mallory] = ['Chen Wu', 'Dara Singh', 'Eko Prasetyo', MALLORY].map(
-      (n) => drivers.find((d) => d.name === n)!,
-    );
+    const byName = (name: string) => drivers.find((d) => d.name === name)!;
+    const [chen, dara, eko, mallory] = [
+      byName('Chen Wu'),
+      byName('Dara Singh'),
+      byName('Eko Prasetyo'),
+      byName(MALLORY),
+    ];
     expect(day.winners['RS-3']).toBe(dara);
     // Dara starts RS-3 (X20) and her phone then sends no more positions.
     expect((await report(dara, 'RS-3', 'T-31', 'picked_up')).status).toBe('picked_up');

@@ -242,6 +242,19 @@ describe('the /ops page in headless Chromium', () => {
     expect(await page.$$eval('#drivers tr', (rows) => rows.length)).toBe(2);
   }, 60_000);
 
+  it('names a driver who joins after sign-in (one read of them), not an id', async () => {
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const late = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    await api.put('/v1/driver/location', fix(1.34, 103.84), late.token);
+    await page.waitForFunction(`document.querySelector('tr[data-driver="${late.id}"]')`, { timeout: 30_000 });
+    await page.waitForFunction(
+      `document.querySelector('tr[data-driver="${late.id}"] td')?.textContent === 'OrgDriver User' &&
+        document.querySelector('#map .driver-label[data-label="${late.id}"]')?.textContent === 'OrgDriver User'`,
+      { timeout: 15_000 },
+    );
+    expect(await page.$eval(`tr[data-driver="${late.id}"] .driver-state`, (td) => td.textContent)).toBe('available');
+  }, 60_000);
+
   it('shows an offer change state when the driver accepts it', async () => {
     const accepted = await api.post(
       `/v1/broadcast-plans/${planningId}/pairs/${pairId}/accepted`,
