@@ -23,7 +23,8 @@ export const handler = async (): Promise<{
       ({ result }) => result,
       (error: unknown) => error as Error,
     );
-    const { result: waves } = await withCapacity(sendDueWaves, 'sweep:waves');
+    const { result: waves, tally: wt } = await withCapacity(sendDueWaves, 'sweep:waves');
+    if (process.env['SWEEP_TRACE']) console.error('TRACE sweep', new Date().toISOString(), closed, waves, wt);
     if (closed instanceof Error) throw closed;
     return { closed, ...waves };
   })();
