@@ -476,7 +476,12 @@ export async function recordEvent(
   pairId: string,
   action: Exclude<PairAction, 'created'>,
   happenedAt: string,
-  options: { reason?: string | null | undefined; caller?: Caller } = {},
+  options: {
+    reason?: string | null | undefined;
+    caller?: Caller;
+    /** The wave worker's own closes: it judges the runsheet right after, so it is not marked due for a look. */
+    judgedNow?: boolean;
+  } = {},
 ): Promise<PairRecord> {
   for (let attempt = 0; attempt < 5; attempt++) {
     // After a lost race, read what won it (an eventually consistent read could hand back the same old revision).
@@ -493,7 +498,7 @@ export async function recordEvent(
     if (record.statuses.some((s) => s.action === action && s.happened_at_utc === happened)) {
       // Recorded already: by this very event's earlier try, whose effects may have failed after the commit (the
       // client got a 503 and retries). The effects are sent again; each is safe to repeat.
-      if (record.current_state === MOVES[action].to) await afterEvent(record, action);
+      if (record.current_state === MOVES[action].to) await afterEvent(record, action, options.judgedNow);
       return record;
     }
     const move = MOVES[action];
@@ -547,7 +552,7 @@ export async function recordEvent(
       }
       continue; // the record changed meanwhile: judge again against its new state
     }
-    await afterEvent(next, action);
+    await afterEvent(next, action, options.judgedNow);
     return next;
   }
   throw conflict(CONTENDED);
@@ -705,7 +710,7 @@ export const offerNew = (record: PairRecord, expiredTime: string | null) => ({
   },
 });
 
-async function afterEvent(record: PairRecord, action: PairAction): Promise<void> {
+async function afterEvent(record: PairRecord, action: PairAction, judgedNow = false): Promise<void> {
   const channel = `planning.${record.plan.id}`;
   const driverChannel = `user.${record.pair.driver.id}`;
   const data = {
@@ -725,7 +730,7 @@ async function afterEvent(record: PairRecord, action: PairAction): Promise<void>
   // A close that may leave the runsheet without an open offer asks the wave worker to look at it now (contract 4.7).
   // First: a failure after it still leaves the runsheet looked at. Only the planning job's runsheets have waves.
   const closes = action === 'rejected' || action === 'system_rejected' || action === 'withdrawn';
-  if (closes && record.plan_swept && !NO_WAVE_AFTER.has(reason ?? '')) {
+  if (closes && record.plan_swept && !judgedNow && !NO_WAVE_AFTER.has(reason ?? '')) {
     await checkWaveSoon(record.plan.id, record.pair.runsheet.id, action === 'withdrawn');
   }
   if (action === 'broadcast') {

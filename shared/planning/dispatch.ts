@@ -400,6 +400,8 @@ export class WaveJudge {
   private context?: Promise<{
     planning: Planning;
     runsheets: Map<string, ReturnType<typeof dispatchRunsheet>>;
+    /** The runsheets' names as the sweep read them (a wave's pairs and push name their runsheet). */
+    names: Map<string, string | undefined>;
     facts: Awaited<ReturnType<typeof driverFacts>>;
   }>;
 
@@ -429,6 +431,7 @@ export class WaveJudge {
       return {
         planning,
         runsheets: new Map(runsheets.map((r) => [r.id, dispatchRunsheet(r as never)])),
+        names: new Map(runsheets.map((r) => [r.id, r.name])),
         facts: await driverFacts(planning, drivers),
       };
     })();
@@ -490,16 +493,28 @@ export class WaveJudge {
     );
     const nowIso = new Date(nowMs).toISOString();
     const expired = pairs.filter((p) => p.current_state === 'broadcasted' && open[p.id]! < nowIso);
-    if (expired.length > 0 && !how.expiredClosed) {
+    if (expired.length > 0) {
       // Its offers expired: closed here (as the expiry sweep closes them, the same event), so that the next wave goes
-      // out in this same look instead of after another sweep. The closes move the group: it is judged again, once.
-      await mapLimited(expired, JUDGED_AT_ONCE, (p) =>
-        recordEvent(planId, p.id, 'system_rejected', open[p.id]!, { reason: 'expired' }).catch((error: unknown) => {
-          // Answered or closed meanwhile (a 409 that records nothing), or contended: judged again below either way.
-          if ((error as { status?: number }).status !== 409) throw error;
-        }),
+      // out in this same look instead of after another sweep. Not marked due by the closes (judged now); an offer
+      // answered meanwhile (a 409 that records nothing) or contended sends the runsheet round again, read afresh.
+      const closed = await mapLimited(expired, JUDGED_AT_ONCE, (p) =>
+        recordEvent(planId, p.id, 'system_rejected', open[p.id]!, { reason: 'expired', judgedNow: true }).then(
+          (record) => record,
+          (error: unknown) => {
+            if ((error as { status?: number }).status !== 409) throw error;
+            return undefined;
+          },
+        ),
       );
-      return this.judge(runsheetId, { force: true, expiredClosed: true });
+      if (closed.some((record) => !record) && !how.expiredClosed) {
+        return this.judge(runsheetId, { force: true, expiredClosed: true });
+      }
+      for (const record of closed) {
+        if (!record) continue;
+        const at = pairs.findIndex((p) => p.id === record.id);
+        pairs[at] = { id: record.id, current_state: record.current_state, statuses: record.statuses };
+        delete open[record.id];
+      }
     }
     const reoffer = group.reoffer && group.reoffer.wave > group.wave;
     if (Object.keys(open).length > 0 && !reoffer) {
@@ -587,17 +602,19 @@ export class WaveJudge {
   private async sendWave(group: DispatchGroup, runsheetId: string) {
     const planId = this.planId;
     const pending = group.pending!;
-    const { planning, facts } = await this.load();
-    const runsheetName = (
-      await db().send(
-        new GetCommand({
-          TableName: mainTableName(),
-          Key: runsheetKey(planId, runsheetId),
-          ProjectionExpression: '#n',
-          ExpressionAttributeNames: { '#n': 'name' },
-        }),
-      )
-    ).Item?.['name'] as string | undefined;
+    const { planning, facts, names: runsheetNames } = await this.load();
+    const runsheetName = runsheetNames.has(runsheetId)
+      ? runsheetNames.get(runsheetId)
+      : ((
+          await db().send(
+            new GetCommand({
+              TableName: mainTableName(),
+              Key: runsheetKey(planId, runsheetId),
+              ProjectionExpression: '#n',
+              ExpressionAttributeNames: { '#n': 'name' },
+            }),
+          )
+        ).Item?.['name'] as string | undefined);
     const names = new Map(facts.map((f) => [f.id, f.name]));
     const now = clock.nowIso();
     const records = pending.drivers.map((driverId) =>

@@ -706,24 +706,25 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
       x19,
     }).toEqual({
       // X14, a page of 4: the planning (visibility), one Query of the runsheet items, the page's groups and claims
-      // in two BatchGetItems, and the token generation.
-      x14: { calls: 5, rcu: 5.5, wcu: 0 },
+      // in two range Queries (charged by their bytes; two BatchGetItems before, 0.5 RCU an item: 5.5 RCU), and the
+      // token generation.
+      x14: { calls: 5, rcu: 2.5, wcu: 0 },
       // A wave of one driver, per runsheet of a sweep's two (the planning, its drivers' facts read once for both):
       // the group, claim and pairs read consistently, the claim of the wave on the group, the pair written with its
-      // GSI2 entry, the runsheet's name, the subscribers of planning.<id> and user.<id>, the driver's push keys, the
-      // claim's end, and the wave's drivers' counts read again (one consistent BatchGetItem: a driver who filled their
+      // GSI2 entry, the subscribers of planning.<id> and user.<id>, the driver's push keys, the claim's end, and the wave's drivers' counts read again (one consistent BatchGetItem: a driver who filled their
       // last place while the wave went out has that offer closed at once). Issue 34's bench: a wave's pairs are closed
       // at their expiry by the wave worker itself, so the plan's offer watch (one hot item) is no longer touched
-      // twice a wave (-2 WCU, -4 calls); the drivers' fixes are batched, and the plan's runsheet counts are read
-      // again before choosing (one small consistent Query, +0.5 RCU a runsheet here): 21 / 10.75 / 10 before.
-      wavePerRunsheet: { calls: 15, rcu: 11.25, wcu: 8 },
+      // twice a wave (-2 WCU, -4 calls); the drivers' fixes are batched, the plan's runsheet counts are read again
+      // before choosing (one small consistent Query, +0.5 RCU a runsheet here), and the runsheet's name comes from the
+      // planning's contents the sweep read (one GetItem less): 21 / 10.75 / 10 before.
+      wavePerRunsheet: { calls: 14, rcu: 10.75, wcu: 8 },
       // X16 from an open offer: R6's transaction (claim, count, pair) and closes, plus the status read before and
       // after (consistent) and the planning's membership of the driver. Issue 38: the claim's entry in its driver's
       // list (GSI1, keys only: X20 finds the runsheet by its id) is 1 WCU more (17 before).
       x16: { calls: 26, rcu: 16.5, wcu: 18 },
       // X17: the mark on the group, then a wave judged and sent inside the request (the planning's facts read for it).
       // (Issue 34's bench, as a wave above: 35 / 22.5 / 13 before.)
-      x17: { calls: 27, rcu: 23.5, wcu: 11 },
+      x17: { calls: 26, rcu: 23, wcu: 11 },
       // X18 of an assigned runsheet: the cancel mark, the driver's count given back, the claim deleted, the events.
       // Issue 38 (4 WCU before): the claim's GSI1 entry goes with it (1), and the mark is a transaction with a check
       // that the driver has not started (2 for the mark, 2 for the check), so a cancel and the driver's first task
