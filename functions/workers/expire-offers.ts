@@ -23,8 +23,7 @@ export const handler = async (): Promise<{
       ({ result }) => result,
       (error: unknown) => error as Error,
     );
-    const { result: waves, tally: wt } = await withCapacity(sendDueWaves, 'sweep:waves');
-    if (process.env['SWEEP_TRACE']) console.error('TRACE sweep', new Date().toISOString(), closed, waves, wt);
+    const { result: waves } = await withCapacity(sendDueWaves, 'sweep:waves');
     if (closed instanceof Error) throw closed;
     return { closed, ...waves };
   })();
