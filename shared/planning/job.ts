@@ -261,7 +261,8 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       allowed,
     ).map((ranked, r) => decided.get(r) ?? ranked);
     // The soonest expiry of this run's offers: the first chunk's (each chunk's offers run from their own broadcast).
-    const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
+    const startedMs = clock.nowMs();
+    const expires = new Date(startedMs + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
     // Each driver's offers of this run: one push and one `offer.new` delivery (one subscriber Query) per driver.
     const offers = new Map<string, { pairIds: string[]; events: ChannelEvent[] }>();
@@ -276,10 +277,10 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     for (let start = 0; start < runsheets.length; start += RUNSHEETS_AT_ONCE) {
       // A big planning takes a while to write: an offer's time to answer (`offer_ttl_s`) starts when its chunk is
       // broadcast, not when the run began, so no offer reaches its driver already expired.
-      const now = clock.nowIso();
-      const chunkExpires = new Date(
-        Math.max(Date.parse(expires), clock.nowMs() + job.offer_ttl_s * 1000),
-      ).toISOString();
+      // The first chunk's are the run's own instant, so the offer watch is due exactly at its offers' expiry.
+      const chunkMs = start === 0 ? startedMs : Math.max(startedMs, clock.nowMs());
+      const now = new Date(chunkMs).toISOString();
+      const chunkExpires = new Date(chunkMs + job.offer_ttl_s * 1000).toISOString();
       // Drivers win while a big planning is written: one who has won their last runsheet since the run read the
       // facts is not offered more (the accept closed the offers that existed then; these would wait out their ttl).
       const full =
