@@ -9,8 +9,9 @@
  *
  * The wave worker (`sendDueWaves`, run by the offer sweep: every two seconds locally, every minute in the cloud)
  * looks at the runsheets whose group is due in the sweep index (GSI3 `WAVES`): every close of an offer makes it due
- * now, and every wave makes it due shortly after its offers expire (a close whose mark was lost is found then). It
- * judges from the pair records, read consistently, never from the group's copy: a runsheet with an open offer waits;
+ * now, and every wave makes it due a second after its offers expire. It judges from the pair records, read
+ * consistently, never from the group's copy: offers past their expiry it closes itself (`expired`, the event the
+ * expiry sweep would record; a later wave's pairs are closed only here); a runsheet with an open offer waits;
  * one won is left; one whose offers all closed gets its next wave (up to `waves_allowed`, to the nearest eligible
  * drivers never offered it) or becomes `unassigned` with its reason. A wave is claimed on the group by a write
  * conditional on the wave number and the group's generation (`gen`, moved by every mark), so however many workers,
