@@ -133,8 +133,8 @@ export async function benchDispatchDay() {
   };
 
   // Every tally the host reports, by label (an operation id, `queue:<kind>` or `sweep:<part>`).
-  const tallies: { label: string; tally: Tally; status: number | undefined }[] = [];
-  const observer = (tally: Tally, label: string, status?: number) => tallies.push({ label, tally, status });
+  const tallies: { label: string; tally: Tally; status: number | undefined; ms: number }[] = [];
+  const observer = (tally: Tally, label: string, status?: number, ms = 0) => tallies.push({ label, tally, status, ms });
 
   // ----- the city: an organisation, its planner and its drivers -----
   const random = seeded(SEED);
@@ -474,6 +474,17 @@ export async function benchDispatchDay() {
   );
   console.log(
     `time from the job's start to a win: median ${quantile(winSeconds, 0.5).toFixed(1)} s, p90 ${quantile(winSeconds, 0.9).toFixed(1)} s, last ${quantile(winSeconds, 1).toFixed(1)} s (offer_ttl_s ${SETTINGS.offer_ttl_s})`,
+  );
+  // How long the background movers took: a sweep that outlasts its period delays the next (one sweep at a time).
+  const durations = (label: string) => {
+    const ms = tallies
+      .filter((t) => t.label === label)
+      .map((t) => t.ms)
+      .sort((a, b) => a - b);
+    return `${ms.length} runs, median ${(quantile(ms, 0.5) / 1000).toFixed(1)} s, p90 ${(quantile(ms, 0.9) / 1000).toFixed(1)} s, max ${(quantile(ms, 1) / 1000).toFixed(1)} s`;
+  };
+  console.log(
+    `background: the job ${durations('queue:planning')}; sweep:expiry ${durations('sweep:expiry')}; sweep:waves ${durations('sweep:waves')}`,
   );
   console.log('\n| DynamoDB units | scopes | RCU | WCU | per |');
   console.log('|---|---|---|---|---|');

@@ -51,18 +51,23 @@ const WRITES = new Set([
  * Who hears of each finished scope's tally (tests and benchmarks measuring operations through the local host), with
  * the request's status where the scope is a request.
  */
-export const tallyObservers = new Set<(tally: Tally, label: string, status?: number) => void>();
+export const tallyObservers = new Set<(tally: Tally, label: string, status?: number, ms?: number) => void>();
 
-/** Runs fn with a fresh tally and returns both; `status` tells the observers how a request ended. */
+/**
+ * Runs fn with a fresh tally and returns both; `status` tells the observers how a request ended, `ms` how long the
+ * scope took (the benches profile the sweep's parts by it).
+ */
 export async function withCapacity<T>(
   fn: () => Promise<T>,
   label = '',
   status?: () => number | undefined,
 ): Promise<{ result: T; tally: Tally }> {
   const tally: Tally = { calls: 0, rcu: 0, wcu: 0 };
+  const started = performance.now();
   const result = await scope.run(tally, fn);
+  const ms = performance.now() - started;
   const total = rounded(tally);
-  for (const observer of tallyObservers) observer(total, label, status?.());
+  for (const observer of tallyObservers) observer(total, label, status?.(), ms);
   return { result, tally: total };
 }
 

@@ -82,6 +82,11 @@ export interface PairRecord {
   /** The plan's offer watch covers this pair's expiry (the planning job's pairs), not an index entry of its own. */
   plan_swept?: boolean;
   /**
+   * A later wave's pair (contract 4.7): the wave worker closes it when it expires (its runsheet is due in the wave
+   * worker's index then), so the plan's offer watch is neither moved for it nor reads it.
+   */
+  wave_judged?: boolean;
+  /**
    * The planning's `version_seq` when the pair took its runsheet (R3, or the planning job): its tasks show it as
    * their `version_seq` (spec: present on tasks inside pair records). Absent on records written before it was kept.
    */
@@ -105,6 +110,8 @@ export function servicePair(input: {
   at: string;
   offerTtlS: number;
   offer?: { expires: string; reason: string | null };
+  /** The wave worker closes it at its expiry (a later wave's pair), not the plan's offer watch. */
+  waveJudged?: boolean;
 }): PairRecord {
   const { id, planning, runsheet, driver, at, offer } = input;
   const created: StatusEntry = {
@@ -142,6 +149,7 @@ export function servicePair(input: {
     offer_ttl_s: input.offerTtlS,
     runsheet_ref: true,
     plan_swept: true,
+    ...(input.waveJudged ? { wave_judged: true } : {}),
     version_seq: planning.version_seq,
   };
 }
@@ -171,7 +179,8 @@ export interface FirstWave {
  * after its offers expire, or at once when it has none.
  */
 function firstWaveFields(planId: string, group: FirstWave, wave: { expires: string; maxWaves: number }) {
-  const due = group.pairIds.length > 0 ? new Date(Date.parse(wave.expires) + 15_000).toISOString() : clock.nowIso();
+  const due =
+    group.pairIds.length > 0 ? new Date(Date.parse(wave.expires) + EXPIRY_GRACE_MS).toISOString() : clock.nowIso();
   return {
     wave: 1,
     waves_allowed: wave.maxWaves,
@@ -467,7 +476,12 @@ export async function recordEvent(
   pairId: string,
   action: Exclude<PairAction, 'created'>,
   happenedAt: string,
-  options: { reason?: string | null | undefined; caller?: Caller } = {},
+  options: {
+    reason?: string | null | undefined;
+    caller?: Caller;
+    /** The wave worker's own closes: it judges the runsheet right after, so it is not marked due for a look. */
+    judgedNow?: boolean;
+  } = {},
 ): Promise<PairRecord> {
   for (let attempt = 0; attempt < 5; attempt++) {
     // After a lost race, read what won it (an eventually consistent read could hand back the same old revision).
@@ -484,7 +498,7 @@ export async function recordEvent(
     if (record.statuses.some((s) => s.action === action && s.happened_at_utc === happened)) {
       // Recorded already: by this very event's earlier try, whose effects may have failed after the commit (the
       // client got a 503 and retries). The effects are sent again; each is safe to repeat.
-      if (record.current_state === MOVES[action].to) await afterEvent(record, action);
+      if (record.current_state === MOVES[action].to) await afterEvent(record, action, options.judgedNow);
       return record;
     }
     const move = MOVES[action];
@@ -538,7 +552,7 @@ export async function recordEvent(
       }
       continue; // the record changed meanwhile: judge again against its new state
     }
-    await afterEvent(next, action);
+    await afterEvent(next, action, options.judgedNow);
     return next;
   }
   throw conflict(CONTENDED);
@@ -696,7 +710,7 @@ export const offerNew = (record: PairRecord, expiredTime: string | null) => ({
   },
 });
 
-async function afterEvent(record: PairRecord, action: PairAction): Promise<void> {
+async function afterEvent(record: PairRecord, action: PairAction, judgedNow = false): Promise<void> {
   const channel = `planning.${record.plan.id}`;
   const driverChannel = `user.${record.pair.driver.id}`;
   const data = {
@@ -716,7 +730,7 @@ async function afterEvent(record: PairRecord, action: PairAction): Promise<void>
   // A close that may leave the runsheet without an open offer asks the wave worker to look at it now (contract 4.7).
   // First: a failure after it still leaves the runsheet looked at. Only the planning job's runsheets have waves.
   const closes = action === 'rejected' || action === 'system_rejected' || action === 'withdrawn';
-  if (closes && record.plan_swept && !NO_WAVE_AFTER.has(reason ?? '')) {
+  if (closes && record.plan_swept && !judgedNow && !NO_WAVE_AFTER.has(reason ?? '')) {
     await checkWaveSoon(record.plan.id, record.pair.runsheet.id, action === 'withdrawn');
   }
   if (action === 'broadcast') {
@@ -765,17 +779,18 @@ async function groupPairIds(planId: string, runsheetId: string): Promise<string[
 }
 
 /**
- * The pairs of a plan that its offer watch covers (id, state, history), read by one strongly consistent Query: a pair
- * written before the sweep read the watch is among them.
+ * The open pairs of a plan that its offer watch covers (id, state, history), read by one strongly consistent Query: a
+ * pair written before the sweep read the watch is among them. A later wave's pairs are the wave worker's to close
+ * (`wave_judged`): left out, as are closed pairs, so that the sweep's work is the open offers, not the day's history.
  */
 async function watchedPairs(planId: string) {
   return queryAll<{ id: string; current_state: PairState; statuses: StatusEntry[] }>({
     TableName: mainTableName(),
     ConsistentRead: true,
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
-    FilterExpression: 'plan_swept = :true',
+    FilterExpression: 'plan_swept = :true AND current_state = :open AND attribute_not_exists(wave_judged)',
     ProjectionExpression: 'id, current_state, statuses',
-    ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#', ':true': true },
+    ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#', ':true': true, ':open': 'broadcasted' },
   });
 }
 
@@ -807,6 +822,12 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
     if (extraWave) await checkWaveSoon(planId, runsheetId, false);
   }
 }
+
+/**
+ * How long after its offers' expiry a runsheet is due in the wave worker's index: the worker closes what expired
+ * (`expired`) and sends the next wave in the same look, so the contract's 10 seconds hold whatever the offer watch does.
+ */
+export const EXPIRY_GRACE_MS = 1_000;
 
 /** The sweep index's partition of runsheets whose next wave is due to be judged, and an entry's sort key. */
 export const WAVES = 'WAVES';

@@ -9,8 +9,9 @@
  *
  * The wave worker (`sendDueWaves`, run by the offer sweep: every two seconds locally, every minute in the cloud)
  * looks at the runsheets whose group is due in the sweep index (GSI3 `WAVES`): every close of an offer makes it due
- * now, and every wave makes it due shortly after its offers expire (a close whose mark was lost is found then). It
- * judges from the pair records, read consistently, never from the group's copy: a runsheet with an open offer waits;
+ * now, and every wave makes it due a second after its offers expire. It judges from the pair records, read
+ * consistently, never from the group's copy: offers past their expiry it closes itself (`expired`, the event the
+ * expiry sweep would record; a later wave's pairs are closed only here); a runsheet with an open offer waits;
  * one won is left; one whose offers all closed gets its next wave (up to `waves_allowed`, to the nearest eligible
  * drivers never offered it) or becomes `unassigned` with its reason. A wave is claimed on the group by a write
  * conditional on the wave number and the group's generation (`gen`, moved by every mark), so however many workers,
@@ -40,6 +41,7 @@ import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publish, publishFrames } from '#shared/notifications/realtime';
 import {
+  EXPIRY_GRACE_MS,
   offerNew,
   type PairRecord,
   type PairState,
@@ -50,7 +52,6 @@ import {
   type StatusEntry,
   servicePair,
   WAVES,
-  watchOffers,
   waveDueKey,
 } from '#shared/planning/broadcasts';
 import {
@@ -68,14 +69,19 @@ import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ?? 'driver-app';
 
-/** How long after its offers' expiry a runsheet is looked at anyway (a close whose mark was lost). */
-const EXPIRY_GRACE_MS = 15_000;
 /** A wave's claim: how long the worker that claimed it has to send it before another may finish it. */
 const WAVE_LEASE_MS = 60_000;
+/** How old the wave worker's copy of the drivers' runsheet counts may be when it chooses a wave's drivers. */
+const WINS_FRESH_MS = 1_000;
 /** Runsheets of one planning judged at once. */
 const JUDGED_AT_ONCE = 8;
-/** Runsheets the worker looks at in one sweep, at most. */
-const DUE_PER_SWEEP = 200;
+/** Runsheets the worker reads from its index at a time. */
+const DUE_PER_PAGE = 100;
+/**
+ * How long one sweep goes on taking the next page of due runsheets: a day whose wave 1 expires at once (500 runsheets)
+ * is worked through in this sweep, not one page a sweep; what is left is the next sweep's (two seconds locally).
+ */
+const SWEEP_BUDGET_MS = 10_000;
 
 /** The group item as stored (the members this module reads). */
 export interface DispatchGroup {
@@ -169,7 +175,31 @@ export async function dispatchRecords(planId: string, runsheetIds: string[], con
   return (id: string) => runsheetStatus(groupOf.get(id), claimOf.get(id));
 }
 
-/** The statuses of the planning's runsheets, for P3: every group and claim of the plan in two Queries. */
+/**
+ * The dispatch records of a page of runsheets (X14, in the table's order): the page's ids are a range of the planning's (its runsheet items
+ * and its groups and claims sort by the same id), so two range Queries read them, charged by their bytes, not 0.5 RCU
+ * an item as a BatchGetItem is (172 → about 80 RCU for 500 runsheets in the dispatch day's bench).
+ */
+async function pageRecords(planId: string, runsheetIds: string[]) {
+  // In the page's order, which is the table's (its first and last are the range's ends, whatever the characters).
+  const [first, last] = [runsheetIds[0], runsheetIds.at(-1)];
+  if (first === undefined || last === undefined) return () => runsheetStatus(undefined, undefined);
+  const range = (prefix: string) =>
+    queryAll({
+      TableName: mainTableName(),
+      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :last',
+      ExpressionAttributeValues: {
+        ':pk': `BPLAN#${planId}`,
+        ':first': `${prefix}${first}`,
+        ':last': `${prefix}${last}`,
+      },
+    });
+  const [groups, claims] = await Promise.all([range('RSPAIRS#'), range('ASSIGN#')]);
+  const groupOf = new Map(groups.map((g) => [String(g['SK']).slice('RSPAIRS#'.length), g as unknown as DispatchGroup]));
+  const claimOf = new Map(claims.map((c) => [String(c['SK']).slice('ASSIGN#'.length), c as unknown as Assignment]));
+  return (id: string) => runsheetStatus(groupOf.get(id), claimOf.get(id));
+}
+
 /** Every dispatch record of a planning (its runsheets' groups and claims): two Queries, one item a runsheet each. */
 async function planningRecords(planId: string) {
   const query = (prefix: string) =>
@@ -235,7 +265,7 @@ export async function listRunsheets(caller: Caller, planId: string, status: stri
     page,
     (item) => item as { id: string; name?: string; service_type?: string; tasks?: unknown[] },
   );
-  const statusOf = await dispatchRecords(
+  const statusOf = await pageRecords(
     planId,
     found.items.map((r) => r.id),
   );
@@ -272,21 +302,15 @@ export function dispatchRunsheet(runsheet: { id: string; tasks: Record<string, u
  */
 export async function driverFacts(planning: Planning, drivers: { id: string; name?: string }[]) {
   const ids = drivers.map((d) => d.id);
-  const [users, fixes, wins] = await Promise.all([
+  const [users, fixes, winsOf] = await Promise.all([
     getAll<Pick<UserRecord, 'id' | 'created_at' | 'driver_profile' | 'name'>>(mainTableName(), ids.map(userKey), {
       ProjectionExpression: 'id, created_at, driver_profile, #n',
       ExpressionAttributeNames: { '#n': 'name' },
     }),
     currentFixes(planning.org_id, ids),
-    queryAll<{ SK: string; wins?: number }>({
-      TableName: mainTableName(),
-      ConsistentRead: true,
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :wins)',
-      ExpressionAttributeValues: { ':pk': `BPLAN#${planning.id}`, ':wins': 'WINS#' },
-    }),
+    runsheetsWon(planning.id),
   ]);
   const userOf = new Map(users.map((u) => [u.id, u]));
-  const winsOf = new Map(wins.map((w) => [w.SK.slice('WINS#'.length), Number(w.wins ?? 0)]));
   return drivers.map((driver): Omit<DriverFacts, 'offered'> & { name: string } => {
     const user = userOf.get(driver.id);
     return {
@@ -300,6 +324,17 @@ export async function driverFacts(planning: Planning, drivers: { id: string; nam
   });
 }
 
+/** How many of the planning's runsheets each driver holds: one consistent Query of the plan's small counts. */
+export async function runsheetsWon(planId: string): Promise<Map<string, number>> {
+  const wins = await queryAll<{ SK: string; wins?: number }>({
+    TableName: mainTableName(),
+    ConsistentRead: true,
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :wins)',
+    ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':wins': 'WINS#' },
+  });
+  return new Map(wins.map((w) => [w.SK.slice('WINS#'.length), Number(w.wins ?? 0)]));
+}
+
 export const parametersOf = (planning: Planning): EligibilityParameters & { max_waves: number } => ({
   max_runsheets_per_driver: planning.job?.max_runsheets_per_driver ?? JOB_DEFAULTS.max_runsheets_per_driver,
   max_location_age_s: planning.job?.max_location_age_s ?? JOB_DEFAULTS.max_location_age_s,
@@ -308,39 +343,52 @@ export const parametersOf = (planning: Planning): EligibilityParameters & { max_
 
 // ----- the wave worker -----
 
-/** One sweep: the runsheets due are judged, a planning's at a time (its facts read once). */
+/**
+ * One sweep: the runsheets due are judged, a page at a time, a planning's together (its facts read once a sweep),
+ * until none is due or the sweep's budget is spent.
+ */
 export async function sendDueWaves(): Promise<{ waves: number; unassigned: number }> {
-  const now = clock.nowIso();
-  const out = await db().send(
-    new QueryCommand({
-      TableName: mainTableName(),
-      IndexName: 'GSI3',
-      KeyConditionExpression: 'GSI3PK = :waves AND GSI3SK < :now',
-      ExpressionAttributeValues: { ':waves': WAVES, ':now': now },
-      Limit: DUE_PER_SWEEP,
-    }),
-  );
-  const byPlan = new Map<string, { runsheetId: string; dueKey: string }[]>();
-  for (const item of out.Items ?? []) {
-    const planId = String(item['PK']).slice('BPLAN#'.length);
-    const runsheetId = String(item['SK']).slice('RSPAIRS#'.length);
-    byPlan.set(planId, [...(byPlan.get(planId) ?? []), { runsheetId, dueKey: String(item['GSI3SK']) }]);
-  }
+  const started = clock.nowMs();
   const tally = { waves: 0, unassigned: 0 };
+  const judges = new Map<string, WaveJudge>();
   let failed: unknown;
-  for (const [planId, due] of byPlan) {
-    const judge = new WaveJudge(planId);
-    // A few runsheets at a time: each is judged on its own records (its claim on its group decides its wave).
-    await mapLimited(due, JUDGED_AT_ONCE, async ({ runsheetId, dueKey }) => {
-      // One runsheet's failure leaves its entry due (the next sweep tries again); the others go on.
-      const outcome = await judge.judge(runsheetId, { dueKey }).catch((error: unknown) => {
-        logger.warn('wave judgement failed', { planning_id: planId, runsheet_id: runsheetId, error: error as Error });
-        failed ??= error;
-        return undefined;
+  // Entries left due by this sweep (a failure, a wave still leased) are not judged twice in it.
+  const seen = new Set<string>();
+  for (;;) {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: mainTableName(),
+        IndexName: 'GSI3',
+        KeyConditionExpression: 'GSI3PK = :waves AND GSI3SK < :now',
+        ExpressionAttributeValues: { ':waves': WAVES, ':now': clock.nowIso() },
+        Limit: DUE_PER_PAGE,
+      }),
+    );
+    const items = (out.Items ?? []).filter((item) => !seen.has(String(item['GSI3SK'])));
+    const byPlan = new Map<string, { runsheetId: string; dueKey: string }[]>();
+    for (const item of items) {
+      seen.add(String(item['GSI3SK']));
+      const planId = String(item['PK']).slice('BPLAN#'.length);
+      const runsheetId = String(item['SK']).slice('RSPAIRS#'.length);
+      byPlan.set(planId, [...(byPlan.get(planId) ?? []), { runsheetId, dueKey: String(item['GSI3SK']) }]);
+    }
+    for (const [planId, due] of byPlan) {
+      const judge = judges.get(planId) ?? new WaveJudge(planId);
+      judges.set(planId, judge);
+      // A few runsheets at a time: each is judged on its own records (its claim on its group decides its wave).
+      await mapLimited(due, JUDGED_AT_ONCE, async ({ runsheetId, dueKey }) => {
+        // One runsheet's failure leaves its entry due (the next sweep tries again); the others go on.
+        const outcome = await judge.judge(runsheetId, { dueKey }).catch((error: unknown) => {
+          logger.warn('wave judgement failed', { planning_id: planId, runsheet_id: runsheetId, error: error as Error });
+          failed ??= error;
+          return undefined;
+        });
+        if (outcome === 'wave') tally.waves++;
+        if (outcome === 'unassigned') tally.unassigned++;
       });
-      if (outcome === 'wave') tally.waves++;
-      if (outcome === 'unassigned') tally.unassigned++;
-    });
+    }
+    const full = (out.Items ?? []).length >= DUE_PER_PAGE;
+    if (!full || items.length === 0 || clock.nowMs() - started >= SWEEP_BUDGET_MS) break;
   }
   if (failed) throw failed;
   return tally;
@@ -353,10 +401,28 @@ export class WaveJudge {
   private context?: Promise<{
     planning: Planning;
     runsheets: Map<string, ReturnType<typeof dispatchRunsheet>>;
+    /** The runsheets' names as the sweep read them (a wave's pairs and push name their runsheet). */
+    names: Map<string, string | undefined>;
     facts: Awaited<ReturnType<typeof driverFacts>>;
   }>;
 
+  /** The drivers' counts of won runsheets, read again when older than WINS_FRESH_MS (drivers win all along a sweep). */
+  private wins?: { at: number; read: Promise<Map<string, number>> };
+
   constructor(private readonly planId: string) {}
+
+  /**
+   * The facts with the drivers' current counts of runsheets: a sweep that works through a big day for seconds would
+   * otherwise offer runsheets to drivers who have won their last one since it began (closed at once after the send,
+   * `closeAtCapacity`, but an offer the driver's app shows for a moment).
+   */
+  private async currentFacts() {
+    const { facts } = await this.load();
+    const nowMs = clock.nowMs();
+    if (!this.wins || nowMs - this.wins.at > WINS_FRESH_MS) this.wins = { at: nowMs, read: runsheetsWon(this.planId) };
+    const wins = await this.wins.read;
+    return facts.map((f) => ({ ...f, runsheets_won: wins.get(f.id) ?? 0 }));
+  }
 
   private load() {
     this.context ??= (async () => {
@@ -366,6 +432,7 @@ export class WaveJudge {
       return {
         planning,
         runsheets: new Map(runsheets.map((r) => [r.id, dispatchRunsheet(r as never)])),
+        names: new Map(runsheets.map((r) => [r.id, r.name])),
         facts: await driverFacts(planning, drivers),
       };
     })();
@@ -376,7 +443,10 @@ export class WaveJudge {
    * Judges one runsheet: `dueKey` is the sweep entry read (the group is left alone if it moved since); `force` is
    * X17's (judge now, whatever the entry).
    */
-  async judge(runsheetId: string, how: { dueKey?: string; force?: boolean }): Promise<Outcome> {
+  async judge(
+    runsheetId: string,
+    how: { dueKey?: string; force?: boolean; expiredClosed?: boolean },
+  ): Promise<Outcome> {
     const planId = this.planId;
     const group = (
       await db().send(
@@ -422,6 +492,31 @@ export class WaveJudge {
         return [[p.id, expiry]];
       }),
     );
+    const nowIso = new Date(nowMs).toISOString();
+    const expired = pairs.filter((p) => p.current_state === 'broadcasted' && open[p.id]! < nowIso);
+    if (expired.length > 0) {
+      // Its offers expired: closed here (as the expiry sweep closes them, the same event), so that the next wave goes
+      // out in this same look instead of after another sweep. Not marked due by the closes (judged now); an offer
+      // answered meanwhile (a 409 that records nothing) or contended sends the runsheet round again, read afresh.
+      const closed = await mapLimited(expired, JUDGED_AT_ONCE, (p) =>
+        recordEvent(planId, p.id, 'system_rejected', open[p.id]!, { reason: 'expired', judgedNow: true }).then(
+          (record) => record,
+          (error: unknown) => {
+            if ((error as { status?: number }).status !== 409) throw error;
+            return undefined;
+          },
+        ),
+      );
+      if (closed.some((record) => !record) && !how.expiredClosed) {
+        return this.judge(runsheetId, { force: true, expiredClosed: true });
+      }
+      for (const record of closed) {
+        if (!record) continue;
+        const at = pairs.findIndex((p) => p.id === record.id);
+        pairs[at] = { id: record.id, current_state: record.current_state, statuses: record.statuses };
+        delete open[record.id];
+      }
+    }
     const reoffer = group.reoffer && group.reoffer.wave > group.wave;
     if (Object.keys(open).length > 0 && !reoffer) {
       const soonest = Object.values(open).sort()[0]!;
@@ -429,7 +524,8 @@ export class WaveJudge {
       await this.settle(runsheetId, gen, { open, due });
       return 'waiting';
     }
-    const { planning, runsheets, facts } = await this.load();
+    const { planning, runsheets } = await this.load();
+    const facts = await this.currentFacts();
     const runsheet = runsheets.get(runsheetId);
     if (!runsheet) {
       // Removed from the planning (P6): nothing more to send.
@@ -507,21 +603,21 @@ export class WaveJudge {
   private async sendWave(group: DispatchGroup, runsheetId: string) {
     const planId = this.planId;
     const pending = group.pending!;
-    const { planning, facts } = await this.load();
-    const runsheetName = (
-      await db().send(
-        new GetCommand({
-          TableName: mainTableName(),
-          Key: runsheetKey(planId, runsheetId),
-          ProjectionExpression: '#n',
-          ExpressionAttributeNames: { '#n': 'name' },
-        }),
-      )
-    ).Item?.['name'] as string | undefined;
+    const { planning, facts, names: runsheetNames } = await this.load();
+    const runsheetName = runsheetNames.has(runsheetId)
+      ? runsheetNames.get(runsheetId)
+      : ((
+          await db().send(
+            new GetCommand({
+              TableName: mainTableName(),
+              Key: runsheetKey(planId, runsheetId),
+              ProjectionExpression: '#n',
+              ExpressionAttributeNames: { '#n': 'name' },
+            }),
+          )
+        ).Item?.['name'] as string | undefined);
     const names = new Map(facts.map((f) => [f.id, f.name]));
     const now = clock.nowIso();
-    // Watched by the expiry sweep (before the pairs exist, as the job does).
-    await watchOffers(planId, pending.expires);
     const records = pending.drivers.map((driverId) =>
       servicePair({
         id: pairIdOf(`${pending.job_id}#${pending.wave}`, runsheetId, driverId),
@@ -531,6 +627,8 @@ export class WaveJudge {
         at: now,
         offerTtlS: pending.ttl_s,
         offer: { expires: pending.expires, reason: `wave ${pending.wave}` },
+        // Closed at its expiry by this worker (the runsheet is due then), not the plan's offer watch.
+        waveJudged: true,
       }),
     );
     // A retry must not overwrite a pair a driver has answered since: written only if new; an open one is told again.
@@ -543,7 +641,6 @@ export class WaveJudge {
         expiredTime: stored.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? pending.expires,
       };
     });
-    await watchOffers(planId, pending.expires);
     const sent = offered.flatMap((o) => (o ? [o] : []));
     if (sent.length > 0) {
       await publishFrames(

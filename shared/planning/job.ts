@@ -35,6 +35,7 @@ import {
   driverFacts,
   parametersOf,
   planningStatuses,
+  runsheetsWon,
 } from '#shared/planning/dispatch';
 import { exclusionOf } from '#shared/planning/eligibility';
 import { groupKey, pairIdOf, planningKey } from '#shared/planning/keys';
@@ -259,8 +260,9 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       job.max_candidates,
       allowed,
     ).map((ranked, r) => decided.get(r) ?? ranked);
-    const now = clock.nowIso();
-    const expires = new Date(clock.nowMs() + job.offer_ttl_s * 1000).toISOString();
+    // The soonest expiry of this run's offers: the first chunk's (each chunk's offers run from their own broadcast).
+    const startedMs = clock.nowMs();
+    const expires = new Date(startedMs + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
     // Each driver's offers of this run: one push and one `offer.new` delivery (one subscriber Query) per driver.
     const offers = new Map<string, { pairIds: string[]; events: ChannelEvent[] }>();
@@ -273,9 +275,25 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const channel = `planning.${planning.id}`;
     // Runsheets a few at a time, their pairs written concurrently: the job's time is the store's round trips.
     for (let start = 0; start < runsheets.length; start += RUNSHEETS_AT_ONCE) {
+      // A big planning takes a while to write: an offer's time to answer (`offer_ttl_s`) starts when its chunk is
+      // broadcast, not when the run began, so no offer reaches its driver already expired.
+      // The first chunk's are the run's own instant, so the offer watch is due exactly at its offers' expiry.
+      const chunkMs = start === 0 ? startedMs : Math.max(startedMs, clock.nowMs());
+      const now = new Date(chunkMs).toISOString();
+      const chunkExpires = new Date(chunkMs + job.offer_ttl_s * 1000).toISOString();
+      // Drivers win while a big planning is written: one who has won their last runsheet since the run read the
+      // facts is not offered more (the accept closed the offers that existed then; these would wait out their ttl).
+      const full =
+        start === 0
+          ? new Set<string>()
+          : new Set(
+              [...(await runsheetsWon(planning.id))].flatMap(([id, won]) =>
+                won >= parameters.max_runsheets_per_driver ? [id] : [],
+              ),
+            );
       const chunk = runsheets.slice(start, start + RUNSHEETS_AT_ONCE).map((runsheet, i) => ({
         runsheet,
-        drivers: candidates[start + i]!.map((d) => drivers[d]!),
+        drivers: candidates[start + i]!.flatMap((d) => (full.has(drivers[d]!.id) ? [] : [drivers[d]!])),
       }));
       const records = chunk.flatMap(({ runsheet, drivers: ranked }) =>
         ranked.map(
@@ -287,7 +305,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
               driver: { id: driver.id, name: names.get(driver.id) ?? '' },
               at: now,
               offerTtlS: job.offer_ttl_s,
-              offer: { expires, reason: null },
+              offer: { expires: chunkExpires, reason: null },
             }),
         ),
       );
@@ -301,21 +319,21 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         pairIds: ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id)),
         driverIds: ranked.map((driver) => driver.id),
       }));
-      const wave = { expires, maxWaves: parameters.max_waves };
+      const wave = { expires: chunkExpires, maxWaves: parameters.max_waves };
       let offered: ({ record: PairRecord; expiredTime: string } | undefined)[];
       if (firstRun) {
         await putFirstOffers(planning.id, groups, records, wave);
-        offered = records.map((record) => ({ record, expiredTime: expires }));
+        offered = records.map((record) => ({ record, expiredTime: chunkExpires }));
       } else {
         // A rerun lists the groups again (sets), must not overwrite a pair an earlier run wrote (a driver may have
         // answered it since), and offers one still open again: the earlier run may have died before its push and
         // event went out.
         await mapLimited(groups, WRITES_IN_FLIGHT, (group) => addFirstWave(planning.id, group, wave));
         offered = await mapLimited(records, WRITES_IN_FLIGHT, async (record) => {
-          if (await putNewPair(record)) return { record, expiredTime: expires };
+          if (await putNewPair(record)) return { record, expiredTime: chunkExpires };
           const stored = await readPair(planning.id, record.id);
           if (stored?.current_state !== 'broadcasted') return undefined;
-          const expiredTime = stored.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? expires;
+          const expiredTime = stored.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? chunkExpires;
           return { record, expiredTime };
         });
       }

@@ -17,6 +17,7 @@ import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { withMiddleware } from '../support/middleware.ts';
 import { until } from '../support/until.ts';
 
 let host: RunningHost;
@@ -240,5 +241,69 @@ describe('a P6 that removed its runsheet and failed before freeing its imported 
       planner,
     );
     expect(taken.status).toBe(200);
+  }, 60_000);
+});
+
+describe('a big planning whose writes are slow', () => {
+  // Issue 34's bench: 1 500 offers took the job a minute to write, and every offer expired `offer_ttl_s` after the
+  // run began, so the last runsheets reached their drivers with their offers expired or about to.
+  it('offers each chunk of runsheets for offer_ttl_s from its own broadcast, not from the run’s start', async () => {
+    const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgId);
+    const at = { latitude: 1.3, longitude: 103.8 };
+    expect(
+      (await api.put('/v1/driver/location', { ...at, client_time_utc: new Date().toISOString() }, driver.token)).status,
+    ).toBe(200);
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Slow writes' }, planner);
+    // 51 runsheets: the job writes 50 at a time, so RS-51 is the second chunk's.
+    const runsheets = Array.from({ length: 51 }, (_, i) => ({
+      id: `RS-${String(i + 1).padStart(2, '0')}`,
+      tasks: [{ id: `S${i + 1}`, from_address: { street_address: `${i + 1} Rd`, ...at } }],
+    }));
+    expect((await api.post(`/v1/plannings/${planning.body.id}/runsheets`, { runsheets }, planner)).status).toBe(200);
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planning.body.id}/drivers`,
+      { drivers: [{ id: driver.id }] },
+      planner,
+    );
+    // The first chunk's pairs take three seconds to write (a store under load): the second chunk goes out that late.
+    await withMiddleware(
+      'slow-first-chunk',
+      (next, context) => async (args) => {
+        const input = args.input as {
+          RequestItems?: Record<string, { PutRequest?: { Item?: { pair?: { runsheet?: { id?: string } } } } }[]>;
+        };
+        const items = Object.values(input.RequestItems ?? {}).flat();
+        const slow = items.some((w) => w.PutRequest?.Item?.pair?.runsheet?.id === 'RS-01');
+        if (context.commandName === 'BatchWriteItemCommand' && slow) {
+          await new Promise((resolve) => setTimeout(resolve, 3000));
+        }
+        return next(args);
+      },
+      async () => {
+        await api.post(
+          `/v1/plannings/${planning.body.id}/job`,
+          { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 5, max_waves: 1 },
+          planner,
+        );
+        await until(
+          () => api.get<{ current_status: string }>(`/v1/plannings/${planning.body.id}/job/status`, planner),
+          (s) => !['queued', 'processing'].includes(s.body.current_status),
+        );
+      },
+    );
+    type Pair = {
+      pair: { runsheet: { id: string } };
+      statuses: { action: string; expired_time: string | null; happened_at_utc: string }[];
+    };
+    const pairs = await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planning.body.id}/pairs`, planner);
+    const broadcastOf = (id: string) =>
+      pairs.body.pair_records.find((p) => p.pair.runsheet.id === id)!.statuses.find((s) => s.action === 'broadcast')!;
+    const first = broadcastOf('RS-01');
+    const last = broadcastOf('RS-51');
+    // Each offer runs 5 s from its own broadcast; the second chunk's broadcast, and so its expiry, came 3 s later.
+    for (const offer of [first, last]) {
+      expect(Date.parse(offer.expired_time!) - Date.parse(offer.happened_at_utc)).toBe(5000);
+    }
+    expect(Date.parse(last.expired_time!) - Date.parse(first.expired_time!)).toBeGreaterThanOrEqual(2500);
   }, 60_000);
 });

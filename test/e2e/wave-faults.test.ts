@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { resetClock, setClock } from '../../shared/clock.ts';
+import { runningFunction } from '../../shared/local-invocation.ts';
 import { WaveJudge } from '../../shared/planning/dispatch.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
@@ -205,5 +206,71 @@ describe('the wave worker under faults', () => {
     expect(third).toMatchObject({ status: 'offered', wave: 3, offers_open: 1 });
     const last = (await pairs()).find((p) => p.id !== first.id && p.pair.driver.id === drivers[2]!.id);
     expect(last?.statuses.at(-1)).toMatchObject({ action: 'broadcast', reason: 'wave 3' });
+  }, 90_000);
+});
+
+describe("a later wave's offers, expired", () => {
+  // Issue 34's bench: a big day's later waves waited for the offer sweep to close their expired offers (it read every
+  // pair of the planning to find them) before the wave worker would look; the worker now closes them itself.
+  it('are closed by the wave worker, which sends the next wave in the same look', async () => {
+    const planId = (await api.post<{ id: string }>('/v1/plannings', { name: 'Expiry' }, planner)).body.id;
+    await api.post(
+      `/v1/plannings/${planId}/runsheets`,
+      { runsheets: [{ id: 'RS-1', tasks: [{ id: 'T-1', from_address: { latitude: 1.3, longitude: 103.8 } }] }] },
+      planner,
+    );
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planId}/drivers`,
+      { drivers: drivers.map((d) => ({ id: d.id })) },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${planId}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600, max_waves: 3 },
+      planner,
+    );
+    type Offer = Omit<Pair, 'statuses'> & {
+      statuses: { action: string; reason: string | null; expired_time: string | null; happened_at_utc: string }[];
+    };
+    const pairs = async () =>
+      (await api.get<{ pair_records: Offer[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
+    const first = (await until(pairs, (found) => found.length === 1))[0]!;
+    const declined = await api.post(
+      `/v1/broadcast-plans/${planId}/pairs/${first.id}/rejected`,
+      { happened_at_utc: new Date().toISOString() },
+      drivers[0]!.token,
+    );
+    expect(declined.status).toBe(200);
+    // Wave 2 goes out from the host's sweep, to driver 1, for 600 s.
+    const second = (await until(pairs, (found) => found.length === 2)).find((p) => p.id !== first.id)!;
+    expect(second).toMatchObject({ current_state: 'broadcasted', pair: { driver: { id: drivers[1]!.id } } });
+    const expiry = second.statuses.at(-1)!.expired_time!;
+
+    // Two seconds past its expiry, one judgement, the host's own sweep kept out (no expiry sweep closes it first).
+    const later = Date.parse(expiry) + 2000;
+    await withMiddleware(
+      'no-host-sweep',
+      (next) => async (args) => {
+        if (runningFunction() === 'workers/expire-offers') throw new Error('the host sweep is kept out of this test');
+        return next(args);
+      },
+      async () => {
+        setClock(() => later);
+        try {
+          expect(await new WaveJudge(planId).judge('RS-1', { force: true })).toBe('wave');
+        } finally {
+          resetClock();
+        }
+      },
+    );
+    const after = await pairs();
+    expect(after).toHaveLength(3);
+    const closed = after.find((p) => p.id === second.id)!;
+    expect(closed.current_state).toBe('rejected');
+    expect(closed.statuses.at(-1)).toMatchObject({ action: 'system_rejected', reason: 'expired' });
+    expect(closed.statuses.at(-1)!.happened_at_utc).toBe(expiry);
+    const third = after.find((p) => p.pair.driver.id === drivers[2]!.id)!;
+    expect(third).toMatchObject({ current_state: 'broadcasted' });
+    expect(third.statuses.at(-1)).toMatchObject({ action: 'broadcast', reason: 'wave 3' });
   }, 90_000);
 });
