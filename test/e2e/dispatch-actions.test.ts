@@ -319,7 +319,8 @@ describe('waves (contract 4.7)', () => {
     const unassigned = await summary(planning, 'RS-1');
     expect(unassigned).toMatchObject({ status: 'unassigned', unassigned_reason: told[0]!.data!['unassigned_reason'] });
     const hook = await until(
-      async () => webhooks.received.filter((r) => r.type === 'runsheet.unassigned' && r.data['planning_id'] === planning),
+      async () =>
+        webhooks.received.filter((r) => r.type === 'runsheet.unassigned' && r.data['planning_id'] === planning),
       (hooks) => hooks.length >= 1,
       15_000,
     );
@@ -489,7 +490,8 @@ describe('X17 with nobody left to ask', () => {
     expect(told).toHaveLength(2);
     expect(told[1]!.id).not.toBe(told[0]!.id);
     const hooks = await until(
-      async () => webhooks.received.filter((r) => r.type === 'runsheet.unassigned' && r.data['planning_id'] === planning),
+      async () =>
+        webhooks.received.filter((r) => r.type === 'runsheet.unassigned' && r.data['planning_id'] === planning),
       (found) => found.length >= 2,
       15_000,
     );
