@@ -1019,11 +1019,10 @@
       const cell = row.querySelector('.driver-seen');
       if (driver && cell && cell.textContent !== seen(driver)) cell.textContent = seen(driver);
     }
-    // Offers passing their expiry, drivers going stale: the attention list is recomputed (cheap) every 5 s.
-    if (Math.floor(Date.now() / 1000) % 5 === 0) {
-      renderAttention();
-      renderDrivers();
-    }
+    // Offers entering their last seconds: the attention list is recomputed every second (cheap, and left alone when
+    // nothing in it changed); drivers going stale every 5 s.
+    renderAttention();
+    if (Math.floor(Date.now() / 1000) % 5 === 0) renderDrivers();
   }
 
   // ---- The map -----------------------------------------------------------------------------------------------------
