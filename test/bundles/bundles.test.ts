@@ -407,7 +407,7 @@ describe('the bundles as deployed', () => {
     const ops = outcomes.get('system/ops')!.invocations;
     expect(ops.map((invocation) => invocation.status)).toEqual([200, 200, 200]);
     expect(ops[0]!.body).toContain('<html');
-    expect(Buffer.from(ops[2]!.body!, 'base64').toString()).toContain("The /ops page's script");
+    expect(Buffer.from(ops[2]!.body!, 'base64').toString()).toContain("The dispatcher's console");
   });
 
   it('every variable the code reads is set by its template (or is the runtime’s, or optional with a default)', () => {

@@ -6,9 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
+import { handler as defaultHandler } from '../../functions/realtime/default.ts';
 import { handler as subscribeHandler } from '../../functions/realtime/subscribe.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
+import { asFunction } from '../../shared/local-invocation.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { type Middleware, withMiddleware } from '../support/middleware.ts';
@@ -161,6 +163,37 @@ describe('real-time channels', () => {
         )
       ).Item,
     ).toBeUndefined();
+  });
+
+  it('forgets a connection that went away while its keepalive was being answered ($default, 410)', async () => {
+    const { db, connectionsTableName } = await import('../../shared/db/client.ts');
+    // The phone's ping reached $default, and its socket closed before the pong: the post answers 410 (gone).
+    await db().send(
+      new PutCommand({
+        TableName: connectionsTableName(),
+        Item: { PK: `CHAN#org.${orgY}`, SK: 'pinged-then-gone', expires_at: 9_999_999_999 },
+      }),
+    );
+    await db().send(
+      new PutCommand({
+        TableName: connectionsTableName(),
+        Item: { PK: 'CONN#pinged-then-gone', SK: 'CONN', channels: [`org.${orgY}`], expires_at: 9_999_999_999 },
+      }),
+    );
+    const answered = await asFunction('realtime/default', () =>
+      defaultHandler({
+        requestContext: { routeKey: '$default', eventType: 'MESSAGE', connectionId: 'pinged-then-gone' },
+        body: JSON.stringify({ action: 'ping' }),
+        isBase64Encoded: false,
+      } as unknown as Parameters<typeof defaultHandler>[0]),
+    );
+    expect(answered).toEqual({ statusCode: 200 });
+    for (const Key of [
+      { PK: `CHAN#org.${orgY}`, SK: 'pinged-then-gone' },
+      { PK: 'CONN#pinged-then-gone', SK: 'CONN' },
+    ]) {
+      expect((await db().send(new GetCommand({ TableName: connectionsTableName(), Key }))).Item).toBeUndefined();
+    }
   });
 
   it('cleans up a closed connection: later events are not delivered to it', async () => {
