@@ -11,6 +11,7 @@ import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { asFunction } from '../../shared/local-invocation.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import type { RunsheetSummary } from '../support/runsheets.ts';
 import { openSocket } from '../support/sockets.ts';
 import { until } from '../support/until.ts';
 import { partnerHook } from '../support/webhooks.ts';
@@ -30,24 +31,7 @@ type PairRecord = {
   current_state: string;
   statuses: Status[];
 };
-type Summary = {
-  id: string;
-  name?: string;
-  tasks_total: number;
-  status: string;
-  wave?: number;
-  offers_open?: number;
-  offer_expires_at?: string | null;
-  assigned_driver?: { id: string; name: string };
-  assigned_at?: string;
-  unassigned_reason?: {
-    code: string;
-    detail: string;
-    waves: number;
-    offers: { rejected: number; expired: number; closed: number };
-    excluded: Record<string, number>;
-  };
-};
+type Summary = RunsheetSummary;
 type Listing = { runsheets: Summary[]; meta: { per_page: number; next_page_token: string | null } };
 
 const member = async (role: Role, orgId = org): Promise<User> => {

@@ -15,6 +15,7 @@ import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import type { RunsheetSummary } from '../support/runsheets.ts';
 import { openSocket } from '../support/sockets.ts';
 
 let host: RunningHost;
@@ -41,19 +42,7 @@ type Pair = {
   current_state: string;
   statuses: { action: string; reason: string | null; current_state: string }[];
 };
-type Runsheet = {
-  id: string;
-  status: string;
-  wave?: number;
-  assigned_driver?: { id: string; name: string };
-  unassigned_reason?: {
-    code: string;
-    detail: string;
-    waves: number;
-    offers: { rejected: number; expired: number; closed: number };
-    excluded: Record<string, number>;
-  };
-};
+type Runsheet = RunsheetSummary;
 
 const drivers: Driver[] = [];
 

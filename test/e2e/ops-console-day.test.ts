@@ -10,17 +10,16 @@
  * X22), and on the page as a dispatcher reads it (the DOM contract of the console: names, statuses, counts, reasons).
  * Screenshots go to `.test-output/ops-console/`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../lib/local/emulators.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import { npmStart } from '../support/npm-start.ts';
+import type { RunsheetSummary } from '../support/runsheets.ts';
 import { until } from '../support/until.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -30,23 +29,7 @@ const SYSADMIN = { email: 'day.admin@dispatch.local', password: 'a-day-admin-pas
 
 type Driver = { name: string; id: string; token: string; latitude: number; longitude: number; onDuty: boolean };
 type Offer = { id: string; current_state: string; pair: { runsheet: { id: string }; driver: { id: string } } };
-type Summary = {
-  id: string;
-  name?: string;
-  status: string;
-  wave?: number;
-  offers_open?: number;
-  assigned_driver?: { id: string; name: string };
-  tasks_done?: number;
-  tasks_total: number;
-  unassigned_reason?: {
-    code: string;
-    detail: string;
-    waves: number;
-    offers: { rejected: number; expired: number; closed: number };
-    excluded: Record<string, number>;
-  };
-};
+type Summary = RunsheetSummary;
 type RunsheetReply = {
   runsheet: Summary & {
     tasks: { id: string; status: string; timeline: { type: string; failure_reason?: string }[] }[];
@@ -129,8 +112,7 @@ const TILE = Buffer.from(
   'base64',
 );
 
-let service: ChildProcess;
-let dataDir: string;
+let service: Awaited<ReturnType<typeof npmStart>>;
 let tileServer: Server;
 let api: Client;
 let browser: Browser;
@@ -292,25 +274,11 @@ beforeAll(async () => {
   const tiles = `http://127.0.0.1:${(tileServer.address() as AddressInfo).port}/tiles/{z}/{x}/{y}.png`;
 
   // `npm start -- --fresh` on ports and a data folder of its own, as an operator configures it.
-  const [port, s3Port] = [await freePort(), await freePort()];
-  const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), S3_PORT: String(s3Port) };
-  for (const key of ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT']) delete env[key];
-  dataDir = mkdtempSync(join(tmpdir(), 'ops-console-day-'));
-  Object.assign(env, {
-    DISPATCH_DATA_DIR: dataDir,
-    DISPATCH_ADMIN_EMAIL: SYSADMIN.email,
-    DISPATCH_ADMIN_PASSWORD: SYSADMIN.password,
-    OPS_TILE_URL: tiles,
+  service = await npmStart({
+    name: 'ops-console-day',
+    env: { DISPATCH_ADMIN_EMAIL: SYSADMIN.email, DISPATCH_ADMIN_PASSWORD: SYSADMIN.password, OPS_TILE_URL: tiles },
   });
-  service = spawn('npm', ['start', '--', '--fresh'], { cwd: ROOT, env, stdio: 'ignore', detached: true });
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const health = await fetch(`${url}/health`).catch(() => undefined);
-    if (health?.ok) break;
-    if (Date.now() > deadline) throw new Error('npm start did not answer /health within 90 s');
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const url = service.url;
   api = client(url);
 
   // 1. The organisation, its OrgAdmin, six drivers with their names, located around the depot; Farah off duty.
@@ -344,18 +312,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise((done) => tileServer?.close(done));
-  if (service?.pid) {
-    const ended = new Promise((done) => service.once('exit', done));
-    // The whole group (npm, its shell, the host): Ctrl-C as a terminal sends it.
-    process.kill(-service.pid, 'SIGINT');
-    await Promise.race([ended, new Promise((r) => setTimeout(r, 10_000))]);
-    try {
-      process.kill(-service.pid, 'SIGKILL');
-    } catch {
-      // gone already, as it should be
-    }
-  }
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await service?.stop();
 });
 
 describe("a dispatcher's day on /ops (issue 37), against npm start", () => {

@@ -3,48 +3,21 @@
  * from its credentials (T3, X5) through invitations (A9), an import (I1, I4b, I6, I9, I7) and a planning (P2, P5, P7,
  * P9, P12) to every runsheet assigned (X14). Python with its standard library only; TypeScript with Node's fetch.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../lib/local/emulators.ts';
+import { npmStart } from '../support/npm-start.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-let service: ChildProcess;
+let service: Awaited<ReturnType<typeof npmStart>>;
 let url: string;
 
 // `npm start` as a newcomer runs it (its seeded SysAdmin, its defaults), on ports and a data folder of its own.
 beforeAll(async () => {
-  const [port, s3Port] = [await freePort(), await freePort()];
-  url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), S3_PORT: String(s3Port) };
-  // Its own emulators and the seeded SysAdmin's defaults, not the test run's.
-  for (const key of ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'DISPATCH_ADMIN_EMAIL', 'DISPATCH_ADMIN_PASSWORD']) {
-    delete env[key];
-  }
-  env['DISPATCH_DATA_DIR'] = mkdtempSync(join(tmpdir(), 'partner-start-'));
-  service = spawn('npm', ['start', '--', '--fresh'], { cwd: ROOT, env, stdio: 'ignore', detached: true });
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const health = await fetch(`${url}/health`).catch(() => undefined);
-    if (health?.ok) break;
-    if (Date.now() > deadline) throw new Error('npm start did not answer /health within 90 s');
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  service = await npmStart({ unset: ['DISPATCH_ADMIN_EMAIL', 'DISPATCH_ADMIN_PASSWORD'], name: 'partner-start' });
+  url = service.url;
 }, 120_000);
-afterAll(async () => {
-  if (!service?.pid) return;
-  const ended = new Promise((done) => service.once('exit', done));
-  // The whole group (npm, its shell, the host): Ctrl-C as a terminal sends it.
-  process.kill(-service.pid, 'SIGINT');
-  await Promise.race([ended, new Promise((r) => setTimeout(r, 10_000))]);
-  try {
-    process.kill(-service.pid, 'SIGKILL');
-  } catch {
-    // gone already, as it should be
-  }
-});
+afterAll(() => service?.stop());
 
 /** Runs `command` against the service, as its docs say: nothing set but where the service is. */
 function run(command: string, args: string[]) {
