@@ -46,27 +46,38 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => host?.stop());
 
-describe('the wave worker under faults', () => {
-  it('sends a wave once when the worker that claimed it died before writing its pairs', async () => {
-    const planId = (await api.post<{ id: string }>('/v1/plannings', { name: 'Faults' }, planner)).body.id;
-    await api.post(
-      `/v1/plannings/${planId}/runsheets`,
-      { runsheets: [{ id: 'RS-1', tasks: [{ id: 'T-1', from_address: { latitude: 1.3, longitude: 103.8 } }] }] },
-      planner,
-    );
-    const ready = await api.post<{ version_rev: string }>(
-      `/v1/plannings/${planId}/drivers`,
-      { drivers: drivers.map((d) => ({ id: d.id })) },
-      planner,
-    );
-    const screen = await openSocket(host.url, planner);
-    screen.subscribe([`planning.${planId}`]);
-    expect(await screen.when(() => screen.frames.some((f) => f.type === 'subscribed'))).toBe(true);
-    await api.post(
+/**
+ * A planning of one runsheet (RS-1, its pickup at 1.3, 103.8) and every driver; `start()` runs its job: one driver a
+ * wave, offers that last 10 minutes, 3 waves.
+ */
+async function oneRunsheet(name: string) {
+  const planId = (await api.post<{ id: string }>('/v1/plannings', { name }, planner)).body.id;
+  await api.post(
+    `/v1/plannings/${planId}/runsheets`,
+    { runsheets: [{ id: 'RS-1', tasks: [{ id: 'T-1', from_address: { latitude: 1.3, longitude: 103.8 } }] }] },
+    planner,
+  );
+  const ready = await api.post<{ version_rev: string }>(
+    `/v1/plannings/${planId}/drivers`,
+    { drivers: drivers.map((d) => ({ id: d.id })) },
+    planner,
+  );
+  const start = () =>
+    api.post(
       `/v1/plannings/${planId}/job`,
       { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600, max_waves: 3 },
       planner,
     );
+  return { planId, start };
+}
+
+describe('the wave worker under faults', () => {
+  it('sends a wave once when the worker that claimed it died before writing its pairs', async () => {
+    const { planId, start } = await oneRunsheet('Faults');
+    const screen = await openSocket(host.url, planner);
+    screen.subscribe([`planning.${planId}`]);
+    expect(await screen.when(() => screen.frames.some((f) => f.type === 'subscribed'))).toBe(true);
+    await start();
     const pairs = async () =>
       (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
     const first = (await until(pairs, (found) => found.length === 1))[0]!;
@@ -141,22 +152,8 @@ describe('the wave worker under faults', () => {
   }, 90_000);
 
   it('judges at once a decline that came while its wave was still being sent', async () => {
-    const planId = (await api.post<{ id: string }>('/v1/plannings', { name: 'Mid-send' }, planner)).body.id;
-    await api.post(
-      `/v1/plannings/${planId}/runsheets`,
-      { runsheets: [{ id: 'RS-1', tasks: [{ id: 'T-1', from_address: { latitude: 1.3, longitude: 103.8 } }] }] },
-      planner,
-    );
-    const ready = await api.post<{ version_rev: string }>(
-      `/v1/plannings/${planId}/drivers`,
-      { drivers: drivers.map((d) => ({ id: d.id })) },
-      planner,
-    );
-    await api.post(
-      `/v1/plannings/${planId}/job`,
-      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600, max_waves: 3 },
-      planner,
-    );
+    const { planId, start } = await oneRunsheet('Mid-send');
+    await start();
     const pairs = async () =>
       (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
     const runsheet = async () =>
@@ -213,22 +210,8 @@ describe("a later wave's offers, expired", () => {
   // Issue 34's bench: a big day's later waves waited for the offer sweep to close their expired offers (it read every
   // pair of the planning to find them) before the wave worker would look; the worker now closes them itself.
   it('are closed by the wave worker, which sends the next wave in the same look', async () => {
-    const planId = (await api.post<{ id: string }>('/v1/plannings', { name: 'Expiry' }, planner)).body.id;
-    await api.post(
-      `/v1/plannings/${planId}/runsheets`,
-      { runsheets: [{ id: 'RS-1', tasks: [{ id: 'T-1', from_address: { latitude: 1.3, longitude: 103.8 } }] }] },
-      planner,
-    );
-    const ready = await api.post<{ version_rev: string }>(
-      `/v1/plannings/${planId}/drivers`,
-      { drivers: drivers.map((d) => ({ id: d.id })) },
-      planner,
-    );
-    await api.post(
-      `/v1/plannings/${planId}/job`,
-      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600, max_waves: 3 },
-      planner,
-    );
+    const { planId, start } = await oneRunsheet('Expiry');
+    await start();
     type Offer = Omit<Pair, 'statuses'> & {
       statuses: { action: string; reason: string | null; expired_time: string | null; happened_at_utc: string }[];
     };
