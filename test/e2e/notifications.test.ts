@@ -50,6 +50,21 @@ beforeAll(async () => {
 });
 afterAll(() => host?.stop());
 
+/** A subscriber of `org.<orgY>` whose socket vanished without a $disconnect (a dropped network, say). */
+async function vanishedSubscriber(connectionId: string) {
+  const { db, connectionsTableName } = await import('../../shared/db/client.ts');
+  const item = { channels: [`org.${orgY}`], expires_at: 9_999_999_999 };
+  await db().send(
+    new PutCommand({
+      TableName: connectionsTableName(),
+      Item: { PK: `CHAN#org.${orgY}`, SK: connectionId, expires_at: item.expires_at },
+    }),
+  );
+  await db().send(
+    new PutCommand({ TableName: connectionsTableName(), Item: { PK: `CONN#${connectionId}`, SK: 'CONN', ...item } }),
+  );
+}
+
 describe('real-time channels', () => {
   it('grant own channels, refuse foreign ones, and deliver N1 and N5 to exactly the allowed subscribers', async () => {
     const merchant = await member('Merchant', orgX);
@@ -134,18 +149,7 @@ describe('real-time channels', () => {
   it('removes a connection that is gone on the first failed delivery', async () => {
     const { db, connectionsTableName } = await import('../../shared/db/client.ts');
     // A subscriber whose socket vanished without a $disconnect (a dropped network, say).
-    await db().send(
-      new PutCommand({
-        TableName: connectionsTableName(),
-        Item: { PK: `CHAN#org.${orgY}`, SK: 'vanished-connection', expires_at: 9_999_999_999 },
-      }),
-    );
-    await db().send(
-      new PutCommand({
-        TableName: connectionsTableName(),
-        Item: { PK: 'CONN#vanished-connection', SK: 'CONN', channels: [`org.${orgY}`], expires_at: 9_999_999_999 },
-      }),
-    );
+    await vanishedSubscriber('vanished-connection');
     const first = await api.post<{ delivered: number }>(
       '/v1/events',
       { events: [{ channel: `org.${orgY}`, name: 'x', data: {} }] },
@@ -168,18 +172,7 @@ describe('real-time channels', () => {
   it('forgets a connection that went away while its keepalive was being answered ($default, 410)', async () => {
     const { db, connectionsTableName } = await import('../../shared/db/client.ts');
     // The phone's ping reached $default, and its socket closed before the pong: the post answers 410 (gone).
-    await db().send(
-      new PutCommand({
-        TableName: connectionsTableName(),
-        Item: { PK: `CHAN#org.${orgY}`, SK: 'pinged-then-gone', expires_at: 9_999_999_999 },
-      }),
-    );
-    await db().send(
-      new PutCommand({
-        TableName: connectionsTableName(),
-        Item: { PK: 'CONN#pinged-then-gone', SK: 'CONN', channels: [`org.${orgY}`], expires_at: 9_999_999_999 },
-      }),
-    );
+    await vanishedSubscriber('pinged-then-gone');
     const answered = await asFunction('realtime/default', () =>
       defaultHandler({
         requestContext: { routeKey: '$default', eventType: 'MESSAGE', connectionId: 'pinged-then-gone' },
