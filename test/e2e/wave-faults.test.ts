@@ -240,14 +240,17 @@ describe("a later wave's offers, expired", () => {
       async () => {
         setClock(() => later);
         try {
-          expect(await new WaveJudge(planId).judge('RS-1', { force: true })).toBe('wave');
+          // A look that finds wave 2's claim still standing sends that wave's records again (exactly once: the same
+          // pairs) and the next look sends wave 3; under load that costs one more look, never a lost or double wave.
+          for (let look = 0; look < 3 && (await pairs()).length < 3; look++) {
+            expect(await new WaveJudge(planId).judge('RS-1', { force: true })).toBe('wave');
+          }
         } finally {
           resetClock();
         }
       },
     );
-    // The wave's pairs as R2 lists them (on a loaded machine the list may trail the judgement by a moment).
-    const after = await until(pairs, (found) => found.length === 3, 30_000);
+    const after = await pairs();
     expect(after).toHaveLength(3);
     const closed = after.find((p) => p.id === second.id)!;
     expect(closed.current_state).toBe('rejected');
