@@ -31,7 +31,7 @@ import {
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound, unavailable } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
-import { assignKey, driverRunsheetKeys, groupKey, pairKey, winsKey } from '#shared/planning/keys';
+import { assignKey, driverRunsheetKeys, groupKey, pairKey, planIdOf, winsKey } from '#shared/planning/keys';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import { JOB_DEFAULTS, type PAIR_ACTIONS, type PAIR_STATES } from '#shared/planning/schemas';
@@ -982,7 +982,7 @@ export async function expireOffers(): Promise<number> {
         return false;
       });
   for (const item of out.Items ?? []) {
-    const planId = String(item['PK']).slice('BPLAN#'.length);
+    const planId = planIdOf(item['PK']);
     const sk = String(item['SK']);
     const sweepKey = String(item['GSI3SK']);
     if (sk.startsWith('PAIR#')) {

@@ -62,7 +62,17 @@ import {
   type UnassignedReason,
   unassignedReason,
 } from '#shared/planning/eligibility';
-import { assignKey, groupKey, pairIdOf, pairKey, planningDriverKey, runsheetKey, winsKey } from '#shared/planning/keys';
+import {
+  assignKey,
+  groupKey,
+  groupRunsheetIdOf,
+  pairIdOf,
+  pairKey,
+  planIdOf,
+  planningDriverKey,
+  runsheetKey,
+  winsKey,
+} from '#shared/planning/keys';
 import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/plannings';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
@@ -170,7 +180,7 @@ export async function dispatchRecords(planId: string, runsheetIds: string[], con
       read,
     ),
   ]);
-  const groupOf = new Map(groups.map((g) => [g.SK.slice('RSPAIRS#'.length), g]));
+  const groupOf = new Map(groups.map((g) => [groupRunsheetIdOf(g.SK), g]));
   const claimOf = new Map(claims.map((c) => [c.SK.slice('ASSIGN#'.length), c]));
   return (id: string) => runsheetStatus(groupOf.get(id), claimOf.get(id));
 }
@@ -195,7 +205,7 @@ async function pageRecords(planId: string, runsheetIds: string[]) {
       },
     });
   const [groups, claims] = await Promise.all([range('RSPAIRS#'), range('ASSIGN#')]);
-  const groupOf = new Map(groups.map((g) => [String(g['SK']).slice('RSPAIRS#'.length), g as unknown as DispatchGroup]));
+  const groupOf = new Map(groups.map((g) => [groupRunsheetIdOf(g['SK']), g as unknown as DispatchGroup]));
   const claimOf = new Map(claims.map((c) => [String(c['SK']).slice('ASSIGN#'.length), c as unknown as Assignment]));
   return (id: string) => runsheetStatus(groupOf.get(id), claimOf.get(id));
 }
@@ -209,7 +219,7 @@ async function planningRecords(planId: string) {
       ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':prefix': prefix },
     });
   const [groups, claims] = await Promise.all([query('RSPAIRS#'), query('ASSIGN#')]);
-  const groupOf = new Map(groups.map((g) => [String(g['SK']).slice('RSPAIRS#'.length), g as unknown as DispatchGroup]));
+  const groupOf = new Map(groups.map((g) => [groupRunsheetIdOf(g['SK']), g as unknown as DispatchGroup]));
   const claimOf = new Map(claims.map((c) => [String(c['SK']).slice('ASSIGN#'.length), c as unknown as Assignment]));
   return { groupOf, claimOf };
 }
@@ -368,8 +378,8 @@ export async function sendDueWaves(): Promise<{ waves: number; unassigned: numbe
     const byPlan = new Map<string, { runsheetId: string; dueKey: string }[]>();
     for (const item of items) {
       seen.add(String(item['GSI3SK']));
-      const planId = String(item['PK']).slice('BPLAN#'.length);
-      const runsheetId = String(item['SK']).slice('RSPAIRS#'.length);
+      const planId = planIdOf(item['PK']);
+      const runsheetId = groupRunsheetIdOf(item['SK']);
       byPlan.set(planId, [...(byPlan.get(planId) ?? []), { runsheetId, dueKey: String(item['GSI3SK']) }]);
     }
     for (const [planId, due] of byPlan) {

@@ -21,6 +21,7 @@ import {
   driverRunsheetPrefix,
   driverRunsheetsPartition,
   groupKey,
+  planIdOf,
   progressKey,
   runsheetKey,
 } from '#shared/planning/keys';
@@ -146,7 +147,7 @@ async function heldRunsheet(caller: Caller, runsheetId: string) {
         Number(Boolean(a.completed_at)) - Number(Boolean(b.completed_at)) || b.assigned_at.localeCompare(a.assigned_at),
     )[0];
   if (!held) throw notFound('runsheet');
-  return { planId: held.PK.slice('BPLAN#'.length), claim: held };
+  return { planId: planIdOf(held.PK), claim: held };
 }
 
 async function readRunsheetItem(planId: string, runsheetId: string) {

@@ -63,3 +63,8 @@ export const driverRunsheetKeys = (driverId: string, runsheetId: string, planId:
 /** The driver's list of runsheets in GSI1, and the start of one runsheet id's entries in it (any planning). */
 export const driverRunsheetsPartition = (driverId: string) => `DRIVER#${driverId}#RUNSHEETS`;
 export const driverRunsheetPrefix = (runsheetId: string) => `${encodeURIComponent(runsheetId)}#`;
+
+/** A planning's id from its records' partition key (`BPLAN#<plan>`), the inverse of the keys above. */
+export const planIdOf = (pk: unknown) => String(pk).slice('BPLAN#'.length);
+/** A runsheet's id from its offer group's sort key (`RSPAIRS#<runsheet>`), the inverse of `groupKey`. */
+export const groupRunsheetIdOf = (sk: unknown) => String(sk).slice('RSPAIRS#'.length);
