@@ -18,10 +18,10 @@ import { idempotencyScope, idSeed, payloadHash, storesReplies } from '#shared/ht
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#shared/http/json-depth';
 import { openQueryPageToken, pageTokenBinding, sealNextPageToken } from '#shared/http/page-tokens';
 import {
+  asProblem,
   internal,
   invalidField,
   malformedJson,
-  Problem,
   payloadTooLarge,
   unavailable,
   unsupportedMediaType,
@@ -175,7 +175,8 @@ function xrayTraceId(): string | undefined {
 }
 
 function problemReply(error: unknown, requestId: string): Reply {
-  if (error instanceof Problem) return problemAsReply(error, requestId);
+  const problem = asProblem(error);
+  if (problem) return problemAsReply(problem, requestId);
   if (isDependencyFailure(error)) {
     logger.warn('dependency unavailable', { request_id: requestId, error: error as Error });
     return problemAsReply(unavailable(RETRY_AFTER_SECONDS), requestId);

@@ -1,11 +1,11 @@
 /**
- * The one error hierarchy. Domain code throws these; the handler factory turns them into
- * RFC 9457 problem+json responses (contract section 2). Anything else thrown is a 500 `internal`.
+ * The HTTP side of errors: RFC 9457 problem+json (contract section 2). Domain code throws the vocabulary of
+ * `shared/errors.ts`; `problemOf` turns it into a Problem here, and the handler factory answers it. Code of the HTTP
+ * floor (`shared/http`, the routes) may throw a Problem directly. Anything else thrown is a 500 `internal`.
  */
-export interface FieldError {
-  path: string;
-  message: string;
-}
+import { DomainError, type DomainErrorKind, type FieldError } from '#shared/errors';
+
+export type { FieldError };
 
 export class Problem extends Error {
   constructor(
@@ -84,6 +84,32 @@ export const internal = (): Problem =>
     'Internal error',
     'an unexpected error occurred; the request id identifies it in the logs',
   );
+
+const STATUS_OF: Record<DomainErrorKind, { status: number; title: string }> = {
+  invalid: { status: 400, title: 'Request validation failed' },
+  malformed: { status: 400, title: 'Malformed JSON' },
+  unauthenticated: { status: 401, title: 'Authentication required' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  not_found: { status: 404, title: 'Not found' },
+  conflict: { status: 409, title: 'Conflict' },
+  gone: { status: 410, title: 'Gone' },
+  too_large: { status: 413, title: 'Payload too large' },
+  unsupported: { status: 415, title: 'Unsupported media type' },
+  limit_exceeded: { status: 429, title: 'Too many requests' },
+  unavailable: { status: 503, title: 'Service unavailable' },
+};
+
+/** The problem a domain error answers: its kind picks the status and title, its code and detail pass as they are. */
+export function problemOf(error: DomainError): Problem {
+  const { status, title } = STATUS_OF[error.kind];
+  const headers: Record<string, string> =
+    error.retryAfterS === undefined ? {} : { 'Retry-After': String(error.retryAfterS) };
+  return new Problem(status, error.code, title, error.message, error.errors, headers);
+}
+
+/** A Problem as it is, a domain error as `problemOf` maps it, anything else undefined. */
+export const asProblem = (error: unknown): Problem | undefined =>
+  error instanceof Problem ? error : error instanceof DomainError ? problemOf(error) : undefined;
 
 const slug = (code: string): string => code.replaceAll('_', '-');
 
