@@ -2429,7 +2429,7 @@ export interface paths {
         put?: never;
         /**
          * Report a task of your runsheet: arrived, picked up, delivered or failed (with proofs)
-         * @description The runsheet’s assigned driver reports one of its tasks (contract 4.8): `arrived` (no status change), `picked_up` (from `pending`), `delivered` (from `picked_up`), `failed` (from `pending` or `picked_up`, with `failure_reason`; `other` needs `note`). Judged against the task’s status in arrival order; any other move is a 409 whose `detail` says what happened ("task T-17 was delivered at …; it cannot be picked up now"). The same event again (same `type` and `happened_at_utc`) is recorded once and answers 200 (the first time 201). `delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver and uploaded as declared; each that is not is a 400 at `proof_ids[i]`. The first event moves the runsheet to `in_progress`, the last task delivered or failed to `completed`. Each event goes out as `task.<type>` (and `runsheet.completed`) on `planning.<id>` and to the organisation’s partner webhooks. Anyone but the assigned driver gets a 404. The runsheet is named by its id alone: if the driver holds runsheets of that id in two plannings, the one not completed (then the latest assigned) is meant.
+         * @description The runsheet’s assigned driver reports one of its tasks (contract 4.8): `arrived` (no status change), `picked_up` (from `pending`), `delivered` (from `picked_up`), `failed` (from `pending` or `picked_up`, with `failure_reason`; `other` needs `note`). Judged against the task’s status in arrival order; any other move is a 409 whose `detail` says what happened ("task T-17 was delivered at …; it cannot be picked up now"). The same event again (same `type` and `happened_at_utc`) is recorded once, answers 200 (the first time 201) and announces nothing again (no frame, no webhook). Bounds: a task’s `timeline[]` holds at most 20 events, `arrived` at most 3 times (past that a 409 `timeline_full`); `happened_at_utc` lies between the runsheet’s assignment less 5 minutes and the server’s clock plus 5 minutes, and never before the task’s previous status event (a 400 at `happened_at_utc`). `delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver, uploaded as declared and named by no other event; each that is not is a 400 at `proof_ids[i]`. A proof’s bytes are fixed when the event names them: X22 serves them as they were then, whatever is PUT to its upload URL later. The first event moves the runsheet to `in_progress`, the last task delivered or failed to `completed`. Each event goes out as `task.<type>` (and `runsheet.completed`) on `planning.<id>` and to the organisation’s partner webhooks. Anyone but the assigned driver gets a 404. The runsheet is named by its id alone: if the driver holds runsheets of that id in two plannings, the one not completed (then the latest assigned) is meant.
          *
          *     Access: Driver or OrgDriver. Spec X20.
          */
@@ -2451,7 +2451,7 @@ export interface paths {
         put?: never;
         /**
          * Declare a proof photo (type and size): a presigned PUT, 15 minutes, its type and length signed in
-         * @description Declares a proof photo before it is uploaded: its type (`image/jpeg`, `image/png`, `image/webp`) and size in bytes (at most 10 MiB). Answers a presigned PUT valid 15 minutes whose `Content-Type` and `Content-Length` are signed in: PUT exactly those bytes with that `Content-Type`. The object is kept under the organisation’s prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20).
+         * @description Declares a proof photo before it is uploaded: its type (`image/jpeg`, `image/png`, `image/webp`) and size in bytes (at most 10 MiB). Answers a presigned PUT valid 15 minutes whose `Content-Type` and `Content-Length` are signed in: PUT exactly those bytes with that `Content-Type`. The object is kept under the organisation’s prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20). Open to a driver holding a runsheet `assigned` or `in_progress` (else a 409 `no_runsheet`), who holds at most 20 proofs not yet named by an event (else a 429 `rate_limited` with `Retry-After`: a proof stops counting once an event names it, or an hour after it was declared).
          *
          *     Access: Driver or OrgDriver. Spec X21.
          */
@@ -15053,6 +15053,7 @@ export interface operations {
                             runsheet_id: string | null;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -15223,6 +15224,7 @@ export interface operations {
                             runsheet_id: string | null;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -16886,6 +16888,7 @@ export interface operations {
                                 };
                                 /** @enum {string} */
                                 status: "pending" | "picked_up" | "delivered" | "failed";
+                                /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                                 timeline: {
                                     /** @enum {string} */
                                     type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -21149,7 +21152,7 @@ export interface operations {
                     type: "arrived" | "picked_up" | "delivered" | "failed";
                     /**
                      * Format: date-time
-                     * @description When it happened, on the phone’s clock (with the same `type`, it identifies the event)
+                     * @description When it happened, on the phone’s clock (with the same `type`, it identifies the event): from the runsheet’s assignment less 5 minutes to the server’s clock plus 5 minutes, never before the task’s previous status event
                      */
                     happened_at_utc: string;
                     /** @description Where the phone was (with `longitude`) */
@@ -21163,9 +21166,9 @@ export interface operations {
                     failure_reason?: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other";
                     /** @description Free text (up to 1000 characters); required when `failure_reason` is `other` */
                     note?: string;
-                    /** @description Who took the delivery */
+                    /** @description Who took the delivery (up to 200 characters) */
                     recipient_name?: string;
-                    /** @description Up to 5 proofs (X21 `proof_id`s) uploaded by the caller; only for `delivered` and `failed` */
+                    /** @description Up to 5 proofs (X21 `proof_id`s) uploaded by the caller and named by no other event; only for `delivered` and `failed` */
                     proof_ids?: string[];
                 };
             };
@@ -21184,6 +21187,7 @@ export interface operations {
                             runsheet_id: string;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -21218,6 +21222,7 @@ export interface operations {
                             runsheet_id: string;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -21279,7 +21284,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state */
+            /** @description The move is illegal from the task’s status (`conflict`, `detail` says what happened), the runsheet was cancelled, or the task’s timeline is full (`timeline_full`: 20 events, or a fourth `arrived`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21422,7 +21427,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state */
+            /** @description The caller holds no runsheet assigned or in progress (`no_runsheet`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21449,7 +21454,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            /** @description The caller holds 20 proofs no event has named yet (`rate_limited`); `Retry-After` says when the oldest stops counting. Or API Gateway stage throttling */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -28,7 +28,13 @@ import {
 } from '#shared/planning/keys';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import { checkProofs, namingRefusal, namingWrites, proofViews } from '#shared/planning/proofs';
-import type { FAILURE_REASONS, TASK_EVENT_TYPES, TASK_STATUSES } from '#shared/planning/schemas';
+import {
+  ARRIVALS_LIMIT,
+  type FAILURE_REASONS,
+  type TASK_EVENT_TYPES,
+  type TASK_STATUSES,
+  TIMELINE_LIMIT,
+} from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -55,8 +61,6 @@ export const isFinished = (status: TaskStatus) => status === 'delivered' || stat
  * the runsheet was assigned and no later than `CLOCK_SKEW_MS` past the server's clock, and never before the task's
  * previous status event (a 400 at `happened_at_utc`).
  */
-export const TIMELINE_LIMIT = 20;
-export const ARRIVALS_LIMIT = 3;
 export const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 /** The status an event leaves a task in, or undefined when the move is illegal from `status`. */
