@@ -369,7 +369,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a child user into the partner's own organisation
-         * @description Invites a child user into the partner’s own organisation by email.
+         * @description Invites a driver into the partner’s own organisation by email: a partner hands out no more than it holds, so the invited user is an `OrgDriver` (the default when `role_id` is absent), and any other `role_id` is a 403 that names what the token has and what it may give. Re-inviting a pending address is refused (403) when its pending role is not `OrgDriver`.
          *
          *     Access: a partner scope users:invite (a partner then answers as an OrgAdmin of its organisation). Spec A9.
          */
@@ -4699,7 +4699,7 @@ export interface operations {
                         org_id: string;
                         /**
                          * Format: uuid
-                         * @description The role the invited user gets: a fixed id of X4 (`/v1/roles`)
+                         * @description `OrgDriver`’s fixed id (X4, `/v1/roles`), or absent; any other role is a 403
                          */
                         role_id?: string;
                     };
