@@ -6,6 +6,7 @@
  * signatures).
  */
 import type {
+  CopyObjectCommandInput,
   GetObjectCommandInput,
   GetObjectCommandOutput,
   HeadObjectCommandInput,
@@ -48,6 +49,12 @@ export async function putObject(input: PutObjectCommandInput): Promise<void> {
 export async function getObject(input: GetObjectCommandInput): Promise<GetObjectCommandOutput> {
   const { sdk, client } = await storage();
   return client.send(new sdk.GetObjectCommand(input));
+}
+
+/** A server-side copy within the bucket (S3's CopyObject: the bytes never pass through the function). */
+export async function copyObject(input: CopyObjectCommandInput): Promise<void> {
+  const { sdk, client } = await storage();
+  await client.send(new sdk.CopyObjectCommand(input));
 }
 
 export async function headObject(input: HeadObjectCommandInput): Promise<HeadObjectCommandOutput> {
