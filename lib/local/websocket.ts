@@ -12,6 +12,7 @@ import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { GATEWAY_HEAD_BYTES, requestHeadBytes } from '#lib/local/gateway-limits';
 import { ROOT } from '#lib/paths';
 import { asFunction } from '#shared/local-invocation';
 import { connectionLimitsMs, WEBSOCKET_GOING_AWAY } from '#shared/notifications/keepalive';
@@ -76,6 +77,10 @@ export class LocalWebSocketGateway {
   private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer) {
     // A client that resets while $connect runs: that socket goes, the process stays.
     socket.on('error', () => socket.destroy());
+    if (requestHeadBytes(request) > GATEWAY_HEAD_BYTES) {
+      socket.end('HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname !== '/ws') {
       socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
