@@ -276,7 +276,7 @@ async function dispatch(
   const management = /^(?:\/[^/]+)?\/@connections\/([^/]+)$/.exec(url.pathname);
   if (management) {
     const answer = gateway.manage(method, decodeURIComponent(management[1]!), await readBody(request));
-    send(response, answer.status, { 'Content-Type': 'application/json' }, answer.body ?? '');
+    send(response, answer.status, { 'Content-Type': 'application/json', ...answer.headers }, answer.body ?? '');
     return;
   }
   const { route, params, malformed } = matchRoute(method, url.pathname);
