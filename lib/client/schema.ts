@@ -10018,7 +10018,7 @@ export interface operations {
                         channel: string;
                         /** @description The event’s name, e.g. task.updated */
                         name: string;
-                        /** @description Any JSON, delivered as it is */
+                        /** @description Any JSON, delivered as it is; at most 122 880 bytes (120 KiB) as JSON, so that its frame fits one WebSocket message (API Gateway’s 128 KiB): larger data is a 400 at `events[i].data` */
                         data?: unknown;
                     }[];
                 };
