@@ -152,6 +152,9 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       // The queue's consumer (in the cloud, workers/queue on the SQS queue): loading it registers the local worker
       // of every message kind, whichever route modules are loaded.
       import(pathToFileURL(join(ROOT, 'functions', 'workers', 'queue.ts')).href),
+      // The route queue's consumer (workers/routes): it solves each build in a worker thread, so this host keeps
+      // answering every other request while a build solves.
+      import(pathToFileURL(join(ROOT, 'functions', 'workers', 'routes.ts')).href),
     ]);
     const { port, address } = server.address() as AddressInfo;
     const origin = `http://${reachableName(options.host || DEFAULT_HOST)}:${port}`;
