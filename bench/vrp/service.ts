@@ -130,7 +130,7 @@ export async function routingSession(name: string) {
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   /** Imports a tasks CSV as one job of `serviceType`; answers the job's id and its tasks (X10, every page). */
-  async function importTasks(csv: string, serviceType = 'van') {
+  async function importTasks(csv: string, serviceType = 'van_1.7m') {
     const link = await must<{ file: { url: string; storage_upload_key: string } }>(
       'GET',
       '/v1/task-import-jobs/upload-url?filename=routing.csv',
