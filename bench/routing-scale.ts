@@ -11,7 +11,8 @@
 import './env.ts';
 import { stopBenchHost } from './host.ts';
 import { checkRouteBuild, checkTaskOf, type Point, type RequestVehicle } from './vrp/checker.ts';
-import { type RoutingRow, routingCsv, routingSession } from './vrp/service.ts';
+import { type RoutingRow, routingCsv } from './vrp/csv.ts';
+import { routingSession } from './vrp/service.ts';
 
 const TASKS = Number(process.env['ROUTING_SCALE_TASKS'] ?? 2000);
 const VEHICLES = Number(process.env['ROUTING_SCALE_VEHICLES'] ?? 200);

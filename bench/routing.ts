@@ -19,9 +19,10 @@
 import './env.ts';
 import { stopBenchHost } from './host.ts';
 import { checkRouteBuild, checkTaskOf } from './vrp/checker.ts';
+import { routingCsv } from './vrp/csv.ts';
 import { loadVrpInstances } from './vrp/instances.ts';
 import { euclideanOf, mapInstance, TRAVEL } from './vrp/mapping.ts';
-import { routingCsv, routingSession } from './vrp/service.ts';
+import { routingSession } from './vrp/service.ts';
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN);
 const pad = (value: string | number, width: number) => String(value).padStart(width);

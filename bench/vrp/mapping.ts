@@ -7,8 +7,8 @@
  * stop order re-timed in the instance's own Euclidean units.
  */
 import type { Point, RequestVehicle } from './checker.ts';
+import type { RoutingRow } from './csv.ts';
 import type { VrpInstance } from './instances.ts';
-import type { RoutingRow } from './service.ts';
 
 /** Kilometres per degree on the 6 371 008.8 m sphere: one instance unit is one kilometre. */
 const KM_PER_DEGREE = 111.19508;
