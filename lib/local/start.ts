@@ -11,6 +11,7 @@ import { createHostServer, preloadHandlers } from '#lib/local/host';
 import { attachExternalS3, type LocalS3, startLocalS3 } from '#lib/local/s3';
 import { startStreamPoller } from '#lib/local/streams';
 import { gateway } from '#lib/local/websocket';
+import { buildConsole } from '#lib/ops/build';
 import { ROOT } from '#lib/paths';
 import { locationsTable } from '#shared/db/tables';
 import { asFunction } from '#shared/local-invocation';
@@ -113,6 +114,7 @@ export function localEnvironment(
 
 export async function startLocal(options: LocalOptions): Promise<RunningHost> {
   opsConfig(); // the /ops page's tile and WebSocket URLs: one that is not a URL stops the start, loudly
+  buildConsole(); // the /ops page's script, from lib/ops/console/
   if (options.fresh) rmSync(options.dataDir, { recursive: true, force: true });
   let emulators: Emulators | undefined;
   let dynamodb = options.endpoints?.dynamodb;
