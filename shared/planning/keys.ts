@@ -57,11 +57,17 @@ export const assignKey = (planId: string, runsheetId: string) => ({
   SK: `ASSIGN#${runsheetId}`,
 });
 
-/** How many runsheets of the planning a driver holds (`wins`): the accept's condition keeps it within the limit. */
+/**
+ * How many runsheets of the planning a driver holds (`wins`): the accept's condition keeps it within the limit. The
+ * counts stay together in the planning's first shard: each wave reads them all (one Query), and they are written
+ * once an accept or a give-back, a rate the planning's answers set, not its job.
+ */
 export const winsKey = (planId: string, driverId: string) => ({
-  PK: planPartition(planId, idShard(driverId)),
+  PK: planPartition(planId, 0),
   SK: `WINS#${driverId}`,
 });
+/** The partition of a planning's drivers' counts (`winsKey`). */
+export const winsPartition = (planId: string) => planPartition(planId, 0);
 
 /** The plan's offer watch (one item a planning: the expiry sweep's entry for the job's pairs). */
 export const watchKey = (planId: string) => ({ PK: planPartition(planId, 0), SK: 'OFFERS' });
