@@ -1881,7 +1881,7 @@ export interface paths {
         };
         /**
          * The planning's runsheets without their tasks, each with its dispatch status (status= narrows them)
-         * @description Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, `offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), `unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.
+         * @description Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, `offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), `unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, `not_asked`: eligible drivers the waves never reached, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.
          *
          *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X14.
          */
@@ -15729,6 +15729,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -15977,6 +15978,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16222,6 +16224,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16434,6 +16437,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16786,6 +16790,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16992,6 +16997,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -17418,6 +17424,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -17845,6 +17852,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -20646,6 +20654,7 @@ export interface operations {
                                 expired: number;
                                 closed: number;
                             };
+                            not_asked: number;
                             excluded: {
                                 off_duty: number;
                                 no_location: number;
@@ -20849,6 +20858,7 @@ export interface operations {
                                 expired: number;
                                 closed: number;
                             };
+                            not_asked: number;
                             excluded: {
                                 off_duty: number;
                                 no_location: number;
@@ -21043,6 +21053,7 @@ export interface operations {
                                 expired: number;
                                 closed: number;
                             };
+                            not_asked: number;
                             excluded: {
                                 off_duty: number;
                                 no_location: number;
