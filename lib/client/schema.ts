@@ -1881,7 +1881,7 @@ export interface paths {
         };
         /**
          * The planning's runsheets without their tasks, each with its dispatch status (status= narrows them)
-         * @description Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, `offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), `unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.
+         * @description Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, `offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), `unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, `not_asked`: eligible drivers the waves never reached, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.
          *
          *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X14.
          */
@@ -2764,7 +2764,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A retired, reused, revoked or unknown refresh token */
+            /** @description A retired, reused, revoked or unknown refresh token: `detail` and `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` say which, and to sign in again */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2886,9 +2886,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3025,9 +3027,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3141,9 +3145,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3269,9 +3275,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3371,9 +3379,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4124,9 +4134,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4269,9 +4281,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4420,9 +4434,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4576,9 +4592,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4727,9 +4745,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5113,9 +5133,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5255,9 +5277,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5419,9 +5443,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5532,9 +5558,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5710,9 +5738,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5829,9 +5859,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5957,9 +5989,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6093,9 +6127,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6206,9 +6242,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6373,9 +6411,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6503,9 +6543,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6651,9 +6693,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6791,9 +6835,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6918,9 +6964,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7067,9 +7115,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7196,9 +7246,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7329,9 +7381,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7538,9 +7592,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7673,9 +7729,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7808,9 +7866,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7948,9 +8008,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8107,9 +8169,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8216,9 +8280,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8331,9 +8397,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8457,9 +8525,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8593,9 +8663,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8985,9 +9057,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9103,9 +9177,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9229,9 +9305,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9367,9 +9445,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9531,9 +9611,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9669,9 +9751,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9801,9 +9885,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9926,9 +10012,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10050,9 +10138,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10203,9 +10293,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10322,9 +10414,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10449,9 +10543,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10571,9 +10667,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10724,9 +10822,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10883,9 +10983,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11007,9 +11109,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11128,9 +11232,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11231,9 +11337,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11345,9 +11453,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11506,9 +11616,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11704,9 +11816,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11877,9 +11991,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12041,9 +12157,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12196,9 +12314,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12329,9 +12449,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12530,9 +12652,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12677,9 +12801,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12818,9 +12944,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12980,9 +13108,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13121,9 +13251,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13280,9 +13412,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13477,9 +13611,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13645,9 +13781,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13809,9 +13947,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13964,9 +14104,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14097,9 +14239,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14298,9 +14442,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14445,9 +14591,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14586,9 +14734,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14748,9 +14898,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14892,9 +15044,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15088,9 +15242,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15263,9 +15419,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15395,9 +15553,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15569,6 +15729,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -15623,9 +15784,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15815,6 +15978,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -15869,9 +16033,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16058,6 +16224,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16112,9 +16279,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16268,6 +16437,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16303,9 +16473,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16618,6 +16790,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16672,9 +16845,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16822,6 +16997,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16927,9 +17103,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17036,9 +17214,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17244,6 +17424,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -17298,9 +17479,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17434,9 +17617,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17667,6 +17852,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -17721,9 +17907,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17862,9 +18050,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18021,9 +18211,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18165,9 +18357,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18285,9 +18479,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18414,9 +18610,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18543,9 +18741,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18672,9 +18872,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18868,9 +19070,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19062,9 +19266,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19320,9 +19526,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19465,9 +19673,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19619,9 +19829,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19773,9 +19985,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19927,9 +20141,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20084,9 +20300,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20304,9 +20522,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20434,6 +20654,7 @@ export interface operations {
                                 expired: number;
                                 closed: number;
                             };
+                            not_asked: number;
                             excluded: {
                                 off_duty: number;
                                 no_location: number;
@@ -20463,9 +20684,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20635,6 +20858,7 @@ export interface operations {
                                 expired: number;
                                 closed: number;
                             };
+                            not_asked: number;
                             excluded: {
                                 off_duty: number;
                                 no_location: number;
@@ -20664,9 +20888,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20827,6 +21053,7 @@ export interface operations {
                                 expired: number;
                                 closed: number;
                             };
+                            not_asked: number;
                             excluded: {
                                 off_duty: number;
                                 no_location: number;
@@ -20856,9 +21083,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21013,9 +21242,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21248,9 +21479,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21400,9 +21633,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
