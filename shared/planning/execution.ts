@@ -174,7 +174,13 @@ async function heldRunsheet(caller: Caller, runsheetId: string) {
 async function readRunsheetItem(planId: string, runsheetId: string) {
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planId, runsheetId) }));
   if (!out.Item) throw notFound('runsheet');
-  return out.Item as { id: string; name?: string; service_type?: string; tasks?: Task[] };
+  return out.Item as {
+    id: string;
+    name?: string;
+    service_type?: string;
+    tasks?: Task[];
+    stops?: Record<string, unknown>[];
+  };
 }
 
 const taskWords = (task: Task) => `task ${String(task['task_ref'] ?? task.id)}`;
@@ -481,6 +487,7 @@ export async function readRunsheet(caller: Caller, planId: string, runsheetId: s
           proofs: named.flatMap((id) => (proofs.has(id) ? [proofs.get(id)!] : [])),
         };
       }),
+      ...(runsheet.stops ? { stops: runsheet.stops } : {}),
     },
     server_time: clock.nowIso(),
   };

@@ -139,7 +139,11 @@ const summary = async (planning: string, runsheet: string) =>
 /** A moment of the latest planned day, `step` seconds into it (the day starts 4 minutes before its assignment). */
 const at = (step: number) => new Date(dayStart - 4 * 60_000 + step * 1000).toISOString();
 
-/** X21, then the PUT an app makes: its declared type, and `bytes` (the declared size unless a test lies). */
+/**
+ * X21, then the PUT an app makes: its declared type, and `bytes` (the declared size unless a test lies). A lie is a
+ * 403 at the presigned URL, as in S3 (its type and length are signed); the object is then stored where the URL
+ * pointed with the bucket's own credentials, so that X20's own check of what is stored is still proven.
+ */
 async function uploadedProof(
   contentType: string,
   size: number,
@@ -158,7 +162,13 @@ async function uploadedProof(
     body: bytes,
     headers: { 'content-type': sentType },
   });
-  expect(put.status).toBe(200);
+  const honest = sentType === contentType && bytes.length === size;
+  expect(put.status).toBe(honest ? 200 : 403);
+  if (!honest) {
+    const [, bucket, ...key] = new URL(declared.body.upload_url).pathname.split('/');
+    const { putObject } = await import('../../shared/ports/object-storage.ts');
+    await putObject({ Bucket: bucket, Key: decodeURIComponent(key.join('/')), Body: bytes, ContentType: sentType });
+  }
   return declared.body;
 }
 
@@ -178,8 +188,8 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
     expect(await dispatcher.when(() => dispatcher.frames.some((f) => f.type === 'subscribed'))).toBe(true);
     expect(await summary(planning, 'RS-1')).toMatchObject({ status: 'assigned', tasks_total: 4 });
 
-    // X21: a presigned PUT for 15 minutes, its content type and length signed in (s3rver checks no signature, so
-    // the URL's own parameters are the proof).
+    // X21: a presigned PUT for 15 minutes, its content type and length signed in (the local S3 checks them as S3
+    // does: test/integration/local-s3-signatures.test.ts).
     const photo = await uploadedProof('image/jpeg', 2048);
     const signed = new URL(photo.upload_url);
     expect(signed.searchParams.get('X-Amz-Expires')).toBe('900');
