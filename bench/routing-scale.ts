@@ -9,6 +9,7 @@
  * Alone: `npx tsx bench/routing-scale.ts [5,10,30,60]` (ROUTING_SCALE_TASKS, ROUTING_SCALE_VEHICLES scale it down).
  */
 import './env.ts';
+import { seededRandom } from '../test/support/random.ts';
 import { stopBenchHost } from './host.ts';
 import { checkRouteBuild, checkTaskOf, type Point, type RequestVehicle } from './vrp/checker.ts';
 import { type RoutingRow, routingCsv } from './vrp/csv.ts';
@@ -21,21 +22,9 @@ const DAY = Date.parse('2026-12-01T00:00:00Z');
 const hour = (h: number) => DAY + h * 3_600_000;
 const SEED = 43;
 
-/** mulberry32: the same day on every run. */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A seeded day in a 25 km × 18 km city: its tasks and its fleet. */
 export function cityDay(tasks = TASKS, vehicles = VEHICLES) {
-  const random = seeded(SEED);
+  const random = seededRandom(SEED);
   const centre = { latitude: 1.35, longitude: 103.82 };
   const around = (p: Point, km: number): Point => {
     // Box-Muller: a neighbourhood is denser at its heart.
