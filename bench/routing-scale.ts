@@ -79,10 +79,20 @@ export function cityDay(tasks = TASKS, vehicles = VEHICLES) {
 }
 
 /**
- * The peak RSS (MiB) of the process that solved. The local host runs a build in a worker thread of this process, so
- * it is this process's high-water mark (it never goes down: each line reads the peak so far).
+ * The local host solves in a worker thread of this very process (shared/routing/solve-runner.ts), so the solving
+ * process's memory is this one's: its resident set sampled every 100 ms while a build runs gives that build's peak
+ * (the process's own high-water mark, `maxRSS`, never goes down, so it can only say the peak so far).
  */
-const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
+function sampleRss() {
+  let peak = process.memoryUsage.rss();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 100);
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, process.memoryUsage.rss()) / 2 ** 20;
+  };
+}
 
 export async function benchRoutingScale(limits: readonly number[] = [5, 10, 30, 60]) {
   const day = cityDay();
@@ -101,6 +111,7 @@ export async function benchRoutingScale(limits: readonly number[] = [5, 10, 30, 
   );
   const lines = [];
   for (const limit of limits) {
+    const peakRss = sampleRss();
     const { build, wallMs } = await session.build(planning.id, {
       import_job_id: importJobId,
       vehicles: day.vehicles,
@@ -108,6 +119,7 @@ export async function benchRoutingScale(limits: readonly number[] = [5, 10, 30, 
       dry_run: true,
       version_rev: planning.versionRev,
     });
+    const peakRssMb = peakRss();
     const result = build.result;
     if (build.status !== 'completed' || !result) {
       console.log(`${String(limit).padEnd(13)}the build ${build.status}: ${JSON.stringify(build.error)}`);
@@ -128,7 +140,7 @@ export async function benchRoutingScale(limits: readonly number[] = [5, 10, 30, 
       planned: result.summary.planned,
       unplanned: result.summary.unplanned,
       wallS: wallMs / 1000,
-      peakRssMb: peakRssMb(),
+      peakRssMb,
       feasible: violations.length === 0,
     };
     lines.push(line);
