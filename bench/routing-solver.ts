@@ -167,7 +167,7 @@ export function benchRoutingSolver(
   console.log(`load at end ${load()}`);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1]?.endsWith('routing-solver.ts')) {
   const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   benchRoutingSolver({
     limitS: Number(arg('limit') ?? 10),

@@ -270,3 +270,77 @@ export function bruteForce(problem: RoutingProblem): { distanceM: number; vehicl
   }
   return best;
 }
+
+/**
+ * A generated day in one city (a 40 km square, times in seconds from 06:00): pickups at a few dozen hubs (shops,
+ * warehouses), drop-offs clustered around residential centres, pickup windows of 1–3 h through the day and drop-off
+ * windows of 2–4 h opening with them, 2–5 min of service, vehicles at four depots with 9–10 h shifts and 600 kg / 60
+ * items of room. Equal coordinates share one location, as the worker builds them.
+ */
+export function cityDay(
+  seed: number,
+  tasks: number,
+  vehicles: number,
+  objective: 'distance' | 'vehicles' = 'distance',
+): PlaneProblem {
+  const random = seededRandom(seed);
+  const side = 40;
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const clamp = (x: number) => Math.min(side, Math.max(0, x));
+  const centres = Array.from({ length: 12 }, () => [4 + random() * (side - 8), 4 + random() * (side - 8)] as const);
+  const near = (c: readonly [number, number], spread: number) =>
+    [clamp(c[0] + gauss() * spread), clamp(c[1] + gauss() * spread)] as [number, number];
+  const hubs = Array.from({ length: Math.max(4, Math.round(tasks / 40)) }, () =>
+    near(centres[Math.floor(random() * centres.length)]!, 3),
+  );
+  const depots = Array.from({ length: 4 }, () => near(centres[Math.floor(random() * centres.length)]!, 2));
+  const points: [number, number][] = [];
+  const index = new Map<string, number>();
+  const at = (p: readonly [number, number]) => {
+    const key = `${p[0]},${p[1]}`;
+    let i = index.get(key);
+    if (i === undefined) {
+      i = points.push([p[0], p[1]]) - 1;
+      index.set(key, i);
+    }
+    return i;
+  };
+  const depotAt = depots.map(at);
+  const day = 14 * 3600;
+  const list: TaskSpec[] = [];
+  for (let t = 0; t < tasks; t++) {
+    const hub = hubs[Math.floor(random() * hubs.length)]!;
+    const home = near(centres[Math.floor(random() * centres.length)]!, 2.5);
+    const open1 = Math.floor(random() * (day - 6 * 3600));
+    const width1 = 3600 + Math.floor(random() * 2) * 3600 * (random() < 0.3 ? 2 : 1);
+    const open2 = open1 + Math.floor(random() * 3600);
+    const width2 = 2 * 3600 + Math.floor(random() * 3) * 3600;
+    list.push({
+      id: `t${t}`,
+      pickup: { location: at(hub), open: open1, close: open1 + width1, serviceS: 120 },
+      dropoff: {
+        location: at(home),
+        open: open2,
+        close: open2 + width2,
+        serviceS: 180 + Math.floor(random() * 3) * 60,
+      },
+      load: { weight: 1 + Math.floor(random() * 20), volume: 0, items: 1 + Math.floor(random() * 3) },
+    });
+  }
+  const fleet: VehicleSpec[] = Array.from({ length: vehicles }, (_, v) => {
+    const start = Math.floor(random() * 4) * 3600;
+    return {
+      id: `v${v}`,
+      start: depotAt[v % depotAt.length]!,
+      end: depotAt[v % depotAt.length]!,
+      shiftStart: start,
+      shiftEnd: start + 9 * 3600 + Math.floor(random() * 2) * 3600,
+      capacity: { weight: 600, volume: Number.POSITIVE_INFINITY, items: 60 },
+      maxStops: 400,
+    };
+  });
+  // 30 km/h in the city: 1 km = 120 s.
+  const matrix = planeMatrix(points);
+  for (let i = 0; i < matrix.durationS.length; i++) matrix.durationS[i] = matrix.durationS[i]! * 2;
+  return { matrix, tasks: list, vehicles: fleet, objective, points };
+}

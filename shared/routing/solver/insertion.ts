@@ -11,7 +11,7 @@ import { bestInsertion, type Insertion, insertAt } from './route.ts';
 import type { Solution } from './solution.ts';
 
 /** Up to this many tasks, every used route is a candidate for every task. */
-const ALL_ROUTES_UP_TO = 400;
+export const ALL_ROUTES_UP_TO = 400;
 const TOP = 3;
 
 export interface InsertOptions {
@@ -33,11 +33,56 @@ export class Inserter {
   private readonly scratch: Insertion = { cost: 0, i: -1, j: -1 };
   private readonly routeCands: number[][];
   private readonly rep: Int32Array;
+  private alive = new Uint8Array(0);
+  private near = new Uint8Array(0);
+  private readonly stamp: Int32Array;
 
   constructor(private readonly inst: Instance) {
     this.slot = new Int32Array(inst.tasks).fill(-1);
     this.routeCands = Array.from({ length: inst.vehicles }, () => []);
     this.rep = new Int32Array(inst.classes);
+    this.stamp = new Int32Array(inst.vehicles);
+  }
+
+  /**
+   * Cheapest insertion of each task in turn, into any allowed route (used ones and one empty vehicle a class): the
+   * construction of large problems, where regret's recomputation after every insertion would cost too much.
+   */
+  insertInOrder(solution: Solution, order: readonly number[], vehicleCost: number): number[] {
+    const { inst } = this;
+    const m = inst.vehicles;
+    const left: number[] = [];
+    const seenClass = new Uint8Array(inst.classes);
+    for (const t of order) {
+      seenClass.fill(0);
+      let best = Number.POSITIVE_INFINITY;
+      let br = -1;
+      let bi = -1;
+      let bj = -1;
+      for (let r = 0; r < m; r++) {
+        if (solution.allowed[r] !== 1) continue;
+        const route = solution.routes[r]!;
+        if (route.nodes.length === 0) {
+          const c = inst.vClass[r]!;
+          if (seenClass[c] === 1) continue;
+          seenClass[c] = 1;
+        }
+        const ins = bestInsertion(inst, route, t, route.nodes.length === 0 ? vehicleCost : 0, this.scratch);
+        if (ins.cost < best) {
+          best = ins.cost;
+          br = r;
+          bi = ins.i;
+          bj = ins.j;
+        }
+      }
+      if (br < 0) {
+        left.push(t);
+        continue;
+      }
+      insertAt(solution.routes[br]!, t, bi, bj);
+      solution.refresh(br);
+    }
+    return left;
   }
 
   /** Inserts as many of `pending` as fit; returns those left out. Refreshes every route it changes. */
@@ -61,7 +106,10 @@ export class Inserter {
     pending.forEach((t, pi) => {
       slot[t] = pi;
     });
-    const alive = new Uint8Array(P).fill(1);
+    if (this.alive.length < P) this.alive = new Uint8Array(2 * P);
+    const alive = this.alive;
+    if (this.near.length < P) this.near = new Uint8Array(2 * P);
+    alive.fill(1, 0, P);
     let aliveCount = P;
     const allRoutes = inst.tasks <= ALL_ROUTES_UP_TO;
 
@@ -122,7 +170,8 @@ export class Inserter {
     for (let c = 0; c < inst.classes; c++) rep[c] = findRep(c);
 
     // Initial columns.
-    const stamp = new Int32Array(m).fill(-1);
+    const stamp = this.stamp;
+    stamp.fill(-1);
     for (let pi = 0; pi < P; pi++) {
       const t = pending[pi]!;
       if (allRoutes) {
@@ -190,6 +239,35 @@ export class Inserter {
       solution.refresh(r);
       alive[chosen] = 0;
       aliveCount--;
+      // A vehicle just opened was a candidate of every task as the empty one of its class; on a large problem it
+      // stays a candidate only of the tasks near what it now holds.
+      if (wasEmpty && !allRoutes) {
+        const cands = routeCands[r]!;
+        const near = this.near;
+        near.fill(0, 0, P);
+        for (const u of inst.reverseNeighbours[t]!) {
+          const pi = slot[u]!;
+          if (pi >= 0 && pi < P && pending[pi] === u) near[pi] = 1;
+        }
+        let kept = 0;
+        for (let h = 0; h < cands.length; h++) {
+          const pi = cands[h]!;
+          if (alive[pi] === 1 && near[pi] === 1) {
+            cands[kept++] = pi;
+            continue;
+          }
+          cost[pi * m + r] = Number.NaN;
+          if (alive[pi] === 1) {
+            const b = pi * TOP;
+            for (let x = 0; x < TOP; x++)
+              if (topV[b + x] === r) {
+                rescanTop(pi);
+                break;
+              }
+          }
+        }
+        cands.length = kept;
+      }
       // Column r again for its candidates and the tasks near t.
       const cands = routeCands[r]!;
       for (let h = 0; h < cands.length; h++) {

@@ -9,7 +9,7 @@ import type { RoutingProblem, UnplannedCode } from './model.ts';
 export const EPS = 1e-7;
 
 /** How many nearest tasks each task keeps as candidates. */
-const NEIGHBOURS = 40;
+const NEIGHBOURS = 60;
 
 export interface Instance {
   readonly tasks: number;
@@ -171,6 +171,17 @@ export function buildInstance(problem: RoutingProblem): Instance {
   const reverse: number[][] = Array.from({ length: n }, () => []);
   if (k > 0) {
     const keys = new Float64Array(n);
+    // Tasks due at the same time of day are nearer: window middles (bounded by the horizon) at the mean speed.
+    let metres = 0;
+    let seconds = 0;
+    for (let i = 0; i < dist.length; i += 1 + Math.floor(dist.length / 4096)) {
+      metres += dist[i]!;
+      seconds += dur[i]!;
+    }
+    const speed = seconds > 0 ? metres / seconds : 0;
+    const mid = new Float64Array(2 * n);
+    for (let node = 0; node < 2 * n; node++)
+      mid[node] = (Math.max(0, open[node]!) + Math.min(horizon, close[node]!)) / 2;
     const order = new Int32Array(n);
     for (let t = 0; t < n; t++) {
       if (impossible[t] !== null) continue;
@@ -181,16 +192,20 @@ export function buildInstance(problem: RoutingProblem): Instance {
         if (u === t || impossible[u] !== null) continue;
         const pu = loc[2 * u]!;
         const du = loc[2 * u + 1]!;
-        keys[u] = Math.min(
-          dist[pt * size + pu]! + dist[dt * size + du]!,
-          dist[pt * size + du]! + dist[dt * size + pu]!,
-          dist[dt * size + pu]!,
-          dist[du * size + pt]!,
-        );
+        keys[u] =
+          Math.min(
+            dist[pt * size + pu]! + dist[dt * size + du]!,
+            dist[pt * size + du]! + dist[dt * size + pu]!,
+            dist[dt * size + pu]!,
+            dist[du * size + pt]!,
+          ) +
+          speed * (Math.abs(mid[2 * t]! - mid[2 * u]!) + Math.abs(mid[2 * t + 1]! - mid[2 * u + 1]!)) * 0.5;
         order[count++] = u;
       }
-      const sorted = Array.from(order.subarray(0, count)).sort((a, b) => keys[a]! - keys[b]! || a - b);
-      for (let i = 0; i < Math.min(k, sorted.length); i++) {
+      const kk = Math.min(k, count);
+      if (kk < count) selectSmallest(order, count, keys, kk);
+      const sorted = Array.from(order.subarray(0, kk)).sort((a, b) => keys[a]! - keys[b]! || a - b);
+      for (let i = 0; i < kk; i++) {
         neighbours[t * k + i] = sorted[i]!;
         reverse[sorted[i]!]!.push(t);
       }
@@ -225,4 +240,31 @@ export function buildInstance(problem: RoutingProblem): Instance {
     horizon,
     maxLoad,
   };
+}
+
+/** Moves the `k` smallest (by key, then index) to the front of `items[0, count)`, in expected linear time. */
+export function selectSmallest(items: Int32Array, count: number, keys: Float64Array, k: number): void {
+  const less = (x: number, y: number) => keys[x]! < keys[y]! || (keys[x] === keys[y] && x < y);
+  let lo = 0;
+  let hi = count - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = items[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (less(items[i]!, pivot)) i++;
+      while (less(pivot, items[j]!)) j--;
+      if (i <= j) {
+        const x = items[i]!;
+        items[i] = items[j]!;
+        items[j] = x;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else break;
+  }
 }

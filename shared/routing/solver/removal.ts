@@ -3,7 +3,7 @@
  * whose two stops cost the most detour, chosen with a randomised rank y^p); Shaw's related removal (close pickups and
  * drop-offs, close service times, alike loads, same vehicle); and one whole route (room to empty a vehicle).
  */
-import type { Instance } from './instance.ts';
+import { type Instance, selectSmallest } from './instance.ts';
 import type { Random } from './random.ts';
 import type { Solution } from './solution.ts';
 
@@ -69,9 +69,9 @@ export function removalGain(solution: Solution, t: number): number {
 
 export const worstRemoval: Removal = (solution, q, random) => {
   const planned = solution.planned();
-  const gain = new Map<number, number>();
-  for (const t of planned) gain.set(t, removalGain(solution, t));
-  planned.sort((x, y) => gain.get(y)! - gain.get(x)! || x - y);
+  const gain = new Float64Array(solution.inst.tasks);
+  for (const t of planned) gain[t] = removalGain(solution, t);
+  planned.sort((x, y) => gain[y]! - gain[x]! || x - y);
   const out: number[] = [];
   while (out.length < q && planned.length > 0) {
     const k = Math.floor(random.next() ** WORST_P * planned.length);
@@ -83,51 +83,55 @@ export const worstRemoval: Removal = (solution, q, random) => {
 /** Relatedness of two planned tasks: lower is more related. */
 function relatedness(solution: Solution, inst: Instance, a: number, b: number): number {
   const { dist, size, loc, load } = inst;
-  const D = inst.maxEdge || 1;
-  const H = inst.horizon || 1;
-  const Q = inst.maxLoad || 1;
   const pa = 2 * a;
   const pb = 2 * b;
   const ra = solution.taskRoute[a]!;
   const rb = solution.taskRoute[b]!;
-  const ta = (node: number, r: number) => solution.routes[r]!.earliest[solution.pos[node]!]!;
-  const distance = (dist[loc[pa]! * size + loc[pb]!]! + dist[loc[pa + 1]! * size + loc[pb + 1]!]!) / D;
-  const time = (Math.abs(ta(pa, ra) - ta(pb, rb)) + Math.abs(ta(pa + 1, ra) - ta(pb + 1, rb))) / H;
+  const routeA = solution.routes[ra]!.earliest;
+  const routeB = solution.routes[rb]!.earliest;
+  const pos = solution.pos;
+  const distance = dist[loc[pa]! * size + loc[pb]!]! + dist[loc[pa + 1]! * size + loc[pb + 1]!]!;
+  const time =
+    Math.abs(routeA[pos[pa]!]! - routeB[pos[pb]!]!) + Math.abs(routeA[pos[pa + 1]!]! - routeB[pos[pb + 1]!]!);
   let l = 0;
   for (let d = 0; d < 3; d++) {
     const x = load[3 * a + d]!;
     const y = load[3 * b + d]!;
     if (Number.isFinite(x) && Number.isFinite(y)) l += Math.abs(x - y);
   }
-  return 9 * distance + 3 * time + 2 * (l / Q) + (ra === rb ? 0 : 1);
+  return (
+    (9 * distance) / (inst.maxEdge || 1) +
+    (3 * time) / (inst.horizon || 1) +
+    (2 * l) / (inst.maxLoad || 1) +
+    (ra === rb ? 0 : 1)
+  );
 }
 
 export const shawRemoval: Removal = (solution, q, random) => {
   const { inst } = solution;
   const planned = solution.planned();
   if (planned.length === 0) return [];
-  const removed = new Set<number>();
+  const removed = new Uint8Array(inst.tasks);
+  const pool = new Int32Array(planned.length);
+  const keys = new Float64Array(inst.tasks);
   const out: number[] = [planned[random.below(planned.length)]!];
-  removed.add(out[0]!);
+  removed[out[0]!] = 1;
   const large = inst.tasks > 400;
   while (out.length < q && out.length < planned.length) {
     const seed = out[random.below(out.length)]!;
-    let pool: number[];
-    if (large) {
-      pool = [];
+    let count = 0;
+    if (large)
       for (let h = 0; h < inst.k; h++) {
         const u = inst.neighbours[seed * inst.k + h]!;
         if (u < 0) break;
-        if (solution.taskRoute[u]! >= 0 && !removed.has(u)) pool.push(u);
+        if (solution.taskRoute[u]! >= 0 && removed[u] === 0) pool[count++] = u;
       }
-      if (pool.length === 0) pool = planned.filter((u) => !removed.has(u));
-    } else pool = planned.filter((u) => !removed.has(u));
-    const score = new Map<number, number>();
-    for (const u of pool) score.set(u, relatedness(solution, inst, seed, u));
-    pool.sort((x, y) => score.get(x)! - score.get(y)! || x - y);
-    const k = Math.floor(random.next() ** SHAW_P * pool.length);
-    const u = pool[k]!;
-    removed.add(u);
+    if (count === 0) for (const u of planned) if (removed[u] === 0) pool[count++] = u;
+    for (let h = 0; h < count; h++) keys[pool[h]!] = relatedness(solution, inst, seed, pool[h]!);
+    const rank = Math.floor(random.next() ** SHAW_P * count);
+    selectSmallest(pool, count, keys, rank + 1);
+    const u = pool[rank]!;
+    removed[u] = 1;
     out.push(u);
   }
   return out;

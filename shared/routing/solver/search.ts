@@ -7,8 +7,9 @@
  * phase first tries to empty one vehicle at a time (its tasks must find room in the others) before the distance search.
  */
 
-import { Inserter } from './insertion.ts';
+import { ALL_ROUTES_UP_TO, Inserter } from './insertion.ts';
 import type { Instance } from './instance.ts';
+import { LocalSearch } from './local-search.ts';
 import type { SolveOptions } from './model.ts';
 import type { Random } from './random.ts';
 import { type Removal, randomRemoval, routeRemoval, shawRemoval, takeOut, worstRemoval } from './removal.ts';
@@ -33,6 +34,8 @@ const SCORE_ACCEPTED = 13;
 const START_WORSE = 0.05;
 /** The temperature at the end, relative to the start. */
 const END_TEMPERATURE = 0.002;
+/** Local search polishes a candidate whose cost is within this share of the current solution's distance. */
+const POLISH_WITHIN = 0.002;
 
 export interface SearchResult {
   readonly best: Solution;
@@ -87,6 +90,15 @@ function pick(weights: Float64Array, random: Random): number {
   return weights.length - 1;
 }
 
+/** Intra-route local search on the routes changed since the dirty flags were cleared. */
+function improveDirty(solution: Solution, local: LocalSearch): void {
+  const { dirty } = solution;
+  const changed: number[] = [];
+  for (let r = 0; r < dirty.length; r++) if (dirty[r] === 1) changed.push(r);
+  for (const r of changed) local.improve(solution, r);
+  dirty.fill(0);
+}
+
 function plannableUnplanned(solution: Solution): number[] {
   const out: number[] = [];
   const { inst } = solution;
@@ -105,6 +117,7 @@ class Alns {
   constructor(
     private readonly inst: Instance,
     private readonly inserter: Inserter,
+    private readonly local: LocalSearch,
     private readonly weights: CostWeights,
     private readonly random: Random,
     private readonly clock: Clock,
@@ -150,6 +163,7 @@ class Alns {
       const ii = pick(this.insertionWeights, random);
       const [regret, noisy] = INSERTIONS[ii]!;
       candidate.copyFrom(current);
+      candidate.dirty.fill(0);
       const q = random.between(qMin, qMax);
       const removed = REMOVALS[ri]!(candidate, q, random);
       this.removalUses[ri]!++;
@@ -158,7 +172,12 @@ class Alns {
         const pending = plannableUnplanned(candidate);
         random.shuffle(pending);
         inserter.insert(candidate, pending, { regret, noise: noisy ? noise : 0, vehicleCost: weights.vehicle }, random);
-        const cost = costOf(candidate, weights);
+        let cost = costOf(candidate, weights);
+        // Polish only what might be kept: a candidate near the current solution.
+        if (cost < currentCost + POLISH_WITHIN * current.distance()) {
+          improveDirty(candidate, this.local);
+          cost = costOf(candidate, weights);
+        }
         let score = 0;
         if (cost < bestCost - 1e-9) {
           bestCost = cost;
@@ -169,6 +188,7 @@ class Alns {
         } else if (cost < currentCost - 1e-9) score = SCORE_BETTER;
         const accepted =
           cost < currentCost - 1e-9 ||
+          cost <= currentCost + 1e-9 ||
           (cost > currentCost + 1e-9 && random.next() < Math.exp(-(cost - currentCost) / temperature));
         if (accepted) {
           if (score === 0) score = SCORE_ACCEPTED;
@@ -206,6 +226,7 @@ function reduceVehicles(
   start: Solution,
   inst: Instance,
   inserter: Inserter,
+  local: LocalSearch,
   weights: CostWeights,
   random: Random,
   clock: Clock,
@@ -229,7 +250,7 @@ function reduceVehicles(
       continue;
     }
     inserter.insert(trial, plannableUnplanned(trial), { regret: 2, noise: 0, vehicleCost: 0 }, random);
-    const alns = new Alns(inst, inserter, { vehicle: 0, unplanned: weights.unplanned }, random, clock);
+    const alns = new Alns(inst, inserter, local, { vehicle: 0, unplanned: weights.unplanned }, random, clock);
     const { best: found } = alns.run(trial, {
       patience,
       endMs: end.ms,
@@ -265,18 +286,33 @@ export function search(
   let solution = new Solution(inst);
   const tasks: number[] = [];
   for (let t = 0; t < inst.tasks; t++) if (inst.impossible[t] === null) tasks.push(t);
-  inserter.insert(solution, tasks, { regret: 2, noise: 0, vehicleCost: weights.vehicle }, random);
+  if (inst.tasks <= ALL_ROUTES_UP_TO)
+    inserter.insert(solution, tasks, { regret: 2, noise: 0, vehicleCost: weights.vehicle }, random);
+  else {
+    // Most urgent first: the earliest drop-off close, then the earliest pickup close.
+    const order = tasks
+      .slice()
+      .sort(
+        (a, b) => inst.close[2 * a + 1]! - inst.close[2 * b + 1]! || inst.close[2 * a]! - inst.close[2 * b]! || a - b,
+      );
+    const left = inserter.insertInOrder(solution, order, weights.vehicle);
+    if (left.length > 0) inserter.insert(solution, left, { regret: 2, noise: 0, vehicleCost: weights.vehicle }, random);
+  }
+  const local = new LocalSearch(inst);
+  improveDirty(solution, local);
   report(clock, solution);
   if (tasks.length === 0) return { best: solution, iterations: 0, stopped: 'converged' };
-  const patience = Math.max(5000, 100 * tasks.length);
+  const patience = Math.max(10_000, 100 * tasks.length);
+  // Objective vehicles: up to 60 % of the time empties vehicles one by one, the rest shortens the plan.
   if (objective === 'vehicles') {
+    const share = 0.6;
     const end =
       options.maxIterations !== undefined
-        ? { ms: Number.POSITIVE_INFINITY, iteration: Math.floor(options.maxIterations * 0.6) }
-        : { ms: options.now() + (options.deadlineMs - options.now()) * 0.6, iteration: Number.POSITIVE_INFINITY };
-    solution = reduceVehicles(solution, inst, inserter, weights, random, clock, end, patience / 5);
+        ? { ms: Number.POSITIVE_INFINITY, iteration: Math.floor(options.maxIterations * share) }
+        : { ms: options.now() + (options.deadlineMs - options.now()) * share, iteration: Number.POSITIVE_INFINITY };
+    solution = reduceVehicles(solution, inst, inserter, local, weights, random, clock, end, patience / 5);
   }
-  const alns = new Alns(inst, inserter, weights, random, clock);
+  const alns = new Alns(inst, inserter, local, weights, random, clock);
   const { best, converged } = alns.run(solution, {
     patience,
     endMs: Number.POSITIVE_INFINITY,

@@ -14,6 +14,8 @@ export class Solution {
   /** Position of each node in its route. */
   readonly pos: Int32Array;
   readonly allowed: Uint8Array;
+  /** Routes refreshed since the flags were last cleared (what an iteration changed). */
+  readonly dirty: Uint8Array;
   constructor(
     readonly inst: Instance,
     allowed?: Uint8Array,
@@ -22,12 +24,14 @@ export class Solution {
     this.taskRoute = new Int32Array(inst.tasks).fill(-1);
     this.pos = new Int32Array(2 * inst.tasks).fill(-1);
     this.allowed = allowed ?? new Uint8Array(inst.vehicles).fill(1);
+    this.dirty = new Uint8Array(inst.vehicles);
   }
 
   /** Recomputes route r's caches and its tasks' positions; false when the route is infeasible. */
   refresh(r: number): boolean {
     const route = this.routes[r]!;
     const ok = route.update(this.inst);
+    this.dirty[r] = 1;
     const { nodes } = route;
     for (let k = 0; k < nodes.length; k++) {
       const node = nodes[k]!;
