@@ -12,7 +12,7 @@ import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 import { findJob } from '#shared/imports/jobs';
-import { checkClaims, jobTaskRanges } from '#shared/imports/tasks';
+import { checkClaims, jobTaskRanges, taskIdOfKey } from '#shared/imports/tasks';
 import { planningDriverKey } from '#shared/planning/keys';
 import { visiblePlanning } from '#shared/planning/plannings';
 import { routeQueue } from '#shared/ports/queue';
@@ -86,13 +86,15 @@ async function namedTasks(orgId: string, input: CreateBuildInput): Promise<{ id:
   if (!job || job.org_id !== orgId)
     throw invalidAt('import_job_id', "names no import job of the planning's organisation");
   const range = jobTaskRanges(orgId, job)[0];
-  const items = await queryAll<{ id: string }>({
+  // GSI1 holds the keys (docs/indexes.md): the task's id is read from its partition key.
+  const entries = await queryAll<{ PK: string }>({
     TableName: mainTableName(),
     IndexName: range.index,
     KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :job)',
     ExpressionAttributeValues: { ':pk': range.partition, ':job': range.prefix },
-    ProjectionExpression: 'id',
+    ProjectionExpression: 'PK',
   });
+  const items = entries.map((entry) => ({ id: taskIdOfKey(entry.PK) }));
   if (items.length === 0) throw invalidAt('import_job_id', 'has no imported tasks');
   if (items.length > MAX_TASKS)
     throw invalidAt(
