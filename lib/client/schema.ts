@@ -22085,10 +22085,7 @@ export interface operations {
                 "application/json": {
                     /** @description The tasks to plan: 1–2 000 X10 task ids of the planning’s organisation (or `import_job_id`) */
                     task_ids?: string[];
-                    /**
-                     * Format: uuid
-                     * @description Plan every task of this import job instead of naming them (at most 2 000)
-                     */
+                    /** @description Plan every task of this import job instead of naming them (at most 2 000) */
                     import_job_id?: string;
                     /** @description The fleet: 1–200 entries, at most 500 vehicles in all (counting `count`) */
                     vehicles: {
