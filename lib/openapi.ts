@@ -213,7 +213,8 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
   }
   // Stage throttling (API Gateway, every route) can answer 429 anywhere; A1 and T10 also rate-limit wrong passwords.
   errors['429'] = problemResponse(
-    'Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling',
+    docs?.errors?.[429] ??
+      'Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling',
   );
   errors['500'] = problemResponse('Unexpected server error');
   errors['503'] = problemResponse('A dependency is unavailable (`unavailable`, contract section 2)');

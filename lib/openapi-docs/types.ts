@@ -16,7 +16,7 @@ export interface OperationDocs {
     headers?: Readonly<Record<string, string>>;
   };
   /** Error statuses of this operation beyond those every operation documents (410 for used or expired tokens …). */
-  errors?: Readonly<Partial<Record<410 | 413 | 415 | 422, string>>>;
+  errors?: Readonly<Partial<Record<410 | 413 | 415 | 422 | 429, string>>>;
   /** The body is multipart/form-data (I3): the name of its repeated file field. */
   multipart?: string;
   /** The multipart body's other fields (each a required UUID string): name and description. */
