@@ -9030,7 +9030,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            /** @description Too many requests (`rate_limited`, with `Retry-After`): over 60 requests a minute from one source address, or over 30 tokens a minute for one client; or API Gateway’s route throttle */
             429: {
                 headers: {
                     [name: string]: unknown;
