@@ -5,11 +5,13 @@
  * (times, windows, loads, shifts recomputed from the stop order), and its distance recomputed from the instance's own
  * coordinates. Prints per instance: distance, vehicles, gap to the best known, seconds, VROOM's gap; then the means.
  *
- * `npx tsx bench/routing-solver.ts [--limit=10] [--only=C101,lr101] [--seed=1] [--objective=distance]`
+ * `npx tsx bench/routing-solver.ts [--limit=10] [--only=C101,lr101] [--seed=1] [--objective=distance]`; with
+ * `--scale=5,60` it runs a generated city day of 2 000 tasks and 200 vehicles at each limit instead.
  */
 import { cpus, loadavg } from 'node:os';
 import type { RoutingProblem, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/index';
 import { solve } from '#shared/routing/solver/index';
+import { checkRouting, cityDay } from '../test/support/routing-problems.ts';
 import { loadVrpInstances, type VrpInstance } from './vrp/instances.ts';
 
 const UNLIMITED = Number.POSITIVE_INFINITY;
@@ -167,12 +169,37 @@ export function benchRoutingSolver(
   console.log(`load at end ${load()}`);
 }
 
+/**
+ * A generated city day (2 000 tasks, 200 vehicles, `cityDay` of the tests) at each time limit: distance, vehicles,
+ * unplanned, iterations, seconds including the construction, and the process's peak RSS so far.
+ */
+export function benchRoutingScale(args: { limitsS?: readonly number[]; tasks?: number; vehicles?: number } = {}): void {
+  const tasks = args.tasks ?? 2000;
+  const vehicles = args.vehicles ?? 200;
+  const problem = cityDay(1, tasks, vehicles);
+  console.log(
+    `\n## Route-planning solver at scale: a city day of ${tasks} tasks, ${vehicles} vehicles (${problem.matrix.size} locations), load ${loadavg()[0]!.toFixed(2)}`,
+  );
+  console.log('limit s   distance km   vehicles  unplanned  iterations  seconds  peak RSS MB  check');
+  for (const limitS of args.limitsS ?? [5, 60]) {
+    const began = performance.now();
+    const solution = solve(problem, { seed: 1, now: () => performance.now(), deadlineMs: began + limitS * 1000 });
+    const seconds = (performance.now() - began) / 1000;
+    const { errors } = checkRouting(problem, solution);
+    console.log(
+      `${String(limitS).padStart(7)} ${(solution.distanceM / 1000).toFixed(1).padStart(13)} ${String(solution.routes.length).padStart(10)} ${String(solution.unplanned.length).padStart(10)} ${String(solution.iterations).padStart(11)} ${seconds.toFixed(1).padStart(8)} ${(process.resourceUsage().maxRSS / 1024).toFixed(0).padStart(12)}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}`,
+    );
+  }
+}
+
 if (process.argv[1]?.endsWith('routing-solver.ts')) {
   const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  benchRoutingSolver({
-    limitS: Number(arg('limit') ?? 10),
-    ...(arg('only') ? { only: arg('only')!.split(',') } : {}),
-    seed: Number(arg('seed') ?? 1),
-    objective: (arg('objective') as 'distance' | 'vehicles' | undefined) ?? 'distance',
-  });
+  if (arg('scale')) benchRoutingScale({ limitsS: arg('scale')!.split(',').map(Number) });
+  else
+    benchRoutingSolver({
+      limitS: Number(arg('limit') ?? 10),
+      ...(arg('only') ? { only: arg('only')!.split(',') } : {}),
+      seed: Number(arg('seed') ?? 1),
+      objective: (arg('objective') as 'distance' | 'vehicles' | undefined) ?? 'distance',
+    });
 }

@@ -15,6 +15,7 @@ import { benchPairing } from './pairing.ts';
 import { benchPlanning } from './planning.ts';
 import { benchPositionLag } from './position-lag.ts';
 import { benchRequests } from './requests.ts';
+import { benchRoutingScale, benchRoutingSolver } from './routing-solver.ts';
 import { benchScale } from './scale.ts';
 
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
@@ -33,4 +34,6 @@ await benchImports();
 benchPairing();
 await benchPlanning();
 await benchDispatchDay();
+benchRoutingSolver({ limitS: Number(process.env['ROUTING_LIMIT_S'] ?? 10) });
+benchRoutingScale({ limitsS: [5, 60] });
 await stopBenchHost();

@@ -42,6 +42,9 @@ describe('the solver finds the optimum of small problems (brute force)', () => {
     { seed: 13, tasks: 8, vehicles: 1, window: 7200, capacity: 5 },
     { seed: 14, tasks: 5, vehicles: 3, window: 2400 },
     { seed: 15, tasks: 8, vehicles: 2, window: Number.POSITIVE_INFINITY, capacity: 3 },
+    // VRPTW as this model carries it: every pickup at the depot at time 0, loads limited by the capacity.
+    { seed: 16, tasks: 8, vehicles: 3, window: 3600, capacity: 8, depotPickups: true },
+    { seed: 17, tasks: 7, vehicles: 2, window: 5400, capacity: 9, depotPickups: true },
   ];
   for (const c of cases)
     it(`${c.tasks} tasks, ${c.vehicles} vehicles (seed ${c.seed})`, () => {
