@@ -56,7 +56,7 @@ describe('the solver finds the optimum of small problems (brute force)', () => {
         problem = randomProblem(seed, { ...c, side: 10 });
         optimum = bruteForce(problem);
       }
-      const solution = solve(problem, budget(3000));
+      const solution = solve(problem, budget(1500));
       expect(checkRouting(problem, solution).errors).toEqual([]);
       expect(solution.unplanned).toEqual([]);
       expect(solution.distanceM).toBeCloseTo(optimum.distanceM, 6);
@@ -71,7 +71,7 @@ describe('the solver finds the optimum of small problems (brute force)', () => {
       problem = randomProblem(seed, { tasks: 6, vehicles: 3, window: 3600, objective: 'vehicles', side: 10 });
       optimum = bruteForce(problem);
     }
-    const solution = solve(problem, budget(3000));
+    const solution = solve(problem, budget(1500));
     expect(checkRouting(problem, solution).errors).toEqual([]);
     expect(solution.routes.length).toBe(optimum.vehicles);
     expect(solution.distanceM).toBeCloseTo(optimum.distanceM, 6);
