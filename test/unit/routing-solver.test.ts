@@ -78,6 +78,50 @@ describe('the solver finds the optimum of small problems (brute force)', () => {
   });
 });
 
+describe('objective vehicles against distance', () => {
+  it('uses fewer vehicles where fewer cost more distance, and distance the shortest plan', () => {
+    // The first seeded problem where the shortest plan is not the one with the fewest vehicles (brute force says).
+    let found: { problem: RoutingProblem; byDistance: number; byVehicles: number } | undefined;
+    for (let seed = 100; seed < 160 && !found; seed++) {
+      const problem = randomProblem(seed, { tasks: 5, vehicles: 3, window: 2400, side: 12 });
+      const distance = bruteForce(problem);
+      if (distance.distanceM === Number.POSITIVE_INFINITY) continue;
+      const vehicles = bruteForce({ ...problem, objective: 'vehicles' });
+      if (vehicles.vehicles < distance.vehicles)
+        found = { problem, byDistance: distance.vehicles, byVehicles: vehicles.vehicles };
+    }
+    expect(found).toBeDefined();
+    const { problem, byDistance, byVehicles } = found!;
+    const shortest = solve(problem, budget(1500));
+    const fewest = solve({ ...problem, objective: 'vehicles' }, budget(1500));
+    expect(checkRouting(problem, shortest).errors).toEqual([]);
+    expect(checkRouting(problem, fewest).errors).toEqual([]);
+    expect(fewest.routes.length).toBe(byVehicles);
+    expect(shortest.routes.length).toBe(byDistance);
+    expect(fewest.distanceM).toBeGreaterThan(shortest.distanceM);
+  });
+});
+
+describe('progress', () => {
+  it('reports the best distance at most every progressEveryMs', () => {
+    let clock = 0;
+    const seen: { bestDistanceM: number; elapsedMs: number }[] = [];
+    const problem = randomProblem(9, { tasks: 20, vehicles: 4, window: 3600, capacity: 6 });
+    const solution = solve(problem, {
+      seed: 1,
+      now: () => clock++,
+      deadlineMs: 5000,
+      onProgress: (p) => seen.push(p),
+      progressEveryMs: 250,
+    });
+    expect(solution.stopped).toBe('time_limit');
+    expect(seen.length).toBeGreaterThan(3);
+    for (let i = 1; i < seen.length; i++)
+      expect(seen[i]!.elapsedMs - seen[i - 1]!.elapsedMs).toBeGreaterThanOrEqual(250);
+    expect(seen.at(-1)!.bestDistanceM).toBeGreaterThanOrEqual(solution.distanceM);
+  });
+});
+
 describe('what cannot be planned, and why', () => {
   it('names each task left out with its code', () => {
     // Locations 0..10 on a line, 1 km apart (60 s).
