@@ -225,5 +225,6 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
       ...(arg('only') ? { only: arg('only')!.split(',') } : {}),
       seed: Number(arg('seed') ?? 1),
       objective: (arg('objective') as 'distance' | 'vehicles' | undefined) ?? 'distance',
+      clock,
     });
 }
