@@ -17,6 +17,7 @@ import { benchPositionLag } from './position-lag.ts';
 import { benchRequests } from './requests.ts';
 import { benchRouting } from './routing.ts';
 import { benchRoutingScale } from './routing-scale.ts';
+import { benchRoutingSolver } from './routing-solver.ts';
 import { benchScale } from './scale.ts';
 
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
@@ -35,6 +36,8 @@ await benchImports();
 benchPairing();
 await benchPlanning();
 await benchDispatchDay();
+// Route planning: the solver alone on the published instances, then through the service's own path (X23/X24).
+benchRoutingSolver({ limitS: Number(process.env['ROUTING_LIMIT_S'] ?? 10) });
 await benchRouting();
 await benchRoutingScale();
 await stopBenchHost();
