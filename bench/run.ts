@@ -7,6 +7,7 @@ import { benchCost } from './cost.ts';
 import { benchDispatchDay } from './dispatch-day.ts';
 import { benchFanOut } from './fanout.ts';
 import { stopBenchHost } from './host.ts';
+import { benchHotKeys } from './hot-keys.ts';
 import { benchImports } from './imports.ts';
 import { benchLiveOps } from './liveops.ts';
 import { benchLocations } from './locations.ts';
@@ -40,4 +41,6 @@ await benchDispatchDay();
 benchRoutingSolver({ limitS: Number(process.env['ROUTING_LIMIT_S'] ?? 10) });
 await benchRouting();
 await benchRoutingScale();
+// Its own process: its host's DynamoDB client points at the counting proxy.
+await benchHotKeys();
 await stopBenchHost();

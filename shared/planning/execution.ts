@@ -1,7 +1,7 @@
 /**
  * Executing a runsheet (contract 4.8): its driver reports each task (X20), everyone watching sees it, X22 reads it.
  *
- * A task's progress is an item of the plan's partition (`BPLAN#<plan> / PROGRESS#<runsheet>#<task>`: `status`,
+ * A task's progress is an item of the plan's partition (`BPLAN#<plan>#<n> / PROGRESS#<runsheet>#<task>`: `status`,
  * `timeline[]`, `rev`); the runsheet's progress lives on its claim (`ASSIGN#<runsheet>`: `started_at`, `tasks_done`,
  * `tasks_total`, `completed_at`, `events`), which only the assigned driver's events write. Every event is one
  * transaction over the task's item (condition: its `rev`), the claim (condition: still this driver's, and its `events`
