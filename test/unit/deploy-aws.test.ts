@@ -40,8 +40,13 @@ case "$1 $2" in
       exit 254
     fi ;;
   "lambda get-account-settings") echo "\${FAKE_CONCURRENCY:-1000}" ;;
-  "apigatewayv2 get-apis") echo https://abc123.execute-api.eu-west-1.amazonaws.com ;;
-  "cloudformation describe-stack-resources") echo arn:aws:secretsmanager:eu-west-1:123456789012:secret:AdminPassword-x ;;
+  "apigatewayv2 get-apis") [ -n "$FAKE_NOT_DEPLOYED" ] && echo None || echo https://abc123.execute-api.eu-west-1.amazonaws.com ;;
+  "cloudformation describe-stack-resources")
+    if [ -n "$FAKE_NOT_DEPLOYED" ]; then
+      echo "An error occurred (ValidationError) when calling the DescribeStackResources operation: Stack with id DispatchData-sandbox does not exist" >&2
+      exit 254
+    fi
+    echo arn:aws:secretsmanager:eu-west-1:123456789012:secret:AdminPassword-x ;;
   "secretsmanager get-secret-value") echo seeded-password ;;
   *) echo "fake aws does not know: $*" >&2; exit 2 ;;
 esac
@@ -144,6 +149,21 @@ describe('the look-ups', () => {
     } finally {
       process.env = saved;
     }
+  });
+});
+
+describe('npm run smoke (bin/smoke.ts) for a stage that is not deployed (issue 46.16)', () => {
+  it('says so in one line and exits 2, with no ValidationError stack', async () => {
+    writeFileSync(awsLog, '');
+    const tsx = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+    const env = fakeEnv({ AWS_REGION: 'eu-west-1', FAKE_NOT_DEPLOYED: '1' });
+    const failed = await run(tsx, [join(REPO_ROOT, 'bin', 'smoke.ts'), '--stage', 'sandbox'], { env, cwd: REPO_ROOT })
+      .then(() => ({ code: 0, stderr: '' }))
+      .catch((error: { code: number; stderr: string }) => error);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr.trim()).toBe(
+      'stage sandbox is not deployed in eu-west-1 (no API dispatch-sandbox or no DispatchData-sandbox)',
+    );
   });
 });
 
