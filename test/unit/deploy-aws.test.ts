@@ -25,6 +25,7 @@ import {
   REPO_ROOT,
   sesIdentity,
 } from '../../lib/deploy-aws.ts';
+import { alarmEmailCheck } from '../../lib/deploy-checks.ts';
 
 const run = promisify(execFile);
 
@@ -231,6 +232,20 @@ describe('npm run deploy (bin/deploy.ts)', () => {
       'then: cdk deploy --all -c stage=sandbox -c mailFrom=no-reply@mail.example.com (AWS_REGION=eu-west-1)',
     );
     expect(result.code).toBe(0);
+  });
+
+  it('warns of alarms nobody hears without alarmEmail, and refuses prod without one (issue 46.17)', async () => {
+    verified();
+    const env = fakeEnv({ AWS_REGION: 'eu-west-1', FAKE_BOOTSTRAP_STATUS: 'CREATE_COMPLETE' });
+    const warned = await deploy([...base, '--check'], env);
+    expect(warned.code).toBe(0);
+    expect(warned.out).toContain('warning: no alarmEmail: every alarm of stage sandbox goes to an SNS topic nobody');
+    expect(alarmEmailCheck('sandbox', 'oncall@mail.example.com')).toEqual({});
+    const prod = ['--stage', 'prod', '-c', 'mailFrom=no-reply@mail.example.com', '--check'];
+    const refused = await deploy(prod, env);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain('Stage prod needs someone to hear its alarms: -c alarmEmail=');
+    expect(refused.aws).not.toMatch(/sts|cloudformation/);
   });
 });
 
