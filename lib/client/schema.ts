@@ -882,6 +882,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/partner/webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling partner's own webhook delivery attempts, newest first
+         * @description The calling partner’s own webhook delivery attempts, newest first, with their outcome (the same entries as T6.deliveries shows a SysAdmin). Any partner token may read it, whatever its scopes; only its own deliveries.
+         *
+         *     Access: Partner. Spec T6.own-deliveries.
+         */
+        get: operations["T6_own_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/partner-authorizations/{partnerAuthorizationID}/test-events": {
         parameters: {
             query?: never;
@@ -8245,6 +8267,125 @@ export interface operations {
             };
             /** @description Not found, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    T6_own_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 50)
+                 * @example 20
+                 */
+                per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: {
+                            id: string;
+                            event_id: string;
+                            type: string;
+                            attempt: number;
+                            status: number | null;
+                            latency_ms: number;
+                            response_excerpt: string;
+                            /** Format: date-time */
+                            attempted_at: string;
+                            /** @enum {string} */
+                            outcome: "delivered" | "retrying" | "failed";
+                            next_attempt_at: string | null;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what T6.own-deliveries needs (Partner) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

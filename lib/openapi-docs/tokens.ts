@@ -81,6 +81,12 @@ export const tokensDocs: AreaDocs = {
       },
     },
   },
+  'T6.own-deliveries': {
+    description:
+      'The calling partner’s own webhook delivery attempts, newest first, with their outcome (the same entries as ' +
+      'T6.deliveries shows a SysAdmin). Any partner token may read it, whatever its scopes; only its own deliveries.',
+    example: { query: { per_page: '20' } },
+  },
   'T6.test': {
     description: 'Sends a signed `webhook.test` event to the partner’s webhook URL; T6.deliveries shows the outcome.',
     example: {

@@ -497,6 +497,12 @@ describe('/ops is safe with what users typed (issue 33.1)', () => {
     expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
     expect(script.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await script.text()).toContain('bindTooltip(label, {');
+    // An icon of its own, from its own origin: no browser asks for /favicon.ico, a 404 on every load (issue 46.7).
+    expect(html).toContain('<link rel="icon" type="image/svg+xml" href="/ops/assets/favicon.svg">');
+    const icon = await fetch(`${host.url}/ops/assets/favicon.svg`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await icon.text()).toMatch(/^<svg /);
   });
 
   it('shows names that are markup as text to the OrgAdmin: tables, planning, marker tooltips, events; nothing runs', async () => {
