@@ -11,7 +11,8 @@ import { clock } from '#shared/clock';
 import { db, mainTableName, type TransactItem } from '#shared/db/client';
 import { recordObjectId } from '#shared/ids';
 import { logger } from '#shared/log';
-import { type Mail, mail } from '#shared/ports/mail';
+import type { Mail } from '#shared/ports/mail';
+import { mail } from '#shared/ports/mailer';
 
 const outboxKey = (id: string) => ({ PK: `MAILOUT#${id}`, SK: 'MAIL' });
 
