@@ -66,6 +66,9 @@ export interface PlanningEvents {
   'pair.withdrawn': PairMove & { reason: string | null };
   'planning_job.status': { planning_job_id: string; status: string };
   'runsheet.unassigned': { planning_id: string; runsheet_id: string; unassigned_reason: unknown };
+  /** A route build (X23) ended: its summary once completed, its error once failed (contract 4.10). */
+  'route_build.completed': RouteBuildEnd;
+  'route_build.failed': RouteBuildEnd;
   'task.arrived': TaskReport;
   'task.picked_up': TaskReport;
   'task.delivered': TaskReport;
@@ -80,6 +83,25 @@ export interface PlanningEvents {
     tasks_delivered: number;
     tasks_failed: number;
   };
+}
+
+/** A route build's end, as `planning.<id>` and the partner webhooks tell it. */
+export interface RouteBuildEnd {
+  planning_id: string;
+  route_build_id: string;
+  status: 'completed' | 'failed';
+  dry_run: boolean;
+  summary?: {
+    tasks: number;
+    planned: number;
+    unplanned: number;
+    vehicles_used: number;
+    total_distance_m: number;
+    total_duration_s: number;
+    solve_ms: number;
+    stopped: 'time_limit' | 'converged';
+  };
+  error?: { code: string; detail: string };
 }
 
 /** A task event a driver reported (X20), as `planning.<id>` and the partner webhooks tell it (docs/webhooks.md). */

@@ -47,6 +47,8 @@ export interface LocalOptions {
    * the functions and presigned URLs use.
    */
   frontS3?: (endpoint: string) => Promise<string>;
+  /** Benchmarks: puts something (a counting proxy) in front of DynamoDB, as `frontS3` does for S3. */
+  frontDynamoDB?: (endpoint: string) => Promise<string>;
 }
 
 export interface RunningHost {
@@ -138,7 +140,10 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
         },
       );
   const s3 = localS3?.endpoint ?? options.externalS3!;
-  const endpoints = { dynamodb, s3: options.frontS3 ? await options.frontS3(s3) : s3 };
+  const endpoints = {
+    dynamodb: options.frontDynamoDB ? await options.frontDynamoDB(dynamodb) : dynamodb,
+    s3: options.frontS3 ? await options.frontS3(s3) : s3,
+  };
   try {
     const tableNames = await ensureTables(endpoints.dynamodb, options.tablePrefix);
     localEnvironment(endpoints, tableNames, options.dataDir);
@@ -152,6 +157,9 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       // The queue's consumer (in the cloud, workers/queue on the SQS queue): loading it registers the local worker
       // of every message kind, whichever route modules are loaded.
       import(pathToFileURL(join(ROOT, 'functions', 'workers', 'queue.ts')).href),
+      // The route queue's consumer (workers/routes): it solves each build in a worker thread, so this host keeps
+      // answering every other request while a build solves.
+      import(pathToFileURL(join(ROOT, 'functions', 'workers', 'routes.ts')).href),
     ]);
     const { port, address } = server.address() as AddressInfo;
     const origin = `http://${reachableName(options.host || DEFAULT_HOST)}:${port}`;

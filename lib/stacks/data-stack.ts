@@ -49,6 +49,11 @@ export const RETENTION = {
 export const WORKER_TIMEOUT = Duration.minutes(15);
 /** How long a received work message stays hidden: six times the worker's timeout (AWS's advice for SQS sources). */
 export const WORK_VISIBILITY_TIMEOUT = Duration.seconds(6 * WORKER_TIMEOUT.toSeconds());
+/**
+ * The route-build worker's timeout: a search of at most 300 s (X23's `time_limit_s`), the matrix before it and the
+ * apply after it (contract 4.10: within `time_limit_s` + 30 s for 2 000 tasks), with room to spare.
+ */
+export const ROUTE_WORKER_TIMEOUT = Duration.minutes(10);
 
 export class DataStack extends Stack {
   readonly mainTable: Table;
@@ -73,6 +78,8 @@ export class DataStack extends Stack {
   readonly secretBoxKey: Key;
   /** Work for the workers (webhook deliveries), with a dead-letter queue. */
   readonly workQueue: Queue;
+  /** Route builds (contract 4.10) for their own worker function, with a dead-letter queue. */
+  readonly routeQueue: Queue;
   /**
    * Every alarm of the stage notifies this topic (an e-mail subscription from `-c alarmEmail=…`). It lives here, in
    * the stack every other stack depends on, so that each stack's alarms can name it: in DispatchMonitoring, which
@@ -198,6 +205,24 @@ export class DataStack extends Stack {
       id: 'AwsSolutions::AwsSolutions-SQS3',
       reason: 'This is the dead-letter queue of the work queue.',
     });
+    const routeDeadLetters = new Queue(this, 'RouteDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    Validations.of(routeDeadLetters).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason: 'This is the dead-letter queue of the route queue.',
+    });
+    this.routeQueue = new Queue(this, 'RouteQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // Six times the route worker's timeout, as for the work queue: a build being solved is never handed out twice.
+      visibilityTimeout: Duration.seconds(6 * ROUTE_WORKER_TIMEOUT.toSeconds()),
+      deadLetterQueue: { queue: routeDeadLetters, maxReceiveCount: 5 },
+      removalPolicy,
+    });
 
     const rotationReasons: [Secret, string][] = [
       [
@@ -237,7 +262,9 @@ export class DataStack extends Stack {
 
   private table(def: TableDef): Table {
     const attribute = (name: string) => ({ name, type: AttributeType.STRING });
+    const warm = def === mainTable ? mainWarmThroughput(this.node.tryGetContext('mainWarmWrites')) : undefined;
     const table = new Table(this, `${def.id}Table`, {
+      ...(warm ? { warmThroughput: warm } : {}),
       partitionKey: attribute(def.partitionKey),
       ...(def.sortKey ? { sortKey: attribute(def.sortKey) } : {}),
       billingMode: BillingMode.PAY_PER_REQUEST,
@@ -255,10 +282,29 @@ export class DataStack extends Stack {
         partitionKey: attribute(index.partitionKey),
         ...(index.sortKey ? { sortKey: attribute(index.sortKey) } : {}),
         ...projectionProps(index),
+        ...(warm ? { warmThroughput: warm } : {}),
       });
     }
     return table;
   }
+}
+
+/**
+ * The main table's pre-warmed throughput for a launch (`-c mainWarmWrites=<write units a second>`, docs/scale.md
+ * "The cloud's own limits"): a new on-demand table and each of its indexes take 4 000 write units a second at once and
+ * double only after a peak, so a first big planning job (5 000 runsheets × 5 candidates: 30 000 items in seconds)
+ * would be throttled. Warm throughput lifts that floor for the table and every index (billed once, when set); unset,
+ * none. Reads are warmed to three times the writes (DynamoDB's own ratio of a partition's read to write units).
+ */
+export function mainWarmThroughput(
+  value: unknown,
+): { writeUnitsPerSecond: number; readUnitsPerSecond: number } | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const writes = Number(value);
+  if (!Number.isInteger(writes) || writes < 4000 || writes > 40_000) {
+    throw new Error(`mainWarmWrites must be a whole number of write units from 4000 to 40000, not ${String(value)}`);
+  }
+  return { writeUnitsPerSecond: writes, readUnitsPerSecond: writes * 3 };
 }
 
 /** The CDK form of an index's projection (tables.ts decides it for both the cloud and the local host). */

@@ -76,6 +76,8 @@ const TASK_MEMBERS = [
   'client_time_utc',
   'client_timezone',
   'notes',
+  'from_service_s',
+  'to_service_s',
   'created_at',
 ] as const;
 

@@ -51,6 +51,8 @@ export interface Planning {
   last_executed_at_client_timezone: string | null;
   last_executed_at_server_time: string | null;
   job?: PlanningJob | null;
+  /** The last route build (contract 4.10) whose runsheets were added: a retried build knows it applied already. */
+  route_build?: string;
 }
 
 export interface Runsheet {
@@ -61,6 +63,8 @@ export interface Runsheet {
   task_ids?: string[] | undefined;
   /** Which drivers may take it (contract 4.7): among their `service_types` when both are known. */
   service_type?: string | undefined;
+  /** A built runsheet's stops in visiting order, with their planned times (contract 4.10). */
+  stops?: Record<string, unknown>[] | undefined;
 }
 
 /** A runsheet as P5 takes it: tasks inline, or imported tasks by id. */
@@ -112,6 +116,7 @@ export async function planningContents(id: string, consistent = false) {
         tasks: item['tasks'] as Runsheet['tasks'],
         ...(Array.isArray(item['task_ids']) ? { task_ids: item['task_ids'] as string[] } : {}),
         ...(typeof item['service_type'] === 'string' ? { service_type: item['service_type'] } : {}),
+        ...(Array.isArray(item['stops']) ? { stops: item['stops'] as Record<string, unknown>[] } : {}),
       });
     else if (sk.startsWith('RELEASE#')) releases.set(sk.slice('RELEASE#'.length), item['task_ids'] as string[]);
     else if (sk.startsWith('DRIVER#'))

@@ -24,11 +24,13 @@ import {
   answerBytes,
   PAGE_ANSWER_BUDGET_BYTES,
   type PageRequest,
+  queryMergedPage,
   queryPage,
   type RangeQuery,
   rangeCondition,
   rangeMeta,
 } from '#shared/db/paging';
+import { listingPartition, listingPartitions } from '#shared/db/shards';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
@@ -118,9 +120,7 @@ const PROFILE_BYTES = 64_000;
  * a planning holds at most what one answer carries. Checked before the change writes anything.
  */
 function assertPlanningFits(runsheets: Runsheet[], drivers: { id: string }[], path: 'runsheets' | 'drivers') {
-  let bytes = PROFILE_BYTES;
-  for (const runsheet of runsheets) bytes += answerBytes(toRunsheetView(runsheet)) + STATUS_BYTES_PER_RUNSHEET;
-  for (const driver of drivers) bytes += answerBytes({ id: driver.id });
+  const bytes = planningBytes(runsheets, drivers);
   if (bytes > PAGE_ANSWER_BUDGET_BYTES) {
     const mb = (n: number) => (n / 1_000_000).toFixed(2);
     throw invalidField(
@@ -130,11 +130,20 @@ function assertPlanningFits(runsheets: Runsheet[], drivers: { id: string }[], pa
   }
 }
 
+/** P3's answer in bytes with these runsheets and drivers, at its longest (route planning judges a result by it). */
+export function planningBytes(runsheets: Runsheet[], drivers: { id: string }[]): number {
+  let bytes = PROFILE_BYTES;
+  for (const runsheet of runsheets) bytes += answerBytes(toRunsheetView(runsheet)) + STATUS_BYTES_PER_RUNSHEET;
+  for (const driver of drivers) bytes += answerBytes({ id: driver.id });
+  return bytes;
+}
+
 const toRunsheetView = (runsheet: Runsheet) => ({
   id: runsheet.id,
   ...(runsheet.name !== undefined ? { name: runsheet.name } : {}),
   ...(runsheet.service_type !== undefined ? { service_type: runsheet.service_type } : {}),
   tasks: runsheet.tasks,
+  ...(runsheet.stops !== undefined ? { stops: runsheet.stops } : {}),
 });
 
 /** The job inside a planning view: its machine and settings, not its lease (`lease_owner`, `lease_until`). */
@@ -185,7 +194,7 @@ export async function createPlanning(caller: Caller, name: string) {
         ...planningKey(planning.id),
         GSI1PK: `ORG#${planning.org_id}#PLANNINGS`,
         GSI1SK: sort,
-        GSI2PK: 'PLANNINGS',
+        GSI2PK: listingPartition('PLANNINGS', planning.id),
         GSI2SK: sort,
         entity: 'planning',
         ...planning,
@@ -210,11 +219,12 @@ export async function listPlannings(caller: Caller, range: RangeQuery, page: Pag
         : (() => {
             throw forbidden('your account belongs to no organisation');
           })();
-  const found = await queryPage(
-    { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, range) },
-    page,
-    (item) => listView(item as unknown as Planning),
-  );
+  const input = { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, range) };
+  const listed = (item: Record<string, unknown>) => listView(item as unknown as Planning);
+  const found =
+    partition === 'PLANNINGS'
+      ? await queryMergedPage(listingPartitions(partition), input, page, listed)
+      : await queryPage(input, page, listed);
   return { meta: { ...rangeMeta(range), ...found.meta }, plannings: found.items };
 }
 
@@ -280,7 +290,7 @@ export async function renamePlanning(caller: Caller, id: string, name: string, v
  * count taken again. A run that dies between the two is completed by its retry (same Idempotency-Key): the items
  * are there, the count is taken over them.
  */
-async function addMembers(
+export async function addMembers(
   planning: Planning,
   counter: 'total_runsheets' | 'total_drivers',
   kind: 'runsheets' | 'drivers',

@@ -476,6 +476,19 @@ const FIXTURES: Record<keyof typeof EXAMPLE, (made: Made) => Promise<string>> = 
     return list.body.notifications[0]!.id;
   },
   planningID: async (made) => (await planning(made)).id,
+  routeBuildID: async (made) => {
+    const { id, version_rev } = await planning(made);
+    const vehicle = {
+      id: 'van',
+      start: { latitude: 1.3343, longitude: 103.8563 },
+      shift_start_utc: '2026-11-22T00:00:00Z',
+      shift_end_utc: '2026-11-22T10:00:00Z',
+    };
+    const body = { task_ids: [await importedTask()], vehicles: [vehicle], time_limit_s: 1, dry_run: true, version_rev };
+    const build = await api.post<{ route_build: { id: string } }>(`/v1/plannings/${id}/routes`, body, admin);
+    expect(build.status, JSON.stringify(build.body)).toBe(202);
+    return build.body.route_build.id;
+  },
   versionRev: async (made) => (await planning(made)).version_rev,
   driverID: async (made) => {
     await planning(made);

@@ -23,6 +23,7 @@ export const PLACEHOLDER = {
   table: (id: string) => arn('dynamodb', `table/${id}`),
   bucket: 'arn:aws:s3:::UploadBucket',
   workQueue: arn('sqs', 'WorkQueue'),
+  routeQueue: arn('sqs', 'RouteQueue'),
   deadLetters: arn('sqs', 'WorkDeadLetters'),
   secretBoxKey: arn('kms', 'key/SecretBoxKey'),
   signingKeySecret: arn('secretsmanager', 'secret:SigningKeys'),
