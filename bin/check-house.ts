@@ -26,7 +26,43 @@ const MAP_END = '<!-- house-map:end -->';
  * Domain files that still import shared/http (issue 44.1 moves them to shared/errors.ts one area at a time). A file
  * not listed here may not; a listed file that no longer does must leave the list.
  */
-export const DOMAIN_HTTP_PENDING: readonly string[] = [];
+export const DOMAIN_HTTP_PENDING: readonly string[] = [
+  'shared/accounts/directory.ts',
+  'shared/accounts/invitations.ts',
+  'shared/accounts/login.ts',
+  'shared/accounts/organisations.ts',
+  'shared/accounts/password-reset.ts',
+  'shared/accounts/profiles.ts',
+  'shared/accounts/registration.ts',
+  'shared/accounts/seed.ts',
+  'shared/accounts/users.ts',
+  'shared/auth/access.ts',
+  'shared/auth/authorizer.ts',
+  'shared/auth/one-time-tokens.ts',
+  'shared/auth/throttle.ts',
+  'shared/db/paging.ts',
+  'shared/imports/create.ts',
+  'shared/imports/jobs.ts',
+  'shared/imports/runner.ts',
+  'shared/imports/tasks.ts',
+  'shared/imports/uploads.ts',
+  'shared/locations/locations.ts',
+  'shared/notifications/log.ts',
+  'shared/notifications/push-keys.ts',
+  'shared/planning/broadcasts.ts',
+  'shared/planning/dispatch.ts',
+  'shared/planning/job.ts',
+  'shared/planning/planning-records.ts',
+  'shared/planning/plannings.ts',
+  'shared/ports/push.ts',
+  'shared/tokens/auth-codes.ts',
+  'shared/tokens/clients.ts',
+  'shared/tokens/exchange.ts',
+  'shared/tokens/grants.ts',
+  'shared/tokens/partners.ts',
+  'shared/tokens/platform-sessions.ts',
+  'shared/tokens/webhook-url.ts',
+];
 
 export interface Edge {
   from: string;
@@ -128,7 +164,7 @@ export function houseMap(markdown: string): Room[] {
     const row = /^\s*(\d+|apart)\s+(\S+)\s/.exec(line);
     if (!row) continue;
     const floor = row[1] === 'apart' ? 'apart' : Number(row[1]);
-    for (const path of row[2]!.split(',').flatMap(expand)) if (path) rooms.push({ path, floor });
+    for (const path of row[2]!.split(/,(?![^{]*\})/).flatMap(expand)) if (path) rooms.push({ path, floor });
   }
   return rooms;
 }
