@@ -54,3 +54,6 @@ export function stageOf(scope: IConstruct): StageConfig {
 
 /** The CloudFormation stack name of the stack with construct id `id` (`DispatchData` → `DispatchData-sandbox`). */
 export const stackNameFor = (id: string, stage: StageConfig) => `${id}-${stage.name}`;
+
+/** The name every alarm of a stage starts with: alarm names are unique per account and region. */
+export const alarmNamePrefix = (stage: StageConfig) => `Dispatch-${stage.name}`;

@@ -16,8 +16,8 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { DefaultDashboardFactory, MonitoringFacade, SnsAlarmActionStrategy } from 'cdk-monitoring-constructs';
 import type { Construct } from 'constructs';
-import type { LiveFunction } from '#lib/constructs/safe-deploy';
-import type { StageConfig } from '#lib/stage';
+import type { LiveFunction } from '#lib/constructs/dispatch-function';
+import { alarmNamePrefix, type StageConfig } from '#lib/stage';
 
 /** Function alarm thresholds; their reasons are in docs/monitoring.md. `max…` alarms when the value is above it. */
 export const FUNCTION_ALARMS = {
@@ -31,9 +31,6 @@ export const FUNCTION_ALARMS = {
   maxThrottles: 0,
   period: Duration.minutes(5),
 } as const;
-
-/** The name every alarm of a stage starts with: alarm names are unique per account and region. */
-export const alarmNamePrefix = (stage: StageConfig) => `Dispatch-${stage.name}`;
 
 /** A facade for alarms only (no dashboard): every alarm notifies `topic` when it fires and when it recovers. */
 export function alarmFacade(scope: Construct, id: string, stage: StageConfig, topic: ITopic): MonitoringFacade {

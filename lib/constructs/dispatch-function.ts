@@ -4,11 +4,12 @@
  * needs (lib/constructs/grants.ts), never from here.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
-import { Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import type { LambdaDeploymentGroup } from 'aws-cdk-lib/aws-codedeploy';
+import { type Alias, Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import type { LiveFunction } from '#lib/constructs/safe-deploy';
 import { FUNCTION_LOGGING } from '#lib/function-logging';
 import { ROOT } from '#lib/paths';
 import { stageOf } from '#lib/stage';
@@ -64,6 +65,16 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
   },
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
 };
+
+/**
+ * What a function published behind `live` carries (lib/constructs/safe-deploy.ts publishes it): the alias its
+ * integrations invoke, its deployment group and its error alarm.
+ */
+export interface LiveFunction {
+  readonly alias: Alias;
+  readonly errorAlarm: Alarm;
+  readonly deploymentGroup: LambdaDeploymentGroup;
+}
 
 export class DispatchFunction extends NodejsFunction {
   /** The handler module (relative to functions/): the function's name in shared/functions.ts and in every record. */

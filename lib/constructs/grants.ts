@@ -4,17 +4,25 @@
  */
 import { Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { type IManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { DispatchFunction } from '#lib/constructs/dispatch-function';
 import type { DataStack } from '#lib/stacks/data-stack';
-import type { RealtimeStack } from '#lib/stacks/realtime-stack';
 import { environmentOf, type FunctionDef, type GrantResource, grantsOf } from '#shared/functions';
+
+/**
+ * What a grant or a variable can name of the WebSocket API (lib/stacks/realtime-stack.ts holds it): the policy that
+ * posts to and closes connections, and the stage whose callback URL the functions are given.
+ */
+export interface RealtimeResources {
+  readonly manageConnections: IManagedPolicy;
+  readonly stage: { readonly callbackUrl: string };
+}
 
 /** What the stacks hold that a grant or a variable can name. */
 export interface ServiceResources {
   data: DataStack;
   /** Absent while the realtime stack itself is being built (its functions get the callback URL from their stage). */
-  realtime?: RealtimeStack;
+  realtime?: RealtimeResources;
   callbackUrl?: string;
   mailFrom: string;
   adminEmail?: string;

@@ -16,9 +16,8 @@ import {
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct, type IConstruct } from 'constructs';
-import { alarmNamePrefix } from '#lib/constructs/alarms';
-import type { DispatchFunction } from '#lib/constructs/dispatch-function';
-import { stageOf } from '#lib/stage';
+import type { DispatchFunction, LiveFunction } from '#lib/constructs/dispatch-function';
+import { alarmNamePrefix, stageOf } from '#lib/stage';
 
 /** The alias every route, authorizer and WebSocket integration invokes. */
 export const LIVE_ALIAS = 'live';
@@ -63,13 +62,6 @@ export function deployStyleOf(scope: IConstruct): DeployStyle {
 /** 10 % of the traffic for five minutes, then the rest; or everything at once. */
 export const deploymentConfigOf = (style: DeployStyle): ILambdaDeploymentConfig =>
   style === 'canary' ? LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES : LambdaDeploymentConfig.ALL_AT_ONCE;
-
-/** What a function published behind `live` carries: the alias its integrations invoke, its group and its alarm. */
-export interface LiveFunction {
-  readonly alias: Alias;
-  readonly errorAlarm: Alarm;
-  readonly deploymentGroup: LambdaDeploymentGroup;
-}
 
 /** The stack's CodeDeploy application and deployment role, and `publish`, which puts a function behind `live`. */
 export class SafeDeploys extends Construct {

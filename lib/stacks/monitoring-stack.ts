@@ -12,12 +12,12 @@ import { ComparisonOperator, MathExpression, Metric } from 'aws-cdk-lib/aws-clou
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { DefaultDashboardFactory, MonitoringFacade, SnsAlarmActionStrategy } from 'cdk-monitoring-constructs';
 import type { Construct } from 'constructs';
-import { alarmFacade, alarmNamePrefix, watchFunctions } from '#lib/constructs/alarms';
+import { alarmFacade, watchFunctions } from '#lib/constructs/alarms';
 import { DispatchFunction } from '#lib/constructs/dispatch-function';
 import type { DataStack } from '#lib/stacks/data-stack';
 import type { RealtimeStack } from '#lib/stacks/realtime-stack';
 import type { WorkersStack } from '#lib/stacks/workers-stack';
-import { stageOf } from '#lib/stage';
+import { alarmNamePrefix, stageOf } from '#lib/stage';
 import type { Area, RouteDef } from '#shared/routes';
 
 /** Thresholds of the shared resources' alarms; each reason is in docs/monitoring.md. */

@@ -1,5 +1,6 @@
 /** The text of every mail the accounts area sends: plain text a person can act on. */
-import { type Mail, mail } from '#shared/ports/mail';
+import type { Mail } from '#shared/ports/mail';
+import { mail } from '#shared/ports/mailer';
 
 const APP_URL = () => process.env['DISPATCH_APP_URL'] ?? 'https://app.dispatch.example';
 

@@ -12,7 +12,8 @@ import { db, mainTableName, type TransactItem } from '#shared/db/client';
 import { dueEntries, sweepPartition } from '#shared/db/shards';
 import { recordObjectId } from '#shared/ids';
 import { logger } from '#shared/log';
-import { type Mail, mail } from '#shared/ports/mail';
+import type { Mail } from '#shared/ports/mail';
+import { mail } from '#shared/ports/mailer';
 
 /** The sweep index's work list of mail held (`OUTBOX#<n>`). */
 const OUTBOX = 'OUTBOX';

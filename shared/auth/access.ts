@@ -1,7 +1,6 @@
 import { type Caller, scopesOf } from '#shared/auth/caller';
-import type { Scope } from '#shared/auth/roles';
+import type { Access, Scope } from '#shared/auth/roles';
 import { forbidden, unauthenticated } from '#shared/http/problems';
-import type { Access } from '#shared/routes';
 
 type Principal = Pick<Caller, 'kind' | 'roles' | 'scopes'>;
 

@@ -55,3 +55,10 @@ export type Scope = (typeof PARTNER_SCOPES)[number];
 export const DEFAULT_PARTNER_SCOPES: readonly Scope[] = ['users:invite'];
 
 export const isScope = (name: string): name is Scope => (PARTNER_SCOPES as readonly string[]).includes(name);
+
+/**
+ * Who may call. `public`: no token. `any`: any verified token, user or client. `users`: any user token
+ * (partner and internal client tokens get 403). A role list: the caller must hold one of them.
+ * Finer rules (own organisation, the paired driver) live in the domain functions.
+ */
+export type Access = 'public' | 'any' | 'users' | readonly Role[];

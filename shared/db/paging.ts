@@ -9,7 +9,7 @@ import { BatchWriteCommand, GetCommand, QueryCommand, type QueryCommandInput } f
 import { clock, toUtcIso } from '#shared/clock';
 import { db, getAll } from '#shared/db/client';
 import { type IndexDef, readThroughIndex } from '#shared/db/tables';
-import { invalidField } from '#shared/http/problems';
+import { invalidAt } from '#shared/errors';
 
 export interface PageRequest {
   page: number;
@@ -50,7 +50,7 @@ export function decodePageToken(token: string): { key: Key; page: number } {
   } catch {
     // fall through to the validation error
   }
-  throw invalidField('query.page_token', 'is not a token this service issued');
+  throw invalidAt('query.page_token', 'is not a token this service issued');
 }
 
 /** A listing's identity and current version, for page anchors; the version must change with membership or order. */
@@ -145,7 +145,7 @@ export async function queryPartitionsPage<T, U = T>(
     const token = decodePageToken(request.pageToken);
     page = token.page;
     const index = partitions.indexOf(String(token.key['PK']));
-    if (index < 0) throw invalidField('query.page_token', 'is not a token this service issued');
+    if (index < 0) throw invalidAt('query.page_token', 'is not a token this service issued');
     start = { index, key: token.key };
   } else if (request.page > 1) {
     start = await skipAcross(partitions.length, at, (request.page - 1) * request.perPage);
@@ -211,7 +211,7 @@ export async function queryMergedPage<T>(
     page = token.page;
     places = token.key as Record<string, Key>;
     if (Object.keys(places).some((pk) => !partitions.includes(pk))) {
-      throw invalidField('query.page_token', 'is not a token this service issued');
+      throw invalidAt('query.page_token', 'is not a token this service issued');
     }
   } else {
     for (let skipped = 1; skipped < request.page; skipped++) {

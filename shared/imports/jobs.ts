@@ -23,7 +23,7 @@ import {
 import { listingPartition, listingPartitions } from '#shared/db/shards';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId, recordObjectId } from '#shared/ids';
-import { type BoundedResult, boundResult } from '#shared/imports/result-bounds';
+import { type BoundedResult, boundResult, type ImportResult } from '#shared/imports/result-bounds';
 import { getObject, putObject, uploadBucket } from '#shared/ports/object-storage';
 import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';
 
@@ -339,27 +339,7 @@ function mergedPageOf(token: string): number {
   return page;
 }
 
-export interface ImportResult {
-  id: string;
-  task_import_job_id: string;
-  file_import_results: Record<string, unknown>[];
-  total_tasks_counted: number;
-  total_tasks_imported: number;
-  total_tasks_rejected: number;
-  total_items_counted: number;
-  total_items_imported: number;
-  total_items_rejected: number;
-  errors: string[];
-  /** How many errors there were: `errors[]` holds the first of them (shared/imports/result-bounds.ts). */
-  errors_total?: number;
-  /** Whether `errors[]` holds fewer than `errors_total`. */
-  errors_truncated?: boolean;
-  /** What rejected nothing but is worth telling (columns ignored, a header without rows). */
-  warnings: string[];
-  server_time: string;
-  org_id: string | null;
-  dry_run?: boolean;
-}
+export type { ImportResult } from '#shared/imports/result-bounds';
 
 /**
  * Writes the job's one result (409 if it has one), within the bounds of contract 4.9: the body to object storage, the

@@ -6,7 +6,28 @@
  * The runner keeps only what it may show (ErrorTally), the result is stored bounded, and I7 bounds what it reads
  * again, so a result stored before these bounds (or by I12) is answered within them too.
  */
-import type { ImportResult } from '#shared/imports/jobs';
+/** An import's result (I7), as the runner or I12 makes it and the bounds below keep it. */
+export interface ImportResult {
+  id: string;
+  task_import_job_id: string;
+  file_import_results: Record<string, unknown>[];
+  total_tasks_counted: number;
+  total_tasks_imported: number;
+  total_tasks_rejected: number;
+  total_items_counted: number;
+  total_items_imported: number;
+  total_items_rejected: number;
+  errors: string[];
+  /** How many errors there were: `errors[]` holds the first of them (shared/imports/result-bounds.ts). */
+  errors_total?: number;
+  /** Whether `errors[]` holds fewer than `errors_total`. */
+  errors_truncated?: boolean;
+  /** What rejected nothing but is worth telling (columns ignored, a header without rows). */
+  warnings: string[];
+  server_time: string;
+  org_id: string | null;
+  dry_run?: boolean;
+}
 
 export const MAX_RESULT_BYTES = 1024 * 1024;
 export const MAX_ERRORS = 1000;

@@ -9,10 +9,30 @@
  * index knows a position only to its precision-6 cell (docs/indexes.md).
  */
 import ngeohash from 'ngeohash';
-import { distanceM, EARTH_RADIUS_M, type Point } from '#lib/client/geo';
 
-// The great-circle distance is the client's too (its location uploader filters by it): one definition, there.
-export { distanceM, EARTH_RADIUS_M, type Point };
+/** The mean Earth radius (IUGG), in metres. */
+export const EARTH_RADIUS_M = 6_371_008.8;
+
+export interface Point {
+  latitude: number;
+  longitude: number;
+}
+
+/** Degrees to radians, computed as the client computes them, so that both give the same figures to the last bit. */
+const radians = (degrees: number) => (degrees * Math.PI) / 180;
+
+/**
+ * The great-circle (haversine) distance in metres. The service's own: the client package (lib/client/geo.ts) has its
+ * copy for the apps, and the service never loads its client; the two give the same figures (test/unit/geo.test.ts).
+ */
+export function distanceM(from: Point, to: Point): number {
+  const halfChord =
+    Math.sin(radians(to.latitude - from.latitude) / 2) ** 2 +
+    Math.cos(radians(from.latitude)) *
+      Math.cos(radians(to.latitude)) *
+      Math.sin(radians(to.longitude - from.longitude) / 2) ** 2;
+  return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(halfChord)));
+}
 
 export const PARTITION_PRECISION = 5;
 export const SORT_PRECISION = 6;

@@ -40,7 +40,7 @@ import {
   transactWrite,
 } from '#shared/db/client';
 import { shardOf as shardOfId } from '#shared/db/shards';
-import { forbidden, invalidField, notFound } from '#shared/http/problems';
+import { forbidden, invalidAt, notFound } from '#shared/errors';
 import { newObjectId } from '#shared/ids';
 import {
   type Box,
@@ -235,7 +235,7 @@ async function readLocation(driverId: string, orgId: string | null): Promise<Loc
 function clientTimeOf(fix: Fix, path: string): string {
   const clientTime = toUtcIso(fix.client_time_utc);
   if (Date.parse(clientTime) > clock.nowMs() + MAX_CLOCK_SKEW_MS) {
-    throw invalidField(path, 'is more than 10 minutes ahead of the server clock');
+    throw invalidAt(path, 'is more than 10 minutes ahead of the server clock');
   }
   return clientTime;
 }

@@ -17,7 +17,7 @@ import {
   rangeMeta,
 } from '#shared/db/paging';
 import { listingPartition, listingPartitions } from '#shared/db/shards';
-import { forbidden, invalidField, notFound } from '#shared/http/problems';
+import { forbidden, invalidAt, notFound } from '#shared/errors';
 import { recordObjectId } from '#shared/ids';
 import { logger } from '#shared/log';
 import { publish } from '#shared/notifications/realtime';
@@ -40,7 +40,7 @@ const entryKey = (id: string) => ({ PK: `NOTIF#${id}`, SK: 'ENTRY' });
 /** N5: writes the entry, then delivers it to `user.<event_data.user_id>`. */
 export async function notify(eventType: string, eventData: Entry['event_data']): Promise<{ server_time: string }> {
   const user = await getUser(eventData.user_id);
-  if (!user || user.deleted_at) throw invalidField('event_data.user_id', 'names no user');
+  if (!user || user.deleted_at) throw invalidAt('event_data.user_id', 'names no user');
   const entry: Entry = {
     id: recordObjectId(),
     event_type: eventType,

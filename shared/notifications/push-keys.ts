@@ -10,7 +10,7 @@ import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import type { PageRequest } from '#shared/db/paging';
 import { queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
-import { forbidden, invalidField } from '#shared/http/problems';
+import { forbidden, invalidAt } from '#shared/errors';
 import { newObjectId } from '#shared/ids';
 import { type PushMessage, push } from '#shared/ports/push';
 
@@ -55,9 +55,9 @@ export async function registerPushKey(caller: Caller, input: NewPushKey): Promis
   const userId = input.user_id ?? caller.id;
   if (userId !== caller.id && !isSysAdmin(caller)) throw forbidden('you may register push keys for yourself only');
   const user = await getUser(userId);
-  if (!user || user.deleted_at) throw invalidField('user_id', 'names no user');
+  if (!user || user.deleted_at) throw invalidAt('user_id', 'names no user');
   if (input.org_id !== undefined && input.org_id !== user.org_id) {
-    throw invalidField('org_id', "must be the user's organisation");
+    throw invalidAt('org_id', "must be the user's organisation");
   }
   const key = keyOf(user.id, input.application_key, input.device_id);
   const previous = (await db().send(new GetCommand({ TableName: mainTableName(), Key: key }))).Item as

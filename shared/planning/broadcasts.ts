@@ -43,7 +43,7 @@ import {
   winsKey,
 } from '#shared/planning/keys';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
-import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
+import { findPlanning, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS, type PAIR_ACTIONS, type PAIR_STATES } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 

@@ -78,7 +78,7 @@ import {
   winsKey,
   winsPartition,
 } from '#shared/planning/keys';
-import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/plannings';
+import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 

@@ -1,10 +1,10 @@
 /**
  * The mail port: invitations, password resets, security codes and welcomes go through one interface. The local
- * adapter keeps an outbox a developer can read (`GET /_local/outbox`); the cloud adapter sends through SES.
+ * adapter (here) keeps an outbox a developer can read (`GET /_local/outbox`); the cloud adapter sends through SES
+ * (ses-mail.ts); shared/ports/mailer.ts picks the one in use.
  */
 import { clock } from '#shared/clock';
 import { standsFor } from '#shared/local-invocation';
-import { sesMail } from '#shared/ports/ses-mail';
 
 export type MailKind = 'invitation' | 'password_reset' | 'security_code' | 'welcome' | 'email_changed';
 
@@ -48,26 +48,3 @@ export const localOutbox: MailPort & { read(to?: string): OutboxMessage[]; faili
     return outbox.filter((m) => wanted === undefined || m.to.toLowerCase() === wanted).reverse();
   },
 };
-
-let port: MailPort | undefined;
-
-/**
- * The mail port in use: the local outbox in local mode, SES from `MAIL_FROM` in the cloud. A cloud function without
- * `MAIL_FROM` fails loudly rather than dropping mail.
- */
-export function mail(): MailPort {
-  if (!port) {
-    const from = process.env['MAIL_FROM'];
-    if (process.env['DISPATCH_LOCAL'] === '1' || !from) {
-      if (process.env['DISPATCH_LOCAL'] !== '1') throw new Error('missing required environment variable MAIL_FROM');
-      port = localOutbox;
-    } else {
-      port = sesMail(from);
-    }
-  }
-  return port;
-}
-
-export function useMailPort(adapter: MailPort): void {
-  port = adapter;
-}

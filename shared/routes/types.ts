@@ -1,7 +1,7 @@
 /** The shape of a route-table entry (shared by the per-area tables and everything that reads them). */
 
 import type { GenericSchema } from 'valibot';
-import type { Role, Scope } from '#shared/auth/roles';
+import type { Access, Scope } from '#shared/auth/roles';
 import type { locationsTable, mainTable } from '#shared/db/tables';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
@@ -9,12 +9,7 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 /** The CDK stack an operation's function lives in: stacks are split by area to stay under resource limits. */
 export type Area = 'auth' | 'accounts' | 'tokens' | 'notifications' | 'locations' | 'imports' | 'planning';
 
-/**
- * Who may call. `public`: no token. `any`: any verified token, user or client. `users`: any user token
- * (partner and internal client tokens get 403). A role list: the caller must hold one of them.
- * Finer rules (own organisation, the paired driver) live in the domain functions.
- */
-export type Access = 'public' | 'any' | 'users' | readonly Role[];
+export type { Access } from '#shared/auth/roles';
 
 export type MainIndex = (typeof mainTable.indexes)[number]['name'];
 export type LocationsIndex = (typeof locationsTable.indexes)[number]['name'];

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { EARTH_RADIUS_M as CLIENT_EARTH_RADIUS_M, distanceM as clientDistanceM } from '../../lib/client/geo.ts';
 import {
   cellBox,
   distanceM,
   distanceToBoxM,
+  EARTH_RADIUS_M,
   encode,
   GEO_SHARDS,
   indexPartitionOf,
@@ -166,5 +168,22 @@ describe('radius plans are bounded wherever on Earth (API.md 4.9: at most 100 in
       expect(plan.queries.every((q) => q.first?.length === SORT_PRECISION)).toBe(true);
       expect(plan.queries.length * GEO_SHARDS).toBeLessThanOrEqual(8);
     }
+  });
+});
+
+describe("the service's great-circle distance and the client package's", () => {
+  it('give the same figure to the last bit: the service owns its math, the client has its own copy (issue 44.3)', () => {
+    // A fixed walk over the globe (no randomness in tests): poles, the antimeridian, short and long hops.
+    const points = Array.from({ length: 400 }, (_, i) => ({
+      latitude: ((i * 37.17) % 180) - 90,
+      longitude: ((i * 73.91) % 360) - 180,
+    }));
+    for (let i = 1; i < points.length; i++) {
+      const [a, b] = [points[i - 1]!, points[i]!];
+      expect(distanceM(a, b)).toBe(clientDistanceM(a, b));
+      const near = { latitude: a.latitude + 1e-5, longitude: a.longitude - 2e-5 };
+      expect(distanceM(a, near)).toBe(clientDistanceM(a, near));
+    }
+    expect(EARTH_RADIUS_M).toBe(CLIENT_EARTH_RADIUS_M);
   });
 });

@@ -1,0 +1,230 @@
+/**
+ * `npm run lint`'s check of the house's shape (docs/design.md, "The house"; issue 44): over the import graph of
+ * bin/, lib/, functions/ and shared/ (every `import`, `export … from` and `import()`, types included), it fails on
+ *
+ * - a circle: files that import each other, directly or round a loop (the one who defines an interface owns it);
+ * - an import from shared/ into lib/ (the service does not need its own client, its CDK or its local host);
+ * - an import from the domain (shared/ below shared/http and shared/routes) into shared/http: the domain throws
+ *   shared/errors.ts's vocabulary and the HTTP floor alone turns it into problem+json (the files still migrating are
+ *   listed below, and the list may only shrink);
+ * - the map at the top of docs/design.md drifting: a room it names that is not there, a file in no room it names, or
+ *   an import that climbs a floor (a room imports rooms on its own floor or below; an `apart` room, the client
+ *   package and the console, imports only apart rooms, and only lib/ and bin/ import it).
+ *
+ * `tsx bin/check-house.ts` prints each finding and exits 1 if there is one.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import ts from 'typescript';
+import { ROOT } from '#lib/paths';
+
+const TOPS = ['bin', 'lib', 'functions', 'shared'];
+const MAP_START = '<!-- house-map:start -->';
+const MAP_END = '<!-- house-map:end -->';
+
+/**
+ * Domain files that still import shared/http (issue 44.1 moves them to shared/errors.ts one area at a time). A file
+ * not listed here may not; a listed file that no longer does must leave the list.
+ */
+export const DOMAIN_HTTP_PENDING: readonly string[] = [
+  'shared/accounts/directory.ts',
+  'shared/accounts/invitations.ts',
+  'shared/accounts/login.ts',
+  'shared/accounts/organisations.ts',
+  'shared/accounts/password-reset.ts',
+  'shared/accounts/profiles.ts',
+  'shared/accounts/registration.ts',
+  'shared/accounts/seed.ts',
+  'shared/accounts/users.ts',
+  'shared/auth/access.ts',
+  'shared/auth/authorizer.ts',
+  'shared/auth/one-time-tokens.ts',
+  'shared/auth/throttle.ts',
+  'shared/imports/create.ts',
+  'shared/imports/jobs.ts',
+  'shared/imports/runner.ts',
+  'shared/imports/tasks.ts',
+  'shared/imports/uploads.ts',
+  'shared/planning/broadcasts.ts',
+  'shared/planning/dispatch.ts',
+  'shared/planning/job.ts',
+  'shared/planning/planning-records.ts',
+  'shared/planning/plannings.ts',
+  'shared/tokens/auth-codes.ts',
+  'shared/tokens/clients.ts',
+  'shared/tokens/exchange.ts',
+  'shared/tokens/grants.ts',
+  'shared/tokens/partners.ts',
+  'shared/tokens/platform-sessions.ts',
+  'shared/tokens/webhook-url.ts',
+];
+
+export interface Edge {
+  from: string;
+  to: string;
+}
+
+/** Every .ts file of the house, relative to `root`. */
+export function houseFiles(root = ROOT): string[] {
+  const files: string[] = [];
+  for (const top of TOPS) {
+    for (const entry of readdirSync(join(root, top), { recursive: true, withFileTypes: true })) {
+      if (entry.isFile() && entry.name.endsWith('.ts')) files.push(relative(root, join(entry.parentPath, entry.name)));
+    }
+  }
+  return files.sort();
+}
+
+/** The house file an import names (`#shared/…`, `#lib/…` or relative); undefined for a package. */
+function resolveImport(root: string, from: string, specifier: string): string | undefined {
+  let base: string;
+  if (specifier.startsWith('#shared/')) base = `shared/${specifier.slice('#shared/'.length)}`;
+  else if (specifier.startsWith('#lib/')) base = `lib/${specifier.slice('#lib/'.length)}`;
+  else if (specifier.startsWith('.')) base = normalize(join(dirname(from), specifier));
+  else return undefined;
+  const candidates = [base, `${base}.ts`, base.replace(/\.js$/, '.ts'), `${base}/index.ts`];
+  return candidates.find((candidate) => candidate.endsWith('.ts') && existsSync(join(root, candidate))) ?? base;
+}
+
+export function importEdges(root = ROOT, files = houseFiles(root)): Edge[] {
+  const edges: Edge[] = [];
+  for (const from of files) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(join(root, from), 'utf8'), true, true);
+    for (const imported of importedFiles) {
+      const to = resolveImport(root, from, imported.fileName);
+      if (to) edges.push({ from, to });
+    }
+  }
+  return edges;
+}
+
+/** The circles: each strongly connected set of two or more files (or a file importing itself), Tarjan's way. */
+export function circles(edges: Edge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let counter = 0;
+  const visit = (node: string) => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter++;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of next.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node)!, low.get(to)!));
+      } else if (onStack.has(to)) low.set(node, Math.min(low.get(node)!, index.get(to)!));
+    }
+    if (low.get(node) === index.get(node)) {
+      const members: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        members.push(member);
+      } while (member !== node);
+      if (members.length > 1 || next.get(node)?.includes(node)) found.push(members.sort());
+    }
+  };
+  for (const node of [...next.keys()].sort()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+export interface Room {
+  /** A folder (ending in `/`) or a file. */
+  path: string;
+  /** 1 (the bottom) and up; `apart` for the rooms outside the service's floors. */
+  floor: number | 'apart';
+}
+
+/** `shared/{clock,ids}.ts` → `shared/clock.ts`, `shared/ids.ts`. */
+const expand = (path: string): string[] => {
+  const brace = /\{([^}]*)\}/.exec(path);
+  if (!brace) return [path];
+  return brace[1]!.split(',').flatMap((part) => expand(path.replace(brace[0], part)));
+};
+
+/** The rooms of the map between the markers of docs/design.md: lines of `<floor> <room[, room…]> <what it owns>`. */
+export function houseMap(markdown: string): Room[] {
+  const start = markdown.indexOf(MAP_START);
+  const end = markdown.indexOf(MAP_END);
+  if (start < 0 || end < start) throw new Error(`docs/design.md has no map between ${MAP_START} and ${MAP_END}`);
+  const rooms: Room[] = [];
+  for (const line of markdown.slice(start, end).split('\n')) {
+    const row = /^\s*(\d+|apart)\s+(\S+)\s/.exec(line);
+    if (!row) continue;
+    const floor = row[1] === 'apart' ? 'apart' : Number(row[1]);
+    for (const path of row[2]!.split(/,(?![^{]*\})/).flatMap(expand)) if (path) rooms.push({ path, floor });
+  }
+  return rooms;
+}
+
+/** The room a file is in: the longest path of the map that holds it. */
+export function roomOf(rooms: Room[], file: string): Room | undefined {
+  let best: Room | undefined;
+  for (const room of rooms) {
+    const holds = room.path.endsWith('/') ? file.startsWith(room.path) : file === room.path;
+    if (holds && (!best || room.path.length > best.path.length)) best = room;
+  }
+  return best;
+}
+
+const isDomain = (file: string) =>
+  file.startsWith('shared/') &&
+  !file.startsWith('shared/http/') &&
+  !file.startsWith('shared/routes/') &&
+  file !== 'shared/routes.ts';
+
+/** Every finding, as a sentence; none: the house keeps its shape. */
+export function findings(root = ROOT, pending: readonly string[] = DOMAIN_HTTP_PENDING): string[] {
+  const files = houseFiles(root);
+  const edges = importEdges(root, files);
+  const found: string[] = [];
+  for (const circle of circles(edges)) found.push(`a circle: ${circle.join(' → ')} (each imports the next)`);
+  const speaking = new Set<string>();
+  for (const { from, to } of edges) {
+    if (from.startsWith('shared/') && to.startsWith('lib/'))
+      found.push(`${from} imports ${to}: shared/ never imports lib/`);
+    if (isDomain(from) && to.startsWith('shared/http/')) {
+      speaking.add(from);
+      if (!pending.includes(from)) {
+        found.push(`${from} imports ${to}: the domain throws shared/errors.ts's vocabulary, not HTTP problems`);
+      }
+    }
+  }
+  for (const file of pending) {
+    if (!speaking.has(file)) found.push(`${file} no longer imports shared/http: take it off DOMAIN_HTTP_PENDING`);
+  }
+  const rooms = houseMap(readFileSync(join(root, 'docs/design.md'), 'utf8'));
+  for (const room of rooms) {
+    if (!existsSync(join(root, room.path))) found.push(`docs/design.md's map names ${room.path}, which is not there`);
+  }
+  for (const file of files) {
+    if (!roomOf(rooms, file)) found.push(`${file} is in no room of docs/design.md's map`);
+  }
+  for (const { from, to } of edges) {
+    const [a, b] = [roomOf(rooms, from), roomOf(rooms, to)];
+    if (!a || !b || a === b) continue;
+    if (isDomain(from) && to.startsWith('shared/http/') && pending.includes(from)) continue;
+    const climbs = a.floor === 'apart' ? b.floor !== 'apart' : b.floor === 'apart' ? a.floor < 5 : b.floor > a.floor;
+    if (climbs) {
+      found.push(`${from} (${a.path}, floor ${a.floor}) imports ${to} (${b.path}, floor ${b.floor}): imports run down`);
+    }
+  }
+  return found;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const found = findings();
+  for (const finding of found) console.error(finding);
+  if (found.length) {
+    console.error(`\nThe house's shape: ${found.length} finding(s) (docs/design.md, "The house").`);
+    process.exit(1);
+  }
+  console.log("The house's shape holds: no circle, no climbing import, the map matches.");
+}
