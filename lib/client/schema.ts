@@ -1371,7 +1371,7 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (operations staff)
-         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: SysAdmin. Spec I1.
          */
@@ -1401,7 +1401,7 @@ export interface paths {
         put?: never;
         /**
          * Create an import job from uploaded files, for a named organisation
-         * @description Creates an import job (status new) for the organisation `org_id` names, from files uploaded through I1.ops. Requires `broadcast_preference` and `service_type` (the vehicle the tasks need, kept on the job); no service window. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Creates an import job (status new) for the organisation `org_id` names, from files uploaded through I1.ops. Requires `broadcast_preference` and `service_type` (the vehicle the tasks need, kept on the job); no service window. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: SysAdmin. Spec I4a.
          */
@@ -1423,7 +1423,7 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: SysAdmin. Spec I3.
          */
@@ -1467,7 +1467,7 @@ export interface paths {
         put?: never;
         /**
          * Start an import job (dry_run=true validates without importing)
-         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: SysAdmin. Spec I6.
          */
@@ -1565,7 +1565,7 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (the caller's organisation)
-         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I1.
          */
@@ -1595,7 +1595,7 @@ export interface paths {
         put?: never;
         /**
          * Create an import job from uploaded files, for the caller's organisation
-         * @description Creates an import job (status new) for the caller’s organisation from files uploaded through I1; start it with I6. Requires the job’s service window (`start_time`/`end_time` with their IANA zones: the day or shift the import is for; it is kept on the job and does not bound the rows’ own windows; `end_time` before `start_time` is a 400) and `service_type` (the vehicle the tasks need, kept on the job; dispatch matches a runsheet’s own P5 `service_type` against drivers’ `driver_profile.service_types`). Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Creates an import job (status new) for the caller’s organisation from files uploaded through I1; start it with I6. Requires the job’s service window (`start_time`/`end_time` with their IANA zones: the day or shift the import is for; it is kept on the job and does not bound the rows’ own windows; `end_time` before `start_time` is a 400) and `service_type` (the vehicle the tasks need, kept on the job; dispatch matches a runsheet’s own P5 `service_type` against drivers’ `driver_profile.service_types`). Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I4b.
          */
@@ -1617,7 +1617,7 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I3.
          */
@@ -1661,7 +1661,7 @@ export interface paths {
         put?: never;
         /**
          * Start an import job (dry_run=true validates without importing)
-         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I6.
          */
@@ -2456,6 +2456,56 @@ export interface paths {
          *     Access: Driver or OrgDriver. Spec X21.
          */
         post: operations["X21"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plannings/{planningID}/routes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The planning’s route builds, newest first, without their results
+         * @description The planning’s route builds, newest first, each without its `result` (X24 has it). Paged.
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X25.
+         */
+        get: operations["X25"];
+        put?: never;
+        /**
+         * Build runsheets from tasks and vehicles: each task to a vehicle, each vehicle’s stops in order
+         * @description Builds runsheets from imported tasks and a fleet: each task (a pickup at its `from_address`, then a drop-off at its `to_address`, by one vehicle) goes to a vehicle, and each vehicle’s stops are ordered so that every time window, capacity, shift and service type holds, as many tasks as possible are planned, and the total planned distance is as small as the search finds in `time_limit_s`. Answers 202 with the build `queued`; a worker of its own solves it (X24 shows `progress`, then the `result`). Unless `dry_run`, the runsheets are added to the planning as P5 adds them, with their `stops[]` and planned times; a vehicle with a `driver_id` has its runsheet assigned to that driver as X16 does. 409 when `version_rev` is stale or a task is already in a runsheet (at its path); a build that finds the planning changed before it adds anything fails with `planning_changed`, one whose runsheets the planning could not hold with `planning_too_large`. `Idempotency-Key` is honoured: a repeat builds once. docs/routing.md explains the model.
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X23.
+         */
+        post: operations["X23"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plannings/{planningID}/routes/{buildID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A route build: its status, progress while solving, result once completed, error once failed
+         * @description A route build: `status` `queued` → `solving` → `completed` | `failed`; `progress` (best distance so far, time spent) while solving; once completed its `result`: `runsheets[]` (one per vehicle used, each with its stops in visiting order and their planned arrival, start and departure times), `unplanned[]` (each task left out, with a `code` and a sentence a planner understands) and `summary`; once failed its `error` (`planning_changed`, `planning_too_large`, `build_failed`).
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X24.
+         */
+        get: operations["X24"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -15048,6 +15098,8 @@ export interface operations {
                             client_time_utc: string | null;
                             client_timezone: string | null;
                             notes: string | null;
+                            from_service_s: number | null;
+                            to_service_s: number | null;
                             created_at: string | null;
                             planning_id: string | null;
                             runsheet_id: string | null;
@@ -15218,6 +15270,8 @@ export interface operations {
                             client_time_utc: string | null;
                             client_timezone: string | null;
                             notes: string | null;
+                            from_service_s: number | null;
+                            to_service_s: number | null;
                             created_at: string | null;
                             planning_id: string | null;
                             runsheet_id: string | null;
@@ -15547,6 +15601,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -15587,6 +15643,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -15793,6 +15860,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -15833,6 +15902,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -16036,6 +16116,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -16076,6 +16158,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -16596,6 +16689,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -16636,6 +16731,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -16884,6 +16990,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                                 /** @enum {string} */
                                 status: "pending" | "picked_up" | "delivered" | "failed";
                                 timeline: {
@@ -16911,6 +17019,17 @@ export interface operations {
                                     /** Format: date-time */
                                     expires_at: string;
                                 }[];
+                            }[];
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
                             }[];
                         };
                         /** Format: date-time */
@@ -17222,6 +17341,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -17262,6 +17383,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -17645,6 +17777,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -17685,6 +17819,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -21442,6 +21587,716 @@ export interface operations {
             };
             /** @description The body is not application/json (`unsupported_media_type`) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X25: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: string;
+                /**
+                 * @description Items per page, 1 to 200 (default 50)
+                 * @example 20
+                 */
+                per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        route_builds: {
+                            id: string;
+                            planning_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "solving" | "completed" | "failed";
+                            dry_run: boolean;
+                            /** @enum {string} */
+                            objective: "distance" | "vehicles";
+                            time_limit_s: number;
+                            tasks: number;
+                            vehicles: number;
+                            created_at: string;
+                            updated_at: string;
+                            progress?: {
+                                best_distance_m: number;
+                                elapsed_ms: number;
+                            };
+                            error?: {
+                                code: string;
+                                detail: string;
+                            };
+                            summary?: {
+                                tasks: number;
+                                planned: number;
+                                unplanned: number;
+                                vehicles_used: number;
+                                total_distance_m: number;
+                                total_duration_s: number;
+                                solve_ms: number;
+                                /** @enum {string} */
+                                stopped: "time_limit" | "converged";
+                            };
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X25 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X23: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The planning the runsheets go into
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "task_ids": [
+                 *         "6571f0c2e4b0a1b2c3d4e5fa"
+                 *       ],
+                 *       "vehicles": [
+                 *         {
+                 *           "id": "van",
+                 *           "count": 2,
+                 *           "start": {
+                 *             "latitude": 1.3343,
+                 *             "longitude": 103.8563
+                 *           },
+                 *           "shift_start_utc": "2026-11-22T00:00:00Z",
+                 *           "shift_end_utc": "2026-11-22T10:00:00Z",
+                 *           "capacity": {
+                 *             "weight_kg": 800,
+                 *             "volume_m3": 6,
+                 *             "items": 120
+                 *           },
+                 *           "service_types": [
+                 *             "van_1.7m"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "travel": {
+                 *         "speed_kmh": 30,
+                 *         "detour_factor": 1.3
+                 *       },
+                 *       "service_s": {
+                 *         "pickup": 120,
+                 *         "dropoff": 180
+                 *       },
+                 *       "objective": "distance",
+                 *       "time_limit_s": 1,
+                 *       "dry_run": true,
+                 *       "version_rev": "3-kq7Lm2xP"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The tasks to plan: 1–2 000 X10 task ids of the planning’s organisation (or `import_job_id`) */
+                    task_ids?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Plan every task of this import job instead of naming them (at most 2 000)
+                     */
+                    import_job_id?: string;
+                    /** @description The fleet: 1–200 entries, at most 500 vehicles in all (counting `count`) */
+                    vehicles: {
+                        /** @description The vehicle’s id (letters, digits, `_ . : -`); with `count`, ids `<id>-1` … `<id>-<count>` */
+                        id: string;
+                        /**
+                         * Format: int32
+                         * @description This many identical vehicles (1–500); 1 with a `driver_id`
+                         */
+                        count?: number;
+                        /**
+                         * Format: uuid
+                         * @description A driver of the planning (P7): the vehicle’s runsheet is assigned to them
+                         */
+                        driver_id?: string;
+                        /** @description Where the vehicle leaves from */
+                        start: {
+                            /** @description Latitude, −90 to 90 */
+                            latitude: number;
+                            /** @description Longitude, −180 to 180 */
+                            longitude: number;
+                        };
+                        /** @description Where the vehicle must be by `shift_end_utc` (default: `start`); `null`: the route ends at its last stop */
+                        end?: {
+                            /** @description Latitude, −90 to 90 */
+                            latitude: number;
+                            /** @description Longitude, −180 to 180 */
+                            longitude: number;
+                        } | null;
+                        /**
+                         * Format: date-time
+                         * @description The vehicle leaves `start` no earlier than this
+                         */
+                        shift_start_utc: string;
+                        /**
+                         * Format: date-time
+                         * @description The vehicle is at `end` (or done with its last stop) by this
+                         */
+                        shift_end_utc: string;
+                        /** @description What it may carry at once; a dimension not given is unlimited */
+                        capacity?: {
+                            /** @description Kilograms (a task’s `total_item_weight` after its unit) */
+                            weight_kg?: number;
+                            /** @description Cubic metres (a task’s `total_item_volume` after its unit) */
+                            volume_m3?: number;
+                            /**
+                             * Format: int32
+                             * @description Items (a task’s `total_item_count`)
+                             */
+                            items?: number;
+                        };
+                        /** @description Only tasks whose import job’s `service_type` is one of these (contract 4.7); all when absent */
+                        service_types?: ("ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft")[];
+                        /**
+                         * Format: int32
+                         * @description At most this many stops (pickups and drop-offs; 2–400, default 400)
+                         */
+                        max_stops?: number;
+                    }[];
+                    /**
+                     * @description The travel model: great-circle distance × `detour_factor`, driven at `speed_kmh`
+                     * @default {}
+                     */
+                    travel?: {
+                        /**
+                         * @description Average speed, 5–200 km/h (default 30)
+                         * @default 30
+                         */
+                        speed_kmh?: number;
+                        /**
+                         * @description Road distance over straight-line distance, 1.0–3.0 (default 1.3)
+                         * @default 1.3
+                         */
+                        detour_factor?: number;
+                    };
+                    /**
+                     * @description Time spent at a stop, unless the task’s `from_service_s`/`to_service_s` says otherwise
+                     * @default {}
+                     */
+                    service_s?: {
+                        /**
+                         * Format: int32
+                         * @description Seconds at a pickup, 0–7 200 (default 120)
+                         * @default 120
+                         */
+                        pickup?: number;
+                        /**
+                         * Format: int32
+                         * @description Seconds at a drop-off, 0–7 200 (default 180)
+                         * @default 180
+                         */
+                        dropoff?: number;
+                    };
+                    /**
+                     * @description `distance` (default: most tasks, then least distance) or `vehicles` (most tasks, then fewest vehicles)
+                     * @default distance
+                     * @enum {string}
+                     */
+                    objective?: "distance" | "vehicles";
+                    /**
+                     * Format: int32
+                     * @description How long the search may run, 1–300 s (default 10)
+                     * @default 10
+                     */
+                    time_limit_s?: number;
+                    /**
+                     * @description Compute and answer the result without adding anything to the planning (default false)
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /** @description The planning’s current `version_rev` (P3): a stale one is a 409 at once */
+                    version_rev: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        route_build: {
+                            id: string;
+                            planning_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "solving" | "completed" | "failed";
+                            dry_run: boolean;
+                            /** @enum {string} */
+                            objective: "distance" | "vehicles";
+                            time_limit_s: number;
+                            tasks: number;
+                            vehicles: number;
+                            created_at: string;
+                            updated_at: string;
+                            progress?: {
+                                best_distance_m: number;
+                                elapsed_ms: number;
+                            };
+                            error?: {
+                                code: string;
+                                detail: string;
+                            };
+                            summary?: {
+                                tasks: number;
+                                planned: number;
+                                unplanned: number;
+                                vehicles_used: number;
+                                total_distance_m: number;
+                                total_duration_s: number;
+                                solve_ms: number;
+                                /** @enum {string} */
+                                stopped: "time_limit" | "converged";
+                            };
+                            result?: {
+                                runsheets: {
+                                    id: string;
+                                    name: string;
+                                    vehicle_id: string;
+                                    driver_id?: string;
+                                    planned_start_utc: string;
+                                    planned_end_utc: string;
+                                    planned_distance_m: number;
+                                    planned_duration_s: number;
+                                    peak_load: {
+                                        weight_kg?: number;
+                                        volume_m3?: number;
+                                        items?: number;
+                                    };
+                                    stops: {
+                                        task_id: string;
+                                        /** @enum {string} */
+                                        kind: "pickup" | "dropoff";
+                                        latitude: number;
+                                        longitude: number;
+                                        arrival_utc: string;
+                                        start_utc: string;
+                                        departure_utc: string;
+                                        distance_from_previous_m: number;
+                                    }[];
+                                }[];
+                                unplanned: {
+                                    task_id: string;
+                                    /** @enum {string} */
+                                    code: "no_coordinates" | "time_window" | "capacity" | "service_type" | "not_enough_vehicles";
+                                    detail: string;
+                                }[];
+                                summary: {
+                                    tasks: number;
+                                    planned: number;
+                                    unplanned: number;
+                                    vehicles_used: number;
+                                    total_distance_m: number;
+                                    total_duration_s: number;
+                                    solve_ms: number;
+                                    /** @enum {string} */
+                                    stopped: "time_limit" | "converged";
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X23 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X24: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+                /**
+                 * @description The build’s id (X23 answered it)
+                 * @example 2f6b9d13-7e4a-4c5b-8a1f-3d9e6c2b7a58
+                 */
+                buildID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        route_build: {
+                            id: string;
+                            planning_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "solving" | "completed" | "failed";
+                            dry_run: boolean;
+                            /** @enum {string} */
+                            objective: "distance" | "vehicles";
+                            time_limit_s: number;
+                            tasks: number;
+                            vehicles: number;
+                            created_at: string;
+                            updated_at: string;
+                            progress?: {
+                                best_distance_m: number;
+                                elapsed_ms: number;
+                            };
+                            error?: {
+                                code: string;
+                                detail: string;
+                            };
+                            summary?: {
+                                tasks: number;
+                                planned: number;
+                                unplanned: number;
+                                vehicles_used: number;
+                                total_distance_m: number;
+                                total_duration_s: number;
+                                solve_ms: number;
+                                /** @enum {string} */
+                                stopped: "time_limit" | "converged";
+                            };
+                            result?: {
+                                runsheets: {
+                                    id: string;
+                                    name: string;
+                                    vehicle_id: string;
+                                    driver_id?: string;
+                                    planned_start_utc: string;
+                                    planned_end_utc: string;
+                                    planned_distance_m: number;
+                                    planned_duration_s: number;
+                                    peak_load: {
+                                        weight_kg?: number;
+                                        volume_m3?: number;
+                                        items?: number;
+                                    };
+                                    stops: {
+                                        task_id: string;
+                                        /** @enum {string} */
+                                        kind: "pickup" | "dropoff";
+                                        latitude: number;
+                                        longitude: number;
+                                        arrival_utc: string;
+                                        start_utc: string;
+                                        departure_utc: string;
+                                        distance_from_previous_m: number;
+                                    }[];
+                                }[];
+                                unplanned: {
+                                    task_id: string;
+                                    /** @enum {string} */
+                                    code: "no_coordinates" | "time_window" | "capacity" | "service_type" | "not_enough_vehicles";
+                                    detail: string;
+                                }[];
+                                summary: {
+                                    tasks: number;
+                                    planned: number;
+                                    unplanned: number;
+                                    vehicles_used: number;
+                                    total_distance_m: number;
+                                    total_duration_s: number;
+                                    solve_ms: number;
+                                    /** @enum {string} */
+                                    stopped: "time_limit" | "converged";
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X24 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

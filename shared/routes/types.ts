@@ -7,7 +7,7 @@ import type { locationsTable, mainTable } from '#shared/db/tables';
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 /** The CDK stack an operation's function lives in: stacks are split by area to stay under resource limits. */
-export type Area = 'auth' | 'accounts' | 'tokens' | 'notifications' | 'locations' | 'imports' | 'planning';
+export type Area = 'auth' | 'accounts' | 'tokens' | 'notifications' | 'locations' | 'imports' | 'planning' | 'routing';
 
 /**
  * Who may call. `public`: no token. `any`: any verified token, user or client. `users`: any user token
