@@ -14,7 +14,8 @@ export async function benchPlanning() {
   const { startPlanningJob } = await import('#shared/planning/job');
   const { JOB_DEFAULTS } = await import('#shared/planning/schemas');
   const { db, mainTableName } = await import('#shared/db/client');
-  const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { queryPartitions } = await import('#shared/db/shards');
+  const { planPartitions } = await import('#shared/planning/keys');
   const org = await createOrganisation({ name: 'Planning bench', kind: 'transporter' });
   const caller = { kind: 'user' as const, id: 'bench-planner', roles: ['OrgAdmin' as const], orgId: org.id };
   const drivers = [];
@@ -101,14 +102,12 @@ export async function benchPlanning() {
   const jobWrites = writes.count;
   const rate = jobWrites / seconds;
   // The yardstick writes copies of one of the job's own pair items.
-  const { Items: [sample] = [] } = await db().send(
-    new QueryCommand({
-      TableName: mainTableName(),
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
-      ExpressionAttributeValues: { ':pk': `BPLAN#${planning.id}`, ':pair': 'PAIR#' },
-      Limit: 1,
-    }),
-  );
+  const [sample] = await queryPartitions(planPartitions(planning.id), {
+    TableName: mainTableName(),
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
+    ExpressionAttributeValues: { ':pair': 'PAIR#' },
+    Limit: 1,
+  });
   const raw = await rawBatchWriteRate(jobWrites, sample!);
   console.log(
     `job duration ${seconds.toFixed(1)} s (${Math.round(pairs / seconds)} pairs/s); DynamoDB writes ${jobWrites} = ${(jobWrites / pairs).toFixed(2)} per pair`,

@@ -15,6 +15,8 @@ import { benchPairing } from './pairing.ts';
 import { benchPlanning } from './planning.ts';
 import { benchPositionLag } from './position-lag.ts';
 import { benchRequests } from './requests.ts';
+import { benchRouting } from './routing.ts';
+import { benchRoutingScale } from './routing-scale.ts';
 import { benchScale } from './scale.ts';
 
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
@@ -33,4 +35,6 @@ await benchImports();
 benchPairing();
 await benchPlanning();
 await benchDispatchDay();
+await benchRouting();
+await benchRoutingScale();
 await stopBenchHost();

@@ -81,7 +81,7 @@ export function scaleRows(scenario = SCENARIO, shards = GEO_SHARDS): Row[] {
       rcu: searchesPerS * 0.5,
     },
     {
-      partition: 'Locations `CELLS#ALL`',
+      partition: 'Locations `CELLS#TOP#<n>` (4 shards by cell; `CELLS#ALL` before issue 45)',
       what: 'the precision-3 counts: only a crossing into another precision-3 cell (~156 km) touches them',
       wcu: crossingsPerS * 0.05 * 2,
       rcu: searchesPerS * 0.5,

@@ -170,7 +170,15 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
     // A bad token is the handler's problem+json; no Authorization header at all is API Gateway's own body.
     errors['401'] = {
       description:
-        'Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"})',
+        'Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). ' +
+        'A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in ' +
+        '`WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750)',
+      headers: {
+        'WWW-Authenticate': {
+          description: 'For an expired or revoked token: `Bearer error="invalid_token", error_description="…"`',
+          schema: { type: 'string' },
+        },
+      },
       content: {
         'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
         'application/json': {

@@ -3,6 +3,7 @@
  * app and a dispatcher's screen hear, with their `data`. Every event frame carries an `id` that is the same on every
  * redelivery of that event: keep the ids seen and drop a repeat.
  */
+import type { operations } from './schema.ts';
 
 /** A frame the service sends. */
 export type ServerFrame =
@@ -25,6 +26,18 @@ export interface DriverEvents {
   'offer.closed': { pair_id: string; planning_id: string; runsheet_id: string; reason: string | null };
   /** Their accept won the runsheet. */
   'runsheet.assigned': { pair_id: string; planning_id: string; runsheet_id: string };
+}
+
+/** A driver's position as `org.<id>` tells it: L2's `location`, less what only a read of one driver carries. */
+export type DriverPosition = Pick<
+  operations['L2']['responses'][200]['content']['application/json']['location'],
+  'user_id' | 'latitude' | 'longitude' | 'altitude' | 'client_time_utc' | 'server_time' | 'version'
+>;
+
+/** On `org.<id>` (and SysAdmin's `drivers.freelance`): what a dispatcher's screen hears about the drivers. */
+export interface OrgEvents {
+  /** The drivers that moved in one window, each once (its newest version). */
+  'driver.location': { drivers: DriverPosition[] };
 }
 
 /** A pair's move as `planning.<id>` tells it. */

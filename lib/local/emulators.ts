@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { constants } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -236,9 +237,19 @@ async function startS3(options: EmulatorOptions): Promise<{ endpoint: string; ch
   const port = await freePort();
   const directory = resolve(options.dataDir, 's3');
   mkdirSync(directory, { recursive: true });
-  const cli = join(dirname(require.resolve('s3rver/package.json')), 'bin', 's3rver.js');
-  const args = ['--openssl-legacy-provider', cli, '-d', directory, '-a', '127.0.0.1', '-p', String(port), '--silent'];
-  for (const bucket of options.buckets) args.push('--configure-bucket', bucket);
+  // s3rver with SigV4 checked (lib/local/s3-server.ts), not its own CLI, which checks no V4 signature.
+  const server = join(dirname(fileURLToPath(import.meta.url)), 's3-server.ts');
+  const args = [
+    '--openssl-legacy-provider',
+    '--import',
+    'tsx',
+    server,
+    '--directory',
+    directory,
+    '--port',
+    String(port),
+  ];
+  for (const bucket of options.buckets) args.push('--bucket', bucket);
   const child = spawnOwned(process.execPath, args);
   const endpoint = `http://127.0.0.1:${port}`;
   await waitFor(endpoint, child, 's3rver');

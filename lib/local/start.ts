@@ -11,6 +11,7 @@ import { createHostServer, preloadHandlers } from '#lib/local/host';
 import { attachExternalS3, type LocalS3, startLocalS3 } from '#lib/local/s3';
 import { startStreamPoller } from '#lib/local/streams';
 import { gateway } from '#lib/local/websocket';
+import { buildConsole } from '#lib/ops/build';
 import { ROOT } from '#lib/paths';
 import { locationsTable } from '#shared/db/tables';
 import { asFunction } from '#shared/local-invocation';
@@ -46,6 +47,8 @@ export interface LocalOptions {
    * the functions and presigned URLs use.
    */
   frontS3?: (endpoint: string) => Promise<string>;
+  /** Benchmarks: puts something (a counting proxy) in front of DynamoDB, as `frontS3` does for S3. */
+  frontDynamoDB?: (endpoint: string) => Promise<string>;
 }
 
 export interface RunningHost {
@@ -113,6 +116,7 @@ export function localEnvironment(
 
 export async function startLocal(options: LocalOptions): Promise<RunningHost> {
   opsConfig(); // the /ops page's tile and WebSocket URLs: one that is not a URL stops the start, loudly
+  buildConsole(); // the /ops page's script, from lib/ops/console/
   if (options.fresh) rmSync(options.dataDir, { recursive: true, force: true });
   let emulators: Emulators | undefined;
   let dynamodb = options.endpoints?.dynamodb;
@@ -136,7 +140,10 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
         },
       );
   const s3 = localS3?.endpoint ?? options.externalS3!;
-  const endpoints = { dynamodb, s3: options.frontS3 ? await options.frontS3(s3) : s3 };
+  const endpoints = {
+    dynamodb: options.frontDynamoDB ? await options.frontDynamoDB(dynamodb) : dynamodb,
+    s3: options.frontS3 ? await options.frontS3(s3) : s3,
+  };
   try {
     const tableNames = await ensureTables(endpoints.dynamodb, options.tablePrefix);
     localEnvironment(endpoints, tableNames, options.dataDir);

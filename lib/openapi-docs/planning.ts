@@ -433,8 +433,8 @@ export const planningDocs: AreaDocs = {
     description:
       'Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, ' +
       '`offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), ' +
-      '`unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, drivers ' +
-      'left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.',
+      '`unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, `not_asked`: ' +
+      'eligible drivers the waves never reached, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.',
     example: {
       params: { planningID: EXAMPLE.planningID },
       query: { status: 'open' },

@@ -262,7 +262,9 @@ export class DataStack extends Stack {
 
   private table(def: TableDef): Table {
     const attribute = (name: string) => ({ name, type: AttributeType.STRING });
+    const warm = def === mainTable ? mainWarmThroughput(this.node.tryGetContext('mainWarmWrites')) : undefined;
     const table = new Table(this, `${def.id}Table`, {
+      ...(warm ? { warmThroughput: warm } : {}),
       partitionKey: attribute(def.partitionKey),
       ...(def.sortKey ? { sortKey: attribute(def.sortKey) } : {}),
       billingMode: BillingMode.PAY_PER_REQUEST,
@@ -280,10 +282,29 @@ export class DataStack extends Stack {
         partitionKey: attribute(index.partitionKey),
         ...(index.sortKey ? { sortKey: attribute(index.sortKey) } : {}),
         ...projectionProps(index),
+        ...(warm ? { warmThroughput: warm } : {}),
       });
     }
     return table;
   }
+}
+
+/**
+ * The main table's pre-warmed throughput for a launch (`-c mainWarmWrites=<write units a second>`, docs/scale.md
+ * "The cloud's own limits"): a new on-demand table and each of its indexes take 4 000 write units a second at once and
+ * double only after a peak, so a first big planning job (5 000 runsheets × 5 candidates: 30 000 items in seconds)
+ * would be throttled. Warm throughput lifts that floor for the table and every index (billed once, when set); unset,
+ * none. Reads are warmed to three times the writes (DynamoDB's own ratio of a partition's read to write units).
+ */
+export function mainWarmThroughput(
+  value: unknown,
+): { writeUnitsPerSecond: number; readUnitsPerSecond: number } | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const writes = Number(value);
+  if (!Number.isInteger(writes) || writes < 4000 || writes > 40_000) {
+    throw new Error(`mainWarmWrites must be a whole number of write units from 4000 to 40000, not ${String(value)}`);
+  }
+  return { writeUnitsPerSecond: writes, readUnitsPerSecond: writes * 3 };
 }
 
 /** The CDK form of an index's projection (tables.ts decides it for both the cloud and the local host). */

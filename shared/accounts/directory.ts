@@ -17,12 +17,13 @@ import {
   type UserRecord,
   updateUser,
   userListing,
+  userShards,
   usersByPrefix,
 } from '#shared/accounts/users';
 import { type Caller, isSysAdmin } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { mainTableName } from '#shared/db/client';
-import { decodePageToken, encodePageToken, type PageRequest, queryPage } from '#shared/db/paging';
+import { decodePageToken, encodePageToken, type PageRequest, queryMergedPage, queryPage } from '#shared/db/paging';
 import { conflict, forbidden, invalidField, notFound, Problem } from '#shared/http/problems';
 import { organisationMove } from '#shared/locations/locations';
 
@@ -68,7 +69,9 @@ export async function listUsers(query: { orgId?: string | undefined; search?: st
   if (query.search) return searchUsers(query.search, query.orgId, page);
   const scope = query.orgId ? orgUsersScope(query.orgId) : ALL_USERS;
   const listing = await userListing(scope);
-  const found = await queryPage(newestFirst(query.orgId ? 'GSI1' : 'GSI2', scope), page, toRecord, listing);
+  const found = query.orgId
+    ? await queryPage(newestFirst('GSI1', scope), page, toRecord, listing)
+    : await queryMergedPage(userShards, newestFirst('GSI2', ALL_USERS), page, toRecord);
   return { users: found.items.map(toListedUser), meta: { ...found.meta, total: listing.count } };
 }
 

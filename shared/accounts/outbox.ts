@@ -1,18 +1,21 @@
 /**
  * The mail outbox, for mail that follows a change the client cannot simply repeat (a welcome after a registration:
  * the registration's retry would meet its own account and answer 409). The mail is written in the same transaction
- * as the change (`MAILOUT#<id>`, listed in the sparse GSI3 partition `OUTBOX`), sent right after the commit, and
+ * as the change (`MAILOUT#<id>`, listed in the sparse GSI3 partitions `OUTBOX#<n>`), sent right after the commit, and
  * deleted once sent. If it cannot be sent, it stays, the request still answers what was done, and the sweep
  * (functions/workers/expire-offers.ts, every minute; locally every two seconds) sends it later. Delivery is at
  * least once: a mail whose send succeeded but whose delete failed is sent again.
  */
-import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
 import { db, mainTableName, type TransactItem } from '#shared/db/client';
+import { dueEntries, sweepPartition } from '#shared/db/shards';
 import { recordObjectId } from '#shared/ids';
 import { logger } from '#shared/log';
 import { type Mail, mail } from '#shared/ports/mail';
 
+/** The sweep index's work list of mail held (`OUTBOX#<n>`). */
+const OUTBOX = 'OUTBOX';
 const outboxKey = (id: string) => ({ PK: `MAILOUT#${id}`, SK: 'MAIL' });
 
 /** The sweep leaves alone mail younger than this (its own request is still sending it). */
@@ -36,7 +39,13 @@ export function outboxMail(message: Mail): OutboxMail {
     put: {
       Put: {
         TableName: mainTableName(),
-        Item: { ...outboxKey(id), GSI3PK: 'OUTBOX', GSI3SK: `${created}#${id}`, entity: 'mail_outbox', mail: message },
+        Item: {
+          ...outboxKey(id),
+          GSI3PK: sweepPartition(OUTBOX, id),
+          GSI3SK: `${created}#${id}`,
+          entity: 'mail_outbox',
+          mail: message,
+        },
       },
     },
   };
@@ -68,17 +77,9 @@ export async function deliverOutboxMail(entry: { id: string; mail: Mail }): Prom
 /** The sweep's part: every outbox mail older than the settle time, oldest first, 100 a run. */
 export async function deliverOutbox(): Promise<number> {
   const before = new Date(clock.nowMs() - settleMs()).toISOString();
-  const out = await db().send(
-    new QueryCommand({
-      TableName: mainTableName(),
-      IndexName: 'GSI3',
-      KeyConditionExpression: 'GSI3PK = :outbox AND GSI3SK < :before',
-      ExpressionAttributeValues: { ':outbox': 'OUTBOX', ':before': `${before}~` },
-      Limit: 100,
-    }),
-  );
+  const out = await dueEntries(OUTBOX, `${before}~`, 100);
   let sent = 0;
-  for (const item of out.Items ?? []) {
+  for (const item of out.items) {
     const id = String(item['PK']).slice('MAILOUT#'.length);
     if (await deliverOutboxMail({ id, mail: item['mail'] as Mail })) sent++;
   }

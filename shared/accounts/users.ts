@@ -9,14 +9,17 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DRIVERS, type Role } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
+import { mapLimited } from '#shared/concurrency';
 import {
   cancelledIndexes,
   db,
+  getAll,
   isConditionalFailure,
   mainTableName,
   transactWrite,
   WRITE_TOKEN,
 } from '#shared/db/client';
+import { shardOf } from '#shared/db/shards';
 import { conflict } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuidFor } from '#shared/ids';
 
@@ -80,9 +83,20 @@ export type { TransactItem };
 
 export const userKey = (id: string) => ({ PK: `USER#${id}`, SK: 'PROFILE' });
 const emailKey = (email: string) => ({ PK: `EMAIL#${email.toLowerCase()}`, SK: 'EMAIL' });
-const counterKey = (scope: string) => ({ PK: `COUNT#${scope}`, SK: 'COUNT' });
-
 export const ALL_USERS = 'USERS';
+/**
+ * Every user is counted, listed (GSI2) and searched by email and name (GSI3, GSI4) under one of `USER_SHARDS` keys
+ * chosen by its id (`COUNT#USERS#<n>`, `USERS#<n>`): no key is written by every user created (issue 45,
+ * docs/indexes.md "Shards"). A count, a listing page or a search reads all of them.
+ */
+const USER_SHARDS = 4;
+const usersShard = (userId: string) => `${ALL_USERS}#${shardOf(userId, USER_SHARDS)}`;
+export const userShards = Array.from({ length: USER_SHARDS }, (_, n) => `${ALL_USERS}#${n}`);
+/** A listing's counter; all users' is sharded by the user's id. */
+const counterKey = (scope: string, userId?: string) => ({
+  PK: `COUNT#${scope === ALL_USERS && userId !== undefined ? usersShard(userId) : scope}`,
+  SK: 'COUNT',
+});
 export const orgUsersScope = (orgId: string) => `ORG#${orgId}#USERS`;
 export const orgRoleScope = (orgId: string, role: string) => `ORG#${orgId}#ROLE#${role}`;
 
@@ -105,11 +119,11 @@ function indexAttributes(user: UserRecord): Item {
   const id = user.id;
   const created = `${user.created_at}#${id}`;
   const attributes: Item = {
-    GSI2PK: ALL_USERS,
+    GSI2PK: usersShard(id),
     GSI2SK: created,
-    GSI3PK: ALL_USERS,
+    GSI3PK: usersShard(id),
     GSI3SK: `${lower(user.email)}#${id}`,
-    GSI4PK: ALL_USERS,
+    GSI4PK: usersShard(id),
     GSI4SK: `${lower(user.name)}#${id}`,
   };
   const role = user.roles[0];
@@ -241,7 +255,7 @@ export async function saveUser(before: UserRecord | undefined, after: UserRecord
     items.push({
       Update: {
         TableName: table,
-        Key: counterKey(scope),
+        Key: counterKey(scope, after.id),
         UpdateExpression: 'ADD n :delta, v :one',
         ExpressionAttributeValues: { ':delta': delta, ':one': 1 },
       },
@@ -322,23 +336,38 @@ export async function bumpTokenGeneration(userId: string): Promise<void> {
 
 /** A listing's maintained size and version: one GetItem, whatever the size of the scope. */
 export async function userListing(scope: string): Promise<{ scope: string; count: number; version: number }> {
+  if (scope === ALL_USERS) {
+    // The shards' sums: each shard's version only grows, so their sum moves whenever any of them does.
+    const shards = await getAll(
+      mainTableName(),
+      userShards.map((shard) => ({ PK: `COUNT#${shard}`, SK: 'COUNT' })),
+    );
+    const sum = (member: string) => shards.reduce((total, item) => total + Number(item[member] ?? 0), 0);
+    return { scope, count: Math.max(0, sum('n')), version: sum('v') };
+  }
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: counterKey(scope) }));
   return { scope, count: Math.max(0, Number(out.Item?.['n'] ?? 0)), version: Number(out.Item?.['v'] ?? 0) };
 }
 
 /** Up to `limit` users whose index key in `index` starts with `prefix` (bounded prefix search). */
 export async function usersByPrefix(index: 'GSI3' | 'GSI4', prefix: string, limit: number): Promise<UserRecord[]> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: mainTableName(),
-      IndexName: index,
-      KeyConditionExpression: '#pk = :all AND begins_with(#sk, :prefix)',
-      ExpressionAttributeNames: { '#pk': `${index}PK`, '#sk': `${index}SK` },
-      ExpressionAttributeValues: { ':all': ALL_USERS, ':prefix': prefix.toLowerCase() },
-      Limit: limit,
-    }),
-  );
-  return (out.Items ?? []).map(toRecord);
+  const shards = await mapLimited(userShards, USER_SHARDS, async (shard) => {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: mainTableName(),
+        IndexName: index,
+        KeyConditionExpression: '#pk = :all AND begins_with(#sk, :prefix)',
+        ExpressionAttributeNames: { '#pk': `${index}PK`, '#sk': `${index}SK` },
+        ExpressionAttributeValues: { ':all': shard, ':prefix': prefix.toLowerCase() },
+        Limit: limit,
+      }),
+    );
+    return out.Items ?? [];
+  });
+  // The first `limit` in the index's order, as one partition's Query would have them.
+  const sk = `${index}SK`;
+  const merged = shards.flat().sort((a, b) => (String(a[sk]) < String(b[sk]) ? -1 : 1));
+  return merged.slice(0, limit).map(toRecord);
 }
 
 const INDEX_ATTRIBUTES = new RegExp(`^(PK|SK|GSI\\dPK|GSI\\dSK|entity|email_lc|${WRITE_TOKEN})$`);

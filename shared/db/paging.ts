@@ -96,6 +96,18 @@ export async function queryPage<T, U = T>(
     items.push(...(out.Items ?? []));
     cursor = out.LastEvaluatedKey;
   } while (cursor && items.length <= request.perPage);
+  return finishPage(input, request, page, items, view, expand);
+}
+
+/** The page out of `items` read (one more than the page when another follows): views, expansion, answer budget. */
+async function finishPage<T, U>(
+  input: PageQuery,
+  request: PageRequest,
+  page: number,
+  items: Record<string, unknown>[],
+  view: (item: Record<string, unknown>) => T,
+  expand?: (views: T[]) => Promise<U[]>,
+): Promise<Page<U>> {
   const read = items.slice(0, request.perPage);
   const through = readThroughIndex(input.IndexName);
   const mapped = through ? await viewsThrough(input.TableName!, through, read, view) : read.map(view);
@@ -109,6 +121,140 @@ export async function queryPage<T, U = T>(
     items: views.slice(0, fit).filter((v): v is U => v !== undefined),
     meta: { page, per_page: request.perPage, next_page_token: encodePageToken(next, page + 1) },
   };
+}
+
+/**
+ * A page of a listing spread over several partition keys of the table (a planning's shards: shared/db/shards.ts),
+ * `partitions` bound to `:pk` in turn: the listing is their items in that order, each partition's in its sort order.
+ * A page token's key names the partition it stopped in; page N without one skips by reading keys only.
+ */
+export async function queryPartitionsPage<T, U = T>(
+  partitions: readonly string[],
+  input: PageQuery,
+  request: PageRequest,
+  view: (item: Record<string, unknown>) => T,
+  expand?: (views: T[]) => Promise<U[]>,
+): Promise<Page<U>> {
+  const at = (index: number): PageQuery => ({
+    ...input,
+    ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':pk': partitions[index] },
+  });
+  let start: { index: number; key: Key | undefined } | undefined = { index: 0, key: undefined };
+  let page = request.page;
+  if (request.pageToken) {
+    const token = decodePageToken(request.pageToken);
+    page = token.page;
+    const index = partitions.indexOf(String(token.key['PK']));
+    if (index < 0) throw invalidField('query.page_token', 'is not a token this service issued');
+    start = { index, key: token.key };
+  } else if (request.page > 1) {
+    start = await skipAcross(partitions.length, at, (request.page - 1) * request.perPage);
+    if (!start) return { items: [], meta: { page, per_page: request.perPage, next_page_token: null } };
+  }
+  const items: Record<string, unknown>[] = [];
+  let { index, key: cursor } = start;
+  while (index < partitions.length && items.length <= request.perPage) {
+    const out = await db().send(
+      new QueryCommand({ ...at(index), Limit: request.perPage + 1 - items.length, ExclusiveStartKey: cursor }),
+    );
+    items.push(...(out.Items ?? []));
+    cursor = out.LastEvaluatedKey;
+    if (!cursor) index++;
+  }
+  return finishPage(input, request, page, items, view, expand);
+}
+
+/**
+ * A page of one listing whose entries are spread over several partition keys of an index (a whole-service listing
+ * sharded by id, shared/db/shards.ts), `partitions` bound to `:pk`: the entries of all of them in the index's sort
+ * order (each shard read from where the last page left it, the reads merged). The page token holds each shard's
+ * place; page N without one walks the pages before it (keys only).
+ */
+export async function queryMergedPage<T>(
+  partitions: readonly string[],
+  input: PageQuery,
+  request: PageRequest,
+  view: (item: Record<string, unknown>) => T,
+): Promise<Page<T>> {
+  const sk = input.IndexName ? `${input.IndexName}SK` : 'SK';
+  const descending = input.ScanIndexForward === false;
+  const order = (a: Record<string, unknown>, b: Record<string, unknown>) => {
+    const [x, y] = [`${String(a[sk])}\u0000${String(a['PK'])}`, `${String(b[sk])}\u0000${String(b['PK'])}`];
+    return (x < y ? -1 : x > y ? 1 : 0) * (descending ? -1 : 1);
+  };
+  /** Each shard's next `count` entries after its place, merged; the places moved past what was taken. */
+  const step = async (places: Record<string, Key>, count: number, keysOnly: boolean) => {
+    const read = await Promise.all(
+      partitions.map(async (pk) => {
+        const out = await db().send(
+          new QueryCommand({
+            ...input,
+            ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':pk': pk },
+            ...(keysOnly ? { Select: 'SPECIFIC_ATTRIBUTES', ProjectionExpression: keyProjection(input) } : {}),
+            Limit: count,
+            ExclusiveStartKey: places[pk],
+          }),
+        );
+        return (out.Items ?? []).map((item) => ({ pk, item }));
+      }),
+    );
+    const merged = read.flat().sort((a, b) => order(a.item, b.item));
+    const taken = merged.slice(0, count - 1);
+    const next = { ...places };
+    for (const { pk, item } of taken) next[pk] = lastKeyOf([item], input)!;
+    return { taken: taken.map((t) => t.item), next, more: merged.length >= count };
+  };
+  let places: Record<string, Key> = {};
+  let page = request.page;
+  if (request.pageToken) {
+    const token = decodePageToken(request.pageToken);
+    page = token.page;
+    places = token.key as Record<string, Key>;
+    if (Object.keys(places).some((pk) => !partitions.includes(pk))) {
+      throw invalidField('query.page_token', 'is not a token this service issued');
+    }
+  } else {
+    for (let skipped = 1; skipped < request.page; skipped++) {
+      const passed = await step(places, request.perPage + 1, true);
+      if (!passed.more) return { items: [], meta: { page, per_page: request.perPage, next_page_token: null } };
+      places = passed.next;
+    }
+  }
+  const { taken, next, more } = await step(places, request.perPage + 1, false);
+  const through = readThroughIndex(input.IndexName);
+  const views = through ? await viewsThrough(input.TableName!, through, taken, view) : taken.map(view);
+  return {
+    items: views.filter((v): v is T => v !== undefined),
+    meta: { page, per_page: request.perPage, next_page_token: more ? encodePageToken(next, page + 1) : null },
+  };
+}
+
+/** Where item number `count` of a listing over partitions ends (keys only); undefined when it has fewer items. */
+async function skipAcross(
+  partitions: number,
+  at: (index: number) => PageQuery,
+  count: number,
+): Promise<{ index: number; key: Key | undefined } | undefined> {
+  let remaining = count;
+  for (let index = 0; index < partitions; index++) {
+    let cursor: Key | undefined;
+    do {
+      const input = at(index);
+      const out = await db().send(
+        new QueryCommand({
+          ...input,
+          Select: 'SPECIFIC_ATTRIBUTES',
+          ProjectionExpression: keyProjection(input),
+          Limit: Math.min(remaining, 1000),
+          ExclusiveStartKey: cursor,
+        }),
+      );
+      remaining -= out.Items?.length ?? 0;
+      cursor = out.LastEvaluatedKey;
+      if (remaining === 0) return { index, key: lastKeyOf(out.Items, input) ?? cursor };
+    } while (cursor);
+  }
+  return undefined;
 }
 
 /** `expand` over the views that are there, each result put back where its view was (left-out entries stay out). */

@@ -14,16 +14,18 @@ import {
   decodePageToken,
   encodePageToken,
   type PageRequest,
+  queryMergedPage,
   queryPage,
   type RangeQuery,
   rangeCondition,
   rangeMeta,
 } from '#shared/db/paging';
+import { listingPartition, listingPartitions } from '#shared/db/shards';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId, recordObjectId } from '#shared/ids';
 import { type BoundedResult, boundResult } from '#shared/imports/result-bounds';
 import { getObject, putObject, uploadBucket } from '#shared/ports/object-storage';
-import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
+import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';
 
 export type ImportStatus = 'new' | 'queued' | 'processing' | 'completed' | 'failed';
 
@@ -141,7 +143,7 @@ export async function createJob(input: {
       Item: {
         ...jobKey(job.id),
         ...(job.org_id ? { GSI1PK: `ORG#${job.org_id}#IMPORTS`, GSI1SK: sort } : {}),
-        GSI2PK: 'IMPORTS',
+        GSI2PK: listingPartition('IMPORTS', job.id),
         GSI2SK: sort,
         entity: 'import_job',
         ...job,
@@ -225,7 +227,7 @@ async function writeMove(
     'status_record_id = :statusId',
   ];
   // A queued job is watched by the requeue sweep (shared/workers/requeue.ts) until it ends.
-  const watch = to === 'queued' ? { GSI3PK: ACTIVE_JOBS, GSI3SK: requeueAt(clock.nowMs()) } : {};
+  const watch = to === 'queued' ? { GSI3PK: activeJobsPartition(id), GSI3SK: requeueAt(clock.nowMs()) } : {};
   Object.entries({ ...watch, ...extra }).forEach(([key, value], i) => {
     names[`#x${i}`] = key;
     values[`:x${i}`] = value;
@@ -291,11 +293,11 @@ export async function listJobs(
   }
   const view = (item: Record<string, unknown>) => toJobView(item as unknown as ImportJob);
   if (partitions.length === 1) {
-    const found = await queryPage(
-      { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partitions[0]!, filters) },
-      page,
-      view,
-    );
+    const input = { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partitions[0]!, filters) };
+    const found =
+      partitions[0] === 'IMPORTS'
+        ? await queryMergedPage(listingPartitions('IMPORTS'), input, page, view)
+        : await queryPage(input, page, view);
     return { meta: { ...rangeMeta(filters), ...found.meta }, task_import_jobs: found.items };
   }
   // Several organisations: the first `page × per_page` of each, merged (bounded by the page asked for). A

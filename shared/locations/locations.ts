@@ -39,6 +39,7 @@ import {
   type TransactItem,
   transactWrite,
 } from '#shared/db/client';
+import { shardOf as shardOfId } from '#shared/db/shards';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newObjectId } from '#shared/ids';
 import {
@@ -117,14 +118,16 @@ export function geoTimeOf(serverTime: string): string {
 }
 
 /** FNV-1a of the driver id: a stable shard for each driver. */
-export function shardOf(driverId: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < driverId.length; i++) {
-    hash ^= driverId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % GEO_SHARDS;
-}
+export const shardOf = (driverId: string): number => shardOfId(driverId, GEO_SHARDS);
+
+/**
+ * The directory's top level (precision-3 counts and polar caps) is spread over `TOP_SHARDS` keys by cell,
+ * `CELLS#TOP#<n>` (issue 45: no key every new cell writes); L3 reads them all. A precision-3 cell's precision-5 counts
+ * are `CELLS#ALL#<p3>`.
+ */
+const TOP_SHARDS = 4;
+const topKey = (cell: string) => `CELLS#TOP#${shardOfId(cell, TOP_SHARDS)}`;
+const TOP_KEYS = Array.from({ length: TOP_SHARDS }, (_, n) => `CELLS#TOP#${n}`);
 
 /**
  * The keys of a driver at a point: its directory cell (`cell`), and its index entry's `<partition>#<shard>` (a
@@ -141,8 +144,8 @@ function geoKeys(driverId: string, point: Point) {
 
 /** The directory entries that count a driver in a partition cell: its precision-3 cell, and the cell itself. */
 function directoryEntries(cell: string): string[] {
-  if (cell.startsWith('polar-')) return [`CELLS#ALL|${cell}`];
-  return [`CELLS#ALL|${coarseOf(cell)}`, `CELLS#ALL#${coarseOf(cell)}|${cell}`];
+  if (cell.startsWith('polar-')) return [`${topKey(cell)}|${cell}`];
+  return [`${topKey(coarseOf(cell))}|${coarseOf(cell)}`, `CELLS#ALL#${coarseOf(cell)}|${cell}`];
 }
 
 async function adjustDirectory(entries: string[], delta: number): Promise<void> {
@@ -941,14 +944,19 @@ async function nearestCandidates(
 
   // Stage 2: the directory of occupied cells.
   const queue = new RegionQueue();
-  for (const item of await queryCounted(
-    {
-      TableName: locationsTableName(),
-      KeyConditionExpression: 'PK = :pk',
-      ExpressionAttributeValues: { ':pk': 'CELLS#ALL' },
-    },
-    stats,
-  )) {
+  const tops = await Promise.all(
+    TOP_KEYS.map((pk) =>
+      queryCounted(
+        {
+          TableName: locationsTableName(),
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+        },
+        stats,
+      ),
+    ),
+  );
+  for (const item of tops.flat()) {
     if (Number(item['n']) <= 0) continue;
     const cell = String(item['SK']);
     queue.push({ bound: boundOf(point, cell), kind: cell.startsWith('polar-') ? 'partition' : 'coarse', cell });

@@ -8,7 +8,15 @@ import { getUser } from '#shared/accounts/users';
 import { type Caller, hasRole, isSysAdmin } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
-import { type PageRequest, queryPage, type RangeQuery, rangeCondition, rangeMeta } from '#shared/db/paging';
+import {
+  type PageRequest,
+  queryMergedPage,
+  queryPage,
+  type RangeQuery,
+  rangeCondition,
+  rangeMeta,
+} from '#shared/db/paging';
+import { listingPartition, listingPartitions } from '#shared/db/shards';
 import { forbidden, invalidField, notFound } from '#shared/http/problems';
 import { recordObjectId } from '#shared/ids';
 import { logger } from '#shared/log';
@@ -49,7 +57,7 @@ export async function notify(eventType: string, eventData: Entry['event_data']):
       Item: {
         ...entryKey(entry.id),
         ...(entry.org_id ? { GSI1PK: `ORG#${entry.org_id}#NOTIFS`, GSI1SK: sort } : {}),
-        GSI2PK: 'NOTIFS',
+        GSI2PK: listingPartition('NOTIFS', entry.id),
         GSI2SK: sort,
         entity: 'notification',
         ...entry,
@@ -94,11 +102,12 @@ function listingScope(caller: Caller): { index: 'GSI1' | 'GSI2'; partition: stri
 /** N2. */
 export async function listNotifications(caller: Caller, range: RangeQuery, page: PageRequest) {
   const { index, partition } = listingScope(caller);
-  const found = await queryPage(
-    { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, range) },
-    page,
-    (item) => view(item as unknown as Entry),
-  );
+  const input = { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, range) };
+  const shown = (item: Record<string, unknown>) => view(item as unknown as Entry);
+  const found =
+    partition === 'NOTIFS'
+      ? await queryMergedPage(listingPartitions(partition), input, page, shown)
+      : await queryPage(input, page, shown);
   return { meta: { ...rangeMeta(range), ...found.meta }, notifications: found.items };
 }
 

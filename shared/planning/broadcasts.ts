@@ -11,7 +11,7 @@
  * one entry a planning. A pair broadcast one by one (R5) carries its own expiry there.
  */
 
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { describeCaller } from '#shared/auth/access';
 import { type Caller, hasRole } from '#shared/auth/caller';
@@ -28,10 +28,20 @@ import {
   type TransactItem,
   transactWrite,
 } from '#shared/db/client';
-import { type PageRequest, queryPage } from '#shared/db/paging';
+import { type PageRequest, queryPage, queryPartitionsPage } from '#shared/db/paging';
+import { dueEntries, queryPartitions, sweepPartition } from '#shared/db/shards';
 import { conflict, forbidden, invalidField, notFound, unavailable } from '#shared/http/problems';
 import { publish } from '#shared/notifications/realtime';
-import { assignKey, driverRunsheetKeys, groupKey, pairKey, planIdOf, winsKey } from '#shared/planning/keys';
+import {
+  assignKey,
+  driverRunsheetKeys,
+  groupKey,
+  pairKey,
+  planIdOf,
+  planPartitions,
+  watchKey,
+  winsKey,
+} from '#shared/planning/keys';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import { JOB_DEFAULTS, type PAIR_ACTIONS, type PAIR_STATES } from '#shared/planning/schemas';
@@ -93,7 +103,6 @@ export interface PairRecord {
   version_seq?: number;
 }
 
-const watchKey = (planId: string) => ({ PK: `BPLAN#${planId}`, SK: 'OFFERS' });
 const watchSweepKey = (expiry: string, planId: string) => `${expiry}#${planId}#OFFERS`;
 
 /**
@@ -185,7 +194,7 @@ function firstWaveFields(planId: string, group: FirstWave, wave: { expires: stri
     wave: 1,
     waves_allowed: wave.maxWaves,
     open: Object.fromEntries(group.pairIds.map((id) => [id, wave.expires])),
-    GSI3PK: WAVES,
+    GSI3PK: wavesPartition(planId, group.runsheetId),
     GSI3SK: waveDueKey(due, planId, group.runsheetId),
     gen: 0,
   };
@@ -228,7 +237,7 @@ export async function addFirstWave(planId: string, group: FirstWave, wave: { exp
         ':wave': 1,
         ':allowed': fields.waves_allowed,
         ':open': fields.open,
-        ':waves': WAVES,
+        ':waves': fields.GSI3PK,
         ':due': fields.GSI3SK,
         ...(listed ? { ':ids': new Set(group.pairIds), ':drivers': new Set(group.driverIds) } : {}),
       },
@@ -256,7 +265,7 @@ export async function watchOffers(planId: string, expiry: string): Promise<void>
           Key: watchKey(planId),
           UpdateExpression: 'SET entity = :entity, GSI3PK = :offers, GSI3SK = :due ADD gen :one',
           ConditionExpression: 'attribute_not_exists(GSI3SK) OR GSI3SK >= :due',
-          ExpressionAttributeValues: { ...values, ':entity': 'offer_watch', ':offers': 'OFFERS' },
+          ExpressionAttributeValues: { ...values, ':entity': 'offer_watch', ':offers': sweepPartition(OFFERS, planId) },
         }),
       );
       return;
@@ -325,7 +334,7 @@ export function pairItem(record: PairRecord) {
     ...pairKey(record.plan.id, record.id),
     entity: 'pair_record',
     ...(offer?.expired_time && !record.plan_swept
-      ? { GSI3PK: 'OFFERS', GSI3SK: `${offer.expired_time}#${record.plan.id}#${record.id}` }
+      ? { GSI3PK: sweepPartition(OFFERS, record.id), GSI3SK: `${offer.expired_time}#${record.plan.id}#${record.id}` }
       : {}),
     ...driverOfferKeys(record, offer),
   };
@@ -784,13 +793,13 @@ async function groupPairIds(planId: string, runsheetId: string): Promise<string[
  * (`wave_judged`): left out, as are closed pairs, so that the sweep's work is the open offers, not the day's history.
  */
 async function watchedPairs(planId: string) {
-  return queryAll<{ id: string; current_state: PairState; statuses: StatusEntry[] }>({
+  return queryPartitions<{ id: string; current_state: PairState; statuses: StatusEntry[] }>(planPartitions(planId), {
     TableName: mainTableName(),
     ConsistentRead: true,
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
     FilterExpression: 'plan_swept = :true AND current_state = :open AND attribute_not_exists(wave_judged)',
     ProjectionExpression: 'id, current_state, statuses',
-    ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#', ':true': true, ':open': 'broadcasted' },
+    ExpressionAttributeValues: { ':pair': 'PAIR#', ':true': true, ':open': 'broadcasted' },
   });
 }
 
@@ -809,7 +818,7 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
         // The extra wave only raises the limit: a runsheet still short of it keeps the waves it had left.
         ConditionExpression: raise ? 'attribute_exists(wave) AND waves_allowed <= wave' : 'attribute_exists(wave)',
         ExpressionAttributeValues: {
-          ':waves': WAVES,
+          ':waves': wavesPartition(planId, runsheetId),
           ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
           ':one': 1,
         },
@@ -829,8 +838,14 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
  */
 export const EXPIRY_GRACE_MS = 1_000;
 
-/** The sweep index's partition of runsheets whose next wave is due to be judged, and an entry's sort key. */
+/**
+ * The sweep index's work list of runsheets whose next wave is due to be judged (`WAVES#<n>`, sharded by planning and
+ * runsheet: shared/db/shards.ts), and an entry's sort key.
+ */
 export const WAVES = 'WAVES';
+export const wavesPartition = (planId: string, runsheetId: string) => sweepPartition(WAVES, `${planId}#${runsheetId}`);
+/** The expiry sweep's work list: plans' offer watches and R5's pairs (`OFFERS#<n>`). */
+export const OFFERS = 'OFFERS';
 export const waveDueKey = (due: string, planId: string, runsheetId: string) => `${due}#${planId}#${runsheetId}`;
 
 /**
@@ -893,15 +908,15 @@ export async function readPairRecord(caller: Caller, planId: string, pairId: str
 /** R2. */
 export async function listPairRecords(caller: Caller, planId: string, page: PageRequest) {
   await visiblePlanning(caller, planId);
-  return queryPage(
+  return queryPartitionsPage(
+    planPartitions(planId),
     {
       TableName: mainTableName(),
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
-      ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':pair': 'PAIR#' },
+      ExpressionAttributeValues: { ':pair': 'PAIR#' },
     },
     page,
     (item) => item as unknown as PairRecord,
-    undefined,
     (records) => assembled(planId, records),
   );
 }
@@ -953,15 +968,7 @@ const CLOSES_AT_ONCE = 8;
 /** The expiry sweep: every broadcasted pair past its expiry is closed by the system with reason `expired`. */
 export async function expireOffers(): Promise<number> {
   const now = clock.nowIso();
-  const out = await db().send(
-    new QueryCommand({
-      TableName: mainTableName(),
-      IndexName: 'GSI3',
-      KeyConditionExpression: 'GSI3PK = :offers AND GSI3SK < :now',
-      ExpressionAttributeValues: { ':offers': 'OFFERS', ':now': now },
-      Limit: 500,
-    }),
-  );
+  const out = await dueEntries(OFFERS, now, 500);
   let closed = 0;
   let failed: unknown;
   // True unless the close failed; the others are still closed, and this one is retried by the next sweep. A pair of
@@ -981,7 +988,7 @@ export async function expireOffers(): Promise<number> {
         failed ??= error;
         return false;
       });
-  for (const item of out.Items ?? []) {
+  for (const item of out.items) {
     const planId = planIdOf(item['PK']);
     const sk = String(item['SK']);
     const sweepKey = String(item['GSI3SK']);

@@ -19,7 +19,7 @@
  * followed by one that sends the same pairs (their ids follow from job, wave, runsheet and driver) and events (same
  * ids) once the claim's lease lapses.
  */
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dutyOf, type UserRecord, userKey } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
@@ -34,6 +34,7 @@ import {
   transactWrite,
 } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
+import { dueEntries, queryPartitions } from '#shared/db/shards';
 import { conflict, invalidField, notFound } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
 import { currentFixes } from '#shared/locations/locations';
@@ -53,6 +54,7 @@ import {
   servicePair,
   WAVES,
   waveDueKey,
+  wavesPartition,
 } from '#shared/planning/broadcasts';
 import {
   type DriverFacts,
@@ -66,12 +68,15 @@ import {
   assignKey,
   groupKey,
   groupRunsheetIdOf,
+  PLAN_SHARDS,
   pairIdOf,
   pairKey,
   planIdOf,
   planningDriverKey,
+  planPartitions,
   runsheetKey,
   winsKey,
+  winsPartition,
 } from '#shared/planning/keys';
 import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/plannings';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
@@ -152,7 +157,9 @@ export function runsheetStatus(group: DispatchGroup | undefined, assignment: Ass
   if (!group?.wave) return { status: 'open' as const };
   const open = Object.values(group.open ?? {}).sort();
   if (group.unassigned && open.length === 0) {
-    return { status: 'unassigned' as const, wave: group.wave, unassigned_reason: group.unassigned };
+    // A reason stored before `not_asked` existed reads as 0.
+    const reason = { ...group.unassigned, not_asked: group.unassigned.not_asked ?? 0 };
+    return { status: 'unassigned' as const, wave: group.wave, unassigned_reason: reason };
   }
   // All closed and the next wave about to be judged: still in dispatch, with no offer open for a moment.
   return {
@@ -194,12 +201,13 @@ async function pageRecords(planId: string, runsheetIds: string[]) {
   // In the page's order, which is the table's (its first and last are the range's ends, whatever the characters).
   const [first, last] = [runsheetIds[0], runsheetIds.at(-1)];
   if (first === undefined || last === undefined) return () => runsheetStatus(undefined, undefined);
+  // A short page: its groups and claims by key (0.5 RCU an item) cost less than two Queries a shard.
+  if (runsheetIds.length < PLAN_SHARDS) return dispatchRecords(planId, runsheetIds);
   const range = (prefix: string) =>
-    queryAll({
+    queryPartitions(planPartitions(planId), {
       TableName: mainTableName(),
       KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :last',
       ExpressionAttributeValues: {
-        ':pk': `BPLAN#${planId}`,
         ':first': `${prefix}${first}`,
         ':last': `${prefix}${last}`,
       },
@@ -213,10 +221,10 @@ async function pageRecords(planId: string, runsheetIds: string[]) {
 /** Every dispatch record of a planning (its runsheets' groups and claims): two Queries, one item a runsheet each. */
 async function planningRecords(planId: string) {
   const query = (prefix: string) =>
-    queryAll({
+    queryPartitions(planPartitions(planId), {
       TableName: mainTableName(),
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':prefix': prefix },
+      ExpressionAttributeValues: { ':prefix': prefix },
     });
   const [groups, claims] = await Promise.all([query('RSPAIRS#'), query('ASSIGN#')]);
   const groupOf = new Map(groups.map((g) => [groupRunsheetIdOf(g['SK']), g as unknown as DispatchGroup]));
@@ -340,7 +348,7 @@ export async function runsheetsWon(planId: string): Promise<Map<string, number>>
     TableName: mainTableName(),
     ConsistentRead: true,
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :wins)',
-    ExpressionAttributeValues: { ':pk': `BPLAN#${planId}`, ':wins': 'WINS#' },
+    ExpressionAttributeValues: { ':pk': winsPartition(planId), ':wins': 'WINS#' },
   });
   return new Map(wins.map((w) => [w.SK.slice('WINS#'.length), Number(w.wins ?? 0)]));
 }
@@ -365,16 +373,8 @@ export async function sendDueWaves(): Promise<{ waves: number; unassigned: numbe
   // Entries left due by this sweep (a failure, a wave still leased) are not judged twice in it.
   const seen = new Set<string>();
   for (;;) {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: mainTableName(),
-        IndexName: 'GSI3',
-        KeyConditionExpression: 'GSI3PK = :waves AND GSI3SK < :now',
-        ExpressionAttributeValues: { ':waves': WAVES, ':now': clock.nowIso() },
-        Limit: DUE_PER_PAGE,
-      }),
-    );
-    const items = (out.Items ?? []).filter((item) => !seen.has(String(item['GSI3SK'])));
+    const out = await dueEntries(WAVES, clock.nowIso(), DUE_PER_PAGE);
+    const items = out.items.filter((item) => !seen.has(String(item['GSI3SK'])));
     const byPlan = new Map<string, { runsheetId: string; dueKey: string }[]>();
     for (const item of items) {
       seen.add(String(item['GSI3SK']));
@@ -397,8 +397,7 @@ export async function sendDueWaves(): Promise<{ waves: number; unassigned: numbe
         if (outcome === 'unassigned') tally.unassigned++;
       });
     }
-    const full = (out.Items ?? []).length >= DUE_PER_PAGE;
-    if (!full || items.length === 0 || clock.nowMs() - started >= SWEEP_BUDGET_MS) break;
+    if (!out.full || items.length === 0 || clock.nowMs() - started >= SWEEP_BUDGET_MS) break;
   }
   if (failed) throw failed;
   return tally;
@@ -561,7 +560,12 @@ export class WaveJudge {
       return 'waiting';
     }
     if ((group.wave >= allowed && !reoffer) || judged.eligible.length === 0) {
-      const reason = unassignedReason({ waves: group.wave, offers: outcomes(pairs), excluded: judged.excluded });
+      const reason = unassignedReason({
+        waves: group.wave,
+        offers: outcomes(pairs),
+        excluded: judged.excluded,
+        notAsked: judged.eligible.length,
+      });
       await this.unassign(group, runsheetId, gen, reason);
       return 'unassigned';
     }
@@ -954,7 +958,7 @@ export async function reofferRunsheet(
               ...(settings.offer_ttl_s ? { offer_ttl_s: settings.offer_ttl_s } : {}),
             },
             ':allowed': Math.max(group.waves_allowed ?? wave, wave + 1),
-            ':waves': WAVES,
+            ':waves': wavesPartition(planId, runsheetId),
             ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
             ':one': 1,
             ':wave': wave,

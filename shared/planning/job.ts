@@ -11,7 +11,8 @@ import type { Caller } from '#shared/auth/caller';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
-import { db, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
+import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { queryPartitions } from '#shared/db/shards';
 import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
 import { logger } from '#shared/log';
@@ -38,7 +39,7 @@ import {
   runsheetsWon,
 } from '#shared/planning/dispatch';
 import { exclusionOf } from '#shared/planning/eligibility';
-import { groupKey, pairIdOf, planningKey } from '#shared/planning/keys';
+import { groupKey, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
 import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,
@@ -54,7 +55,7 @@ import {
 } from '#shared/planning/plannings';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
-import { ACTIVE_JOBS, leaseKey, requeueAt } from '#shared/workers/active-jobs';
+import { activeJobsPartition, leaseKey, requeueAt } from '#shared/workers/active-jobs';
 
 export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ?? 'driver-app';
 
@@ -97,7 +98,7 @@ export async function startPlanningJob(
     max_location_age_s: input.max_location_age_s,
   };
   // Watched by the requeue sweep (shared/workers/requeue.ts) until the job ends, in case its message is lost.
-  const watch = { GSI3PK: ACTIVE_JOBS, GSI3SK: requeueAt(clock.nowMs()) } as Partial<Planning>;
+  const watch = { GSI3PK: activeJobsPartition(id), GSI3SK: requeueAt(clock.nowMs()) } as Partial<Planning>;
   const started = await changePlanning(planning, input.version_rev, {
     job,
     last_executed_at_server_time: now,
@@ -193,11 +194,11 @@ async function earlierDecisions(
   runsheets: { id: string }[],
   drivers: { id: string }[],
 ): Promise<Map<number, number[]>> {
-  const groups = await queryAll<{ SK: string; pair_ids?: Set<string> }>({
+  const groups = await queryPartitions<{ SK: string; pair_ids?: Set<string> }>(planPartitions(planId), {
     TableName: mainTableName(),
     ConsistentRead: true,
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :group)',
-    ExpressionAttributeValues: { ':pk': groupKey(planId, '').PK, ':group': groupKey(planId, '').SK },
+    ExpressionAttributeValues: { ':group': groupKey(planId, '').SK },
     ProjectionExpression: 'SK, pair_ids',
   });
   const listed = new Map(groups.map((group) => [group.SK, group.pair_ids ?? new Set<string>()]));

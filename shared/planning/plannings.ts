@@ -25,11 +25,13 @@ import {
   answerBytes,
   PAGE_ANSWER_BUDGET_BYTES,
   type PageRequest,
+  queryMergedPage,
   queryPage,
   type RangeQuery,
   rangeCondition,
   rangeMeta,
 } from '#shared/db/paging';
+import { listingPartition, listingPartitions } from '#shared/db/shards';
 import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
@@ -299,7 +301,7 @@ export async function createPlanning(caller: Caller, name: string) {
         ...planningKey(planning.id),
         GSI1PK: `ORG#${planning.org_id}#PLANNINGS`,
         GSI1SK: sort,
-        GSI2PK: 'PLANNINGS',
+        GSI2PK: listingPartition('PLANNINGS', planning.id),
         GSI2SK: sort,
         entity: 'planning',
         ...planning,
@@ -324,11 +326,12 @@ export async function listPlannings(caller: Caller, range: RangeQuery, page: Pag
         : (() => {
             throw forbidden('your account belongs to no organisation');
           })();
-  const found = await queryPage(
-    { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, range) },
-    page,
-    (item) => listView(item as unknown as Planning),
-  );
+  const input = { TableName: mainTableName(), IndexName: index, ...rangeCondition(index, partition, range) };
+  const listed = (item: Record<string, unknown>) => listView(item as unknown as Planning);
+  const found =
+    partition === 'PLANNINGS'
+      ? await queryMergedPage(listingPartitions(partition), input, page, listed)
+      : await queryPage(input, page, listed);
   return { meta: { ...rangeMeta(range), ...found.meta }, plannings: found.items };
 }
 

@@ -224,6 +224,7 @@ export const unassignedReasonView = v.object({
   detail: v.string(),
   waves: v.number(),
   offers: v.object({ rejected: v.number(), expired: v.number(), closed: v.number() }),
+  not_asked: v.number(),
   excluded: excludedCounts,
 });
 export const RUNSHEET_STATUSES = [

@@ -6,25 +6,18 @@
  * moves its key on, so that nothing stays `queued` or `processing` for ever; a job that keeps failing for its own
  * reasons is failed by its worker after three attempts.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { dueEntries } from '#shared/db/shards';
 import { logger } from '#shared/log';
 import { type QueuedMessage, queue, routeQueue } from '#shared/ports/queue';
 import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
 
 export async function requeueStaleJobs(): Promise<number> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: mainTableName(),
-      IndexName: 'GSI3',
-      KeyConditionExpression: 'GSI3PK = :active AND GSI3SK < :now',
-      ExpressionAttributeValues: { ':active': ACTIVE_JOBS, ':now': clock.nowIso() },
-      Limit: 100,
-    }),
-  );
+  const out = await dueEntries(ACTIVE_JOBS, clock.nowIso(), 100);
   let requeued = 0;
-  for (const item of out.Items ?? []) {
+  for (const item of out.items) {
     const job = item['entity'] === 'planning' ? (item['job'] as { id?: string } | null) : undefined;
     const message: QueuedMessage | undefined =
       item['entity'] === 'import_job'

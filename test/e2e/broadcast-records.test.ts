@@ -284,17 +284,9 @@ describe('R2 a page at a time (issue 35)', () => {
 describe('a pair broadcast one by one (R5) that closes', () => {
   /** The pair's entries in the expiry sweep's index (GSI3 `OFFERS`), as the sweep's own Query finds them. */
   const sweepEntries = async (pairId: string) => {
-    const { db, mainTableName } = await import('../../shared/db/client.ts');
-    const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
-    const out = await db().send(
-      new QueryCommand({
-        TableName: mainTableName(),
-        IndexName: 'GSI3',
-        KeyConditionExpression: 'GSI3PK = :offers AND GSI3SK < :later',
-        ExpressionAttributeValues: { ':offers': 'OFFERS', ':later': '9999' },
-      }),
-    );
-    return (out.Items ?? []).filter((item) => item['SK'] === `PAIR#${pairId}`);
+    const { dueEntries } = await import('../../shared/db/shards.ts');
+    const out = await dueEntries('OFFERS', '9999', 1000);
+    return out.items.filter((item) => item['SK'] === `PAIR#${pairId}`);
   };
 
   it('leaves the sweep’s index: it was kept there, and every sweep read it again', async () => {
@@ -323,12 +315,19 @@ describe('a closed pair that an earlier version left in the sweep’s index', ()
     const path = `/v1/broadcast-plans/${planId}/pairs/${pairId}`;
     expect((await api.post(`${path}/broadcast`, { happened_at_utc: at(41) }, planWorker)).status).toBe(200);
     expect((await api.post(`${path}/rejected`, { happened_at_utc: at(42) }, recordWorker)).status).toBe(200);
-    const key = { PK: `BPLAN#${planId}`, SK: `PAIR#${pairId}` };
+    const { pairKey } = await import('../../shared/planning/keys.ts');
+    const { sweepPartition } = await import('../../shared/db/shards.ts');
+    const key = pairKey(planId, pairId);
     const stored = (await db().send(new GetCommand({ TableName: mainTableName(), Key: key }))).Item!;
     // As the code before the fix stored it: rejected, and still in GSI3, at an expiry the sweep finds due. (The
     // events happen now, so that no sweep closes the open offer between them.)
     const due = `2026-11-21T10:16:00.000Z#${planId}#${pairId}`;
-    await db().send(new PutCommand({ TableName: mainTableName(), Item: { ...stored, GSI3PK: 'OFFERS', GSI3SK: due } }));
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: { ...stored, GSI3PK: sweepPartition('OFFERS', pairId), GSI3SK: due },
+      }),
+    );
     await expireOffers();
     const after = (await db().send(new GetCommand({ TableName: mainTableName(), Key: key }))).Item!;
     expect(after['current_state']).toBe('rejected');

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { capacityScenario } from '../../bench/capacity.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
@@ -16,10 +16,13 @@ import { MAX_INDEX_QUERIES } from '../../shared/locations/geo.ts';
 import { GEO_TIME_GRANULARITY_S, importLocations, locationAt } from '../../shared/locations/locations.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { importTasks } from '../support/imports.ts';
+import { constantKey, type KeyTallyProxy, startKeyTallyProxy } from '../support/key-tally-proxy.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { storedItems } from '../support/stored.ts';
 
 let host: RunningHost;
+/** Every write of this file's host, by partition key (issue 45: the last test reads them). */
+let keys: KeyTallyProxy;
 let api: Client;
 let admin: string;
 let org: string;
@@ -48,15 +51,17 @@ beforeAll(async () => {
   // Units are exact only without retries: a loaded machine must not turn a slow emulator answer into a second attempt.
   process.env['DEPENDENCY_REQUEST_TIMEOUT_MS'] = '30000';
   tallyObservers.add(observer);
-  host = await startTestHost();
+  keys = await startKeyTallyProxy(inject('endpoints').dynamodb);
+  host = await startTestHost({ dynamodb: keys.url });
   api = client(host.url);
   admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
   org = (await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Cost', kind: 'transporter' }, admin)).body
     .id;
 });
-afterAll(() => {
+afterAll(async () => {
   tallyObservers.delete(observer);
-  return host?.stop();
+  await host?.stop();
+  await keys?.close();
 });
 
 describe('capacity of the hot operations', () => {
@@ -803,5 +808,25 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
     });
     // Issue 38's bound: a delivered event at most 6 WCU, whatever the runsheet's size (its items are per task).
     expect(delivered.wcu).toBeLessThanOrEqual(6);
+  });
+});
+
+describe('partition keys on the write paths (issue 45)', () => {
+  it('no write of this file touched a key with no id in it: no key the whole service shares', () => {
+    // After every test above (sign-in, fixes and uploads, searches, plannings, the job, accepts, waves, X16–X22, an
+    // import): every partition key written, the table's and each index's, as the counting proxy saw it.
+    const written = new Set(keys.writes.map((w) => `${w.where} ${w.key}`));
+    expect(written.size).toBeGreaterThan(100);
+    // Left whole (docs/indexes.md "Shards"): organisations (GSI1 `ORGS`, written only by SysAdmin creating one) and
+    // SysAdmin's push key listing (GSI2 `PUSHKEYS`, filtered by `is_qa`: a merged page cannot tell a short page).
+    const listings = /^Main\.GSI[12] GSI[12]PK=(ORGS|PUSHKEYS)$/;
+    expect([...written].filter((key) => constantKey(key.split(' ')[1]!) && !listings.test(key)).sort()).toEqual([]);
+    // The sweeps' lists and the planning's records were reached, spread.
+    for (const spread of [/GSI3PK=WAVES#\d$/, /GSI3PK=OFFERS#\d$/, /GSI3PK=ACTIVEJOBS#\d$/, /PK=BPLAN#[^#]+#\d$/]) {
+      expect(
+        [...written].some((key) => spread.test(key)),
+        String(spread),
+      ).toBe(true);
+    }
   });
 });

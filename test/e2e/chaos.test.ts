@@ -169,7 +169,9 @@ async function endState(summary: DemoSummary, tag: string) {
         history: (p['statuses'] as Item[]).map((s) => `${s['action']}:${s['reason'] ?? ''}`),
       })),
     assignments: main
-      .filter((i) => i['entity'] === 'runsheet_assignment' && i['PK'] === `BPLAN#${summary.planningId}`)
+      .filter(
+        (i) => i['entity'] === 'runsheet_assignment' && String(i['PK']).startsWith(`BPLAN#${summary.planningId}#`),
+      )
       .map((a) => ({ runsheet: a['SK'], driver: a['driver_id'] })),
     locations: locations
       .filter((l) => names.has(String(l['user_id'] ?? '')))

@@ -519,6 +519,7 @@ async function abandonedJob(name: string, driverCount: number, jobId: string, ma
 describe('a planning job whose worker died', () => {
   it('is taken over when its lease lapses, writes each pair once, and keeps an answered pair as it is', async () => {
     const { runPlanningJob, pairIdOf } = await import('../../shared/planning/job.ts');
+    const { pairKey } = await import('../../shared/planning/keys.ts');
     const jobId = '5e5e5e5e-0000-4000-8000-00000000005e';
     // The dead worker had claimed the job and written one pair, which its driver then accepted.
     const planning = await abandonedJob('Crashed', 4, jobId, 2, 1);
@@ -529,8 +530,7 @@ describe('a planning job whose worker died', () => {
       new PutCommand({
         TableName: mainTableName(),
         Item: {
-          PK: `BPLAN#${planning.id}`,
-          SK: `PAIR#${answered}`,
+          ...pairKey(planning.id, answered),
           id: answered,
           current_state: 'accepted',
           statuses: [],
@@ -560,6 +560,7 @@ describe('a planning job that fails for good after a sweep dropped the offer wat
   it('leaves the pairs it wrote watched: they still expire', async () => {
     const { runPlanningJob, MAX_JOB_ATTEMPTS } = await import('../../shared/planning/job.ts');
     const { expireOffers, watchOffers } = await import('../../shared/planning/broadcasts.ts');
+    const { watchKey } = await import('../../shared/planning/keys.ts');
     const { db, mainTableName } = await import('../../shared/db/client.ts');
     const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
     const { withMiddleware } = await import('../support/middleware.ts');
@@ -594,9 +595,7 @@ describe('a planning job that fails for good after a sweep dropped the offer wat
       .body.pair_records;
     expect(pairs.map((p) => p.current_state)).toEqual(['broadcasted']);
     // The watch is due at the pair's expiry (before: dropped, and the pair would have stayed open for ever).
-    const watch = await db().send(
-      new GetCommand({ TableName: mainTableName(), Key: { PK: `BPLAN#${planning.id}`, SK: 'OFFERS' } }),
-    );
+    const watch = await db().send(new GetCommand({ TableName: mainTableName(), Key: watchKey(planning.id) }));
     const expiry = pairs[0]!.statuses.find((s) => s.action === 'broadcast')!.expired_time;
     expect(watch.Item?.['GSI3SK']).toBe(`${expiry}#${planning.id}#OFFERS`);
   });

@@ -16,6 +16,8 @@ await useLocalServices();
 const { withMiddleware } = await import('../support/middleware.ts');
 type Middleware = import('../support/middleware.ts').Middleware;
 const { db, mainTableName } = await import('../../shared/db/client.ts');
+const { sweepPartition } = await import('../../shared/db/shards.ts');
+const { watchKey } = await import('../../shared/planning/keys.ts');
 const { addToGroup, expireOffers, putNewPair, readPair, recordEvent, watchOffers } = await import(
   '../../shared/planning/broadcasts.ts'
 );
@@ -44,7 +46,7 @@ function jobPair(planId: string, expiry: string, runsheetId: string = randomUUID
 }
 
 const watchOf = async (planId: string) =>
-  (await db().send(new GetCommand({ TableName: mainTableName(), Key: { PK: `BPLAN#${planId}`, SK: 'OFFERS' } }))).Item;
+  (await db().send(new GetCommand({ TableName: mainTableName(), Key: watchKey(planId) }))).Item;
 const stateOf = async (planId: string, pairId: string) => (await readPair(planId, pairId))?.current_state;
 
 /** A sweep with `job` run once, just after the sweep has read the watched pairs; whether it ran. */
@@ -96,7 +98,7 @@ describe('the plan offer watch', () => {
     expect(await stateOf(planId, first.id)).toBe('rejected');
     // The sweep did not see the late pair: it must leave the watch due (before: dropped, the pair open for ever).
     expect(await stateOf(planId, late.id)).toBe('broadcasted');
-    expect((await watchOf(planId))?.['GSI3PK']).toBe('OFFERS');
+    expect((await watchOf(planId))?.['GSI3PK']).toBe(sweepPartition('OFFERS', planId));
     await expireOffers();
     expect(await stateOf(planId, late.id)).toBe('rejected');
     expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
@@ -119,7 +121,7 @@ describe('the plan offer watch', () => {
     expect(ran).toBe(true);
     expect(await stateOf(planId, old.id)).toBe('rejected');
     // Still due: the next sweep finds the second job's pair and moves the watch to its expiry.
-    expect((await watchOf(planId))?.['GSI3PK']).toBe('OFFERS');
+    expect((await watchOf(planId))?.['GSI3PK']).toBe(sweepPartition('OFFERS', planId));
     await expireOffers();
     expect(await stateOf(planId, fresh.id)).toBe('broadcasted');
     expect(String((await watchOf(planId))?.['GSI3SK'])).toBe(`${later}#${planId}#OFFERS`);
@@ -135,7 +137,7 @@ describe('the plan offer watch', () => {
     await withMiddleware('contended', alwaysChanged(pair.id), () => expireOffers().catch((error: unknown) => error));
     expect(await stateOf(planId, pair.id)).toBe('broadcasted');
     // Before: that 409 counted as closed, the watch was dropped and the offer never expired.
-    expect((await watchOf(planId))?.['GSI3PK']).toBe('OFFERS');
+    expect((await watchOf(planId))?.['GSI3PK']).toBe(sweepPartition('OFFERS', planId));
     await expireOffers();
     expect(await stateOf(planId, pair.id)).toBe('rejected');
     expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
@@ -152,10 +154,9 @@ describe('an offer watch written before generations existed', () => {
       new PutCommand({
         TableName: mainTableName(),
         Item: {
-          PK: `BPLAN#${planId}`,
-          SK: 'OFFERS',
+          ...watchKey(planId),
           entity: 'offer_watch',
-          GSI3PK: 'OFFERS',
+          GSI3PK: sweepPartition('OFFERS', planId),
           GSI3SK: `${expiry}#${planId}#OFFERS`,
         },
       }),
