@@ -28,6 +28,8 @@ export const taskId = (jobId: string, ref: string): string =>
   createHash('sha256').update([jobId, ref].join('\u0000')).digest('hex').slice(0, 24);
 
 export const taskKey = (id: string) => ({ PK: `TASK#${id}`, SK: 'TASK' });
+/** A task's id from its partition key (`TASK#<id>`), the inverse of `taskKey`. */
+export const taskIdOf = (pk: unknown) => String(pk).slice('TASK#'.length);
 export const taskItemKey = (id: string, row: number) => ({
   PK: `TASK#${id}`,
   SK: `ITEM#${String(row).padStart(6, '0')}`,
