@@ -65,6 +65,21 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
 };
 
+/** BUNDLING, with files of the repository (`name` → path from the root) copied into the bundle's `folder`. */
+export function bundlingWithFiles(folder: string, files: Record<string, string>): NodejsFunctionProps['bundling'] {
+  return {
+    ...BUNDLING,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir: string, outputDir: string) => [
+        `mkdir -p ${outputDir}/${folder}`,
+        ...Object.entries(files).map(([name, source]) => `cp ${inputDir}/${source} ${outputDir}/${folder}/${name}`),
+      ],
+    },
+  };
+}
+
 export class DispatchFunction extends NodejsFunction {
   /** The handler module (relative to functions/): the function's name in shared/functions.ts and in every record. */
   readonly handlerPath: string;
