@@ -97,6 +97,8 @@ export const backgroundFunctions: readonly FunctionDef[] = [
   },
   // GET /ops and its assets: the page and the map library from the bundle; no AWS call.
   { handler: 'system/ops', label: 'GET /ops (live operations page)', needs: {} },
+  // GET /health, /openapi.json, /docs and the UI's files: generated from the route table and the bundle; no AWS call.
+  { handler: 'system/reference', label: 'GET /health, /openapi.json, /docs (API reference)', needs: {} },
   {
     handler: 'workers/expire-offers',
     label: 'offer expiry, offer waves and mail outbox (schedule)',

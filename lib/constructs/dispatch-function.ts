@@ -76,6 +76,29 @@ export interface LiveFunction {
   readonly deploymentGroup: LambdaDeploymentGroup;
 }
 
+/** BUNDLING, with files of the repository (`name` → path from the root) copied into the bundle's `folder`. */
+export function bundlingWithFiles(
+  folder: string,
+  files: Record<string, string>,
+  /** Run before the copy (e.g. a file to copy that is built first). */
+  prepare: () => void = () => {},
+): NodejsFunctionProps['bundling'] {
+  return {
+    ...BUNDLING,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir: string, outputDir: string) => {
+        prepare();
+        return [
+          `mkdir -p ${outputDir}/${folder}`,
+          ...Object.entries(files).map(([name, source]) => `cp ${inputDir}/${source} ${outputDir}/${folder}/${name}`),
+        ];
+      },
+    },
+  };
+}
+
 export class DispatchFunction extends NodejsFunction {
   /** The handler module (relative to functions/): the function's name in shared/functions.ts and in every record. */
   readonly handlerPath: string;

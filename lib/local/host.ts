@@ -32,6 +32,7 @@ import { connectionLimitsMs } from '#shared/notifications/keepalive';
 import { OPS_ASSET_HEADERS, opsAsset, opsConfig, opsPage, opsPageHeaders } from '#shared/ops/page';
 import { localOutbox } from '#shared/ports/mail';
 import { localPush } from '#shared/ports/push';
+import { CACHE, DOCS_ASSETS, DOCS_PAGE, HEALTH } from '#shared/reference/page';
 import { type RouteDef, routes } from '#shared/routes';
 
 export { matchRoute };
@@ -181,7 +182,7 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyResultV2, 
 async function localRoute(path: string, url: URL, response: ServerResponse, requestId: string): Promise<boolean> {
   switch (path) {
     case '/health':
-      sendJson(response, 200, { status: 'ok' }, requestId);
+      sendJson(response, 200, HEALTH, requestId);
       return true;
     case '/openapi.json':
       sendJson(response, 200, openApiDocument(`${url.protocol}//${url.host}`), requestId);
@@ -211,26 +212,17 @@ async function localRoute(path: string, url: URL, response: ServerResponse, requ
     send(response, 200, { ...OPS_ASSET_HEADERS, 'Content-Type': found.type }, found.body);
     return true;
   }
-  const asset = /^\/docs\/assets\/([\w.-]+\.(?:js|css|png))$/.exec(path);
-  if (asset) {
-    const type = asset[1]!.endsWith('.js') ? 'text/javascript' : asset[1]!.endsWith('.css') ? 'text/css' : 'image/png';
+  const asset = /^\/docs\/assets\/([\w.-]+)$/.exec(path);
+  const type = asset && Object.hasOwn(DOCS_ASSETS, asset[1]!) ? DOCS_ASSETS[asset[1]!] : undefined;
+  if (asset && type) {
     const file = join(dirname(require.resolve('swagger-ui-dist/package.json')), asset[1]!);
     const bytes = await readFile(file).catch(() => undefined);
     if (!bytes) return false;
-    send(response, 200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=3600' }, bytes);
+    send(response, 200, { 'Content-Type': type, 'Cache-Control': CACHE.asset }, bytes);
     return true;
   }
   return false;
 }
-
-const DOCS_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Dispatch API reference</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
-<body><div id="docs"></div>
-<script src="/docs/assets/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#docs', deepLinking: true, docExpansion: 'list' });</script>
-</body></html>`;
 
 async function dispatch(
   request: IncomingMessage,

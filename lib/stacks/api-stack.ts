@@ -10,6 +10,7 @@ import {
   HttpApi,
   HttpAuthorizer,
   HttpAuthorizerType,
+  HttpMethod,
   HttpRoute,
   HttpRouteKey,
 } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -17,13 +18,14 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
-import { DispatchFunction } from '#lib/constructs/dispatch-function';
+import { bundlingWithFiles, DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import type { DataStack } from '#lib/stacks/data-stack';
 import { stageOf } from '#lib/stage';
 import { AUTHORIZER_TIMEOUT_S, background } from '#shared/functions';
 import { CORS_HEADERS } from '#shared/http/responses';
+import { DOCS_ASSETS } from '#shared/reference/page';
 
 /**
  * The HTTP API's access-log line: HTTP API variables only (REST's `$context.resourcePath` is none of them), with
@@ -60,6 +62,14 @@ export interface ApiStackProps extends StackProps {
   adminEmail: string;
   mailFrom: string;
 }
+
+/** The public routes of the API reference and health check, by construct id (test/infra/reference.test.ts). */
+export const REFERENCE_ROUTES = [
+  ['HealthRoute', '/health'],
+  ['OpenApiRoute', '/openapi.json'],
+  ['DocsRoute', '/docs'],
+  ['DocsAssetRoute', '/docs/assets/{file}'],
+] as const;
 
 export class ApiStack extends Stack {
   readonly httpApi: HttpApi;
@@ -130,6 +140,33 @@ export class ApiStack extends Stack {
       id: 'AwsSolutions::AwsSolutions-APIG4',
       reason:
         'The $default route only answers 404 (or 405) for requests that are no operation; it reads and returns nothing.',
+    });
+
+    // The API reference and health check (public, issue 42 item 12): what the local host answers on the same paths.
+    const reference = new DispatchFunction(this, 'ReferenceFn', {
+      handlerPath: 'system/reference',
+      description: 'GET /health, /openapi.json, /docs and its assets',
+      memorySize: 512,
+      bundling: bundlingWithFiles(
+        'docs-assets',
+        Object.fromEntries(Object.keys(DOCS_ASSETS).map((name) => [name, `node_modules/swagger-ui-dist/${name}`])),
+      ),
+    });
+    applyNeeds(reference, background('system/reference'), needs);
+    const referenceIntegration = new HttpLambdaIntegration(
+      'ReferenceIntegration',
+      SafeDeploys.of(this).publish(reference).alias,
+    );
+    for (const [id, path] of REFERENCE_ROUTES) {
+      new HttpRoute(this, id, {
+        httpApi: this.httpApi,
+        routeKey: HttpRouteKey.with(path, HttpMethod.GET),
+        integration: referenceIntegration,
+      });
+    }
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-APIG4',
+      reason: 'GET /health, /openapi.json and /docs are public (API.md 5): they read and return no data of anyone.',
     });
 
     const seed = new DispatchFunction(this, 'SeedAdminFn', { handlerPath: 'system/seed-admin' });

@@ -14,7 +14,7 @@ import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { BUNDLING, DispatchFunction } from '#lib/constructs/dispatch-function';
+import { bundlingWithFiles, DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import { reservedConcurrency, routeSettings, STAGE_THROTTLE_SETTINGS } from '#lib/constructs/throttles';
@@ -180,23 +180,12 @@ export class RealtimeStack extends Stack {
         // The map tiles: the deployment's choice only (docs/live-operations.md); the page's CSP names its origin.
         OPS_TILE_URL: opsTileUrl,
       },
-      bundling: {
-        ...BUNDLING,
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (inputDir: string, outputDir: string) => {
-            // The console's script is bundled from lib/ops/console/ first, then copied with the page's other files.
-            buildConsole();
-            return [
-              `mkdir -p ${outputDir}/ops-assets`,
-              ...Object.entries(OPS_ASSETS).map(
-                ([name, { source }]) => `cp ${inputDir}/${source} ${outputDir}/ops-assets/${name}`,
-              ),
-            ];
-          },
-        },
-      },
+      // The console's script is bundled from lib/ops/console/ first, then copied with the page's other files.
+      bundling: bundlingWithFiles(
+        'ops-assets',
+        Object.fromEntries(Object.entries(OPS_ASSETS).map(([name, { source }]) => [name, source])),
+        buildConsole,
+      ),
     });
     applyNeeds(ops, background('system/ops'), { data, realtime: this, mailFrom: props.mailFrom });
     const opsIntegration = new HttpLambdaIntegration('OpsIntegration', SafeDeploys.of(this).publish(ops).alias);
