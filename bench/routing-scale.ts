@@ -9,6 +9,7 @@
  * Alone: `npx tsx bench/routing-scale.ts [5,10,30,60]` (ROUTING_SCALE_TASKS, ROUTING_SCALE_VEHICLES scale it down).
  */
 import './env.ts';
+import { seededRandom } from '../test/support/random.ts';
 import { stopBenchHost } from './host.ts';
 import { checkRouteBuild, checkTaskOf, type Point, type RequestVehicle } from './vrp/checker.ts';
 import { type RoutingRow, routingCsv } from './vrp/csv.ts';
@@ -21,21 +22,9 @@ const DAY = Date.parse('2026-12-01T00:00:00Z');
 const hour = (h: number) => DAY + h * 3_600_000;
 const SEED = 43;
 
-/** mulberry32: the same day on every run. */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A seeded day in a 25 km × 18 km city: its tasks and its fleet. */
 export function cityDay(tasks = TASKS, vehicles = VEHICLES) {
-  const random = seeded(SEED);
+  const random = seededRandom(SEED);
   const centre = { latitude: 1.35, longitude: 103.82 };
   const around = (p: Point, km: number): Point => {
     // Box-Muller: a neighbourhood is denser at its heart.
@@ -90,10 +79,20 @@ export function cityDay(tasks = TASKS, vehicles = VEHICLES) {
 }
 
 /**
- * The peak RSS (MiB) of the process that solved. The local host runs a build in a worker thread of this process, so
- * it is this process's high-water mark (it never goes down: each line reads the peak so far).
+ * The local host solves in a worker thread of this very process (shared/routing/solve-runner.ts), so the solving
+ * process's memory is this one's: its resident set sampled every 100 ms while a build runs gives that build's peak
+ * (the process's own high-water mark, `maxRSS`, never goes down, so it can only say the peak so far).
  */
-const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
+function sampleRss() {
+  let peak = process.memoryUsage.rss();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 100);
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, process.memoryUsage.rss()) / 2 ** 20;
+  };
+}
 
 export async function benchRoutingScale(limits: readonly number[] = [5, 10, 30, 60]) {
   const day = cityDay();
@@ -112,6 +111,7 @@ export async function benchRoutingScale(limits: readonly number[] = [5, 10, 30, 
   );
   const lines = [];
   for (const limit of limits) {
+    const peakRss = sampleRss();
     const { build, wallMs } = await session.build(planning.id, {
       import_job_id: importJobId,
       vehicles: day.vehicles,
@@ -119,6 +119,7 @@ export async function benchRoutingScale(limits: readonly number[] = [5, 10, 30, 
       dry_run: true,
       version_rev: planning.versionRev,
     });
+    const peakRssMb = peakRss();
     const result = build.result;
     if (build.status !== 'completed' || !result) {
       console.log(`${String(limit).padEnd(13)}the build ${build.status}: ${JSON.stringify(build.error)}`);
@@ -139,7 +140,7 @@ export async function benchRoutingScale(limits: readonly number[] = [5, 10, 30, 
       planned: result.summary.planned,
       unplanned: result.summary.unplanned,
       wallS: wallMs / 1000,
-      peakRssMb: peakRssMb(),
+      peakRssMb,
       feasible: violations.length === 0,
     };
     lines.push(line);

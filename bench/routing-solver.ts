@@ -5,14 +5,30 @@
  * (times, windows, loads, shifts recomputed from the stop order), and its distance recomputed from the instance's own
  * coordinates. Prints per instance: distance, vehicles, gap to the best known, seconds, VROOM's gap; then the means.
  *
- * `npx tsx bench/routing-solver.ts [--limit=10] [--only=C101,lr101] [--seed=1] [--objective=distance]`
+ * `npx tsx bench/routing-solver.ts [--limit=10] [--only=C101,lr101] [--seed=1] [--objective=distance]
+ * [--clock=cpu]`; with
+ * `--scale=5,60` it runs a generated city day of 2 000 tasks and 200 vehicles at each limit instead.
  */
 import { cpus, loadavg } from 'node:os';
 import type { RoutingProblem, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/index';
 import { solve } from '#shared/routing/solver/index';
+import { checkRouting, cityDay } from '../test/support/routing-problems.ts';
 import { loadVrpInstances, type VrpInstance } from './vrp/instances.ts';
 
 const UNLIMITED = Number.POSITIVE_INFINITY;
+
+/**
+ * The solver's clock: wall time, or this process's CPU time (`cpu`: "n seconds on one core" on a machine others load
+ * too; the run then takes longer than its limit in wall time).
+ */
+export type BenchClock = 'wall' | 'cpu';
+function clockOf(kind: BenchClock): () => number {
+  if (kind === 'wall') return () => performance.now();
+  return () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
+}
 const TOLERANCE = 1e-6;
 
 /** The instance as the service would hand it to the solver. */
@@ -127,15 +143,22 @@ function pct(x: number): string {
 }
 
 export function benchRoutingSolver(
-  args: { limitS?: number; only?: string[]; seed?: number; objective?: 'distance' | 'vehicles' } = {},
+  args: {
+    limitS?: number;
+    only?: string[];
+    seed?: number;
+    objective?: 'distance' | 'vehicles';
+    clock?: BenchClock;
+  } = {},
 ): void {
+  const now = clockOf(args.clock ?? 'wall');
   const limitS = args.limitS ?? 10;
   const instances = loadVrpInstances(args.only ? { names: args.only } : {});
   const load = () => loadavg()[0]!.toFixed(2);
   console.log(
-    `\n## Route-planning solver, direct (${limitS} s per instance, seed ${args.seed ?? 1}, ${cpus().length} cores, load ${load()} at start)`,
+    `\n## Route-planning solver, direct (${limitS} s ${args.clock === 'cpu' ? 'of CPU' : 'wall'} per instance, seed ${args.seed ?? 1}, ${cpus().length} cores, load ${load()} at start)`,
   );
-  console.log('instance  distance   veh  best known   gap        s      iterations  VROOM gap  check');
+  console.log('instance  distance   veh  best known   gap        s  cpu s  iterations  VROOM gap  check');
   const gaps: Record<string, { ours: number[]; vroom: number[] }> = {
     solomon: { ours: [], vroom: [] },
     lilim: { ours: [], vroom: [] },
@@ -143,19 +166,18 @@ export function benchRoutingSolver(
   for (const instance of instances) {
     const problem = problemOf(instance, args.objective ?? 'distance');
     const began = performance.now();
-    const solution = solve(problem, {
-      seed: args.seed ?? 1,
-      now: () => performance.now(),
-      deadlineMs: performance.now() + limitS * 1000,
-    });
+    const cpuBefore = process.cpuUsage();
+    const solution = solve(problem, { seed: args.seed ?? 1, now, deadlineMs: now() + limitS * 1000 });
     const seconds = (performance.now() - began) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
     const { errors, distance, vehicles } = checkSolution(instance, problem, solution);
     const bks = instance.bestKnownDistance ?? Number.NaN;
     const gap = ((distance - bks) / bks) * 100;
     gaps[instance.family]!.ours.push(gap);
     if (instance.vroom) gaps[instance.family]!.vroom.push(instance.vroom.gapPercent);
     console.log(
-      `${instance.name.padEnd(8)} ${distance.toFixed(2).padStart(9)} ${String(vehicles).padStart(4)}  ${bks.toFixed(2).padStart(9)}  ${pct(gap).padStart(8)} ${seconds.toFixed(1).padStart(6)} ${String(solution.iterations).padStart(12)}   ${instance.vroom ? pct(instance.vroom.gapPercent).padStart(8) : '       -'}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}`,
+      `${instance.name.padEnd(8)} ${distance.toFixed(2).padStart(9)} ${String(vehicles).padStart(4)}  ${bks.toFixed(2).padStart(9)}  ${pct(gap).padStart(8)} ${seconds.toFixed(1).padStart(6)} ${cpuSeconds.toFixed(1).padStart(6)} ${String(solution.iterations).padStart(11)}   ${instance.vroom ? pct(instance.vroom.gapPercent).padStart(8) : '       -'}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}`,
     );
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -167,12 +189,42 @@ export function benchRoutingSolver(
   console.log(`load at end ${load()}`);
 }
 
+/**
+ * A generated city day (2 000 tasks, 200 vehicles, `cityDay` of the tests) at each time limit: distance, vehicles,
+ * unplanned, iterations, seconds including the construction, and the process's peak RSS so far.
+ */
+export function benchRoutingScale(
+  args: { limitsS?: readonly number[]; tasks?: number; vehicles?: number; clock?: BenchClock } = {},
+): void {
+  const now = clockOf(args.clock ?? 'wall');
+  const tasks = args.tasks ?? 2000;
+  const vehicles = args.vehicles ?? 200;
+  const problem = cityDay(1, tasks, vehicles);
+  console.log(
+    `\n## Route-planning solver at scale: a city day of ${tasks} tasks, ${vehicles} vehicles (${problem.matrix.size} locations), load ${loadavg()[0]!.toFixed(2)}`,
+  );
+  console.log('limit s   distance km   vehicles  unplanned  iterations  seconds  peak RSS MB  check');
+  for (const limitS of args.limitsS ?? [5, 60]) {
+    const began = performance.now();
+    const solution = solve(problem, { seed: 1, now, deadlineMs: now() + limitS * 1000 });
+    const seconds = (performance.now() - began) / 1000;
+    const { errors } = checkRouting(problem, solution);
+    console.log(
+      `${String(limitS).padStart(7)} ${(solution.distanceM / 1000).toFixed(1).padStart(13)} ${String(solution.routes.length).padStart(10)} ${String(solution.unplanned.length).padStart(10)} ${String(solution.iterations).padStart(11)} ${seconds.toFixed(1).padStart(8)} ${(process.resourceUsage().maxRSS / 1024).toFixed(0).padStart(12)}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}`,
+    );
+  }
+}
+
 if (process.argv[1]?.endsWith('routing-solver.ts')) {
   const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  benchRoutingSolver({
-    limitS: Number(arg('limit') ?? 10),
-    ...(arg('only') ? { only: arg('only')!.split(',') } : {}),
-    seed: Number(arg('seed') ?? 1),
-    objective: (arg('objective') as 'distance' | 'vehicles' | undefined) ?? 'distance',
-  });
+  const clock = arg('clock') === 'cpu' ? 'cpu' : 'wall';
+  if (arg('scale')) benchRoutingScale({ limitsS: arg('scale')!.split(',').map(Number), clock });
+  else
+    benchRoutingSolver({
+      limitS: Number(arg('limit') ?? 10),
+      ...(arg('only') ? { only: arg('only')!.split(',') } : {}),
+      seed: Number(arg('seed') ?? 1),
+      objective: (arg('objective') as 'distance' | 'vehicles' | undefined) ?? 'distance',
+      clock,
+    });
 }

@@ -26,8 +26,9 @@ import { routingSession } from './vrp/service.ts';
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN);
 const pad = (value: string | number, width: number) => String(value).padStart(width);
+/** Percent above the best known; a figure that rounds to zero prints as 0.00, never -0.00. */
 const gapOf = (distance: number, best: number | undefined) =>
-  best === undefined ? Number.NaN : (100 * (distance - best)) / best;
+  best === undefined ? Number.NaN : Math.round((10_000 * (distance - best)) / best) / 100 || 0;
 
 export async function benchRouting(options: { timeLimitS?: number; names?: readonly string[] } = {}) {
   const timeLimitS = options.timeLimitS ?? Number(process.env['ROUTING_TIME_LIMIT_S'] ?? 10);

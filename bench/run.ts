@@ -7,6 +7,7 @@ import { benchCost } from './cost.ts';
 import { benchDispatchDay } from './dispatch-day.ts';
 import { benchFanOut } from './fanout.ts';
 import { stopBenchHost } from './host.ts';
+import { benchHotKeys } from './hot-keys.ts';
 import { benchImports } from './imports.ts';
 import { benchLiveOps } from './liveops.ts';
 import { benchLocations } from './locations.ts';
@@ -17,6 +18,7 @@ import { benchPositionLag } from './position-lag.ts';
 import { benchRequests } from './requests.ts';
 import { benchRouting } from './routing.ts';
 import { benchRoutingScale } from './routing-scale.ts';
+import { benchRoutingSolver } from './routing-solver.ts';
 import { benchScale } from './scale.ts';
 
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
@@ -35,6 +37,10 @@ await benchImports();
 benchPairing();
 await benchPlanning();
 await benchDispatchDay();
+// Route planning: the solver alone on the published instances, then through the service's own path (X23/X24).
+benchRoutingSolver({ limitS: Number(process.env['ROUTING_LIMIT_S'] ?? 10) });
 await benchRouting();
 await benchRoutingScale();
+// Its own process: its host's DynamoDB client points at the counting proxy.
+await benchHotKeys();
 await stopBenchHost();

@@ -17,6 +17,7 @@ import {
   sesIdentity,
 } from '#lib/deploy-aws';
 import {
+  alarmEmailCheck,
   bootstrapAction,
   cdkDeployArgs,
   concurrencyCheck,
@@ -50,7 +51,10 @@ const context = effectiveContext(
   args!.context,
 );
 const stage = String(context['stage'] ?? DEFAULT_STAGE);
-const problems = [mailFromProblem(context['mailFrom']), stageNameProblem(stage)].filter((p): p is string => !!p);
+const alarms = alarmEmailCheck(stage, context['alarmEmail']);
+const problems = [mailFromProblem(context['mailFrom']), stageNameProblem(stage), alarms.problem].filter(
+  (p): p is string => !!p,
+);
 const region = resolveRegion({
   flag: args!.region,
   AWS_REGION: process.env['AWS_REGION'],
@@ -98,6 +102,7 @@ const concurrency = quota === undefined ? {} : concurrencyCheck(quota, theRegion
 if (concurrency.problem) problems.push(concurrency.problem);
 if (problems.length > 0) stop(problems);
 if (concurrency.note) console.log(`  note: ${concurrency.note}`);
+if (alarms.warning) console.log(`  warning: ${alarms.warning}`);
 
 const env = deployEnv(theRegion);
 const deploy = cdkDeployArgs(args!);

@@ -1,7 +1,7 @@
 // `npm run smoke -- --stage sandbox --email <adminEmail>`: the deployed stage's API and SysAdmin password are looked up
 // in the deploy's region (AWS_REGION, as for `npm run deploy`); or `--url https://… [--email …] [--password …]`.
 import { parseArgs } from 'node:util';
-import { deployedStage, profileRegion } from '#lib/deploy-aws';
+import { deployedStage, profileRegion, StageNotDeployed } from '#lib/deploy-aws';
 import { resolveRegion } from '#lib/deploy-checks';
 import { runSmoke } from '#lib/smoke';
 
@@ -29,7 +29,11 @@ if (!url && values.stage) {
     console.error(region.problem);
     process.exit(2);
   }
-  const deployed = await deployedStage(values.stage, region.value);
+  const deployed = await deployedStage(values.stage, region.value).catch((error: unknown) => {
+    if (!(error instanceof StageNotDeployed)) throw error;
+    console.error(error.message);
+    process.exit(2);
+  });
   url = deployed.url;
   password ??= deployed.password;
 }

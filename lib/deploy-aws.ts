@@ -76,6 +76,11 @@ export const concurrencyQuota = async (region: string) =>
     await aws(['lambda', 'get-account-settings', '--region', region, '--query', 'AccountLimit.ConcurrentExecutions']),
   );
 
+/** A stage with no API or no data stack in the region: its message is all a person needs (no stack trace). */
+export class StageNotDeployed extends Error {
+  override name = 'StageNotDeployed';
+}
+
 /**
  * What the smoke check needs of a deployed stage (docs/deploy.md, step 4): the HTTP API's URL (`dispatch-<stage>`)
  * and the seeded SysAdmin's password (the `AdminPassword…` secret of `DispatchData-<stage>`).
@@ -98,9 +103,13 @@ export async function deployedStage(stage: string, region: string): Promise<{ ur
     region,
     '--query',
     "StackResources[?starts_with(LogicalResourceId, 'AdminPassword')].PhysicalResourceId | [0]",
-  ]);
+  ]).catch((error: unknown) => {
+    // CloudFormation answers a stack that does not exist with a ValidationError: that is "not deployed" (issue 46.16).
+    if (/does not exist/.test(String((error as { stderr?: string }).stderr ?? error))) return undefined;
+    throw error;
+  });
   if (!url || url === 'None' || !secret || secret === 'None') {
-    throw new Error(
+    throw new StageNotDeployed(
       `stage ${stage} is not deployed in ${region} (no API dispatch-${stage} or no DispatchData-${stage})`,
     );
   }

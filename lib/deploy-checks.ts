@@ -12,13 +12,28 @@ export function mailFromProblem(mailFrom: unknown): string | undefined {
   if (typeof mailFrom !== 'string' || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(mailFrom)) {
     return (
       'Set the sender of the service mail: cdk deploy -c mailFrom=no-reply@your-domain.example (an address or domain ' +
-      'verified in SES in the target account and region; see docs/deploy.md).'
+      'verified in SES in the target account and region; see docs/deploy.md). Every cdk command of the app needs it ' +
+      '(synth, diff, destroy); `npm run synth` alone synthesizes without one (it gives a sender that never sends).'
     );
   }
   if (mailFrom.toLowerCase().endsWith('@dispatch.example')) {
     return `mailFrom ${mailFrom} is the placeholder sender: SES can never verify it (docs/deploy.md).`;
   }
   return undefined;
+}
+
+/**
+ * Where the stage's alarms go: every alarm notifies one SNS topic, and `-c alarmEmail=<address>` subscribes a person
+ * to it. Without one nobody hears them: a problem for `prod`, a warning elsewhere (issue 46.17).
+ */
+export function alarmEmailCheck(stage: string, alarmEmail: unknown): { problem?: string; warning?: string } {
+  if (typeof alarmEmail === 'string' && /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) return {};
+  const fix =
+    '-c alarmEmail=oncall@your-domain.example (then confirm the subscription from the mail SNS sends; docs/deploy.md)';
+  if (stage === 'prod') return { problem: `Stage prod needs someone to hear its alarms: ${fix}.` };
+  return {
+    warning: `no alarmEmail: every alarm of stage ${stage} goes to an SNS topic nobody is subscribed to; add ${fix}.`,
+  };
 }
 
 /** The domain SES must have verified: the functions may send from `identity/<domain>` only. */

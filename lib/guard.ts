@@ -26,7 +26,8 @@ export const GUARD_ACKNOWLEDGEMENTS: Record<string, string> = {
   s3_bucket_object_lock_enabled_check: 'No object here must be immutable by regulation.',
   s3_bucket_default_encryption_kms_check:
     'SSE-S3 encrypts at rest; server access logs cannot be delivered to an SSE-KMS bucket, and SSE-KMS on uploads would tie every presigned URL to the signer’s KMS access.',
-  sqs_dlq_check: 'The queue without a dead-letter queue is the dead-letter queue of the work queue.',
+  sqs_dlq_check:
+    'The queues without a dead-letter queue are the dead-letter queues of the work queue and of the route queue, and the asynchronous invocations’ failure queue.',
   s3_bucket_logging_enabled_check: 'The bucket without access logs is the access-log bucket itself.',
   s3_bucket_acl_prohibited_check:
     'The access-log bucket: S3 server access logging delivers through the log-delivery grant.',

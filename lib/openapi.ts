@@ -196,7 +196,9 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
     );
   }
   if (route.path.includes('{')) errors['404'] = problemResponse('Not found, or not visible to the caller');
-  if (route.method !== 'GET') errors['409'] = problemResponse('Conflict with the current state');
+  if (route.method !== 'GET' || docs?.errors?.[409]) {
+    errors['409'] = problemResponse(docs?.errors?.[409] ?? 'Conflict with the current state');
+  }
   if (docs?.errors?.[410]) errors['410'] = problemResponse(docs.errors[410]);
   if (route.request?.body) {
     errors['413'] = problemResponse('The body is larger than 1 MiB (`payload_too_large`)');
@@ -221,7 +223,8 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
   }
   // Stage throttling (API Gateway, every route) can answer 429 anywhere; A1 and T10 also rate-limit wrong passwords.
   errors['429'] = problemResponse(
-    'Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling',
+    docs?.errors?.[429] ??
+      'Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling',
   );
   errors['500'] = problemResponse('Unexpected server error');
   errors['503'] = problemResponse('A dependency is unavailable (`unavailable`, contract section 2)');

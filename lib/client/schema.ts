@@ -369,7 +369,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a child user into the partner's own organisation
-         * @description Invites a child user into the partner’s own organisation by email.
+         * @description Invites a driver into the partner’s own organisation by email: a partner hands out no more than it holds, so the invited user is an `OrgDriver` (the default when `role_id` is absent), and any other `role_id` is a 403 that names what the token has and what it may give. Re-inviting a pending address is refused (403) when its pending role is not `OrgDriver`.
          *
          *     Access: a partner scope users:invite (a partner then answers as an OrgAdmin of its organisation). Spec A9.
          */
@@ -882,6 +882,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/partner/webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling partner's own webhook delivery attempts, newest first
+         * @description The calling partner’s own webhook delivery attempts, newest first, with their outcome (the same entries as T6.deliveries shows a SysAdmin). Any partner token may read it, whatever its scopes; only its own deliveries.
+         *
+         *     Access: Partner. Spec T6.own-deliveries.
+         */
+        get: operations["T6_own_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/partner-authorizations/{partnerAuthorizationID}/test-events": {
         parameters: {
             query?: never;
@@ -1371,7 +1393,7 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (operations staff)
-         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: SysAdmin. Spec I1.
          */
@@ -1401,7 +1423,7 @@ export interface paths {
         put?: never;
         /**
          * Create an import job from uploaded files, for a named organisation
-         * @description Creates an import job (status new) for the organisation `org_id` names, from files uploaded through I1.ops. Requires `broadcast_preference` and `service_type` (the vehicle the tasks need, kept on the job); no service window. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Creates an import job (status new) for the organisation `org_id` names, from files uploaded through I1.ops. Requires `broadcast_preference` and `service_type` (the vehicle the tasks need, kept on the job); no service window. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: SysAdmin. Spec I4a.
          */
@@ -1423,7 +1445,7 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: SysAdmin. Spec I3.
          */
@@ -1467,7 +1489,7 @@ export interface paths {
         put?: never;
         /**
          * Start an import job (dry_run=true validates without importing)
-         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: SysAdmin. Spec I6.
          */
@@ -1565,7 +1587,7 @@ export interface paths {
         };
         /**
          * A presigned PUT URL (1 hour) for one file (the caller's organisation)
-         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description A presigned S3 PUT URL, valid for one hour, for one import file. PUT the file’s bytes to `file.url` with the header `Content-Type: text/csv` (the URL signs it: S3 refuses another type), then name `file.storage_upload_key` in I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I1.
          */
@@ -1595,7 +1617,7 @@ export interface paths {
         put?: never;
         /**
          * Create an import job from uploaded files, for the caller's organisation
-         * @description Creates an import job (status new) for the caller’s organisation from files uploaded through I1; start it with I6. Requires the job’s service window (`start_time`/`end_time` with their IANA zones: the day or shift the import is for; it is kept on the job and does not bound the rows’ own windows; `end_time` before `start_time` is a 400) and `service_type` (the vehicle the tasks need, kept on the job; dispatch matches a runsheet’s own P5 `service_type` against drivers’ `driver_profile.service_types`). Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Creates an import job (status new) for the caller’s organisation from files uploaded through I1; start it with I6. Requires the job’s service window (`start_time`/`end_time` with their IANA zones: the day or shift the import is for; it is kept on the job and does not bound the rows’ own windows; `end_time` before `start_time` is a 400) and `service_type` (the vehicle the tasks need, kept on the job; dispatch matches a runsheet’s own P5 `service_type` against drivers’ `driver_profile.service_types`). Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I4b.
          */
@@ -1617,7 +1639,7 @@ export interface paths {
         put?: never;
         /**
          * Create a job by uploading its files (multipart/form-data, field files; at most 6 MiB)
-         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Creates an import job from files sent in the request itself: multipart/form-data, the field `files` once per file (one tasks file, at most one items file), at most 4 500 000 bytes in all (413 above; what fits Lambda once base64-encoded). Larger files go through I1 and I4a/I4b. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I3.
          */
@@ -1661,7 +1683,7 @@ export interface paths {
         put?: never;
         /**
          * Start an import job (dry_run=true validates without importing)
-         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
+         * @description Queues the job for the import worker (status new → queued). With `dry_run=true` the worker checks every row and writes the result (I7) but imports nothing. Files are UTF-8 CSV, comma separated, with a header row (docs/imports.md). Tasks file: required columns task_ref, from_street_address, from_city, from_country, to_street_address, to_city, to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: required task_ref (a task of the tasks file), description, quantity; optional sku, weight, weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a spreadsheet shows (`tasks.csv row 3 (task_ref T2): …`, the header being row 1). Sample files of every format: examples/ in the repository.
          *
          *     Access: OrgAdmin, Merchant or a partner scope imports (a partner then answers as an OrgAdmin of its organisation). Spec I6.
          */
@@ -2429,7 +2451,7 @@ export interface paths {
         put?: never;
         /**
          * Report a task of your runsheet: arrived, picked up, delivered or failed (with proofs)
-         * @description The runsheet’s assigned driver reports one of its tasks (contract 4.8): `arrived` (no status change), `picked_up` (from `pending`), `delivered` (from `picked_up`), `failed` (from `pending` or `picked_up`, with `failure_reason`; `other` needs `note`). Judged against the task’s status in arrival order; any other move is a 409 whose `detail` says what happened ("task T-17 was delivered at …; it cannot be picked up now"). The same event again (same `type` and `happened_at_utc`) is recorded once and answers 200 (the first time 201). `delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver and uploaded as declared; each that is not is a 400 at `proof_ids[i]`. The first event moves the runsheet to `in_progress`, the last task delivered or failed to `completed`. Each event goes out as `task.<type>` (and `runsheet.completed`) on `planning.<id>` and to the organisation’s partner webhooks. Anyone but the assigned driver gets a 404. The runsheet is named by its id alone: if the driver holds runsheets of that id in two plannings, the one not completed (then the latest assigned) is meant.
+         * @description The runsheet’s assigned driver reports one of its tasks (contract 4.8): `arrived` (no status change), `picked_up` (from `pending`), `delivered` (from `picked_up`), `failed` (from `pending` or `picked_up`, with `failure_reason`; `other` needs `note`). Judged against the task’s status in arrival order; any other move is a 409 whose `detail` says what happened ("task T-17 was delivered at …; it cannot be picked up now"). The same event again (same `type` and `happened_at_utc`) is recorded once, answers 200 (the first time 201) and announces nothing again (no frame, no webhook). Bounds: a task’s `timeline[]` holds at most 20 events, `arrived` at most 3 times (past that a 409 `timeline_full`); `happened_at_utc` lies between the runsheet’s assignment less 5 minutes and the server’s clock plus 5 minutes, and never before the task’s previous status event (a 400 at `happened_at_utc`). `delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver, uploaded as declared and named by no other event; each that is not is a 400 at `proof_ids[i]`. A proof’s bytes are fixed when the event names them: X22 serves them as they were then, whatever is PUT to its upload URL later. The first event moves the runsheet to `in_progress`, the last task delivered or failed to `completed`. Each event goes out as `task.<type>` (and `runsheet.completed`) on `planning.<id>` and to the organisation’s partner webhooks. Anyone but the assigned driver gets a 404. The runsheet is named by its id alone: if the driver holds runsheets of that id in two plannings, the one not completed (then the latest assigned) is meant.
          *
          *     Access: Driver or OrgDriver. Spec X20.
          */
@@ -2451,7 +2473,7 @@ export interface paths {
         put?: never;
         /**
          * Declare a proof photo (type and size): a presigned PUT, 15 minutes, its type and length signed in
-         * @description Declares a proof photo before it is uploaded: its type (`image/jpeg`, `image/png`, `image/webp`) and size in bytes (at most 10 MiB). Answers a presigned PUT valid 15 minutes whose `Content-Type` and `Content-Length` are signed in: PUT exactly those bytes with that `Content-Type`. The object is kept under the organisation’s prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20).
+         * @description Declares a proof photo before it is uploaded: its type (`image/jpeg`, `image/png`, `image/webp`) and size in bytes (at most 10 MiB). Answers a presigned PUT valid 15 minutes whose `Content-Type` and `Content-Length` are signed in: PUT exactly those bytes with that `Content-Type`. The object is kept under the organisation’s prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20). Open to a driver holding a runsheet `assigned` or `in_progress` (else a 409 `no_runsheet`), who holds at most 20 proofs not yet named by an event (else a 429 `rate_limited` with `Retry-After`: a proof stops counting once an event names it, or an hour after it was declared).
          *
          *     Access: Driver or OrgDriver. Spec X21.
          */
@@ -4767,7 +4789,7 @@ export interface operations {
                         org_id: string;
                         /**
                          * Format: uuid
-                         * @description The role the invited user gets: a fixed id of X4 (`/v1/roles`)
+                         * @description `OrgDriver`’s fixed id (X4, `/v1/roles`), or absent; any other role is a 403
                          */
                         role_id?: string;
                     };
@@ -8290,6 +8312,125 @@ export interface operations {
             };
         };
     };
+    T6_own_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: string;
+                /**
+                 * @description Items per page, 1 to 1000 (default 50)
+                 * @example 20
+                 */
+                per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: {
+                            id: string;
+                            event_id: string;
+                            type: string;
+                            attempt: number;
+                            status: number | null;
+                            latency_ms: number;
+                            response_excerpt: string;
+                            /** Format: date-time */
+                            attempted_at: string;
+                            /** @enum {string} */
+                            outcome: "delivered" | "retrying" | "failed";
+                            next_attempt_at: string | null;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what T6.own-deliveries needs (Partner) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     T6_test: {
         parameters: {
             query?: never;
@@ -9030,7 +9171,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            /** @description Too many requests (`rate_limited`, with `Retry-After`): over 60 requests a minute from one source address, or over 30 tokens a minute for one client; or API Gateway’s route throttle */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -15259,6 +15400,7 @@ export interface operations {
                             runsheet_id: string | null;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -15433,6 +15575,7 @@ export interface operations {
                             runsheet_id: string | null;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -17170,6 +17313,7 @@ export interface operations {
                                 planned_dropoff_utc?: string;
                                 /** @enum {string} */
                                 status: "pending" | "picked_up" | "delivered" | "failed";
+                                /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                                 timeline: {
                                     /** @enum {string} */
                                     type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -21525,7 +21669,7 @@ export interface operations {
                     type: "arrived" | "picked_up" | "delivered" | "failed";
                     /**
                      * Format: date-time
-                     * @description When it happened, on the phone’s clock (with the same `type`, it identifies the event)
+                     * @description When it happened, on the phone’s clock (with the same `type`, it identifies the event): from the runsheet’s assignment less 5 minutes to the server’s clock plus 5 minutes, never before the task’s previous status event
                      */
                     happened_at_utc: string;
                     /** @description Where the phone was (with `longitude`) */
@@ -21539,9 +21683,9 @@ export interface operations {
                     failure_reason?: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other";
                     /** @description Free text (up to 1000 characters); required when `failure_reason` is `other` */
                     note?: string;
-                    /** @description Who took the delivery */
+                    /** @description Who took the delivery (up to 200 characters) */
                     recipient_name?: string;
-                    /** @description Up to 5 proofs (X21 `proof_id`s) uploaded by the caller; only for `delivered` and `failed` */
+                    /** @description Up to 5 proofs (X21 `proof_id`s) uploaded by the caller and named by no other event; only for `delivered` and `failed` */
                     proof_ids?: string[];
                 };
             };
@@ -21560,6 +21704,7 @@ export interface operations {
                             runsheet_id: string;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -21594,6 +21739,7 @@ export interface operations {
                             runsheet_id: string;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -21657,7 +21803,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state */
+            /** @description The move is illegal from the task’s status (`conflict`, `detail` says what happened), the runsheet was cancelled, or the task’s timeline is full (`timeline_full`: 20 events, or a fourth `arrived`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21802,7 +21948,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state */
+            /** @description The caller holds no runsheet assigned or in progress (`no_runsheet`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21829,7 +21975,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            /** @description The caller holds 20 proofs no event has named yet (`rate_limited`); `Retry-After` says when the oldest stops counting. Or API Gateway stage throttling */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -22080,10 +22226,7 @@ export interface operations {
                 "application/json": {
                     /** @description The tasks to plan: 1–2 000 X10 task ids of the planning’s organisation (or `import_job_id`) */
                     task_ids?: string[];
-                    /**
-                     * Format: uuid
-                     * @description Plan every task of this import job instead of naming them (at most 2 000)
-                     */
+                    /** @description Plan every task of this import job instead of naming them (at most 2 000) */
                     import_job_id?: string;
                     /** @description The fleet: 1–200 entries, at most 500 vehicles in all (counting `count`) */
                     vehicles: {

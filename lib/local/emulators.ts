@@ -16,6 +16,7 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import { LOCAL_CREDENTIALS } from '#lib/local/s3-signatures';
 import { createTableInput, tables } from '#shared/db/tables';
 
 const require = createRequire(import.meta.url);
@@ -252,7 +253,8 @@ async function startS3(options: EmulatorOptions): Promise<{ endpoint: string; ch
   for (const bucket of options.buckets) args.push('--bucket', bucket);
   const child = spawnOwned(process.execPath, args);
   const endpoint = `http://127.0.0.1:${port}`;
-  await waitFor(endpoint, child, 's3rver');
+  // Its TypeScript is compiled as it starts (tsx): on a busy machine that takes more than a few seconds.
+  await waitFor(endpoint, child, 's3rver', 60_000);
   return { endpoint, child };
 }
 
@@ -309,5 +311,5 @@ export async function ensureTables(endpoint: string, prefix: string): Promise<Re
   return names;
 }
 
-/** s3rver knows one key pair, S3RVER/S3RVER; dynoxide takes any. */
-export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+/** s3rver knows one key pair, S3RVER/S3RVER (lib/local/s3-signatures.ts); dynoxide takes any. */
+export { LOCAL_CREDENTIALS };

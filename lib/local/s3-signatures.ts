@@ -20,6 +20,9 @@ export interface KeyPair {
   secretAccessKey: string;
 }
 
+/** The local S3 stand-in's one key pair (s3rver's): the functions, awscli and boto3 sign with it locally. */
+export const LOCAL_CREDENTIALS: KeyPair = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+
 /** Why S3 would refuse the request (its error code, status and message), or undefined when it would accept it. */
 export interface Refusal {
   code: string;

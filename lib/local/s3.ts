@@ -11,13 +11,11 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 // s3rver ships no types.
 // @ts-expect-error
 import S3rver from 's3rver';
-import { LOCAL_CREDENTIALS } from '#lib/local/emulators';
-import { refusalOf } from '#lib/local/s3-signatures';
+import { LOCAL_CREDENTIALS, refusalOf } from '#lib/local/s3-signatures';
 import { ROOT } from '#lib/paths';
 import { asFunction } from '#shared/local-invocation';
 
@@ -108,6 +106,8 @@ const createdEvent = (bucket: string, key: string, size: number, eTag: string): 
  * sees every object again changes nothing).
  */
 export async function attachExternalS3(endpoint: string, bucket: string, intervalMs = 1000): Promise<LocalS3> {
+  // Loaded here: the in-process stand-in (and the test runner's child, lib/local/s3-server.ts) never needs the SDK.
+  const { CreateBucketCommand, ListObjectsV2Command, S3Client } = await import('@aws-sdk/client-s3');
   const s3 = new S3Client({ endpoint, forcePathStyle: true, region: process.env['AWS_REGION'] ?? 'us-east-1' });
   try {
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));

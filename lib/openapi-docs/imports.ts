@@ -10,7 +10,8 @@ const IMPORT_FORMAT =
   'to_country, from_start_time_utc, from_end_time_utc, from_timezone, to_start_time_utc, ' +
   'to_end_time_utc, to_timezone; optional from_building_name, from_state, from_zip_code, ' +
   'from_latitude, from_longitude, to_building_name, to_state, to_zip_code, to_latitude, to_longitude, ' +
-  'total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes. Items file: ' +
+  'total_item_weight, total_weight_unit, total_item_volume, total_volume_unit, notes, from_service_s, ' +
+  'to_service_s (a stop’s service time for route planning, whole seconds 0–7 200). Items file: ' +
   'required task_ref (a task of the tasks file), description, quantity; optional sku, weight, ' +
   'weight_unit, volume, volume_unit. Times are ISO 8601, time zones IANA names, numbers use a decimal ' +
   'point; unknown columns are ignored with a warning. A rejected row is named by its file and the row a ' +

@@ -81,6 +81,12 @@ export const tokensDocs: AreaDocs = {
       },
     },
   },
+  'T6.own-deliveries': {
+    description:
+      'The calling partner’s own webhook delivery attempts, newest first, with their outcome (the same entries as ' +
+      'T6.deliveries shows a SysAdmin). Any partner token may read it, whatever its scopes; only its own deliveries.',
+    example: { query: { per_page: '20' } },
+  },
   'T6.test': {
     description: 'Sends a signed `webhook.test` event to the partner’s webhook URL; T6.deliveries shows the outcome.',
     example: {
@@ -163,6 +169,9 @@ export const tokensDocs: AreaDocs = {
     errors: {
       410:
         'grant_type authorization_code: the auth code was already used, has expired, or its user is gone ' + '(`gone`)',
+      429:
+        'Too many requests (`rate_limited`, with `Retry-After`): over 60 requests a minute from one source address, ' +
+        'or over 30 tokens a minute for one client; or API Gateway’s route throttle',
     },
     fields: {
       'body/grant_type': 'client_credentials: act as the client; authorization_code: act as the user of `code`',

@@ -63,8 +63,9 @@ export const mainTable = {
     // The unfiltered (SysAdmin) listings of users, plannings, notifications, imports, push keys; an organisation's
     // partners. Read through, as GSI1.
     { name: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK', include: ['is_qa'], readThrough: true },
-    // Users by lowercased email: prefix search (listed fields); three sweeps' work lists: `OFFERS` (the expiry sweep,
-    // keys only), `ACTIVEJOBS` (the requeue sweep: `entity`, `id`, `job`), `OUTBOX` (mail held: `mail`).
+    // Users by lowercased email (`USERS#<n>`): prefix search (listed fields); the sweeps' work lists, each spread over
+    // shards `<list>#<n>` (shared/db/shards.ts): `OFFERS` (the expiry sweep, keys only), `WAVES` (the wave worker),
+    // `ACTIVEJOBS` (the requeue sweep: `entity`, `id`, `job`), `OUTBOX` (mail held: `mail`).
     { name: 'GSI3', partitionKey: 'GSI3PK', sortKey: 'GSI3SK', include: [...LISTED_USER, 'entity', 'job', 'mail'] },
     // Users by lowercased name: prefix search.
     { name: 'GSI4', partitionKey: 'GSI4PK', sortKey: 'GSI4SK', include: LISTED_USER },
@@ -77,7 +78,7 @@ export const mainTable = {
 
 /**
  * Driver locations: one item per driver (`LOCS#<org> / <id>`, one partition key per organisation so that its live
- * positions ride one stream shard; a freelance driver `LOC#<id> / CURRENT`) plus the cell directory (`CELLS#ALL…`).
+ * positions ride one stream shard; a freelance driver `LOC#<id> / CURRENT`) plus the cell directory (`CELLS#TOP#<n>`, `CELLS#ALL#<p3>`).
  * Geo lists every driver by partition cell and shard (`<precision-5 cell>#<shard>`), sorted by the precision-9 geohash
  * then the driver id; it holds what L3 and L4 choose their candidates by (organisation, service types, the fix's time
  * to the granule), and only location items carry its keys.

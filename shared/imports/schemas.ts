@@ -58,16 +58,36 @@ export const createOpsJobBody = v.object({
   ...clientTime,
 });
 
-/** I4b (family 2). */
-export const createOrgJobBody = v.object({
-  files,
-  start_timezone: ianaTimezone,
-  start_time: dateTime,
-  end_timezone: ianaTimezone,
-  end_time: dateTime,
-  service_type: serviceType,
-  ...clientTime,
-});
+/**
+ * I4b (family 2). The window's order is checked with the fields (`partialCheck` runs whenever the two times are
+ * valid, whatever else fails), so one answer names every problem of the request, as the CSV rows do (issue 46.11).
+ */
+export const createOrgJobBody = v.config(
+  v.pipe(
+    // The fields as everywhere (their pipes stop at their first problem); the window's check after them, even then.
+    v.config(
+      v.object({
+        files,
+        start_timezone: ianaTimezone,
+        start_time: dateTime,
+        end_timezone: ianaTimezone,
+        end_time: dateTime,
+        service_type: serviceType,
+        ...clientTime,
+      }),
+      { abortPipeEarly: true },
+    ),
+    v.forward(
+      v.partialCheck(
+        [['start_time'], ['end_time']],
+        (body) => !(Date.parse(body.end_time) < Date.parse(body.start_time)),
+        'must not be before start_time',
+      ),
+      ['end_time'],
+    ),
+  ),
+  { abortPipeEarly: false },
+);
 
 export const jobParams = v.object({ import_job_id: objectId });
 export const startQuery = v.object({

@@ -28,6 +28,8 @@ export const DEFAULT_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'
 export const OPS_ASSETS = {
   'app.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/.cache/ops-console/app.js' },
   'app.css': { type: 'text/css; charset=utf-8', source: 'shared/ops/app.css' },
+  // Named by the page's <link rel="icon">, so that no browser asks for /favicon.ico (a 404 on every load).
+  'favicon.svg': { type: 'image/svg+xml', source: 'shared/ops/favicon.svg' },
   'leaflet.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.js' },
   'leaflet.css': { type: 'text/css; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.css' },
 } as const;
@@ -134,6 +136,7 @@ export function opsPage(config: OpsConfig): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="/ops/assets/leaflet.css">
 <link rel="stylesheet" href="/ops/assets/app.css">
+<link rel="icon" type="image/svg+xml" href="/ops/assets/favicon.svg">
 </head>
 <body>
 <header><h1>Dispatch console</h1>
@@ -170,6 +173,7 @@ export function opsPage(config: OpsConfig): string {
       <div id="cancel-form" hidden><label>Reason <input id="cancel-reason" maxlength="500"></label>
         <button type="button" class="cancel-button" data-action="confirm-cancel">Cancel the runsheet</button></div>
       <p id="action-result" role="status"></p>
+      <h3 id="detail-stops-head" hidden>Planned stops</h3><ol id="detail-stops" class="stops"></ol>
       <h3>Tasks</h3><ol id="detail-tasks"></ol>
       <h3>Offers</h3><ul id="detail-offers"></ul>
     </div>

@@ -1,13 +1,13 @@
 /**
- * Broadcast pair records (R1–R8): one item per runsheet-driver pair (`BPLAN#<plan> / PAIR#<pair>`) with its full
+ * Broadcast pair records (R1–R8): one item per runsheet-driver pair (`BPLAN#<plan>#<n> / PAIR#<pair>`) with its full
  * status history. Legality is judged against the current state in arrival order; `statuses[]` is kept in the order
  * the events happened; the same event twice is recorded once. Each write is conditional on the record's revision.
  * Accepting also claims the runsheet (`ASSIGN#<runsheet>`, condition: nobody has) in the same transaction, so of two
  * simultaneous accepts exactly one wins; the runsheet's other open pairs are then closed by the system.
- * A runsheet's pairs are listed on its offer group (`BPLAN#<plan> / RSPAIRS#<runsheet>`, `pair_ids`), which the
+ * A runsheet's pairs are listed on its offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`, `pair_ids`), which the
  * accept reads to find the rivals. The planning job's pairs do not copy their runsheet (`runsheet_ref`: R1/R2
  * assemble it from the planning's runsheet item) and carry no index entry: the plan's offer watch
- * (`BPLAN#<plan> / OFFERS`) carries the earliest open expiry of them all in the sparse sweep index (GSI3 `OFFERS`),
+ * (`BPLAN#<plan>#<n> / OFFERS`) carries the earliest open expiry of them all in the sparse sweep index (GSI3 `OFFERS#<n>`),
  * one entry a planning. A pair broadcast one by one (R5) carries its own expiry there.
  */
 

@@ -1,14 +1,14 @@
 /**
  * Dispatch until every runsheet has a driver, or a person knows why (contract 4.7).
  *
- * A runsheet's offer group (`BPLAN#<plan> / RSPAIRS#<runsheet>`) is its dispatch record: besides `pair_ids` it holds
+ * A runsheet's offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`) is its dispatch record: besides `pair_ids` it holds
  * the drivers ever offered it (`offered`), the last wave sent (`wave`) and how many may be (`waves_allowed`), its open
  * offers (`open`: pair id → expiry), and, once the service stops, `unassigned` (the reason) or `cancelled`. Who won it
  * is the claim `ASSIGN#<runsheet>` that the accept writes in its transaction; a driver's count of the planning's
  * runsheets is `WINS#<driver>`. The status every reader sees (`runsheetStatus`) follows from those two items alone.
  *
  * The wave worker (`sendDueWaves`, run by the offer sweep: every two seconds locally, every minute in the cloud)
- * looks at the runsheets whose group is due in the sweep index (GSI3 `WAVES`): every close of an offer makes it due
+ * looks at the runsheets whose group is due in the sweep index (GSI3 `WAVES#<n>`): every close of an offer makes it due
  * now, and every wave makes it due a second after its offers expire. It judges from the pair records, read
  * consistently, never from the group's copy: offers past their expiry it closes itself (`expired`, the event the
  * expiry sweep would record; a later wave's pairs are closed only here); a runsheet with an open offer waits;

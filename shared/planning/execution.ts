@@ -1,7 +1,7 @@
 /**
  * Executing a runsheet (contract 4.8): its driver reports each task (X20), everyone watching sees it, X22 reads it.
  *
- * A task's progress is an item of the plan's partition (`BPLAN#<plan> / PROGRESS#<runsheet>#<task>`: `status`,
+ * A task's progress is an item of the plan's partition (`BPLAN#<plan>#<n> / PROGRESS#<runsheet>#<task>`: `status`,
  * `timeline[]`, `rev`); the runsheet's progress lives on its claim (`ASSIGN#<runsheet>`: `started_at`, `tasks_done`,
  * `tasks_total`, `completed_at`, `events`), which only the assigned driver's events write. Every event is one
  * transaction over the task's item (condition: its `rev`), the claim (condition: still this driver's, and its `events`
@@ -28,7 +28,13 @@ import {
 } from '#shared/planning/keys';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import { checkProofs, namingRefusal, namingWrites, proofViews } from '#shared/planning/proofs';
-import type { FAILURE_REASONS, TASK_EVENT_TYPES, TASK_STATUSES } from '#shared/planning/schemas';
+import {
+  ARRIVALS_LIMIT,
+  type FAILURE_REASONS,
+  type TASK_EVENT_TYPES,
+  type TASK_STATUSES,
+  TIMELINE_LIMIT,
+} from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -55,8 +61,6 @@ export const isFinished = (status: TaskStatus) => status === 'delivered' || stat
  * the runsheet was assigned and no later than `CLOCK_SKEW_MS` past the server's clock, and never before the task's
  * previous status event (a 400 at `happened_at_utc`).
  */
-export const TIMELINE_LIMIT = 20;
-export const ARRIVALS_LIMIT = 3;
 export const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 /** The status an event leaves a task in, or undefined when the move is illegal from `status`. */

@@ -88,7 +88,7 @@ async function holdsRunsheetUnderWay(driverId: string): Promise<boolean> {
  */
 async function takeOpenProofPlace(driverId: string, proofId: string, nowMs: number): Promise<void> {
   const Key = openProofsKey(driverId);
-  for (let attempt = 0; attempt < 6; attempt++) {
+  for (let attempt = 0; attempt < 8; attempt++) {
     try {
       await db().send(
         new UpdateCommand({
@@ -121,6 +121,8 @@ async function takeOpenProofPlace(driverId: string, proofId: string, nowMs: numb
       }
     }
     const open = Object.entries((item['open'] ?? {}) as Record<string, number>);
+    // Not full (any more): the write failed on a map another declaration made or emptied meanwhile; try again.
+    if (open.length < OPEN_PROOFS_LIMIT) continue;
     const stale = open.filter(([, at]) => nowMs - Number(at) >= OPEN_PROOF_WINDOW_MS).map(([id]) => id);
     const live = open.filter(([id]) => !stale.includes(id));
     const records = await getAll<ProofRecord>(

@@ -407,6 +407,9 @@ export const PROOF_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/webp'] as 
 export const PROOF_MAX_BYTES = 10 * 1024 * 1024;
 /** X20: proofs one event may name. */
 export const PROOFS_PER_EVENT = 5;
+/** X20: the events a task's timeline holds at most, and of them the arrivals (contract 4.8; 409 `timeline_full`). */
+export const TIMELINE_LIMIT = 20;
+export const ARRIVALS_LIMIT = 3;
 
 export const taskEventParams = v.object({
   runsheetID: runsheetParams.entries.runsheetID,
@@ -450,7 +453,13 @@ const timelineEntry = v.object({
 /** A task's progress as X10, X11, X20 and X22 show it. */
 export const taskProgressEntries = {
   status: v.picklist(TASK_STATUSES),
-  timeline: v.array(timelineEntry),
+  timeline: v.pipe(
+    v.array(timelineEntry),
+    v.maxLength(TIMELINE_LIMIT),
+    v.description(
+      `The task's events in the order they happened: at most ${TIMELINE_LIMIT}, of them ${ARRIVALS_LIMIT} arrivals`,
+    ),
+  ),
 };
 export const taskEventReply = v.object({
   task: v.object({

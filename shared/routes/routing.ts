@@ -9,7 +9,7 @@ export const routingRoutes = [
     id: 'X23',
     method: 'POST',
     path: '/v1/plannings/{planningID}/routes',
-    area: 'planning',
+    area: 'routing',
     handler: 'routing/create-build',
     // Reads the named tasks and their import jobs (or an import job's tasks, GSI1), the planning's drivers; writes
     // the build and queues it on the route queue (its own worker function: functions/workers/routes.ts).
@@ -25,7 +25,7 @@ export const routingRoutes = [
     id: 'X24',
     method: 'GET',
     path: '/v1/plannings/{planningID}/routes/{buildID}',
-    area: 'planning',
+    area: 'routing',
     handler: 'routing/read-build',
     needs: {},
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
@@ -39,7 +39,7 @@ export const routingRoutes = [
     id: 'X25',
     method: 'GET',
     path: '/v1/plannings/{planningID}/routes',
-    area: 'planning',
+    area: 'routing',
     handler: 'routing/list-builds',
     needs: { pageTokens: true, indexes: ['GSI1'] },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],

@@ -85,6 +85,20 @@ export const tokensRoutes = [
     response: tokens.deliveryList,
   },
   {
+    id: 'T6.own-deliveries',
+    method: 'GET',
+    path: '/v1/partner/webhook-deliveries',
+    area: 'tokens',
+    handler: 'tokens/list-own-deliveries',
+    needs: { pageTokens: true },
+    // Scope-free: a partner reads the log of its own webhooks whatever scopes it holds (issue 46.10).
+    access: ['Partner'],
+    summary: "The calling partner's own webhook delivery attempts, newest first",
+    status: 200,
+    request: { query: tokens.listDeliveriesQuery },
+    response: tokens.deliveryList,
+  },
+  {
     id: 'T6.test',
     method: 'POST',
     path: '/v1/admin/partner-authorizations/{partnerAuthorizationID}/test-events',

@@ -7,7 +7,7 @@ import type { locationsTable, mainTable } from '#shared/db/tables';
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 /** The CDK stack an operation's function lives in: stacks are split by area to stay under resource limits. */
-export type Area = 'auth' | 'accounts' | 'tokens' | 'notifications' | 'locations' | 'imports' | 'planning';
+export type Area = 'auth' | 'accounts' | 'tokens' | 'notifications' | 'locations' | 'imports' | 'planning' | 'routing';
 
 export type { Access } from '#shared/auth/roles';
 

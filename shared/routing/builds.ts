@@ -12,7 +12,7 @@ import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 import { findJob } from '#shared/imports/jobs';
-import { checkClaims, jobTaskRanges } from '#shared/imports/tasks';
+import { checkClaims, jobTaskRanges, taskIdOf } from '#shared/imports/tasks';
 import { planningDriverKey } from '#shared/planning/keys';
 import { visiblePlanning } from '#shared/planning/plannings';
 import { routeQueue } from '#shared/ports/queue';
@@ -86,12 +86,13 @@ async function namedTasks(orgId: string, input: CreateBuildInput): Promise<{ id:
   if (!job || job.org_id !== orgId)
     throw invalidAt('import_job_id', "names no import job of the planning's organisation");
   const range = jobTaskRanges(orgId, job)[0];
-  const items = await queryAll<{ id: string }>({
+  // The index holds keys only (shared/db/tables.ts): each task's id is read from its table key.
+  const items = await queryAll<{ PK: string }>({
     TableName: mainTableName(),
     IndexName: range.index,
     KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :job)',
     ExpressionAttributeValues: { ':pk': range.partition, ':job': range.prefix },
-    ProjectionExpression: 'id',
+    ProjectionExpression: 'PK',
   });
   if (items.length === 0) throw invalidAt('import_job_id', 'has no imported tasks');
   if (items.length > MAX_TASKS)
@@ -99,7 +100,7 @@ async function namedTasks(orgId: string, input: CreateBuildInput): Promise<{ id:
       'import_job_id',
       `has ${items.length} tasks, past the ${MAX_TASKS} one build may plan: name them with task_ids`,
     );
-  return items.map((item) => ({ id: item.id, path: 'import_job_id' }));
+  return items.map((item) => ({ id: taskIdOf(item), path: 'import_job_id' }));
 }
 
 /** X23: checks the request against the planning (version, tasks, drivers), stores the build queued, queues it. */

@@ -34,6 +34,8 @@ export const resultPartition = (buildId: string) => `ROUTERESULT#${buildId}`;
 
 /** A build's id from its sort key (`BUILD#<id>`), the inverse of `buildKey`. */
 export const buildIdOf = (sk: unknown) => String(sk).slice(BUILD_PREFIX.length);
+/** A build's planning from its partition key (`ROUTES#<planning>`), the inverse of `buildsPartition`. */
+export const buildPlanningOf = (pk: unknown) => String(pk).slice('ROUTES#'.length);
 
 /**
  * The id of the runsheet a build makes for its `n`-th vehicle used: it follows from the build and the vehicle, so a

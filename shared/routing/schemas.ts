@@ -106,7 +106,7 @@ export const createBuildBody = v.pipe(
         v.maxLength(MAX_TASKS, `must name at most ${MAX_TASKS} tasks`),
       ),
     ),
-    import_job_id: v.optional(uuid),
+    import_job_id: v.optional(objectId),
     vehicles: v.pipe(
       v.array(vehicle),
       v.minLength(1, 'must name at least one vehicle'),

@@ -12,6 +12,7 @@ import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { dueEntries } from '#shared/db/shards';
 import { logger } from '#shared/log';
 import { type QueuedMessage, queue, routeQueue } from '#shared/ports/queue';
+import { buildIdOf, buildPlanningOf } from '#shared/routing/keys';
 import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
 
 export async function requeueStaleJobs(): Promise<number> {
@@ -23,7 +24,8 @@ export async function requeueStaleJobs(): Promise<number> {
       item['entity'] === 'import_job'
         ? { kind: 'import' as const, job_id: String(item['id']) }
         : item['entity'] === 'route_build'
-          ? { kind: 'route_build' as const, planning_id: String(item['planning_id']), build_id: String(item['id']) }
+          ? // The sweep's index projects the keys, not the build's members: its planning and id are its key's.
+            { kind: 'route_build' as const, planning_id: buildPlanningOf(item['PK']), build_id: buildIdOf(item['SK']) }
           : job?.id
             ? { kind: 'planning' as const, planning_id: String(item['id']), job_id: job.id }
             : undefined;

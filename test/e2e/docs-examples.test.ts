@@ -104,6 +104,8 @@ async function tokenFor(route: RouteDef): Promise<string | undefined> {
   const allowed: readonly Role[] = typeof route.access === 'string' ? ['Merchant'] : route.access;
   // An operation only a partner scope opens (A9): a partner client of the organisation, with the default scope.
   if (allowed.length === 0) return partnerToken();
+  // X21 is open to a driver holding a runsheet under way (contract 4.8): a fresh driver given one by X16.
+  if (route.id === 'X21') return driverWithRunsheet();
   // An organisation's own roles first (the example ids are that organisation's records), SysAdmin for admin paths.
   // The workers' own operations (R3–R8, P10, P13–P15) are sent as the worker that sends them in the service.
   const preference: Role[] = route.path.startsWith('/v1/admin/')
@@ -296,6 +298,19 @@ async function driver(): Promise<string> {
   const fix = { latitude: 1.2765, longitude: 103.846, client_time_utc: new Date().toISOString() };
   expect((await api.put('/v1/driver/location', fix, made.token)).status).toBe(200);
   return made.id;
+}
+
+/** A fresh OrgDriver of the organisation holding runsheet RS-1 of a planning of its own (X16), its token. */
+async function driverWithRunsheet(): Promise<string> {
+  const planner = (await tokenFor(ALL.find((r) => r.id === 'P2')!))!;
+  const id = (await api.post<{ id: string }>('/v1/plannings', { name: 'Docs proofs' }, planner)).body.id;
+  const runsheets = [{ id: 'RS-1', tasks: [{ id: 'T-1', from_address: { city: 'Singapore' } }] }];
+  expect((await api.post(`/v1/plannings/${id}/runsheets`, { runsheets }, planner)).status).toBe(200);
+  const held = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+  expect((await api.post(`/v1/plannings/${id}/drivers`, { drivers: [{ id: held.id }] }, planner)).status).toBe(200);
+  const assigned = await api.post(`/v1/plannings/${id}/runsheets/RS-1/assign`, { driver_id: held.id }, planner);
+  expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
+  return held.token;
 }
 
 /** A planning with runsheet RS-1 and one located driver. */

@@ -507,6 +507,25 @@ describe('signed webhooks', () => {
       ]);
       expect(deliveries[2]!.response_excerpt).toBe('temporarily broken');
       expect(deliveries.every((d) => d.latency_ms >= 0)).toBe(true);
+
+      // The partner reads the same log itself, with any token of its own (scope-free), and only its own (issue 46.10).
+      const own = await api.get<{ deliveries: typeof deliveries }>(
+        '/v1/partner/webhook-deliveries',
+        await clientCredentialsToken(api, partner.client_key, partner.secret_key),
+      );
+      expect(own.status).toBe(200);
+      expect(own.body.deliveries).toEqual(deliveries);
+      const stranger = await api.post<Partner>(
+        '/v1/admin/partner-authorizations',
+        { name: 'Another partner', webhook_url: 'https://hooks.another.example/x', org_id: orgId },
+        admin,
+      );
+      const theirs = await api.get<{ deliveries: unknown[] }>(
+        '/v1/partner/webhook-deliveries',
+        await clientCredentialsToken(api, stranger.body.client_key, stranger.body.secret_key),
+      );
+      expect(theirs.body.deliveries).toEqual([]);
+      expect((await api.get('/v1/partner/webhook-deliveries', admin)).status).toBe(403);
     } finally {
       receiver.server.close();
     }

@@ -20,6 +20,16 @@ describe('the figures of docs/deploy.md', () => {
     expect(page).toContain(figuresTable(figures));
   });
 
+  it('say one number of stacks wherever the page counts them (issue 46.18)', () => {
+    const page = readFileSync(join(REPO_ROOT, 'docs', 'deploy.md'), 'utf8');
+    const words: Record<string, number> = { eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15 };
+    const counted = [...page.matchAll(/\b(\d+|eleven|twelve|thirteen|fourteen|fifteen) stacks\b/gi)].map(
+      ([, n]) => words[n!.toLowerCase()] ?? Number(n),
+    );
+    expect(counted.length).toBeGreaterThan(0);
+    expect(new Set(counted)).toEqual(new Set([figures.length]));
+  });
+
   it('count every stack of a sandbox, each below CloudFormation’s limit', () => {
     expect(figures.map((f) => f.id)).toEqual(
       expect.arrayContaining(['DispatchData', 'DispatchApi', 'DispatchGateway']),

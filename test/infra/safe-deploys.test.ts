@@ -41,6 +41,7 @@ const UNPUBLISHED = [
   'system/seed-admin',
   'workers/expire-offers',
   'workers/queue',
+  'workers/routes',
   'workers/uploads',
 ];
 

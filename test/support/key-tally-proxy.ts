@@ -85,6 +85,8 @@ interface WriteRequest {
   update?: { expression?: string; names?: Record<string, string>; values?: Record<string, Av> };
   /** Indexes the write consumed capacity on, when known (single-item calls); undefined: assume any it names. */
   indexes?: Set<string> | undefined;
+  /** Indexes another item of the same transaction or batch writes by name (their units are its, not this one's). */
+  named?: Set<string>;
 }
 
 function tally(write: WriteRequest, second: number, into: KeyWrite[]) {
@@ -112,10 +114,12 @@ function tally(write: WriteRequest, second: number, into: KeyWrite[]) {
       if (after) touched.add(after);
       if (before !== undefined) touched.add(before);
       // Inside a transaction or a batch the old image is unknown: an entry the write rewrites without naming its key.
-      if (touched.size === 0 && write.old === undefined && write.indexes !== undefined) touched.add('?');
+      if (touched.size === 0 && write.old === undefined && write.indexes && !write.named?.has(index.name)) {
+        touched.add('?');
+      }
     } else if (before !== undefined) {
       touched.add(before);
-    } else if (write.old === undefined && write.indexes !== undefined) {
+    } else if (write.old === undefined && write.indexes && !write.named?.has(index.name)) {
       touched.add('?');
     }
     for (const value of touched) into.push({ where: `${table.id}.${index.name}`, key: `${index.pk}=${value}`, second });
@@ -215,15 +219,29 @@ export async function startKeyTallyProxy(target: string): Promise<KeyTallyProxy>
         }
       }
     } else if (operation === 'TransactWriteItems') {
-      for (const entry of (input['TransactItems'] ?? []) as Av[]) {
+      const entries = (input['TransactItems'] ?? []) as Av[];
+      // The indexes some item of the transaction names the key of: their units are that item's.
+      const named = new Set<string>();
+      for (const entry of entries) {
+        const put = entry['Put'] as Av | undefined;
+        const upd = entry['Update'] as Av | undefined;
+        const def = tableOf(String((put ?? upd)?.['TableName'] ?? ''));
+        for (const index of def?.indexes ?? []) {
+          const set = upd
+            ? expressionKeys(update(upd).expression, update(upd).names, update(upd).values, [index.pk])
+            : undefined;
+          if ((put && (put['Item'] as Image)[index.pk]) || set?.get(index.pk)) named.add(index.name);
+        }
+      }
+      for (const entry of entries) {
         const put = entry['Put'] as Av | undefined;
         const upd = entry['Update'] as Av | undefined;
         const del = entry['Delete'] as Av | undefined;
         const name = String((put ?? upd ?? del)?.['TableName'] ?? '');
         const indexes = consumed.get(name);
         if (put) tally({ table: name, item: put['Item'] as Image, indexes }, second, writes);
-        if (upd) tally({ table: name, key: upd['Key'] as Image, update: update(upd), indexes }, second, writes);
-        if (del) tally({ table: name, key: del['Key'] as Image, indexes }, second, writes);
+        if (upd) tally({ table: name, key: upd['Key'] as Image, update: update(upd), indexes, named }, second, writes);
+        if (del) tally({ table: name, key: del['Key'] as Image, indexes, named }, second, writes);
       }
     }
   }

@@ -37,6 +37,8 @@ export interface RandomProblemOptions {
   objective?: 'distance' | 'vehicles';
   horizon?: number;
   service?: number;
+  /** Every pickup at the depot at the shift's first instant, as a VRPTW (Solomon) instance maps to this model. */
+  depotPickups?: boolean;
 }
 
 export function randomProblem(seed: number, o: RandomProblemOptions): PlaneProblem {
@@ -54,7 +56,9 @@ export function randomProblem(seed: number, o: RandomProblemOptions): PlaneProbl
     const service = o.service ?? 120;
     tasks.push({
       id: `t${t}`,
-      pickup: { location: p, open: open1, close: Number.isFinite(width) ? open1 + width : horizon, serviceS: service },
+      pickup: o.depotPickups
+        ? { location: 0, open: 0, close: 0, serviceS: 0 }
+        : { location: p, open: open1, close: Number.isFinite(width) ? open1 + width : horizon, serviceS: service },
       dropoff: { location: d, open: open2, close: Number.isFinite(width) ? open2 + width : horizon, serviceS: service },
       load: { weight: 1 + Math.floor(random() * (o.maxLoad ?? 3)), volume: 0, items: 1 },
     });

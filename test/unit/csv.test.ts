@@ -68,6 +68,23 @@ describe('reading CSV rows', () => {
     expect(rows[4]!.value).toMatchObject({ total_item_weight: 1000, to_address: { latitude: -1.5, longitude: 103.8 } });
   });
 
+  it('keeps a stop’s service seconds (0–7 200, whole) and rejects a row with a malformed one', async () => {
+    const rows = await collect(
+      `${TASK_HEADER},from_service_s,to_service_s\n` +
+        `${task('T1')},90,0\n${task('T2')},,7200\n${task('T3')},90.5,7201\n${task('T4')},-1,abc\n`,
+      'tasks',
+      parseTask,
+    );
+    expect(rows.map((r) => r.error ?? 'ok')).toEqual([
+      'ok',
+      'ok',
+      'row 4 (task_ref T3): from_service_s: must be a whole number; to_service_s: must be at most 7200',
+      'row 5 (task_ref T4): from_service_s: must be at least 0; to_service_s: is not a number: "abc"',
+    ]);
+    expect(rows[0]!.value).toMatchObject({ from_service_s: 90, to_service_s: 0 });
+    expect(rows[1]!.value).toMatchObject({ from_service_s: null, to_service_s: 7200 });
+  });
+
   it('checks item quantities as positive whole numbers', async () => {
     const rows = await collect('task_ref,description,quantity\nT1,a,2\nT1,b,0\nT1,c,1.5\nT1,,1\n', 'items', parseItem);
     expect(rows.map((r) => r.error ?? r.value?.quantity)).toEqual([

@@ -25,6 +25,7 @@ import {
   REPO_ROOT,
   sesIdentity,
 } from '../../lib/deploy-aws.ts';
+import { alarmEmailCheck } from '../../lib/deploy-checks.ts';
 
 const run = promisify(execFile);
 
@@ -40,8 +41,13 @@ case "$1 $2" in
       exit 254
     fi ;;
   "lambda get-account-settings") echo "\${FAKE_CONCURRENCY:-1000}" ;;
-  "apigatewayv2 get-apis") echo https://abc123.execute-api.eu-west-1.amazonaws.com ;;
-  "cloudformation describe-stack-resources") echo arn:aws:secretsmanager:eu-west-1:123456789012:secret:AdminPassword-x ;;
+  "apigatewayv2 get-apis") [ -n "$FAKE_NOT_DEPLOYED" ] && echo None || echo https://abc123.execute-api.eu-west-1.amazonaws.com ;;
+  "cloudformation describe-stack-resources")
+    if [ -n "$FAKE_NOT_DEPLOYED" ]; then
+      echo "An error occurred (ValidationError) when calling the DescribeStackResources operation: Stack with id DispatchData-sandbox does not exist" >&2
+      exit 254
+    fi
+    echo arn:aws:secretsmanager:eu-west-1:123456789012:secret:AdminPassword-x ;;
   "secretsmanager get-secret-value") echo seeded-password ;;
   *) echo "fake aws does not know: $*" >&2; exit 2 ;;
 esac
@@ -147,6 +153,21 @@ describe('the look-ups', () => {
   });
 });
 
+describe('npm run smoke (bin/smoke.ts) for a stage that is not deployed (issue 46.16)', () => {
+  it('says so in one line and exits 2, with no ValidationError stack', async () => {
+    writeFileSync(awsLog, '');
+    const tsx = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+    const env = fakeEnv({ AWS_REGION: 'eu-west-1', FAKE_NOT_DEPLOYED: '1' });
+    const failed = await run(tsx, [join(REPO_ROOT, 'bin', 'smoke.ts'), '--stage', 'sandbox'], { env, cwd: REPO_ROOT })
+      .then(() => ({ code: 0, stderr: '' }))
+      .catch((error: { code: number; stderr: string }) => error);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr.trim()).toBe(
+      'stage sandbox is not deployed in eu-west-1 (no API dispatch-sandbox or no DispatchData-sandbox)',
+    );
+  });
+});
+
 describe('npm run deploy (bin/deploy.ts)', () => {
   const verified = () =>
     identities.set('mail.example.com', { VerifiedForSendingStatus: true, DkimAttributes: { Status: 'SUCCESS' } });
@@ -211,6 +232,20 @@ describe('npm run deploy (bin/deploy.ts)', () => {
       'then: cdk deploy --all -c stage=sandbox -c mailFrom=no-reply@mail.example.com (AWS_REGION=eu-west-1)',
     );
     expect(result.code).toBe(0);
+  });
+
+  it('warns of alarms nobody hears without alarmEmail, and refuses prod without one (issue 46.17)', async () => {
+    verified();
+    const env = fakeEnv({ AWS_REGION: 'eu-west-1', FAKE_BOOTSTRAP_STATUS: 'CREATE_COMPLETE' });
+    const warned = await deploy([...base, '--check'], env);
+    expect(warned.code).toBe(0);
+    expect(warned.out).toContain('warning: no alarmEmail: every alarm of stage sandbox goes to an SNS topic nobody');
+    expect(alarmEmailCheck('sandbox', 'oncall@mail.example.com')).toEqual({});
+    const prod = ['--stage', 'prod', '-c', 'mailFrom=no-reply@mail.example.com', '--check'];
+    const refused = await deploy(prod, env);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain('Stage prod needs someone to hear its alarms: -c alarmEmail=');
+    expect(refused.aws).not.toMatch(/sts|cloudformation/);
   });
 });
 

@@ -3,8 +3,11 @@
  * fail in a fresh account: no sender (item 1's context), a region that is not one value (item 2), a bootstrap stack
  * that is missing or broken, an SES identity not verified.
  */
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deployEnv } from '../../lib/deploy-aws.ts';
+import { deployEnv, REPO_ROOT } from '../../lib/deploy-aws.ts';
 import {
   bootstrapAction,
   cdkDeployArgs,
@@ -28,6 +31,26 @@ describe('the deploy context', () => {
     expect(mailFromProblem('no-reply@mail.example.com')).toBeUndefined();
     expect(stageNameProblem('Sandbox_1')).toMatch(/lower-case/);
     expect(stageNameProblem('dev-anna')).toBeUndefined();
+  });
+
+  it('lets `npm run synth` synthesize without -c mailFrom, and says so where a cdk command stops (issue 46.18)', () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    const sender = /-c mailFrom=(\S+)/.exec(scripts['synth'] ?? '')?.[1];
+    expect(mailFromProblem(sender)).toBeUndefined();
+    expect(mailFromProblem(undefined)).toContain('`npm run synth` alone synthesizes without one');
+  });
+
+  it('documents a deploy and a teardown that need no terminal, beside the interactive ones (issue 46.15)', () => {
+    const page = readFileSync(join(REPO_ROOT, 'docs', 'deploy.md'), 'utf8');
+    const commands = [...page.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap(([, block]) => block!.split('\n'));
+    const deploy = commands.find(
+      (line) => line.startsWith('npm run deploy') && line.includes('--require-approval never'),
+    );
+    // npm takes the first `--`; the second hands the flag to `cdk deploy` (parseDeployArgs), as the page says.
+    expect(parseDeployArgs(deploy!.split(/\s+/).slice(4)).cdkArgs).toEqual(['--require-approval', 'never']);
+    expect(commands.some((line) => /^npx cdk destroy --all --force /.test(line))).toBe(true);
   });
 
   it('reads the context as the CDK CLI does: cdk.json, then cdk.context.json, then the command line', () => {

@@ -42,6 +42,9 @@ describe('the solver finds the optimum of small problems (brute force)', () => {
     { seed: 13, tasks: 8, vehicles: 1, window: 7200, capacity: 5 },
     { seed: 14, tasks: 5, vehicles: 3, window: 2400 },
     { seed: 15, tasks: 8, vehicles: 2, window: Number.POSITIVE_INFINITY, capacity: 3 },
+    // VRPTW as this model carries it: every pickup at the depot at time 0, loads limited by the capacity.
+    { seed: 16, tasks: 8, vehicles: 3, window: 3600, capacity: 8, depotPickups: true },
+    { seed: 17, tasks: 7, vehicles: 2, window: 5400, capacity: 9, depotPickups: true },
   ];
   for (const c of cases)
     it(`${c.tasks} tasks, ${c.vehicles} vehicles (seed ${c.seed})`, () => {
@@ -53,7 +56,7 @@ describe('the solver finds the optimum of small problems (brute force)', () => {
         problem = randomProblem(seed, { ...c, side: 10 });
         optimum = bruteForce(problem);
       }
-      const solution = solve(problem, budget(3000));
+      const solution = solve(problem, budget(1500));
       expect(checkRouting(problem, solution).errors).toEqual([]);
       expect(solution.unplanned).toEqual([]);
       expect(solution.distanceM).toBeCloseTo(optimum.distanceM, 6);
@@ -68,10 +71,54 @@ describe('the solver finds the optimum of small problems (brute force)', () => {
       problem = randomProblem(seed, { tasks: 6, vehicles: 3, window: 3600, objective: 'vehicles', side: 10 });
       optimum = bruteForce(problem);
     }
-    const solution = solve(problem, budget(3000));
+    const solution = solve(problem, budget(1500));
     expect(checkRouting(problem, solution).errors).toEqual([]);
     expect(solution.routes.length).toBe(optimum.vehicles);
     expect(solution.distanceM).toBeCloseTo(optimum.distanceM, 6);
+  });
+});
+
+describe('objective vehicles against distance', () => {
+  it('uses fewer vehicles where fewer cost more distance, and distance the shortest plan', () => {
+    // The first seeded problem where the shortest plan is not the one with the fewest vehicles (brute force says).
+    let found: { problem: RoutingProblem; byDistance: number; byVehicles: number } | undefined;
+    for (let seed = 100; seed < 160 && !found; seed++) {
+      const problem = randomProblem(seed, { tasks: 5, vehicles: 3, window: 2400, side: 12 });
+      const distance = bruteForce(problem);
+      if (distance.distanceM === Number.POSITIVE_INFINITY) continue;
+      const vehicles = bruteForce({ ...problem, objective: 'vehicles' });
+      if (vehicles.vehicles < distance.vehicles)
+        found = { problem, byDistance: distance.vehicles, byVehicles: vehicles.vehicles };
+    }
+    expect(found).toBeDefined();
+    const { problem, byDistance, byVehicles } = found!;
+    const shortest = solve(problem, budget(1500));
+    const fewest = solve({ ...problem, objective: 'vehicles' }, budget(1500));
+    expect(checkRouting(problem, shortest).errors).toEqual([]);
+    expect(checkRouting(problem, fewest).errors).toEqual([]);
+    expect(fewest.routes.length).toBe(byVehicles);
+    expect(shortest.routes.length).toBe(byDistance);
+    expect(fewest.distanceM).toBeGreaterThan(shortest.distanceM);
+  });
+});
+
+describe('progress', () => {
+  it('reports the best distance at most every progressEveryMs', () => {
+    let clock = 0;
+    const seen: { bestDistanceM: number; elapsedMs: number }[] = [];
+    const problem = randomProblem(9, { tasks: 20, vehicles: 4, window: 3600, capacity: 6 });
+    const solution = solve(problem, {
+      seed: 1,
+      now: () => clock++,
+      deadlineMs: 5000,
+      onProgress: (p) => seen.push(p),
+      progressEveryMs: 250,
+    });
+    expect(solution.stopped).toBe('time_limit');
+    expect(seen.length).toBeGreaterThan(3);
+    for (let i = 1; i < seen.length; i++)
+      expect(seen[i]!.elapsedMs - seen[i - 1]!.elapsedMs).toBeGreaterThanOrEqual(250);
+    expect(seen.at(-1)!.bestDistanceM).toBeGreaterThanOrEqual(solution.distanceM);
   });
 });
 

@@ -95,3 +95,24 @@ describe('id bounds', () => {
     expect(long.errors?.map((e) => e.path)).toContain('id');
   });
 });
+
+describe('I4b reports every problem of a request at once (issue 46.11)', () => {
+  it('names a window that ends before it starts together with the field errors', async () => {
+    const { createOrgJobBody } = await import('../../shared/imports/schemas.ts');
+    const problem = problemOf(() =>
+      validate(
+        createOrgJobBody,
+        {
+          files: [],
+          start_timezone: 'Europe/Amsterdam',
+          start_time: '2026-11-22T10:00:00Z',
+          end_timezone: 'Nowhere/Else',
+          end_time: '2026-11-22T09:00:00Z',
+        },
+        '',
+      ),
+    );
+    expect(problem.errors.map((e) => e.path).sort()).toEqual(['end_time', 'end_timezone', 'files', 'service_type']);
+    expect(problem.errors).toContainEqual({ path: 'end_time', message: 'must not be before start_time' });
+  });
+});

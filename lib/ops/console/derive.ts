@@ -134,6 +134,7 @@ function lateTasks(tasks: Task[] | undefined): Task[] {
   return (tasks || []).filter((t) => isLate(t));
 }
 export function isLate(task: Task): boolean {
+  if (behindPlan(task)) return true;
   const end = Date.parse(task.to_time_window?.end_time_utc || '');
   if (!Number.isFinite(end)) return false;
   if (task.status === 'delivered' || task.status === 'failed') {
@@ -141,6 +142,21 @@ export function isLate(task: Task): boolean {
     return doneAt ? Date.parse(doneAt) > end : false;
   }
   return now() > end;
+}
+
+/**
+ * A built runsheet's task behind its plan (route planning, 4.10): its planned pickup has passed with nothing reported
+ * for it, or its planned drop-off has passed before it was delivered or failed. Answers which planned stop it missed.
+ */
+export function behindPlan(task: Task): { kind: 'pickup' | 'drop-off'; at: string } | null {
+  const at = now();
+  const pickup = task.planned_pickup_utc;
+  if (pickup && task.status === 'pending' && (task.timeline || []).length === 0 && Date.parse(pickup) < at)
+    return { kind: 'pickup', at: pickup };
+  const dropoff = task.planned_dropoff_utc;
+  if (dropoff && (task.status === 'pending' || task.status === 'picked_up') && Date.parse(dropoff) < at)
+    return { kind: 'drop-off', at: dropoff };
+  return null;
 }
 
 /** An element saying `sentence`; an offered runsheet's time left is a countdown kept current by `tick`. */
@@ -204,7 +220,7 @@ export const visiblePlannings = () =>
   [...plannings.values()].filter((p) => !filterValue() || p.id === filterValue()).filter((p) => p.runsheets.size);
 
 export interface AttentionItem {
-  kind: 'unassigned' | 'expiring' | 'failed_task' | 'stale_driver';
+  kind: 'unassigned' | 'expiring' | 'failed_task' | 'late_task' | 'stale_driver';
   planningId: string | null;
   runsheet: Runsheet;
   text: string;
@@ -241,6 +257,16 @@ export function attentionItems(): AttentionItem[] {
         });
       }
       for (const task of taskCache.get(rsKey(p.id, r.id))?.tasks || []) {
+        const behind = r.status === 'assigned' || r.status === 'in_progress' ? behindPlan(task) : null;
+        if (behind) {
+          const who = r.assigned_driver ? ` · ${driverName(r.assigned_driver.id)}` : '';
+          items.push({
+            kind: 'late_task',
+            planningId: p.id,
+            runsheet: r,
+            text: `${name} · task ${task.task_ref || task.id} late: ${behind.kind} planned at ${clockTime(behind.at)}${who}`,
+          });
+        }
         if (task.status !== 'failed') continue;
         const key = `failed:${p.id}:${r.id}:${task.id}`;
         if (dismissed.has(key)) continue;

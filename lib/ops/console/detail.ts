@@ -8,7 +8,10 @@ import { renderBoard } from './board.ts';
 import { GROUPS, isLate, lastEventOf, pairWords, sentenceNode, statusSentence } from './derive.ts';
 import { $, clockTime, enc, show, text } from './dom.ts';
 import { clearStops, drawStops, fitMap } from './map.ts';
-import { type Answer, driverName, plannings, rsKey, taskCache, tasksOf, view } from './state.ts';
+import { type Answer, driverName, plannings, rsKey, stopsOf, taskCache, tasksOf, view } from './state.ts';
+
+/** A leg's planned distance as a dispatcher reads it. */
+const kilometres = (metres: number) => (metres < 1000 ? `${Math.round(metres)} m` : `${(metres / 1000).toFixed(1)} km`);
 
 export async function select(planningId: string, runsheetId: string): Promise<void> {
   view.selected = { planningId, runsheetId, detail: plannings.get(planningId)?.runsheets.get(runsheetId) || null };
@@ -22,7 +25,7 @@ export async function select(planningId: string, runsheetId: string): Promise<vo
   $('detail-title').focus();
   await loadSelected();
   const detail = view.selected?.detail;
-  drawStops(detail ? tasksOf(detail) : undefined);
+  drawStops(detail ? tasksOf(detail) : undefined, detail ? stopsOf(detail) : undefined);
   if (window.matchMedia?.('(max-width: 760px)').matches) $('detail').scrollIntoView({ block: 'start' });
 }
 
@@ -61,7 +64,7 @@ export async function loadSelected(): Promise<void> {
       const { tasks, ...status } = found.runsheet;
       listed.set(runsheetId, { ...before, ...status });
     }
-    if (found.runsheet.status === 'in_progress' || found.runsheet.status === 'completed')
+    if (['assigned', 'in_progress', 'completed'].includes(found.runsheet.status))
       taskCache.set(rsKey(planningId, runsheetId), {
         done: found.runsheet.tasks_done,
         status: found.runsheet.status,
@@ -108,6 +111,20 @@ export function renderDetail(): void {
       if (late) li.append(text('span', ' late', { class: 'late' }));
       return li;
     }),
+  );
+  const stops = stopsOf(r);
+  const refOf = new Map(tasksOf(r).map((task) => [task.id, task.task_ref || task.id]));
+  $('detail-stops-head').hidden = stops.length === 0;
+  show(
+    $('detail-stops'),
+    stops.map((stop, i) =>
+      text(
+        'li',
+        `${i + 1}. ${clockTime(stop.start_utc)} ${stop.kind === 'pickup' ? 'pickup' : 'drop-off'} ${refOf.get(stop.task_id) || stop.task_id}` +
+          (stop.distance_from_previous_m > 0 ? ` · ${kilometres(stop.distance_from_previous_m)}` : ''),
+        { 'data-stop': `${stop.task_id}:${stop.kind}`, 'data-planned': stop.start_utc },
+      ),
+    ),
   );
   const offers = [...(planning?.pairs.values() || [])]
     .filter((p) => p.runsheet_id === runsheetId)

@@ -30,6 +30,7 @@ export interface CircleMarker extends Layer {
 
 export interface LayerGroup extends Layer {
   clearLayers(): this;
+  /** The console keeps only circle markers in the groups it reads back (the route line has a group of its own). */
   getLayers(): CircleMarker[];
 }
 
@@ -47,6 +48,7 @@ export interface Leaflet {
     at: LatLngLike,
     options: { radius: number; color: string; weight?: number; fillColor?: string; fillOpacity: number },
   ): CircleMarker;
+  polyline(points: LatLngLike[], options: { color: string; weight: number; opacity: number }): Layer;
   latLngBounds(points: LatLngLike[]): Bounds;
   Browser: { mobile: boolean };
 }

@@ -127,9 +127,10 @@ export async function loadPlanning(planningId: string): Promise<void> {
       }),
     );
   }
-  // Started runsheets: their tasks (X22), for failures and lateness; read again when their progress moves.
+  // Assigned and started runsheets: their tasks (X22), for failures and lateness (a built runsheet's tasks behind
+  // their plan before its driver reports anything too); read again when their status or progress moves.
   const moved = runsheets.filter((r) => {
-    if (r.status !== 'in_progress' && r.status !== 'completed') return false;
+    if (r.status !== 'assigned' && r.status !== 'in_progress' && r.status !== 'completed') return false;
     const cached = taskCache.get(rsKey(planningId, r.id));
     return !cached || cached.done !== r.tasks_done || cached.status !== r.status;
   });

@@ -5,9 +5,9 @@
  */
 
 import { type DriverState, isStale, stateOf } from './derive.ts';
-import { $, config, text } from './dom.ts';
+import { $, clockTime, config, text } from './dom.ts';
 import { type CircleMarker, type LatLng, type LayerGroup, type LeafletMap, leaflet } from './leaflet.ts';
-import { driverName, drivers, type Task, view } from './state.ts';
+import { driverName, drivers, type PlannedStop, type Task, view } from './state.ts';
 
 export const STATE_COLOURS: Record<DriverState, string> = {
   available: '#2a9d8f',
@@ -19,6 +19,9 @@ export const STATE_COLOURS: Record<DriverState, string> = {
 let map: LeafletMap | null = null;
 let driverLayer: LayerGroup | null = null;
 let stopLayer: LayerGroup | null = null;
+/** The selected built runsheet's route, apart from its stops (fitMap reads the stops' positions). */
+let routeLayer: LayerGroup | null = null;
+const STOP_COLOURS = { pickup: '#6a4c93', dropoff: '#c1121f' } as const;
 const markers = new Map<string, CircleMarker>();
 const labels = new Map<string, HTMLElement>();
 /** While the drivers are first read: the map is fitted once at the end, not for each marker. */
@@ -35,6 +38,7 @@ export function setUpMap(): void {
     L.tileLayer(config.tiles, { maxZoom: 19, attribution: '&copy; OpenStreetMap contributors' }).addTo(map);
   }
   driverLayer = L.layerGroup().addTo(map);
+  routeLayer = L.layerGroup().addTo(map);
   stopLayer = L.layerGroup().addTo(map);
 }
 
@@ -44,7 +48,7 @@ export function removeMap(): void {
   labels.clear();
   if (map) {
     map.remove();
-    map = driverLayer = stopLayer = null;
+    map = driverLayer = stopLayer = routeLayer = null;
   }
   $('map').replaceChildren();
 }
@@ -119,31 +123,53 @@ function renderGrid(): void {
   );
 }
 
-/** The selected runsheet's pickups and drop-offs, then the map fitted to them. */
-export function drawStops(tasks: Task[] | undefined): void {
+/**
+ * The selected runsheet's pickups and drop-offs, then the map fitted to them. A built runsheet (route planning, 4.10)
+ * shows its planned stops numbered in visiting order, each with its planned time, and its route as a line through them.
+ */
+export function drawStops(tasks: Task[] | undefined, planned: PlannedStop[] | undefined = undefined): void {
   const L = leaflet();
-  if (!map || !L || !stopLayer) return;
+  if (!map || !L || !stopLayer || !routeLayer) return;
   stopLayer.clearLayers();
+  routeLayer.clearLayers();
+  const nameOf = new Map((tasks || []).map((task) => [task.id, task.task_ref || task.id]));
+  const stopMarker = (at: [number, number], colour: string, label: HTMLElement) =>
+    L.circleMarker(at, { radius: 6, color: colour, weight: 3, fillColor: '#fff', fillOpacity: 1 })
+      .bindTooltip(label, { permanent: true, direction: 'left', offset: [-8, 0], className: 'stop-tip' })
+      .addTo(stopLayer as LayerGroup);
+  if (planned?.length) {
+    planned.forEach((stop, i) => {
+      const kind = stop.kind === 'pickup' ? 'pickup' : 'drop-off';
+      const label = text(
+        'span',
+        `${i + 1} ${nameOf.get(stop.task_id) || stop.task_id} ${kind} ${clockTime(stop.start_utc)}`,
+        {
+          class: 'stop-label',
+          'data-stop': `${stop.task_id}:${stop.kind}`,
+          'data-order': String(i + 1),
+        },
+      );
+      stopMarker([stop.latitude, stop.longitude], STOP_COLOURS[stop.kind], label);
+    });
+    L.polyline(
+      planned.map((stop): [number, number] => [stop.latitude, stop.longitude]),
+      { color: '#1d5fbf', weight: 3, opacity: 0.7 },
+    ).addTo(routeLayer);
+    fitMap();
+    return;
+  }
   for (const task of tasks || []) {
     const name = task.task_ref || task.id;
-    for (const [kind, address, colour] of [
-      ['pickup', task.from_address, '#6a4c93'],
-      ['dropoff', task.to_address, '#c1121f'],
+    for (const [kind, address] of [
+      ['pickup', task.from_address],
+      ['dropoff', task.to_address],
     ] as const) {
       if (address?.latitude == null || address?.longitude == null) continue;
       const label = text('span', `${name} ${kind === 'pickup' ? 'pickup' : 'drop-off'}`, {
         class: 'stop-label',
         'data-stop': `${task.id}:${kind}`,
       });
-      L.circleMarker([address.latitude, address.longitude], {
-        radius: 6,
-        color: colour,
-        weight: 3,
-        fillColor: '#fff',
-        fillOpacity: 1,
-      })
-        .bindTooltip(label, { permanent: true, direction: 'left', offset: [-8, 0], className: 'stop-tip' })
-        .addTo(stopLayer);
+      stopMarker([address.latitude, address.longitude], STOP_COLOURS[kind], label);
     }
   }
   fitMap();
@@ -152,4 +178,5 @@ export function drawStops(tasks: Task[] | undefined): void {
 /** The selected runsheet's stops taken off the map. */
 export const clearStops = () => {
   stopLayer?.clearLayers();
+  routeLayer?.clearLayers();
 };

@@ -28,6 +28,8 @@ export type RunsheetDetail = Answer<'/v1/plannings/{planningID}/runsheets/{runsh
 export type Runsheet = ListedRunsheet | RunsheetDetail;
 /** A task as X22 answers it; the fields the task was imported with pass through (its `task_ref`, when it has one). */
 export type Task = RunsheetDetail['tasks'][number] & { task_ref?: string | null };
+/** A built runsheet's planned stop (route planning, 4.10), in visiting order. */
+export type PlannedStop = NonNullable<RunsheetDetail['stops']>[number];
 export type PlanningJob = NonNullable<Answer<'/v1/plannings/{planningID}', 'get'>['job']>;
 
 export interface Driver {
@@ -133,6 +135,9 @@ export const screen = {
 
 /** A runsheet's tasks: X22's carry them, X14's do not. */
 export const tasksOf = (r: Runsheet): Task[] => ('tasks' in r ? r.tasks || [] : []);
+/** A built runsheet's planned stops as X22 answers them (none for a runsheet P5 made, or one X14 lists). */
+export const stopsOf = (r: Runsheet): PlannedStop[] =>
+  'stops' in r && Array.isArray(r.stops) ? (r.stops as PlannedStop[]) : [];
 
 export const shortId = (id: string | null | undefined) => (id || '').slice(0, 8);
 export const driverName = (id: string | undefined) => (id && drivers.get(id)?.name) || shortId(id);

@@ -90,7 +90,9 @@ export class LocalSearch {
 
   private apply(solution: Solution, r: number, order: number[]): void {
     const route = solution.routes[r]!;
-    route.nodes = order.slice();
+    const nodes = route.nodes;
+    nodes.length = order.length;
+    for (let k = 0; k < order.length; k++) nodes[k] = order[k]!;
     solution.refresh(r);
   }
 

@@ -14,24 +14,59 @@ const SHAW_P = 6;
 
 /** Takes the tasks out of their routes; false when a shortened route breaks a window (a matrix without the triangle
  * inequality can make a shortcut slower). */
+/** Per-problem buffers the operators reuse instead of allocating each iteration. */
+interface Buffers {
+  readonly flags: Uint8Array;
+  readonly pool: Int32Array;
+  readonly keys: Float64Array;
+  readonly touched: Uint8Array;
+}
+const buffers = new WeakMap<Instance, Buffers>();
+function buffersOf(inst: Instance): Buffers {
+  let b = buffers.get(inst);
+  if (!b) {
+    b = {
+      flags: new Uint8Array(2 * inst.tasks),
+      pool: new Int32Array(inst.tasks),
+      keys: new Float64Array(inst.tasks),
+      touched: new Uint8Array(inst.vehicles),
+    };
+    buffers.set(inst, b);
+  }
+  return b;
+}
+
+/** Takes the tasks out of their routes; false when a shortened route breaks a window (a matrix without the triangle
+ * inequality can make a shortcut slower). */
 export function takeOut(solution: Solution, tasks: readonly number[]): boolean {
-  const touched = new Set<number>();
-  const gone = new Set<number>();
+  const { flags: gone, touched } = buffersOf(solution.inst);
+  const routes: number[] = [];
   for (const t of tasks) {
     const r = solution.taskRoute[t]!;
     if (r < 0) continue;
-    touched.add(r);
-    gone.add(2 * t);
-    gone.add(2 * t + 1);
+    if (touched[r] === 0) {
+      touched[r] = 1;
+      routes.push(r);
+    }
+    gone[2 * t] = 1;
+    gone[2 * t + 1] = 1;
     solution.taskRoute[t] = -1;
     solution.pos[2 * t] = -1;
     solution.pos[2 * t + 1] = -1;
   }
   let ok = true;
-  for (const r of touched) {
+  for (const r of routes) {
+    touched[r] = 0;
     const route = solution.routes[r]!;
-    route.nodes = route.nodes.filter((node) => !gone.has(node));
+    const nodes = route.nodes;
+    let kept = 0;
+    for (let k = 0; k < nodes.length; k++) if (gone[nodes[k]!] === 0) nodes[kept++] = nodes[k]!;
+    nodes.length = kept;
     if (!solution.refresh(r)) ok = false;
+  }
+  for (const t of tasks) {
+    gone[2 * t] = 0;
+    gone[2 * t + 1] = 0;
   }
   return ok;
 }
@@ -69,7 +104,7 @@ export function removalGain(solution: Solution, t: number): number {
 
 export const worstRemoval: Removal = (solution, q, random) => {
   const planned = solution.planned();
-  const gain = new Float64Array(solution.inst.tasks);
+  const gain = buffersOf(solution.inst).keys;
   for (const t of planned) gain[t] = removalGain(solution, t);
   planned.sort((x, y) => gain[y]! - gain[x]! || x - y);
   const out: number[] = [];
@@ -111,9 +146,7 @@ export const shawRemoval: Removal = (solution, q, random) => {
   const { inst } = solution;
   const planned = solution.planned();
   if (planned.length === 0) return [];
-  const removed = new Uint8Array(inst.tasks);
-  const pool = new Int32Array(planned.length);
-  const keys = new Float64Array(inst.tasks);
+  const { flags: removed, pool, keys } = buffersOf(inst);
   const out: number[] = [planned[random.below(planned.length)]!];
   removed[out[0]!] = 1;
   const large = inst.tasks > 400;
@@ -134,6 +167,7 @@ export const shawRemoval: Removal = (solution, q, random) => {
     removed[u] = 1;
     out.push(u);
   }
+  for (const t of out) removed[t] = 0;
   return out;
 };
 

@@ -129,6 +129,7 @@ export function bestInsertion(inst: Instance, route: Route, t: number, fixed: nu
   const base = L === 0 ? fixed : 0;
   const dPD = dist[lp * size + ld]!;
   const tPD = dur[lp * size + ld]!;
+  const slack = 1e-4 * inst.maxEdge;
   let best = Number.POSITIVE_INFINITY;
   let bi = -1;
   let bj = -1;
@@ -169,8 +170,11 @@ export function bestInsertion(inst: Instance, route: Route, t: number, fixed: nu
       }
     }
     if (i === L) break;
-    // j > i: the pickup's detour, then carry the delay through positions i..j-1.
+    // j > i: the pickup's detour, then carry the delay through positions i..j-1. The drop-off's own detour is not
+    // negative where the triangle inequality holds (to within `slack`): a pickup detour already as dear as the best
+    // insertion found cannot lead to a better one.
     const deltaP = dPrevP + dist[lp * size + nextLoc]! - dist[prevLoc * size + nextLoc]!;
+    if (deltaP - slack >= best) continue;
     let curLoc = lp;
     let curDep = depP;
     for (let j = i + 1; j <= L; j++) {

@@ -72,7 +72,10 @@ export class Solution {
       const mine = this.routes[r]!;
       const theirs = other.routes[r]!;
       if (mine.nodes.length === theirs.nodes.length && mine.nodes.every((n, i) => n === theirs.nodes[i])) continue;
-      mine.nodes = theirs.nodes.slice();
+      const a = mine.nodes;
+      const b = theirs.nodes;
+      a.length = b.length;
+      for (let k = 0; k < b.length; k++) a[k] = b[k]!;
       mine.update(this.inst);
     }
     this.taskRoute.set(other.taskRoute);
