@@ -50,12 +50,9 @@ export const DOMAIN_HTTP_PENDING: readonly string[] = [
   'shared/planning/job.ts',
   'shared/planning/planning-records.ts',
   'shared/planning/plannings.ts',
-  'shared/tokens/auth-codes.ts',
+  'shared/ports/push.ts',
   'shared/tokens/clients.ts',
   'shared/tokens/exchange.ts',
-  'shared/tokens/grants.ts',
-  'shared/tokens/partners.ts',
-  'shared/tokens/platform-sessions.ts',
   'shared/tokens/webhook-url.ts',
 ];
 

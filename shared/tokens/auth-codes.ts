@@ -11,7 +11,7 @@ import { refreshTokenOwner, userCaller } from '#shared/auth/sessions';
 import { issueBearerToken } from '#shared/auth/tokens';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
-import { gone, invalidField, notFound } from '#shared/http/problems';
+import { gone, invalidAt, notFound } from '#shared/errors';
 import { newSecret, recordUuid } from '#shared/ids';
 import { type ClientRecord, findClientByKey } from '#shared/tokens/clients';
 
@@ -31,10 +31,10 @@ export async function createAuthCode(
   input: { refresh_token: string; client_auth: { key: string; name: string } },
 ) {
   if ((await refreshTokenOwner(input.refresh_token)) !== caller.id) {
-    throw invalidField('refresh_token', 'is not an active session of yours');
+    throw invalidAt('refresh_token', 'is not an active session of yours');
   }
   const client = await findClientByKey(input.client_auth.key);
-  if (!client || client.revoked_at) throw invalidField('client_auth.key', 'names no client');
+  if (!client || client.revoked_at) throw invalidAt('client_auth.key', 'names no client');
   const user = await getUser(caller.id);
   if (!user || user.deleted_at) throw notFound('user');
   const code = newSecret(24);
@@ -100,9 +100,9 @@ export async function readAuthCode(code: string) {
 export async function redeemAuthCode(client: ClientRecord, code: string) {
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: codeKey(code) }));
   const item = out.Item;
-  if (!item) throw invalidField('code', 'is not a code this service issued');
+  if (!item) throw invalidAt('code', 'is not a code this service issued');
   if ((item['client_auth'] as { key?: string }).key !== client.client_key) {
-    throw invalidField('code', 'was issued to another client');
+    throw invalidAt('code', 'was issued to another client');
   }
   if (item['status'] === 'used') throw gone('this auth code was already used');
   if (Number(item['expires_at_ms']) <= clock.nowMs()) throw gone('this auth code has expired');

@@ -1,6 +1,6 @@
 /** X5 `POST /v1/auth/token`: client credentials, and the one-time redemption of a T8 auth code. */
 import { issueBearerToken } from '#shared/auth/tokens';
-import { invalidField } from '#shared/http/problems';
+import { invalidAt } from '#shared/errors';
 import { redeemAuthCode } from '#shared/tokens/auth-codes';
 import { authenticateClient, partnerScopesOf } from '#shared/tokens/clients';
 import { admitClient, admitSource } from '#shared/tokens/token-rate';
@@ -15,7 +15,7 @@ export async function grantToken(
   const client = await authenticateClient(authorization);
   await admitClient(client.id);
   if (body.grant_type === 'authorization_code') {
-    if (!body.code) throw invalidField('code', 'is required for the authorization_code grant');
+    if (!body.code) throw invalidAt('code', 'is required for the authorization_code grant');
     return redeemAuthCode(client, body.code);
   }
   // A partner's token carries its scopes as they are now (contract section 3: a change applies at the next token).

@@ -3,7 +3,7 @@ import { requireOrganisation } from '#shared/accounts/organisations';
 import type { Caller } from '#shared/auth/caller';
 import { DEFAULT_PARTNER_SCOPES, type INTERNAL_ROLES, PARTNER_SCOPES, type Scope } from '#shared/auth/roles';
 import type { PageRequest } from '#shared/db/paging';
-import { notFound } from '#shared/http/problems';
+import { notFound } from '#shared/errors';
 import {
   createClient,
   findClientByKey,

@@ -3,7 +3,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { verifyCredentials } from '#shared/accounts/login';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
-import { forbidden } from '#shared/http/problems';
+import { forbidden } from '#shared/errors';
 import { newUuid } from '#shared/ids';
 
 export const PLATFORM_SESSION_TTL_SECONDS = 30 * 24 * 3600;
