@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 const env = {
@@ -26,6 +27,10 @@ const WORKER_FILES = [
 
 export default defineConfig({
   test: {
+    // Files at a time. Vitest's default is one less than the cores: on CI's 2-core machine that is one, so every file
+    // ran alone while it mostly waits (on the emulators, a sweep, a queue, a browser). Two at least: each file has its
+    // own process and its own tables, so files never see each other's records.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         test: {

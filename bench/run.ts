@@ -16,6 +16,8 @@ import { benchPairing } from './pairing.ts';
 import { benchPlanning } from './planning.ts';
 import { benchPositionLag } from './position-lag.ts';
 import { benchRequests } from './requests.ts';
+import { benchRouting } from './routing.ts';
+import { benchRoutingScale } from './routing-scale.ts';
 import { benchScale } from './scale.ts';
 
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
@@ -36,4 +38,6 @@ await benchPlanning();
 await benchDispatchDay();
 // Its own process: its host's DynamoDB client points at the counting proxy.
 await benchHotKeys();
+await benchRouting();
+await benchRoutingScale();
 await stopBenchHost();

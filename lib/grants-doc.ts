@@ -12,6 +12,8 @@ const resourceName = (resource: GrantResource): string => {
       return `upload bucket ${resource.prefix || ''}*`;
     case 'workQueue':
       return 'work queue';
+    case 'routeQueue':
+      return 'route queue';
     case 'secretBoxKey':
       return 'secret-box KMS key';
     case 'signingKeySecret':

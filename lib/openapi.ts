@@ -170,7 +170,15 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
     // A bad token is the handler's problem+json; no Authorization header at all is API Gateway's own body.
     errors['401'] = {
       description:
-        'Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"})',
+        'Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). ' +
+        'A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in ' +
+        '`WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750)',
+      headers: {
+        'WWW-Authenticate': {
+          description: 'For an expired or revoked token: `Bearer error="invalid_token", error_description="…"`',
+          schema: { type: 'string' },
+        },
+      },
       content: {
         'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
         'application/json': {
@@ -188,7 +196,9 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
     );
   }
   if (route.path.includes('{')) errors['404'] = problemResponse('Not found, or not visible to the caller');
-  if (route.method !== 'GET') errors['409'] = problemResponse('Conflict with the current state');
+  if (route.method !== 'GET' || docs?.errors?.[409]) {
+    errors['409'] = problemResponse(docs?.errors?.[409] ?? 'Conflict with the current state');
+  }
   if (docs?.errors?.[410]) errors['410'] = problemResponse(docs.errors[410]);
   if (route.request?.body) {
     errors['413'] = problemResponse('The body is larger than 1 MiB (`payload_too_large`)');
@@ -213,7 +223,8 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
   }
   // Stage throttling (API Gateway, every route) can answer 429 anywhere; A1 and T10 also rate-limit wrong passwords.
   errors['429'] = problemResponse(
-    'Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling',
+    docs?.errors?.[429] ??
+      'Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling',
   );
   errors['500'] = problemResponse('Unexpected server error');
   errors['503'] = problemResponse('A dependency is unavailable (`unavailable`, contract section 2)');

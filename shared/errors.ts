@@ -73,6 +73,15 @@ export const gone = (detail: string): DomainError => new DomainError('gone', 'go
 export const forbidden = (detail = 'your role may not call this operation', code = 'forbidden'): DomainError =>
   new DomainError('forbidden', code, detail);
 
+/**
+ * A credential that held once and holds no more (an expired or revoked bearer token, a used or expired refresh
+ * token): `detail` says which and how to get a new one. The HTTP floor answers it with RFC 6750's
+ * `WWW-Authenticate: Bearer error="invalid_token", error_description="<detail>"`, so `detail` stays printable ASCII
+ * without quotes or backslashes.
+ */
+export const credentialNoLongerValid = (detail: string): DomainError =>
+  new DomainError('unauthenticated', 'unauthenticated', detail);
+
 export const limitExceeded = (detail: string, retryAfterS: number, code = 'rate_limited'): DomainError =>
   new DomainError('limit_exceeded', code, detail, [], retryAfterS);
 

@@ -68,6 +68,14 @@ export const backgroundFunctions: readonly FunctionDef[] = [
     },
   },
   {
+    handler: 'workers/routes',
+    label: 'route-build worker (route queue)',
+    // Contract 4.10: reads the build's tasks and their import jobs, writes progress and the result, adds the runsheets
+    // (tasks marked, the planning's version moved), assigns a driver's runsheet as X16 does (its pair events on the
+    // planning's channel and to partners: GSI2 and the queue, as X16's needs say), tells route_build.* the same way.
+    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+  },
+  {
     handler: 'workers/uploads',
     label: 'S3 upload trigger',
     needs: {
@@ -98,9 +106,14 @@ export const backgroundFunctions: readonly FunctionDef[] = [
       indexes: ['GSI2', 'GSI3'],
       locations: 'read',
       queue: true,
+      routeQueue: true,
       realtime: true,
       push: true,
       mail: true,
+      unexercised: {
+        'routeQueue:send':
+          'The requeue sweep hands a route build whose message was lost a new one; no test loses a route build’s message.',
+      },
       // Both the queue (runsheet.unassigned to partners) and the channels (a wave's pair.broadcast and offer.new) are
       // exercised by test/e2e/dispatch-actions.test.ts's waves.
     },
@@ -134,6 +147,7 @@ export type GrantResource =
   | { kind: 'table'; table: 'Main' | 'Locations' | 'Connections' | 'Idempotency'; index?: string }
   | { kind: 'objects'; prefix: '' | 'uploads/' | 'results/' | 'proofs/' }
   | { kind: 'workQueue' }
+  | { kind: 'routeQueue' }
   | { kind: 'secretBoxKey' }
   | { kind: 'signingKeySecret' }
   | { kind: 'pageTokenSecret' }
@@ -256,6 +270,9 @@ export function grantsOf(fn: FunctionDef): Grant[] {
   if (needs.queue) {
     grants.push({ name: 'queue:send', actions: ['sqs:SendMessage'], resource: { kind: 'workQueue' } });
   }
+  if (needs.routeQueue) {
+    grants.push({ name: 'routeQueue:send', actions: ['sqs:SendMessage'], resource: { kind: 'routeQueue' } });
+  }
   if (needs.secretBox) {
     grants.push({
       name: `secretBox:${needs.secretBox}`,
@@ -328,6 +345,7 @@ export function environmentOf(fn: FunctionDef): string[] {
   if (fn.route?.method === 'POST') names.push('IDEMPOTENCY_TABLE');
   if (needs.objects?.length) names.push('UPLOAD_BUCKET');
   if (needs.queue) names.push('WORK_QUEUE_URL');
+  if (needs.routeQueue) names.push('ROUTE_QUEUE_URL');
   if (needs.secretBox) names.push('SECRET_BOX_KMS_KEY_ID');
   if (needs.signingKey) names.push('SIGNING_KEY_SECRET_ARN');
   if (needs.pageTokens) names.push('PAGE_TOKEN_SECRET_ARN');

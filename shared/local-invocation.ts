@@ -18,7 +18,7 @@ export const runningFunction = (): string | undefined => running.getStore();
 /** A local stand-in for an AWS call: `action` as IAM names it, `resource` one of the service's named resources. */
 export interface StandInCall {
   action: string;
-  resource: 'signingKeySecret' | 'pageTokenSecret' | 'secretBoxKey' | 'workQueue' | 'mailIdentity';
+  resource: 'signingKeySecret' | 'pageTokenSecret' | 'secretBoxKey' | 'workQueue' | 'routeQueue' | 'mailIdentity';
 }
 
 let listener: ((call: StandInCall) => void) | undefined;

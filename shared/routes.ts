@@ -10,6 +10,7 @@ import { importsRoutes } from '#shared/routes/imports';
 import { locationsRoutes } from '#shared/routes/locations';
 import { notificationsRoutes } from '#shared/routes/notifications';
 import { planningRoutes } from '#shared/routes/planning';
+import { routingRoutes } from '#shared/routes/routing';
 import { THROTTLES } from '#shared/routes/throttles';
 import { tokensRoutes } from '#shared/routes/tokens';
 import type { Needs, RouteDef, Throttle } from '#shared/routes/types';
@@ -24,6 +25,7 @@ export const routes = [
   ...notificationsRoutes,
   ...importsRoutes,
   ...planningRoutes,
+  ...routingRoutes,
 ] as const satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];

@@ -2,7 +2,10 @@
 // the rotation schedule once per step. createSecret stores the next key set (shared/auth/key-rotation.ts: list a
 // new key, promote a listed one, drop a retired one) as AWSPENDING; setSecret has nothing to do, the service being
 // the only user of the keys; testSecret checks the pending set signs and keeps every key a live token needs;
-// finishSecret makes it AWSCURRENT. Each step may run again (Secrets Manager retries): each is idempotent.
+// finishSecret checks it again and makes it AWSCURRENT. Each step may run again (Secrets Manager retries): each is
+// idempotent. What AWSPENDING holds when Secrets Manager runs testSecret alone (its check of a new schedule) is not
+// documented: testSecret then tests the set a rotation would create instead, and finishSecret never makes current
+// anything but a key set that passes the same checks.
 import { CompactSign, compactVerify, importJWK } from 'jose';
 import {
   type KeySet,
@@ -56,15 +59,20 @@ export const handler = async (event: RotationEvent): Promise<{ step: string; cha
   };
   const read = async (stage: 'AWSCURRENT' | 'AWSPENDING'): Promise<KeySet | undefined> =>
     parseKeySet(await readValue(stage));
+  /** The pending version's value; undefined for a version with no value yet (an empty pending version). */
+  const readPendingValue = async (): Promise<string | undefined> => {
+    try {
+      return await readValue('AWSPENDING');
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ResourceNotFoundException') return undefined;
+      throw error;
+    }
+  };
   switch (step) {
     case 'createSecret': {
       const current = await read('AWSCURRENT');
       // A retried step: the pending set is already stored.
-      try {
-        if (await read('AWSPENDING')) return { step };
-      } catch (error) {
-        if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
-      }
+      if (parseKeySet(await readPendingValue())) return { step };
       const { set, changes } = rotateKeySet(current, clock.nowMs(), (await newSigningKey()) as StoredKey);
       await client.send(
         new PutSecretValueCommand({
@@ -81,22 +89,25 @@ export const handler = async (event: RotationEvent): Promise<{ step: string; cha
       // Nothing outside the secret holds the keys.
       return { step };
     case 'testSecret': {
-      const [currentValue, pendingValue] = [await readValue('AWSCURRENT'), await readValue('AWSPENDING')];
-      const [current, pending] = [parseKeySet(currentValue), parseKeySet(pendingValue)];
-      // A new schedule (RotateImmediatelyOnUpdate: false) is checked by testSecret alone, on a pending version that
-      // copies AWSCURRENT: on a first deploy, CloudFormation's random string, which no cold start has replaced yet.
-      // Nothing rotates then; reading both versions was the test (issue 35 item 3).
-      if (!pending && pendingValue === currentValue) {
-        logger.info('signing keys: rotation configuration tested on a secret not yet filled');
+      const current = await read('AWSCURRENT');
+      const pending = parseKeySet(await readPendingValue());
+      if (!pending) {
+        // No key set pending: createSecret has not run, so this is Secrets Manager's check of the schedule
+        // (RotateImmediatelyOnUpdate: false), on a pending version that may be empty, a copy of AWSCURRENT (on a
+        // first deploy CloudFormation's random string) or anything else (issue 35 item 3, issue 46.19). Test what a
+        // rotation would store now; finishSecret refuses to make anything but a checked key set current.
+        const { set } = rotateKeySet(current, clock.nowMs(), (await newSigningKey()) as StoredKey);
+        await checked(current, set);
+        logger.info('signing keys: rotation configuration tested on what a rotation would store');
         return { step };
       }
-      if (!pending) throw new Error('the pending signing-key set is not a key set');
-      const problem = rotationProblem(current, pending, clock.nowMs());
-      if (problem) throw new Error(problem);
-      await signsAndVerifies(signingKeyOf(pending)!);
+      await checked(current, pending);
       return { step };
     }
     case 'finishSecret': {
+      const pending = parseKeySet(await readPendingValue());
+      if (!pending) throw new Error('the pending signing-key set is not a key set: AWSCURRENT stays as it is');
+      await checked(await read('AWSCURRENT'), pending);
       const currentVersion = Object.entries(stages).find(([, names]) => names.includes('AWSCURRENT'))?.[0];
       await client.send(
         new UpdateSecretVersionStageCommand({
@@ -117,6 +128,13 @@ export const handler = async (event: RotationEvent): Promise<{ step: string; cha
 /** The schedule names the secret by its full ARN, the function's variable by the ARN CloudFormation returned. */
 function sameSecret(a: string, b: string): boolean {
   return a === b || a.startsWith(b) || b.startsWith(a);
+}
+
+/** `next` may replace `current`: rotationProblem finds nothing, and its signing key signs and verifies. */
+async function checked(current: KeySet | undefined, next: KeySet): Promise<void> {
+  const problem = rotationProblem(current, next, clock.nowMs());
+  if (problem) throw new Error(problem);
+  await signsAndVerifies(signingKeyOf(next)!);
 }
 
 /** The key signs, and its public half verifies what it signed. */

@@ -8,7 +8,10 @@ import { runPlanningJob } from '#shared/planning/job';
 import type { QueuedMessage } from '#shared/ports/queue';
 import { deliverWebhook } from '#shared/webhooks/deliveries';
 
-const workers: Record<QueuedMessage['kind'], (message: QueuedMessage) => Promise<void>> = {
+/** The kinds this worker runs: route builds have a queue and a function of their own (functions/workers/routes.ts). */
+type Kind = Exclude<QueuedMessage['kind'], 'route_build'>;
+
+const workers: Record<Kind, (message: QueuedMessage) => Promise<void>> = {
   webhook: deliverWebhook,
   import: runImport,
   planning: async (message) => {
@@ -21,7 +24,7 @@ const workers: Record<QueuedMessage['kind'], (message: QueuedMessage) => Promise
  * attempt waits at most 10 s for the partner; an import of the largest files takes minutes (87 s for 10 000 tasks
  * in the bench); a planning job reads and writes one organisation's runsheets.
  */
-export const LEAST_TIME_MS: Record<QueuedMessage['kind'], number> = {
+export const LEAST_TIME_MS: Record<Kind, number> = {
   webhook: 15_000,
   import: 180_000,
   planning: 60_000,
@@ -29,10 +32,10 @@ export const LEAST_TIME_MS: Record<QueuedMessage['kind'], number> = {
 /** Kept free at the end of an invocation: the log lines, the batch response, Lambda's own bookkeeping. */
 export const SPARE_MS = 5_000;
 
-const kindOf = (body: string): QueuedMessage['kind'] | undefined => {
+const kindOf = (body: string): Kind | undefined => {
   try {
     const kind = (JSON.parse(body) as Partial<QueuedMessage>).kind;
-    return kind && kind in LEAST_TIME_MS ? kind : undefined;
+    return kind && kind in LEAST_TIME_MS ? (kind as Kind) : undefined;
   } catch {
     return undefined;
   }
@@ -72,9 +75,9 @@ async function handleRecord(
   record: SQSEvent['Records'][number],
   batchItemFailures: SQSBatchResponse['batchItemFailures'],
 ): Promise<void> {
-  let message: QueuedMessage;
+  let message: QueuedMessage & { kind: Kind };
   try {
-    message = JSON.parse(record.body) as QueuedMessage;
+    message = JSON.parse(record.body) as QueuedMessage & { kind: Kind };
     if (!workers[message.kind]) throw new Error(`no worker for kind ${String(message.kind)}`);
   } catch (error) {
     // Poison: it will never succeed. It is handed back until the redrive policy moves it to the dead-letter queue.

@@ -3,6 +3,7 @@
  * app and a dispatcher's screen hear, with their `data`. Every event frame carries an `id` that is the same on every
  * redelivery of that event: keep the ids seen and drop a repeat.
  */
+import type { operations } from './schema.ts';
 
 /** A frame the service sends. */
 export type ServerFrame =
@@ -25,6 +26,18 @@ export interface DriverEvents {
   'offer.closed': { pair_id: string; planning_id: string; runsheet_id: string; reason: string | null };
   /** Their accept won the runsheet. */
   'runsheet.assigned': { pair_id: string; planning_id: string; runsheet_id: string };
+}
+
+/** A driver's position as `org.<id>` tells it: L2's `location`, less what only a read of one driver carries. */
+export type DriverPosition = Pick<
+  operations['L2']['responses'][200]['content']['application/json']['location'],
+  'user_id' | 'latitude' | 'longitude' | 'altitude' | 'client_time_utc' | 'server_time' | 'version'
+>;
+
+/** On `org.<id>` (and SysAdmin's `drivers.freelance`): what a dispatcher's screen hears about the drivers. */
+export interface OrgEvents {
+  /** The drivers that moved in one window, each once (its newest version). */
+  'driver.location': { drivers: DriverPosition[] };
 }
 
 /** A pair's move as `planning.<id>` tells it. */
@@ -53,6 +66,9 @@ export interface PlanningEvents {
   'pair.withdrawn': PairMove & { reason: string | null };
   'planning_job.status': { planning_job_id: string; status: string };
   'runsheet.unassigned': { planning_id: string; runsheet_id: string; unassigned_reason: unknown };
+  /** A route build (X23) ended: its summary once completed, its error once failed (contract 4.10). */
+  'route_build.completed': RouteBuildEnd;
+  'route_build.failed': RouteBuildEnd;
   'task.arrived': TaskReport;
   'task.picked_up': TaskReport;
   'task.delivered': TaskReport;
@@ -67,6 +83,25 @@ export interface PlanningEvents {
     tasks_delivered: number;
     tasks_failed: number;
   };
+}
+
+/** A route build's end, as `planning.<id>` and the partner webhooks tell it. */
+export interface RouteBuildEnd {
+  planning_id: string;
+  route_build_id: string;
+  status: 'completed' | 'failed';
+  dry_run: boolean;
+  summary?: {
+    tasks: number;
+    planned: number;
+    unplanned: number;
+    vehicles_used: number;
+    total_distance_m: number;
+    total_duration_s: number;
+    solve_ms: number;
+    stopped: 'time_limit' | 'converged';
+  };
+  error?: { code: string; detail: string };
 }
 
 /** A task event a driver reported (X20), as `planning.<id>` and the partner webhooks tell it (docs/webhooks.md). */

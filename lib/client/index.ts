@@ -112,8 +112,10 @@ export async function joinFromOutbox(
 export {
   type ClientFrame,
   type DriverEvents,
+  type DriverPosition,
   type EventFrame,
   isEvent,
+  type OrgEvents,
   type PlanningEvents,
   type ServerFrame,
   type TaskReport,

@@ -369,7 +369,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a child user into the partner's own organisation
-         * @description Invites a child user into the partner’s own organisation by email.
+         * @description Invites a driver into the partner’s own organisation by email: a partner hands out no more than it holds, so the invited user is an `OrgDriver` (the default when `role_id` is absent), and any other `role_id` is a 403 that names what the token has and what it may give. Re-inviting a pending address is refused (403) when its pending role is not `OrgDriver`.
          *
          *     Access: a partner scope users:invite (a partner then answers as an OrgAdmin of its organisation). Spec A9.
          */
@@ -1881,7 +1881,7 @@ export interface paths {
         };
         /**
          * The planning's runsheets without their tasks, each with its dispatch status (status= narrows them)
-         * @description Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, `offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), `unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.
+         * @description Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, `offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), `unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, `not_asked`: eligible drivers the waves never reached, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.
          *
          *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X14.
          */
@@ -2429,7 +2429,7 @@ export interface paths {
         put?: never;
         /**
          * Report a task of your runsheet: arrived, picked up, delivered or failed (with proofs)
-         * @description The runsheet’s assigned driver reports one of its tasks (contract 4.8): `arrived` (no status change), `picked_up` (from `pending`), `delivered` (from `picked_up`), `failed` (from `pending` or `picked_up`, with `failure_reason`; `other` needs `note`). Judged against the task’s status in arrival order; any other move is a 409 whose `detail` says what happened ("task T-17 was delivered at …; it cannot be picked up now"). The same event again (same `type` and `happened_at_utc`) is recorded once and answers 200 (the first time 201). `delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver and uploaded as declared; each that is not is a 400 at `proof_ids[i]`. The first event moves the runsheet to `in_progress`, the last task delivered or failed to `completed`. Each event goes out as `task.<type>` (and `runsheet.completed`) on `planning.<id>` and to the organisation’s partner webhooks. Anyone but the assigned driver gets a 404. The runsheet is named by its id alone: if the driver holds runsheets of that id in two plannings, the one not completed (then the latest assigned) is meant.
+         * @description The runsheet’s assigned driver reports one of its tasks (contract 4.8): `arrived` (no status change), `picked_up` (from `pending`), `delivered` (from `picked_up`), `failed` (from `pending` or `picked_up`, with `failure_reason`; `other` needs `note`). Judged against the task’s status in arrival order; any other move is a 409 whose `detail` says what happened ("task T-17 was delivered at …; it cannot be picked up now"). The same event again (same `type` and `happened_at_utc`) is recorded once, answers 200 (the first time 201) and announces nothing again (no frame, no webhook). Bounds: a task’s `timeline[]` holds at most 20 events, `arrived` at most 3 times (past that a 409 `timeline_full`); `happened_at_utc` lies between the runsheet’s assignment less 5 minutes and the server’s clock plus 5 minutes, and never before the task’s previous status event (a 400 at `happened_at_utc`). `delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver, uploaded as declared and named by no other event; each that is not is a 400 at `proof_ids[i]`. A proof’s bytes are fixed when the event names them: X22 serves them as they were then, whatever is PUT to its upload URL later. The first event moves the runsheet to `in_progress`, the last task delivered or failed to `completed`. Each event goes out as `task.<type>` (and `runsheet.completed`) on `planning.<id>` and to the organisation’s partner webhooks. Anyone but the assigned driver gets a 404. The runsheet is named by its id alone: if the driver holds runsheets of that id in two plannings, the one not completed (then the latest assigned) is meant.
          *
          *     Access: Driver or OrgDriver. Spec X20.
          */
@@ -2451,11 +2451,61 @@ export interface paths {
         put?: never;
         /**
          * Declare a proof photo (type and size): a presigned PUT, 15 minutes, its type and length signed in
-         * @description Declares a proof photo before it is uploaded: its type (`image/jpeg`, `image/png`, `image/webp`) and size in bytes (at most 10 MiB). Answers a presigned PUT valid 15 minutes whose `Content-Type` and `Content-Length` are signed in: PUT exactly those bytes with that `Content-Type`. The object is kept under the organisation’s prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20).
+         * @description Declares a proof photo before it is uploaded: its type (`image/jpeg`, `image/png`, `image/webp`) and size in bytes (at most 10 MiB). Answers a presigned PUT valid 15 minutes whose `Content-Type` and `Content-Length` are signed in: PUT exactly those bytes with that `Content-Type`. The object is kept under the organisation’s prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20). Open to a driver holding a runsheet `assigned` or `in_progress` (else a 409 `no_runsheet`), who holds at most 20 proofs not yet named by an event (else a 429 `rate_limited` with `Retry-After`: a proof stops counting once an event names it, or an hour after it was declared).
          *
          *     Access: Driver or OrgDriver. Spec X21.
          */
         post: operations["X21"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plannings/{planningID}/routes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The planning’s route builds, newest first, without their results
+         * @description The planning’s route builds, newest first, each without its `result` (X24 has it). Paged.
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X25.
+         */
+        get: operations["X25"];
+        put?: never;
+        /**
+         * Build runsheets from tasks and vehicles: each task to a vehicle, each vehicle’s stops in order
+         * @description Builds runsheets from imported tasks and a fleet: each task (a pickup at its `from_address`, then a drop-off at its `to_address`, by one vehicle) goes to a vehicle, and each vehicle’s stops are ordered so that every time window, capacity, shift and service type holds, as many tasks as possible are planned, and the total planned distance is as small as the search finds in `time_limit_s`. Answers 202 with the build `queued`; a worker of its own solves it (X24 shows `progress`, then the `result`). Unless `dry_run`, the runsheets are added to the planning as P5 adds them, with their `stops[]` and planned times; a vehicle with a `driver_id` has its runsheet assigned to that driver as X16 does. 409 when `version_rev` is stale or a task is already in a runsheet (at its path); a build that finds the planning changed before it adds anything fails with `planning_changed`, one whose runsheets the planning could not hold with `planning_too_large`. `Idempotency-Key` is honoured: a repeat builds once. docs/routing.md explains the model.
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X23.
+         */
+        post: operations["X23"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plannings/{planningID}/routes/{buildID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A route build: its status, progress while solving, result once completed, error once failed
+         * @description A route build: `status` `queued` → `solving` → `completed` | `failed`; `progress` (best distance so far, time spent) while solving; once completed its `result`: `runsheets[]` (one per vehicle used, each with its stops in visiting order and their planned arrival, start and departure times), `unplanned[]` (each task left out, with a `code` and a sentence a planner understands) and `summary`; once failed its `error` (`planning_changed`, `planning_too_large`, `build_failed`).
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X24.
+         */
+        get: operations["X24"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2764,7 +2814,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A retired, reused, revoked or unknown refresh token */
+            /** @description A retired, reused, revoked or unknown refresh token: `detail` and `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` say which, and to sign in again */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2886,9 +2936,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3025,9 +3077,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3141,9 +3195,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3269,9 +3325,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3371,9 +3429,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4124,9 +4184,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4269,9 +4331,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4420,9 +4484,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4576,9 +4642,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4699,7 +4767,7 @@ export interface operations {
                         org_id: string;
                         /**
                          * Format: uuid
-                         * @description The role the invited user gets: a fixed id of X4 (`/v1/roles`)
+                         * @description `OrgDriver`’s fixed id (X4, `/v1/roles`), or absent; any other role is a 403
                          */
                         role_id?: string;
                     };
@@ -4727,9 +4795,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5113,9 +5183,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5255,9 +5327,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5419,9 +5493,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5532,9 +5608,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5710,9 +5788,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5829,9 +5909,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5957,9 +6039,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6093,9 +6177,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6206,9 +6292,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6373,9 +6461,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6503,9 +6593,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6651,9 +6743,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6791,9 +6885,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6918,9 +7014,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7067,9 +7165,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7196,9 +7296,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7329,9 +7431,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7538,9 +7642,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7673,9 +7779,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7808,9 +7916,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7948,9 +8058,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8107,9 +8219,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8216,9 +8330,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8331,9 +8447,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8457,9 +8575,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8593,9 +8713,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8908,7 +9030,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            /** @description Too many requests (`rate_limited`, with `Retry-After`): over 60 requests a minute from one source address, or over 30 tokens a minute for one client; or API Gateway’s route throttle */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8985,9 +9107,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9103,9 +9227,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9229,9 +9355,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9367,9 +9495,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9531,9 +9661,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9669,9 +9801,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9801,9 +9935,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9926,9 +10062,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10018,7 +10156,7 @@ export interface operations {
                         channel: string;
                         /** @description The event’s name, e.g. task.updated */
                         name: string;
-                        /** @description Any JSON, delivered as it is */
+                        /** @description Any JSON, delivered as it is; at most 122 880 bytes (120 KiB) as JSON, so that its frame fits one WebSocket message (API Gateway’s 128 KiB): larger data is a 400 at `events[i].data` */
                         data?: unknown;
                     }[];
                 };
@@ -10050,9 +10188,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10203,9 +10343,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10322,9 +10464,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10449,9 +10593,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10571,9 +10717,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10724,9 +10872,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10883,9 +11033,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11007,9 +11159,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11128,9 +11282,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11231,9 +11387,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11345,9 +11503,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11506,9 +11666,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11704,9 +11866,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11877,9 +12041,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12041,9 +12207,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12196,9 +12364,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12329,9 +12499,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12530,9 +12702,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12677,9 +12851,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12818,9 +12994,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12980,9 +13158,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13121,9 +13301,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13280,9 +13462,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13477,9 +13661,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13645,9 +13831,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13809,9 +13997,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13964,9 +14154,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14097,9 +14289,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14298,9 +14492,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14445,9 +14641,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14586,9 +14784,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14748,9 +14948,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14892,9 +15094,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15048,11 +15252,14 @@ export interface operations {
                             client_time_utc: string | null;
                             client_timezone: string | null;
                             notes: string | null;
+                            from_service_s: number | null;
+                            to_service_s: number | null;
                             created_at: string | null;
                             planning_id: string | null;
                             runsheet_id: string | null;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -15088,9 +15295,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15218,11 +15427,14 @@ export interface operations {
                             client_time_utc: string | null;
                             client_timezone: string | null;
                             notes: string | null;
+                            from_service_s: number | null;
+                            to_service_s: number | null;
                             created_at: string | null;
                             planning_id: string | null;
                             runsheet_id: string | null;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -15263,9 +15475,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15395,9 +15609,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15547,6 +15763,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -15569,6 +15787,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -15587,6 +15806,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -15623,9 +15853,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15793,6 +16025,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -15815,6 +16049,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -15833,6 +16068,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -15869,9 +16115,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16036,6 +16284,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -16058,6 +16308,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16076,6 +16327,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -16112,9 +16374,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16268,6 +16532,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16303,9 +16568,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16596,6 +16863,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -16618,6 +16887,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16636,6 +16906,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -16672,9 +16953,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16822,6 +17105,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -16884,8 +17168,11 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                                 /** @enum {string} */
                                 status: "pending" | "picked_up" | "delivered" | "failed";
+                                /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                                 timeline: {
                                     /** @enum {string} */
                                     type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -16912,6 +17199,17 @@ export interface operations {
                                     expires_at: string;
                                 }[];
                             }[];
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         };
                         /** Format: date-time */
                         server_time: string;
@@ -16927,9 +17225,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17036,9 +17336,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17222,6 +17524,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -17244,6 +17548,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -17262,6 +17567,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -17298,9 +17614,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17434,9 +17752,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17645,6 +17965,8 @@ export interface operations {
                                     start_timezone?: string;
                                     end_timezone?: string;
                                 };
+                                planned_pickup_utc?: string;
+                                planned_dropoff_utc?: string;
                             }[];
                             /** @enum {string} */
                             status: "open" | "offered" | "assigned" | "unassigned" | "in_progress" | "completed" | "cancelled";
@@ -17667,6 +17989,7 @@ export interface operations {
                                     expired: number;
                                     closed: number;
                                 };
+                                not_asked: number;
                                 excluded: {
                                     off_duty: number;
                                     no_location: number;
@@ -17685,6 +18008,17 @@ export interface operations {
                             /** Format: date-time */
                             completed_at?: string;
                             tasks_total?: number;
+                            stops?: {
+                                task_id: string;
+                                /** @enum {string} */
+                                kind: "pickup" | "dropoff";
+                                latitude: number;
+                                longitude: number;
+                                arrival_utc: string;
+                                start_utc: string;
+                                departure_utc: string;
+                                distance_from_previous_m: number;
+                            }[];
                         }[];
                         drivers: {
                             id: string;
@@ -17721,9 +18055,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17862,9 +18198,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18021,9 +18359,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18165,9 +18505,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18285,9 +18627,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18414,9 +18758,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18543,9 +18889,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18672,9 +19020,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18868,9 +19218,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19062,9 +19414,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19320,9 +19674,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19465,9 +19821,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19619,9 +19977,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19773,9 +20133,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19927,9 +20289,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20084,9 +20448,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20304,9 +20670,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20434,6 +20802,7 @@ export interface operations {
                                 expired: number;
                                 closed: number;
                             };
+                            not_asked: number;
                             excluded: {
                                 off_duty: number;
                                 no_location: number;
@@ -20463,9 +20832,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20635,6 +21006,7 @@ export interface operations {
                                 expired: number;
                                 closed: number;
                             };
+                            not_asked: number;
                             excluded: {
                                 off_duty: number;
                                 no_location: number;
@@ -20664,9 +21036,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20827,6 +21201,7 @@ export interface operations {
                                 expired: number;
                                 closed: number;
                             };
+                            not_asked: number;
                             excluded: {
                                 off_duty: number;
                                 no_location: number;
@@ -20856,9 +21231,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21013,9 +21390,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21149,7 +21528,7 @@ export interface operations {
                     type: "arrived" | "picked_up" | "delivered" | "failed";
                     /**
                      * Format: date-time
-                     * @description When it happened, on the phone’s clock (with the same `type`, it identifies the event)
+                     * @description When it happened, on the phone’s clock (with the same `type`, it identifies the event): from the runsheet’s assignment less 5 minutes to the server’s clock plus 5 minutes, never before the task’s previous status event
                      */
                     happened_at_utc: string;
                     /** @description Where the phone was (with `longitude`) */
@@ -21163,9 +21542,9 @@ export interface operations {
                     failure_reason?: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other";
                     /** @description Free text (up to 1000 characters); required when `failure_reason` is `other` */
                     note?: string;
-                    /** @description Who took the delivery */
+                    /** @description Who took the delivery (up to 200 characters) */
                     recipient_name?: string;
-                    /** @description Up to 5 proofs (X21 `proof_id`s) uploaded by the caller; only for `delivered` and `failed` */
+                    /** @description Up to 5 proofs (X21 `proof_id`s) uploaded by the caller and named by no other event; only for `delivered` and `failed` */
                     proof_ids?: string[];
                 };
             };
@@ -21184,6 +21563,7 @@ export interface operations {
                             runsheet_id: string;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -21218,6 +21598,7 @@ export interface operations {
                             runsheet_id: string;
                             /** @enum {string} */
                             status: "pending" | "picked_up" | "delivered" | "failed";
+                            /** @description The task's events in the order they happened: at most 20, of them 3 arrivals */
                             timeline: {
                                 /** @enum {string} */
                                 type: "arrived" | "picked_up" | "delivered" | "failed";
@@ -21248,9 +21629,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21279,7 +21662,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state */
+            /** @description The move is illegal from the task’s status (`conflict`, `detail` says what happened), the runsheet was cancelled, or the task’s timeline is full (`timeline_full`: 20 events, or a fourth `arrived`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21400,9 +21783,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}) */
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
             401: {
                 headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21415,6 +21800,531 @@ export interface operations {
             };
             /** @description The token may not call this operation: `detail` names what it has and what X21 needs (Driver or OrgDriver) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller holds no runsheet assigned or in progress (`no_runsheet`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller holds 20 proofs no event has named yet (`rate_limited`); `Retry-After` says when the oldest stops counting. Or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X25: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: string;
+                /**
+                 * @description Items per page, 1 to 200 (default 50)
+                 * @example 20
+                 */
+                per_page?: string;
+                /** @description The previous page’s `meta.next_page_token`, to read the next page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        route_builds: {
+                            id: string;
+                            planning_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "solving" | "completed" | "failed";
+                            dry_run: boolean;
+                            /** @enum {string} */
+                            objective: "distance" | "vehicles";
+                            time_limit_s: number;
+                            tasks: number;
+                            vehicles: number;
+                            created_at: string;
+                            updated_at: string;
+                            progress?: {
+                                best_distance_m: number;
+                                elapsed_ms: number;
+                            };
+                            error?: {
+                                code: string;
+                                detail: string;
+                            };
+                            summary?: {
+                                tasks: number;
+                                planned: number;
+                                unplanned: number;
+                                vehicles_used: number;
+                                total_distance_m: number;
+                                total_duration_s: number;
+                                solve_ms: number;
+                                /** @enum {string} */
+                                stopped: "time_limit" | "converged";
+                            };
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            next_page_token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X25 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X23: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The planning the runsheets go into
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "task_ids": [
+                 *         "6571f0c2e4b0a1b2c3d4e5fa"
+                 *       ],
+                 *       "vehicles": [
+                 *         {
+                 *           "id": "van",
+                 *           "count": 2,
+                 *           "start": {
+                 *             "latitude": 1.3343,
+                 *             "longitude": 103.8563
+                 *           },
+                 *           "shift_start_utc": "2026-11-22T00:00:00Z",
+                 *           "shift_end_utc": "2026-11-22T10:00:00Z",
+                 *           "capacity": {
+                 *             "weight_kg": 800,
+                 *             "volume_m3": 6,
+                 *             "items": 120
+                 *           },
+                 *           "service_types": [
+                 *             "van_1.7m"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "travel": {
+                 *         "speed_kmh": 30,
+                 *         "detour_factor": 1.3
+                 *       },
+                 *       "service_s": {
+                 *         "pickup": 120,
+                 *         "dropoff": 180
+                 *       },
+                 *       "objective": "distance",
+                 *       "time_limit_s": 1,
+                 *       "dry_run": true,
+                 *       "version_rev": "3-kq7Lm2xP"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The tasks to plan: 1–2 000 X10 task ids of the planning’s organisation (or `import_job_id`) */
+                    task_ids?: string[];
+                    /** @description Plan every task of this import job instead of naming them (at most 2 000) */
+                    import_job_id?: string;
+                    /** @description The fleet: 1–200 entries, at most 500 vehicles in all (counting `count`) */
+                    vehicles: {
+                        /** @description The vehicle’s id (letters, digits, `_ . : -`); with `count`, ids `<id>-1` … `<id>-<count>` */
+                        id: string;
+                        /**
+                         * Format: int32
+                         * @description This many identical vehicles (1–500); 1 with a `driver_id`
+                         */
+                        count?: number;
+                        /**
+                         * Format: uuid
+                         * @description A driver of the planning (P7): the vehicle’s runsheet is assigned to them
+                         */
+                        driver_id?: string;
+                        /** @description Where the vehicle leaves from */
+                        start: {
+                            /** @description Latitude, −90 to 90 */
+                            latitude: number;
+                            /** @description Longitude, −180 to 180 */
+                            longitude: number;
+                        };
+                        /** @description Where the vehicle must be by `shift_end_utc` (default: `start`); `null`: the route ends at its last stop */
+                        end?: {
+                            /** @description Latitude, −90 to 90 */
+                            latitude: number;
+                            /** @description Longitude, −180 to 180 */
+                            longitude: number;
+                        } | null;
+                        /**
+                         * Format: date-time
+                         * @description The vehicle leaves `start` no earlier than this
+                         */
+                        shift_start_utc: string;
+                        /**
+                         * Format: date-time
+                         * @description The vehicle is at `end` (or done with its last stop) by this
+                         */
+                        shift_end_utc: string;
+                        /** @description What it may carry at once; a dimension not given is unlimited */
+                        capacity?: {
+                            /** @description Kilograms (a task’s `total_item_weight` after its unit) */
+                            weight_kg?: number;
+                            /** @description Cubic metres (a task’s `total_item_volume` after its unit) */
+                            volume_m3?: number;
+                            /**
+                             * Format: int32
+                             * @description Items (a task’s `total_item_count`)
+                             */
+                            items?: number;
+                        };
+                        /** @description Only tasks whose import job’s `service_type` is one of these (contract 4.7); all when absent */
+                        service_types?: ("ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft")[];
+                        /**
+                         * Format: int32
+                         * @description At most this many stops (pickups and drop-offs; 2–400, default 400)
+                         */
+                        max_stops?: number;
+                    }[];
+                    /**
+                     * @description The travel model: great-circle distance × `detour_factor`, driven at `speed_kmh`
+                     * @default {}
+                     */
+                    travel?: {
+                        /**
+                         * @description Average speed, 5–200 km/h (default 30)
+                         * @default 30
+                         */
+                        speed_kmh?: number;
+                        /**
+                         * @description Road distance over straight-line distance, 1.0–3.0 (default 1.3)
+                         * @default 1.3
+                         */
+                        detour_factor?: number;
+                    };
+                    /**
+                     * @description Time spent at a stop, unless the task’s `from_service_s`/`to_service_s` says otherwise
+                     * @default {}
+                     */
+                    service_s?: {
+                        /**
+                         * Format: int32
+                         * @description Seconds at a pickup, 0–7 200 (default 120)
+                         * @default 120
+                         */
+                        pickup?: number;
+                        /**
+                         * Format: int32
+                         * @description Seconds at a drop-off, 0–7 200 (default 180)
+                         * @default 180
+                         */
+                        dropoff?: number;
+                    };
+                    /**
+                     * @description `distance` (default: most tasks, then least distance) or `vehicles` (most tasks, then fewest vehicles)
+                     * @default distance
+                     * @enum {string}
+                     */
+                    objective?: "distance" | "vehicles";
+                    /**
+                     * Format: int32
+                     * @description How long the search may run, 1–300 s (default 10)
+                     * @default 10
+                     */
+                    time_limit_s?: number;
+                    /**
+                     * @description Compute and answer the result without adding anything to the planning (default false)
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /** @description The planning’s current `version_rev` (P3): a stale one is a 409 at once */
+                    version_rev: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        route_build: {
+                            id: string;
+                            planning_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "solving" | "completed" | "failed";
+                            dry_run: boolean;
+                            /** @enum {string} */
+                            objective: "distance" | "vehicles";
+                            time_limit_s: number;
+                            tasks: number;
+                            vehicles: number;
+                            created_at: string;
+                            updated_at: string;
+                            progress?: {
+                                best_distance_m: number;
+                                elapsed_ms: number;
+                            };
+                            error?: {
+                                code: string;
+                                detail: string;
+                            };
+                            summary?: {
+                                tasks: number;
+                                planned: number;
+                                unplanned: number;
+                                vehicles_used: number;
+                                total_distance_m: number;
+                                total_duration_s: number;
+                                solve_ms: number;
+                                /** @enum {string} */
+                                stopped: "time_limit" | "converged";
+                            };
+                            result?: {
+                                runsheets: {
+                                    id: string;
+                                    name: string;
+                                    vehicle_id: string;
+                                    driver_id?: string;
+                                    planned_start_utc: string;
+                                    planned_end_utc: string;
+                                    planned_distance_m: number;
+                                    planned_duration_s: number;
+                                    peak_load: {
+                                        weight_kg?: number;
+                                        volume_m3?: number;
+                                        items?: number;
+                                    };
+                                    stops: {
+                                        task_id: string;
+                                        /** @enum {string} */
+                                        kind: "pickup" | "dropoff";
+                                        latitude: number;
+                                        longitude: number;
+                                        arrival_utc: string;
+                                        start_utc: string;
+                                        departure_utc: string;
+                                        distance_from_previous_m: number;
+                                    }[];
+                                }[];
+                                unplanned: {
+                                    task_id: string;
+                                    /** @enum {string} */
+                                    code: "no_coordinates" | "time_window" | "capacity" | "service_type" | "not_enough_vehicles";
+                                    detail: string;
+                                }[];
+                                summary: {
+                                    tasks: number;
+                                    planned: number;
+                                    unplanned: number;
+                                    vehicles_used: number;
+                                    total_distance_m: number;
+                                    total_duration_s: number;
+                                    solve_ms: number;
+                                    /** @enum {string} */
+                                    stopped: "time_limit" | "converged";
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X23 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21442,6 +22352,194 @@ export interface operations {
             };
             /** @description The body is not application/json (`unsupported_media_type`) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X24: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+                /**
+                 * @description The build’s id (X23 answered it)
+                 * @example 2f6b9d13-7e4a-4c5b-8a1f-3d9e6c2b7a58
+                 */
+                buildID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        route_build: {
+                            id: string;
+                            planning_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "solving" | "completed" | "failed";
+                            dry_run: boolean;
+                            /** @enum {string} */
+                            objective: "distance" | "vehicles";
+                            time_limit_s: number;
+                            tasks: number;
+                            vehicles: number;
+                            created_at: string;
+                            updated_at: string;
+                            progress?: {
+                                best_distance_m: number;
+                                elapsed_ms: number;
+                            };
+                            error?: {
+                                code: string;
+                                detail: string;
+                            };
+                            summary?: {
+                                tasks: number;
+                                planned: number;
+                                unplanned: number;
+                                vehicles_used: number;
+                                total_distance_m: number;
+                                total_duration_s: number;
+                                solve_ms: number;
+                                /** @enum {string} */
+                                stopped: "time_limit" | "converged";
+                            };
+                            result?: {
+                                runsheets: {
+                                    id: string;
+                                    name: string;
+                                    vehicle_id: string;
+                                    driver_id?: string;
+                                    planned_start_utc: string;
+                                    planned_end_utc: string;
+                                    planned_distance_m: number;
+                                    planned_duration_s: number;
+                                    peak_load: {
+                                        weight_kg?: number;
+                                        volume_m3?: number;
+                                        items?: number;
+                                    };
+                                    stops: {
+                                        task_id: string;
+                                        /** @enum {string} */
+                                        kind: "pickup" | "dropoff";
+                                        latitude: number;
+                                        longitude: number;
+                                        arrival_utc: string;
+                                        start_utc: string;
+                                        departure_utc: string;
+                                        distance_from_previous_m: number;
+                                    }[];
+                                }[];
+                                unplanned: {
+                                    task_id: string;
+                                    /** @enum {string} */
+                                    code: "no_coordinates" | "time_window" | "capacity" | "service_type" | "not_enough_vehicles";
+                                    detail: string;
+                                }[];
+                                summary: {
+                                    tasks: number;
+                                    planned: number;
+                                    unplanned: number;
+                                    vehicles_used: number;
+                                    total_distance_m: number;
+                                    total_duration_s: number;
+                                    solve_ms: number;
+                                    /** @enum {string} */
+                                    stopped: "time_limit" | "converged";
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X24 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -42,6 +42,8 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
         return 'managed';
       case 'workQueue':
         return [data.workQueue.queueArn];
+      case 'routeQueue':
+        return [data.routeQueue.queueArn];
       case 'secretBoxKey':
         return [data.secretBoxKey.keyArn];
       case 'signingKeySecret':
@@ -85,6 +87,7 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
     WEBSOCKET_MANAGEMENT_ENDPOINT: () => resources.callbackUrl ?? resources.realtime!.stage.callbackUrl,
     UPLOAD_BUCKET: () => data.uploadBucket.bucketName,
     WORK_QUEUE_URL: () => data.workQueue.queueUrl,
+    ROUTE_QUEUE_URL: () => data.routeQueue.queueUrl,
     SECRET_BOX_KMS_KEY_ID: () => data.secretBoxKey.keyArn,
     SIGNING_KEY_SECRET_ARN: () => data.signingKeySecret.secretArn,
     PAGE_TOKEN_SECRET_ARN: () => data.pageTokenSecret.secretArn,

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { constants } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -15,6 +16,7 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import { LOCAL_CREDENTIALS } from '#lib/local/s3-signatures';
 import { createTableInput, tables } from '#shared/db/tables';
 
 const require = createRequire(import.meta.url);
@@ -236,12 +238,23 @@ async function startS3(options: EmulatorOptions): Promise<{ endpoint: string; ch
   const port = await freePort();
   const directory = resolve(options.dataDir, 's3');
   mkdirSync(directory, { recursive: true });
-  const cli = join(dirname(require.resolve('s3rver/package.json')), 'bin', 's3rver.js');
-  const args = ['--openssl-legacy-provider', cli, '-d', directory, '-a', '127.0.0.1', '-p', String(port), '--silent'];
-  for (const bucket of options.buckets) args.push('--configure-bucket', bucket);
+  // s3rver with SigV4 checked (lib/local/s3-server.ts), not its own CLI, which checks no V4 signature.
+  const server = join(dirname(fileURLToPath(import.meta.url)), 's3-server.ts');
+  const args = [
+    '--openssl-legacy-provider',
+    '--import',
+    'tsx',
+    server,
+    '--directory',
+    directory,
+    '--port',
+    String(port),
+  ];
+  for (const bucket of options.buckets) args.push('--bucket', bucket);
   const child = spawnOwned(process.execPath, args);
   const endpoint = `http://127.0.0.1:${port}`;
-  await waitFor(endpoint, child, 's3rver');
+  // Its TypeScript is compiled as it starts (tsx): on a busy machine that takes more than a few seconds.
+  await waitFor(endpoint, child, 's3rver', 60_000);
   return { endpoint, child };
 }
 
@@ -298,5 +311,5 @@ export async function ensureTables(endpoint: string, prefix: string): Promise<Re
   return names;
 }
 
-/** s3rver knows one key pair, S3RVER/S3RVER; dynoxide takes any. */
-export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+/** s3rver knows one key pair, S3RVER/S3RVER (lib/local/s3-signatures.ts); dynoxide takes any. */
+export { LOCAL_CREDENTIALS };

@@ -18,6 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { authorizerEvent, gatewayRequestId, type IncomingRequest, lambdaContext, proxyEvent } from '#lib/local/events';
+import { GATEWAY_HEAD_BYTES, PARSER_HEAD_BYTES, requestHeadBytes } from '#lib/local/gateway-limits';
 import { gateway } from '#lib/local/websocket';
 import { openApiDocument } from '#lib/openapi';
 import { API_FUNCTION_TIMEOUT_S, AUTHORIZER_TIMEOUT_S } from '#shared/functions';
@@ -246,6 +247,12 @@ async function dispatch(
   const receivedAt = Date.now();
   /** The id the functions log this request by (shared/http/endpoint.ts). */
   const loggedId = clientRequestId || gatewayId;
+  if (requestHeadBytes(request) > GATEWAY_HEAD_BYTES) {
+    // API Gateway refuses it before any route, function or local-only surface.
+    request.resume();
+    sendGatewayError(response, 431, 'Request Header Fields Too Large', gatewayId);
+    return;
+  }
   if (isLocalOnly(url.pathname)) {
     const refusal = localOnlyRefusal(request, configuredHost);
     if (refusal) {
@@ -269,7 +276,7 @@ async function dispatch(
   const management = /^(?:\/[^/]+)?\/@connections\/([^/]+)$/.exec(url.pathname);
   if (management) {
     const answer = gateway.manage(method, decodeURIComponent(management[1]!), await readBody(request));
-    send(response, answer.status, { 'Content-Type': 'application/json' }, answer.body ?? '');
+    send(response, answer.status, { 'Content-Type': 'application/json', ...answer.headers }, answer.body ?? '');
     return;
   }
   const { route, params, malformed } = matchRoute(method, url.pathname);
@@ -386,7 +393,7 @@ function sendGatewayError(response: ServerResponse, status: number, message: str
 
 /** `configuredHost`: the `HOST` the server listens on, accepted in a `Host` header besides IP addresses and localhost. */
 export function createHostServer(configuredHost?: string): Server {
-  const server = createServer((request, response) => {
+  const server = createServer({ maxHeaderSize: PARSER_HEAD_BYTES }, (request, response) => {
     dispatch(request, response, configuredHost).catch((error: unknown) => {
       const requestId = randomUUID();
       const problem = (error as Problem).status ? (error as Problem) : internal();

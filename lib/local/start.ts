@@ -11,6 +11,7 @@ import { createHostServer, preloadHandlers } from '#lib/local/host';
 import { attachExternalS3, type LocalS3, startLocalS3 } from '#lib/local/s3';
 import { startStreamPoller } from '#lib/local/streams';
 import { gateway } from '#lib/local/websocket';
+import { buildConsole } from '#lib/ops/build';
 import { ROOT } from '#lib/paths';
 import { locationsTable } from '#shared/db/tables';
 import { asFunction } from '#shared/local-invocation';
@@ -115,6 +116,7 @@ export function localEnvironment(
 
 export async function startLocal(options: LocalOptions): Promise<RunningHost> {
   opsConfig(); // the /ops page's tile and WebSocket URLs: one that is not a URL stops the start, loudly
+  buildConsole(); // the /ops page's script, from lib/ops/console/
   if (options.fresh) rmSync(options.dataDir, { recursive: true, force: true });
   let emulators: Emulators | undefined;
   let dynamodb = options.endpoints?.dynamodb;
@@ -155,6 +157,9 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       // The queue's consumer (in the cloud, workers/queue on the SQS queue): loading it registers the local worker
       // of every message kind, whichever route modules are loaded.
       import(pathToFileURL(join(ROOT, 'functions', 'workers', 'queue.ts')).href),
+      // The route queue's consumer (workers/routes): it solves each build in a worker thread, so this host keeps
+      // answering every other request while a build solves.
+      import(pathToFileURL(join(ROOT, 'functions', 'workers', 'routes.ts')).href),
     ]);
     const { port, address } = server.address() as AddressInfo;
     const origin = `http://${reachableName(options.host || DEFAULT_HOST)}:${port}`;

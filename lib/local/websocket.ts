@@ -12,9 +12,10 @@ import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { GATEWAY_HEAD_BYTES, requestHeadBytes } from '#lib/local/gateway-limits';
 import { ROOT } from '#lib/paths';
 import { asFunction } from '#shared/local-invocation';
-import { connectionLimitsMs, WEBSOCKET_GOING_AWAY } from '#shared/notifications/keepalive';
+import { connectionLimitsMs, WEBSOCKET_GOING_AWAY, WEBSOCKET_MESSAGE_BYTES } from '#shared/notifications/keepalive';
 import { websocketRoutes } from '#shared/routes';
 
 type WsHandler = (event: unknown) => Promise<APIGatewayProxyResultV2>;
@@ -59,7 +60,7 @@ const statusOf = (result: APIGatewayProxyResultV2) => (typeof result === 'string
 
 export class LocalWebSocketGateway {
   private readonly sockets = new Map<string, WebSocket>();
-  private readonly server = new WebSocketServer({ noServer: true, maxPayload: 128 * 1024 });
+  private readonly server = new WebSocketServer({ noServer: true, maxPayload: WEBSOCKET_MESSAGE_BYTES });
   /** Each connection's chain of handler calls, so that shutdown can wait for them. */
   private readonly chains = new Map<string, Promise<void>>();
   private closing = false;
@@ -76,6 +77,10 @@ export class LocalWebSocketGateway {
   private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer) {
     // A client that resets while $connect runs: that socket goes, the process stays.
     socket.on('error', () => socket.destroy());
+    if (requestHeadBytes(request) > GATEWAY_HEAD_BYTES) {
+      socket.end('HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname !== '/ws') {
       socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
@@ -164,10 +169,24 @@ export class LocalWebSocketGateway {
     while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
   }
 
-  /** The management API: answers as API Gateway does (410 for a connection that is gone). */
-  manage(method: string, connectionId: string, body: Buffer): { status: number; body?: string } {
+  /**
+   * The management API: answers as API Gateway does (410 for a connection that is gone, 413 PayloadTooLargeException
+   * for a message over 128 KiB, which the cloud never delivers).
+   */
+  manage(
+    method: string,
+    connectionId: string,
+    body: Buffer,
+  ): { status: number; body?: string; headers?: Record<string, string> } {
     const socket = this.sockets.get(connectionId);
     if (!socket || socket.readyState !== socket.OPEN) return { status: 410, body: JSON.stringify({ message: 'Gone' }) };
+    if (method === 'POST' && body.length > WEBSOCKET_MESSAGE_BYTES) {
+      return {
+        status: 413,
+        headers: { 'x-amzn-ErrorType': 'PayloadTooLargeException' },
+        body: JSON.stringify({ message: 'The data has exceeded the maximum size allowed.' }),
+      };
+    }
     if (method === 'POST') {
       socket.send(body.toString('utf8'));
       return { status: 200 };

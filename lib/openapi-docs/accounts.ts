@@ -193,7 +193,11 @@ export const accountsDocs: AreaDocs = {
     },
   },
   A9: {
-    description: 'Invites a child user into the partner’s own organisation by email.',
+    description:
+      'Invites a driver into the partner’s own organisation by email: a partner hands out no more than it holds, so ' +
+      'the invited user is an `OrgDriver` (the default when `role_id` is absent), and any other `role_id` is a 403 ' +
+      'that names what the token has and what it may give. Re-inviting a pending address is refused (403) when its ' +
+      'pending role is not `OrgDriver`.',
     example: {
       body: {
         user: {
@@ -206,7 +210,7 @@ export const accountsDocs: AreaDocs = {
     fields: {
       'body/user/email': 'The address to invite',
       'body/user/org_id': 'The partner’s own organisation (any other is 403)',
-      'body/user/role_id': 'The role the invited user gets: a fixed id of X4 (`/v1/roles`)',
+      'body/user/role_id': '`OrgDriver`’s fixed id (X4, `/v1/roles`), or absent; any other role is a 403',
     },
   },
   A10: {

@@ -9,6 +9,7 @@ import { importsDocs } from '#lib/openapi-docs/imports';
 import { locationsDocs } from '#lib/openapi-docs/locations';
 import { notificationsDocs } from '#lib/openapi-docs/notifications';
 import { planningDocs } from '#lib/openapi-docs/planning';
+import { routingDocs } from '#lib/openapi-docs/routing';
 import { tokensDocs } from '#lib/openapi-docs/tokens';
 import type { AreaDocs, OperationDocs } from '#lib/openapi-docs/types';
 
@@ -23,6 +24,7 @@ export const OPERATION_DOCS: AreaDocs = {
   ...locationsDocs,
   ...notificationsDocs,
   ...planningDocs,
+  ...routingDocs,
   ...tokensDocs,
 };
 

@@ -24,7 +24,9 @@ export const notificationsDocs: AreaDocs = {
       'body/events': 'The events to push (1 to 500), each to the subscribers of its channel',
       'body/events/*/channel': '`org.<org_id>` or `user.<user_id>`',
       'body/events/*/name': 'The event’s name, e.g. task.updated',
-      'body/events/*/data': 'Any JSON, delivered as it is',
+      'body/events/*/data':
+        'Any JSON, delivered as it is; at most 122 880 bytes (120 KiB) as JSON, so that its frame fits one WebSocket ' +
+        'message (API Gateway’s 128 KiB): larger data is a 400 at `events[i].data`',
     },
   },
   N2: {

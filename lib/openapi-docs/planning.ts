@@ -433,8 +433,8 @@ export const planningDocs: AreaDocs = {
     description:
       'Lists the planning’s runsheets without their tasks, each with its dispatch `status` (contract 4.7): `open`, ' +
       '`offered` (with `wave`, `offers_open`, `offer_expires_at`), `assigned` (`assigned_driver`, `assigned_at`), ' +
-      '`unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, drivers ' +
-      'left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.',
+      '`unassigned` (`unassigned_reason`: code, a sentence for the dispatcher, waves, offers by outcome, `not_asked`: ' +
+      'eligible drivers the waves never reached, drivers left out by each rule), `cancelled`. Paged; `status=` keeps the page’s runsheets of that status.',
     example: {
       params: { planningID: EXAMPLE.planningID },
       query: { status: 'open' },
@@ -507,9 +507,15 @@ export const planningDocs: AreaDocs = {
       '`picked_up` (from `pending`), `delivered` (from `picked_up`), `failed` (from `pending` or `picked_up`, with ' +
       '`failure_reason`; `other` needs `note`). Judged against the task’s status in arrival order; any other move is ' +
       'a 409 whose `detail` says what happened ("task T-17 was delivered at …; it cannot be picked up now"). The same ' +
-      'event again (same `type` and `happened_at_utc`) is recorded once and answers 200 (the first time 201). ' +
-      '`delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver and uploaded as ' +
-      'declared; each that is not is a 400 at `proof_ids[i]`. The first event moves the runsheet to `in_progress`, ' +
+      'event again (same `type` and `happened_at_utc`) is recorded once, answers 200 (the first time 201) and ' +
+      'announces nothing again (no frame, no webhook). Bounds: a task’s `timeline[]` holds at most 20 events, ' +
+      '`arrived` at most 3 times (past that a 409 `timeline_full`); `happened_at_utc` lies between the runsheet’s ' +
+      'assignment less 5 minutes and the server’s clock plus 5 minutes, and never before the task’s previous status ' +
+      'event (a 400 at `happened_at_utc`). ' +
+      '`delivered` and `failed` may name up to 5 proofs declared through X21 by the same driver, uploaded as ' +
+      'declared and named by no other event; each that is not is a 400 at `proof_ids[i]`. A proof’s bytes are fixed ' +
+      'when the event names them: X22 serves them as they were then, whatever is PUT to its upload URL later. ' +
+      'The first event moves the runsheet to `in_progress`, ' +
       'the last task delivered or failed to `completed`. Each event goes out as `task.<type>` (and ' +
       '`runsheet.completed`) on `planning.<id>` and to the organisation’s partner webhooks. Anyone but the assigned ' +
       'driver gets a 404. The runsheet is named by its id alone: if the driver holds runsheets of that id in two ' +
@@ -524,18 +530,27 @@ export const planningDocs: AreaDocs = {
         recipient_name: 'Mrs Tan',
       },
     },
+    errors: {
+      409:
+        'The move is illegal from the task’s status (`conflict`, `detail` says what happened), the runsheet was ' +
+        'cancelled, or the task’s timeline is full (`timeline_full`: 20 events, or a fourth `arrived`)',
+    },
     fields: {
       'params/runsheetID': 'The runsheet’s id (as in its planning) that the caller was assigned',
       'params/taskID': 'The task’s `id` in the runsheet (an imported task’s X10 id)',
       'body/type': 'What happened: `arrived`, `picked_up`, `delivered` or `failed`',
-      'body/happened_at_utc': 'When it happened, on the phone’s clock (with the same `type`, it identifies the event)',
+      'body/happened_at_utc':
+        'When it happened, on the phone’s clock (with the same `type`, it identifies the event): from the runsheet’s ' +
+        'assignment less 5 minutes to the server’s clock plus 5 minutes, never before the task’s previous status event',
       'body/latitude': 'Where the phone was (with `longitude`)',
       'body/longitude': 'Where the phone was (with `latitude`)',
       'body/failure_reason':
         'Required for `failed`: `recipient_absent`, `address_not_found`, `refused`, `damaged`, `access_denied`, `other`',
       'body/note': 'Free text (up to 1000 characters); required when `failure_reason` is `other`',
-      'body/recipient_name': 'Who took the delivery',
-      'body/proof_ids': 'Up to 5 proofs (X21 `proof_id`s) uploaded by the caller; only for `delivered` and `failed`',
+      'body/recipient_name': 'Who took the delivery (up to 200 characters)',
+      'body/proof_ids':
+        'Up to 5 proofs (X21 `proof_id`s) uploaded by the caller and named by no other event; only for `delivered` ' +
+        'and `failed`',
       'body/proof_ids/*': 'A proof’s id as X21 answered it',
     },
   },
@@ -544,8 +559,17 @@ export const planningDocs: AreaDocs = {
       'Declares a proof photo before it is uploaded: its type (`image/jpeg`, `image/png`, `image/webp`) and size in ' +
       'bytes (at most 10 MiB). Answers a presigned PUT valid 15 minutes whose `Content-Type` and `Content-Length` ' +
       'are signed in: PUT exactly those bytes with that `Content-Type`. The object is kept under the organisation’s ' +
-      'prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20).',
+      'prefix (`proofs/<org_id>/`) for a year; name the `proof_id` in a `delivered` or `failed` event (X20). Open to ' +
+      'a driver holding a runsheet `assigned` or `in_progress` (else a 409 `no_runsheet`), who holds at most 20 ' +
+      'proofs not yet named by an event (else a 429 `rate_limited` with `Retry-After`: a proof stops counting once ' +
+      'an event names it, or an hour after it was declared).',
     example: { body: { content_type: 'image/jpeg', size: 482_113 } },
+    errors: {
+      409: 'The caller holds no runsheet assigned or in progress (`no_runsheet`)',
+      429:
+        'The caller holds 20 proofs no event has named yet (`rate_limited`); `Retry-After` says when the oldest ' +
+        'stops counting. Or API Gateway stage throttling',
+    },
     fields: {
       'body/content_type': 'The photo’s type: `image/jpeg`, `image/png` or `image/webp` (the PUT must send it)',
       'body/size': 'The photo’s size in bytes, 1 to 10 485 760 (the PUT must send exactly this many)',

@@ -163,6 +163,9 @@ export const tokensDocs: AreaDocs = {
     errors: {
       410:
         'grant_type authorization_code: the auth code was already used, has expired, or its user is gone ' + '(`gone`)',
+      429:
+        'Too many requests (`rate_limited`, with `Retry-After`): over 60 requests a minute from one source address, ' +
+        'or over 30 tokens a minute for one client; or API Gateway’s route throttle',
     },
     fields: {
       'body/grant_type': 'client_credentials: act as the client; authorization_code: act as the user of `code`',

@@ -15,8 +15,11 @@ export interface OperationDocs {
     params?: Readonly<Record<string, string>>;
     headers?: Readonly<Record<string, string>>;
   };
-  /** Error statuses of this operation beyond those every operation documents (410 for used or expired tokens …). */
-  errors?: Readonly<Partial<Record<410 | 413 | 415 | 422, string>>>;
+  /**
+   * Error statuses of this operation beyond those every operation documents (410 for used or expired tokens …), or
+   * in its own words where the general one says too little (409 `timeline_full`, 429 of a quota).
+   */
+  errors?: Readonly<Partial<Record<409 | 410 | 413 | 415 | 422 | 429, string>>>;
   /** The body is multipart/form-data (I3): the name of its repeated file field. */
   multipart?: string;
   /** The multipart body's other fields (each a required UUID string): name and description. */

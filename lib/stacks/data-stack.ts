@@ -49,6 +49,11 @@ export const RETENTION = {
 export const WORKER_TIMEOUT = Duration.minutes(15);
 /** How long a received work message stays hidden: six times the worker's timeout (AWS's advice for SQS sources). */
 export const WORK_VISIBILITY_TIMEOUT = Duration.seconds(6 * WORKER_TIMEOUT.toSeconds());
+/**
+ * The route-build worker's timeout: a search of at most 300 s (X23's `time_limit_s`), the matrix before it and the
+ * apply after it (contract 4.10: within `time_limit_s` + 30 s for 2 000 tasks), with room to spare.
+ */
+export const ROUTE_WORKER_TIMEOUT = Duration.minutes(10);
 
 export class DataStack extends Stack {
   readonly mainTable: Table;
@@ -73,6 +78,8 @@ export class DataStack extends Stack {
   readonly secretBoxKey: Key;
   /** Work for the workers (webhook deliveries), with a dead-letter queue. */
   readonly workQueue: Queue;
+  /** Route builds (contract 4.10) for their own worker function, with a dead-letter queue. */
+  readonly routeQueue: Queue;
   /**
    * Every alarm of the stage notifies this topic (an e-mail subscription from `-c alarmEmail=…`). It lives here, in
    * the stack every other stack depends on, so that each stack's alarms can name it: in DispatchMonitoring, which
@@ -197,6 +204,24 @@ export class DataStack extends Stack {
     Validations.of(deadLetters).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SQS3',
       reason: 'This is the dead-letter queue of the work queue.',
+    });
+    const routeDeadLetters = new Queue(this, 'RouteDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    Validations.of(routeDeadLetters).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason: 'This is the dead-letter queue of the route queue.',
+    });
+    this.routeQueue = new Queue(this, 'RouteQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // Six times the route worker's timeout, as for the work queue: a build being solved is never handed out twice.
+      visibilityTimeout: Duration.seconds(6 * ROUTE_WORKER_TIMEOUT.toSeconds()),
+      deadLetterQueue: { queue: routeDeadLetters, maxReceiveCount: 5 },
+      removalPolicy,
     });
 
     const rotationReasons: [Secret, string][] = [

@@ -18,6 +18,7 @@ import { BUNDLING, DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { SafeDeploys } from '#lib/constructs/safe-deploy';
 import { reservedConcurrency, routeSettings, STAGE_THROTTLE_SETTINGS } from '#lib/constructs/throttles';
+import { buildConsole } from '#lib/ops/build';
 import type { DataStack } from '#lib/stacks/data-stack';
 import { stageOf } from '#lib/stage';
 import { background, websocketFunctions } from '#shared/functions';
@@ -184,12 +185,16 @@ export class RealtimeStack extends Stack {
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (inputDir: string, outputDir: string) => [
-            `mkdir -p ${outputDir}/ops-assets`,
-            ...Object.entries(OPS_ASSETS).map(
-              ([name, { source }]) => `cp ${inputDir}/${source} ${outputDir}/ops-assets/${name}`,
-            ),
-          ],
+          afterBundling: (inputDir: string, outputDir: string) => {
+            // The console's script is bundled from lib/ops/console/ first, then copied with the page's other files.
+            buildConsole();
+            return [
+              `mkdir -p ${outputDir}/ops-assets`,
+              ...Object.entries(OPS_ASSETS).map(
+                ([name, { source }]) => `cp ${inputDir}/${source} ${outputDir}/ops-assets/${name}`,
+              ),
+            ];
+          },
         },
       },
     });

@@ -12,9 +12,9 @@ import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
 import { CfnRotationSchedule } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { DispatchFunction } from '#lib/constructs/dispatch-function';
+import { BUNDLING, DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
-import { type DataStack, WORKER_TIMEOUT } from '#lib/stacks/data-stack';
+import { type DataStack, ROUTE_WORKER_TIMEOUT, WORKER_TIMEOUT } from '#lib/stacks/data-stack';
 import type { RealtimeStack } from '#lib/stacks/realtime-stack';
 import { stageOf } from '#lib/stage';
 import { ROTATION_INTERVAL_DAYS } from '#shared/auth/key-rotation';
@@ -39,8 +39,12 @@ export const NEW_ACCOUNT_CONCURRENCY = 10;
  */
 export const WORKER_MAX_CONCURRENCY = 2;
 
+/** One full vCPU: Lambda gives a function 1 vCPU at 1 769 MB (the solver is single-threaded). */
+export const ROUTE_WORKER_MEMORY_MB = 1769;
+
 export class WorkersStack extends Stack {
   readonly webhookWorker: DispatchFunction;
+  readonly routeWorker: DispatchFunction;
   /**
    * Where the asynchronous invocations (the S3 trigger, the schedule) land once Lambda has given up on them, and
    * where EventBridge puts a scheduled event it could not deliver: kept 14 days, for an operator to look at.
@@ -70,6 +74,34 @@ export class WorkersStack extends Stack {
       memorySize: 1024,
     });
     applyNeeds(this.webhookWorker, background('workers/queue'), needs);
+
+    // Route builds (contract 4.10) in a function of their own: one vCPU (1 769 MB), a search of up to 300 s and the
+    // apply after it, one message at a time, never holding up the work queue's imports, jobs and deliveries.
+    this.routeWorker = new DispatchFunction(this, 'RouteWorker', {
+      handlerPath: 'workers/routes',
+      description: 'Route-build worker: solves a build in a thread of its own and adds its runsheets',
+      timeout: ROUTE_WORKER_TIMEOUT,
+      memorySize: ROUTE_WORKER_MEMORY_MB,
+      // The solver runs in a worker thread (shared/routing/solve-runner.ts): its own bundle beside the handler's.
+      bundling: {
+        ...BUNDLING,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `${inputDir}/node_modules/.bin/esbuild ${inputDir}/shared/routing/solve-thread.ts --bundle --platform=node --format=esm --target=node22 --minify --outfile=${outputDir}/solve-thread.mjs`,
+          ],
+        },
+      },
+    });
+    applyNeeds(this.routeWorker, background('workers/routes'), needs);
+    this.routeWorker.addEventSource(
+      new SqsEventSource(data.routeQueue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: WORKER_MAX_CONCURRENCY,
+      }),
+    );
 
     // The S3 trigger: records each upload's size and MD5.
     const uploadTrigger = new DispatchFunction(this, 'UploadTrigger', {

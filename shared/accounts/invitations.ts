@@ -15,14 +15,27 @@ import { type Role, roleById } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
 import { conflict, forbidden, gone, invalidField, Problem } from '#shared/http/problems';
 
-/** Which roles each inviter may hand out, and the role given when the body names none. */
+/**
+ * Which roles each inviter may hand out, and the role given when the body names none. No inviter hands out more than
+ * it holds (issue 42): an OrgAdmin its own role and those below it, an OrgTransporter its own and OrgDriver, a partner
+ * (a client acting for the organisation, which holds no user role at all) OrgDriver only (contract section 3). A
+ * re-invitation replaces the pending role, so it is held to the same list (`inviteInto`).
+ */
 const POLICIES = {
   orgAdmin: { roles: ['OrgAdmin', 'OrgDriver', 'OrgTransporter'], fallback: 'OrgDriver' },
   orgTransporter: { roles: ['OrgDriver', 'OrgTransporter'], fallback: 'OrgDriver' },
   sysAdmin: { roles: ['OrgAdmin', 'OrgDriver', 'OrgTransporter', 'Merchant'], fallback: 'OrgAdmin' },
   bulk: { roles: ['OrgAdmin', 'OrgDriver', 'OrgTransporter', 'Merchant'], fallback: 'OrgDriver' },
-  partner: { roles: ['OrgAdmin', 'OrgDriver', 'OrgTransporter', 'Merchant'], fallback: 'OrgDriver' },
+  partner: { roles: ['OrgDriver'], fallback: 'OrgDriver' },
 } as const satisfies Record<string, { roles: readonly Role[]; fallback: Role }>;
+
+const mayGrant = (policy: InvitationPolicy, role: Role) => (POLICIES[policy].roles as readonly Role[]).includes(role);
+
+/** The 403 of a role the inviter may not hand out: what the caller has, what it asked for, what it may give. */
+const notYoursToGrant = (caller: Caller, policy: InvitationPolicy, role: Role, what: string) =>
+  forbidden(
+    `your token has ${describeCaller(caller)}; it may ${what} with the role ${POLICIES[policy].roles.join(' or ')} only, not ${role}`,
+  );
 
 export type InvitationPolicy = keyof typeof POLICIES;
 
@@ -33,13 +46,11 @@ export interface InvitationRequest {
   roleId?: string | undefined;
 }
 
-function roleFor(policy: InvitationPolicy, roleId: string | undefined, field: string): Role {
+function roleFor(caller: Caller, policy: InvitationPolicy, roleId: string | undefined, field: string): Role {
   if (roleId === undefined) return POLICIES[policy].fallback;
   const role = roleById(roleId);
   if (!role) throw invalidField(field, 'names no role');
-  if (!(POLICIES[policy].roles as readonly Role[]).includes(role.name)) {
-    throw forbidden(`you may not invite a user with the role ${role.name}`);
-  }
+  if (!mayGrant(policy, role.name)) throw notYoursToGrant(caller, policy, role.name, 'invite a user');
   return role.name;
 }
 
@@ -63,13 +74,19 @@ async function targetOrganisation(caller: Caller, policy: InvitationPolicy, name
 /** One answer for every address that cannot be invited here, whatever the reason (no enumeration). */
 const notInvitable = () => conflict('this address cannot be invited');
 
-async function inviteInto(org: Organisation, email: string, role: Role, policy: InvitationPolicy): Promise<UserRecord> {
+async function inviteInto(
+  caller: Caller,
+  org: Organisation,
+  email: string,
+  role: Role,
+  policy: InvitationPolicy,
+): Promise<UserRecord> {
   const existing = await findUserByEmail(email);
   if (existing) {
     if (!existing.invitation_token_hash || existing.org_id !== org.id) throw notInvitable();
     // Re-inviting replaces the pending role and voids the pending token: only for who could grant that role.
-    const pending = existing.roles.filter((held) => !(POLICIES[policy].roles as readonly Role[]).includes(held));
-    if (pending.length > 0) throw forbidden(`you may not re-invite a user invited with the role ${pending[0]}`);
+    const pending = existing.roles.find((held) => !mayGrant(policy, held));
+    if (pending) throw notYoursToGrant(caller, policy, pending, 're-invite a user');
     const issued = issueToken('invitation', existing.id, existing.invitation_token_hash);
     const updated = await updateUser(existing, { invitation_token_hash: issued.hash, roles: [role] }, issued.items);
     await sendInvitation(updated.email, issued.token, org.name);
@@ -91,8 +108,8 @@ export async function invite(
   request: InvitationRequest,
 ): Promise<UserRecord> {
   const org = await targetOrganisation(caller, policy, request.orgId);
-  const role = roleFor(policy, request.roleId, 'user.role_id');
-  return inviteInto(org, request.email, role, policy);
+  const role = roleFor(caller, policy, request.roleId, 'user.role_id');
+  return inviteInto(caller, org, request.email, role, policy);
 }
 
 export interface BulkResult {
@@ -111,7 +128,7 @@ export async function bulkInvite(
   roleId?: string,
 ): Promise<BulkResult> {
   const org = await targetOrganisation(caller, 'bulk', orgId);
-  const role = roleFor('bulk', roleId, 'user.role_id');
+  const role = roleFor(caller, 'bulk', roleId, 'user.role_id');
   const result: BulkResult = { invited: [], failed: [], failures: [] };
   const seen = new Set<string>();
   const fail = (email: string, reason: string) => {
@@ -131,7 +148,7 @@ export async function bulkInvite(
   // A few at a time: fast, without a burst that the table would throttle.
   for (let i = 0; i < candidates.length; i += 10) {
     const batch = candidates.slice(i, i + 10);
-    const outcomes = await Promise.allSettled(batch.map((email) => inviteInto(org, email, role, 'bulk')));
+    const outcomes = await Promise.allSettled(batch.map((email) => inviteInto(caller, org, email, role, 'bulk')));
     outcomes.forEach((outcome, j) => {
       const email = batch[j]!;
       if (outcome.status === 'fulfilled') result.invited.push(email);

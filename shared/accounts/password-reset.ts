@@ -7,39 +7,22 @@
  * writes one transaction that stamps the count (with the token and the user's new reset hash when a mail is due).
  * Only the mail itself is left to tell the two apart.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { sendPasswordReset } from '#shared/accounts/mails';
 import { findUserByEmailEvenly, getUser, updateUser } from '#shared/accounts/users';
 import { checkToken, issueToken } from '#shared/auth/one-time-tokens';
 import { hashPassword } from '#shared/auth/passwords';
-import { clock } from '#shared/clock';
-import { db, mainTableName, type TransactItem, transactWrite } from '#shared/db/client';
+import { mainTableName, type TransactItem, transactWrite } from '#shared/db/client';
+import { countInWindow } from '#shared/db/window-counter';
 import { gone, Problem } from '#shared/http/problems';
 
 export const RESET_MAIL_LIMIT = 3;
 export const RESET_WINDOW_SECONDS = 15 * 60;
 
-const throttleKey = (email: string, window: number) => ({
-  PK: `THROTTLE#reset#${email.trim().toLowerCase()}#${window}`,
-  SK: 'THROTTLE',
-});
-
 /** A10: the same answer, and the same reads and writes, whether or not the address has an account. */
 export async function forgotPassword(email: string): Promise<void> {
-  const now = clock.nowEpochSeconds();
-  const window = Math.floor(now / RESET_WINDOW_SECONDS);
-  const key = throttleKey(email, window);
   // Counted first and atomically: concurrent requests cannot all see a count below the limit.
-  const counted = await db().send(
-    new UpdateCommand({
-      TableName: mainTableName(),
-      Key: key,
-      UpdateExpression: 'ADD n :one SET expires_at = :ttl',
-      ExpressionAttributeValues: { ':one': 1, ':ttl': (window + 1) * RESET_WINDOW_SECONDS + 60 },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  const withinLimit = Number(counted.Attributes?.['n'] ?? 1) <= RESET_MAIL_LIMIT;
+  const { count, key } = await countInWindow(`reset#${email.trim().toLowerCase()}`, RESET_WINDOW_SECONDS);
+  const withinLimit = count <= RESET_MAIL_LIMIT;
   const found = await findUserByEmailEvenly(email);
   const user = found && !found.deleted_at && withinLimit ? found : undefined;
   const stamp = (mailed: number): TransactItem => ({

@@ -8,10 +8,10 @@ import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { bumpTokenGeneration, getUser, type UserRecord } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
+import { refreshRefused } from '#shared/auth/refusals';
 import { issueBearerToken } from '#shared/auth/tokens';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
-import { unauthenticated } from '#shared/http/problems';
 import { newSecret, newUuid } from '#shared/ids';
 
 export const REFRESH_TTL_SECONDS = 30 * 24 * 3600;
@@ -77,16 +77,16 @@ async function readToken(token: string) {
 /** T1: retire the presented token and issue the next pair; any doubt is a 401. */
 export async function rotateRefreshToken(token: string): Promise<TokenPair> {
   const current = await readToken(token);
-  if (!current) throw unauthenticated();
+  if (!current) throw refreshRefused('unknown_or_expired');
   if (current.status !== 'active') {
     await revokeFamily(current.familyId);
-    throw unauthenticated();
+    throw refreshRefused('reused');
   }
   const familyOut = await db().send(new GetCommand({ TableName: mainTableName(), Key: familyKey(current.familyId) }));
   const family = familyOut.Item;
   const user = await getUser(current.userId);
   if (!family || family['revoked_at'] || !user || user.deleted_at || user.token_gen !== Number(family['gen'])) {
-    throw unauthenticated();
+    throw refreshRefused('revoked');
   }
   const next = newSecret(32);
   try {
@@ -114,7 +114,7 @@ export async function rotateRefreshToken(token: string): Promise<TokenPair> {
     if (!isConditionalFailure(error)) throw error;
     // Someone used the same token a moment earlier: that is reuse too.
     await revokeFamily(current.familyId);
-    throw unauthenticated();
+    throw refreshRefused('reused');
   }
   return { ...(await issueBearerToken(userCaller(user), user.token_gen)), refresh_token: next };
 }

@@ -104,6 +104,12 @@ export function problemOf(error: DomainError): Problem {
   const { status, title } = STATUS_OF[error.kind];
   const headers: Record<string, string> =
     error.retryAfterS === undefined ? {} : { 'Retry-After': String(error.retryAfterS) };
+  // The domain says `unauthenticated` only of a credential that held once (credentialNoLongerValid): RFC 6750's
+  // challenge then tells a client's library what its person reads in `detail`.
+  if (error.kind === 'unauthenticated') {
+    headers['WWW-Authenticate'] =
+      `Bearer error="invalid_token", error_description="${error.message.replace(/["\\]/g, "'")}"`;
+  }
   return new Problem(status, error.code, title, error.message, error.errors, headers);
 }
 

@@ -278,6 +278,9 @@ export interface TaskRow {
   total_item_volume: number | null;
   total_volume_unit: string | null;
   notes: string | null;
+  /** The time a stop takes, in whole seconds (0–7 200), for route planning (4.10); null: the build's default. */
+  from_service_s: number | null;
+  to_service_s: number | null;
 }
 
 export interface ItemRow {
@@ -495,9 +498,14 @@ export function parseTask(row: Row): TaskRow {
     total_item_volume: checks.field(() => number(row, 'total_item_volume', { min: 0 })) ?? null,
     total_volume_unit: checks.field(() => unit(row, 'total_volume_unit', ['m3', 'cm3', 'ft3'])) ?? null,
     notes: checks.field(() => text(row, 'notes', false)) ?? null,
+    from_service_s: checks.field(() => number(row, 'from_service_s', SERVICE_SECONDS)) ?? null,
+    to_service_s: checks.field(() => number(row, 'to_service_s', SERVICE_SECONDS)) ?? null,
   };
   return checks.done(value);
 }
+
+/** A stop's service time (contract 4.5, 4.10): whole seconds, at most two hours. */
+const SERVICE_SECONDS = { min: 0, max: 7200, integer: true } as const;
 
 /** An items row, or RowProblems naming every problem of it. */
 export function parseItem(row: Row): ItemRow {
@@ -547,6 +555,8 @@ export const KNOWN_COLUMNS: Record<FileKind, ReadonlySet<string>> = {
     'total_item_volume',
     'total_volume_unit',
     'notes',
+    'from_service_s',
+    'to_service_s',
     ...COORDINATES,
   ]),
   items: new Set([...ITEM_REQUIRED, 'sku', 'weight', 'weight_unit', 'volume', 'volume_unit']),

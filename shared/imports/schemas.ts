@@ -286,6 +286,9 @@ const listedTaskEntries = {
   client_time_utc: v.nullable(isoTime),
   client_timezone: v.nullable(v.string()),
   notes: v.nullable(v.string()),
+  /** Contract 4.5: a stop's service time for route planning (4.10), in whole seconds; null when the file gave none. */
+  from_service_s: v.nullable(v.number()),
+  to_service_s: v.nullable(v.number()),
   created_at: v.nullable(isoTime),
   planning_id: v.nullable(v.string()),
   runsheet_id: v.nullable(v.string()),

@@ -28,6 +28,8 @@ export const taskId = (jobId: string, ref: string): string =>
   createHash('sha256').update([jobId, ref].join('\u0000')).digest('hex').slice(0, 24);
 
 export const taskKey = (id: string) => ({ PK: `TASK#${id}`, SK: 'TASK' });
+/** The task's id, from its table key (as a keys-only index entry carries it). */
+export const taskIdOf = (key: { PK: string }) => key.PK.slice('TASK#'.length);
 export const taskItemKey = (id: string, row: number) => ({
   PK: `TASK#${id}`,
   SK: `ITEM#${String(row).padStart(6, '0')}`,
@@ -76,6 +78,8 @@ const TASK_MEMBERS = [
   'client_time_utc',
   'client_timezone',
   'notes',
+  'from_service_s',
+  'to_service_s',
   'created_at',
 ] as const;
 

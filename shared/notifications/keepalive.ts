@@ -9,6 +9,11 @@
 
 export const WEBSOCKET_IDLE_TIMEOUT_S = 600;
 export const WEBSOCKET_MAX_CONNECTION_S = 7200;
+/**
+ * API Gateway's largest WebSocket message, either way (128 KiB): a client's bigger frame closes its connection (1009),
+ * and PostToConnection refuses a bigger one with 413 PayloadTooLargeException.
+ */
+export const WEBSOCKET_MESSAGE_BYTES = 128 * 1024;
 export const WEBSOCKET_GOING_AWAY = { code: 1001, reason: 'Going away' } as const;
 
 export const KEEPALIVE_FRAME = { action: 'ping' } as const;

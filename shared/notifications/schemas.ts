@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { INTERNAL_ROLES } from '#shared/auth/roles';
+import { WEBSOCKET_MESSAGE_BYTES } from '#shared/notifications/keepalive';
 import { isoTime, objectId, rangedListQuery, rangePageMeta, recordKey, uuid } from '#shared/schemas/common';
 
 const shortText = (max: number) =>
@@ -9,10 +10,25 @@ export const NOTIFIERS = ['SysAdmin', ...INTERNAL_ROLES] as const;
 export const MAX_EVENTS = 500;
 export const MAX_PUSH_MESSAGES = 500;
 
+/**
+ * An N1 event's `data`, as JSON, in bytes: the frame that carries it (type, channel, name and id besides, under 4 KiB
+ * however they are written) must fit one WebSocket message, which API Gateway refuses over 128 KiB. Larger data can
+ * never be delivered: it is a 400 at its path, not a 202 that the cloud then fails.
+ */
+export const MAX_EVENT_DATA_BYTES = WEBSOCKET_MESSAGE_BYTES - 8 * 1024;
+
+const eventData = v.pipe(
+  v.unknown(),
+  v.check(
+    (data) => data === undefined || Buffer.byteLength(JSON.stringify(data)) <= MAX_EVENT_DATA_BYTES,
+    `must be at most ${MAX_EVENT_DATA_BYTES} bytes as JSON: its frame must fit one WebSocket message (128 KiB)`,
+  ),
+);
+
 export const eventsBody = v.object({
   events: v.pipe(
     v.array(
-      v.object({ channel: shortText(200), name: shortText(200), data: v.optional(v.unknown()) }),
+      v.object({ channel: shortText(200), name: shortText(200), data: v.optional(eventData) }),
       'must be an array of events',
     ),
     v.minLength(1, 'must not be empty'),

@@ -1,6 +1,7 @@
 /**
  * `GET /ops`: the dispatcher's console (API.md 5; what each part shows: docs/live-operations.md). One static HTML
- * page, one script file and one style sheet (`/ops/assets/app.js`, `app.css`: shared/ops/), no build step: it signs
+ * page, one script file and one style sheet (`/ops/assets/app.js`, bundled from the TypeScript of lib/ops/console/ by
+ * lib/ops/build.ts; `app.css` here): it signs
  * in with A1 (or a pasted token) and shows what needs a person (unassigned runsheets, offers about to expire, failed
  * tasks, stale drivers on a runsheet), the runsheets grouped by status with the dispatcher's actions (X16–X18), the
  * drivers with their state on a Leaflet map (the library is served by the service at `/ops/assets/` too), and the
@@ -21,10 +22,11 @@ export const DEFAULT_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'
 /**
  * The files served at `/ops/assets/<name>`: their type, and where each comes from, relative to the project's root
  * (the local host reads them there; the cloud function's bundle carries a copy of each in `ops-assets/`, see the
- * realtime stack).
+ * realtime stack). `app.js` is made, not kept: lib/ops/build.ts bundles the console there when the local host starts
+ * and when CDK bundles the function.
  */
 export const OPS_ASSETS = {
-  'app.js': { type: 'text/javascript; charset=utf-8', source: 'shared/ops/app.js' },
+  'app.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/.cache/ops-console/app.js' },
   'app.css': { type: 'text/css; charset=utf-8', source: 'shared/ops/app.css' },
   'leaflet.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.js' },
   'leaflet.css': { type: 'text/css; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.css' },
@@ -168,6 +170,7 @@ export function opsPage(config: OpsConfig): string {
       <div id="cancel-form" hidden><label>Reason <input id="cancel-reason" maxlength="500"></label>
         <button type="button" class="cancel-button" data-action="confirm-cancel">Cancel the runsheet</button></div>
       <p id="action-result" role="status"></p>
+      <h3 id="detail-stops-head" hidden>Planned stops</h3><ol id="detail-stops" class="stops"></ol>
       <h3>Tasks</h3><ol id="detail-tasks"></ol>
       <h3>Offers</h3><ul id="detail-offers"></ul>
     </div>

@@ -157,7 +157,9 @@ export function runsheetStatus(group: DispatchGroup | undefined, assignment: Ass
   if (!group?.wave) return { status: 'open' as const };
   const open = Object.values(group.open ?? {}).sort();
   if (group.unassigned && open.length === 0) {
-    return { status: 'unassigned' as const, wave: group.wave, unassigned_reason: group.unassigned };
+    // A reason stored before `not_asked` existed reads as 0.
+    const reason = { ...group.unassigned, not_asked: group.unassigned.not_asked ?? 0 };
+    return { status: 'unassigned' as const, wave: group.wave, unassigned_reason: reason };
   }
   // All closed and the next wave about to be judged: still in dispatch, with no offer open for a moment.
   return {
@@ -558,7 +560,12 @@ export class WaveJudge {
       return 'waiting';
     }
     if ((group.wave >= allowed && !reoffer) || judged.eligible.length === 0) {
-      const reason = unassignedReason({ waves: group.wave, offers: outcomes(pairs), excluded: judged.excluded });
+      const reason = unassignedReason({
+        waves: group.wave,
+        offers: outcomes(pairs),
+        excluded: judged.excluded,
+        notAsked: judged.eligible.length,
+      });
       await this.unassign(group, runsheetId, gen, reason);
       return 'unassigned';
     }

@@ -135,6 +135,8 @@ export interface UnassignedReason {
   detail: string;
   waves: number;
   offers: OfferCounts;
+  /** Eligible drivers never offered it because the waves ran out (X17 reaches them). */
+  not_asked: number;
   excluded: ExcludedCounts;
 }
 
@@ -156,8 +158,14 @@ const EXCLUDED_WORDS: Record<ExclusionRule, string> = {
  * reads: "3 waves, 9 drivers: 5 declined, 4 let it expire; 6 other drivers off duty". Each offer went to a driver
  * of its own (a runsheet is never offered twice to one driver), so the offers count the drivers who were asked.
  */
-export function unassignedReason(input: { waves: number; offers: OfferCounts; excluded: ExcludedCounts }) {
-  const { waves, offers, excluded } = input;
+export function unassignedReason(input: {
+  waves: number;
+  offers: OfferCounts;
+  excluded: ExcludedCounts;
+  /** Eligible drivers left when the last wave closed (0 when nobody was left to ask). */
+  notAsked?: number;
+}) {
+  const { waves, offers, excluded, notAsked = 0 } = input;
   const asked = offers.rejected + offers.expired + offers.closed;
   // Drivers who were offered it are told of in the offers' part; the rules' part speaks of the others.
   const rules = EXCLUSION_RULES.filter((rule) => excluded[rule] > 0 && !(asked > 0 && rule === 'already_offered'));
@@ -184,14 +192,19 @@ export function unassignedReason(input: { waves: number; offers: OfferCounts; ex
       offers.closed > 0 ? 'had the offer closed by the system' : '',
     ].find(Boolean);
     const who = asked === 1 ? `1 driver ${single}` : `${asked} drivers: ${outcomes.join(', ')}`;
-    const others = left.length > 0 ? left.join(', ') : 'no other driver to offer it to';
-    detail = `${count(waves, 'wave', 'waves')}, ${who}; ${others}`;
+    const others = left.length > 0 ? left.join(', ') : notAsked > 0 ? '' : 'no other driver to offer it to';
+    detail = [`${count(waves, 'wave', 'waves')}, ${who}`, others].filter(Boolean).join('; ');
+  }
+  // Contract 4.7: the drivers the waves never reached are said last, with what reaches them.
+  if (notAsked > 0) {
+    detail += `; ${count(notAsked, 'available driver', 'available drivers')} not asked: offer it again to reach them`;
   }
   const reason: UnassignedReason = {
     code: asked > 0 ? 'no_driver_accepted' : 'no_eligible_driver',
     detail,
     waves,
     offers: { ...offers },
+    not_asked: notAsked,
     excluded: { ...excluded },
   };
   return reason;

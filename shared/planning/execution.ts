@@ -13,11 +13,12 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
-import { conflict, invalidField, notFound } from '#shared/http/problems';
+import { conflict, invalidAt, notFound } from '#shared/errors';
 import { publish } from '#shared/notifications/realtime';
 import { type Assignment, dispatchRecords } from '#shared/planning/dispatch';
 import {
   assignKey,
+  driverCompletedRunsheetsPartition,
   driverRunsheetPrefix,
   driverRunsheetsPartition,
   groupKey,
@@ -26,8 +27,14 @@ import {
   runsheetKey,
 } from '#shared/planning/keys';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
-import { checkProofs, proofViews } from '#shared/planning/proofs';
-import type { FAILURE_REASONS, TASK_EVENT_TYPES, TASK_STATUSES } from '#shared/planning/schemas';
+import { checkProofs, namingRefusal, namingWrites, proofViews } from '#shared/planning/proofs';
+import {
+  ARRIVALS_LIMIT,
+  type FAILURE_REASONS,
+  type TASK_EVENT_TYPES,
+  type TASK_STATUSES,
+  TIMELINE_LIMIT,
+} from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -46,6 +53,15 @@ export const TASK_MOVES: Record<TaskEventType, { from: readonly TaskStatus[]; to
 };
 
 export const isFinished = (status: TaskStatus) => status === 'delivered' || status === 'failed';
+
+/**
+ * A task's bounds (contract 4.8, issue 42 items 2 and 5): its timeline holds at most `TIMELINE_LIMIT` events, of
+ * which at most `ARRIVALS_LIMIT` arrivals (past that, 409 `timeline_full`), so a task's item, a runsheet's X22 answer
+ * and each event's cost stay small whatever a driver's app sends; an event happened within `CLOCK_SKEW_MS` before
+ * the runsheet was assigned and no later than `CLOCK_SKEW_MS` past the server's clock, and never before the task's
+ * previous status event (a 400 at `happened_at_utc`).
+ */
+export const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 /** The status an event leaves a task in, or undefined when the move is illegal from `status`. */
 export function nextStatus(status: TaskStatus, type: TaskEventType): TaskStatus | undefined {
@@ -95,19 +111,19 @@ const inHappenedOrder = (timeline: TimelineEntry[], entry: TimelineEntry) => {
 /** The rules of an event's fields that its schema alone cannot say (a 400 at the field). */
 function checkFields(event: TaskEvent) {
   if (event.type === 'failed' && !event.failure_reason) {
-    throw invalidField('failure_reason', 'is required for a failed event');
+    throw invalidAt('failure_reason', 'is required for a failed event');
   }
   if (event.type !== 'failed' && event.failure_reason) {
-    throw invalidField('failure_reason', 'is only for a failed event');
+    throw invalidAt('failure_reason', 'is only for a failed event');
   }
   if (event.failure_reason === 'other' && !event.note) {
-    throw invalidField('note', 'is required when failure_reason is other: say what happened');
+    throw invalidAt('note', 'is required when failure_reason is other: say what happened');
   }
   if (event.proof_ids?.length && event.type !== 'delivered' && event.type !== 'failed') {
-    throw invalidField('proof_ids', 'only a delivered or failed event carries proofs');
+    throw invalidAt('proof_ids', 'only a delivered or failed event carries proofs');
   }
   if ((event.latitude === undefined) !== (event.longitude === undefined)) {
-    throw invalidField(event.latitude === undefined ? 'latitude' : 'longitude', 'give latitude and longitude together');
+    throw invalidAt(event.latitude === undefined ? 'latitude' : 'longitude', 'give latitude and longitude together');
   }
 }
 
@@ -116,21 +132,26 @@ type Task = Record<string, unknown> & { id: string };
 /** A runsheet the driver holds, found by its id alone (unique within a planning): its planning and claim. */
 async function heldRunsheet(caller: Caller, runsheetId: string) {
   const prefix = driverRunsheetPrefix(runsheetId);
-  const find = async () =>
+  const query = async (partition: string) =>
     (
       await db().send(
         new QueryCommand({
           TableName: mainTableName(),
           IndexName: 'GSI1',
           KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :rs)',
-          ExpressionAttributeValues: { ':pk': driverRunsheetsPartition(caller.id), ':rs': prefix },
+          ExpressionAttributeValues: { ':pk': partition, ':rs': prefix },
           ProjectionExpression: 'PK, SK',
         }),
       )
     ).Items ?? [];
+  // The runsheets under way first; a completed one (its events can only be repeats now) only when none is.
+  const find = async () => {
+    const underWay = await query(driverRunsheetsPartition(caller.id));
+    return underWay.length > 0 ? underWay : query(driverCompletedRunsheetsPartition(caller.id));
+  };
   // A GSI is eventually consistent: a runsheet won a moment ago may not be listed yet (in the cloud, typically well
   // under a second). Asked again twice, a quarter and half a second later, before the answer is 404: at most three
-  // Queries for an id the driver does not hold.
+  // looks for an id the driver does not hold.
   let found = await find();
   for (let attempt = 1; found.length === 0 && attempt <= 2; attempt++) {
     await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
@@ -153,7 +174,13 @@ async function heldRunsheet(caller: Caller, runsheetId: string) {
 async function readRunsheetItem(planId: string, runsheetId: string) {
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planId, runsheetId) }));
   if (!out.Item) throw notFound('runsheet');
-  return out.Item as { id: string; name?: string; service_type?: string; tasks?: Task[] };
+  return out.Item as {
+    id: string;
+    name?: string;
+    service_type?: string;
+    tasks?: Task[];
+    stops?: Record<string, unknown>[];
+  };
 }
 
 const taskWords = (task: Task) => `task ${String(task['task_ref'] ?? task.id)}`;
@@ -197,9 +224,48 @@ const taskView = (planId: string, runsheetId: string, taskId: string, progress: 
 
 const CONTENDED = 'the runsheet kept changing; retry';
 
+/** The 400 of an event's time outside the runsheet's working window (contract 4.8). */
+function checkWindow(happened: string, assignedAt: string) {
+  const at = Date.parse(happened);
+  const earliest = Date.parse(assignedAt) - CLOCK_SKEW_MS;
+  if (at < earliest) {
+    throw invalidAt(
+      'happened_at_utc',
+      `is before the runsheet was assigned (${assignedAt}, less 5 minutes for the phone's clock)`,
+    );
+  }
+  if (at > clock.nowMs() + CLOCK_SKEW_MS) {
+    throw invalidAt(
+      'happened_at_utc',
+      `is in the future (the server's clock says ${clock.nowIso()}; 5 minutes allowed)`,
+    );
+  }
+}
+
+/** What the task's timeline already forbids of this event: a time before its last status event, or no room left. */
+function checkTimeline(task: Task, progress: Progress, type: TaskEventType, happened: string) {
+  const previous = progress.timeline.filter((e) => e.type !== 'arrived').at(-1);
+  if (previous && happened < previous.happened_at_utc) {
+    throw invalidAt(
+      'happened_at_utc',
+      `is before the task's previous event (${previous.type} at ${previous.happened_at_utc}); events are reported in the order they happened`,
+    );
+  }
+  const arrivals = progress.timeline.filter((e) => e.type === 'arrived').length;
+  if (progress.timeline.length >= TIMELINE_LIMIT || (type === 'arrived' && arrivals >= ARRIVALS_LIMIT)) {
+    throw conflict(
+      type === 'arrived' && arrivals >= ARRIVALS_LIMIT
+        ? `${taskWords(task)} was reported as arrived ${arrivals} times already (at most ${ARRIVALS_LIMIT})`
+        : `${taskWords(task)} holds ${progress.timeline.length} events already (at most ${TIMELINE_LIMIT})`,
+      'timeline_full',
+    );
+  }
+}
+
 /**
  * X20: the assigned driver reports a task's event. Anyone else (another driver, another organisation) gets a 404.
- * The same event again (same type and `happened_at_utc`) is recorded once and answered with `created: false`.
+ * The same event again (same type and `happened_at_utc`) is recorded once and answered with `created: false`, and
+ * announces nothing (its first arrival did): no frame, no webhook.
  */
 export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId: string, event: TaskEvent) {
   const { planId } = await heldRunsheet(caller, runsheetId);
@@ -209,7 +275,8 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
   if (!task) throw notFound('task');
   checkFields(event);
   const happened = toUtcIso(event.happened_at_utc);
-  let proofsChecked = false;
+  const eventKey = `${runsheetId}:${taskId}:${event.type}:${happened}`;
+  let proofs: Awaited<ReturnType<typeof checkProofs>> | undefined;
   for (let attempt = 0; attempt < 8; attempt++) {
     const [claimOut, progressOut] = await Promise.all([
       db().send(
@@ -227,16 +294,15 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
     if (claim?.driver_id !== caller.id) throw notFound('runsheet');
     const progress = (progressOut.Item as Progress | undefined) ?? PENDING;
     if (progress.timeline.some((e) => e.type === event.type && e.happened_at_utc === happened)) {
-      // Recorded already (a retry, perhaps of a request whose answer was lost): its announcements again, same ids.
-      await announce(planId, runsheet, task, caller, progress, claim, happened, event.type);
+      // Recorded already (a retry, perhaps of a request whose answer was lost): answered as it stands, announced
+      // by its first arrival only.
       return { created: false, ...taskView(planId, runsheetId, taskId, progress) };
     }
+    checkWindow(happened, claim.assigned_at);
     const to = nextStatus(progress.status, event.type);
     if (!to) throw refusal(task, progress, event.type);
-    if (!proofsChecked) {
-      await checkProofs(caller, event.proof_ids ?? []);
-      proofsChecked = true;
-    }
+    checkTimeline(task, progress, event.type, happened);
+    proofs ??= await checkProofs(caller, event.proof_ids ?? []);
     const now = clock.nowIso();
     const entry: TimelineEntry = {
       type: event.type,
@@ -276,7 +342,8 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
           Update: {
             TableName: mainTableName(),
             Key: assignKey(planId, runsheetId),
-            UpdateExpression: `SET events = :next, started_at = if_not_exists(started_at, :now), tasks_done = :done, tasks_failed = :failed, tasks_total = :total${completes ? ', completed_at = :now' : ''}`,
+            // A completed runsheet moves to the driver's list of completed ones (keys.ts).
+            UpdateExpression: `SET events = :next, started_at = if_not_exists(started_at, :now), tasks_done = :done, tasks_failed = :failed, tasks_total = :total${completes ? ', completed_at = :now, GSI1PK = :completed' : ''}`,
             ConditionExpression: 'driver_id = :me AND (attribute_not_exists(events) OR events = :events)',
             ExpressionAttributeValues: {
               ':next': events + 1,
@@ -286,6 +353,7 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
               ':total': tasks.length,
               ':me': caller.id,
               ':events': events,
+              ...(completes ? { ':completed': driverCompletedRunsheetsPartition(caller.id) } : {}),
             },
           },
         },
@@ -296,12 +364,16 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
             ConditionExpression: 'attribute_not_exists(cancelled)',
           },
         },
+        ...namingWrites(caller, proofs, eventKey, now),
       ]);
     } catch (error) {
       if (!isConditionalFailure(error)) throw error;
-      if (cancelledIndexes(error).includes(2)) {
+      const cancelled = cancelledIndexes(error);
+      if (cancelled.includes(2)) {
         throw conflict(`runsheet "${runsheet.name ?? runsheetId}" was cancelled: its tasks can no longer be reported`);
       }
+      const named = cancelled.filter((i) => i >= 3).map((i) => i - 3);
+      if (named.length > 0) throw namingRefusal(named);
       continue; // another event of the runsheet came first: judge again against what it wrote
     }
     const after = {
@@ -415,6 +487,7 @@ export async function readRunsheet(caller: Caller, planId: string, runsheetId: s
           proofs: named.flatMap((id) => (proofs.has(id) ? [proofs.get(id)!] : [])),
         };
       }),
+      ...(runsheet.stops ? { stops: runsheet.stops } : {}),
     },
     server_time: clock.nowIso(),
   };

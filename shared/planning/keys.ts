@@ -90,6 +90,8 @@ export const progressKey = (planId: string, runsheetId: string, taskId: string) 
 
 /** A proof a driver declared (X21): who, what type and size, where its object is. */
 export const proofKey = (proofId: string) => ({ PK: `PROOF#${proofId}`, SK: 'PROOF' });
+/** A driver's proofs not yet named by an event (`open`: proof id → declared at, ms): X21's quota. */
+export const openProofsKey = (driverId: string) => ({ PK: `DRIVER#${driverId}#PROOFS`, SK: 'OPEN' });
 
 /**
  * The index entry (GSI1) of a runsheet's claim in its driver's list: the driver's app names a runsheet by its id
@@ -99,8 +101,13 @@ export const driverRunsheetKeys = (driverId: string, runsheetId: string, planId:
   GSI1PK: driverRunsheetsPartition(driverId),
   GSI1SK: `${driverRunsheetPrefix(runsheetId)}${planId}`,
 });
-/** The driver's list of runsheets in GSI1, and the start of one runsheet id's entries in it (any planning). */
+/**
+ * The driver's list of runsheets in GSI1 (assigned or in progress), and the start of one runsheet id's entries in it
+ * (any planning). A claim moves to the driver's list of completed runsheets when its last task finishes, so the list
+ * of runsheets under way stays as short as the driver's day (X21 asks it whether the driver holds one).
+ */
 export const driverRunsheetsPartition = (driverId: string) => `DRIVER#${driverId}#RUNSHEETS`;
+export const driverCompletedRunsheetsPartition = (driverId: string) => `DRIVER#${driverId}#RUNSHEETS#DONE`;
 export const driverRunsheetPrefix = (runsheetId: string) => `${encodeURIComponent(runsheetId)}#`;
 
 /** A planning's id from its records' partition key (`BPLAN#<plan>#<shard>`), the inverse of the keys above. */

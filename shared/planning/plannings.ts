@@ -81,6 +81,8 @@ export interface Planning {
   last_executed_at_client_timezone: string | null;
   last_executed_at_server_time: string | null;
   job?: PlanningJob | null;
+  /** The last route build (contract 4.10) whose runsheets were added: a retried build knows it applied already. */
+  route_build?: string;
 }
 
 export interface Runsheet {
@@ -91,6 +93,8 @@ export interface Runsheet {
   task_ids?: string[] | undefined;
   /** Which drivers may take it (contract 4.7): among their `service_types` when both are known. */
   service_type?: string | undefined;
+  /** A built runsheet's stops in visiting order, with their planned times (contract 4.10). */
+  stops?: Record<string, unknown>[] | undefined;
 }
 
 /** A runsheet as P5 takes it: tasks inline, or imported tasks by id. */
@@ -144,6 +148,7 @@ export async function planningContents(id: string, consistent = false) {
         tasks: item['tasks'] as Runsheet['tasks'],
         ...(Array.isArray(item['task_ids']) ? { task_ids: item['task_ids'] as string[] } : {}),
         ...(typeof item['service_type'] === 'string' ? { service_type: item['service_type'] } : {}),
+        ...(Array.isArray(item['stops']) ? { stops: item['stops'] as Record<string, unknown>[] } : {}),
       });
     else if (sk.startsWith('RELEASE#')) releases.set(sk.slice('RELEASE#'.length), item['task_ids'] as string[]);
     else if (sk.startsWith('DRIVER#'))
@@ -222,9 +227,7 @@ const PROFILE_BYTES = 64_000;
  * a planning holds at most what one answer carries. Checked before the change writes anything.
  */
 function assertPlanningFits(runsheets: Runsheet[], drivers: { id: string }[], path: 'runsheets' | 'drivers') {
-  let bytes = PROFILE_BYTES;
-  for (const runsheet of runsheets) bytes += answerBytes(toRunsheetView(runsheet)) + STATUS_BYTES_PER_RUNSHEET;
-  for (const driver of drivers) bytes += answerBytes({ id: driver.id });
+  const bytes = planningBytes(runsheets, drivers);
   if (bytes > PAGE_ANSWER_BUDGET_BYTES) {
     const mb = (n: number) => (n / 1_000_000).toFixed(2);
     throw invalidField(
@@ -234,11 +237,20 @@ function assertPlanningFits(runsheets: Runsheet[], drivers: { id: string }[], pa
   }
 }
 
+/** P3's answer in bytes with these runsheets and drivers, at its longest (route planning judges a result by it). */
+export function planningBytes(runsheets: Runsheet[], drivers: { id: string }[]): number {
+  let bytes = PROFILE_BYTES;
+  for (const runsheet of runsheets) bytes += answerBytes(toRunsheetView(runsheet)) + STATUS_BYTES_PER_RUNSHEET;
+  for (const driver of drivers) bytes += answerBytes({ id: driver.id });
+  return bytes;
+}
+
 const toRunsheetView = (runsheet: Runsheet) => ({
   id: runsheet.id,
   ...(runsheet.name !== undefined ? { name: runsheet.name } : {}),
   ...(runsheet.service_type !== undefined ? { service_type: runsheet.service_type } : {}),
   tasks: runsheet.tasks,
+  ...(runsheet.stops !== undefined ? { stops: runsheet.stops } : {}),
 });
 
 /** The job inside a planning view: its machine and settings, not its lease (`lease_owner`, `lease_until`). */
@@ -385,7 +397,7 @@ export async function renamePlanning(caller: Caller, id: string, name: string, v
  * count taken again. A run that dies between the two is completed by its retry (same Idempotency-Key): the items
  * are there, the count is taken over them.
  */
-async function addMembers(
+export async function addMembers(
   planning: Planning,
   counter: 'total_runsheets' | 'total_drivers',
   kind: 'runsheets' | 'drivers',

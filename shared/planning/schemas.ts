@@ -15,7 +15,7 @@ import {
 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max));
 const name = nonEmptyString(200);
-const versionRev = v.pipe(
+export const versionRev = v.pipe(
   v.string('must be a string'),
   v.maxLength(64, 'must be a version_rev (<seq>-<token>)'),
   v.regex(/^\d+-[A-Za-z0-9_-]+$/, 'must be a version_rev (<seq>-<token>)'),
@@ -191,7 +191,26 @@ const jobStatus = v.picklist(JOB_STATUSES);
  * record: not shown"; P5 and R3 keep a task's unknown members), so only the members named here are checked; its
  * addresses and time windows are closed.
  */
-const taskView = v.looseObject(task.entries);
+/**
+ * A stop of a runsheet that route planning built (contract 4.10): which task, pickup or drop-off, where, and when the
+ * vehicle arrives, starts its service and leaves, in visiting order.
+ */
+export const builtStop = v.object({
+  task_id: v.string(),
+  kind: v.picklist(['pickup', 'dropoff']),
+  latitude: v.number(),
+  longitude: v.number(),
+  arrival_utc: v.string(),
+  start_utc: v.string(),
+  departure_utc: v.string(),
+  distance_from_previous_m: v.number(),
+});
+/** A built runsheet's task also carries when its pickup and drop-off are planned to start (4.10). */
+const plannedTimes = {
+  planned_pickup_utc: v.optional(v.string()),
+  planned_dropoff_utc: v.optional(v.string()),
+};
+const taskView = v.looseObject({ ...task.entries, ...plannedTimes });
 const excludedCounts = v.object({
   off_duty: v.number(),
   no_location: v.number(),
@@ -205,6 +224,7 @@ export const unassignedReasonView = v.object({
   detail: v.string(),
   waves: v.number(),
   offers: v.object({ rejected: v.number(), expired: v.number(), closed: v.number() }),
+  not_asked: v.number(),
   excluded: excludedCounts,
 });
 export const RUNSHEET_STATUSES = [
@@ -239,6 +259,7 @@ const runsheetView = v.object({
   tasks: v.array(taskView),
   ...runsheetStatusEntries,
   tasks_total: v.optional(v.number()),
+  stops: v.optional(v.array(builtStop)),
 });
 /** X14's entry, X16–X18's reply: a runsheet without its tasks, with its status. */
 export const runsheetSummary = v.object({
@@ -386,6 +407,9 @@ export const PROOF_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/webp'] as 
 export const PROOF_MAX_BYTES = 10 * 1024 * 1024;
 /** X20: proofs one event may name. */
 export const PROOFS_PER_EVENT = 5;
+/** X20: the events a task's timeline holds at most, and of them the arrivals (contract 4.8; 409 `timeline_full`). */
+export const TIMELINE_LIMIT = 20;
+export const ARRIVALS_LIMIT = 3;
 
 export const taskEventParams = v.object({
   runsheetID: runsheetParams.entries.runsheetID,
@@ -429,7 +453,13 @@ const timelineEntry = v.object({
 /** A task's progress as X10, X11, X20 and X22 show it. */
 export const taskProgressEntries = {
   status: v.picklist(TASK_STATUSES),
-  timeline: v.array(timelineEntry),
+  timeline: v.pipe(
+    v.array(timelineEntry),
+    v.maxLength(TIMELINE_LIMIT),
+    v.description(
+      `The task's events in the order they happened: at most ${TIMELINE_LIMIT}, of them ${ARRIVALS_LIMIT} arrivals`,
+    ),
+  ),
 };
 export const taskEventReply = v.object({
   task: v.object({
@@ -454,7 +484,10 @@ export const runsheetReply = v.object({
     service_type: v.optional(v.string()),
     tasks_total: v.number(),
     ...runsheetStatusEntries,
-    tasks: v.array(v.looseObject({ ...task.entries, ...taskProgressEntries, proofs: v.array(proofView) })),
+    tasks: v.array(
+      v.looseObject({ ...task.entries, ...plannedTimes, ...taskProgressEntries, proofs: v.array(proofView) }),
+    ),
+    stops: v.optional(v.array(builtStop)),
   }),
   server_time: isoTime,
 });

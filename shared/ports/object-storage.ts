@@ -2,10 +2,11 @@
  * Object storage (S3; s3rver locally). The S3 client is loaded on first use and not bundled (the Lambda runtime
  * ships it): it is large, and most functions never touch a file. Locally it points at the emulator, path-style.
  * The presigner is bundled and imported statically (it is small, and a bundled module reached by `import()` would
- * make esbuild wrap the SDK it shares). Presigned URLs are checked by S3 itself in the cloud (s3rver does not check
- * signatures).
+ * make esbuild wrap the SDK it shares). Presigned URLs are checked by S3 itself in the cloud, and locally by the S3
+ * stand-in as S3 checks them (lib/local/s3-signatures.ts).
  */
 import type {
+  CopyObjectCommandInput,
   GetObjectCommandInput,
   GetObjectCommandOutput,
   HeadObjectCommandInput,
@@ -48,6 +49,12 @@ export async function putObject(input: PutObjectCommandInput): Promise<void> {
 export async function getObject(input: GetObjectCommandInput): Promise<GetObjectCommandOutput> {
   const { sdk, client } = await storage();
   return client.send(new sdk.GetObjectCommand(input));
+}
+
+/** A server-side copy within the bucket (S3's CopyObject: the bytes never pass through the function). */
+export async function copyObject(input: CopyObjectCommandInput): Promise<void> {
+  const { sdk, client } = await storage();
+  await client.send(new sdk.CopyObjectCommand(input));
 }
 
 export async function headObject(input: HeadObjectCommandInput): Promise<HeadObjectCommandOutput> {

@@ -10,7 +10,7 @@ import { asFunction, standsFor } from '#shared/local-invocation';
 
 export interface QueuedMessage {
   /** Which worker handles it. */
-  kind: 'webhook' | 'import' | 'planning';
+  kind: 'webhook' | 'import' | 'planning' | 'route_build';
   /** Epoch ms before which the message must not be handled. */
   not_before?: number;
   /**
@@ -40,6 +40,13 @@ export const LOCAL_MAX_RECEIVES = 5;
 /** Locally, the dead-letter queue: each message with the reason it was given up on. */
 export const localDeadLetters: { message: QueuedMessage; reason: string }[] = [];
 
+/**
+ * The function that consumes a kind of message: route builds have a queue and a worker function of their own
+ * (workers/routes: a solve of minutes must not hold up imports, planning jobs or webhook deliveries); every other kind
+ * is the work queue's (workers/queue).
+ */
+const LOCAL_CONSUMER = (kind: QueuedMessage['kind']) => (kind === 'route_build' ? 'workers/routes' : 'workers/queue');
+
 function handleLocally(message: QueuedMessage, delayMs: number, receive: number): void {
   const timer = setTimeout(
     () => {
@@ -51,7 +58,10 @@ function handleLocally(message: QueuedMessage, delayMs: number, receive: number)
       }
       // The queue's consumer is its own function (workers/queue), whoever sent the message.
       // Each message's DynamoDB capacity is its own tally (`queue:<kind>`), not the sender's request's.
-      const run = withCapacity(() => asFunction('workers/queue', () => worker(message)), `queue:${message.kind}`)
+      const run = withCapacity(
+        () => asFunction(LOCAL_CONSUMER(message.kind), () => worker(message)),
+        `queue:${message.kind}`,
+      )
         .then(() => undefined)
         .catch((error: unknown) => {
           // As SQS does after the visibility timeout: hand the message back, with backoff, until the receive limit.
@@ -71,12 +81,15 @@ function handleLocally(message: QueuedMessage, delayMs: number, receive: number)
   timer.unref();
 }
 
-export const localQueue: QueuePort = {
+const localQueueFor = (resource: 'workQueue' | 'routeQueue'): QueuePort => ({
   async enqueue(message, delayMs) {
-    standsFor({ action: 'sqs:SendMessage', resource: 'workQueue' });
+    standsFor({ action: 'sqs:SendMessage', resource });
     handleLocally({ message_id: randomUUID(), ...message }, delayMs, 1);
   },
-};
+});
+
+export const localQueue: QueuePort = localQueueFor('workQueue');
+const localRouteQueue: QueuePort = localQueueFor('routeQueue');
 
 /** For tests and shutdown: waits until no local message is being handled. */
 export async function drainLocalQueue(): Promise<void> {
@@ -100,6 +113,18 @@ export function sqsQueue(queueUrl: string): QueuePort {
 }
 
 let port: QueuePort | undefined;
+let routePort: QueuePort | undefined;
+
+/** The route-build queue (contract 4.10): its own SQS queue and worker function in the cloud, the same worker locally. */
+export function routeQueue(): QueuePort {
+  if (!routePort) {
+    const url = process.env['ROUTE_QUEUE_URL'];
+    if (url) routePort = sqsQueue(url);
+    else if (process.env['DISPATCH_LOCAL'] === '1') routePort = localRouteQueue;
+    else throw new Error('missing required environment variable ROUTE_QUEUE_URL');
+  }
+  return routePort;
+}
 
 export function queue(): QueuePort {
   if (!port) {

@@ -38,7 +38,9 @@ export const authRoutes = [
     area: 'auth',
     handler: 'auth/refresh',
     needs: { main: 'write', signingKey: 'sign' },
-    unauthenticated: 'A retired, reused, revoked or unknown refresh token',
+    unauthenticated:
+      'A retired, reused, revoked or unknown refresh token: `detail` and `WWW-Authenticate: Bearer ' +
+      'error="invalid_token", error_description="…"` say which, and to sign in again',
     access: 'public',
     throttle: THROTTLES.refresh,
     summary: 'Exchange a refresh token for a new bearer token and refresh token (rotation with reuse detection)',

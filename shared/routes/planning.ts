@@ -458,9 +458,15 @@ export const planningRoutes = [
     path: '/v1/driver/runsheets/{runsheetID}/tasks/{taskID}/events',
     area: 'planning',
     handler: 'planning/task-event',
-    // The driver's runsheets (GSI1 on the claims), the proofs' objects (HeadObject), the event on the planning's
-    // channel and to its partners (GSI2).
-    needs: { main: 'write', indexes: ['GSI1', 'GSI2'], queue: true, realtime: true, objects: ['readProofs'] },
+    // The driver's runsheets (GSI1 on the claims), the proofs' objects (copied to the key X22 serves, then
+    // HeadObject), the event on the planning's channel and to its partners (GSI2).
+    needs: {
+      main: 'write',
+      indexes: ['GSI1', 'GSI2'],
+      queue: true,
+      realtime: true,
+      objects: ['readProofs', 'proofs'],
+    },
     access: ['Driver', 'OrgDriver'],
     summary: 'Report a task of your runsheet: arrived, picked up, delivered or failed (with proofs)',
     status: 201,
@@ -474,7 +480,8 @@ export const planningRoutes = [
     path: '/v1/driver/proofs',
     area: 'planning',
     handler: 'planning/declare-proof',
-    needs: { main: 'write', objects: ['proofs'] },
+    // The driver's runsheets under way (GSI1 on the claims) and open proofs; the presigned PUT.
+    needs: { main: 'write', indexes: ['GSI1'], objects: ['proofs'] },
     access: ['Driver', 'OrgDriver'],
     summary: 'Declare a proof photo (type and size): a presigned PUT, 15 minutes, its type and length signed in',
     status: 201,

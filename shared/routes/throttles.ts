@@ -16,8 +16,12 @@ export const THROTTLES = {
   signIn: { rate: 50, burst: 100, concurrency: 20 },
   /** T1: every app refreshes its hour-long token: 100 000 / 3 600 = 28 a second steady, twice that after a storm. */
   refresh: { rate: 100, burst: 200, concurrency: 20 },
-  /** X5: partners and worker clients, tens of them, each token an hour long. */
-  clientToken: { rate: 10, burst: 20, concurrency: 5 },
+  /**
+   * X5: partners and worker clients, tens of them, each token an hour long. Each source address and each client has
+   * a budget of its own in the function (shared/tokens/token-rate.ts); this route-wide figure only caps the cost, set
+   * high enough that one noisy caller is refused by its own budget long before it fills the route's.
+   */
+  clientToken: { rate: 100, burst: 200, concurrency: 5 },
   /** L3, L4: up to 100 index Queries each (API.md 4.9); 2 000 dispatchers searching once a minute is 33 a second. */
   search: { rate: 50, burst: 100, concurrency: 20 },
   /** P5: up to 90 runsheets and 1 000 task ids checked in one batched read each; a planning is set up a few times a day. */

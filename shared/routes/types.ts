@@ -46,6 +46,8 @@ export interface Needs {
   objects?: readonly ('read' | 'uploads' | 'results' | 'proofs' | 'readProofs')[];
   /** Sends to the work queue. */
   queue?: true;
+  /** Sends to the route-build queue (contract 4.10: builds run in a worker function of their own). */
+  routeQueue?: true;
   /** The secret-box KMS key: seal (encrypt) webhook secrets, or open (decrypt) them. */
   secretBox?: 'seal' | 'open';
   /**

@@ -9,6 +9,7 @@ import {
   findClientByKey,
   getClient,
   listClients,
+  partnerScopesOf,
   toClientView,
   toPartnerView,
   updateClient,
@@ -37,7 +38,12 @@ export async function createPartner(
 /** Each scope once, in the order of the contract's list. */
 const distinct = (scopes: readonly Scope[]): Scope[] => PARTNER_SCOPES.filter((scope) => scopes.includes(scope));
 
-/** T5: new scopes take effect at the partner's next token (X5); a token already issued keeps the ones it carries. */
+/**
+ * T5. A change of scopes ends the partner's tokens issued before it, as a revocation does (contract section 3, issue
+ * 42 item 7): the client's token generation moves on in the same write, so a token still carrying a scope taken away
+ * is a 401 at the next call (within the authorizer's cache time), not an hour of access the SysAdmin meant to end.
+ * The partner's next X5 token carries the new scopes. A T5 that leaves the scopes as they were ends nothing.
+ */
 export async function updatePartner(
   caller: Caller,
   id: string,
@@ -45,11 +51,14 @@ export async function updatePartner(
 ) {
   const partner = await getClient(id, 'partner');
   await checkWebhookUrl(input.webhook_url, 'webhook_url');
+  const scopes = input.scopes ? distinct(input.scopes) : undefined;
+  const changed = scopes !== undefined && scopes.join(' ') !== partnerScopesOf(partner).join(' ');
   return toPartnerView(
     await updateClient(partner, {
       name: input.name,
       webhook_url: input.webhook_url,
-      ...(input.scopes ? { scopes: distinct(input.scopes) } : {}),
+      ...(scopes ? { scopes } : {}),
+      ...(changed ? { token_gen: partner.token_gen + 1 } : {}),
       updated_by: caller.id,
     }),
   );

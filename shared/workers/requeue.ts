@@ -1,5 +1,5 @@
 /**
- * The requeue sweep: a queued or running import or planning job is listed in GSI3 `ACTIVEJOBS` until it ends, keyed
+ * The requeue sweep: a queued or running import or planning job (or route build) is listed in GSI3 `ACTIVEJOBS` until it ends, keyed
  * by when to look at it again (a while after it was queued; when its lease runs out). A job still listed past that
  * time has lost its work message: the enqueue after the commit failed, or the message reached the dead-letter queue
  * while a dependency was down. The sweep gives it a new message (the worker's claim makes a duplicate harmless) and
@@ -11,7 +11,7 @@ import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { dueEntries } from '#shared/db/shards';
 import { logger } from '#shared/log';
-import { queue } from '#shared/ports/queue';
+import { type QueuedMessage, queue, routeQueue } from '#shared/ports/queue';
 import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
 
 export async function requeueStaleJobs(): Promise<number> {
@@ -19,12 +19,14 @@ export async function requeueStaleJobs(): Promise<number> {
   let requeued = 0;
   for (const item of out.items) {
     const job = item['entity'] === 'planning' ? (item['job'] as { id?: string } | null) : undefined;
-    const message =
+    const message: QueuedMessage | undefined =
       item['entity'] === 'import_job'
         ? { kind: 'import' as const, job_id: String(item['id']) }
-        : job?.id
-          ? { kind: 'planning' as const, planning_id: String(item['id']), job_id: job.id }
-          : undefined;
+        : item['entity'] === 'route_build'
+          ? { kind: 'route_build' as const, planning_id: String(item['planning_id']), build_id: String(item['id']) }
+          : job?.id
+            ? { kind: 'planning' as const, planning_id: String(item['id']), job_id: job.id }
+            : undefined;
     if (!message) continue;
     try {
       // Moved on first, on condition that nothing else moved it: two sweeps never both requeue one job.
@@ -41,7 +43,8 @@ export async function requeueStaleJobs(): Promise<number> {
       if (isConditionalFailure(error)) continue;
       throw error;
     }
-    await queue().enqueue(message, 0);
+    // A route build has a queue (and worker) of its own (contract 4.10).
+    await (message.kind === 'route_build' ? routeQueue() : queue()).enqueue(message, 0);
     logger.warn('requeued a job whose work message was lost', { ...message, was_due: item['GSI3SK'] });
     requeued++;
   }

@@ -267,6 +267,39 @@ describe('invitations', () => {
     expect((await loginAs(api, email, PASSWORD)).user).toMatchObject({ roles: ['OrgAdmin'] });
   });
 
+  it('never let an inviter hand out a role above its own, on any route (issue 42 item 1), creating nothing', async () => {
+    const org = await newOrganisation(api, admin, 'Ceilings');
+    const orgAdmin = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
+    const transporter = await invitedMember(api, admin, 'OrgTransporter', ROLES.OrgTransporter, org);
+    const cases = [
+      ['/v1/org-admin/invitations', orgAdmin.token, ['SysAdmin', 'Merchant', 'Partner', 'Driver', 'ImportWorker']],
+      ['/v1/org-transporter/invitations', transporter.token, ['OrgAdmin', 'SysAdmin', 'Merchant', 'Transporter']],
+      ['/v1/admin/invitations', admin, ['SysAdmin', 'Partner', 'RunsheetBroadcastPlanWorker', 'Driver']],
+    ] as const;
+    for (const [path, token, roles] of cases) {
+      for (const role of roles) {
+        const email = unique(`ceiling-${role.toLowerCase()}`);
+        const refused = await api.post<{ detail: string }>(
+          path,
+          { user: { email, org_id: org, role_id: ROLES[role] } },
+          token,
+        );
+        expect(refused.status, `${path} ${role}`).toBe(403);
+        expect(refused.body.detail, `${path} ${role}`).toMatch(
+          new RegExp(`^your token has \\w+; it may invite a user with the role .+ only, not ${role}$`),
+        );
+        expect(await mails(email)).toEqual([]);
+      }
+    }
+    const bulk = await api.post<{ detail: string }>(
+      '/v1/admin/invitations/bulk',
+      { user: { emails: [unique('bulk-sysadmin')], org_id: org, role_id: ROLES.SysAdmin } },
+      admin,
+    );
+    expect(bulk.status).toBe(403);
+    expect(bulk.body.detail).toContain('not SysAdmin');
+  });
+
   it('still let an inviter who could grant the pending role re-invite (the newest token counts)', async () => {
     const org = await newOrganisation(api, admin, 'Re-invite');
     const transporter = await invitedMember(api, admin, 'OrgTransporter', ROLES.OrgTransporter, org);

@@ -297,8 +297,14 @@ describe('waves (contract 4.7)', () => {
         code: 'no_driver_accepted',
         waves: 2,
         offers: { rejected: 1, expired: 1, closed: 0 },
+        // The other 2 drivers were available and never asked: the waves ran out (issue 46.2).
+        not_asked: 2,
         excluded: { already_offered: 2 },
       },
+    });
+    expect(told[0]!.data!['unassigned_reason']).toMatchObject({
+      detail:
+        '2 waves, 2 drivers: 1 declined, 1 let it expire; 2 available drivers not asked: offer it again to reach them',
     });
     const unassigned = await summary(planning, 'RS-1');
     expect(unassigned).toMatchObject({ status: 'unassigned', unassigned_reason: told[0]!.data!['unassigned_reason'] });

@@ -104,6 +104,8 @@ async function tokenFor(route: RouteDef): Promise<string | undefined> {
   const allowed: readonly Role[] = typeof route.access === 'string' ? ['Merchant'] : route.access;
   // An operation only a partner scope opens (A9): a partner client of the organisation, with the default scope.
   if (allowed.length === 0) return partnerToken();
+  // X21 is open to a driver holding a runsheet under way (contract 4.8): a fresh driver given one by X16.
+  if (route.id === 'X21') return driverWithRunsheet();
   // An organisation's own roles first (the example ids are that organisation's records), SysAdmin for admin paths.
   // The workers' own operations (R3–R8, P10, P13–P15) are sent as the worker that sends them in the service.
   const preference: Role[] = route.path.startsWith('/v1/admin/')
@@ -298,6 +300,19 @@ async function driver(): Promise<string> {
   return made.id;
 }
 
+/** A fresh OrgDriver of the organisation holding runsheet RS-1 of a planning of its own (X16), its token. */
+async function driverWithRunsheet(): Promise<string> {
+  const planner = (await tokenFor(ALL.find((r) => r.id === 'P2')!))!;
+  const id = (await api.post<{ id: string }>('/v1/plannings', { name: 'Docs proofs' }, planner)).body.id;
+  const runsheets = [{ id: 'RS-1', tasks: [{ id: 'T-1', from_address: { city: 'Singapore' } }] }];
+  expect((await api.post(`/v1/plannings/${id}/runsheets`, { runsheets }, planner)).status).toBe(200);
+  const held = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+  expect((await api.post(`/v1/plannings/${id}/drivers`, { drivers: [{ id: held.id }] }, planner)).status).toBe(200);
+  const assigned = await api.post(`/v1/plannings/${id}/runsheets/RS-1/assign`, { driver_id: held.id }, planner);
+  expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
+  return held.token;
+}
+
 /** A planning with runsheet RS-1 and one located driver. */
 async function planning(made: Made) {
   if (made.planning) return made.planning;
@@ -476,6 +491,19 @@ const FIXTURES: Record<keyof typeof EXAMPLE, (made: Made) => Promise<string>> = 
     return list.body.notifications[0]!.id;
   },
   planningID: async (made) => (await planning(made)).id,
+  routeBuildID: async (made) => {
+    const { id, version_rev } = await planning(made);
+    const vehicle = {
+      id: 'van',
+      start: { latitude: 1.3343, longitude: 103.8563 },
+      shift_start_utc: '2026-11-22T00:00:00Z',
+      shift_end_utc: '2026-11-22T10:00:00Z',
+    };
+    const body = { task_ids: [await importedTask()], vehicles: [vehicle], time_limit_s: 1, dry_run: true, version_rev };
+    const build = await api.post<{ route_build: { id: string } }>(`/v1/plannings/${id}/routes`, body, admin);
+    expect(build.status, JSON.stringify(build.body)).toBe(202);
+    return build.body.route_build.id;
+  },
   versionRev: async (made) => (await planning(made)).version_rev,
   driverID: async (made) => {
     await planning(made);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskEventQueue } from '../../lib/client/task-event-queue.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
-import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import { type Client, client, freelanceDriver, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { importTasks } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { withMiddleware } from '../support/middleware.ts';
@@ -92,8 +92,18 @@ afterAll(async () => {
   await host?.stop();
 });
 
-/** A planning holding `runsheets` (id → its tasks, inline or imported), `assigned` given to the driver by X16. */
-async function plannedDay(runsheets: Record<string, { tasks?: unknown[]; task_ids?: string[] }>, assigned: string[]) {
+/** When the latest planned day's runsheets were assigned: events happen from 4 minutes before it (contract 4.8). */
+let dayStart = Date.now();
+
+/**
+ * A planning holding `runsheets` (id → its tasks, inline or imported), `assigned` given by X16 to the driver (or to
+ * the user `holders` names for it).
+ */
+async function plannedDay(
+  runsheets: Record<string, { tasks?: unknown[]; task_ids?: string[] }>,
+  assigned: string[],
+  holders: Record<string, User> = {},
+) {
   const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Execution day' }, planner)).body.id;
   const added = await api.post(
     `/v1/plannings/${planning}/runsheets`,
@@ -101,20 +111,22 @@ async function plannedDay(runsheets: Record<string, { tasks?: unknown[]; task_id
     planner,
   );
   expect(added.status, JSON.stringify(added.body)).toBe(200);
+  const everyone = new Set([driver.id, otherDriver.id, ...Object.values(holders).map((u) => u.id)]);
   const drivers = await api.post(
     `/v1/plannings/${planning}/drivers`,
-    { drivers: [{ id: driver.id }, { id: otherDriver.id }] },
+    { drivers: [...everyone].map((id) => ({ id })) },
     planner,
   );
   expect(drivers.status).toBe(200);
   for (const runsheet of assigned) {
     const given = await api.post(
       `/v1/plannings/${planning}/runsheets/${runsheet}/assign`,
-      { driver_id: driver.id },
+      { driver_id: (holders[runsheet] ?? driver).id },
       planner,
     );
     expect(given.status, JSON.stringify(given.body)).toBe(200);
   }
+  dayStart = Date.now();
   return planning;
 }
 
@@ -124,14 +136,25 @@ const summary = async (planning: string, runsheet: string) =>
   (await api.get<{ runsheets: Summary[] }>(`/v1/plannings/${planning}/runsheets`, planner)).body.runsheets.find(
     (r) => r.id === runsheet,
   )!;
-const at = (minute: number) => new Date(Date.UTC(2026, 10, 25, 9, minute)).toISOString();
+/** A moment of the latest planned day, `step` seconds into it (the day starts 4 minutes before its assignment). */
+const at = (step: number) => new Date(dayStart - 4 * 60_000 + step * 1000).toISOString();
 
-/** X21, then the PUT an app makes: its declared type, and `bytes` (the declared size unless a test lies). */
-async function uploadedProof(contentType: string, size: number, bytes = Buffer.alloc(size, 7), sentType = contentType) {
+/**
+ * X21, then the PUT an app makes: its declared type, and `bytes` (the declared size unless a test lies). A lie is a
+ * 403 at the presigned URL, as in S3 (its type and length are signed); the object is then stored where the URL
+ * pointed with the bucket's own credentials, so that X20's own check of what is stored is still proven.
+ */
+async function uploadedProof(
+  contentType: string,
+  size: number,
+  bytes = Buffer.alloc(size, 7),
+  sentType = contentType,
+  by = driver,
+) {
   const declared = await api.post<{ proof_id: string; upload_url: string; expires_at: string }>(
     '/v1/driver/proofs',
     { content_type: contentType, size },
-    driver.token,
+    by.token,
   );
   expect(declared.status, JSON.stringify(declared.body)).toBe(201);
   const put = await fetch(declared.body.upload_url, {
@@ -139,7 +162,13 @@ async function uploadedProof(contentType: string, size: number, bytes = Buffer.a
     body: bytes,
     headers: { 'content-type': sentType },
   });
-  expect(put.status).toBe(200);
+  const honest = sentType === contentType && bytes.length === size;
+  expect(put.status).toBe(honest ? 200 : 403);
+  if (!honest) {
+    const [, bucket, ...key] = new URL(declared.body.upload_url).pathname.split('/');
+    const { putObject } = await import('../../shared/ports/object-storage.ts');
+    await putObject({ Bucket: bucket, Key: decodeURIComponent(key.join('/')), Body: bytes, ContentType: sentType });
+  }
   return declared.body;
 }
 
@@ -150,14 +179,17 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
       from_address: { city: 'Singapore', latitude: 1.3 + i / 100, longitude: 103.8 },
       to_address: { city: 'Singapore', latitude: 1.35, longitude: 103.85 },
     }));
-    const planning = await plannedDay({ 'RS-1': { tasks } }, ['RS-1']);
+    // The other driver holds a runsheet too (X21 is for drivers with one under way).
+    const planning = await plannedDay({ 'RS-1': { tasks }, 'RS-O': { tasks: [{ id: 'o-1' }] } }, ['RS-1', 'RS-O'], {
+      'RS-O': otherDriver,
+    });
     const dispatcher = await openSocket(host.url, planner);
     dispatcher.subscribe([`planning.${planning}`]);
     expect(await dispatcher.when(() => dispatcher.frames.some((f) => f.type === 'subscribed'))).toBe(true);
     expect(await summary(planning, 'RS-1')).toMatchObject({ status: 'assigned', tasks_total: 4 });
 
-    // X21: a presigned PUT for 15 minutes, its content type and length signed in (s3rver checks no signature, so
-    // the URL's own parameters are the proof).
+    // X21: a presigned PUT for 15 minutes, its content type and length signed in (the local S3 checks them as S3
+    // does: test/integration/local-s3-signatures.test.ts).
     const photo = await uploadedProof('image/jpeg', 2048);
     const signed = new URL(photo.upload_url);
     expect(signed.searchParams.get('X-Amz-Expires')).toBe('900');
@@ -299,12 +331,11 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
     );
     expect(same.map((r) => r.status).sort()).toEqual([200, 201]);
     const [p3, p4] = await Promise.all([
-      report('RS-1', 't-3', { type: 'arrived', happened_at_utc: at(49) }),
+      report('RS-1', 't-3', { type: 'arrived', happened_at_utc: at(52) }),
       report('RS-1', 't-4', { type: 'picked_up', happened_at_utc: at(51) }),
     ]);
     expect([p3.status, p4.status]).toEqual([201, 201]);
-    // Arrived before the pickup in time, reported after it: listed in the order things happened.
-    expect(p3.body.task.timeline.map((e) => e.type)).toEqual(['arrived', 'picked_up']);
+    expect(p3.body.task.timeline.map((e) => e.type)).toEqual(['picked_up', 'arrived']);
     const [d3, f4] = await Promise.all([
       report('RS-1', 't-3', { type: 'delivered', happened_at_utc: at(55) }),
       report('RS-1', 't-4', { type: 'failed', happened_at_utc: at(56), failure_reason: 'recipient_absent' }),
@@ -318,7 +349,11 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
     );
     // P3 shows it too.
     const p3View = await api.get<{ runsheets: Summary[] }>(`/v1/plannings/${planning}`, planner);
-    expect(p3View.body.runsheets[0]).toMatchObject({ status: 'completed', tasks_done: 4, tasks_total: 4 });
+    expect(p3View.body.runsheets.find((r) => r.id === 'RS-1')).toMatchObject({
+      status: 'completed',
+      tasks_done: 4,
+      tasks_total: 4,
+    });
 
     // Under way, the runsheet is the driver's: no cancel, no withdrawal.
     expect((await api.post(`/v1/plannings/${planning}/runsheets/RS-1/cancel`, { reason: 'no' }, planner)).status).toBe(
@@ -525,5 +560,180 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
       ['d-2', 'failed', 'picked_up,failed'],
       ['d-3', 'delivered', 'picked_up,delivered'],
     ]);
+  });
+});
+
+describe('X20–X22 bounds (issue 42 items 2 to 6)', () => {
+  it('bounds a task’s timeline and its times; a repeat announces nothing (items 2, 4, 5)', async () => {
+    const planning = await plannedDay({ 'RS-B': { tasks: [{ id: 'b-1' }, { id: 'b-2' }] } }, ['RS-B']);
+    const dispatcher = await openSocket(host.url, planner);
+    dispatcher.subscribe([`planning.${planning}`]);
+    expect(await dispatcher.when(() => dispatcher.frames.some((f) => f.type === 'subscribed'))).toBe(true);
+    const refusedAt = async (task: string, body: Record<string, unknown>, path = 'happened_at_utc') => {
+      const answer = await report('RS-B', task, body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.body.errors?.map((e) => e.path)).toEqual([path]);
+      return answer.body.errors![0]!.message;
+    };
+
+    // Item 4: the same event again answers 200 and announces nothing: one frame, one webhook.
+    const arrival = { type: 'arrived', happened_at_utc: at(1) };
+    expect((await report('RS-B', 'b-1', arrival)).status).toBe(201);
+    for (let i = 0; i < 3; i++) expect((await report('RS-B', 'b-1', arrival)).status).toBe(200);
+    // Item 2: at most 3 arrivals a task; the fourth is a 409 timeline_full, and nothing is recorded.
+    for (const step of [2, 3])
+      expect((await report('RS-B', 'b-1', { type: 'arrived', happened_at_utc: at(step) })).status).toBe(201);
+    const fourth = await report('RS-B', 'b-1', { type: 'arrived', happened_at_utc: at(4) });
+    expect(fourth.status).toBe(409);
+    expect(fourth.body).toMatchObject({
+      code: 'timeline_full',
+      detail: 'task b-1 was reported as arrived 3 times already (at most 3)',
+    });
+    expect((await report('RS-B', 'b-1', { type: 'picked_up', happened_at_utc: at(10) })).status).toBe(201);
+    expect(await dispatcher.when(() => dispatcher.events('task.picked_up').length === 1)).toBe(true);
+    expect(dispatcher.events('task.arrived')).toHaveLength(3);
+    const hooks = await until(
+      async () => webhooks.received.filter((m) => m.data['planning_id'] === planning),
+      (mine) => mine.some((m) => m.type === 'task.picked_up'),
+    );
+    expect(hooks.filter((m) => m.type === 'task.arrived').map((m) => m.data['happened_at_utc'])).toEqual([
+      at(1),
+      at(2),
+      at(3),
+    ]);
+
+    // Item 5: within [assigned_at − 5 min, now + 5 min], never before the previous status event: a 400 there.
+    expect(await refusedAt('b-2', { type: 'picked_up', happened_at_utc: '2099-01-01T00:00:00Z' })).toContain(
+      'is in the future',
+    );
+    expect(await refusedAt('b-2', { type: 'picked_up', happened_at_utc: '1970-01-01T00:00:00Z' })).toContain(
+      'is before the runsheet was assigned',
+    );
+    expect(await refusedAt('b-2', { type: 'arrived', happened_at_utc: at(-70) })).toContain(
+      'is before the runsheet was assigned',
+    );
+    expect(
+      await refusedAt('b-2', { type: 'picked_up', happened_at_utc: new Date(Date.now() + 6 * 60_000).toISOString() }),
+    ).toContain('is in the future');
+    expect(await refusedAt('b-1', { type: 'delivered', happened_at_utc: at(9) })).toBe(
+      `is before the task's previous event (picked_up at ${at(10)}); events are reported in the order they happened`,
+    );
+    expect(await refusedAt('b-1', { type: 'arrived', happened_at_utc: at(5) })).toContain('previous event');
+    // The text bounds: note ≤ 1 000 and recipient_name ≤ 200 characters.
+    const late = { type: 'delivered', happened_at_utc: at(20) };
+    await refusedAt('b-1', { ...late, note: 'n'.repeat(1001) }, 'note');
+    await refusedAt('b-1', { ...late, recipient_name: 'r'.repeat(201) }, 'recipient_name');
+    const delivered = await report('RS-B', 'b-1', { ...late, note: 'n'.repeat(1000), recipient_name: 'r'.repeat(200) });
+    expect(delivered.status).toBe(201);
+    expect(delivered.body.task.timeline.map((e) => e.type)).toEqual([
+      'arrived',
+      'arrived',
+      'arrived',
+      'picked_up',
+      'delivered',
+    ]);
+    // Finished, the task takes no more arrivals either: its timeline stays as it is.
+    expect((await report('RS-B', 'b-1', { type: 'arrived', happened_at_utc: at(21) })).status).toBe(409);
+    dispatcher.socket.close();
+  });
+
+  it('opens X21 only to a driver with a runsheet under way, holding at most 20 proofs not yet named (item 3)', async () => {
+    const busy = await member('OrgDriver');
+    const declare = (who: User = busy) =>
+      api.post<{ proof_id: string; upload_url: string; code?: string; detail?: string }>(
+        '/v1/driver/proofs',
+        { content_type: 'image/jpeg', size: 10 * 1024 * 1024 },
+        who.token,
+      );
+    // No runsheet yet (a fresh driver, and a freelance one who signed up with an email only): 409 no_runsheet.
+    const none = await declare();
+    expect(none.status).toBe(409);
+    expect(none.body).toMatchObject({
+      code: 'no_runsheet',
+      detail: 'you hold no runsheet assigned or in progress: proofs are declared for the tasks of a runsheet under way',
+    });
+    const freelance = await freelanceDriver(api, 'proofs');
+    expect((await declare({ id: freelance.user.id, token: freelance.bearer_token })).body.code).toBe('no_runsheet');
+
+    await plannedDay({ 'RS-Q': { tasks: [{ id: 'q-1' }, { id: 'q-2' }] } }, ['RS-Q'], { 'RS-Q': busy });
+    const burst = await Promise.all(Array.from({ length: 25 }, () => declare()));
+    expect(burst.filter((r) => r.status === 201)).toHaveLength(20);
+    const refused = burst.filter((r) => r.status !== 201);
+    expect(refused.map((r) => r.status)).toEqual([429, 429, 429, 429, 429]);
+    expect(refused[0]!.body).toMatchObject({ code: 'rate_limited' });
+    expect(refused[0]!.body.detail).toContain('you hold 20 proofs that no event has named yet (at most 20)');
+    const again = await api.call('POST', '/v1/driver/proofs', {
+      token: busy.token,
+      body: { content_type: 'image/png', size: 10 },
+    });
+    expect(again.status).toBe(429);
+    const wait = Number(again.headers.get('retry-after'));
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(3600);
+
+    // A proof named by an event gives its place back.
+    const first = burst.find((r) => r.status === 201)!.body;
+    const put = await fetch(first.upload_url, {
+      method: 'PUT',
+      body: Buffer.alloc(10 * 1024 * 1024, 3),
+      headers: { 'content-type': 'image/jpeg' },
+    });
+    expect(put.status).toBe(200);
+    const event = (task: string, body: Record<string, unknown>) =>
+      api.post<TaskReply>(`/v1/driver/runsheets/RS-Q/tasks/${task}/events`, body, busy.token);
+    expect((await event('q-1', { type: 'picked_up', happened_at_utc: at(1) })).status).toBe(201);
+    const named = await event('q-1', { type: 'delivered', happened_at_utc: at(2), proof_ids: [first.proof_id] });
+    expect(named.status, JSON.stringify(named.body)).toBe(201);
+    expect((await declare()).status).toBe(201);
+    // The runsheet completed, the driver holds none under way: 409 no_runsheet again.
+    expect(
+      (await event('q-2', { type: 'failed', happened_at_utc: at(3), failure_reason: 'recipient_absent' })).status,
+    ).toBe(201);
+    expect((await declare()).body.code).toBe('no_runsheet');
+  });
+
+  it('names a proof once, and serves its bytes as they were when the event named them (item 6)', async () => {
+    const planning = await plannedDay({ 'RS-P': { tasks: ['p-1', 'p-2', 'p-3', 'p-4'].map((id) => ({ id })) } }, [
+      'RS-P',
+    ]);
+    for (const [i, task] of ['p-1', 'p-2', 'p-3', 'p-4'].entries()) {
+      expect((await report('RS-P', task, { type: 'picked_up', happened_at_utc: at(i) })).status).toBe(201);
+    }
+    const photo = await uploadedProof('image/png', 4096, Buffer.alloc(4096, 7));
+    const delivery = (step: number, proofs: string[]) => ({
+      type: 'delivered',
+      happened_at_utc: at(step),
+      proof_ids: proofs,
+    });
+    expect((await report('RS-P', 'p-1', delivery(10, [photo.proof_id]))).status).toBe(201);
+    // Another task's event naming it: a 400 at its path.
+    const reused = await report('RS-P', 'p-2', delivery(11, [photo.proof_id]));
+    expect(reused.status).toBe(400);
+    expect(reused.body.errors).toEqual([
+      {
+        path: 'proof_ids[0]',
+        message: 'is named by another event already: a proof belongs to one event (declare a new one)',
+      },
+    ]);
+    // Two events naming one proof at once: exactly one takes it.
+    const shared = await uploadedProof('image/png', 10);
+    const both = await Promise.all([
+      report('RS-P', 'p-3', delivery(12, [shared.proof_id])),
+      report('RS-P', 'p-4', delivery(12, [shared.proof_id])),
+    ]);
+    expect(both.map((r) => r.status).sort()).toEqual([201, 400]);
+    // The upload URL still works for a while: new bytes PUT to it change nothing that was named.
+    const replaced = await fetch(photo.upload_url, {
+      method: 'PUT',
+      body: Buffer.alloc(4096, 9),
+      headers: { 'content-type': 'image/png' },
+    });
+    expect(replaced.status).toBe(200);
+    const read = await api.get<RunsheetReply>(`/v1/plannings/${planning}/runsheets/RS-P`, planner);
+    const served = read.body.runsheet.tasks.find((t) => t.id === 'p-1')!.proofs[0]!;
+    expect(served).toMatchObject({ id: photo.proof_id, content_type: 'image/png', size: 4096 });
+    const downloaded = await fetch(served.url);
+    expect(downloaded.status).toBe(200);
+    expect(Buffer.from(await downloaded.arrayBuffer())).toEqual(Buffer.alloc(4096, 7));
   });
 });

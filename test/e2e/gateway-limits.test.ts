@@ -7,6 +7,7 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GATEWAY_HEAD_BYTES } from '../../lib/local/gateway-limits.ts';
 import { LAMBDA_PAYLOAD_BYTES } from '../../lib/local/host.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
@@ -90,6 +91,24 @@ describe('headers as API Gateway passes them', () => {
     expect(twice.status).toBe(401);
     const twiceValid = await raw('GET', '/v1/me', [bearer(admin), bearer(admin)]);
     expect(twiceValid.status).toBe(401);
+  });
+
+  it('refuses a request line plus headers over 10 240 bytes with API Gateway’s 431, before any route (issue 42 item 11)', async () => {
+    /** A header that makes the request line plus headers `total` bytes (the line and `host` are ~50 of them). */
+    const padded = (total: number): [string, string] => ['x-padding', 'p'.repeat(total)];
+    const fits = await raw('GET', '/v1/me', [bearer(admin), padded(GATEWAY_HEAD_BYTES - 1_000)]);
+    expect(fits.status).toBe(200);
+    for (const size of [10_752, 15_360]) {
+      for (const path of ['/v1/me', '/health', '/v1/no/such/route']) {
+        const refused = await raw('GET', path, [bearer(admin), padded(size)]);
+        expect(refused.status, `${size} bytes, ${path}`).toBe(431);
+        expect(JSON.parse(refused.body)).toEqual({ message: 'Request Header Fields Too Large' });
+        expect(refused.headers['apigw-requestid']).toBeDefined();
+      }
+    }
+    // Not only one long header: many that add up.
+    const many = Array.from({ length: 12 }, (_, i): [string, string] => [`x-part-${i}`, 'p'.repeat(1_000)]);
+    expect((await raw('GET', '/v1/me', [bearer(admin), ...many])).status).toBe(431);
   });
 });
 

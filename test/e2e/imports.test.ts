@@ -633,7 +633,11 @@ describe('I8 serves every file as a download, never as a page (issue 33 item 9, 
     `/v1/files?bucket=${encodeURIComponent(file.storage_upload_bucket)}&object_key=${encodeURIComponent(file.storage_upload_key)}`;
   const get = (path: string) =>
     fetch(`${host.url}${path}`, { headers: { authorization: `Bearer ${merchant}` }, redirect: 'manual' });
-  /** An upload through I1's presigned PUT that names its own content type (s3rver, unlike S3, does not refuse it). */
+  /**
+   * An object at I1's key stored with its own content type: I1's presigned PUT refuses another type (403, as S3 does:
+   * the type is signed), so it is stored with the bucket's own credentials, as an object written before the type was
+   * signed, or by hand, would be.
+   */
   const uploadAs = async (name: string, bytes: Buffer, contentType: string) => {
     const presigned = await api.get<{ file: FileData }>(
       `/v1/task-import-jobs/upload-url?filename=${encodeURIComponent(name)}`,
@@ -644,8 +648,16 @@ describe('I8 serves every file as a download, never as a page (issue 33 item 9, 
       body: bytes,
       headers: { 'content-type': contentType },
     });
-    expect(put.status).toBe(200);
-    return presigned.body.file;
+    expect(put.status).toBe(403);
+    const { file } = presigned.body;
+    const { putObject } = await import('../../shared/ports/object-storage.ts');
+    await putObject({
+      Bucket: file.storage_upload_bucket,
+      Key: file.storage_upload_key,
+      Body: bytes,
+      ContentType: contentType,
+    });
+    return file;
   };
 
   it('I1 signs the Content-Type text/csv into its presigned PUT (and no checksum of an empty body)', async () => {

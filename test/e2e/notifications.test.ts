@@ -211,6 +211,66 @@ describe('real-time channels', () => {
   });
 });
 
+describe('N1 within one WebSocket message (issue 42 item 10)', () => {
+  it('refuses data no frame can carry with a 400 at its path, and delivers the largest that fits whole', async () => {
+    const { MAX_EVENT_DATA_BYTES } = await import('../../shared/notifications/schemas.ts');
+    const merchant = await member('Merchant', orgX);
+    const c = await connect(merchant.token);
+    c.socket.send(JSON.stringify({ action: 'subscribe', channels: [`user.${merchant.id}`] }));
+    await c.until(1);
+    const event = (data: unknown) => ({ channel: `user.${merchant.id}`, name: 'big', data });
+    for (const bytes of [300 * 1024, 900 * 1024]) {
+      const refused = await api.post<{ errors: { path: string; message: string }[] }>(
+        '/v1/events',
+        { events: [event({}), event({ blob: 'x'.repeat(bytes) })] },
+        admin,
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors).toEqual([
+        {
+          path: 'events[1].data',
+          message: `must be at most ${MAX_EVENT_DATA_BYTES} bytes as JSON: its frame must fit one WebSocket message (128 KiB)`,
+        },
+      ]);
+    }
+    expect(c.frames).toHaveLength(1);
+    // The largest data that fits: a JSON string of exactly MAX_EVENT_DATA_BYTES bytes, delivered whole.
+    const largest = 'y'.repeat(MAX_EVENT_DATA_BYTES - 2);
+    const pushed = await api.post<{ delivered: number }>('/v1/events', { events: [event(largest)] }, admin);
+    expect(pushed.status).toBe(202);
+    expect(pushed.body.delivered).toBe(1);
+    const frames = await c.until(2);
+    expect((frames[1] as Frame & { data: unknown }).data).toBe(largest);
+  });
+
+  it('the local gateway refuses a PostToConnection over 128 KiB as API Gateway does (413 PayloadTooLargeException)', async () => {
+    const merchant = await member('Merchant', orgX);
+    const c = await connect(merchant.token);
+    c.socket.send(JSON.stringify({ action: 'subscribe', channels: [`user.${merchant.id}`] }));
+    await c.until(1);
+    const { db, connectionsTableName } = await import('../../shared/db/client.ts');
+    const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
+    const subscribed = await db().send(
+      new QueryCommand({
+        TableName: connectionsTableName(),
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': `CHAN#user.${merchant.id}` },
+      }),
+    );
+    const connectionId = String(subscribed.Items![0]!['SK']);
+    const { sendFrame } = await import('../../shared/notifications/realtime.ts');
+    const frame = (bytes: number) => ({ type: 'event', channel: 'c', name: 'n', data: 'z'.repeat(bytes), id: 'evt' });
+    await expect(sendFrame(connectionId, frame(129 * 1024) as never)).rejects.toMatchObject({
+      name: 'PayloadTooLargeException',
+      $metadata: { httpStatusCode: 413 },
+    });
+    expect(await sendFrame(connectionId, frame(100 * 1024) as never)).toBe(true);
+    const frames = await c.until(2);
+    expect(frames).toHaveLength(2);
+    expect(String((frames[1] as Frame & { data: unknown }).data)).toHaveLength(100 * 1024);
+  });
+});
+
 describe('the notification log', () => {
   it('lists per organisation, marks read idempotently, and presigns links for one entry', async () => {
     const merchant = await member('Merchant', orgX);

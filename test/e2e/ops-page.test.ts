@@ -16,10 +16,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RoutingRow, routingCsv } from '../../bench/vrp/csv.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { cspDirectives } from '../support/csp.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
+import { importCsv } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { until } from '../support/until.ts';
 
@@ -562,6 +564,104 @@ describe('/ops is safe with what users typed (issue 33.1)', () => {
     expect(probe.violations.join('\n')).toContain('img-src');
     await probe.page.close();
   }, 60_000);
+});
+
+describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
+  type Stop = { task_id: string; kind: 'pickup' | 'dropoff'; start_utc: string };
+  type Build = { status: string; result?: { runsheets: { id: string; stops: Stop[] }[] }; error?: unknown };
+
+  it('shows its stops in order with their planned times, draws its route with numbered stops, and a task behind its plan as late', async () => {
+    // Three parcels from a hub, a van whose shift began an hour ago: its first pickups were planned in the past and
+    // nothing was reported, so they are late by their plan.
+    const now = Date.now();
+    const hub = { latitude: 1.3, longitude: 103.8 };
+    const rows: RoutingRow[] = [
+      [1.31, 103.81],
+      [1.32, 103.79],
+      [1.305, 103.82],
+    ].map(([latitude, longitude], i) => ({
+      ref: `B-${i + 1}`,
+      from: hub,
+      to: { latitude: latitude!, longitude: longitude! },
+      fromOpenMs: now - 2 * 3_600_000,
+      fromCloseMs: now + 4 * 3_600_000,
+      toOpenMs: now - 2 * 3_600_000,
+      toCloseMs: now + 6 * 3_600_000,
+      fromServiceS: 60,
+      toServiceS: 120,
+      weightKg: 5,
+    }));
+    const { importJobId } = await importCsv(api, planner.token, routingCsv(rows));
+    const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Built run' }, planner.token)).body.id;
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planning}/drivers`,
+      { drivers: [{ id: mover.id }] },
+      planner.token,
+    );
+    const van = {
+      id: 'van',
+      driver_id: mover.id,
+      start: hub,
+      shift_start_utc: new Date(now - 3_600_000).toISOString(),
+      shift_end_utc: new Date(now + 8 * 3_600_000).toISOString(),
+    };
+    const asked = await api.post<{ route_build: { id: string } }>(
+      `/v1/plannings/${planning}/routes`,
+      { import_job_id: importJobId, vehicles: [van], time_limit_s: 1, version_rev: ready.body.version_rev },
+      planner.token,
+    );
+    expect(asked.status, JSON.stringify(asked.body)).toBe(202);
+    const ended = await until(
+      () =>
+        api.get<{ route_build: Build }>(`/v1/plannings/${planning}/routes/${asked.body.route_build.id}`, planner.token),
+      (read) => ['completed', 'failed'].includes(read.body.route_build.status),
+      60_000,
+    );
+    expect(ended.body.route_build.status, JSON.stringify(ended.body.route_build.error)).toBe('completed');
+    const built = ended.body.route_build.result!.runsheets[0]!;
+    expect(built.stops).toHaveLength(6);
+
+    const { page: watching } = await openPage();
+    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await signIn(watching, planner);
+    const entry = `#board li[data-runsheet="${built.id}"][data-planning="${planning}"]`;
+    await watching.waitForFunction(`document.querySelector('${entry}[data-status="assigned"]')`, { timeout: 30_000 });
+    // The attention list names a task behind its plan, with the planned stop it missed.
+    await watching.waitForFunction(`document.querySelector('[data-kind="late_task"]')`, { timeout: 30_000 });
+    const late = await watching.$$eval('[data-kind="late_task"]', (items) => items.map((item) => item.textContent));
+    expect(late.length).toBeGreaterThan(0);
+    expect(late.join('\n')).toMatch(/task B-\d late: pickup planned at/);
+
+    await watching.click(`${entry} button.rs-open`);
+    await watching.waitForFunction(`document.querySelectorAll('#detail-stops li').length === ${built.stops.length}`, {
+      timeout: 30_000,
+    });
+    // The stops in the order the build planned them, each with its planned start; numbered alike on the map.
+    const listed = await watching.$$eval('#detail-stops li', (items) =>
+      items.map((item) => ({
+        stop: item.getAttribute('data-stop'),
+        planned: item.getAttribute('data-planned'),
+        text: item.textContent,
+      })),
+    );
+    expect(listed.map((item) => item.stop)).toEqual(built.stops.map((stop) => `${stop.task_id}:${stop.kind}`));
+    expect(listed.map((item) => item.planned)).toEqual(built.stops.map((stop) => stop.start_utc));
+    for (const [i, item] of listed.entries())
+      expect(item.text).toMatch(new RegExp(`^${i + 1}\\. .+ (pickup|drop-off) B-\\d`));
+    expect(await watching.$eval('#detail-stops-head', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(
+      false,
+    );
+    const numbered = await watching.$$eval('.stop-label[data-order]', (labels) =>
+      labels.map((label) => [label.getAttribute('data-order'), label.getAttribute('data-stop')]),
+    );
+    expect(numbered).toEqual(built.stops.map((stop, i) => [String(i + 1), `${stop.task_id}:${stop.kind}`]));
+    // The route is a line through the stops (an SVG path in the map's overlay pane).
+    expect(await watching.$$eval('#map .leaflet-overlay-pane path', (paths) => paths.length)).toBeGreaterThan(0);
+    mkdirSync(join(OUTPUT, 'ops-console'), { recursive: true });
+    await watching.screenshot({ path: join(OUTPUT, 'ops-console', 'built-runsheet-1366.png') });
+    await watching.close();
+  }, 120_000);
 });
 
 describe('the whole file under the CSP', () => {

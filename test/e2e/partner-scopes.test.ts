@@ -102,22 +102,38 @@ describe('a partner authorization’s scopes (T3–T6, X5)', () => {
     expect(updated.body.errors?.[0]?.path).toBe('scopes');
   });
 
-  it('change at T5 and take effect at the next token, not the one already issued', async () => {
-    const made = await partner();
+  it('change at T5 and take effect at the next token; a change ends the tokens issued before it (issue 42 item 7)', async () => {
+    const made = await partner(['users:invite', 'plannings']);
     const before = made.token;
-    expect((await api.get('/v1/plannings', before)).status).toBe(403);
-    const body = { name: 'Renamed', webhook_url: 'https://hooks.example.com/scopes', scopes: ['plannings'] };
-    const updated = await api.put<Partner>(`/v1/admin/partner-authorizations/${made.id}`, body, admin);
-    expect(updated.body.scopes).toEqual(['plannings']);
-    // Left out, the scopes stay as they are.
-    const renamed = await api.put<Partner>(
+    expect((await api.get('/v1/plannings', before)).status).toBe(200);
+    // The SysAdmin takes plannings away: the token issued before holds it no more (401), as after a revocation.
+    const body = { name: 'Renamed', webhook_url: 'https://hooks.example.com/scopes', scopes: ['users:invite'] };
+    const narrowed = await api.put<Partner>(`/v1/admin/partner-authorizations/${made.id}`, body, admin);
+    expect(narrowed.body.scopes).toEqual(['users:invite']);
+    const ended = await api.get<Problem>('/v1/plannings', before);
+    expect(ended.status).toBe(401);
+    expect(ended.body.code).toBe('unauthenticated');
+    const child = { user: { email: `old.token.${Date.now()}@example.com`, org_id: org } };
+    expect((await api.post('/v1/partner/invitations', child, before)).status).toBe(401);
+    const narrow = await clientCredentialsToken(api, made.client_key, made.secret_key);
+    expect((await api.get('/v1/plannings', narrow)).status).toBe(403);
+    const updated = await api.put<Partner>(
       `/v1/admin/partner-authorizations/${made.id}`,
-      { name: 'Renamed again', webhook_url: body.webhook_url },
+      { ...body, scopes: ['plannings'] },
       admin,
     );
-    expect(renamed.body.scopes).toEqual(['plannings']);
-    expect((await api.get('/v1/plannings', before)).status).toBe(403);
+    expect(updated.body.scopes).toEqual(['plannings']);
+    expect((await api.get('/v1/plannings', narrow)).status).toBe(401);
     const after = await clientCredentialsToken(api, made.client_key, made.secret_key);
+    // Left out, or the same, the scopes stay as they are and the tokens issued keep working.
+    for (const scopes of [undefined, ['plannings']]) {
+      const renamed = await api.put<Partner>(
+        `/v1/admin/partner-authorizations/${made.id}`,
+        { name: 'Renamed again', webhook_url: body.webhook_url, ...(scopes ? { scopes } : {}) },
+        admin,
+      );
+      expect(renamed.body.scopes).toEqual(['plannings']);
+    }
     expect((await api.get('/v1/plannings', after)).status).toBe(200);
     // users:invite was given up: A9 is now refused.
     const invite = await api.post<Problem>(
@@ -190,6 +206,90 @@ describe('a partner with users:invite', () => {
       none.token,
     );
     expect(refused.body.detail).toBe('your token has Partner with no scopes; A9 needs a partner scope users:invite');
+  });
+});
+
+describe('a partner never hands out more than it holds (issue 42 item 1)', () => {
+  const mails = async (to: string) =>
+    (
+      await api.get<{ messages: { kind: string; data: Record<string, string> }[] }>(
+        `/_local/outbox?to=${encodeURIComponent(to)}`,
+      )
+    ).body.messages;
+  const accept = async (email: string) => {
+    const token = (await mails(email)).filter((m) => m.kind === 'invitation').at(-1)!.data['invitation_token'];
+    const accepted = await api.post('/v1/auth/accept-invitation', {
+      user: { name: 'Invited', password: 'a-good-long-password', invitation_token: token },
+    });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+    return loginAs(api, email, 'a-good-long-password');
+  };
+
+  it('A9 invites OrgDriver only (the default); any other role is a 403 that says so, and nothing is created', async () => {
+    const { token } = await partner();
+    for (const role of ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin', 'Partner', 'Driver'] as const) {
+      const email = `escalate.${role.toLowerCase()}.${Date.now()}@example.com`;
+      const refused = await api.post<Problem>(
+        '/v1/partner/invitations',
+        { user: { email, org_id: org, role_id: ROLES[role] } },
+        token,
+      );
+      expect(refused.status, role).toBe(403);
+      expect(refused.body.detail).toBe(
+        `your token has Partner with scopes users:invite; it may invite a user with the role OrgDriver only, not ${role}`,
+      );
+      expect((await api.get(`/v1/admin/users/by-email/${encodeURIComponent(email)}`, admin)).status).toBe(404);
+      expect(await mails(email)).toEqual([]);
+    }
+    const email = `child.driver.${Date.now()}@example.com`;
+    const invited = await api.post('/v1/partner/invitations', { user: { email, org_id: org } }, token);
+    expect(invited.status, JSON.stringify(invited.body)).toBe(201);
+    const session = await accept(email);
+    expect(session.user).toMatchObject({ roles: ['OrgDriver'], org_id: org });
+    // What the probe reached with its OrgAdmin: none of it for the partner's driver.
+    expect((await api.get('/v1/org/users', session.bearer_token)).status).toBe(403);
+    expect((await api.get('/v1/plannings', session.bearer_token)).status).toBe(403);
+  });
+
+  it('may not re-invite a pending address into a role it could not grant, which keeps its invitation', async () => {
+    const { token } = await partner();
+    const email = `pending.admin.${Date.now()}@example.com`;
+    expect(
+      (await api.post('/v1/admin/invitations', { user: { email, org_id: org, role_id: ROLES.OrgAdmin } }, admin))
+        .status,
+    ).toBe(201);
+    // Re-inviting would replace the pending role and send the partner's own invitation: refused, as OrgDriver too.
+    for (const user of [
+      { email, org_id: org },
+      { email, org_id: org, role_id: ROLES.OrgAdmin },
+    ]) {
+      const refused = await api.post<Problem>('/v1/partner/invitations', { user }, token);
+      expect(refused.status).toBe(403);
+      expect(refused.body.detail).toMatch(/; it may (re-)?invite a user with the role OrgDriver only, not OrgAdmin$/);
+    }
+    expect((await mails(email)).filter((m) => m.kind === 'invitation')).toHaveLength(1);
+    expect((await accept(email)).user).toMatchObject({ roles: ['OrgAdmin'] });
+  });
+
+  it('cannot widen its own scopes, nor reach any operation that grants roles or scopes', async () => {
+    const made = await partner(['users:invite', 'plannings', 'imports', 'locations:read']);
+    const body = { name: 'Mine', webhook_url: 'https://hooks.example.com/scopes', org_id: org, scopes: ['plannings'] };
+    const attempts = [
+      ['PUT', `/v1/admin/partner-authorizations/${made.id}`, body],
+      ['POST', '/v1/admin/partner-authorizations', body],
+      ['POST', '/v1/admin/clients', { name: 'Worker', roles: ['ImportWorker'] }],
+      ['POST', '/v1/org-admin/invitations', { user: { email: 'x@example.com', role_id: ROLES.OrgAdmin } }],
+      ['POST', '/v1/org-transporter/invitations', { user: { email: 'x@example.com' } }],
+      ['POST', '/v1/admin/invitations', { user: { email: 'x@example.com', org_id: org } }],
+      ['POST', '/v1/admin/invitations/bulk', { user: { emails: ['x@example.com'], org_id: org } }],
+      ['POST', '/v1/admin/users/assign-organisation', { user: { id: drivers[0]!.id, org_id: org } }],
+      ['PUT', '/v1/users/profile', { user: { id: drivers[0]!.id, name: 'Renamed' } }],
+    ] as const;
+    for (const [method, path, sent] of attempts) {
+      const answer = await api.call<Problem>(method, path, { token: made.token, body: sent });
+      expect(answer.status, path).toBe(403);
+      expect(answer.body.detail, path).toMatch(/^your token has Partner with scopes /);
+    }
   });
 });
 

@@ -143,6 +143,21 @@ beforeAll(async () => {
     adminA.token,
   );
   ids['pair_id'] = pairs.body.pair_records[0]!.id;
+  // A route build of A's planning (X24), a dry run: it adds nothing, and it has ended before the tests look.
+  const build = await api.post<{ route_build: { id: string } }>(
+    `/v1/plannings/${planning.body.id}/routes`,
+    routeBody(),
+    adminA.token,
+  );
+  ids['buildID'] = build.body.route_build.id;
+  await until(
+    () =>
+      api.get<{ route_build: { status: string } }>(
+        `/v1/plannings/${planning.body.id}/routes/${ids['buildID']}`,
+        adminA.token,
+      ),
+    (r) => ['completed', 'failed'].includes(r.body.route_build.status),
+  );
 
   // Organisation B's people, and a freelance driver (no organisation at all).
   for (const role of ['OrgAdmin', 'OrgTransporter', 'OrgDriver', 'Merchant'] as const)
@@ -173,6 +188,22 @@ afterAll(() => host?.stop());
 
 const strangerToken = (role: Role) => strangers.find((s) => s.role === role)!.token;
 
+/** X23's body: A's task, one vehicle, a dry run of one second. */
+const routeBody = () => ({
+  task_ids: [ids['taskID']],
+  vehicles: [
+    {
+      id: 'van',
+      start: { latitude: 1.3, longitude: 103.8 },
+      shift_start_utc: '2026-11-22T00:00:00Z',
+      shift_end_utc: '2026-11-22T12:00:00Z',
+    },
+  ],
+  time_limit_s: 1,
+  dry_run: true,
+  version_rev: versionRev,
+});
+
 /** A valid body for each write, so that the call reaches the domain (an invalid one would stop at 400). */
 const bodies: Record<string, () => unknown> = {
   P4: () => ({ name: 'Taken over', version_rev: versionRev }),
@@ -184,6 +215,7 @@ const bodies: Record<string, () => unknown> = {
   R6: () => ({ happened_at_utc: now() }),
   R7: () => ({ happened_at_utc: now() }),
   X16: () => ({ driver_id: ids['driverID'] }),
+  X23: () => routeBody(),
   X18: () => ({ reason: 'not yours' }),
   X19: () => ({ happened_at_utc: now(), reason: 'not yours' }),
   X20: () => ({ type: 'arrived', happened_at_utc: now() }),
@@ -206,7 +238,23 @@ describe('tenancy', () => {
     );
     expect(unknownParameters).toEqual([]);
     expect(tenancyRoutes.map((r) => r.id)).toEqual(
-      expect.arrayContaining(['A23', 'L2', 'N3', 'N4', 'I5', 'I11', 'P3', 'P16', 'R1', 'R2', 'R6', 'R7']),
+      expect.arrayContaining([
+        'A23',
+        'L2',
+        'N3',
+        'N4',
+        'I5',
+        'I11',
+        'P3',
+        'P16',
+        'R1',
+        'R2',
+        'R6',
+        'R7',
+        'X23',
+        'X24',
+        'X25',
+      ]),
     );
   });
 

@@ -9,8 +9,17 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
+import { resetClock, setClock } from '../../shared/clock.ts';
 import { webhookNetwork } from '../../shared/webhooks/deliveries.ts';
-import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import {
+  type ApiResponse,
+  type Client,
+  client,
+  clientCredentialsToken,
+  internalClientToken,
+  invitedMember,
+  loginAs,
+} from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
@@ -245,6 +254,93 @@ describe('internal clients', () => {
     expect(
       (await api.post('/v1/admin/organisations', { name: 'x', kind: 'merchant' }, token.body.bearer_token)).status,
     ).toBe(403);
+  });
+});
+
+describe('a token that was valid once (contract section 3, issue 46.9)', () => {
+  /** The 401 a person and a client's library read: `detail` and RFC 6750's challenge say the same. */
+  function refusal(response: ApiResponse) {
+    expect(response.status).toBe(401);
+    expect(response.body).toMatchObject({ code: 'unauthenticated' });
+    const detail = String((response.body as { detail: string }).detail);
+    expect(response.headers.get('www-authenticate')).toBe(
+      `Bearer error="invalid_token", error_description="${detail}"`,
+    );
+    return detail;
+  }
+  /** The same request two hours on: every bearer token has expired, nothing else changed. */
+  async function later<T>(call: () => Promise<T>): Promise<T> {
+    setClock(() => Date.now() + 2 * 3600_000);
+    try {
+      return await call();
+    } finally {
+      resetClock();
+    }
+  }
+
+  it('an expired token of each kind says it expired and how to get a new one', async () => {
+    const user = await invitedUser('OrgAdmin', orgId);
+    const partner = await api.post<Partner>(
+      '/v1/admin/partner-authorizations',
+      { name: 'Expiring partner', webhook_url: 'https://hooks.expiring.example/x', org_id: orgId },
+      admin,
+    );
+    const partnerToken = await clientCredentialsToken(api, partner.body.client_key, partner.body.secret_key);
+    const workerToken = await internalClientToken(api, admin, 'Expiring worker', ['ImportWorker']);
+    const [userRead, partnerRead, workerRead] = await later(() =>
+      Promise.all([
+        api.get('/v1/me', user.token),
+        api.get('/v1/roles', partnerToken),
+        api.get('/v1/roles', workerToken),
+      ]),
+    );
+    const userSays = refusal(userRead);
+    expect(userSays).toMatch(/^the bearer token expired at \d{4}-\d\d-\d\dT[\d:.]+Z; /);
+    expect(userSays).toContain('POST /v1/auth/refresh');
+    expect(userSays).toContain('POST /v1/auth/login');
+    for (const read of [partnerRead, workerRead]) {
+      const says = refusal(read);
+      expect(says).toMatch(/^the bearer token expired at /);
+      expect(says).toContain('POST /v1/auth/token, grant_type=client_credentials');
+    }
+    // A token that never held still never says which (contract section 2).
+    const forged = await api.get('/v1/me', `${user.token.slice(0, -4)}AAAA`);
+    expect(forged.status).toBe(401);
+    expect(forged.body).toMatchObject({ detail: 'a valid credential is required' });
+    expect(forged.headers.get('www-authenticate')).toBeNull();
+  });
+
+  it('a revoked token of each kind says it was revoked and how to get a new one', async () => {
+    const user = await invitedUser('OrgAdmin', orgId);
+    expect((await api.post('/v1/auth/logout', {}, user.token)).status).toBe(200);
+    const userSays = refusal(await api.get('/v1/me', user.token));
+    expect(userSays).toMatch(/^the bearer token was revoked \(signed out everywhere/);
+    expect(userSays).toContain('POST /v1/auth/login');
+
+    const partner = await api.post<Partner>(
+      '/v1/admin/partner-authorizations',
+      { name: 'Revoked partner', webhook_url: 'https://hooks.revoked.example/x', org_id: orgId },
+      admin,
+    );
+    const partnerToken = await clientCredentialsToken(api, partner.body.client_key, partner.body.secret_key);
+    expect((await api.delete(`/v1/admin/clients/${partner.body.id}`, undefined, admin)).status).toBe(200);
+    const partnerSays = refusal(await api.get('/v1/roles', partnerToken));
+    expect(partnerSays).toMatch(/^the bearer token was revoked \(its client/);
+    expect(partnerSays).toContain('ask a SysAdmin');
+  });
+
+  it('T1 says why a refresh token no longer holds: used twice (the session ends), revoked, unknown', async () => {
+    const user = await invitedUser('OrgAdmin', orgId);
+    const first = await api.post<{ refresh_token: string }>('/v1/auth/refresh', { refresh_token: user.refresh_token });
+    expect(first.status).toBe(200);
+    const reused = refusal(await api.post('/v1/auth/refresh', { refresh_token: user.refresh_token }));
+    expect(reused).toMatch(/^the refresh token was already used/);
+    expect(reused).toContain('POST /v1/auth/login');
+    const revoked = refusal(await api.post('/v1/auth/refresh', { refresh_token: first.body.refresh_token }));
+    expect(revoked).toMatch(/^the session of the refresh token was revoked/);
+    expect(refusal(await api.post('/v1/auth/refresh', { refresh_token: 'x'.repeat(43) }))).toMatch(
+      /^the refresh token is unknown or expired/,
+    );
   });
 });
 

@@ -54,6 +54,11 @@ describe('the signing-key rotation on a first deploy (issue 35 item 3)', () => {
     standIns.secrets.startConfigurationTest(SIGNING, token);
     await expect(step('testSecret', token)).resolves.toEqual({ step: 'testSecret' });
     standIns.secrets.endConfigurationTest(SIGNING, token);
+    // The same with an empty pending version (issue 46.19: AWS documents no copy).
+    const empty = randomUUID();
+    standIns.secrets.startRotation(SIGNING, empty);
+    await expect(step('testSecret', empty)).resolves.toEqual({ step: 'testSecret' });
+    standIns.secrets.endConfigurationTest(SIGNING, empty);
     expect(standIns.secrets.current(SIGNING)).toBe(GENERATED);
   });
 
@@ -78,23 +83,47 @@ describe('the signing-key rotation on a first deploy (issue 35 item 3)', () => {
     expect(after.keys[0]!.kid).toBe(before.keys[0]!.kid);
   });
 
-  it('still refuses a pending version that is neither a key set nor the configuration test’s copy', async () => {
+  it('tests the schedule whatever the pending version holds: empty, or a value that differs (issue 46.19)', async () => {
+    const filled = standIns.secrets.current(SIGNING);
+    // Empty: a version staged AWSPENDING with no value yet.
+    const empty = randomUUID();
+    standIns.secrets.startRotation(SIGNING, empty);
+    await expect(step('testSecret', empty)).resolves.toEqual({ step: 'testSecret' });
+    standIns.secrets.endConfigurationTest(SIGNING, empty);
+    // Differs: a value that is neither a key set nor a copy of AWSCURRENT.
+    const other = randomUUID();
+    await pending(other, 'not a key set');
+    await expect(step('testSecret', other)).resolves.toEqual({ step: 'testSecret' });
+    standIns.secrets.endConfigurationTest(SIGNING, other);
+    expect(standIns.secrets.current(SIGNING)).toBe(filled);
+  });
+
+  it('never makes current a pending version that is not a checked key set', async () => {
+    const before = standIns.secrets.current(SIGNING);
     const token = randomUUID();
-    standIns.secrets.startRotation(SIGNING, token);
-    // A pending value someone else wrote: not what createSecret stores, not a copy of AWSCURRENT.
-    const { PutSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-    await new SecretsManagerClient({
-      endpoint: standIns.url,
-      region: 'eu-west-1',
-      credentials: LOCAL_CREDENTIALS,
-    }).send(
-      new PutSecretValueCommand({
-        SecretId: SIGNING,
-        ClientRequestToken: token,
-        SecretString: 'not a key set',
-        VersionStages: ['AWSPENDING'],
-      }),
-    );
-    await expect(step('testSecret', token)).rejects.toThrow(/not a key set/);
+    await pending(token, 'not a key set');
+    await expect(step('finishSecret', token)).rejects.toThrow(/not a key set/);
+    const dropsCurrent = randomUUID();
+    await pending(dropsCurrent, JSON.stringify({ keys: [] }));
+    await expect(step('finishSecret', dropsCurrent)).rejects.toThrow(/not a key set/);
+    expect(standIns.secrets.current(SIGNING)).toBe(before);
   });
 });
+
+/** A rotation whose pending version someone else wrote: not what createSecret stores. */
+async function pending(token: string, value: string) {
+  standIns.secrets.startRotation(SIGNING, token);
+  const { PutSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+  await new SecretsManagerClient({
+    endpoint: standIns.url,
+    region: 'eu-west-1',
+    credentials: LOCAL_CREDENTIALS,
+  }).send(
+    new PutSecretValueCommand({
+      SecretId: SIGNING,
+      ClientRequestToken: token,
+      SecretString: value,
+      VersionStages: ['AWSPENDING'],
+    }),
+  );
+}

@@ -56,6 +56,8 @@ function arnPattern(resource: GrantResource): RegExp {
       return new RegExp(`^${PLACEHOLDER.bucket}/${resource.prefix}`);
     case 'workQueue':
       return exact(PLACEHOLDER.workQueue);
+    case 'routeQueue':
+      return exact(PLACEHOLDER.routeQueue);
     case 'secretBoxKey':
       return exact(PLACEHOLDER.secretBoxKey);
     case 'signingKeySecret':

@@ -23,6 +23,7 @@ export const PLACEHOLDER = {
   table: (id: string) => arn('dynamodb', `table/${id}`),
   bucket: 'arn:aws:s3:::UploadBucket',
   workQueue: arn('sqs', 'WorkQueue'),
+  routeQueue: arn('sqs', 'RouteQueue'),
   deadLetters: arn('sqs', 'WorkDeadLetters'),
   secretBoxKey: arn('kms', 'key/SecretBoxKey'),
   signingKeySecret: arn('secretsmanager', 'secret:SigningKeys'),
@@ -82,6 +83,14 @@ export function iamCalls(
       return [{ action: `dynamodb:${operation}`, resource: tableArn(input['TableName'], input['IndexName']) }];
     }
     case 'S3Client': {
+      // CopyObject is authorised as PutObject of its key and GetObject of its source (`<bucket>/<key>`).
+      if (operation === 'CopyObject') {
+        const source = String(input['CopySource']).replace(/^[^/]+\//, '');
+        return [
+          { action: 's3:PutObject', resource: `${PLACEHOLDER.bucket}/${String(input['Key'])}` },
+          { action: 's3:GetObject', resource: `${PLACEHOLDER.bucket}/${source}` },
+        ];
+      }
       // HeadObject is authorised as GetObject; multipart parts as PutObject.
       const action =
         operation === 'HeadObject'

@@ -11,6 +11,7 @@ import type { TestProject } from 'vitest/node';
 import { CAPACITY_DIR } from '../../bench/tallies.ts';
 import { startEmulators } from '../../lib/local/emulators.ts';
 import { UPLOAD_BUCKET } from '../../lib/local/start.ts';
+import { buildConsole } from '../../lib/ops/build.ts';
 import { RECORD_DIR } from './aws-calls.ts';
 import { chromiumPath } from './browser.ts';
 import { parseLatency, startLatencyProxy } from './latency-proxy.ts';
@@ -36,6 +37,8 @@ export default async function setup(project: TestProject) {
   const proxy = latency && (await startLatencyProxy(emulators.dynamodbEndpoint, latency));
   project.provide('endpoints', { dynamodb: proxy ? proxy.url : emulators.dynamodbEndpoint, s3: emulators.s3Endpoint });
   project.provide('dataDir', dataDir);
+  // The /ops console's script, for the files that read it without starting a host (each host makes it again).
+  buildConsole();
   // Unpacked once here, before any file runs, so that browser tests never race to unpack it.
   project.provide('chromium', await chromiumPath());
   return async () => {

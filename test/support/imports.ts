@@ -28,11 +28,16 @@ const TASK_WINDOWS =
  */
 export async function importTasks(api: Client, token: string, refs: string[]): Promise<string[]> {
   const rows = refs.map((ref, i) => `${ref},${i + 1} Depot Way,Singapore,SG,1 Mall,Singapore,SG,${TASK_WINDOWS}`);
+  return (await importCsv(api, token, [TASKS_HEADER, ...rows].join('\n'))).taskIds;
+}
+
+/** Imports a whole tasks file as one job (`IMPORT_WINDOW`'s service type): its id and its tasks' ids in file order. */
+export async function importCsv(api: Client, token: string, csv: string) {
   const link = await api.get<{ file: { url: string; storage_upload_key: string } }>(
     '/v1/task-import-jobs/upload-url?filename=tasks.csv',
     token,
   );
-  const put = await putUpload(link.body.file.url, [TASKS_HEADER, ...rows].join('\n'));
+  const put = await putUpload(link.body.file.url, csv);
   if (put.status !== 200) throw new Error(`the upload answered ${put.status}`);
   const job = await api.post<{ id: string }>(
     '/v1/task-import-jobs',
@@ -51,5 +56,5 @@ export async function importTasks(api: Client, token: string, refs: string[]): P
     `/v1/tasks?import_job_id=${job.body.id}&order=asc&per_page=1000`,
     token,
   );
-  return listed.body.tasks.map((task) => task.id);
+  return { importJobId: job.body.id, taskIds: listed.body.tasks.map((task) => task.id) };
 }

@@ -13,6 +13,8 @@ export interface Invocation {
   body?: unknown;
   headers?: Record<string, string>;
   caller?: Caller | null;
+  /** The caller's address as API Gateway saw it (default 127.0.0.1). */
+  sourceIp?: string;
 }
 
 export async function invoke<T = Record<string, unknown>>(handler: Handler, call: Invocation = {}) {
@@ -26,7 +28,7 @@ export async function invoke<T = Record<string, unknown>>(handler: Handler, call
       body,
       routeKey: `${call.method ?? 'POST'} ${call.path ?? '/'}`,
       pathParameters: call.params ?? {},
-      sourceIp: '127.0.0.1',
+      sourceIp: call.sourceIp ?? '127.0.0.1',
     },
     call.caller === undefined ? undefined : toAuthorizerContext(call.caller),
   );

@@ -55,6 +55,8 @@ export function functionPolicies(app: App, built: ReturnType<typeof buildApp>): 
   arns.set(`${data}/${logicalId(built.data.uploadBucket)}`, PLACEHOLDER.bucket);
   refs.set(`${data}/${logicalId(built.data.workQueue)}`, `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/WorkQueue`);
   arns.set(`${data}/${logicalId(built.data.workQueue)}`, PLACEHOLDER.workQueue);
+  refs.set(`${data}/${logicalId(built.data.routeQueue)}`, `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/RouteQueue`);
+  arns.set(`${data}/${logicalId(built.data.routeQueue)}`, PLACEHOLDER.routeQueue);
   refs.set(`${data}/${logicalId(built.data.secretBoxKey)}`, 'SecretBoxKey');
   arns.set(`${data}/${logicalId(built.data.secretBoxKey)}`, PLACEHOLDER.secretBoxKey);
   refs.set(`${data}/${logicalId(built.data.signingKeySecret)}`, PLACEHOLDER.signingKeySecret);

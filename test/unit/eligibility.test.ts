@@ -206,8 +206,32 @@ describe('unassignedReason', () => {
       detail: '3 waves, 9 drivers: 5 declined, 4 let it expire; 6 other drivers off duty',
       waves: 3,
       offers: { rejected: 5, expired: 4, closed: 0 },
+      not_asked: 0,
       excluded: excluded({ already_offered: 9, off_duty: 6 }),
     });
+  });
+
+  it('counts the available drivers the waves never reached and ends the sentence with them (issue 46.2)', () => {
+    const reason = unassignedReason({
+      waves: 2,
+      offers: { rejected: 2, expired: 2, closed: 0 },
+      excluded: excluded({ already_offered: 4, at_capacity: 3 }),
+      notAsked: 1,
+    });
+    expect(reason).toMatchObject({ code: 'no_driver_accepted', not_asked: 1 });
+    expect(reason.detail).toBe(
+      '2 waves, 4 drivers: 2 declined, 2 let it expire; 3 other drivers at their runsheet limit; ' +
+        '1 available driver not asked: offer it again to reach them',
+    );
+    // Nobody else left out: the unasked are the whole rest of the sentence.
+    expect(
+      unassignedReason({
+        waves: 3,
+        offers: { rejected: 0, expired: 3, closed: 0 },
+        excluded: excluded({ already_offered: 3 }),
+        notAsked: 2,
+      }).detail,
+    ).toBe('3 waves, 3 drivers: 3 let it expire; 2 available drivers not asked: offer it again to reach them');
   });
 
   it('speaks in the singular of one wave, one driver, one other driver', () => {
@@ -249,6 +273,7 @@ describe('unassignedReason', () => {
       detail: 'No driver could be offered it: 4 drivers off duty, 1 with no known location',
       waves: 0,
       offers: none,
+      not_asked: 0,
       excluded: excluded({ off_duty: 4, no_location: 1 }),
     });
     expect(unassignedReason({ waves: 0, offers: none, excluded: excluded({ at_capacity: 1 }) }).detail).toBe(

@@ -124,6 +124,21 @@ describe('the authorizer (cached by API Gateway) and the handler kit', () => {
     const { gen: _gen, ...context } = await annotate(`Bearer ${issued.bearer_token}`);
     expect(await resolveCaller(context, `Bearer ${issued.bearer_token}`)).toMatchObject({ id: caller.id });
     setClock(() => (issued.bearer_token_expired_at + 1) * 1000);
-    expect(await resolveCaller(context, `Bearer ${issued.bearer_token}`)).toBeNull();
+    await expect(resolveCaller(context, `Bearer ${issued.bearer_token}`)).rejects.toMatchObject({
+      kind: 'unauthenticated',
+      message: expect.stringMatching(/^the bearer token expired at /),
+    });
+  });
+
+  it('annotates an expired token of ours as such, so that its 401 can say so (issue 46.9)', async () => {
+    const { annotate } = await import('../../shared/auth/authorizer.ts');
+    const issued = await issueBearerToken(caller, 4);
+    setClock(() => (issued.bearer_token_expired_at + 1) * 1000);
+    expect(await annotate(`Bearer ${issued.bearer_token}`)).toEqual({
+      authenticated: 'false',
+      refused: 'expired',
+      kind: 'user',
+      exp: String(issued.bearer_token_expired_at),
+    });
   });
 });

@@ -1,0 +1,57 @@
+/**
+ * The few parts of Leaflet (1.9, served at /ops/assets/leaflet.js and loaded before the console) the console uses,
+ * typed here rather than through @types/leaflet: a dozen calls, and no install for the page's one optional library.
+ */
+export interface LatLng {
+  lat: number;
+  lng: number;
+}
+export type LatLngLike = LatLng | [number, number];
+
+export interface Bounds {
+  getCenter(): LatLng;
+  pad(ratio: number): Bounds;
+}
+
+export interface Layer {
+  addTo(target: LeafletMap | LayerGroup): this;
+}
+
+export interface CircleMarker extends Layer {
+  options: { color?: string; fillOpacity?: number };
+  setLatLng(at: LatLngLike): this;
+  getLatLng(): LatLng;
+  setStyle(style: { color?: string; fillOpacity?: number }): this;
+  bindTooltip(
+    content: HTMLElement,
+    options: { permanent: boolean; direction: 'left' | 'right'; offset: [number, number]; className: string },
+  ): this;
+}
+
+export interface LayerGroup extends Layer {
+  clearLayers(): this;
+  /** The console keeps only circle markers in the groups it reads back (the route line has a group of its own). */
+  getLayers(): CircleMarker[];
+}
+
+export interface LeafletMap {
+  setView(center: LatLngLike, zoom: number): this;
+  fitBounds(bounds: Bounds, options: { maxZoom: number }): this;
+  remove(): this;
+}
+
+export interface Leaflet {
+  map(id: string, options: { zoomControl: boolean; dragging: boolean }): LeafletMap;
+  tileLayer(template: string, options: { maxZoom: number; attribution: string }): Layer;
+  layerGroup(): LayerGroup;
+  circleMarker(
+    at: LatLngLike,
+    options: { radius: number; color: string; weight?: number; fillColor?: string; fillOpacity: number },
+  ): CircleMarker;
+  polyline(points: LatLngLike[], options: { color: string; weight: number; opacity: number }): Layer;
+  latLngBounds(points: LatLngLike[]): Bounds;
+  Browser: { mobile: boolean };
+}
+
+/** Leaflet when its script loaded; undefined without it (the console then places the drivers on a plain grid). */
+export const leaflet = (): Leaflet | undefined => (window as { L?: Leaflet }).L;

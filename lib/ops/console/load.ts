@@ -1,0 +1,166 @@
+/**
+ * The plannings shown: the newest with runsheets, each read whole once (P3: its drivers and job) and its statuses
+ * (X14), offers (R2) and started runsheets' tasks (X22) kept fresh, read again shortly after its events.
+ */
+import { allPages, api, eachLimited, subscribe } from './api.ts';
+import { renderFilter } from './board.ts';
+import { enc } from './dom.ts';
+import { learnDriver, locate } from './drivers.ts';
+import {
+  type Answer,
+  drivers,
+  isSysAdmin,
+  type ListedRunsheet,
+  orgId,
+  type Pair,
+  plannings,
+  roles,
+  rsKey,
+  screen,
+  session,
+  subscribed,
+  taskCache,
+  view,
+} from './state.ts';
+
+const MAX_PLANNINGS = 20;
+/** Channels one WebSocket connection may hold (contract 4.3). */
+const CHANNELS_PER_CONNECTION = 20;
+
+type PairRecord = Answer<'/v1/broadcast-plans/{plan_id}/pairs', 'get'>['pair_records'][number];
+
+/**
+ * The newest plannings with runsheets, each read whole once and its statuses kept fresh: as many as the connection
+ * has channels for (20 a connection, contract 4.3, less the user's, the organisation's and SysAdmin's freelance
+ * drivers'), so that every planning shown is live. One that falls out of them is dropped, and the connection opened
+ * again without its channel.
+ */
+export async function loadPlannings(): Promise<void> {
+  const org = orgId();
+  const scoped = org && isSysAdmin() ? `&org_id=${enc(org)}` : '';
+  const room = CHANNELS_PER_CONNECTION - (isSysAdmin() ? 3 : 2);
+  const list = await api<Answer<'/v1/plannings', 'get'>>(`/v1/plannings?per_page=${MAX_PLANNINGS}${scoped}`);
+  // An empty planning needs nobody.
+  const newest = list.plannings.filter((p) => p.total_runsheets).slice(0, room);
+  const kept = new Set(newest.map((p) => p.id));
+  let dropped = false;
+  for (const id of [...plannings.keys()])
+    if (!kept.has(id)) {
+      plannings.delete(id);
+      dropped ||= subscribed.has(`planning.${id}`);
+      if (view.selected?.planningId === id) screen.closeDetail();
+    }
+  if (dropped) session.socket?.close(); // its onclose connects again, subscribing to the plannings kept
+  for (const p of newest) {
+    const known = plannings.get(p.id);
+    if (!known) {
+      plannings.set(p.id, {
+        id: p.id,
+        name: p.name,
+        driverIds: new Set(),
+        job: null,
+        runsheets: new Map(),
+        pairs: new Map(),
+        loaded: false,
+      });
+    } else known.name = p.name;
+  }
+  subscribe([...plannings.keys()].map((id) => `planning.${id}`));
+  renderFilter();
+  await eachLimited([...plannings.keys()], 3, (id) => loadPlanning(id));
+  screen.renderAll();
+}
+
+/** One planning: P3 once (its drivers and job), X14's statuses, R2's offers, and the tasks of started runsheets. */
+export async function loadPlanning(planningId: string): Promise<void> {
+  const planning = plannings.get(planningId);
+  if (!planning) return;
+  if (!planning.loaded) {
+    const whole = await api<Answer<'/v1/plannings/{planningID}', 'get'>>(`/v1/plannings/${enc(planningId)}`);
+    planning.loaded = true;
+    planning.name = whole.name;
+    planning.job = whole.job || null;
+    planning.driverIds = new Set((whole.drivers || []).map((d) => d.id));
+    const unknown = [...planning.driverIds].filter((id) => !drivers.has(id));
+    for (const d of whole.drivers || []) if (!drivers.has(d.id)) drivers.set(d.id, { id: d.id });
+    await eachLimited(unknown, 6, async (id) => {
+      if (roles().includes('OrgTransporter')) {
+        const found = await api<Answer<'/v1/org/users/{userID}', 'get'>>(`/v1/org/users/${enc(id)}`).catch(() => null);
+        if (found?.user) learnDriver(found.user);
+      }
+      await locate(id);
+    });
+  }
+  // R2 (with every pair's tasks) is the heavy read: at first and after a reconnect (events may have been missed);
+  // in between the pair events themselves keep the offers current.
+  const readPairs = !planning.pairsRead || planning.pairsDirty;
+  const [runsheets, records] = await Promise.all([
+    allPages<ListedRunsheet>(`/v1/plannings/${enc(planningId)}/runsheets?per_page=200`, 'runsheets'),
+    readPairs ? allPages<PairRecord>(`/v1/broadcast-plans/${enc(planningId)}/pairs`, 'pair_records') : null,
+  ]);
+  planning.runsheets = new Map(runsheets.map((r) => [r.id, r]));
+  for (const r of runsheets) {
+    const who = r.assigned_driver;
+    if (who?.name && !drivers.get(who.id)?.name) learnDriver({ id: who.id, name: who.name });
+  }
+  if (records) {
+    planning.pairsRead = true;
+    planning.pairsDirty = false;
+    planning.pairs = new Map(
+      records.map((r): [string, Pair] => {
+        const last = r.statuses[r.statuses.length - 1];
+        if (r.pair.driver.name && !drivers.get(r.pair.driver.id)?.name)
+          learnDriver({ id: r.pair.driver.id, name: r.pair.driver.name });
+        return [
+          r.id,
+          {
+            id: r.id,
+            runsheet_id: r.pair.runsheet.id,
+            driver_id: r.pair.driver.id,
+            state: r.current_state,
+            reason: last?.reason || null,
+            action: last?.action,
+            at: last?.happened_at_utc,
+            first: r.statuses[0]?.happened_at_utc,
+          },
+        ];
+      }),
+    );
+  }
+  // Assigned and started runsheets: their tasks (X22), for failures and lateness (a built runsheet's tasks behind
+  // their plan before its driver reports anything too); read again when their status or progress moves.
+  const moved = runsheets.filter((r) => {
+    if (r.status !== 'assigned' && r.status !== 'in_progress' && r.status !== 'completed') return false;
+    const cached = taskCache.get(rsKey(planningId, r.id));
+    return !cached || cached.done !== r.tasks_done || cached.status !== r.status;
+  });
+  await eachLimited(moved.slice(0, 100), 4, async (r) => {
+    const found = await api<Answer<'/v1/plannings/{planningID}/runsheets/{runsheetID}', 'get'>>(
+      `/v1/plannings/${enc(planningId)}/runsheets/${enc(r.id)}`,
+    );
+    taskCache.set(rsKey(planningId, r.id), { done: r.tasks_done, status: r.status, tasks: found.runsheet.tasks });
+  });
+  if (view.selected?.planningId === planningId) await screen.loadSelected();
+}
+
+const reloads = new Map<string, ReturnType<typeof setTimeout>>();
+
+/** A planning read again shortly after its events (a burst of events is one read). */
+export function scheduleReload(planningId: string, delay: number): void {
+  if (!plannings.has(planningId) || reloads.has(planningId)) return;
+  reloads.set(
+    planningId,
+    setTimeout(async () => {
+      reloads.delete(planningId);
+      if (!session.signedIn) return;
+      await loadPlanning(planningId).catch(() => {});
+      screen.renderAll();
+    }, delay),
+  );
+}
+
+/** No reload pending (sign-out). */
+export function cancelReloads(): void {
+  for (const timer of reloads.values()) clearTimeout(timer);
+  reloads.clear();
+}

@@ -1,0 +1,52 @@
+/** Route planning's operations (contract 4.10; one entry each; see shared/routes.ts for the whole table). */
+
+import * as planning from '#shared/planning/schemas';
+import type { RouteDef } from '#shared/routes/types';
+import * as routing from '#shared/routing/schemas';
+
+export const routingRoutes = [
+  {
+    id: 'X23',
+    method: 'POST',
+    path: '/v1/plannings/{planningID}/routes',
+    area: 'planning',
+    handler: 'routing/create-build',
+    // Reads the named tasks and their import jobs (or an import job's tasks, GSI1), the planning's drivers; writes
+    // the build and queues it on the route queue (its own worker function: functions/workers/routes.ts).
+    needs: { main: 'write', indexes: ['GSI1'], routeQueue: true },
+    access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
+    scopes: ['plannings'],
+    summary: 'Build runsheets from tasks and vehicles: each task to a vehicle, each vehicle’s stops in order',
+    status: 202,
+    request: { params: planning.planningParams, body: routing.createBuildBody },
+    response: routing.routeBuildView,
+  },
+  {
+    id: 'X24',
+    method: 'GET',
+    path: '/v1/plannings/{planningID}/routes/{buildID}',
+    area: 'planning',
+    handler: 'routing/read-build',
+    needs: {},
+    access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
+    scopes: ['plannings'],
+    summary: 'A route build: its status, progress while solving, result once completed, error once failed',
+    status: 200,
+    request: { params: routing.buildParams },
+    response: routing.routeBuildView,
+  },
+  {
+    id: 'X25',
+    method: 'GET',
+    path: '/v1/plannings/{planningID}/routes',
+    area: 'planning',
+    handler: 'routing/list-builds',
+    needs: { pageTokens: true, indexes: ['GSI1'] },
+    access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
+    scopes: ['plannings'],
+    summary: 'The planning’s route builds, newest first, without their results',
+    status: 200,
+    request: { params: planning.planningParams, query: routing.buildsQuery },
+    response: routing.routeBuildList,
+  },
+] as const satisfies readonly RouteDef[];

@@ -1,0 +1,140 @@
+/**
+ * Adds a build's runsheets to its planning (contract 4.10), as P5 would add them: their tasks in pickup order (as
+ * imported, with their planned times), the tasks marked, the planning's `version_rev` moved; each runsheet keeps its
+ * `stops[]`; a vehicle with a driver has its runsheet assigned to them as X16 would.
+ *
+ * Exactly once, whoever runs it and however often: the first write is the planning's version moved from the one the
+ * build was asked against, naming the build (`route_build`). Of two builds (or a build and a P5–P9) only one moves
+ * it: the other finds the planning changed and adds nothing. A rerun of the same build (its worker died after that
+ * write) finds its own name there and finishes the rest, whose every write is whole and keyed by the build.
+ */
+import type { Caller } from '#shared/auth/caller';
+import { PAGE_ANSWER_BUDGET_BYTES } from '#shared/db/paging';
+import { conflict, DomainError } from '#shared/errors';
+import { claimTask, importedTask, releaseTask } from '#shared/imports/tasks';
+import { logger } from '#shared/log';
+import { assignRunsheet } from '#shared/planning/dispatch';
+import { runsheetKey } from '#shared/planning/keys';
+import {
+  addMembers,
+  changePlanning,
+  findPlanning,
+  type Planning,
+  planningBytes,
+  planningContents,
+  type Runsheet,
+} from '#shared/planning/plannings';
+import type { RouteBuild } from '#shared/routing/builds';
+import type { BuildTask } from '#shared/routing/problem';
+import type { BuildResult } from '#shared/routing/schemas';
+
+export const planningChanged = (detail: string) => conflict(detail, 'planning_changed');
+export const planningTooLarge = (detail: string) => conflict(detail, 'planning_too_large');
+
+/** The runsheets a result adds, as the planning stores them. */
+export function builtRunsheets(result: BuildResult, tasks: Map<string, BuildTask>): Runsheet[] {
+  return result.runsheets.map((built) => {
+    const planned = new Map<string, { pickup?: string; dropoff?: string }>();
+    for (const stop of built.stops) {
+      const times = planned.get(stop.task_id) ?? {};
+      times[stop.kind] = stop.start_utc;
+      planned.set(stop.task_id, times);
+    }
+    // Pickup order: the order the stops first name each task.
+    const order = [...planned.keys()];
+    const types = new Set(order.map((id) => tasks.get(id)?.serviceType));
+    const [only] = [...types];
+    return {
+      id: built.id,
+      name: built.name,
+      tasks: order.map((id) => ({
+        ...importedTask(tasks.get(id)!.item),
+        planned_pickup_utc: planned.get(id)!.pickup ?? null,
+        planned_dropoff_utc: planned.get(id)!.dropoff ?? null,
+      })),
+      task_ids: order,
+      ...(types.size === 1 && only ? { service_type: only } : {}),
+      stops: built.stops,
+    };
+  });
+}
+
+/** Whether the planning, with these runsheets added, is still one P3 can answer (4.9). */
+export async function fitsPlanning(planningId: string, runsheets: Runsheet[]): Promise<boolean> {
+  const contents = await planningContents(planningId, true);
+  return planningBytes([...contents.runsheets, ...runsheets], contents.drivers) <= PAGE_ANSWER_BUDGET_BYTES;
+}
+
+/** Moves the planning's version from the build's, naming the build; a rerun finds it moved by itself already. */
+async function takePlanning(build: RouteBuild, runsheets: Runsheet[]): Promise<Planning> {
+  const planning = await findPlanning(build.planning_id, true);
+  if (!planning) throw planningChanged('the planning was deleted while the routes were built');
+  if (planning.route_build === build.id) return planning;
+  if (planning.version_rev !== build.base_rev)
+    throw planningChanged(
+      `the planning changed while the routes were built (version ${build.base_rev.split('-')[0]} then, ${planning.version_seq} now): nothing was added; build again`,
+    );
+  if (!(await fitsPlanning(planning.id, runsheets)))
+    throw planningTooLarge(
+      'these runsheets would make the planning larger than one planning may hold (P3’s answer): nothing was added; plan fewer tasks or use another planning',
+    );
+  try {
+    return await changePlanning(planning, build.base_rev, { route_build: build.id });
+  } catch (error) {
+    if (error instanceof DomainError || (error as { status?: number }).status === 409)
+      throw planningChanged('the planning changed while the routes were built: nothing was added; build again');
+    throw error;
+  }
+}
+
+/** Marks each task as in its runsheet; a task taken meanwhile (a P5 between) undoes them all: nothing is added. */
+async function claimTasks(planning: Planning, runsheets: Runsheet[]) {
+  const claims = runsheets.flatMap((r) => (r.task_ids ?? []).map((taskId) => ({ runsheetId: r.id, taskId })));
+  let taken: string | undefined;
+  for (let i = 0; i < claims.length && !taken; i += 25) {
+    const settled = await Promise.allSettled(
+      claims
+        .slice(i, i + 25)
+        .map((c) => claimTask(planning.org_id, planning.id, c.runsheetId, c.taskId, `task ${c.taskId}`)),
+    );
+    for (const outcome of settled)
+      if (outcome.status === 'rejected') {
+        if ((outcome.reason as { status?: number }).status !== 409 && !(outcome.reason instanceof DomainError))
+          throw outcome.reason;
+        taken ??= (outcome.reason as Error).message;
+      }
+  }
+  if (!taken) return;
+  for (let i = 0; i < claims.length; i += 25)
+    await Promise.all(
+      claims.slice(i, i + 25).map((c) => releaseTask(planning.org_id, planning.id, c.runsheetId, c.taskId)),
+    );
+  throw planningChanged(`a task was planned elsewhere while the routes were built (${taken}): nothing was added`);
+}
+
+/** Adds the runsheets (see the module's note); answers the planning after. */
+export async function applyResult(build: RouteBuild, runsheets: Runsheet[], result: BuildResult): Promise<void> {
+  const planning = await takePlanning(build, runsheets);
+  await claimTasks(planning, runsheets);
+  await addMembers(
+    planning,
+    'total_runsheets',
+    'runsheets',
+    runsheets.map((r) => r.id),
+    runsheets.map((r) => ({ ...runsheetKey(planning.id, r.id), entity: 'runsheet', ...r })),
+  );
+  // A vehicle with its driver: the runsheet is theirs, as X16 gives it (a retry finds it theirs and changes nothing).
+  for (const built of result.runsheets) {
+    if (!built.driver_id) continue;
+    try {
+      await assignRunsheet(build.caller as Caller, planning.id, built.id, built.driver_id);
+    } catch (error) {
+      // The driver left the planning meanwhile (P8), or another has it: the runsheet stays open for dispatch.
+      logger.warn('a built runsheet could not be assigned to its vehicle’s driver', {
+        build_id: build.id,
+        runsheet_id: built.id,
+        error: error as Error,
+      });
+    }
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Route planning's solver (contract 4.10): `solve(problem, options)` plans as many tasks as it can and, among those
+ * plans, the least total distance (or, for objective `vehicles`, the fewest vehicles first). Pure: no I/O, no clock but
+ * `options.now`, every random choice from `options.seed`, so a seed and an iteration budget replay a run exactly.
+ * See docs/routing.md, "The solver", for the algorithm and the constraint checks.
+ */
+import { buildInstance, type Instance } from './instance.ts';
+import type {
+  Load,
+  PlannedRoute,
+  PlannedStop,
+  RoutingProblem,
+  RoutingSolution,
+  SolveOptions,
+  UnplannedCode,
+} from './model.ts';
+import { Random } from './random.ts';
+import { search } from './search.ts';
+import type { Solution } from './solution.ts';
+
+export type * from './model.ts';
+
+export function solve(problem: RoutingProblem, options: SolveOptions): RoutingSolution {
+  const inst = buildInstance(problem);
+  const random = new Random(options.seed);
+  const { best, iterations, stopped } = search(inst, problem.objective, options, random);
+  return solutionOf(inst, best, iterations, stopped);
+}
+
+function solutionOf(
+  inst: Instance,
+  best: Solution,
+  iterations: number,
+  stopped: RoutingSolution['stopped'],
+): RoutingSolution {
+  const { dist, dur, size, loc, open, service, load } = inst;
+  const routes: PlannedRoute[] = [];
+  let distanceM = 0;
+  let durationS = 0;
+  for (const route of best.routes) {
+    const { nodes } = route;
+    if (nodes.length === 0) continue;
+    const v = route.vehicle;
+    const start = inst.vStart[v]!;
+    const end = inst.vEnd[v]!;
+    const first = loc[nodes[0]!]!;
+    // Leave as late as still reaches the first stop when it opens (never before the shift starts).
+    const departure = Math.max(
+      inst.shiftStart[v]!,
+      Math.min(route.earliest[0]!, open[nodes[0]!]!) - dur[start * size + first]!,
+    );
+    let time = departure;
+    let prev = start;
+    let distance = 0;
+    const peak = [0, 0, 0];
+    const onBoard = [0, 0, 0];
+    const stops: PlannedStop[] = [];
+    for (const node of nodes) {
+      const l = loc[node]!;
+      const leg = dist[prev * size + l]!;
+      const arrival = time + dur[prev * size + l]!;
+      const begin = Math.max(arrival, open[node]!);
+      const task = node >> 1;
+      const sign = node & 1 ? -1 : 1;
+      for (let d = 0; d < 3; d++) {
+        onBoard[d]! += sign * load[3 * task + d]!;
+        peak[d] = Math.max(peak[d]!, onBoard[d]!);
+      }
+      stops.push({
+        task,
+        kind: node & 1 ? 'dropoff' : 'pickup',
+        location: l,
+        arrival,
+        start: begin,
+        departure: begin + service[node]!,
+        distanceFromPreviousM: leg,
+      });
+      distance += leg;
+      time = begin + service[node]!;
+      prev = l;
+    }
+    let arrival = time;
+    if (end >= 0) {
+      distance += dist[prev * size + end]!;
+      arrival = time + dur[prev * size + end]!;
+    }
+    const peakLoad: Load = { weight: peak[0]!, volume: peak[1]!, items: peak[2]! };
+    routes.push({
+      vehicle: v,
+      stops,
+      departure,
+      arrival,
+      distanceM: distance,
+      durationS: arrival - departure,
+      peakLoad,
+    });
+    distanceM += distance;
+    durationS += arrival - departure;
+  }
+  const unplanned: { task: number; code: UnplannedCode }[] = [];
+  for (let t = 0; t < inst.tasks; t++)
+    if (best.taskRoute[t]! < 0) unplanned.push({ task: t, code: inst.impossible[t] ?? 'not_enough_vehicles' });
+  return { routes, unplanned, distanceM, durationS, stopped, iterations };
+}

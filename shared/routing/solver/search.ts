@@ -1,0 +1,323 @@
+/**
+ * The search: regret insertion builds a first solution with every task it can place, then adaptive large neighbourhood
+ * search (Ropke & Pisinger 2006) improves it: each iteration removes q tasks with one of the removal operators and
+ * puts them back with greedy or regret-k insertion (with or without noise), the operators chosen by weights that
+ * adapt to how often each found a new best, a better or an accepted solution; simulated annealing accepts a worse
+ * solution with a probability that falls as the temperature cools over the run. For objective `vehicles` a reduction
+ * phase first tries to empty one vehicle at a time (its tasks must find room in the others) before the distance search.
+ */
+
+import { ALL_ROUTES_UP_TO, Inserter } from './insertion.ts';
+import type { Instance } from './instance.ts';
+import { LocalSearch } from './local-search.ts';
+import type { SolveOptions } from './model.ts';
+import type { Random } from './random.ts';
+import { type Removal, randomRemoval, routeRemoval, shawRemoval, takeOut, worstRemoval } from './removal.ts';
+import { type CostWeights, costOf, costWeights, Solution } from './solution.ts';
+
+const REMOVALS: readonly Removal[] = [randomRemoval, worstRemoval, shawRemoval, routeRemoval];
+/** Insertions: [regret, noise?]. */
+const INSERTIONS: readonly (readonly [number, boolean])[] = [
+  [1, false],
+  [2, false],
+  [3, false],
+  [1, true],
+  [2, true],
+  [3, true],
+];
+const SEGMENT = 100;
+const REACTION = 0.1;
+const SCORE_BEST = 33;
+const SCORE_BETTER = 9;
+const SCORE_ACCEPTED = 13;
+/** A solution this much (relative) worse than the first is accepted with probability 1/2 at the start. */
+const START_WORSE = 0.05;
+/** The temperature at the end, relative to the start. */
+const END_TEMPERATURE = 0.002;
+/** Local search polishes a candidate whose cost is within this share of the current solution's distance. */
+const POLISH_WITHIN = 0.002;
+
+export interface SearchResult {
+  readonly best: Solution;
+  readonly iterations: number;
+  readonly stopped: 'time_limit' | 'converged';
+}
+
+interface Clock {
+  readonly startMs: number;
+  readonly options: SolveOptions;
+  iterations: number;
+  lastProgressMs: number;
+  bestDistance: number;
+}
+
+function timeUp(clock: Clock): boolean {
+  const { options } = clock;
+  if (options.maxIterations !== undefined && clock.iterations >= options.maxIterations) return true;
+  return options.now() >= options.deadlineMs;
+}
+
+/** How far the run is, 0..1: by iterations when a budget is given (deterministic), else by the clock. */
+function progressOf(clock: Clock, phaseStartMs: number, phaseStartIteration: number): number {
+  const { options } = clock;
+  if (options.maxIterations !== undefined) {
+    const span = options.maxIterations - phaseStartIteration;
+    return span <= 0 ? 1 : Math.min(1, (clock.iterations - phaseStartIteration) / span);
+  }
+  const span = options.deadlineMs - phaseStartMs;
+  return span <= 0 ? 1 : Math.min(1, Math.max(0, (options.now() - phaseStartMs) / span));
+}
+
+function report(clock: Clock, best: Solution): void {
+  const { options } = clock;
+  clock.bestDistance = best.distance();
+  if (!options.onProgress) return;
+  const every = options.progressEveryMs ?? 2000;
+  const now = options.now();
+  if (now - clock.lastProgressMs < every) return;
+  clock.lastProgressMs = now;
+  options.onProgress({ bestDistanceM: clock.bestDistance, elapsedMs: now - clock.startMs });
+}
+
+function pick(weights: Float64Array, random: Random): number {
+  let total = 0;
+  for (const w of weights) total += w;
+  let x = random.next() * total;
+  for (let i = 0; i < weights.length; i++) {
+    x -= weights[i]!;
+    if (x < 0) return i;
+  }
+  return weights.length - 1;
+}
+
+/** Intra-route local search on the routes changed since the dirty flags were cleared. */
+function improveDirty(solution: Solution, local: LocalSearch): void {
+  const { dirty } = solution;
+  const changed: number[] = [];
+  for (let r = 0; r < dirty.length; r++) if (dirty[r] === 1) changed.push(r);
+  for (const r of changed) local.improve(solution, r);
+  dirty.fill(0);
+}
+
+function plannableUnplanned(solution: Solution): number[] {
+  const out: number[] = [];
+  const { inst } = solution;
+  for (let t = 0; t < inst.tasks; t++) if (solution.taskRoute[t]! < 0 && inst.impossible[t] === null) out.push(t);
+  return out;
+}
+
+class Alns {
+  private readonly removalWeights = new Float64Array(REMOVALS.length).fill(1);
+  private readonly insertionWeights = new Float64Array(INSERTIONS.length).fill(1);
+  private readonly removalScores = new Float64Array(REMOVALS.length);
+  private readonly insertionScores = new Float64Array(INSERTIONS.length);
+  private readonly removalUses = new Float64Array(REMOVALS.length);
+  private readonly insertionUses = new Float64Array(INSERTIONS.length);
+
+  constructor(
+    private readonly inst: Instance,
+    private readonly inserter: Inserter,
+    private readonly local: LocalSearch,
+    private readonly weights: CostWeights,
+    private readonly random: Random,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Improves `start` until the clock or the budget says stop, `done` says so, or no new best came for `patience`
+   * iterations; returns the best solution and whether it converged.
+   */
+  run(
+    start: Solution,
+    options: {
+      patience: number;
+      endMs: number;
+      endIteration: number;
+      done?: (best: Solution) => boolean;
+      report: boolean;
+    },
+  ): { best: Solution; converged: boolean } {
+    const { inst, inserter, weights, random, clock } = this;
+    const current = start.clone();
+    const candidate = start.clone();
+    const best = start.clone();
+    let currentCost = costOf(current, weights);
+    let bestCost = currentCost;
+    const phaseStartMs = clock.options.now();
+    const phaseStartIteration = clock.iterations;
+    const t0 = Math.max(1e-9, (START_WORSE * Math.max(current.distance(), 1)) / Math.LN2);
+    let sinceBest = 0;
+    const plannable = inst.impossible.filter((c) => c === null).length;
+    const qMin = Math.min(4, plannable);
+    const qMax = Math.max(qMin, Math.min(100, Math.round(0.4 * plannable)));
+    const noise = 0.025 * inst.maxEdge;
+    let segment = 0;
+    if (options.done?.(best)) return { best, converged: true };
+    while (!timeUp(clock) && clock.iterations < options.endIteration && clock.options.now() < options.endMs) {
+      if (sinceBest >= options.patience) return { best, converged: true };
+      clock.iterations++;
+      sinceBest++;
+      const frac = Math.min(1, progressOf(clock, phaseStartMs, phaseStartIteration));
+      const temperature = t0 * END_TEMPERATURE ** frac;
+      const ri = pick(this.removalWeights, random);
+      const ii = pick(this.insertionWeights, random);
+      const [regret, noisy] = INSERTIONS[ii]!;
+      candidate.copyFrom(current);
+      candidate.dirty.fill(0);
+      const q = random.between(qMin, qMax);
+      const removed = REMOVALS[ri]!(candidate, q, random);
+      this.removalUses[ri]!++;
+      this.insertionUses[ii]!++;
+      if (removed.length > 0 && takeOut(candidate, removed)) {
+        const pending = plannableUnplanned(candidate);
+        random.shuffle(pending);
+        inserter.insert(candidate, pending, { regret, noise: noisy ? noise : 0, vehicleCost: weights.vehicle }, random);
+        let cost = costOf(candidate, weights);
+        // Polish only what might be kept: a candidate near the current solution.
+        if (cost < currentCost + POLISH_WITHIN * current.distance()) {
+          improveDirty(candidate, this.local);
+          cost = costOf(candidate, weights);
+        }
+        let score = 0;
+        if (cost < bestCost - 1e-9) {
+          bestCost = cost;
+          best.copyFrom(candidate);
+          sinceBest = 0;
+          score = SCORE_BEST;
+          if (options.report) report(clock, best);
+        } else if (cost < currentCost - 1e-9) score = SCORE_BETTER;
+        const accepted =
+          cost < currentCost - 1e-9 ||
+          cost <= currentCost + 1e-9 ||
+          (cost > currentCost + 1e-9 && random.next() < Math.exp(-(cost - currentCost) / temperature));
+        if (accepted) {
+          if (score === 0) score = SCORE_ACCEPTED;
+          current.copyFrom(candidate);
+          currentCost = cost;
+        }
+        this.removalScores[ri]! += score;
+        this.insertionScores[ii]! += score;
+        if (score === SCORE_BEST && options.done?.(best)) return { best, converged: true };
+      }
+      if (++segment === SEGMENT) {
+        segment = 0;
+        this.adapt();
+      }
+      if (options.report && clock.options.onProgress) report(clock, best);
+    }
+    return { best, converged: false };
+  }
+
+  private adapt(): void {
+    const update = (w: Float64Array, s: Float64Array, u: Float64Array) => {
+      for (let i = 0; i < w.length; i++) {
+        if (u[i]! > 0) w[i] = Math.max(0.05, w[i]! * (1 - REACTION) + (REACTION * s[i]!) / u[i]!);
+        s[i] = 0;
+        u[i] = 0;
+      }
+    };
+    update(this.removalWeights, this.removalScores, this.removalUses);
+    update(this.insertionWeights, this.insertionScores, this.insertionUses);
+  }
+}
+
+/** Vehicle reduction: empty one used vehicle at a time, its tasks to find room in the others, until one fails. */
+function reduceVehicles(
+  start: Solution,
+  inst: Instance,
+  inserter: Inserter,
+  local: LocalSearch,
+  weights: CostWeights,
+  random: Random,
+  clock: Clock,
+  end: { ms: number; iteration: number },
+  patience: number,
+): Solution {
+  let best = start;
+  let failures = 0;
+  while (failures < 3 && !timeUp(clock) && clock.iterations < end.iteration && clock.options.now() < end.ms) {
+    if (best.unplanned() > 0) return best;
+    const used = best.routes.filter((r) => r.nodes.length > 0);
+    if (used.length <= 1) return best;
+    used.sort((x, y) => x.nodes.length - y.nodes.length || x.vehicle - y.vehicle);
+    const victim = used[Math.min(failures, used.length - 1)]!;
+    const trial = best.clone();
+    trial.allowed.fill(0);
+    for (const r of used) if (r !== victim) trial.allowed[r.vehicle] = 1;
+    const tasks = victim.nodes.filter((node) => (node & 1) === 0).map((node) => node >> 1);
+    if (!takeOut(trial, tasks)) {
+      failures++;
+      continue;
+    }
+    inserter.insert(trial, plannableUnplanned(trial), { regret: 2, noise: 0, vehicleCost: 0 }, random);
+    const alns = new Alns(inst, inserter, local, { vehicle: 0, unplanned: weights.unplanned }, random, clock);
+    const { best: found } = alns.run(trial, {
+      patience,
+      endMs: end.ms,
+      endIteration: end.iteration,
+      done: (s) => s.unplanned() === 0,
+      report: false,
+    });
+    if (found.unplanned() === 0) {
+      found.allowed.fill(1);
+      best = found;
+      failures = 0;
+      report(clock, best);
+    } else failures++;
+  }
+  return best;
+}
+
+export function search(
+  inst: Instance,
+  objective: 'distance' | 'vehicles',
+  options: SolveOptions,
+  random: Random,
+): SearchResult {
+  const weights = costWeights(inst, objective);
+  const clock: Clock = {
+    startMs: options.now(),
+    options,
+    iterations: 0,
+    lastProgressMs: options.now(),
+    bestDistance: 0,
+  };
+  const inserter = new Inserter(inst);
+  let solution = new Solution(inst);
+  const tasks: number[] = [];
+  for (let t = 0; t < inst.tasks; t++) if (inst.impossible[t] === null) tasks.push(t);
+  if (inst.tasks <= ALL_ROUTES_UP_TO)
+    inserter.insert(solution, tasks, { regret: 2, noise: 0, vehicleCost: weights.vehicle }, random);
+  else {
+    // Most urgent first: the earliest drop-off close, then the earliest pickup close.
+    const order = tasks
+      .slice()
+      .sort(
+        (a, b) => inst.close[2 * a + 1]! - inst.close[2 * b + 1]! || inst.close[2 * a]! - inst.close[2 * b]! || a - b,
+      );
+    const left = inserter.insertInOrder(solution, order, weights.vehicle);
+    if (left.length > 0) inserter.insert(solution, left, { regret: 2, noise: 0, vehicleCost: weights.vehicle }, random);
+  }
+  const local = new LocalSearch(inst);
+  improveDirty(solution, local);
+  report(clock, solution);
+  if (tasks.length === 0) return { best: solution, iterations: 0, stopped: 'converged' };
+  const patience = Math.max(10_000, 100 * tasks.length);
+  // Objective vehicles: up to 60 % of the time empties vehicles one by one, the rest shortens the plan.
+  if (objective === 'vehicles') {
+    const share = 0.6;
+    const end =
+      options.maxIterations !== undefined
+        ? { ms: Number.POSITIVE_INFINITY, iteration: Math.floor(options.maxIterations * share) }
+        : { ms: options.now() + (options.deadlineMs - options.now()) * share, iteration: Number.POSITIVE_INFINITY };
+    solution = reduceVehicles(solution, inst, inserter, local, weights, random, clock, end, patience / 5);
+  }
+  const alns = new Alns(inst, inserter, local, weights, random, clock);
+  const { best, converged } = alns.run(solution, {
+    patience,
+    endMs: Number.POSITIVE_INFINITY,
+    endIteration: Number.POSITIVE_INFINITY,
+    report: true,
+  });
+  return { best, iterations: clock.iterations, stopped: converged ? 'converged' : 'time_limit' };
+}

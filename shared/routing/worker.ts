@@ -1,0 +1,258 @@
+/**
+ * The route-build worker (contract 4.10): runs one build from the route queue, in a function of its own. It takes
+ * the build with a lease (the planning job's and the import runner's shape: `queued` → `solving` on a conditional
+ * write naming the message, a lapsed lease taken over, three attempts at most, watched by the requeue sweep until it
+ * ends), reads the tasks, builds the travel matrix, solves in a thread (writing `progress` as it comes), stores the
+ * result, adds the runsheets unless `dry_run` (apply.ts: exactly once), and tells `route_build.completed` or
+ * `route_build.failed` on `planning.<id>` and to the organisation's partners.
+ */
+import { randomUUID } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isDependencyFailure } from '#shared/aws/faults';
+import { clock } from '#shared/clock';
+import { putAll } from '#shared/db/batch';
+import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { DomainError } from '#shared/errors';
+import { jobKey } from '#shared/imports/jobs';
+import { taskKey } from '#shared/imports/tasks';
+import { logger } from '#shared/log';
+import { publish } from '#shared/notifications/realtime';
+import { findPlanning } from '#shared/planning/plannings';
+import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
+import { applyResult, builtRunsheets, fitsPlanning, planningChanged } from '#shared/routing/apply';
+import { findBuild, type RouteBuild, readResult } from '#shared/routing/builds';
+import { buildKey, resultPartKey } from '#shared/routing/keys';
+import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
+import type { BuildResult } from '#shared/routing/schemas';
+import { solveInThread } from '#shared/routing/solve-runner';
+import { straightLineTravel } from '#shared/routing/travel';
+import { publishPartnerEvent } from '#shared/webhooks/deliveries';
+import { leaseKey, requeueAt } from '#shared/workers/active-jobs';
+
+export const MAX_BUILD_ATTEMPTS = 3;
+/** The lease outlives the function's timeout (lib/stacks/workers-stack.ts: ROUTE_WORKER_TIMEOUT), so no live run loses it. */
+export const leaseMsOf = (build: RouteBuild) => build.request.time_limit_s * 1000 + 15 * 60 * 1000;
+/** How often the solver reports its best distance (the build's `progress`). */
+export const PROGRESS_EVERY_MS = 2000;
+/** A result's JSON is stored in parts of at most this many characters (an item holds 400 KB). */
+const RESULT_PART_CHARS = 300_000;
+
+/** Takes the build for this run: from `queued`, or from `solving` whose lease lapsed or is this message's. */
+async function claimBuild(build: RouteBuild, owner: string): Promise<RouteBuild | undefined> {
+  if (build.status !== 'queued' && build.status !== 'solving') return undefined;
+  const lease = clock.nowMs() + leaseMsOf(build);
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: buildKey(build.planning_id, build.id),
+        UpdateExpression:
+          'SET #status = :solving, lease_until = :lease, lease_owner = :owner, updated_at = :now, GSI3SK = :leaseKey ADD attempts :one',
+        ConditionExpression:
+          build.status === 'queued'
+            ? '#status = :queued'
+            : '#status = :solving AND (lease_until < :nowMs OR lease_owner = :owner)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':solving': 'solving',
+          ':lease': lease,
+          ':owner': owner,
+          ':now': clock.nowIso(),
+          ':leaseKey': leaseKey(lease),
+          ':one': 1,
+          ...(build.status === 'queued' ? { ':queued': 'queued' } : { ':nowMs': clock.nowMs() }),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as RouteBuild;
+  } catch (error) {
+    if (isConditionalFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Writes on the build while this run holds it (a lapsed run's late write changes nothing). */
+async function updateHeld(build: RouteBuild, owner: string, set: Record<string, unknown>, remove: string[] = []) {
+  const names: Record<string, string> = { '#status': 'status' };
+  const values: Record<string, unknown> = { ':solving': 'solving', ':owner': owner };
+  const sets = Object.entries({ ...set, updated_at: clock.nowIso() }).map(([key, value], i) => {
+    names[`#f${i}`] = key;
+    values[`:v${i}`] = value;
+    return `#f${i} = :v${i}`;
+  });
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: buildKey(build.planning_id, build.id),
+      UpdateExpression: `SET ${sets.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+      ConditionExpression: '#status = :solving AND lease_owner = :owner',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return out.Attributes as RouteBuild;
+}
+
+/** The build's tasks as stored now, with their import jobs' service types. */
+async function loadTasks(build: RouteBuild): Promise<BuildTask[]> {
+  const items = await getAll(
+    mainTableName(),
+    build.task_ids.map((id) => taskKey(id)),
+    { ConsistentRead: true },
+  );
+  const byId = new Map(items.map((item) => [String(item['id']), item]));
+  const jobIds = [...new Set(items.map((item) => String(item['import_job_id'])))];
+  const jobs = await getAll(mainTableName(), jobIds.map(jobKey), { ProjectionExpression: 'id, details' });
+  const typeOf = new Map(
+    jobs.map((job) => [String(job['id']), (job['details'] as { service_type?: string } | undefined)?.service_type]),
+  );
+  return build.task_ids.flatMap((id) => {
+    const item = byId.get(id);
+    if (!item) return [];
+    return [{ item, serviceType: typeOf.get(String(item['import_job_id'])) }];
+  });
+}
+
+/** A seed that follows from the build, so that a rerun searches as the first run did. */
+const seedOf = (buildId: string) => Number.parseInt(buildId.replace(/-/g, '').slice(0, 8), 16) >>> 0;
+
+async function solveBuild(build: RouteBuild, owner: string, tasks: BuildTask[]): Promise<BuildResult> {
+  const prepared = await prepareProblem(build, tasks, straightLineTravel(build.request.travel));
+  const started = clock.nowMs();
+  let writing = Promise.resolve();
+  const solution = await solveInThread(prepared.problem, {
+    seed: seedOf(build.id),
+    timeLimitMs: build.request.time_limit_s * 1000,
+    progressEveryMs: PROGRESS_EVERY_MS,
+    onProgress: ({ bestDistanceM, elapsedMs }) => {
+      // One write at a time, the latest figures: a slow write never queues up behind the solver.
+      writing = writing
+        .then(() =>
+          updateHeld(build, owner, {
+            progress: { best_distance_m: Math.round(bestDistanceM), elapsed_ms: Math.round(elapsedMs) },
+          }),
+        )
+        .then(
+          () => undefined,
+          (error: unknown) => logger.warn('route build progress not written', { error: error as Error }),
+        );
+    },
+  });
+  await writing;
+  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_ids.length);
+}
+
+/** Stores the result in parts and notes it on the build (a rerun then applies it instead of solving again). */
+async function saveResult(build: RouteBuild, owner: string, result: BuildResult): Promise<RouteBuild> {
+  const text = JSON.stringify(result);
+  const parts = Math.max(1, Math.ceil(text.length / RESULT_PART_CHARS));
+  await putAll(
+    mainTableName(),
+    Array.from({ length: parts }, (_, i) => ({
+      ...resultPartKey(build.id, i),
+      entity: 'route_build_result',
+      text: text.slice(i * RESULT_PART_CHARS, (i + 1) * RESULT_PART_CHARS),
+    })),
+  );
+  return updateHeld(build, owner, { result_parts: parts, summary: result.summary });
+}
+
+/** Ends the build (`completed` or `failed`) and stops the sweep's watch of it. */
+function end(build: RouteBuild, owner: string, status: 'completed' | 'failed', set: Record<string, unknown> = {}) {
+  return updateHeld(build, owner, { ...set, status, announced: false }, ['GSI3PK', 'GSI3SK', 'lease_until']);
+}
+
+/** Tells the end on the planning's channel and to partners, then marks it told (a retry tells it again if not). */
+async function announce(build: RouteBuild) {
+  const name = `route_build.${build.status}`;
+  const data = {
+    planning_id: build.planning_id,
+    route_build_id: build.id,
+    status: build.status,
+    dry_run: build.request.dry_run,
+    ...(build.summary ? { summary: build.summary } : {}),
+    ...(build.error ? { error: build.error } : {}),
+  };
+  const key = `${build.id}:${build.status}`;
+  await publish(`planning.${build.planning_id}`, name, { key, data });
+  await publishPartnerEvent(build.org_id, name, data, key);
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: buildKey(build.planning_id, build.id),
+      UpdateExpression: 'SET announced = :true',
+      ExpressionAttributeValues: { ':true': true },
+    }),
+  );
+}
+
+/** One run of one build (the route queue's message). */
+export async function runRouteBuild(message: QueuedMessage): Promise<void> {
+  const found = await findBuild(String(message['planning_id']), String(message['build_id']), true);
+  if (!found) return;
+  if (found.status === 'completed' || found.status === 'failed') {
+    if (found.announced === false) await announce(found);
+    return;
+  }
+  const owner = message.message_id ?? randomUUID();
+  let build = await claimBuild(found, owner);
+  if (!build) return;
+  try {
+    if ((build.attempts ?? 1) > MAX_BUILD_ATTEMPTS) {
+      const ended = await end(build, owner, 'failed', {
+        error: { code: 'build_failed', detail: `the build failed ${MAX_BUILD_ATTEMPTS} times; build again` },
+      });
+      await announce(ended);
+      return;
+    }
+    const planning = await findPlanning(build.planning_id, true);
+    if (!planning || (planning.version_rev !== build.base_rev && planning.route_build !== build.id))
+      throw planningChanged(
+        'the planning changed after the build was asked for (a runsheet added or removed, a job started, or another build applied): nothing was added; build again',
+      );
+    const tasks = await loadTasks(build);
+    let result = await readResult(build);
+    if (!result) {
+      result = await solveBuild(build, owner, tasks);
+      build = await saveResult(build, owner, result);
+    }
+    const runsheets = builtRunsheets(result, new Map(tasks.map((t) => [String(t.item['id']), t])));
+    if (!build.request.dry_run) await applyResult(build, runsheets, result);
+    else if (!(await fitsPlanning(build.planning_id, runsheets)))
+      logger.info('a dry run’s result would not fit its planning', { build_id: build.id });
+    await announce(await end(build, owner, 'completed'));
+  } catch (error) {
+    if (error instanceof DomainError && ['planning_changed', 'planning_too_large'].includes(error.code)) {
+      await announce(await end(build, owner, 'failed', { error: { code: error.code, detail: error.message } }));
+      return;
+    }
+    logger.error('route build run failed', { build_id: build.id, attempt: build.attempts, error: error as Error });
+    // Let the lease lapse so that the queue's retry takes the build over; a dependency's fault is no attempt.
+    const fault = isDependencyFailure(error);
+    await db()
+      .send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: buildKey(build.planning_id, build.id),
+          UpdateExpression: fault
+            ? 'SET lease_until = :past, GSI3SK = :later ADD attempts :minus'
+            : 'SET lease_until = :past, GSI3SK = :later',
+          ConditionExpression: '#status = :solving AND lease_owner = :owner',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':past': clock.nowMs() - 1,
+            ':later': requeueAt(clock.nowMs()),
+            ':solving': 'solving',
+            ':owner': owner,
+            ...(fault ? { ':minus': -1 } : {}),
+          },
+        }),
+      )
+      .catch((release: unknown) => logger.warn('route build lease not released', { error: release as Error }));
+    throw error;
+  }
+}
+
+registerLocalWorker('route_build', runRouteBuild);

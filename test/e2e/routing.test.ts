@@ -1,0 +1,472 @@
+/**
+ * Route planning, the service side (contract 4.10, issue 43): X23 checks its body field by field and queues a build;
+ * a worker of its own solves it (in a thread) and, unless `dry_run`, adds the runsheets to the planning as P5 would,
+ * with their stops and planned times (P3, X22), a driver's vehicle assigned as X16 would; every task left out is
+ * named with its code; a repeat with one Idempotency-Key builds once; two builds racing, a P5 during a build and a
+ * worker killed mid-solve never add a runsheet twice. One host; every build has `time_limit_s: 1`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHost } from '../../lib/local/start.ts';
+import { ROLES } from '../../shared/auth/roles.ts';
+import { solvingThreads } from '../../shared/routing/solve-runner.ts';
+import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
+import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
+import { ADMIN, startTestHost } from '../support/local.ts';
+import { until } from '../support/until.ts';
+import { partnerHook } from '../support/webhooks.ts';
+
+let host: RunningHost;
+let api: Client;
+let admin: string;
+let planner: string;
+let driver: { id: string; token: string };
+let webhooks: Awaited<ReturnType<typeof partnerHook>>;
+
+beforeAll(async () => {
+  host = await startTestHost();
+  api = client(host.url);
+  admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+  const org = (
+    await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Routes', kind: 'transporter' }, admin)
+  ).body.id;
+  planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org)).token;
+  driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+  webhooks = await partnerHook(api, admin, org);
+}, 60_000);
+
+afterAll(async () => {
+  await host?.stop();
+  await webhooks?.close();
+});
+
+const HEADER =
+  'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,from_latitude,from_longitude,to_latitude,to_longitude,total_item_weight,total_weight_unit,from_service_s,to_service_s';
+
+/** A task row: pickup and drop-off coordinates (empty for none), windows on 2026-11-22 (UTC hours), weight in kg. */
+interface Row {
+  ref: string;
+  from?: [number, number];
+  to?: [number, number];
+  pickup?: [string, string];
+  dropoff?: [string, string];
+  kg?: number;
+  service?: [number, number];
+}
+
+const DAY = '2026-11-22';
+const at = (hhmm: string) => `${DAY}T${hhmm}:00Z`;
+const DEPOT: [number, number] = [1.3343, 103.8563];
+
+/** Imports the rows as one job of `serviceType` through the CSV path; the tasks' ids by ref. */
+async function importRows(rows: Row[], serviceType = 'van_1.7m'): Promise<Record<string, string>> {
+  const lines = rows.map((r) => {
+    const [ps, pe] = r.pickup ?? ['01:00', '09:00'];
+    const [ds, de] = r.dropoff ?? ['01:00', '09:30'];
+    const from = r.from ? `${r.from[0]},${r.from[1]}` : ',';
+    const to = r.to ? `${r.to[0]},${r.to[1]}` : ',';
+    const service = r.service ? `${r.service[0]},${r.service[1]}` : ',';
+    return `${r.ref},1 Depot Rd,Singapore,SG,1 Mall,Singapore,SG,${at(ps)},${at(pe)},Asia/Singapore,${at(ds)},${at(de)},Asia/Singapore,${from},${to},${r.kg ?? 5},kg,${service}`;
+  });
+  const link = await api.get<{ file: { url: string; storage_upload_key: string } }>(
+    '/v1/task-import-jobs/upload-url?filename=tasks.csv',
+    planner,
+  );
+  expect((await putUpload(link.body.file.url, [HEADER, ...lines].join('\n'))).status).toBe(200);
+  const job = await api.post<{ id: string }>(
+    '/v1/task-import-jobs',
+    { files: [{ storage_upload_key: link.body.file.storage_upload_key }], ...IMPORT_WINDOW, service_type: serviceType },
+    planner,
+  );
+  expect(job.status, JSON.stringify(job.body)).toBe(201);
+  expect((await api.post(`/v1/task-import-jobs/${job.body.id}/start`, {}, planner)).status).toBe(202);
+  const status = await until(
+    () => api.get<{ import_status: string }>(`/v1/task-import-jobs/${job.body.id}/status`, planner),
+    (s) => ['completed', 'failed'].includes(s.body.import_status),
+  );
+  expect(status.body.import_status).toBe('completed');
+  const listed = await api.get<{ tasks: { id: string; task_ref: string }[] }>(
+    `/v1/tasks?import_job_id=${job.body.id}&per_page=1000`,
+    planner,
+  );
+  expect(listed.body.tasks).toHaveLength(rows.length);
+  return Object.fromEntries(listed.body.tasks.map((t) => [t.task_ref, t.id]));
+}
+
+/** Nearby tasks any van can take: pickups around the depot, drop-offs a few km away. */
+const easyRows = (prefix: string, n: number): Row[] =>
+  Array.from({ length: n }, (_, i) => ({
+    ref: `${prefix}-${i + 1}`,
+    from: [1.3343 + i * 0.002, 103.8563],
+    to: [1.3043 + i * 0.003, 103.8363 + i * 0.002],
+  }));
+
+async function newPlanning(name: string, withDriver = false) {
+  const made = await api.post<{ id: string; version_rev: string }>('/v1/plannings', { name }, planner);
+  expect(made.status).toBe(201);
+  if (!withDriver) return made.body;
+  const added = await api.post<{ id: string; version_rev: string }>(
+    `/v1/plannings/${made.body.id}/drivers`,
+    { drivers: [{ id: driver.id }] },
+    planner,
+  );
+  expect(added.status).toBe(200);
+  return added.body;
+}
+
+const van = (id: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  start: { latitude: DEPOT[0], longitude: DEPOT[1] },
+  shift_start_utc: at('00:00'),
+  shift_end_utc: at('12:00'),
+  capacity: { weight_kg: 800 },
+  ...extra,
+});
+
+interface Stop {
+  task_id: string;
+  kind: 'pickup' | 'dropoff';
+  latitude: number;
+  longitude: number;
+  arrival_utc: string;
+  start_utc: string;
+  departure_utc: string;
+  distance_from_previous_m: number;
+}
+interface Build {
+  id: string;
+  status: string;
+  dry_run: boolean;
+  error?: { code: string; detail: string };
+  result?: {
+    runsheets: { id: string; vehicle_id: string; driver_id?: string; stops: Stop[] }[];
+    unplanned: { task_id: string; code: string; detail: string }[];
+    summary: { tasks: number; planned: number; unplanned: number; vehicles_used: number; stopped: string };
+  };
+}
+
+async function build(planningId: string, body: Record<string, unknown>, headers?: Record<string, string>) {
+  return api.post<{ route_build: Build }>(`/v1/plannings/${planningId}/routes`, body, planner, headers);
+}
+
+/** Reads the build until it has ended. */
+async function ended(planningId: string, buildId: string): Promise<Build> {
+  const read = await until(
+    () => api.get<{ route_build: Build }>(`/v1/plannings/${planningId}/routes/${buildId}`, planner),
+    (r) => ['completed', 'failed'].includes(r.body.route_build?.status),
+    60_000,
+    100,
+  );
+  expect(read.status).toBe(200);
+  return read.body.route_build;
+}
+
+const planningOf = (id: string) =>
+  api.get<{
+    version_rev: string;
+    total_runsheets: number;
+    runsheets: { id: string; status: string; stops?: Stop[]; tasks: Record<string, unknown>[] }[];
+  }>(`/v1/plannings/${id}`, planner);
+
+describe('X23 checks its body', () => {
+  it('answers 400 at the path of each bad field, and 409 for a stale version or a planned task', async () => {
+    const planning = await newPlanning('Checks');
+    const ids = await importRows(easyRows('CHK', 2));
+    const [first, second] = Object.values(ids) as [string, string];
+    const bad = await build(planning.id, {
+      task_ids: [],
+      vehicles: [
+        { ...van('v1'), start: { latitude: 91, longitude: 103.8 } },
+        { ...van('v2'), count: 0, max_stops: 1 },
+      ],
+      travel: { speed_kmh: 4, detour_factor: 3.5 },
+      service_s: { pickup: 7201, dropoff: -1 },
+      objective: 'fastest',
+      time_limit_s: 301,
+      dry_run: 'yes',
+      version_rev: planning.version_rev,
+    });
+    expect(bad.status).toBe(400);
+    const paths = (bad.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'task_ids',
+        'vehicles[0].start.latitude',
+        'vehicles[1].count',
+        'vehicles[1].max_stops',
+        'travel.speed_kmh',
+        'travel.detour_factor',
+        'service_s.pickup',
+        'service_s.dropoff',
+        'objective',
+        'time_limit_s',
+        'dry_run',
+      ]),
+    );
+    // Rules across fields: a driver's vehicle is one vehicle; a shift ends after it starts; 500 vehicles in all.
+    const crossed = await build(planning.id, {
+      task_ids: [first],
+      vehicles: [van('v1', { driver_id: driver.id, count: 2 }), van('v2', { shift_end_utc: at('00:00') })],
+      version_rev: planning.version_rev,
+    });
+    expect(crossed.status).toBe(400);
+    expect((crossed.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual([
+      'vehicles[0].count',
+      'vehicles[1].shift_end_utc',
+    ]);
+    const fleet = await build(planning.id, {
+      task_ids: [first],
+      vehicles: [van('v1', { count: 2 }), van('v1'), van('v3', { count: 499 })],
+      version_rev: planning.version_rev,
+    });
+    expect(fleet.status).toBe(400);
+    expect((fleet.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual([
+      'vehicles[1].id',
+      'vehicles[2].count',
+    ]);
+    const neither = await build(planning.id, { vehicles: [van('v1')], version_rev: planning.version_rev });
+    expect(neither.status).toBe(400);
+    expect((neither.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual(['task_ids']);
+    // Against the planning: an unknown task, a driver not in the planning (P7), a stale version.
+    const unknown = await build(planning.id, {
+      task_ids: [first, 'ffffffffffffffffffffffff'],
+      vehicles: [van('v1')],
+      version_rev: planning.version_rev,
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ errors: [{ path: 'task_ids[1]' }] });
+    const stranger = await build(planning.id, {
+      task_ids: [first],
+      vehicles: [van('v1', { driver_id: driver.id })],
+      version_rev: planning.version_rev,
+    });
+    expect(stranger.status).toBe(400);
+    expect(stranger.body).toMatchObject({ errors: [{ path: 'vehicles[0].driver_id' }] });
+    const stale = await build(planning.id, { task_ids: [first], vehicles: [van('v1')], version_rev: '1-stale' });
+    expect(stale.status).toBe(409);
+    // A task already in a runsheet (P5): 409 at its path, as P5 says it.
+    const other = await newPlanning('Has the task');
+    expect(
+      (
+        await api.post(
+          `/v1/plannings/${other.id}/runsheets`,
+          { runsheets: [{ id: 'RS', task_ids: [second] }] },
+          planner,
+        )
+      ).status,
+    ).toBe(200);
+    const taken = await build(planning.id, {
+      task_ids: [first, second],
+      vehicles: [van('v1')],
+      version_rev: planning.version_rev,
+    });
+    expect(taken.status).toBe(409);
+    expect(taken.body).toMatchObject({ errors: [{ path: 'task_ids[1]' }] });
+    // Nothing was queued by any of these.
+    const list = await api.get<{ route_builds: unknown[] }>(`/v1/plannings/${planning.id}/routes`, planner);
+    expect(list.body.route_builds).toEqual([]);
+  }, 60_000);
+});
+
+describe('a dry run', () => {
+  it('answers every task, planned or unplanned with its code, and adds nothing', async () => {
+    const planning = await newPlanning('Dry');
+    const ids = await importRows([
+      { ref: 'OK', from: [1.3343, 103.8563], to: [1.3, 103.85], service: [60, 300] },
+      { ref: 'NOCOORD' },
+      // Its pickup window closed before any shift began.
+      { ref: 'LATE', from: [1.35, 103.86], to: [1.3, 103.85], pickup: ['00:00', '00:00'] },
+      { ref: 'HEAVY', from: [1.34, 103.86], to: [1.3, 103.85], kg: 5000 },
+      // Two pickups 25 km apart in the same five minutes: one van serves either, not both.
+      { ref: 'EAST', from: [1.35, 104.0], to: [1.35, 104.0], pickup: ['02:00', '02:05'], dropoff: ['02:00', '02:30'] },
+      { ref: 'WEST', from: [1.35, 103.7], to: [1.35, 103.7], pickup: ['02:00', '02:05'], dropoff: ['02:00', '02:30'] },
+    ]);
+    const lorry = await importRows([{ ref: 'LORRY', from: [1.34, 103.86], to: [1.3, 103.85] }], 'lorry_24ft');
+    const body = {
+      task_ids: [...Object.values(ids), lorry['LORRY']],
+      vehicles: [van('van', { service_types: ['van_1.7m'], end: null })],
+      time_limit_s: 1,
+      dry_run: true,
+      version_rev: planning.version_rev,
+    };
+    const queued = await build(planning.id, body);
+    expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+    expect(queued.body.route_build).toMatchObject({ status: 'queued', dry_run: true, tasks: 7, vehicles: 1 });
+    const done = await ended(planning.id, queued.body.route_build.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    const result = done.result!;
+    const code = (ref: string, id = ids[ref]) => result.unplanned.find((u) => u.task_id === id)?.code;
+    expect(code('NOCOORD')).toBe('no_coordinates');
+    expect(code('LATE')).toBe('time_window');
+    expect(code('HEAVY')).toBe('capacity');
+    expect(code('LORRY', lorry['LORRY'])).toBe('service_type');
+    // One of the two is planned, the other left out for want of a second van.
+    expect([code('EAST'), code('WEST')].filter((c) => c !== undefined)).toEqual(['not_enough_vehicles']);
+    for (const u of result.unplanned) expect(u.detail.length).toBeGreaterThan(20);
+    expect(result.summary).toMatchObject({ tasks: 7, planned: 2, unplanned: 5, vehicles_used: 1 });
+    // The one runsheet: each task picked up before it is dropped off, every stop within its window, OK's own service.
+    const [sheet] = result.runsheets;
+    expect(sheet!.vehicle_id).toBe('van');
+    const kinds = sheet!.stops.map((s) => `${s.kind}:${s.task_id}`);
+    expect(kinds).toContain(`pickup:${ids['OK']}`);
+    expect(kinds.indexOf(`pickup:${ids['OK']}`)).toBeLessThan(kinds.indexOf(`dropoff:${ids['OK']}`));
+    const okDrop = sheet!.stops.find((s) => s.kind === 'dropoff' && s.task_id === ids['OK'])!;
+    expect(Date.parse(okDrop.departure_utc) - Date.parse(okDrop.start_utc)).toBe(300_000);
+    for (const stop of sheet!.stops) {
+      expect(Date.parse(stop.start_utc)).toBeGreaterThanOrEqual(Date.parse(stop.arrival_utc));
+      expect(Date.parse(stop.start_utc)).toBeGreaterThanOrEqual(Date.parse(at('01:00')));
+    }
+    // Nothing added: no runsheet, the version as it was, every task still unplanned.
+    const after = await planningOf(planning.id);
+    expect(after.body).toMatchObject({ total_runsheets: 0, version_rev: planning.version_rev });
+    const task = await api.get<{ task: { planning_id: string | null; from_service_s: number | null } }>(
+      `/v1/tasks/${ids['OK']}`,
+      planner,
+    );
+    expect(task.body.task).toMatchObject({ planning_id: null, from_service_s: 60 });
+    // X25 lists it, without its result; the partners heard of it.
+    const list = await api.get<{ route_builds: Build[] }>(`/v1/plannings/${planning.id}/routes`, planner);
+    expect(list.body.route_builds.map((b) => [b.id, b.status, b.result])).toEqual([[done.id, 'completed', undefined]]);
+    const told = await until(
+      async () => webhooks.received.filter((m) => m.data['route_build_id'] === done.id),
+      (found) => found.length > 0,
+    );
+    expect(told.map((m) => m.type)).toEqual(['route_build.completed']);
+  }, 60_000);
+});
+
+describe('a build', () => {
+  it('adds its runsheets once with their stops and planned times; a driver’s vehicle is assigned', async () => {
+    const planning = await newPlanning('Applied', true);
+    const ids = await importRows(easyRows('APP', 6));
+    const body = {
+      task_ids: Object.values(ids),
+      // Three tasks (six stops) a vehicle at most: both vehicles are used.
+      vehicles: [van('driven', { driver_id: driver.id, max_stops: 6 }), van('spare', { max_stops: 6 })],
+      time_limit_s: 1,
+      version_rev: planning.version_rev,
+    };
+    // The same request twice with one Idempotency-Key: one build.
+    const key = { 'idempotency-key': 'routes-applied-1' };
+    const first = await build(planning.id, body, key);
+    const again = await build(planning.id, body, key);
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    expect(again.body.route_build.id).toBe(first.body.route_build.id);
+    const done = await ended(planning.id, first.body.route_build.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    const result = done.result!;
+    expect(result.summary).toMatchObject({ tasks: 6, planned: 6, unplanned: 0, vehicles_used: 2 });
+    const list = await api.get<{ route_builds: Build[] }>(`/v1/plannings/${planning.id}/routes`, planner);
+    expect(list.body.route_builds).toHaveLength(1);
+
+    const after = await planningOf(planning.id);
+    expect(after.body.total_runsheets).toBe(2);
+    expect(after.body.version_rev).not.toBe(planning.version_rev);
+    const driven = result.runsheets.find((r) => r.vehicle_id === 'driven')!;
+    const spare = result.runsheets.find((r) => r.vehicle_id === 'spare')!;
+    expect(driven.driver_id).toBe(driver.id);
+    const stored = new Map(after.body.runsheets.map((r) => [r.id, r]));
+    expect(stored.get(driven.id)).toMatchObject({ status: 'assigned', stops: driven.stops });
+    expect(stored.get(spare.id)).toMatchObject({ status: 'open', stops: spare.stops });
+    // Tasks in pickup order, each with its planned times; X22 shows the same, and X10 the tasks planned there.
+    const detail = await api.get<{ runsheet: { stops: Stop[]; tasks: Record<string, unknown>[] } }>(
+      `/v1/plannings/${planning.id}/runsheets/${encodeURIComponent(spare.id)}`,
+      planner,
+    );
+    expect(detail.status).toBe(200);
+    expect(detail.body.runsheet.stops).toEqual(spare.stops);
+    const pickups = spare.stops.filter((s) => s.kind === 'pickup');
+    expect(detail.body.runsheet.tasks.map((t) => t['id'])).toEqual(pickups.map((s) => s.task_id));
+    for (const task of detail.body.runsheet.tasks) {
+      const stops = spare.stops.filter((s) => s.task_id === task['id']);
+      expect(task).toMatchObject({
+        planned_pickup_utc: stops.find((s) => s.kind === 'pickup')!.start_utc,
+        planned_dropoff_utc: stops.find((s) => s.kind === 'dropoff')!.start_utc,
+      });
+    }
+    const mine = await api.get<{ runsheet: { stops: Stop[] } }>(
+      `/v1/plannings/${planning.id}/runsheets/${encodeURIComponent(driven.id)}`,
+      driver.token,
+    );
+    expect(mine.body.runsheet.stops).toEqual(driven.stops);
+    const planned = await api.get<{ tasks: { id: string; runsheet_id: string | null }[] }>(
+      `/v1/tasks?planned=true&per_page=1000`,
+      planner,
+    );
+    const placed = planned.body.tasks.filter((t) => Object.values(ids).includes(t.id));
+    expect(placed).toHaveLength(6);
+  }, 60_000);
+
+  it('of two racing on one planning, one adds its runsheets and the other fails with planning_changed', async () => {
+    const planning = await newPlanning('Race');
+    const ids = await importRows(easyRows('RACE', 4));
+    const body = { task_ids: Object.values(ids), vehicles: [van('v', { count: 2 })], time_limit_s: 1 };
+    const [a, b] = await Promise.all([
+      build(planning.id, { ...body, version_rev: planning.version_rev }),
+      build(planning.id, { ...body, version_rev: planning.version_rev }),
+    ]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    const ends = await Promise.all([a, b].map((r) => ended(planning.id, r.body.route_build.id)));
+    expect(ends.map((e) => e.status).sort()).toEqual(['completed', 'failed']);
+    const won = ends.find((e) => e.status === 'completed')!;
+    expect(ends.find((e) => e.status === 'failed')!.error?.code).toBe('planning_changed');
+    const after = await planningOf(planning.id);
+    expect(after.body.total_runsheets).toBe(won.result!.summary.vehicles_used);
+    expect(after.body.runsheets.map((r) => r.id).sort()).toEqual(won.result!.runsheets.map((r) => r.id).sort());
+  }, 60_000);
+
+  it('fails with planning_changed when a P5 lands while it solves, and adds nothing', async () => {
+    const planning = await newPlanning('Changed');
+    const ids = await importRows(easyRows('CHG', 3));
+    const queued = await build(planning.id, {
+      task_ids: Object.values(ids),
+      vehicles: [van('v')],
+      time_limit_s: 1,
+      version_rev: planning.version_rev,
+    });
+    expect(queued.status).toBe(202);
+    const p5 = await api.post(
+      `/v1/plannings/${planning.id}/runsheets`,
+      { runsheets: [{ id: 'RS-BY-HAND', tasks: [{ id: 'hand-1' }] }] },
+      planner,
+    );
+    expect(p5.status).toBe(200);
+    const done = await ended(planning.id, queued.body.route_build.id);
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'planning_changed' } });
+    const after = await planningOf(planning.id);
+    expect(after.body.runsheets.map((r) => r.id)).toEqual(['RS-BY-HAND']);
+    const task = await api.get<{ task: { planning_id: string | null } }>(`/v1/tasks/${ids['CHG-1']}`, planner);
+    expect(task.body.task.planning_id).toBeNull();
+    const told = await until(
+      async () => webhooks.received.filter((m) => m.data['route_build_id'] === done.id),
+      (found) => found.length > 0,
+    );
+    expect(told.map((m) => m.type)).toEqual(['route_build.failed']);
+  }, 60_000);
+
+  it('whose worker is killed mid-solve is retried and adds its runsheets once', async () => {
+    const planning = await newPlanning('Killed');
+    const ids = await importRows(easyRows('KILL', 4));
+    const queued = await build(planning.id, {
+      task_ids: Object.values(ids),
+      vehicles: [van('v', { count: 2 })],
+      time_limit_s: 1,
+      version_rev: planning.version_rev,
+    });
+    expect(queued.status).toBe(202);
+    // The first solve's thread is stopped as a dying worker's would be.
+    const thread = await until(
+      async () => [...solvingThreads][0],
+      (found) => found !== undefined,
+      30_000,
+      5,
+    );
+    expect(thread).toBeDefined();
+    await thread!.terminate();
+    const done = await ended(planning.id, queued.body.route_build.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    const after = await planningOf(planning.id);
+    expect(after.body.total_runsheets).toBe(done.result!.summary.vehicles_used);
+    const held = after.body.runsheets.flatMap((r) => r.tasks.map((t) => t['id']));
+    expect(held.sort()).toEqual(Object.values(ids).sort());
+  }, 60_000);
+});
