@@ -19,7 +19,7 @@ import { routeQueue } from '#shared/ports/queue';
 import { buildKey, buildListKeys, buildListPartition, resultPartition } from '#shared/routing/keys';
 import type { BuildResult, CreateBuildInput } from '#shared/routing/schemas';
 import { MAX_TASKS } from '#shared/routing/schemas';
-import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
+import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';
 
 export type BuildStatus = 'queued' | 'solving' | 'completed' | 'failed';
 
@@ -157,7 +157,7 @@ export async function startBuild(caller: Caller, planningId: string, input: Crea
         ...buildKey(planning.id, build.id),
         ...buildListKeys(planning.id, now, build.id),
         // Watched by the requeue sweep (shared/workers/requeue.ts) until it ends, in case its message is lost.
-        GSI3PK: ACTIVE_JOBS,
+        GSI3PK: activeJobsPartition(build.id),
         GSI3SK: requeueAt(clock.nowMs()),
         entity: 'route_build',
         ...build,
