@@ -145,6 +145,9 @@ export function opsPage(config: OpsConfig): string {
   <button id="signout" type="button" hidden>Sign out</button></header>
 <form id="signin">
   <h2>Sign in</h2>
+  <p class="hint" id="signin-hint">A dispatcher signs in as an OrgAdmin or OrgTransporter of the organisation (a
+  Merchant sees its own). No login yet? Your organisation's admin invites you; locally, <code>npm run demo</code>
+  prints one.</p>
   <input id="email" type="email" placeholder="email" autocomplete="username" aria-label="email">
   <input id="password" type="password" placeholder="password" autocomplete="current-password" aria-label="password">
   <div class="or">or paste a bearer token</div>

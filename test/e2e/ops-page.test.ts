@@ -497,6 +497,8 @@ describe('/ops is safe with what users typed (issue 33.1)', () => {
     expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
     expect(script.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await script.text()).toContain('bindTooltip(label, {');
+    // The sign-in names who may sign in and how to get a login (issue 46.4).
+    expect(html).toMatch(/OrgAdmin or OrgTransporter[\s\S]*<code>npm run demo<\/code>\s+prints one/);
     // An icon of its own, from its own origin: no browser asks for /favicon.ico, a 404 on every load (issue 46.7).
     expect(html).toContain('<link rel="icon" type="image/svg+xml" href="/ops/assets/favicon.svg">');
     const icon = await fetch(`${host.url}/ops/assets/favicon.svg`);
