@@ -334,7 +334,28 @@ describe('X23 checks its body', () => {
     expect(await answers(driver.token)).toEqual([403, 403, 403]);
     expect(await answers(stranger)).toEqual([404, 404, 404]);
     expect((await api.get(`${base}/${crypto.randomUUID()}`, planner)).status).toBe(404);
+    // X25 pages newest first: a later build on page 1, the first on page 2, then no further page.
+    const later = await build(planning.id, body);
+    expect(later.status).toBe(202);
+    type Page = { route_builds: Build[]; meta: { next_page_token: string | null } };
+    const one = await api.get<Page>(`${base}?per_page=1`, planner);
+    expect(one.status).toBe(200);
+    expect(one.body.route_builds.map((b) => b.id)).toEqual([later.body.route_build.id]);
+    expect(one.body.meta.next_page_token).toEqual(expect.any(String));
+    const two = await api.get<Page>(
+      `${base}?per_page=1&page_token=${encodeURIComponent(one.body.meta.next_page_token!)}`,
+      planner,
+    );
+    expect(two.body.route_builds.map((b) => b.id)).toEqual([buildId]);
+    const rest = two.body.meta.next_page_token
+      ? await api.get<Page>(
+          `${base}?per_page=1&page_token=${encodeURIComponent(two.body.meta.next_page_token)}`,
+          planner,
+        )
+      : undefined;
+    expect(rest?.body.route_builds ?? []).toEqual([]);
     await ended(planning.id, buildId);
+    await ended(planning.id, later.body.route_build.id);
   }, 60_000);
 });
 
