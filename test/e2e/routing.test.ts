@@ -265,6 +265,98 @@ describe('X23 checks its body', () => {
     const list = await api.get<{ route_builds: unknown[] }>(`/v1/plannings/${planning.id}/routes`, planner);
     expect(list.body.route_builds).toEqual([]);
   }, 60_000);
+  it('holds its bounds to the contract: 1–200 entries, 500 vehicles, 1–2 000 tasks, whole seconds 1–300', async () => {
+    const planning = await newPlanning('Bounds');
+    const ids = await importRows(easyRows('BND', 1));
+    const [first] = Object.values(ids) as [string];
+    const paths = async (body: Record<string, unknown>) => {
+      const r = await build(planning.id, {
+        task_ids: [first],
+        vehicles: [van('v1')],
+        dry_run: true,
+        time_limit_s: 1,
+        version_rev: planning.version_rev,
+        ...body,
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      return (r.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path);
+    };
+    expect(await paths({ vehicles: Array.from({ length: 201 }, (_, i) => van(`v${i}`)) })).toEqual(['vehicles']);
+    expect(await paths({ vehicles: [] })).toEqual(['vehicles']);
+    expect(await paths({ vehicles: [van('v1', { count: 501 })] })).toEqual(['vehicles[0].count']);
+    expect(await paths({ vehicles: [van('v1', { count: 1.5 })] })).toEqual(['vehicles[0].count']);
+    expect(await paths({ task_ids: Array.from({ length: 2001 }, () => first) })).toEqual(['task_ids']);
+    expect(await paths({ time_limit_s: 0 })).toEqual(['time_limit_s']);
+    expect(await paths({ time_limit_s: 2.5 })).toEqual(['time_limit_s']);
+    expect(await paths({ service_s: { pickup: 1.5 } })).toEqual(['service_s.pickup']);
+    expect(await paths({ travel: { detour_factor: 0.9 } })).toEqual(['travel.detour_factor']);
+    expect(await paths({ version_rev: 7 })).toEqual(['version_rev']);
+    expect(await paths({ vehicles: [van('v1', { end: { latitude: 1 } })] })).toEqual(['vehicles[0].end.longitude']);
+    // At the bounds, and `end: null` (the route ends at its last stop), `objective: vehicles`: accepted.
+    const edge = await build(planning.id, {
+      task_ids: [first],
+      vehicles: [van('v1', { end: null, count: 500 })],
+      travel: { speed_kmh: 200, detour_factor: 1 },
+      service_s: { pickup: 0, dropoff: 7200 },
+      objective: 'vehicles',
+      time_limit_s: 1,
+      dry_run: true,
+      version_rev: planning.version_rev,
+    });
+    expect(edge.status, JSON.stringify(edge.body)).toBe(202);
+    expect((await ended(planning.id, edge.body.route_build.id)).status).toBe('completed');
+  }, 60_000);
+
+  it('is the planning’s: a driver is refused (403), another organisation sees nothing (404)', async () => {
+    const planning = await newPlanning('Access');
+    const ids = await importRows(easyRows('ACC', 1));
+    const [first] = Object.values(ids) as [string];
+    const body = {
+      task_ids: [first],
+      vehicles: [van('v1')],
+      dry_run: true,
+      time_limit_s: 1,
+      version_rev: planning.version_rev,
+    };
+    const made = await build(planning.id, body);
+    expect(made.status).toBe(202);
+    const buildId = made.body.route_build.id;
+    const other = (
+      await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Elsewhere', kind: 'transporter' }, admin)
+    ).body.id;
+    const stranger = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, other)).token;
+    const base = `/v1/plannings/${planning.id}/routes`;
+    const answers = async (token: string) => [
+      (await api.post(base, body, token)).status,
+      (await api.get(`${base}/${buildId}`, token)).status,
+      (await api.get(base, token)).status,
+    ];
+    expect(await answers(driver.token)).toEqual([403, 403, 403]);
+    expect(await answers(stranger)).toEqual([404, 404, 404]);
+    expect((await api.get(`${base}/${crypto.randomUUID()}`, planner)).status).toBe(404);
+    // X25 pages newest first: a later build on page 1, the first on page 2, then no further page.
+    const later = await build(planning.id, body);
+    expect(later.status).toBe(202);
+    type Page = { route_builds: Build[]; meta: { next_page_token: string | null } };
+    const one = await api.get<Page>(`${base}?per_page=1`, planner);
+    expect(one.status).toBe(200);
+    expect(one.body.route_builds.map((b) => b.id)).toEqual([later.body.route_build.id]);
+    expect(one.body.meta.next_page_token).toEqual(expect.any(String));
+    const two = await api.get<Page>(
+      `${base}?per_page=1&page_token=${encodeURIComponent(one.body.meta.next_page_token!)}`,
+      planner,
+    );
+    expect(two.body.route_builds.map((b) => b.id)).toEqual([buildId]);
+    const rest = two.body.meta.next_page_token
+      ? await api.get<Page>(
+          `${base}?per_page=1&page_token=${encodeURIComponent(two.body.meta.next_page_token)}`,
+          planner,
+        )
+      : undefined;
+    expect(rest?.body.route_builds ?? []).toEqual([]);
+    await ended(planning.id, buildId);
+    await ended(planning.id, later.body.route_build.id);
+  }, 60_000);
 });
 
 describe('a dry run', () => {
