@@ -1,18 +1,19 @@
 // GET /health, GET /openapi.json, GET /docs and GET /docs/assets/{file} in the cloud (public, issue 42 item 12): what
 // the local host answers on the same paths (shared/reference/page.ts). The Swagger UI files travel in the bundle's
-// docs-assets/ (copied at bundling, see the API stack).
+// docs-assets/ (copied at bundling, see the API stack), and so does the OpenAPI document, generated then
+// (lib/reference-build.ts) with `DOCUMENT_SERVER` where the API's own URL goes.
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { openApiDocument } from '#lib/openapi';
 import { notFound } from '#shared/http/problems';
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
-import { CACHE, DOCS_ASSETS, DOCS_PAGE, HEALTH } from '#shared/reference/page';
+import { CACHE, DOCS_ASSETS, DOCS_PAGE, DOCUMENT_SERVER, HEALTH } from '#shared/reference/page';
 
 const ASSETS = join(process.env['LAMBDA_TASK_ROOT'] ?? '.', 'docs-assets');
 /** The document names the API's own URL as its server: one per domain the API is called on. */
 const documents = new Map<string, string>();
+let bundled: string | undefined;
 
 export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> => {
   const requestId = event.requestContext?.requestId ?? randomUUID();
@@ -40,7 +41,9 @@ export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGateway
       const server = `https://${event.requestContext.domainName}`;
       let document = documents.get(server);
       if (!document) {
-        document = JSON.stringify(openApiDocument(server));
+        bundled ??= await readFile(join(ASSETS, 'openapi.json'), 'utf8').catch(() => undefined);
+        if (bundled === undefined) return missing();
+        document = bundled.replaceAll(DOCUMENT_SERVER, server);
         documents.set(server, document);
       }
       return {

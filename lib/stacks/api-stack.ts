@@ -21,6 +21,7 @@ import type { Construct } from 'constructs';
 import { bundlingWithFiles, DispatchFunction } from '#lib/constructs/dispatch-function';
 import { applyNeeds } from '#lib/constructs/grants';
 import { SafeDeploys } from '#lib/constructs/safe-deploy';
+import { buildReferenceDocument, REFERENCE_DOCUMENT } from '#lib/reference-build';
 import type { DataStack } from '#lib/stacks/data-stack';
 import { stageOf } from '#lib/stage';
 import { AUTHORIZER_TIMEOUT_S, background } from '#shared/functions';
@@ -147,9 +148,14 @@ export class ApiStack extends Stack {
       handlerPath: 'system/reference',
       description: 'GET /health, /openapi.json, /docs and its assets',
       memorySize: 512,
+      // The Swagger UI's files, and the OpenAPI document generated first (lib/reference-build.ts).
       bundling: bundlingWithFiles(
         'docs-assets',
-        Object.fromEntries(Object.keys(DOCS_ASSETS).map((name) => [name, `node_modules/swagger-ui-dist/${name}`])),
+        {
+          ...Object.fromEntries(Object.keys(DOCS_ASSETS).map((name) => [name, `node_modules/swagger-ui-dist/${name}`])),
+          'openapi.json': REFERENCE_DOCUMENT,
+        },
+        () => buildReferenceDocument(),
       ),
     });
     applyNeeds(reference, background('system/reference'), needs);

@@ -6,6 +6,9 @@
  */
 export const HEALTH = { status: 'ok' } as const;
 
+/** The server the bundled document names until the function serves it with the API's own URL (lib/reference-build.ts). */
+export const DOCUMENT_SERVER = 'https://dispatch-api.invalid';
+
 export const DOCS_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Dispatch API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -13,6 +13,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../lib/app.ts';
+import { buildReferenceDocument } from '../../lib/reference-build.ts';
 import { REFERENCE_ROUTES } from '../../lib/stacks/api-stack.ts';
 import { DOCS_ASSETS, DOCS_PAGE } from '../../shared/reference/page.ts';
 
@@ -56,6 +57,8 @@ describe('the cloud API reference and health check', () => {
       mkdirSync(join(root, 'docs-assets'));
       const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
       for (const name of Object.keys(DOCS_ASSETS)) copyFileSync(join(dist, name), join(root, 'docs-assets', name));
+      // The document as the bundling writes it (lib/reference-build.ts).
+      buildReferenceDocument(join(root, 'docs-assets', 'openapi.json'));
       process.env['LAMBDA_TASK_ROOT'] = root;
       vi.resetModules();
       handler = (await import('../../functions/system/reference.ts')).handler as typeof handler;
