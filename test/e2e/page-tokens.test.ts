@@ -287,8 +287,12 @@ describe('page tokens, signed and bound (issue 23.3)', () => {
       .map((route) => route.id);
     // X10, X12 (issue 26), X14 (issue 34) and R2 (issue 35) page with the same signed, bound tokens
     // (shared/db/paging.ts); their paging and bad tokens are tested in test/e2e/tasks.test.ts, driver-offers.test.ts,
-    // dispatch-actions.test.ts and broadcast-records.test.ts; their pages at 6 MB in gateway-limits.test.ts.
-    expect(paged.sort()).toEqual([...cases.map((c) => c.id), 'R2', 'T6.deliveries', 'X10', 'X12', 'X14'].sort());
+    // dispatch-actions.test.ts and broadcast-records.test.ts; their pages at 6 MB in gateway-limits.test.ts. X25
+    // (issue 43) pages a planning's route builds, walked by its token in routing.test.ts; T6.own-deliveries (issue
+    // 46.10) is T6.deliveries' own list (listDeliveries) for the partner calling it.
+    expect(paged.sort()).toEqual(
+      [...cases.map((c) => c.id), 'R2', 'T6.deliveries', 'T6.own-deliveries', 'X10', 'X12', 'X14', 'X25'].sort(),
+    );
   });
 
   it('still page: each list’s token leads to its next page, and shows nothing of the table', async () => {
