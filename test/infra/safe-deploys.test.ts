@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../lib/app.ts';
 import { DispatchFunction } from '../../lib/constructs/dispatch-function.ts';
 import { ERROR_ALARM, LIVE_ALIAS } from '../../lib/constructs/safe-deploy.ts';
+import { REFERENCE_ROUTES } from '../../lib/stacks/api-stack.ts';
 import { type RouteDef, routes, websocketRoutes } from '../../shared/routes.ts';
 
 // Bundling is skipped: these tests read templates.
@@ -128,10 +129,12 @@ describe.each(STAGES)('safe deploys in %s (issue 25.3)', (_name, context) => {
         }
       }
     }
-    // Each HTTP route has its integration (the two /ops routes share one), and $default and the WebSocket routes theirs.
-    expect(integrations).toBe(routes.length + 1 + websocketRoutes.length + 1);
-    // One permission per HTTP route (/ops: one per route), one for $default, one per WebSocket route, the authorizer.
-    expect(permissions).toBe(routes.length + 2 + 1 + websocketRoutes.length + 1);
+    // Each HTTP route has its integration (the two /ops routes share one, and so do the API reference's), and $default
+    // and the WebSocket routes theirs.
+    expect(integrations).toBe(routes.length + 1 + 1 + websocketRoutes.length + 1);
+    // One permission per HTTP route (/ops and the reference: one per route), one for $default, one per WebSocket
+    // route, the authorizer.
+    expect(permissions).toBe(routes.length + 2 + REFERENCE_ROUTES.length + 1 + websocketRoutes.length + 1);
   });
 
   it('moves every alias by canary through its own deployment group, rolling back on that function’s error alarm', () => {
