@@ -73,7 +73,16 @@ export const backgroundFunctions: readonly FunctionDef[] = [
     // Contract 4.10: reads the build's tasks and their import jobs, writes progress and the result, adds the runsheets
     // (tasks marked, the planning's version moved), assigns a driver's runsheet as X16 does (its pair events on the
     // planning's channel and to partners: GSI2 and the queue, as X16's needs say), tells route_build.* the same way.
-    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    needs: {
+      main: 'write',
+      indexes: ['GSI2'],
+      queue: true,
+      realtime: true,
+      unexercised: {
+        'realtime:post':
+          'route_build.* and a built runsheet’s pair events reach planning.<id> subscribers; no test holds a socket on a planning while a build completes (routing.test.ts checks them at the partner webhooks).',
+      },
+    },
   },
   {
     handler: 'workers/uploads',

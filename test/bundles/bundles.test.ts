@@ -100,6 +100,7 @@ beforeAll(async () => {
     ...tables,
     UPLOAD_BUCKET,
     WORK_QUEUE_URL: `${standIns.url}/123456789012/WorkQueue`,
+    ROUTE_QUEUE_URL: `${standIns.url}/123456789012/RouteQueue`,
     SECRET_BOX_KMS_KEY_ID: 'arn:aws:kms:us-east-1:123456789012:key/SecretBoxKey',
     SIGNING_KEY_SECRET_ARN: SECRET('SigningKeys'),
     PAGE_TOKEN_SECRET_ARN: SECRET('PageTokenKey'),

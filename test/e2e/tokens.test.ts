@@ -509,12 +509,22 @@ describe('signed webhooks', () => {
       expect(deliveries.every((d) => d.latency_ms >= 0)).toBe(true);
 
       // The partner reads the same log itself, with any token of its own (scope-free), and only its own (issue 46.10).
-      const own = await api.get<{ deliveries: typeof deliveries }>(
-        '/v1/partner/webhook-deliveries',
-        await clientCredentialsToken(api, partner.client_key, partner.secret_key),
-      );
+      const partnerToken = await clientCredentialsToken(api, partner.client_key, partner.secret_key);
+      const own = await api.get<{ deliveries: typeof deliveries }>('/v1/partner/webhook-deliveries', partnerToken);
       expect(own.status).toBe(200);
       expect(own.body.deliveries).toEqual(deliveries);
+      // Page by page with its signed page token, as T6.deliveries pages.
+      const first = await api.get<{ deliveries: typeof deliveries; meta: { next_page_token: string | null } }>(
+        '/v1/partner/webhook-deliveries?per_page=2',
+        partnerToken,
+      );
+      expect(first.body.deliveries).toEqual(deliveries.slice(0, 2));
+      const next = await api.get<{ deliveries: typeof deliveries; meta: { next_page_token: string | null } }>(
+        `/v1/partner/webhook-deliveries?per_page=2&page_token=${encodeURIComponent(first.body.meta.next_page_token!)}`,
+        partnerToken,
+      );
+      expect(next.body.deliveries).toEqual(deliveries.slice(2));
+      expect(next.body.meta.next_page_token).toBeNull();
       const stranger = await api.post<Partner>(
         '/v1/admin/partner-authorizations',
         { name: 'Another partner', webhook_url: 'https://hooks.another.example/x', org_id: orgId },

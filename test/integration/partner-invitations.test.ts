@@ -10,20 +10,27 @@ const { ROLES } = await import('../../shared/auth/roles.ts');
 const invitePartner = (await import('../../functions/accounts/invite-partner.ts')).handler;
 
 describe('A9 partner invitations', () => {
-  it('invite into the partner’s own organisation only, with the role asked for', async () => {
+  it('invite into the partner’s own organisation only, as OrgDriver only (issue 42 item 1)', async () => {
     const own = await createOrganisation({ name: 'Platform', kind: 'platform' });
     const other = await createOrganisation({ name: 'Other', kind: 'platform' });
     const partner = { kind: 'client' as const, id: 'partner-client-1', roles: ['Partner' as const], orgId: own.id };
     const invited = await invoke(invitePartner, {
-      body: { user: { email: 'child@partner.example', org_id: own.id, role_id: ROLES.OrgTransporter } },
+      body: { user: { email: 'child@partner.example', org_id: own.id, role_id: ROLES.OrgDriver } },
       caller: partner,
     });
     expect(invited).toMatchObject({ status: 201, body: { status: 'invited' } });
     expect(await findUserByEmail('child@partner.example')).toMatchObject({
       org_id: own.id,
-      roles: ['OrgTransporter'],
+      roles: ['OrgDriver'],
       confirmed_at: null,
     });
+    // Any role above OrgDriver is more than a partner holds: refused, and nobody is stored.
+    const transporter = await invoke(invitePartner, {
+      body: { user: { email: 'z@partner.example', org_id: own.id, role_id: ROLES.OrgTransporter } },
+      caller: partner,
+    });
+    expect(transporter).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await findUserByEmail('z@partner.example')).toBeUndefined();
 
     const elsewhere = await invoke(invitePartner, {
       body: { user: { email: 'x@partner.example', org_id: other.id } },

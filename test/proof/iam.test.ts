@@ -155,7 +155,8 @@ describe('the IAM proof', () => {
       const declared = grantsOf(fn);
       for (const statement of policies.get(fn.handler)!.statements) {
         for (const action of asList(statement.Action)) {
-          // X-Ray tracing (DispatchFunction), and the event source mappings, which poll the queue (queue worker)
+          // X-Ray tracing (DispatchFunction), and the event source mappings, which poll the queues (the queue worker,
+          // the route-build worker)
           // and read the locations stream (live positions) with the function's role: CDK adds these, and none is a
           // call the service's code makes.
           if (action.startsWith('xray:')) continue;
@@ -175,7 +176,7 @@ describe('the IAM proof', () => {
             continue;
           }
           if (
-            fn.handler === 'workers/queue' &&
+            (fn.handler === 'workers/queue' || fn.handler === 'workers/routes') &&
             /^sqs:(Receive|ChangeMessageVisibility|GetQueue|DeleteMessage)/.test(action)
           ) {
             continue;
