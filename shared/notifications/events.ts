@@ -1,8 +1,9 @@
 /**
  * The events the service sends over its WebSocket (contract 4.3; docs/realtime.md), by channel: the one definition of
  * each event's `data`. `npm run client` generates the client's event types from these (`lib/client/events-schema.ts`,
- * read by `lib/client/events.ts`), and the e2e tests check every event frame they receive against them
- * (test/support/sockets.ts). An event added or changed here is added or changed in both.
+ * read by `lib/client/events.ts`); the service publishes them through `publishEvent`/`publishEvents`
+ * (`shared/notifications/realtime.ts`), whose `data` the compiler checks against these; and the e2e tests check every
+ * event frame they receive against them (test/support/sockets.ts). An event added or changed here changes all three.
  */
 import * as v from 'valibot';
 import { EXCLUSION_RULES } from '#shared/planning/eligibility';
@@ -193,3 +194,13 @@ export function channelKind(channel: string): { kind: keyof typeof CHANNEL_EVENT
   if (channel.startsWith('org.') || channel === 'drivers.freelance') return { kind: 'OrgEvents', closed: false };
   return undefined;
 }
+
+type Declared = typeof DRIVER_EVENTS | typeof ORG_EVENTS | typeof PLANNING_EVENTS;
+/** An event name some channel kind declares. */
+export type EventName = keyof typeof DRIVER_EVENTS | keyof typeof ORG_EVENTS | keyof typeof PLANNING_EVENTS;
+/** The `data` of event `N` as declared (for a name two channel kinds share, either one's). */
+export type EventData<N extends EventName> = Declared extends infer M
+  ? M extends Record<N, v.GenericSchema>
+    ? v.InferInput<M[N]>
+    : never
+  : never;
