@@ -2,308 +2,308 @@
 export type paths = Record<string, never>;
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: {
-    DriverEvents: {
-      /** @description A runsheet is offered to them (the job’s wave 1, a later wave, or a re-offer). */
-      'offer.new': {
-        pair_id: string;
-        planning_id: string;
-        runsheet_id: string;
-        expired_time: string | null;
-      };
-      /** @description The system closed their open offer: `expired`, `assigned_to_other_driver`, `driver_at_capacity`, `runsheet_cancelled`, … */
-      'offer.closed': {
-        pair_id: string;
-        planning_id: string;
-        runsheet_id: string;
-        /** @description Why the offer closed: `declined_by_driver` for a driver’s decline (R7), else the system’s reason (`expired`, `assigned_to_other_driver`, `driver_at_capacity`, `runsheet_cancelled`, …). */
-        reason: string | null;
-      };
-      /** @description Their accept won the runsheet, or a dispatcher assigned it to them (X16). */
-      'runsheet.assigned': {
-        pair_id: string;
-        planning_id: string;
-        runsheet_id: string;
-      };
-      /** @description A runsheet they held was taken out of dispatch (X18): stop working on it. */
-      'runsheet.cancelled': {
-        pair_id: string;
-        planning_id: string;
-        runsheet_id: string;
-        reason: string | null;
-      };
+    schemas: {
+        DriverEvents: {
+            /** @description A runsheet is offered to them (the job’s wave 1, a later wave, or a re-offer). */
+            "offer.new": {
+                pair_id: string;
+                planning_id: string;
+                runsheet_id: string;
+                expired_time: string | null;
+            };
+            /** @description The system closed their open offer: `expired`, `assigned_to_other_driver`, `driver_at_capacity`, `runsheet_cancelled`, … */
+            "offer.closed": {
+                pair_id: string;
+                planning_id: string;
+                runsheet_id: string;
+                /** @description Why the offer closed: `declined_by_driver` for a driver’s decline (R7), else the system’s reason (`expired`, `assigned_to_other_driver`, `driver_at_capacity`, `runsheet_cancelled`, …). */
+                reason: string | null;
+            };
+            /** @description Their accept won the runsheet, or a dispatcher assigned it to them (X16). */
+            "runsheet.assigned": {
+                pair_id: string;
+                planning_id: string;
+                runsheet_id: string;
+            };
+            /** @description A runsheet they held was taken out of dispatch (X18): stop working on it. */
+            "runsheet.cancelled": {
+                pair_id: string;
+                planning_id: string;
+                runsheet_id: string;
+                reason: string | null;
+            };
+        };
+        OrgEvents: {
+            /** @description The drivers that moved in one window, each once (its newest version). */
+            "driver.location": {
+                drivers: {
+                    user_id: string;
+                    latitude: number;
+                    longitude: number;
+                    altitude: number | null;
+                    client_time_utc: string;
+                    server_time: string;
+                    version: number;
+                }[];
+            };
+        };
+        PlanningEvents: {
+            /** @description A runsheet was offered to a driver (`wave` when the planning job’s waves sent it). */
+            "pair.broadcast": {
+                pair_id: string;
+                runsheet_id: string;
+                driver_id: string;
+                expired_time: string | null;
+                wave?: number;
+            };
+            /** @description The driver accepted the offer and won the runsheet. */
+            "pair.accepted": {
+                pair_id: string;
+                runsheet_id: string;
+                driver_id: string;
+                current_state: string;
+            };
+            /** @description The dispatcher assigned the runsheet (X16). */
+            "pair.assigned": {
+                pair_id: string;
+                runsheet_id: string;
+                driver_id: string;
+                current_state: string;
+            };
+            /** @description The driver declined (`reason` is `declined_by_driver`) or the system closed the offer. */
+            "pair.rejected": {
+                pair_id: string;
+                runsheet_id: string;
+                driver_id: string;
+                current_state: string;
+                /** @description Why the offer closed: `declined_by_driver` for a driver’s decline (R7), else the system’s reason (`expired`, `assigned_to_other_driver`, `driver_at_capacity`, `runsheet_cancelled`, …). */
+                reason: string | null;
+            };
+            /** @description The driver gave an accepted runsheet back (X19). */
+            "pair.withdrawn": {
+                pair_id: string;
+                runsheet_id: string;
+                driver_id: string;
+                current_state: string;
+                reason: string | null;
+            };
+            /** @description The planning job moved; an ended one (`completed`, `failed`, `cancelled`) carries its `runsheets` and `pairs` counts. */
+            "planning_job.status": {
+                planning_job_id: string;
+                status: string;
+                runsheets?: {
+                    total: number;
+                    open: number;
+                    offered: number;
+                    assigned: number;
+                    unassigned: number;
+                    cancelled: number;
+                };
+                pairs?: {
+                    offered: number;
+                    open: number;
+                    won: number;
+                    closed: number;
+                };
+            };
+            /** @description No driver took the runsheet after its last wave, or none was left to offer it to (contract 4.7). */
+            "runsheet.unassigned": {
+                planning_id: string;
+                runsheet_id: string;
+                unassigned_reason: {
+                    /** @enum {string} */
+                    code: "no_driver_accepted" | "no_eligible_driver";
+                    detail: string;
+                    waves: number;
+                    offers: {
+                        rejected: number;
+                        expired: number;
+                        closed: number;
+                    };
+                    /** @description Eligible drivers never offered it because the waves ran out. */
+                    not_asked: number;
+                    excluded: {
+                        already_offered: number;
+                        service_type: number;
+                        at_capacity: number;
+                        off_duty: number;
+                        no_location: number;
+                        location_stale: number;
+                    };
+                };
+            };
+            /** @description The planner took the runsheet out of dispatch (X18); its open offers are closed. */
+            "runsheet.cancelled": {
+                planning_id: string;
+                runsheet_id: string;
+                reason: string | null;
+            };
+            /** @description A route build (X23) ended: its summary once completed, its error once failed (contract 4.10). */
+            "route_build.completed": {
+                planning_id: string;
+                route_build_id: string;
+                /** @enum {string} */
+                status: "completed" | "failed";
+                dry_run: boolean;
+                summary?: {
+                    tasks: number;
+                    planned: number;
+                    unplanned: number;
+                    vehicles_used: number;
+                    total_distance_m: number;
+                    total_duration_s: number;
+                    solve_ms: number;
+                    /** @enum {string} */
+                    stopped: "time_limit" | "converged";
+                };
+                error?: {
+                    code: string;
+                    detail: string;
+                };
+            };
+            /** @description A route build (X23) ended: its summary once completed, its error once failed (contract 4.10). */
+            "route_build.failed": {
+                planning_id: string;
+                route_build_id: string;
+                /** @enum {string} */
+                status: "completed" | "failed";
+                dry_run: boolean;
+                summary?: {
+                    tasks: number;
+                    planned: number;
+                    unplanned: number;
+                    vehicles_used: number;
+                    total_distance_m: number;
+                    total_duration_s: number;
+                    solve_ms: number;
+                    /** @enum {string} */
+                    stopped: "time_limit" | "converged";
+                };
+                error?: {
+                    code: string;
+                    detail: string;
+                };
+            };
+            /** @description A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md). */
+            "task.arrived": {
+                planning_id: string;
+                runsheet_id: string;
+                task_id: string;
+                task_ref?: string | null;
+                driver: {
+                    id: string;
+                    name: string;
+                };
+                /** @enum {string} */
+                type: "arrived" | "picked_up" | "delivered" | "failed";
+                /**
+                 * @description The task’s status after the event.
+                 * @enum {string}
+                 */
+                status: "pending" | "picked_up" | "delivered" | "failed";
+                happened_at_utc: string;
+                latitude: number | null;
+                longitude: number | null;
+                failure_reason: string | null;
+                note?: string | null;
+                recipient_name?: string | null;
+                proof_ids?: string[];
+            };
+            /** @description A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md). */
+            "task.picked_up": {
+                planning_id: string;
+                runsheet_id: string;
+                task_id: string;
+                task_ref?: string | null;
+                driver: {
+                    id: string;
+                    name: string;
+                };
+                /** @enum {string} */
+                type: "arrived" | "picked_up" | "delivered" | "failed";
+                /**
+                 * @description The task’s status after the event.
+                 * @enum {string}
+                 */
+                status: "pending" | "picked_up" | "delivered" | "failed";
+                happened_at_utc: string;
+                latitude: number | null;
+                longitude: number | null;
+                failure_reason: string | null;
+                note?: string | null;
+                recipient_name?: string | null;
+                proof_ids?: string[];
+            };
+            /** @description A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md). */
+            "task.delivered": {
+                planning_id: string;
+                runsheet_id: string;
+                task_id: string;
+                task_ref?: string | null;
+                driver: {
+                    id: string;
+                    name: string;
+                };
+                /** @enum {string} */
+                type: "arrived" | "picked_up" | "delivered" | "failed";
+                /**
+                 * @description The task’s status after the event.
+                 * @enum {string}
+                 */
+                status: "pending" | "picked_up" | "delivered" | "failed";
+                happened_at_utc: string;
+                latitude: number | null;
+                longitude: number | null;
+                failure_reason: string | null;
+                note?: string | null;
+                recipient_name?: string | null;
+                proof_ids?: string[];
+            };
+            /** @description A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md). */
+            "task.failed": {
+                planning_id: string;
+                runsheet_id: string;
+                task_id: string;
+                task_ref?: string | null;
+                driver: {
+                    id: string;
+                    name: string;
+                };
+                /** @enum {string} */
+                type: "arrived" | "picked_up" | "delivered" | "failed";
+                /**
+                 * @description The task’s status after the event.
+                 * @enum {string}
+                 */
+                status: "pending" | "picked_up" | "delivered" | "failed";
+                happened_at_utc: string;
+                latitude: number | null;
+                longitude: number | null;
+                failure_reason: string | null;
+                note?: string | null;
+                recipient_name?: string | null;
+                proof_ids?: string[];
+            };
+            /** @description The runsheet’s last task was delivered or failed (X20). */
+            "runsheet.completed": {
+                planning_id: string;
+                runsheet_id: string;
+                driver: {
+                    id: string;
+                    name: string;
+                };
+                completed_at: string;
+                tasks_total: number;
+                tasks_delivered: number;
+                tasks_failed: number;
+            };
+        };
     };
-    OrgEvents: {
-      /** @description The drivers that moved in one window, each once (its newest version). */
-      'driver.location': {
-        drivers: {
-          user_id: string;
-          latitude: number;
-          longitude: number;
-          altitude: number | null;
-          client_time_utc: string;
-          server_time: string;
-          version: number;
-        }[];
-      };
-    };
-    PlanningEvents: {
-      /** @description A runsheet was offered to a driver (`wave` when the planning job’s waves sent it). */
-      'pair.broadcast': {
-        pair_id: string;
-        runsheet_id: string;
-        driver_id: string;
-        expired_time: string | null;
-        wave?: number;
-      };
-      /** @description The driver accepted the offer and won the runsheet. */
-      'pair.accepted': {
-        pair_id: string;
-        runsheet_id: string;
-        driver_id: string;
-        current_state: string;
-      };
-      /** @description The dispatcher assigned the runsheet (X16). */
-      'pair.assigned': {
-        pair_id: string;
-        runsheet_id: string;
-        driver_id: string;
-        current_state: string;
-      };
-      /** @description The driver declined (`reason` is `declined_by_driver`) or the system closed the offer. */
-      'pair.rejected': {
-        pair_id: string;
-        runsheet_id: string;
-        driver_id: string;
-        current_state: string;
-        /** @description Why the offer closed: `declined_by_driver` for a driver’s decline (R7), else the system’s reason (`expired`, `assigned_to_other_driver`, `driver_at_capacity`, `runsheet_cancelled`, …). */
-        reason: string | null;
-      };
-      /** @description The driver gave an accepted runsheet back (X19). */
-      'pair.withdrawn': {
-        pair_id: string;
-        runsheet_id: string;
-        driver_id: string;
-        current_state: string;
-        reason: string | null;
-      };
-      /** @description The planning job moved; an ended one (`completed`, `failed`, `cancelled`) carries its `runsheets` and `pairs` counts. */
-      'planning_job.status': {
-        planning_job_id: string;
-        status: string;
-        runsheets?: {
-          total: number;
-          open: number;
-          offered: number;
-          assigned: number;
-          unassigned: number;
-          cancelled: number;
-        };
-        pairs?: {
-          offered: number;
-          open: number;
-          won: number;
-          closed: number;
-        };
-      };
-      /** @description No driver took the runsheet after its last wave, or none was left to offer it to (contract 4.7). */
-      'runsheet.unassigned': {
-        planning_id: string;
-        runsheet_id: string;
-        unassigned_reason: {
-          /** @enum {string} */
-          code: 'no_driver_accepted' | 'no_eligible_driver';
-          detail: string;
-          waves: number;
-          offers: {
-            rejected: number;
-            expired: number;
-            closed: number;
-          };
-          /** @description Eligible drivers never offered it because the waves ran out. */
-          not_asked: number;
-          excluded: {
-            already_offered: number;
-            service_type: number;
-            at_capacity: number;
-            off_duty: number;
-            no_location: number;
-            location_stale: number;
-          };
-        };
-      };
-      /** @description The planner took the runsheet out of dispatch (X18); its open offers are closed. */
-      'runsheet.cancelled': {
-        planning_id: string;
-        runsheet_id: string;
-        reason: string | null;
-      };
-      /** @description A route build (X23) ended: its summary once completed, its error once failed (contract 4.10). */
-      'route_build.completed': {
-        planning_id: string;
-        route_build_id: string;
-        /** @enum {string} */
-        status: 'completed' | 'failed';
-        dry_run: boolean;
-        summary?: {
-          tasks: number;
-          planned: number;
-          unplanned: number;
-          vehicles_used: number;
-          total_distance_m: number;
-          total_duration_s: number;
-          solve_ms: number;
-          /** @enum {string} */
-          stopped: 'time_limit' | 'converged';
-        };
-        error?: {
-          code: string;
-          detail: string;
-        };
-      };
-      /** @description A route build (X23) ended: its summary once completed, its error once failed (contract 4.10). */
-      'route_build.failed': {
-        planning_id: string;
-        route_build_id: string;
-        /** @enum {string} */
-        status: 'completed' | 'failed';
-        dry_run: boolean;
-        summary?: {
-          tasks: number;
-          planned: number;
-          unplanned: number;
-          vehicles_used: number;
-          total_distance_m: number;
-          total_duration_s: number;
-          solve_ms: number;
-          /** @enum {string} */
-          stopped: 'time_limit' | 'converged';
-        };
-        error?: {
-          code: string;
-          detail: string;
-        };
-      };
-      /** @description A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md). */
-      'task.arrived': {
-        planning_id: string;
-        runsheet_id: string;
-        task_id: string;
-        task_ref?: string | null;
-        driver: {
-          id: string;
-          name: string;
-        };
-        /** @enum {string} */
-        type: 'arrived' | 'picked_up' | 'delivered' | 'failed';
-        /**
-         * @description The task’s status after the event.
-         * @enum {string}
-         */
-        status: 'pending' | 'picked_up' | 'delivered' | 'failed';
-        happened_at_utc: string;
-        latitude: number | null;
-        longitude: number | null;
-        failure_reason: string | null;
-        note?: string | null;
-        recipient_name?: string | null;
-        proof_ids?: string[];
-      };
-      /** @description A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md). */
-      'task.picked_up': {
-        planning_id: string;
-        runsheet_id: string;
-        task_id: string;
-        task_ref?: string | null;
-        driver: {
-          id: string;
-          name: string;
-        };
-        /** @enum {string} */
-        type: 'arrived' | 'picked_up' | 'delivered' | 'failed';
-        /**
-         * @description The task’s status after the event.
-         * @enum {string}
-         */
-        status: 'pending' | 'picked_up' | 'delivered' | 'failed';
-        happened_at_utc: string;
-        latitude: number | null;
-        longitude: number | null;
-        failure_reason: string | null;
-        note?: string | null;
-        recipient_name?: string | null;
-        proof_ids?: string[];
-      };
-      /** @description A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md). */
-      'task.delivered': {
-        planning_id: string;
-        runsheet_id: string;
-        task_id: string;
-        task_ref?: string | null;
-        driver: {
-          id: string;
-          name: string;
-        };
-        /** @enum {string} */
-        type: 'arrived' | 'picked_up' | 'delivered' | 'failed';
-        /**
-         * @description The task’s status after the event.
-         * @enum {string}
-         */
-        status: 'pending' | 'picked_up' | 'delivered' | 'failed';
-        happened_at_utc: string;
-        latitude: number | null;
-        longitude: number | null;
-        failure_reason: string | null;
-        note?: string | null;
-        recipient_name?: string | null;
-        proof_ids?: string[];
-      };
-      /** @description A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md). */
-      'task.failed': {
-        planning_id: string;
-        runsheet_id: string;
-        task_id: string;
-        task_ref?: string | null;
-        driver: {
-          id: string;
-          name: string;
-        };
-        /** @enum {string} */
-        type: 'arrived' | 'picked_up' | 'delivered' | 'failed';
-        /**
-         * @description The task’s status after the event.
-         * @enum {string}
-         */
-        status: 'pending' | 'picked_up' | 'delivered' | 'failed';
-        happened_at_utc: string;
-        latitude: number | null;
-        longitude: number | null;
-        failure_reason: string | null;
-        note?: string | null;
-        recipient_name?: string | null;
-        proof_ids?: string[];
-      };
-      /** @description The runsheet’s last task was delivered or failed (X20). */
-      'runsheet.completed': {
-        planning_id: string;
-        runsheet_id: string;
-        driver: {
-          id: string;
-          name: string;
-        };
-        completed_at: string;
-        tasks_total: number;
-        tasks_delivered: number;
-        tasks_failed: number;
-      };
-    };
-  };
-  responses: never;
-  parameters: never;
-  requestBodies: never;
-  headers: never;
-  pathItems: never;
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
 }
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;
