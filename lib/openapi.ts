@@ -6,6 +6,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
 import { COMMON_FIELDS, docsOf, type OperationDocs, perPageDescription } from '#lib/openapi-docs/index';
 import { describeNeed } from '#shared/auth/access';
+import { CHANNEL_EVENTS } from '#shared/notifications/events';
 import { type RouteDef, routes } from '#shared/routes';
 
 type JsonSchema = Record<string, unknown>;
@@ -375,5 +376,30 @@ export function openApiDocument(serverUrl = '/') {
       schemas: { Problem: withIntegerFormats(problemSchema) },
     },
     paths,
+  };
+}
+
+/**
+ * The WebSocket events (`shared/notifications/events.ts`) as a document of their own: one closed schema per channel
+ * kind (`DriverEvents`, `OrgEvents`, `PlanningEvents`) whose members are the event names and their `data`. The
+ * client's event types are generated from it (`npm run client`), and the e2e tests check every event frame they
+ * receive against it (test/support/sockets.ts).
+ */
+export function eventsDocument() {
+  const schemas: Record<string, JsonSchema> = {};
+  for (const [kind, events] of Object.entries(CHANNEL_EVENTS)) {
+    const named = events as Record<string, GenericSchema>;
+    schemas[kind] = {
+      type: 'object',
+      properties: Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, replySchema(schema)])),
+      required: Object.keys(named),
+      additionalProperties: false,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Dispatch WebSocket events', version: '1.0.0' },
+    paths: {},
+    components: { schemas },
   };
 }

@@ -138,4 +138,11 @@ export {
   type TaskEventStats,
   type TaskEventStorage,
 } from './task-event-queue.ts';
+export {
+  RenewalFailed,
+  type SessionTokens,
+  SignInRequired,
+  TokenSession,
+  type TokenSessionOptions,
+} from './token-session.ts';
 export { UPLOADER_DEFAULTS } from './uploader-defaults.ts';

@@ -11,7 +11,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type LivePosition, livePositionOf } from '#shared/locations/locations';
 import { logger } from '#shared/log';
-import { GenerationReads, publishFrames } from '#shared/notifications/realtime';
+import { GenerationReads, publishEvents } from '#shared/notifications/realtime';
 
 export const FREELANCE_CHANNEL = 'drivers.freelance';
 export const LOCATION_EVENT = 'driver.location';
@@ -78,7 +78,7 @@ export async function fanOutPositions(event: DynamoDBStreamEvent, stats?: FanOut
             data: { drivers: part },
           });
         }
-        const { delivered } = await publishFrames(channel, LOCATION_EVENT, payloads, reads);
+        const { delivered } = await publishEvents(channel, LOCATION_EVENT, payloads, reads);
         if (stats) {
           stats.channels++;
           stats.drivers += drivers.length;

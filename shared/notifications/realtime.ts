@@ -24,6 +24,7 @@ import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
 import { connectionsTableName, db, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { logger } from '#shared/log';
+import type { EventData, EventName } from '#shared/notifications/events';
 import { planningKey } from '#shared/planning/keys';
 
 /** API Gateway closes a WebSocket after two hours; the records outlive it by a margin, then TTL removes them. */
@@ -524,3 +525,19 @@ export async function pushEvents(events: { channel: string; name: string; data?:
   }
   return delivered;
 }
+
+/** `publish` of a declared event (`shared/notifications/events.ts`): its `data` typed as the client's types say. */
+export const publishEvent = <N extends EventName>(
+  channel: string,
+  name: N,
+  event: { key: string; data: EventData<N> },
+  reads?: GenerationReads,
+) => publish(channel, name, event, reads);
+
+/** `publishFrames` of a declared event. */
+export const publishEvents = <N extends EventName>(
+  channel: string,
+  name: N,
+  events: { key: string; data: EventData<N> }[],
+  reads?: GenerationReads,
+) => publishFrames(channel, name, events, reads);

@@ -31,7 +31,7 @@ import {
 import { type PageRequest, queryPage, queryPartitionsPage } from '#shared/db/paging';
 import { dueEntries, queryPartitions, sweepPartition } from '#shared/db/shards';
 import { conflict, forbidden, invalidField, notFound, unavailable } from '#shared/http/problems';
-import { publish } from '#shared/notifications/realtime';
+import { publishEvent } from '#shared/notifications/realtime';
 import {
   assignKey,
   driverRunsheetKeys,
@@ -743,27 +743,27 @@ async function afterEvent(record: PairRecord, action: PairAction, judgedNow = fa
     await checkWaveSoon(record.plan.id, record.pair.runsheet.id, action === 'withdrawn');
   }
   if (action === 'broadcast') {
-    await publish(driverChannel, 'offer.new', offerNew(record, last?.expired_time ?? null));
+    await publishEvent(driverChannel, 'offer.new', offerNew(record, last?.expired_time ?? null));
   } else if (action === 'accepted' || action === 'assigned') {
     // The win is told before the closes it causes (contract 4.7).
     const event = action === 'accepted' ? 'pair.accepted' : 'pair.assigned';
-    await publish(channel, event, { key, data });
+    await publishEvent(channel, event, { key, data });
     await publishPartnerEvent(record.org_id, event, data, key);
     await closeOtherPairs(record);
     await closeAtCapacity(record);
-    await publish(driverChannel, 'runsheet.assigned', {
+    await publishEvent(driverChannel, 'runsheet.assigned', {
       key,
       data: { pair_id: record.id, planning_id: record.plan.id, runsheet_id: record.pair.runsheet.id },
     });
   } else if (action === 'withdrawn') {
-    await publish(channel, 'pair.withdrawn', { key, data: { ...data, reason } });
+    await publishEvent(channel, 'pair.withdrawn', { key, data: { ...data, reason } });
     await publishPartnerEvent(record.org_id, 'pair.withdrawn', { ...data, reason }, key);
   } else if (action === 'rejected' || action === 'system_rejected') {
-    await publish(channel, 'pair.rejected', { key, data: { ...data, reason } });
+    await publishEvent(channel, 'pair.rejected', { key, data: { ...data, reason } });
     // The driver is told when the system closed their offer (expired, taken by another driver, ...), not of their own
     // rejection.
     if (action === 'system_rejected') {
-      await publish(driverChannel, 'offer.closed', {
+      await publishEvent(driverChannel, 'offer.closed', {
         key,
         data: { pair_id: record.id, planning_id: record.plan.id, runsheet_id: record.pair.runsheet.id, reason },
       });

@@ -40,7 +40,7 @@ import { newUuid } from '#shared/ids';
 import { currentFixes } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
-import { publish, publishFrames } from '#shared/notifications/realtime';
+import { publishEvent, publishEvents } from '#shared/notifications/realtime';
 import {
   EXPIRY_GRACE_MS,
   offerNew,
@@ -657,7 +657,7 @@ export class WaveJudge {
     });
     const sent = offered.flatMap((o) => (o ? [o] : []));
     if (sent.length > 0) {
-      await publishFrames(
+      await publishEvents(
         `planning.${planId}`,
         'pair.broadcast',
         sent.map(({ record, expiredTime }) => ({
@@ -672,7 +672,7 @@ export class WaveJudge {
         })),
       );
       await mapLimited(sent, 8, ({ record, expiredTime }) =>
-        publish(`user.${record.pair.driver.id}`, 'offer.new', offerNew(record, expiredTime)),
+        publishEvent(`user.${record.pair.driver.id}`, 'offer.new', offerNew(record, expiredTime)),
       );
       await sendPushMessages({
         application_key: DRIVER_APPLICATION(),
@@ -770,7 +770,7 @@ export class WaveJudge {
     // One event per unassignment: X17 may find nobody left and unassign the runsheet again at the same wave.
     const key = `${runsheetId}:unassigned:${group.wave}:${gen}`;
     const data = { planning_id: planId, runsheet_id: runsheetId, unassigned_reason: reason };
-    await publish(`planning.${planId}`, 'runsheet.unassigned', { key, data });
+    await publishEvent(`planning.${planId}`, 'runsheet.unassigned', { key, data });
     await publishPartnerEvent(planning.org_id, 'runsheet.unassigned', data, key);
     await this.settle(runsheetId, gen + 1, {});
   }
@@ -1046,7 +1046,7 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
         if (!isConditionalFailure(error)) throw error;
       });
     await db().send(new DeleteCommand({ TableName: mainTableName(), Key: assignKey(planId, runsheetId) }));
-    await publish(`user.${claim.driver_id}`, 'runsheet.cancelled', {
+    await publishEvent(`user.${claim.driver_id}`, 'runsheet.cancelled', {
       key,
       data: { planning_id: planId, runsheet_id: runsheetId, pair_id: claim.pair_id, reason },
     });
@@ -1066,7 +1066,7 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
     );
   }
   const data = { planning_id: planId, runsheet_id: runsheetId, reason };
-  await publish(`planning.${planId}`, 'runsheet.cancelled', { key, data });
+  await publishEvent(`planning.${planId}`, 'runsheet.cancelled', { key, data });
   await publishPartnerEvent(planning.org_id, 'runsheet.cancelled', data, key);
   return runsheetSummary(planId, runsheetId);
 }

@@ -14,7 +14,7 @@ import type { Caller } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { conflict, invalidAt, notFound } from '#shared/errors';
-import { publish } from '#shared/notifications/realtime';
+import { publishEvent } from '#shared/notifications/realtime';
 import { type Assignment, dispatchRecords } from '#shared/planning/dispatch';
 import {
   assignKey,
@@ -412,7 +412,7 @@ async function announce(
     planning_id: planId,
     runsheet_id: runsheet.id,
     task_id: task.id,
-    ...(task['task_ref'] ? { task_ref: task['task_ref'] } : {}),
+    ...(task['task_ref'] ? { task_ref: String(task['task_ref']) } : {}),
     driver,
     type,
     status: entry.status,
@@ -424,7 +424,7 @@ async function announce(
     ...(entry.recipient_name ? { recipient_name: entry.recipient_name } : {}),
     proof_ids: entry.proof_ids ?? [],
   };
-  await publish(`planning.${planId}`, `task.${type}`, { key, data });
+  await publishEvent(`planning.${planId}`, `task.${type}`, { key, data });
   await publishPartnerEvent(planning.org_id, `task.${type}`, data, key);
   if (claim.completed_at) {
     const done = Number(claim.tasks_done ?? 0);
@@ -439,7 +439,7 @@ async function announce(
       tasks_delivered: done - failed,
       tasks_failed: failed,
     };
-    await publish(`planning.${planId}`, 'runsheet.completed', { key: completedKey, data: completed });
+    await publishEvent(`planning.${planId}`, 'runsheet.completed', { key: completedKey, data: completed });
     await publishPartnerEvent(planning.org_id, 'runsheet.completed', completed, completedKey);
   }
 }

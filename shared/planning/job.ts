@@ -17,7 +17,7 @@ import { conflict } from '#shared/http/problems';
 import { newUuid } from '#shared/ids';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
-import { type ChannelEvent, publish, publishFrames } from '#shared/notifications/realtime';
+import { publishEvent, publishEvents } from '#shared/notifications/realtime';
 import {
   addFirstWave,
   type FirstWave,
@@ -266,7 +266,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const expires = new Date(startedMs + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
     // Each driver's offers of this run: one push and one `offer.new` delivery (one subscriber Query) per driver.
-    const offers = new Map<string, { pairIds: string[]; events: ChannelEvent[] }>();
+    const offers = new Map<string, { pairIds: string[]; events: ReturnType<typeof offerNew>[] }>();
     // The expiry sweep's one entry for every pair this run writes (before them and after them: see watchOffers). A
     // rerun touches it even with nothing left to pair: an earlier run's pairs may be open.
     if ((runsheets.length > 0 && drivers.length > 0) || (job.attempts ?? 1) > 1) {
@@ -359,13 +359,13 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         ];
       });
       // One delivery (one read of the channel's subscribers) for the chunk's events, in runsheet order.
-      if (events.length > 0) await publishFrames(channel, 'pair.broadcast', events);
+      if (events.length > 0) await publishEvents(channel, 'pair.broadcast', events);
     }
     // Again after the last pair: a sweep that read the watch while the pairs were being written then leaves it be.
     if (watchedUntil) await watchOffers(planning.id, watchedUntil);
     // Each driver hears of their own offers on `user.<id>` (contract 4.3), in one delivery however many they are.
     await mapLimited([...offers], WRITES_IN_FLIGHT, ([driverId, mine]) =>
-      publishFrames(`user.${driverId}`, 'offer.new', mine.events),
+      publishEvents(`user.${driverId}`, 'offer.new', mine.events),
     );
     // One push per driver, however many runsheets are offered to them.
     const messages = [...offers].map(([driverId, { pairIds }]) => ({
@@ -447,9 +447,10 @@ async function announce(planning: Planning, status: string) {
   const jobId = planning.job?.id;
   const ended = status === 'completed' || status === 'failed' || status === 'cancelled';
   const counts = ended ? await dispatchCounts(planning.id, planning.total_runsheets) : {};
-  await publish(`planning.${planning.id}`, 'planning_job.status', {
+  await publishEvent(`planning.${planning.id}`, 'planning_job.status', {
     key: `${jobId}:${status}`,
-    data: { planning_job_id: jobId, status, ...counts },
+    // A move is announced only for a planning that has its job.
+    data: { planning_job_id: jobId as string, status, ...counts },
   });
   if (ended)
     await publishPartnerEvent(

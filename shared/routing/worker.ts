@@ -16,7 +16,7 @@ import { DomainError } from '#shared/errors';
 import { jobKey } from '#shared/imports/jobs';
 import { taskKey } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
-import { publish } from '#shared/notifications/realtime';
+import { publishEvent } from '#shared/notifications/realtime';
 import { findPlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { applyResult, builtRunsheets, fitsPlanning, planningChanged } from '#shared/routing/apply';
@@ -166,17 +166,19 @@ function end(build: RouteBuild, owner: string, status: 'completed' | 'failed', s
 
 /** Tells the end on the planning's channel and to partners, then marks it told (a retry tells it again if not). */
 async function announce(build: RouteBuild) {
-  const name = `route_build.${build.status}`;
+  // Announced only at its end (`end` set it): `completed` or `failed`.
+  const status = build.status as 'completed' | 'failed';
+  const name = `route_build.${status}` as const;
   const data = {
     planning_id: build.planning_id,
     route_build_id: build.id,
-    status: build.status,
+    status,
     dry_run: build.request.dry_run,
     ...(build.summary ? { summary: build.summary } : {}),
     ...(build.error ? { error: build.error } : {}),
   };
   const key = `${build.id}:${build.status}`;
-  await publish(`planning.${build.planning_id}`, name, { key, data });
+  await publishEvent(`planning.${build.planning_id}`, name, { key, data });
   await publishPartnerEvent(build.org_id, name, data, key);
   await db().send(
     new UpdateCommand({

@@ -19,7 +19,7 @@ const TSC = join(ROOT, 'node_modules/.bin/tsc');
 let host: RunningHost;
 let api: Client;
 let admin: string;
-let driver: { id: string; token: string };
+let driver: { id: string; token: string; refresh_token: string };
 let app: string;
 let tarball: string;
 
@@ -80,6 +80,7 @@ import {
   LocationUploader,
   must,
   type ServerFrame,
+  TokenSession,
 } from '@dispatch/client';
 
 declare const process: { env: Record<string, string | undefined> };
@@ -103,7 +104,24 @@ const frame: ServerFrame = {
   data: { pair_id: 'p', planning_id: 'q', runsheet_id: 'RS-1', expired_time: null },
 };
 const runsheet = isEvent<DriverEvents, 'offer.new'>(frame, 'offer.new') ? frame.data.runsheet_id : undefined;
-console.log(JSON.stringify({ id: me.user.id, sent: uploader.stats.sent, offers: offers.offers.length, runsheet }));
+// T1 through the session: three callers at once share one renewal; the next renewal presents the new refresh token.
+const session = new TokenSession({
+  baseUrl: url,
+  tokens: { bearer_token: token, refresh_token: process.env.REFRESH_TOKEN! },
+});
+const renewed = await Promise.all([session.renew(), session.renew(), session.renew()]);
+await session.renew();
+const again = must(await dispatchClient(url, await session.token(), session.fetch).GET('/v1/me'), 'who am I, renewed');
+console.log(
+  JSON.stringify({
+    id: me.user.id,
+    sent: uploader.stats.sent,
+    offers: offers.offers.length,
+    runsheet,
+    renewals: new Set(renewed).size,
+    renewed: again.user.id,
+  }),
+);
 `;
 
 function compile(source: string) {
@@ -140,11 +158,11 @@ describe('the client package, installed from its tarball', () => {
     expect(compile(DRIVER_APP).status).toBe(0);
   }, 120_000);
 
-  it('runs the driver app against the service: who am I, three fixes sent by the uploader, my offers', async () => {
+  it('runs the driver app against the service: who am I, three fixes sent by the uploader, my offers, a renewal', async () => {
     // Not spawnSync: the host answers from this very process.
     const child = spawn(process.execPath, [join(app, 'out/app.js')], {
       cwd: app,
-      env: { ...process.env, DISPATCH_URL: host.url, DRIVER_TOKEN: driver.token },
+      env: { ...process.env, DISPATCH_URL: host.url, DRIVER_TOKEN: driver.token, REFRESH_TOKEN: driver.refresh_token },
     });
     const run = { stdout: '', stderr: '', status: null as number | null };
     child.stdout.on('data', (chunk: Buffer) => {
@@ -155,7 +173,17 @@ describe('the client package, installed from its tarball', () => {
     });
     run.status = await new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout.trim())).toEqual({ id: driver.id, sent: 3, offers: 0, runsheet: 'RS-1' });
+    expect(JSON.parse(run.stdout.trim())).toEqual({
+      id: driver.id,
+      sent: 3,
+      offers: 0,
+      runsheet: 'RS-1',
+      renewals: 1,
+      renewed: driver.id,
+    });
+    // The session renewed twice and kept only the newest refresh token: the first one is retired (T1 401).
+    const retired = await api.post('/v1/auth/refresh', { refresh_token: driver.refresh_token });
+    expect(retired.status).toBe(401);
     // The fixes reached the service: the driver's last known position is the last one sent.
     const location = await api.get<{ location: { latitude: number } }>(`/v1/driver-locations/${driver.id}`, admin);
     expect(location.status).toBe(200);

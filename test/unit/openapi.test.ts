@@ -47,4 +47,9 @@ describe('the typed client', () => {
     const { generatedSchema, SCHEMA_FILE } = await import('../../bin/generate-client.ts');
     expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(await generatedSchema());
   });
+
+  it('has its event types generated from the events the service publishes (run `npm run client`)', async () => {
+    const { generatedEvents, EVENTS_FILE } = await import('../../bin/generate-client.ts');
+    expect(readFileSync(EVENTS_FILE, 'utf8')).toBe(await generatedEvents());
+  });
 });
