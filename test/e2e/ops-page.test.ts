@@ -578,7 +578,7 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
   type Stop = { task_id: string; kind: 'pickup' | 'dropoff'; start_utc: string };
   type Build = { status: string; result?: { runsheets: { id: string; stops: Stop[] }[] }; error?: unknown };
 
-  it('shows its stops in order with their planned times, draws its route with numbered stops, and a task behind its plan as late', async () => {
+  it('shows its stops in order with their planned times, draws its route with numbered stops, fits the map to them and its driver at 1440×900 (issue 46.1), and a task behind its plan as late', async () => {
     // Three parcels from a hub, a van whose shift began an hour ago: its first pickups were planned in the past and
     // nothing was reported, so they are late by their plan.
     const now = Date.now();
@@ -629,10 +629,16 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
     const built = ended.body.route_build.result!.runsheets[0]!;
     expect(built.stops).toHaveLength(6);
 
+    // The van's driver stands apart from the stops: the map opened on the runsheet must show him too.
+    await api.put('/v1/driver/location', fix(1.285, 103.835), mover.token);
+
     const { page: watching } = await openPage();
-    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.setViewport({ width: 1440, height: 900 });
     await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
     await signIn(watching, planner);
+    await watching.waitForFunction(`document.querySelector('#map path.driver-marker[data-driver="${mover.id}"]')`, {
+      timeout: 30_000,
+    });
     const entry = `#board li[data-runsheet="${built.id}"][data-planning="${planning}"]`;
     await watching.waitForFunction(`document.querySelector('${entry}[data-status="assigned"]')`, { timeout: 30_000 });
     // The attention list names a task behind its plan, with the planned stop it missed.
@@ -664,10 +670,23 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
       labels.map((label) => [label.getAttribute('data-order'), label.getAttribute('data-stop')]),
     );
     expect(numbered).toEqual(built.stops.map((stop, i) => [String(i + 1), `${stop.task_id}:${stop.kind}`]));
+    // The map, shrunk by the detail's opening, shows every stop and the driver (issue 46.1): each marker's centre
+    // within the map's box as the page lays it out.
+    const inView = `(() => {
+      const box = document.getElementById('map').getBoundingClientRect();
+      const shown = [...document.querySelectorAll('#map path.stop-marker'),
+        document.querySelector('#map path.driver-marker[data-driver="${mover.id}"]')];
+      return shown.length === ${built.stops.length + 1} && shown.every((marker) => {
+        const at = marker.getBoundingClientRect();
+        const [x, y] = [at.left + at.width / 2, at.top + at.height / 2];
+        return x > box.left && x < box.right && y > box.top && y < box.bottom;
+      });
+    })()`;
+    await watching.waitForFunction(inView, { timeout: 5_000 });
     // The route is a line through the stops (an SVG path in the map's overlay pane).
     expect(await watching.$$eval('#map .leaflet-overlay-pane path', (paths) => paths.length)).toBeGreaterThan(0);
     mkdirSync(join(OUTPUT, 'ops-console'), { recursive: true });
-    await watching.screenshot({ path: join(OUTPUT, 'ops-console', 'built-runsheet-1366.png') });
+    await watching.screenshot({ path: join(OUTPUT, 'ops-console', 'built-runsheet-1440.png') });
     await watching.close();
   }, 120_000);
 });

@@ -22,6 +22,8 @@ export interface CircleMarker extends Layer {
   setLatLng(at: LatLngLike): this;
   getLatLng(): LatLng;
   setStyle(style: { color?: string; fillOpacity?: number }): this;
+  /** The marker's SVG element, once on the map. */
+  getElement(): Element | undefined;
   bindTooltip(
     content: HTMLElement,
     options: { permanent: boolean; direction: 'left' | 'right'; offset: [number, number]; className: string },
@@ -36,6 +38,8 @@ export interface LayerGroup extends Layer {
 
 export interface LeafletMap {
   setView(center: LatLngLike, zoom: number): this;
+  /** The map's size read again from its container (Leaflet tracks the window's resizing only). */
+  invalidateSize(options: { pan: boolean }): this;
   fitBounds(bounds: Bounds, options: { maxZoom: number }): this;
   remove(): this;
 }
@@ -46,7 +50,14 @@ export interface Leaflet {
   layerGroup(): LayerGroup;
   circleMarker(
     at: LatLngLike,
-    options: { radius: number; color: string; weight?: number; fillColor?: string; fillOpacity: number },
+    options: {
+      radius: number;
+      color: string;
+      weight?: number;
+      fillColor?: string;
+      fillOpacity: number;
+      className?: string;
+    },
   ): CircleMarker;
   polyline(points: LatLngLike[], options: { color: string; weight: number; opacity: number }): Layer;
   latLngBounds(points: LatLngLike[]): Bounds;

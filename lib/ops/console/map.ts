@@ -68,10 +68,12 @@ export function placeDriver(id: string, latitude: number, longitude: number): vo
         radius: 7,
         color: STATE_COLOURS[stateOf(id).state],
         fillOpacity: 0.85,
+        className: 'driver-marker',
       })
         .bindTooltip(label, { permanent: true, direction: 'right', offset: [8, 0], className: 'driver-tip' })
         .addTo(driverLayer),
     );
+    markers.get(id)?.getElement()?.setAttribute('data-driver', id);
     if (!view.selected && !fitting.bulk) fitMap();
   }
 }
@@ -87,10 +89,14 @@ export function refreshMarkers(): void {
   if (!map) renderGrid();
 }
 
-/** Every driver in view (a driver newly heard of widens it); with a runsheet selected, its stops and driver. */
+/**
+ * Every driver in view (a driver newly heard of widens it); with a runsheet selected, its stops and driver. The map's
+ * box is measured again first: opening or closing the detail resizes it, and Leaflet would fit to the old size.
+ */
 export function fitMap(): void {
   const L = leaflet();
   if (!map || !L || !stopLayer) return;
+  map.invalidateSize({ pan: false });
   const points: LatLng[] = [];
   const selected = view.selected;
   if (selected && stopLayer.getLayers().length) {
@@ -134,7 +140,14 @@ export function drawStops(tasks: Task[] | undefined, planned: PlannedStop[] | un
   routeLayer.clearLayers();
   const nameOf = new Map((tasks || []).map((task) => [task.id, task.task_ref || task.id]));
   const stopMarker = (at: [number, number], colour: string, label: HTMLElement) =>
-    L.circleMarker(at, { radius: 6, color: colour, weight: 3, fillColor: '#fff', fillOpacity: 1 })
+    L.circleMarker(at, {
+      radius: 6,
+      color: colour,
+      weight: 3,
+      fillColor: '#fff',
+      fillOpacity: 1,
+      className: 'stop-marker',
+    })
       .bindTooltip(label, { permanent: true, direction: 'left', offset: [-8, 0], className: 'stop-tip' })
       .addTo(stopLayer as LayerGroup);
   if (planned?.length) {
