@@ -691,6 +691,61 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
   }, 120_000);
 });
 
+describe('an offer closed by the system on /ops (issue 46.5)', () => {
+  it('says why: the driver reached their runsheet limit when they took the other runsheet', async () => {
+    // One driver offered two runsheets in one wave, at most one runsheet each: taking RS-A closes the offer of RS-B.
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const busy = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    await api.put('/v1/driver/location', fix(1.3005, 103.8), busy.token);
+    const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Two for one' }, planner.token)).body.id;
+    const task = (id: string) => ({
+      id,
+      total_item_count: 1,
+      from_address: { street_address: '1 Depot Rd', city: 'Singapore', country: 'SG', latitude: 1.3, longitude: 103.8 },
+    });
+    const runsheets = [
+      { id: 'RS-A', name: 'Runsheet A', tasks: [task('a-1')] },
+      { id: 'RS-B', name: 'Runsheet B', tasks: [task('b-1')] },
+    ];
+    await api.post(`/v1/plannings/${planning}/runsheets`, { runsheets }, planner.token);
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planning}/drivers`,
+      { drivers: [{ id: busy.id }] },
+      planner.token,
+    );
+    const job = await api.post(
+      `/v1/plannings/${planning}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600 },
+      planner.token,
+    );
+    expect(job.status, JSON.stringify(job.body)).toBe(202);
+    type Record = { id: string; pair: { runsheet: { id: string } } };
+    const pairs = await until(
+      async () =>
+        (await api.get<{ pair_records: Record[] }>(`/v1/broadcast-plans/${planning}/pairs`, planner.token)).body
+          .pair_records ?? [],
+      (records) => records.length === 2,
+    );
+    const first = pairs.find((record) => record.pair.runsheet.id === 'RS-A')!;
+    const accepted = await api.post(
+      `/v1/broadcast-plans/${planning}/pairs/${first.id}/accepted`,
+      { happened_at_utc: new Date().toISOString() },
+      busy.token,
+    );
+    expect(accepted.status).toBe(200);
+
+    const { page: watching } = await openPage();
+    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await signIn(watching, planner);
+    const entry = `#board li[data-runsheet="RS-B"][data-planning="${planning}"]`;
+    await watching.waitForFunction(`document.querySelector('${entry}[data-status="unassigned"]')`, { timeout: 30_000 });
+    const said = await watching.$eval(`${entry} .rs-detail`, (el) => el.textContent ?? '');
+    expect(said).toMatch(/closed by the system because the driver reached their runsheet limit/);
+    await watching.close();
+  }, 90_000);
+});
+
 describe('the whole file under the CSP', () => {
   it('no page reported a CSP violation: sign-in, drivers, map and tiles, plannings, notifications all work under it', () => {
     expect(violations).toEqual([]);
