@@ -746,6 +746,37 @@ describe('an offer closed by the system on /ops (issue 46.5)', () => {
   }, 90_000);
 });
 
+describe('the map without its tiles on /ops (issue 46.8)', () => {
+  it('says "map tiles unavailable" on the map, and its driver markers stay in reach of a click', async () => {
+    const { page: watching } = await openPage();
+    await watching.setRequestInterception(true);
+    watching.on('request', (request) => {
+      if (request.url().startsWith(tileOrigin)) void request.abort('internetdisconnected');
+      else void request.continue();
+    });
+    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await signIn(watching, planner);
+    await watching.waitForFunction(
+      `(() => { const notice = document.querySelector('#map #tiles-notice');
+        return notice && !notice.hidden && notice.getBoundingClientRect().height > 0; })()`,
+      { timeout: 30_000 },
+    );
+    expect(await watching.$eval('#tiles-notice', (el) => el.textContent)).toBe('map tiles unavailable');
+    // A driver's marker is what a click at its centre reaches, not the notice over the map.
+    await watching.waitForFunction(`document.querySelector('#map path.driver-marker[data-driver="${offered.id}"]')`, {
+      timeout: 30_000,
+    });
+    const reached = await watching.evaluate(`(() => {
+      const marker = document.querySelector('#map path.driver-marker[data-driver="${offered.id}"]');
+      const at = marker.getBoundingClientRect();
+      return document.elementFromPoint(at.left + at.width / 2, at.top + at.height / 2) === marker;
+    })()`);
+    expect(reached).toBe(true);
+    await watching.close();
+  }, 90_000);
+});
+
 describe('the whole file under the CSP', () => {
   it('no page reported a CSP violation: sign-in, drivers, map and tiles, plannings, notifications all work under it', () => {
     expect(violations).toEqual([]);

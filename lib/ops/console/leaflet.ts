@@ -17,6 +17,11 @@ export interface Layer {
   addTo(target: LeafletMap | LayerGroup): this;
 }
 
+/** The tile layer's load events: the console says so on the map when no tile comes (no network). */
+export interface TileLayer extends Layer {
+  on(event: 'tileerror' | 'tileload', handler: () => void): this;
+}
+
 export interface CircleMarker extends Layer {
   options: { color?: string; fillOpacity?: number };
   setLatLng(at: LatLngLike): this;
@@ -46,7 +51,7 @@ export interface LeafletMap {
 
 export interface Leaflet {
   map(id: string, options: { zoomControl: boolean; dragging: boolean }): LeafletMap;
-  tileLayer(template: string, options: { maxZoom: number; attribution: string }): Layer;
+  tileLayer(template: string, options: { maxZoom: number; attribution: string }): TileLayer;
   layerGroup(): LayerGroup;
   circleMarker(
     at: LatLngLike,

@@ -35,7 +35,17 @@ export function setUpMap(): void {
   // On a phone one finger scrolls the page, not the map (two pan and zoom it).
   map = L.map('map', { zoomControl: true, dragging: !L.Browser.mobile }).setView([1.3, 103.8], 11);
   if (config.tiles && config.tiles !== 'none') {
-    L.tileLayer(config.tiles, { maxZoom: 19, attribution: '&copy; OpenStreetMap contributors' }).addTo(map);
+    // Without the tile server (no network): said on the map, over it but not in the markers' way (issue 46.8).
+    const notice = text('div', 'map tiles unavailable', { id: 'tiles-notice', role: 'status', hidden: '' });
+    $('map').append(notice);
+    L.tileLayer(config.tiles, { maxZoom: 19, attribution: '&copy; OpenStreetMap contributors' })
+      .on('tileerror', () => {
+        notice.hidden = false;
+      })
+      .on('tileload', () => {
+        notice.hidden = true;
+      })
+      .addTo(map);
   }
   driverLayer = L.layerGroup().addTo(map);
   routeLayer = L.layerGroup().addTo(map);
