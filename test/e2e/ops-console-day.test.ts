@@ -825,7 +825,7 @@ describe("a dispatcher's day on /ops (issue 37), against npm start", () => {
         "Chen's offer closed by the cancel",
       );
       await waitOnPage(
-        `[...document.querySelectorAll('#notifications span')].some((s) => s.textContent.startsWith('runsheet.cancelled · RS-4'))`,
+        `[...document.querySelectorAll('#notifications span')].some((s) => s.textContent.startsWith('runsheet cancelled · RS-4'))`,
         'the cancel among the latest events',
       );
     });

@@ -206,6 +206,11 @@ describe('the /ops page in headless Chromium', () => {
     expect(
       await page.$eval('body', (body) => (body as unknown as { dataset: { fitted?: string } }).dataset.fitted),
     ).toBe('1');
+    // "Latest events" starts from the planning's history, in words: the offer made before sign-in (issue 46.6).
+    await page.waitForFunction(
+      `[...document.querySelectorAll('#notifications span')].some((s) => s.textContent === 'offered · Runsheet 1 · OrgDriver User')`,
+      { timeout: 30_000 },
+    );
     // The driver's state says what they are doing: offered that runsheet.
     await page.waitForFunction(`document.querySelector('tr[data-driver="${offered.id}"][data-state="offered"]')`, {
       timeout: 30_000,
@@ -278,7 +283,8 @@ describe('the /ops page in headless Chromium', () => {
     );
     await page.click('#detail-close');
     const notes = await page.$eval('#notifications', (el) => el.textContent ?? '');
-    expect(notes).toContain('pair.accepted');
+    expect(notes).toContain('offer accepted · Runsheet 1 · OrgDriver User');
+    expect(notes).not.toContain('pair.');
   }, 60_000);
 
   it('signs in with a pasted token too: a SysAdmin watching the organisation named by ?org=', async () => {

@@ -9,7 +9,7 @@ import { $, config, enc, input, text } from './dom.ts';
 import { loadDrivers, moveDriver } from './drivers.ts';
 import { cancelReloads, loadPlannings, scheduleReload } from './load.ts';
 import { fitMap, removeMap, setUpMap } from './map.ts';
-import { describe, loadNotifications, notify } from './notifications.ts';
+import { describe, eventWords, loadNotifications, notify } from './notifications.ts';
 import { renderSoon, tick } from './render.ts';
 import {
   type Answer,
@@ -300,7 +300,7 @@ function onFrame(frame: ServerFrame): void {
     return;
   }
   if (frame.channel.startsWith('planning.')) onPlanningEvent(frame as PlanningFrame);
-  notify(frame.name, describe(frame), new Date().toISOString());
+  notify(eventWords(frame.name), describe(frame), new Date().toISOString());
 }
 
 /** A planning's event: an offer moved in place, a task's runsheet to be read again, the planning read again soon. */
