@@ -37,7 +37,8 @@ type RunsheetReply = {
 };
 
 /** A time of day as the dispatcher's locale writes it: `10:42`, or `10:42 AM` where clocks have twelve hours. */
-const CLOCK = String.raw`\d{1,2}:\d{2}(\s?[AP]M)?`;
+/** A time of day as the page writes it: with its zone named (issue 46.7), "UTC", "GMT+8", "SGT". */
+const CLOCK = String.raw`\d{1,2}:\d{2}(\s?[AP]M)? [A-Z]{2,5}([+-]\d{1,2}(:\d{2})?)?`;
 /** The failure reason, as its code or in words. */
 const RECIPIENT_ABSENT = /recipient[ _]absent/i;
 const MALLORY = '<img src=x onerror="window.__pwned=1">Mallory';

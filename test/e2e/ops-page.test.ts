@@ -698,7 +698,7 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
 });
 
 describe('an offer closed by the system on /ops (issue 46.5)', () => {
-  it('says why: the driver reached their runsheet limit when they took the other runsheet', async () => {
+  it('says why: the driver reached their runsheet limit when they took the other runsheet; times name their zone (46.7)', async () => {
     // One driver offered two runsheets in one wave, at most one runsheet each: taking RS-A closes the offer of RS-B.
     const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
     const busy = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
@@ -741,9 +741,16 @@ describe('an offer closed by the system on /ops (issue 46.5)', () => {
     expect(accepted.status).toBe(200);
 
     const { page: watching } = await openPage();
+    // A dispatcher in Singapore: the page's times name their zone (issue 46.7).
+    await watching.emulateTimezone('Asia/Singapore');
     await watching.setViewport({ width: 1366, height: 768 });
     await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
     await signIn(watching, planner);
+    const taken = `#board li[data-runsheet="RS-A"][data-planning="${planning}"][data-status="assigned"]`;
+    await watching.waitForFunction(`document.querySelector('${taken}')`, { timeout: 30_000 });
+    expect(await watching.$eval(`${taken} .rs-detail`, (el) => el.textContent?.trim())).toMatch(
+      /^assigned \d{1,2}:\d{2}(\s?[AP]M)? (GMT\+8|SGT)$/,
+    );
     const entry = `#board li[data-runsheet="RS-B"][data-planning="${planning}"]`;
     await watching.waitForFunction(`document.querySelector('${entry}[data-status="unassigned"]')`, { timeout: 30_000 });
     const said = await watching.$eval(`${entry} .rs-detail`, (el) => el.textContent ?? '');
@@ -779,6 +786,44 @@ describe('the map without its tiles on /ops (issue 46.8)', () => {
       return document.elementFromPoint(at.left + at.width / 2, at.top + at.height / 2) === marker;
     })()`);
     expect(reached).toBe(true);
+    await watching.close();
+  }, 90_000);
+});
+
+describe('driver labels on the /ops map (issue 46.7)', () => {
+  it('shows one of two labels that would cover each other, and the other while its marker is pointed at', async () => {
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const crowdedOrg = await newOrganisation(api, admin, 'Crowded');
+    const watcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, crowdedOrg);
+    // Two drivers side by side: their markers apart at the fitted zoom, their labels (to the right) over each other.
+    const left = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, crowdedOrg);
+    const right = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, crowdedOrg);
+    await api.put('/v1/driver/location', fix(1.3, 103.8), left.token);
+    await api.put('/v1/driver/location', fix(1.3, 103.803), right.token);
+
+    const { page: watching } = await openPage();
+    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await signIn(watching, watcher);
+    const shown = (id: string) =>
+      watching.$eval(
+        `#map .driver-label[data-label="${id}"]`,
+        (el) => (el as unknown as { offsetHeight: number }).offsetHeight > 0,
+      );
+    await watching.waitForFunction(`document.querySelectorAll('#map path.driver-marker').length === 2`, {
+      timeout: 30_000,
+    });
+    await watching.waitForFunction(`document.querySelectorAll('#map .driver-tip.crowded').length === 1`, {
+      timeout: 10_000,
+    });
+    const visible = [await shown(left.id), await shown(right.id)];
+    expect(visible.filter(Boolean)).toHaveLength(1);
+    const hidden = visible[0] ? right : left;
+    await watching.hover(`#map path.driver-marker[data-driver="${hidden.id}"]`);
+    await watching.waitForFunction(
+      `document.querySelector('#map .driver-label[data-label="${hidden.id}"]').offsetHeight > 0`,
+      { timeout: 5_000 },
+    );
     await watching.close();
   }, 90_000);
 });

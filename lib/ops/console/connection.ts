@@ -5,7 +5,7 @@
  */
 import { type EventFrame, isEvent, type OrgEvents, type PlanningEvents, type ServerFrame } from '../../client/index.ts';
 import { api, subscribe } from './api.ts';
-import { $, config, enc, input, text } from './dom.ts';
+import { $, clockTime, config, enc, input, text } from './dom.ts';
 import { loadDrivers, moveDriver } from './drivers.ts';
 import { cancelReloads, loadPlannings, scheduleReload } from './load.ts';
 import { fitMap, removeMap, setUpMap } from './map.ts';
@@ -192,7 +192,7 @@ function renew(): Promise<void> {
 }
 
 async function renewOnce(mine: number): Promise<void> {
-  const expiredAt = new Date(claims().exp * 1000).toLocaleTimeString();
+  const expiredAt = clockTime(new Date(claims().exp * 1000).toISOString());
   if (!session.refreshToken) return signOut(`Your session expired at ${expiredAt}: sign in again.`);
   try {
     const next = await api<Answer<'/v1/auth/refresh', 'post'>>('/v1/auth/refresh', {

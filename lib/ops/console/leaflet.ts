@@ -29,6 +29,7 @@ export interface CircleMarker extends Layer {
   setStyle(style: { color?: string; fillOpacity?: number }): this;
   /** The marker's SVG element, once on the map. */
   getElement(): Element | undefined;
+  on(event: 'mouseover' | 'mouseout', handler: () => void): this;
   bindTooltip(
     content: HTMLElement,
     options: { permanent: boolean; direction: 'left' | 'right'; offset: [number, number]; className: string },
@@ -45,6 +46,7 @@ export interface LeafletMap {
   setView(center: LatLngLike, zoom: number): this;
   /** The map's size read again from its container (Leaflet tracks the window's resizing only). */
   invalidateSize(options: { pan: boolean }): this;
+  on(events: 'zoomend moveend', handler: () => void): this;
   fitBounds(bounds: Bounds, options: { maxZoom: number }): this;
   remove(): this;
 }

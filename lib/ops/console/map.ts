@@ -47,6 +47,7 @@ export function setUpMap(): void {
       })
       .addTo(map);
   }
+  map.on('zoomend moveend', declutter);
   driverLayer = L.layerGroup().addTo(map);
   routeLayer = L.layerGroup().addTo(map);
   stopLayer = L.layerGroup().addTo(map);
@@ -83,7 +84,11 @@ export function placeDriver(id: string, latitude: number, longitude: number): vo
         .bindTooltip(label, { permanent: true, direction: 'right', offset: [8, 0], className: 'driver-tip' })
         .addTo(driverLayer),
     );
-    markers.get(id)?.getElement()?.setAttribute('data-driver', id);
+    const made = markers.get(id);
+    made?.getElement()?.setAttribute('data-driver', id);
+    // A label hidden for crowding shows while its marker is pointed at.
+    made?.on('mouseover', () => label.parentElement?.classList.add('pointed'));
+    made?.on('mouseout', () => label.parentElement?.classList.remove('pointed'));
     if (!view.selected && !fitting.bulk) fitMap();
   }
 }
@@ -97,6 +102,26 @@ export function refreshMarkers(): void {
     marker.setStyle?.(style);
   }
   if (!map) renderGrid();
+  else declutter();
+}
+
+/**
+ * Driver labels that would cover one another (issue 46.7): the first of each overlap shown, the others hidden
+ * (`crowded`) until their marker is pointed at or the map is zoomed in far enough to part them. All measured in one
+ * pass, after every label is shown again.
+ */
+function declutter(): void {
+  const tips = [...labels.values()].flatMap((label) => (label.parentElement ? [label.parentElement] : []));
+  for (const tip of tips) tip.classList.remove('crowded');
+  const boxes = tips.map((tip) => tip.getBoundingClientRect());
+  const kept: DOMRect[] = [];
+  boxes.forEach((box, i) => {
+    const covers = kept.some(
+      (k) => k.left < box.right && box.left < k.right && k.top < box.bottom && box.top < k.bottom,
+    );
+    if (covers) tips[i]?.classList.add('crowded');
+    else kept.push(box);
+  });
 }
 
 /**

@@ -2,7 +2,7 @@
 
 import { api } from './api.ts';
 import { REASONS } from './derive.ts';
-import { $, text } from './dom.ts';
+import { $, clockTime, text } from './dom.ts';
 import { type Answer, driverName, plannings, roles } from './state.ts';
 
 /** An event's name as a dispatcher reads it (issue 46.6); a name not listed here (an N1 event's own), as sent. */
@@ -64,10 +64,7 @@ interface HistoryStep {
 
 export function notify(what: string, about: string, when: string): void {
   const item = text('li', '');
-  item.append(
-    text('time', `${new Date(when).toLocaleTimeString()} `),
-    text('span', what + (about ? ` · ${about}` : '')),
-  );
+  item.append(text('time', `${clockTime(when)} `), text('span', what + (about ? ` · ${about}` : '')));
   $('notifications').prepend(item);
   while ($('notifications').children.length > 30) $('notifications').lastChild?.remove();
 }
