@@ -310,6 +310,31 @@ describe('the /ops page in headless Chromium', () => {
     await second.close();
   }, 60_000);
 
+  it('asks a SysAdmin without ?org= which organisation to watch, and watches the one chosen (issue 46.4)', async () => {
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const { page: asking } = await openPage();
+    await asking.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await asking.type('#token', admin);
+    await asking.click('#signin button[type=submit]');
+    // Nothing of any organisation is shown until one is chosen: the page asks, from X3's list.
+    await asking.waitForFunction(`!document.getElementById('org-pick').hidden`, { timeout: 30_000 });
+    expect(await asking.$eval('#app', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(true);
+    const options = await asking.$$eval('#org-choice option', (found) =>
+      found.map((option) => [option.getAttribute('value'), option.textContent]),
+    );
+    expect(options).toContainEqual([org, 'Ops']);
+    expect(options).toContainEqual([markupOrg, 'Markup']);
+    await asking.select('#org-choice', org);
+    await asking.click('#org-go');
+    await asking.waitForFunction(`document.getElementById('status').textContent.includes('live · 4 channels')`, {
+      timeout: 30_000,
+    });
+    expect(new URL(asking.url()).searchParams.get('org')).toBe(org);
+    await asking.waitForFunction(`document.querySelector('[data-planning="${planningId}"]')`, { timeout: 30_000 });
+    expect(await asking.$(`[data-planning="${markup.planningId}"]`)).toBeNull();
+    await asking.close();
+  }, 60_000);
+
   it('without the map library (offline), shows the positions as dots on a plain grid', async () => {
     const { page: offline } = await openPage();
     await offline.setRequestInterception(true);
