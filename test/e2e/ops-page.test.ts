@@ -667,6 +667,10 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
     await watching.setViewport({ width: 1440, height: 900 });
     await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
     await signIn(watching, planner);
+    // Where he stands now (an earlier case moved him): his marker there before the runsheet is opened.
+    await watching.waitForFunction(`document.querySelector('tr[data-driver="${mover.id}"][data-latitude="1.285"]')`, {
+      timeout: 30_000,
+    });
     await watching.waitForFunction(`document.querySelector('#map path.driver-marker[data-driver="${mover.id}"]')`, {
       timeout: 30_000,
     });
