@@ -154,6 +154,8 @@ export function opsPage(config: OpsConfig): string {
   <textarea id="token" rows="3" placeholder="eyJ…" aria-label="bearer token"></textarea>
   <button type="submit">Sign in</button>
   <div id="error" role="alert"></div>
+  <div id="org-pick" hidden><label>Which organisation? <select id="org-choice"></select></label>
+    <button type="button" id="org-go">Watch it</button></div>
 </form>
 <main id="app" hidden>
   <section class="col work" aria-label="runsheets">

@@ -37,7 +37,8 @@ type RunsheetReply = {
 };
 
 /** A time of day as the dispatcher's locale writes it: `10:42`, or `10:42 AM` where clocks have twelve hours. */
-const CLOCK = String.raw`\d{1,2}:\d{2}(\s?[AP]M)?`;
+/** A time of day as the page writes it: with its zone named (issue 46.7), "UTC", "GMT+8", "SGT". */
+const CLOCK = String.raw`\d{1,2}:\d{2}(\s?[AP]M)? [A-Z]{2,5}([+-]\d{1,2}(:\d{2})?)?`;
 /** The failure reason, as its code or in words. */
 const RECIPIENT_ABSENT = /recipient[ _]absent/i;
 const MALLORY = '<img src=x onerror="window.__pwned=1">Mallory';
@@ -535,7 +536,7 @@ describe("a dispatcher's day on /ops (issue 37), against npm start", () => {
     });
   }, 120_000);
 
-  it('assigns RS-2 from the console to the nearest eligible driver, with distances; X14 agrees', async () => {
+  it('assigns RS-2 from the console to the nearest eligible driver, with distances, its decliners apart and asked about; X14 agrees', async () => {
     const reason = (await summaryOf('RS-2')).unassigned_reason!;
     // The eligible drivers (on duty, located, below their limit of one runsheet), nearest RS-2's first pickup first,
     // by the test's own haversine: Mallory, Chen, Eko.
@@ -585,18 +586,31 @@ describe("a dispatcher's day on /ops (issue 37), against npm start", () => {
       const choices = await read<{ id: string; text: string }[]>(
         `[...document.querySelectorAll('#assign-choices button[data-driver]')].map((b) => ({ id: b.dataset.driver, text: b.textContent.trim() }))`,
       );
-      expect(choices.map((c) => c.id)).toEqual(eligible.map((e) => e.driver.id));
+      // Those who declined RS-2 are listed apart, after the others, and marked (issue 46.3).
+      const refused = new Set(day.waves.flat());
+      const listed = [
+        ...eligible.filter((e) => !refused.has(e.driver)),
+        ...eligible.filter((e) => refused.has(e.driver)),
+      ];
+      expect(choices.map((c) => c.id)).toEqual(listed.map((e) => e.driver.id));
       for (const [i, choice] of choices.entries()) {
-        const { driver, metres } = eligible[i]!;
-        const [, name, figure, unit] = /^(.*) · ([\d.]+) (km|m)$/.exec(choice.text) ?? [];
+        const { driver, metres } = listed[i]!;
+        const [, name, figure, unit, mark] = /^(.*) · ([\d.]+) (km|m)( · declined)?$/.exec(choice.text) ?? [];
         expect(name, choice.text).toBe(driver.name);
+        expect(mark, choice.text).toBe(refused.has(driver) ? ' · declined' : undefined);
         // As shown, rounded to its last digit (to 0.1 km at most).
         const shown = Number(figure) * (unit === 'km' ? 1000 : 1);
         expect(Math.abs(shown - metres), `${choice.text} against ${Math.round(metres)} m`).toBeLessThanOrEqual(
           Math.max(60, metres * 0.05),
         );
       }
+      // The nearest declined it: the page asks before giving it to them, and nothing is given until it is said.
+      expect(refused.has(nearest)).toBe(true);
       await page.click(`#assign-choices button[data-driver="${nearest.id}"]`);
+      await waitOnPage(`document.getElementById('assign-confirm')`, 'the question before giving it to a decliner');
+      expect(await text('#assign-confirm')).toBe(`${nearest.name} declined RS-2. Give it to them anyway?`);
+      expect((await summaryOf('RS-2')).status).toBe('unassigned');
+      await page.click(`#assign-choices button[data-action="confirm-assign"][data-driver="${nearest.id}"]`);
       await waitOnPage(
         `document.getElementById('action-result').textContent.includes('assigned to')`,
         'the assignment confirmed',
@@ -812,7 +826,7 @@ describe("a dispatcher's day on /ops (issue 37), against npm start", () => {
         "Chen's offer closed by the cancel",
       );
       await waitOnPage(
-        `[...document.querySelectorAll('#notifications span')].some((s) => s.textContent.startsWith('runsheet.cancelled · RS-4'))`,
+        `[...document.querySelectorAll('#notifications span')].some((s) => s.textContent.startsWith('runsheet cancelled · RS-4'))`,
         'the cancel among the latest events',
       );
     });

@@ -206,6 +206,11 @@ describe('the /ops page in headless Chromium', () => {
     expect(
       await page.$eval('body', (body) => (body as unknown as { dataset: { fitted?: string } }).dataset.fitted),
     ).toBe('1');
+    // "Latest events" starts from the planning's history, in words: the offer made before sign-in (issue 46.6).
+    await page.waitForFunction(
+      `[...document.querySelectorAll('#notifications span')].some((s) => s.textContent === 'offered · Runsheet 1 · OrgDriver User')`,
+      { timeout: 30_000 },
+    );
     // The driver's state says what they are doing: offered that runsheet.
     await page.waitForFunction(`document.querySelector('tr[data-driver="${offered.id}"][data-state="offered"]')`, {
       timeout: 30_000,
@@ -278,7 +283,8 @@ describe('the /ops page in headless Chromium', () => {
     );
     await page.click('#detail-close');
     const notes = await page.$eval('#notifications', (el) => el.textContent ?? '');
-    expect(notes).toContain('pair.accepted');
+    expect(notes).toContain('offer accepted · Runsheet 1 · OrgDriver User');
+    expect(notes).not.toContain('pair.');
   }, 60_000);
 
   it('signs in with a pasted token too: a SysAdmin watching the organisation named by ?org=', async () => {
@@ -302,6 +308,31 @@ describe('the /ops page in headless Chromium', () => {
     await second.waitForFunction(`document.querySelector('[data-planning="${planningId}"]')`, { timeout: 30_000 });
     expect(await second.$(`[data-planning="${foreign}"]`)).toBeNull();
     await second.close();
+  }, 60_000);
+
+  it('asks a SysAdmin without ?org= which organisation to watch, and watches the one chosen (issue 46.4)', async () => {
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const { page: asking } = await openPage();
+    await asking.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await asking.type('#token', admin);
+    await asking.click('#signin button[type=submit]');
+    // Nothing of any organisation is shown until one is chosen: the page asks, from X3's list.
+    await asking.waitForFunction(`!document.getElementById('org-pick').hidden`, { timeout: 30_000 });
+    expect(await asking.$eval('#app', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(true);
+    const options = await asking.$$eval('#org-choice option', (found) =>
+      found.map((option) => [option.getAttribute('value'), option.textContent]),
+    );
+    expect(options).toContainEqual([org, 'Ops']);
+    expect(options).toContainEqual([markupOrg, 'Markup']);
+    await asking.select('#org-choice', org);
+    await asking.click('#org-go');
+    await asking.waitForFunction(`document.getElementById('status').textContent.includes('live · 4 channels')`, {
+      timeout: 30_000,
+    });
+    expect(new URL(asking.url()).searchParams.get('org')).toBe(org);
+    await asking.waitForFunction(`document.querySelector('[data-planning="${planningId}"]')`, { timeout: 30_000 });
+    expect(await asking.$(`[data-planning="${markup.planningId}"]`)).toBeNull();
+    await asking.close();
   }, 60_000);
 
   it('without the map library (offline), shows the positions as dots on a plain grid', async () => {
@@ -578,7 +609,7 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
   type Stop = { task_id: string; kind: 'pickup' | 'dropoff'; start_utc: string };
   type Build = { status: string; result?: { runsheets: { id: string; stops: Stop[] }[] }; error?: unknown };
 
-  it('shows its stops in order with their planned times, draws its route with numbered stops, and a task behind its plan as late', async () => {
+  it('shows its stops in order with their planned times, draws its route with numbered stops, fits the map to them and its driver at 1440×900 (issue 46.1), and a task behind its plan as late', async () => {
     // Three parcels from a hub, a van whose shift began an hour ago: its first pickups were planned in the past and
     // nothing was reported, so they are late by their plan.
     const now = Date.now();
@@ -629,10 +660,20 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
     const built = ended.body.route_build.result!.runsheets[0]!;
     expect(built.stops).toHaveLength(6);
 
+    // The van's driver stands apart from the stops: the map opened on the runsheet must show him too.
+    await api.put('/v1/driver/location', fix(1.285, 103.835), mover.token);
+
     const { page: watching } = await openPage();
-    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.setViewport({ width: 1440, height: 900 });
     await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
     await signIn(watching, planner);
+    // Where he stands now (an earlier case moved him): his marker there before the runsheet is opened.
+    await watching.waitForFunction(`document.querySelector('tr[data-driver="${mover.id}"][data-latitude="1.285"]')`, {
+      timeout: 30_000,
+    });
+    await watching.waitForFunction(`document.querySelector('#map path.driver-marker[data-driver="${mover.id}"]')`, {
+      timeout: 30_000,
+    });
     const entry = `#board li[data-runsheet="${built.id}"][data-planning="${planning}"]`;
     await watching.waitForFunction(`document.querySelector('${entry}[data-status="assigned"]')`, { timeout: 30_000 });
     // The attention list names a task behind its plan, with the planned stop it missed.
@@ -664,12 +705,156 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
       labels.map((label) => [label.getAttribute('data-order'), label.getAttribute('data-stop')]),
     );
     expect(numbered).toEqual(built.stops.map((stop, i) => [String(i + 1), `${stop.task_id}:${stop.kind}`]));
+    // The map, shrunk by the detail's opening, shows every stop and the driver (issue 46.1): each marker's centre
+    // within the map's box as the page lays it out.
+    const inView = `(() => {
+      const box = document.getElementById('map').getBoundingClientRect();
+      const shown = [...document.querySelectorAll('#map path.stop-marker'),
+        document.querySelector('#map path.driver-marker[data-driver="${mover.id}"]')];
+      return shown.length === ${built.stops.length + 1} && shown.every((marker) => {
+        const at = marker.getBoundingClientRect();
+        const [x, y] = [at.left + at.width / 2, at.top + at.height / 2];
+        return x > box.left && x < box.right && y > box.top && y < box.bottom;
+      });
+    })()`;
+    await watching.waitForFunction(inView, { timeout: 5_000 });
     // The route is a line through the stops (an SVG path in the map's overlay pane).
     expect(await watching.$$eval('#map .leaflet-overlay-pane path', (paths) => paths.length)).toBeGreaterThan(0);
     mkdirSync(join(OUTPUT, 'ops-console'), { recursive: true });
-    await watching.screenshot({ path: join(OUTPUT, 'ops-console', 'built-runsheet-1366.png') });
+    await watching.screenshot({ path: join(OUTPUT, 'ops-console', 'built-runsheet-1440.png') });
     await watching.close();
   }, 120_000);
+});
+
+describe('an offer closed by the system on /ops (issue 46.5)', () => {
+  it('says why: the driver reached their runsheet limit when they took the other runsheet; times name their zone (46.7)', async () => {
+    // One driver offered two runsheets in one wave, at most one runsheet each: taking RS-A closes the offer of RS-B.
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const busy = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    await api.put('/v1/driver/location', fix(1.3005, 103.8), busy.token);
+    const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Two for one' }, planner.token)).body.id;
+    const task = (id: string) => ({
+      id,
+      total_item_count: 1,
+      from_address: { street_address: '1 Depot Rd', city: 'Singapore', country: 'SG', latitude: 1.3, longitude: 103.8 },
+    });
+    const runsheets = [
+      { id: 'RS-A', name: 'Runsheet A', tasks: [task('a-1')] },
+      { id: 'RS-B', name: 'Runsheet B', tasks: [task('b-1')] },
+    ];
+    await api.post(`/v1/plannings/${planning}/runsheets`, { runsheets }, planner.token);
+    const ready = await api.post<{ version_rev: string }>(
+      `/v1/plannings/${planning}/drivers`,
+      { drivers: [{ id: busy.id }] },
+      planner.token,
+    );
+    const job = await api.post(
+      `/v1/plannings/${planning}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600 },
+      planner.token,
+    );
+    expect(job.status, JSON.stringify(job.body)).toBe(202);
+    type Record = { id: string; pair: { runsheet: { id: string } } };
+    const pairs = await until(
+      async () =>
+        (await api.get<{ pair_records: Record[] }>(`/v1/broadcast-plans/${planning}/pairs`, planner.token)).body
+          .pair_records ?? [],
+      (records) => records.length === 2,
+    );
+    const first = pairs.find((record) => record.pair.runsheet.id === 'RS-A')!;
+    const accepted = await api.post(
+      `/v1/broadcast-plans/${planning}/pairs/${first.id}/accepted`,
+      { happened_at_utc: new Date().toISOString() },
+      busy.token,
+    );
+    expect(accepted.status).toBe(200);
+
+    const { page: watching } = await openPage();
+    // A dispatcher in Singapore: the page's times name their zone (issue 46.7).
+    await watching.emulateTimezone('Asia/Singapore');
+    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await signIn(watching, planner);
+    const taken = `#board li[data-runsheet="RS-A"][data-planning="${planning}"][data-status="assigned"]`;
+    await watching.waitForFunction(`document.querySelector('${taken}')`, { timeout: 30_000 });
+    expect(await watching.$eval(`${taken} .rs-detail`, (el) => el.textContent?.trim())).toMatch(
+      /^assigned \d{1,2}:\d{2}(\s?[AP]M)? (GMT\+8|SGT)$/,
+    );
+    const entry = `#board li[data-runsheet="RS-B"][data-planning="${planning}"]`;
+    await watching.waitForFunction(`document.querySelector('${entry}[data-status="unassigned"]')`, { timeout: 30_000 });
+    const said = await watching.$eval(`${entry} .rs-detail`, (el) => el.textContent ?? '');
+    expect(said).toMatch(/closed by the system because the driver reached their runsheet limit/);
+    await watching.close();
+  }, 90_000);
+});
+
+describe('the map without its tiles on /ops (issue 46.8)', () => {
+  it('says "map tiles unavailable" on the map, and its driver markers stay in reach of a click', async () => {
+    const { page: watching } = await openPage();
+    await watching.setRequestInterception(true);
+    watching.on('request', (request) => {
+      if (request.url().startsWith(tileOrigin)) void request.abort('internetdisconnected');
+      else void request.continue();
+    });
+    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await signIn(watching, planner);
+    await watching.waitForFunction(
+      `(() => { const notice = document.querySelector('#map #tiles-notice');
+        return notice && !notice.hidden && notice.getBoundingClientRect().height > 0; })()`,
+      { timeout: 30_000 },
+    );
+    expect(await watching.$eval('#tiles-notice', (el) => el.textContent)).toBe('map tiles unavailable');
+    // A driver's marker is what a click at its centre reaches, not the notice over the map.
+    await watching.waitForFunction(`document.querySelector('#map path.driver-marker[data-driver="${offered.id}"]')`, {
+      timeout: 30_000,
+    });
+    const reached = await watching.evaluate(`(() => {
+      const marker = document.querySelector('#map path.driver-marker[data-driver="${offered.id}"]');
+      const at = marker.getBoundingClientRect();
+      return document.elementFromPoint(at.left + at.width / 2, at.top + at.height / 2) === marker;
+    })()`);
+    expect(reached).toBe(true);
+    await watching.close();
+  }, 90_000);
+});
+
+describe('driver labels on the /ops map (issue 46.7)', () => {
+  it('shows one of two labels that would cover each other, and the other while its marker is pointed at', async () => {
+    const admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
+    const crowdedOrg = await newOrganisation(api, admin, 'Crowded');
+    const watcher = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, crowdedOrg);
+    // Two drivers side by side: their markers apart at the fitted zoom, their labels (to the right) over each other.
+    const left = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, crowdedOrg);
+    const right = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, crowdedOrg);
+    await api.put('/v1/driver/location', fix(1.3, 103.8), left.token);
+    await api.put('/v1/driver/location', fix(1.3, 103.803), right.token);
+
+    const { page: watching } = await openPage();
+    await watching.setViewport({ width: 1366, height: 768 });
+    await watching.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    await signIn(watching, watcher);
+    const shown = (id: string) =>
+      watching.$eval(
+        `#map .driver-label[data-label="${id}"]`,
+        (el) => (el as unknown as { offsetHeight: number }).offsetHeight > 0,
+      );
+    await watching.waitForFunction(`document.querySelectorAll('#map path.driver-marker').length === 2`, {
+      timeout: 30_000,
+    });
+    await watching.waitForFunction(`document.querySelectorAll('#map .driver-tip.crowded').length === 1`, {
+      timeout: 10_000,
+    });
+    const visible = [await shown(left.id), await shown(right.id)];
+    expect(visible.filter(Boolean)).toHaveLength(1);
+    const hidden = visible[0] ? right : left;
+    await watching.hover(`#map path.driver-marker[data-driver="${hidden.id}"]`);
+    await watching.waitForFunction(
+      `document.querySelector('#map .driver-label[data-label="${hidden.id}"]').offsetHeight > 0`,
+      { timeout: 5_000 },
+    );
+    await watching.close();
+  }, 90_000);
 });
 
 describe('the whole file under the CSP', () => {

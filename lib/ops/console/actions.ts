@@ -118,18 +118,40 @@ async function act(action: Action): Promise<void> {
     const left = Object.entries(out)
       .filter(([, n]) => n)
       .map(([why, n]) => `${n} ${why.replace('_', ' ')}`);
+    // Who already said no to this runsheet (declined, or let its offer expire) is listed apart, and asked about.
+    const refused = refusals(planningId, runsheetId);
+    const fresh = eligible.filter(({ driver }) => !refused.has(driver.id)).slice(0, 8);
+    const again = eligible.filter(({ driver }) => refused.has(driver.id)).slice(0, 8);
+    const choice = ({ driver, metres }: (typeof eligible)[number]) => {
+      const refusal = refused.get(driver.id);
+      const b = button(
+        `${driverName(driver.id)}${metres == null ? '' : ` · ${km(metres)}`}${refusal ? ` · ${refusal}` : ''}`,
+        { 'data-driver': driver.id, class: 'choice', ...(refusal ? { 'data-refused': refusal } : {}) },
+      );
+      b.addEventListener('click', () =>
+        refusal
+          ? confirmAssign(planningId, runsheetId, name, driver.id, refusal)
+          : assign(planningId, runsheetId, name, driver.id),
+      );
+      return b;
+    };
     box.replaceChildren(
-      text('p', eligible.length ? 'Nearest to the first pickup:' : 'No driver of this planning can take it now.', {
-        class: 'muted',
-      }),
-      ...eligible.slice(0, 8).map(({ driver, metres }) => {
-        const choice = button(`${driverName(driver.id)}${metres == null ? '' : ` · ${km(metres)}`}`, {
-          'data-driver': driver.id,
-          class: 'choice',
-        });
-        choice.addEventListener('click', () => assign(planningId, runsheetId, name, driver.id));
-        return choice;
-      }),
+      text(
+        'p',
+        fresh.length
+          ? 'Nearest to the first pickup:'
+          : again.length
+            ? 'Every driver who can take it already said no to it.'
+            : 'No driver of this planning can take it now.',
+        { class: 'muted' },
+      ),
+      ...fresh.map(choice),
+      ...(again.length
+        ? [
+            text('p', 'Declined it or let it expire (asked before it is theirs):', { class: 'muted' }),
+            ...again.map(choice),
+          ]
+        : []),
       ...(left.length ? [text('p', `Left out: ${left.join(', ')}.`, { class: 'muted' })] : []),
     );
     box.hidden = false;
@@ -150,6 +172,40 @@ async function act(action: Action): Promise<void> {
         : `${name}: ${statusSentence(r, planningId)}.`,
     );
   }
+}
+
+/** The drivers whose offer of this runsheet ended in a no: 'declined' or 'let it expire', by driver. */
+function refusals(planningId: string, runsheetId: string): Map<string, string> {
+  const refused = new Map<string, string>();
+  for (const pair of plannings.get(planningId)?.pairs.values() || []) {
+    if (pair.runsheet_id !== runsheetId || !pair.driver_id || pair.state !== 'rejected') continue;
+    if (pair.reason === 'expired') refused.set(pair.driver_id, 'let it expire');
+    else if (!pair.reason || pair.reason === 'declined_by_driver') refused.set(pair.driver_id, 'declined');
+  }
+  return refused;
+}
+
+/** A driver who said no to it: the page asks before the runsheet is theirs (give it, or back to the choices). */
+function confirmAssign(planningId: string, runsheetId: string, name: string, driverId: string, refusal: string) {
+  const give = button(`Give ${name} to ${driverName(driverId)}`, {
+    'data-action': 'confirm-assign',
+    'data-driver': driverId,
+  });
+  give.addEventListener('click', () => assign(planningId, runsheetId, name, driverId));
+  const back = button('Back', { 'data-action': 'assign-back' });
+  back.addEventListener('click', () => act('assign'));
+  $('assign-choices').replaceChildren(
+    text(
+      'p',
+      `${driverName(driverId)} ${refusal === 'declined' ? 'declined' : 'let the offer of'} ${name}${refusal === 'declined' ? '' : ' expire'}. Give it to them anyway?`,
+      {
+        id: 'assign-confirm',
+      },
+    ),
+    give,
+    back,
+  );
+  give.focus();
 }
 
 async function assign(planningId: string, runsheetId: string, name: string, driverId: string): Promise<void> {

@@ -4,12 +4,12 @@
  * channel, kept open with a keepalive frame and opened again (with a renewed token) when it closes.
  */
 import { type EventFrame, isEvent, type OrgEvents, type PlanningEvents, type ServerFrame } from '../../client/index.ts';
-import { api, subscribe } from './api.ts';
-import { $, config, enc, input, text } from './dom.ts';
+import { allPages, api, subscribe } from './api.ts';
+import { $, clockTime, config, enc, input, naturally, text } from './dom.ts';
 import { loadDrivers, moveDriver } from './drivers.ts';
 import { cancelReloads, loadPlannings, scheduleReload } from './load.ts';
 import { fitMap, removeMap, setUpMap } from './map.ts';
-import { describe, loadNotifications, notify } from './notifications.ts';
+import { describe, eventWords, loadNotifications, notify } from './notifications.ts';
 import { renderSoon, tick } from './render.ts';
 import {
   type Answer,
@@ -70,6 +70,36 @@ export async function signIn(event: SubmitEvent): Promise<void> {
           (roles().join(', ') || 'without a role'),
       );
     }
+    // A SysAdmin watches one organisation at a time: without ?org=, the page asks which (issue 46.4).
+    if (isSysAdmin() && !orgId()) return await askOrganisation();
+    await start();
+  } catch (error) {
+    signOut(`Sign-in failed: ${(error as Error).message}`);
+  }
+}
+
+type Organisation = Answer<'/v1/admin/organisations', 'get'>['organisations'][number];
+
+/** The organisations (X3) to choose from, in the sign-in form; the choice is watched as ?org= would be. */
+async function askOrganisation(): Promise<void> {
+  const organisations = await allPages<Organisation>('/v1/admin/organisations?per_page=100', 'organisations');
+  organisations.sort((a, b) => naturally.compare(a.name, b.name));
+  $('org-choice').replaceChildren(
+    ...organisations.map((organisation) => text('option', organisation.name, { value: organisation.id })),
+  );
+  $('org-pick').hidden = false;
+  $('org-choice').focus();
+}
+
+/** The organisation chosen: named in the address (a reload keeps it), then the console starts on it. */
+export async function watchChosen(): Promise<void> {
+  const chosen = $<HTMLSelectElement>('org-choice').value;
+  if (!chosen || !session.token) return;
+  const url = new URL(location.href);
+  url.searchParams.set('org', chosen);
+  history.replaceState(null, '', url);
+  $('org-pick').hidden = true;
+  try {
     await start();
   } catch (error) {
     signOut(`Sign-in failed: ${(error as Error).message}`);
@@ -131,6 +161,7 @@ async function refresh(withDrivers: boolean): Promise<void> {
 
 /** Back to the sign-in form, with the message where the user looks; nothing of the session is kept. */
 function signOut(message: string): void {
+  $('org-pick').hidden = true;
   session.signedIn = false;
   session.number += 1;
   renewing = null;
@@ -192,7 +223,7 @@ function renew(): Promise<void> {
 }
 
 async function renewOnce(mine: number): Promise<void> {
-  const expiredAt = new Date(claims().exp * 1000).toLocaleTimeString();
+  const expiredAt = clockTime(new Date(claims().exp * 1000).toISOString());
   if (!session.refreshToken) return signOut(`Your session expired at ${expiredAt}: sign in again.`);
   try {
     const next = await api<Answer<'/v1/auth/refresh', 'post'>>('/v1/auth/refresh', {
@@ -300,7 +331,7 @@ function onFrame(frame: ServerFrame): void {
     return;
   }
   if (frame.channel.startsWith('planning.')) onPlanningEvent(frame as PlanningFrame);
-  notify(frame.name, describe(frame), new Date().toISOString());
+  notify(eventWords(frame.name), describe(frame), new Date().toISOString());
 }
 
 /** A planning's event: an offer moved in place, a task's runsheet to be read again, the planning read again soon. */

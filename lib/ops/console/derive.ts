@@ -177,7 +177,9 @@ export function sentenceNode(
 export function statusSentence(r: Runsheet, planningId: string): string {
   switch (r.status) {
     case 'unassigned':
-      return r.unassigned_reason?.detail || 'no driver took it';
+      return r.unassigned_reason?.detail
+        ? explainClosed(r.unassigned_reason.detail, r.id, planningId)
+        : 'no driver took it';
     case 'offered':
       return r.offer_expires_at
         ? `wave ${r.wave} · ${r.offers_open} open · ${countdown(r.offer_expires_at)}`
@@ -195,6 +197,37 @@ export function statusSentence(r: Runsheet, planningId: string): string {
     default:
       return `${r.tasks_total ?? ''} tasks, no job yet`;
   }
+}
+
+/** Why the system closed an offer, from the pair's reason (issue 46.5). */
+const CLOSED_WHY: Record<string, string> = {
+  driver_at_capacity: 'the driver reached their runsheet limit',
+  assigned_to_other_driver: 'another driver won it',
+  runsheet_cancelled: 'the runsheet was cancelled',
+  runsheet_removed: 'the runsheet was removed',
+  driver_removed: 'the driver was removed from the planning',
+};
+
+/**
+ * The unassigned sentence's "N offers closed by the system" said with why, from the runsheet's closed offers: "1 offer
+ * closed by the system because the driver reached their runsheet limit", "3 offers closed by the system: 2 because
+ * another driver won it, 1 because the driver reached their runsheet limit".
+ */
+function explainClosed(detail: string, runsheetId: string, planningId: string): string {
+  const why = new Map<string, number>();
+  for (const pair of plannings.get(planningId)?.pairs.values() || []) {
+    if (pair.runsheet_id !== runsheetId || !['rejected', 'withdrawn'].includes(pair.state)) continue;
+    if (!pair.reason || pair.reason === 'declined_by_driver' || pair.reason === 'expired') continue;
+    const words = CLOSED_WHY[pair.reason] || pair.reason.replace(/_/g, ' ');
+    why.set(words, (why.get(words) || 0) + 1);
+  }
+  if (why.size === 0) return detail;
+  const reasons = [...why].sort((a, b) => b[1] - a[1]);
+  const because =
+    reasons.length === 1
+      ? ` because ${reasons[0]?.[0]}`
+      : `: ${reasons.map(([words, n]) => `${n} because ${words}`).join(', ')}`;
+  return detail.replace(/(\d+ offers? closed by the system|had the offer closed by the system)/, `$1${because}`);
 }
 
 const PAIR_WORDS: Record<string, string> = {

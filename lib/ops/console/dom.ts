@@ -50,6 +50,7 @@ export function show(container: HTMLElement, nodes: HTMLElement[]): void {
 }
 
 export const enc = encodeURIComponent;
+/** A time of day with its zone named (the browser's, e.g. "09:12 GMT+8"): the dispatcher may sit elsewhere (46.7). */
 export const clockTime = (iso: string | null | undefined) =>
-  iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '';
+  iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }) : '';
 export const naturally = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });

@@ -17,11 +17,19 @@ export interface Layer {
   addTo(target: LeafletMap | LayerGroup): this;
 }
 
+/** The tile layer's load events: the console says so on the map when no tile comes (no network). */
+export interface TileLayer extends Layer {
+  on(event: 'tileerror' | 'tileload', handler: () => void): this;
+}
+
 export interface CircleMarker extends Layer {
   options: { color?: string; fillOpacity?: number };
   setLatLng(at: LatLngLike): this;
   getLatLng(): LatLng;
   setStyle(style: { color?: string; fillOpacity?: number }): this;
+  /** The marker's SVG element, once on the map. */
+  getElement(): Element | undefined;
+  on(event: 'mouseover' | 'mouseout', handler: () => void): this;
   bindTooltip(
     content: HTMLElement,
     options: { permanent: boolean; direction: 'left' | 'right'; offset: [number, number]; className: string },
@@ -36,17 +44,27 @@ export interface LayerGroup extends Layer {
 
 export interface LeafletMap {
   setView(center: LatLngLike, zoom: number): this;
+  /** The map's size read again from its container (Leaflet tracks the window's resizing only). */
+  invalidateSize(options: { pan: boolean }): this;
+  on(events: 'zoomend moveend', handler: () => void): this;
   fitBounds(bounds: Bounds, options: { maxZoom: number }): this;
   remove(): this;
 }
 
 export interface Leaflet {
   map(id: string, options: { zoomControl: boolean; dragging: boolean }): LeafletMap;
-  tileLayer(template: string, options: { maxZoom: number; attribution: string }): Layer;
+  tileLayer(template: string, options: { maxZoom: number; attribution: string }): TileLayer;
   layerGroup(): LayerGroup;
   circleMarker(
     at: LatLngLike,
-    options: { radius: number; color: string; weight?: number; fillColor?: string; fillOpacity: number },
+    options: {
+      radius: number;
+      color: string;
+      weight?: number;
+      fillColor?: string;
+      fillOpacity: number;
+      className?: string;
+    },
   ): CircleMarker;
   polyline(points: LatLngLike[], options: { color: string; weight: number; opacity: number }): Layer;
   latLngBounds(points: LatLngLike[]): Bounds;

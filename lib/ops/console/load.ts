@@ -6,6 +6,7 @@ import { allPages, api, eachLimited, subscribe } from './api.ts';
 import { renderFilter } from './board.ts';
 import { enc } from './dom.ts';
 import { learnDriver, locate } from './drivers.ts';
+import { notifyHistory } from './notifications.ts';
 import {
   type Answer,
   drivers,
@@ -104,6 +105,7 @@ export async function loadPlanning(planningId: string): Promise<void> {
     if (who?.name && !drivers.get(who.id)?.name) learnDriver({ id: who.id, name: who.name });
   }
   if (records) {
+    const firstRead = !planning.pairsRead;
     planning.pairsRead = true;
     planning.pairsDirty = false;
     planning.pairs = new Map(
@@ -126,6 +128,8 @@ export async function loadPlanning(planningId: string): Promise<void> {
         ];
       }),
     );
+    // At sign-in, the planning's recent history fills "Latest events" (the live events then join it).
+    if (firstRead) notifyHistory(planningId, records);
   }
   // Assigned and started runsheets: their tasks (X22), for failures and lateness (a built runsheet's tasks behind
   // their plan before its driver reports anything too); read again when their status or progress moves.

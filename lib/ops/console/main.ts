@@ -13,7 +13,7 @@
  * actions, detail, render, connection; this file wires the page's controls and the `screen` the parts ask.
  */
 import { confirmCancel } from './actions.ts';
-import { signIn, signOutAndEnd } from './connection.ts';
+import { signIn, signOutAndEnd, watchChosen } from './connection.ts';
 import { closeAndRefocus, closeDetail, loadSelected, select } from './detail.ts';
 import { $ } from './dom.ts';
 import { renderAll, renderSoon } from './render.ts';
@@ -23,6 +23,7 @@ Object.assign(screen, { renderAll, renderSoon, loadSelected, closeDetail, select
 
 $<HTMLFormElement>('signin').addEventListener('submit', signIn);
 $('signout').addEventListener('click', signOutAndEnd);
+$('org-go').addEventListener('click', watchChosen);
 $('planning-filter').addEventListener('change', () => renderAll());
 $('detail-close').addEventListener('click', closeAndRefocus);
 document.querySelector('[data-action="confirm-cancel"]')?.addEventListener('click', confirmCancel);

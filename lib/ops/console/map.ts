@@ -35,8 +35,19 @@ export function setUpMap(): void {
   // On a phone one finger scrolls the page, not the map (two pan and zoom it).
   map = L.map('map', { zoomControl: true, dragging: !L.Browser.mobile }).setView([1.3, 103.8], 11);
   if (config.tiles && config.tiles !== 'none') {
-    L.tileLayer(config.tiles, { maxZoom: 19, attribution: '&copy; OpenStreetMap contributors' }).addTo(map);
+    // Without the tile server (no network): said on the map, over it but not in the markers' way (issue 46.8).
+    const notice = text('div', 'map tiles unavailable', { id: 'tiles-notice', role: 'status', hidden: '' });
+    $('map').append(notice);
+    L.tileLayer(config.tiles, { maxZoom: 19, attribution: '&copy; OpenStreetMap contributors' })
+      .on('tileerror', () => {
+        notice.hidden = false;
+      })
+      .on('tileload', () => {
+        notice.hidden = true;
+      })
+      .addTo(map);
   }
+  map.on('zoomend moveend', declutter);
   driverLayer = L.layerGroup().addTo(map);
   routeLayer = L.layerGroup().addTo(map);
   stopLayer = L.layerGroup().addTo(map);
@@ -68,10 +79,16 @@ export function placeDriver(id: string, latitude: number, longitude: number): vo
         radius: 7,
         color: STATE_COLOURS[stateOf(id).state],
         fillOpacity: 0.85,
+        className: 'driver-marker',
       })
         .bindTooltip(label, { permanent: true, direction: 'right', offset: [8, 0], className: 'driver-tip' })
         .addTo(driverLayer),
     );
+    const made = markers.get(id);
+    made?.getElement()?.setAttribute('data-driver', id);
+    // A label hidden for crowding shows while its marker is pointed at.
+    made?.on('mouseover', () => label.parentElement?.classList.add('pointed'));
+    made?.on('mouseout', () => label.parentElement?.classList.remove('pointed'));
     if (!view.selected && !fitting.bulk) fitMap();
   }
 }
@@ -85,12 +102,36 @@ export function refreshMarkers(): void {
     marker.setStyle?.(style);
   }
   if (!map) renderGrid();
+  else declutter();
 }
 
-/** Every driver in view (a driver newly heard of widens it); with a runsheet selected, its stops and driver. */
+/**
+ * Driver labels that would cover one another (issue 46.7): the first of each overlap shown, the others hidden
+ * (`crowded`) until their marker is pointed at or the map is zoomed in far enough to part them. All measured in one
+ * pass, after every label is shown again.
+ */
+function declutter(): void {
+  const tips = [...labels.values()].flatMap((label) => (label.parentElement ? [label.parentElement] : []));
+  for (const tip of tips) tip.classList.remove('crowded');
+  const boxes = tips.map((tip) => tip.getBoundingClientRect());
+  const kept: DOMRect[] = [];
+  boxes.forEach((box, i) => {
+    const covers = kept.some(
+      (k) => k.left < box.right && box.left < k.right && k.top < box.bottom && box.top < k.bottom,
+    );
+    if (covers) tips[i]?.classList.add('crowded');
+    else kept.push(box);
+  });
+}
+
+/**
+ * Every driver in view (a driver newly heard of widens it); with a runsheet selected, its stops and driver. The map's
+ * box is measured again first: opening or closing the detail resizes it, and Leaflet would fit to the old size.
+ */
 export function fitMap(): void {
   const L = leaflet();
   if (!map || !L || !stopLayer) return;
+  map.invalidateSize({ pan: false });
   const points: LatLng[] = [];
   const selected = view.selected;
   if (selected && stopLayer.getLayers().length) {
@@ -134,7 +175,14 @@ export function drawStops(tasks: Task[] | undefined, planned: PlannedStop[] | un
   routeLayer.clearLayers();
   const nameOf = new Map((tasks || []).map((task) => [task.id, task.task_ref || task.id]));
   const stopMarker = (at: [number, number], colour: string, label: HTMLElement) =>
-    L.circleMarker(at, { radius: 6, color: colour, weight: 3, fillColor: '#fff', fillOpacity: 1 })
+    L.circleMarker(at, {
+      radius: 6,
+      color: colour,
+      weight: 3,
+      fillColor: '#fff',
+      fillOpacity: 1,
+      className: 'stop-marker',
+    })
       .bindTooltip(label, { permanent: true, direction: 'left', offset: [-8, 0], className: 'stop-tip' })
       .addTo(stopLayer as LayerGroup);
   if (planned?.length) {

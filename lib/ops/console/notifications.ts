@@ -2,15 +2,69 @@
 
 import { api } from './api.ts';
 import { REASONS } from './derive.ts';
-import { $, text } from './dom.ts';
+import { $, clockTime, text } from './dom.ts';
 import { type Answer, driverName, plannings, roles } from './state.ts';
+
+/** An event's name as a dispatcher reads it (issue 46.6); a name not listed here (an N1 event's own), as sent. */
+const EVENT_WORDS: Record<string, string> = {
+  'pair.broadcast': 'offered',
+  'pair.accepted': 'offer accepted',
+  'pair.rejected': 'offer refused',
+  'pair.withdrawn': 'offer withdrawn',
+  'pair.assigned': 'assigned by a dispatcher',
+  'runsheet.assigned': 'runsheet assigned',
+  'runsheet.unassigned': 'runsheet unassigned',
+  'runsheet.cancelled': 'runsheet cancelled',
+  'runsheet.completed': 'runsheet completed',
+  'task.arrived': 'driver arrived',
+  'task.picked_up': 'task picked up',
+  'task.delivered': 'task delivered',
+  'task.failed': 'task failed',
+  'planning_job.status': 'job moved on',
+  'route_build.completed': 'routes built',
+  'route_build.failed': 'route build failed',
+};
+export const eventWords = (name: string) => EVENT_WORDS[name] || name;
+
+/** An offer's step in its pair record's history, in words (the reason says how a refusal ended). */
+const STEP_WORDS: Record<string, string> = {
+  broadcast: 'offered',
+  accepted: 'offer accepted',
+  rejected: 'offer declined',
+  withdrawn: 'offer withdrawn',
+  assigned: 'assigned by a dispatcher',
+};
+
+/** What a planning's offers did before sign-in, from its pair records, oldest first into the list (issue 46.6). */
+export function notifyHistory(
+  planningId: string,
+  records: { pair: { runsheet: { id: string }; driver: { id: string } }; statuses: HistoryStep[] }[],
+): void {
+  const runsheets = plannings.get(planningId)?.runsheets;
+  const steps = records.flatMap((record) =>
+    record.statuses
+      .filter((step) => step.happened_at_utc && STEP_WORDS[String(step.action)])
+      .map((step) => ({ record, step, at: String(step.happened_at_utc) })),
+  );
+  steps.sort((a, b) => a.at.localeCompare(b.at));
+  for (const { record, step, at } of steps.slice(-15)) {
+    const refused = step.action === 'rejected' && step.reason && step.reason !== 'declined_by_driver';
+    const what = refused ? 'offer closed' : STEP_WORDS[String(step.action)] || String(step.action);
+    const runsheet = runsheets?.get(record.pair.runsheet.id);
+    const about = [runsheet?.name || record.pair.runsheet.id, driverName(record.pair.driver.id)];
+    if (refused && step.reason) about.push(REASONS[step.reason] || step.reason.replace(/_/g, ' '));
+    notify(what, about.join(' · '), at);
+  }
+}
+interface HistoryStep {
+  action?: string | null;
+  reason?: string | null;
+  happened_at_utc?: string | null;
+}
 
 export function notify(what: string, about: string, when: string): void {
   const item = text('li', '');
-  item.append(
-    text('time', `${new Date(when).toLocaleTimeString()} `),
-    text('span', what + (about ? ` · ${about}` : '')),
-  );
+  item.append(text('time', `${clockTime(when)} `), text('span', what + (about ? ` · ${about}` : '')));
   $('notifications').prepend(item);
   while ($('notifications').children.length > 30) $('notifications').lastChild?.remove();
 }
@@ -21,7 +75,7 @@ export async function loadNotifications(): Promise<void> {
   if (!roles().some((r) => r === 'SysAdmin' || r === 'Merchant')) return;
   try {
     const list = await api<Answer<'/v1/notifications', 'get'>>('/v1/notifications?limit=10');
-    for (const n of list.notifications.reverse()) notify(n.event_type || 'notification', '', n.created_at);
+    for (const n of list.notifications.reverse()) notify(eventWords(n.event_type || 'notification'), '', n.created_at);
   } catch {}
 }
 
