@@ -17,6 +17,7 @@ import './env.ts';
 import type WebSocket from 'ws';
 import { type Tally, tallyObservers } from '#shared/db/capacity';
 import { startBenchHost, stopBenchHost, subscribedSocket } from './host.ts';
+import { call as httpCall, type Json } from './http.ts';
 
 // Smaller days for a quick try: DISPATCH_DAY_RUNSHEETS=50 DISPATCH_DAY_DRIVERS=70 npx tsx bench/dispatch-day.ts
 const RUNSHEETS = Number(process.env['DISPATCH_DAY_RUNSHEETS'] ?? 500);
@@ -33,7 +34,6 @@ const WITHDRAWING_ACCEPT = 25;
 /** The day is called off after this long, whatever is still offered. */
 const DAY_LIMIT_MS = 300_000;
 
-type Json = Record<string, unknown>;
 type Answer = 'accept' | 'decline' | 'expire';
 interface Driver {
   id: string;
@@ -98,23 +98,8 @@ export async function benchDispatchDay() {
   const { issueBearerToken } = await import('#shared/auth/tokens');
   const { mapLimited } = await import('#shared/concurrency');
 
-  /** One request; no answer at all (a connection reset on a busy host, as a phone sees one) is status 0. */
-  const call = async (method: string, path: string, token: string, body?: unknown) => {
-    try {
-      const response = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
-    } catch (error) {
-      return { status: 0, body: { network_error: (error as Error).message } as Json };
-    }
-  };
+  const call = (method: string, path: string, token: string, body?: unknown) =>
+    httpCall(base, method, path, token, body);
   const must = async (method: string, path: string, token: string, body?: unknown) => {
     const reply = await call(method, path, token, body);
     if (reply.status >= 300) throw new Error(`${method} ${path} → ${reply.status} ${JSON.stringify(reply.body)}`);

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '#lib/paths';
 import { type KeyTallyProxy, type KeyWrite, startKeyTallyProxy } from '../test/support/key-tally-proxy.ts';
+import { call as httpCall } from './http.ts';
 
 const RUNSHEETS = Number(process.env['HOT_KEYS_RUNSHEETS'] ?? 30);
 const DRIVERS = Number(process.env['HOT_KEYS_DRIVERS'] ?? 45);
@@ -29,8 +30,6 @@ const DAY_LIMIT_MS = 120_000;
 const SECOND_LIMIT = 300;
 /** A planning's own keys: the share goal leaves them out (they grow with the planning, not the service). */
 const PLANNING_OWN = /^PK=BPLAN#/;
-
-type Json = Record<string, unknown>;
 
 /** Starts the bench in a child process and waits for it (npm run bench). */
 export async function benchHotKeys(): Promise<void> {
@@ -104,22 +103,8 @@ async function run() {
   const { importLocations } = await import('#shared/locations/locations');
   const { addDrivers, addRunsheets, createPlanning, findPlanning } = await import('#shared/planning/plannings');
 
-  const call = async (method: string, path: string, token: string, body?: unknown) => {
-    try {
-      const response = await fetch(`${host.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
-    } catch {
-      return { status: 0, body: {} as Json };
-    }
-  };
+  const call = (method: string, path: string, token: string, body?: unknown) =>
+    httpCall(host.url, method, path, token, body);
 
   /** An organisation with a planner, `drivers` located drivers and a planning of `runsheets`, made through the domain. */
   const seed = async (name: string, runsheets: number, drivers: number) => {

@@ -5,9 +5,8 @@
  * is seeded through the domain; every other step is an HTTP call.
  */
 import { startBenchHost } from '../host.ts';
+import { call, type Json } from '../http.ts';
 import type { ListedTask } from './checker.ts';
-
-type Json = Record<string, unknown>;
 
 export interface RouteBuild {
   id: string;
@@ -40,17 +39,10 @@ export async function routingSession(name: string) {
   ).bearer_token;
 
   const must = async <T = Json>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${method} ${path} → ${response.status} ${text}`);
-    return (text ? JSON.parse(text) : {}) as T;
+    const reply = await call(base, method, path, token, body);
+    if (reply.status === 0 || reply.status >= 300)
+      throw new Error(`${method} ${path} → ${reply.status} ${JSON.stringify(reply.body)}`);
+    return reply.body as T;
   };
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
