@@ -17,7 +17,7 @@ import './env.ts';
 import type WebSocket from 'ws';
 import { type Tally, tallyObservers } from '#shared/db/capacity';
 import { startBenchHost, stopBenchHost, subscribedSocket } from './host.ts';
-import { call as httpCall, type Json } from './http.ts';
+import { benchOrganisation, call as httpCall, type Json } from './http.ts';
 
 // Smaller days for a quick try: DISPATCH_DAY_RUNSHEETS=50 DISPATCH_DAY_DRIVERS=70 npx tsx bench/dispatch-day.ts
 const RUNSHEETS = Number(process.env['DISPATCH_DAY_RUNSHEETS'] ?? 500);
@@ -93,9 +93,7 @@ export async function benchDispatchDay() {
   process.env['TOKEN_GENERATION_CACHE_MS'] = '0';
   const host = await startBenchHost('dispatch-day');
   const base = host.url;
-  const { createOrganisation } = await import('#shared/accounts/organisations');
-  const { createUser, currentTokenGeneration } = await import('#shared/accounts/users');
-  const { issueBearerToken } = await import('#shared/auth/tokens');
+  const { createUser } = await import('#shared/accounts/users');
   const { mapLimited } = await import('#shared/concurrency');
 
   const call = (method: string, path: string, token: string, body?: unknown) =>
@@ -123,17 +121,7 @@ export async function benchDispatchDay() {
 
   // ----- the city: an organisation, its planner and its drivers -----
   const random = seeded(SEED);
-  const org = await createOrganisation({ name: 'Dispatch day', kind: 'transporter' });
-  const tokenFor = async (id: string, roles: ('OrgAdmin' | 'OrgDriver')[]) =>
-    (await issueBearerToken({ kind: 'user', id, roles, orgId: org.id }, (await currentTokenGeneration(id)) ?? 1))
-      .bearer_token;
-  const plannerUser = await createUser({
-    email: `planner.${org.id.slice(0, 8)}@bench.example`,
-    name: 'Planner',
-    roles: ['OrgAdmin'],
-    org_id: org.id,
-    confirmed_at: new Date().toISOString(),
-  });
+  const { org, tokenFor, plannerUser } = await benchOrganisation('Dispatch day');
   const planner = await tokenFor(plannerUser.id, ['OrgAdmin']);
   const seedingStarted = performance.now();
   const profiles = Array.from({ length: DRIVERS }, () => {

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '#lib/paths';
 import { type KeyTallyProxy, type KeyWrite, startKeyTallyProxy } from '../test/support/key-tally-proxy.ts';
-import { call as httpCall } from './http.ts';
+import { benchOrganisation, call as httpCall } from './http.ts';
 
 const RUNSHEETS = Number(process.env['HOT_KEYS_RUNSHEETS'] ?? 30);
 const DRIVERS = Number(process.env['HOT_KEYS_DRIVERS'] ?? 45);
@@ -96,9 +96,7 @@ async function run() {
       return proxy.url;
     },
   });
-  const { createOrganisation } = await import('#shared/accounts/organisations');
-  const { createUser, currentTokenGeneration } = await import('#shared/accounts/users');
-  const { issueBearerToken } = await import('#shared/auth/tokens');
+  const { createUser } = await import('#shared/accounts/users');
   const { mapLimited } = await import('#shared/concurrency');
   const { importLocations } = await import('#shared/locations/locations');
   const { addDrivers, addRunsheets, createPlanning, findPlanning } = await import('#shared/planning/plannings');
@@ -108,17 +106,7 @@ async function run() {
 
   /** An organisation with a planner, `drivers` located drivers and a planning of `runsheets`, made through the domain. */
   const seed = async (name: string, runsheets: number, drivers: number) => {
-    const org = await createOrganisation({ name, kind: 'transporter' });
-    const tokenFor = async (id: string, roles: ('OrgAdmin' | 'OrgDriver')[]) =>
-      (await issueBearerToken({ kind: 'user', id, roles, orgId: org.id }, (await currentTokenGeneration(id)) ?? 1))
-        .bearer_token;
-    const plannerUser = await createUser({
-      email: `planner.${org.id.slice(0, 8)}@bench.example`,
-      name: 'Planner',
-      roles: ['OrgAdmin'],
-      org_id: org.id,
-      confirmed_at: new Date().toISOString(),
-    });
+    const { org, tokenFor, plannerUser } = await benchOrganisation(name);
     const caller = { kind: 'user' as const, id: plannerUser.id, roles: ['OrgAdmin' as const], orgId: org.id };
     const users = await mapLimited(
       Array.from({ length: drivers }, (_, i) => i),
