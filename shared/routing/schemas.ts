@@ -80,6 +80,8 @@ const vehiclesInAll = v.rawCheck<v.InferOutput<typeof vehicle>[]>(({ dataset, ad
   if (!dataset.typed) return;
   let total = 0;
   const seen = new Set<string>();
+  /** A driver drives one vehicle: two vehicles naming one driver would both be assigned to them (X16). */
+  const drivers = new Set<string>();
   dataset.value.forEach((entry, i) => {
     const at = (key: string, value: unknown): [v.IssuePathItem, v.IssuePathItem] => [
       { type: 'array', origin: 'value', input: dataset.value, key: i, value: entry },
@@ -87,6 +89,11 @@ const vehiclesInAll = v.rawCheck<v.InferOutput<typeof vehicle>[]>(({ dataset, ad
     ];
     if (seen.has(entry.id)) addIssue({ message: 'repeats an earlier vehicle id', path: at('id', entry.id) });
     seen.add(entry.id);
+    if (entry.driver_id !== undefined) {
+      if (drivers.has(entry.driver_id))
+        addIssue({ message: 'names a driver an earlier vehicle already has', path: at('driver_id', entry.driver_id) });
+      drivers.add(entry.driver_id);
+    }
     const before = total;
     total += entry.count ?? 1;
     if (before <= MAX_VEHICLES && total > MAX_VEHICLES)

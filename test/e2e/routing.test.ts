@@ -223,6 +223,16 @@ describe('X23 checks its body', () => {
       'vehicles[1].id',
       'vehicles[2].count',
     ]);
+    // One driver, one vehicle: a second vehicle naming the same driver is refused at its path.
+    const shared = await build(planning.id, {
+      task_ids: [first],
+      vehicles: [van('v1', { driver_id: driver.id }), van('v2', { driver_id: driver.id })],
+      version_rev: planning.version_rev,
+    });
+    expect(shared.status).toBe(400);
+    expect((shared.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual([
+      'vehicles[1].driver_id',
+    ]);
     const neither = await build(planning.id, { vehicles: [van('v1')], version_rev: planning.version_rev });
     expect(neither.status).toBe(400);
     expect((neither.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual(['task_ids']);
