@@ -106,6 +106,47 @@ export interface PairRecord {
 const watchSweepKey = (expiry: string, planId: string) => `${expiry}#${planId}#OFFERS`;
 
 /**
+ * A status entry as stored (issue 45): a tuple `[action, happened_at_utc, saved_at_utc, reason?, expired_time?]`
+ * (trailing nulls left off; the state follows from the action), so that a pair record stays under 1 KB after three
+ * entries and each write of it costs 1 WCU (2 in a transaction). The API shows the whole entry (`toPairView`).
+ */
+type StoredStatus = [PairAction, string, string, (string | null)?, (string | null)?];
+
+const STATE_AFTER = (action: PairAction): PairState => (action === 'created' ? 'created' : MOVES[action].to);
+
+function storedStatus(status: StatusEntry): StoredStatus {
+  const tuple: StoredStatus = [
+    status.action,
+    status.happened_at_utc,
+    status.saved_at_utc,
+    status.reason,
+    status.expired_time,
+  ];
+  while (tuple.length > 3 && tuple.at(-1) === null) tuple.pop();
+  return tuple;
+}
+
+/** A stored entry read back whole (an entry stored whole, as before issue 45, reads as it is). */
+function statusOf(stored: StoredStatus | StatusEntry): StatusEntry {
+  if (!Array.isArray(stored)) return stored;
+  const [action, happened, saved, reason, expired] = stored;
+  return {
+    current_state: STATE_AFTER(action),
+    action,
+    reason: reason ?? null,
+    expired_time: expired ?? null,
+    happened_at_utc: happened,
+    saved_at_utc: saved,
+  };
+}
+
+/** A stored pair item (or a projection of it holding `statuses`) with its status entries read back whole. */
+export function pairFromItem<T extends { statuses?: unknown }>(item: T): T & { statuses: StatusEntry[] } {
+  const statuses = (item.statuses as (StoredStatus | StatusEntry)[] | undefined) ?? [];
+  return { ...item, statuses: statuses.map(statusOf) };
+}
+
+/**
  * A pair record the service writes itself (the planning job's, a wave's, a dispatcher's): its runsheet is the
  * planning's (`runsheet_ref`: R1/R2 fill in its tasks, the record stays small), its expiry is watched by the plan's
  * offer watch or the wave worker (`plan_swept`). With `offer`, it is written already broadcast (the created and
@@ -331,6 +372,7 @@ export function pairItem(record: PairRecord) {
   } = record as PairRecord & Record<string, unknown>;
   return {
     ...fields,
+    statuses: record.statuses.map(storedStatus),
     ...pairKey(record.plan.id, record.id),
     entity: 'pair_record',
     ...(offer?.expired_time && !record.plan_swept
@@ -467,7 +509,7 @@ export async function readPair(planId: string, pairId: string, consistent = fals
   const out = await db().send(
     new GetCommand({ TableName: mainTableName(), Key: pairKey(planId, pairId), ConsistentRead: consistent }),
   );
-  return out.Item as PairRecord | undefined;
+  return out.Item ? (pairFromItem(out.Item) as unknown as PairRecord) : undefined;
 }
 
 const CONTENDED = 'the pair record kept changing; retry';
@@ -774,10 +816,10 @@ async function afterEvent(record: PairRecord, action: PairAction, judgedNow = fa
 
 /** The pairs (id and state) named, read consistently: a rival written a moment before the accept is among them. */
 const pairStates = (planId: string, pairIds: string[]) =>
-  getAll<{ id: string; current_state: PairState; statuses: StatusEntry[] }>(
+  getAll<{ id: string; current_state: PairState }>(
     mainTableName(),
     pairIds.map((id) => pairKey(planId, id)),
-    { ProjectionExpression: 'id, current_state, statuses', ConsistentRead: true },
+    { ProjectionExpression: 'id, current_state', ConsistentRead: true },
   );
 
 async function groupPairIds(planId: string, runsheetId: string): Promise<string[]> {
@@ -793,14 +835,18 @@ async function groupPairIds(planId: string, runsheetId: string): Promise<string[
  * (`wave_judged`): left out, as are closed pairs, so that the sweep's work is the open offers, not the day's history.
  */
 async function watchedPairs(planId: string) {
-  return queryPartitions<{ id: string; current_state: PairState; statuses: StatusEntry[] }>(planPartitions(planId), {
-    TableName: mainTableName(),
-    ConsistentRead: true,
-    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
-    FilterExpression: 'plan_swept = :true AND current_state = :open AND attribute_not_exists(wave_judged)',
-    ProjectionExpression: 'id, current_state, statuses',
-    ExpressionAttributeValues: { ':pair': 'PAIR#', ':true': true, ':open': 'broadcasted' },
-  });
+  const pairs = await queryPartitions<{ id: string; current_state: PairState; statuses: unknown }>(
+    planPartitions(planId),
+    {
+      TableName: mainTableName(),
+      ConsistentRead: true,
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
+      FilterExpression: 'plan_swept = :true AND current_state = :open AND attribute_not_exists(wave_judged)',
+      ProjectionExpression: 'id, current_state, statuses',
+      ExpressionAttributeValues: { ':pair': 'PAIR#', ':true': true, ':open': 'broadcasted' },
+    },
+  );
+  return pairs.map(pairFromItem);
 }
 
 /**
@@ -916,7 +962,7 @@ export async function listPairRecords(caller: Caller, planId: string, page: Page
       ExpressionAttributeValues: { ':pair': 'PAIR#' },
     },
     page,
-    (item) => item as unknown as PairRecord,
+    (item) => pairFromItem(item) as unknown as PairRecord,
     (records) => assembled(planId, records),
   );
 }
@@ -939,7 +985,7 @@ export async function listDriverOffers(caller: Caller, state: 'broadcasted' | 'a
       ScanIndexForward: true,
     },
     page,
-    (item) => item as unknown as PairRecord,
+    (item) => pairFromItem(item) as unknown as PairRecord,
     undefined,
     assembledByPlanning,
   );

@@ -47,6 +47,7 @@ import {
   type PairRecord,
   type PairState,
   pairEventKey,
+  pairFromItem,
   putNewPair,
   readPair,
   recordEvent,
@@ -484,11 +485,13 @@ export class WaveJudge {
       await this.settle(runsheetId, gen, { open: {} });
       return 'done';
     }
-    const pairs = await getAll<{ id: string; current_state: PairState; statuses: StatusEntry[] }>(
-      mainTableName(),
-      [...(group.pair_ids ?? [])].map((id) => pairKey(planId, id)),
-      { ProjectionExpression: 'id, current_state, statuses', ConsistentRead: true },
-    );
+    const pairs = (
+      await getAll<{ id: string; current_state: PairState; statuses: unknown }>(
+        mainTableName(),
+        [...(group.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+        { ProjectionExpression: 'id, current_state, statuses', ConsistentRead: true },
+      )
+    ).map(pairFromItem);
     if (pairs.some((p) => p.current_state === 'accepted')) {
       // Won a moment ago (the claim was read before the accept): the winner's closes follow.
       await this.settle(runsheetId, gen, { open: {} });
