@@ -141,7 +141,9 @@ function statusOf(stored: StoredStatus | StatusEntry): StatusEntry {
 }
 
 /** A stored pair item (or a projection of it holding `statuses`) with its status entries read back whole. */
-export function pairFromItem<T extends { statuses?: unknown }>(item: T): T & { statuses: StatusEntry[] } {
+export function pairFromItem<T extends { statuses?: unknown }>(
+  item: T,
+): Omit<T, 'statuses'> & { statuses: StatusEntry[] } {
   const statuses = (item.statuses as (StoredStatus | StatusEntry)[] | undefined) ?? [];
   return { ...item, statuses: statuses.map(statusOf) };
 }

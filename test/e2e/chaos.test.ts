@@ -16,6 +16,7 @@ import { type RetryTally, retryingFetch } from '../../lib/client/index.ts';
 import { type DemoSummary, runDemo } from '../../lib/demo.ts';
 import { LOCAL_CREDENTIALS } from '../../lib/local/emulators.ts';
 import { type RunningHost, startLocal } from '../../lib/local/start.ts';
+import { pairFromItem } from '../../shared/planning/broadcasts.ts';
 import { type FaultProxy, seededRandom, startFaultProxy } from '../support/fault-proxy.ts';
 import { ADMIN } from '../support/local.ts';
 
@@ -166,7 +167,7 @@ async function endState(summary: DemoSummary, tag: string) {
         runsheet: (p['pair'] as { runsheet: { id: string } }).runsheet.id,
         driver: (p['pair'] as { driver: { id: string } }).driver.id,
         state: p['current_state'],
-        history: (p['statuses'] as Item[]).map((s) => `${s['action']}:${s['reason'] ?? ''}`),
+        history: pairFromItem(p).statuses.map((s) => `${s.action}:${s.reason ?? ''}`),
       })),
     assignments: main
       .filter(

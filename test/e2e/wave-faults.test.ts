@@ -9,6 +9,7 @@ import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { resetClock, setClock } from '../../shared/clock.ts';
 import { runningFunction } from '../../shared/local-invocation.ts';
+import { pairFromItem } from '../../shared/planning/broadcasts.ts';
 import { WaveJudge } from '../../shared/planning/dispatch.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
@@ -88,10 +89,11 @@ describe('the wave worker under faults', () => {
     await withMiddleware(
       'die-after-claim',
       (next, context) => async (args) => {
-        const input = args.input as { Item?: { statuses?: { reason?: string }[] } };
+        const input = args.input as { Item?: { statuses?: unknown[] } };
         if (
           context.commandName?.startsWith('Put') &&
-          input.Item?.statuses?.some((s) => s.reason === 'wave 2') &&
+          input.Item?.statuses &&
+          pairFromItem(input.Item).statuses.some((s) => s.reason === 'wave 2') &&
           died === 0
         ) {
           died++;
