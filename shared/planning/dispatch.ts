@@ -472,8 +472,13 @@ export class WaveJudge {
         await this.reschedule(runsheetId, new Date(group.pending.lease_until).toISOString(), gen);
         return 'waiting';
       }
-      // The worker that claimed this wave died before it was all sent: send the same pairs and events again.
-      await this.sendWave(group, runsheetId);
+      // The worker that claimed this wave died before it was all sent: send the same pairs and events again. Its claim
+      // made the runsheet due when the offers expire (issue 45: one write for the claim and its end), so unless a
+      // close marked it due sooner it is found then: the pairs not yet written get a fresh expiry (and lease).
+      const stale = Date.parse(group.pending.expires) <= nowMs;
+      const resent = stale ? await this.renewClaim(group, runsheetId, nowMs) : group;
+      if (!resent) return 'skipped';
+      await this.sendWave(resent, runsheetId);
       return 'wave';
     }
     const claim = (
@@ -584,6 +589,14 @@ export class WaveJudge {
       ttl_s: ttl,
     };
     const pairIds = chosen.map((driverId) => pairIdOf(`${pending.job_id}#${wave}`, runsheetId, driverId));
+    // Due when the offers expire, as the claim's end would leave it (issue 45: the claim carries it from the start, so
+    // the end writes the item alone; a worker that dies mid-wave is followed when the offers expire, or sooner if a
+    // close marks the runsheet due, instead of when the lease lapses).
+    const claimDue = waveDueKey(
+      new Date(Date.parse(pending.expires) + EXPIRY_GRACE_MS).toISOString(),
+      planId,
+      runsheetId,
+    );
     try {
       // The claim: this wave, once. Its pairs are listed and their drivers counted as offered before any is written.
       await db().send(
@@ -601,7 +614,7 @@ export class WaveJudge {
             ':pending': pending,
             // X17's wave from `offered`: the offers still open stay open beside the new ones.
             ':open': { ...open, ...Object.fromEntries(pairIds.map((id) => [id, pending.expires])) },
-            ':due': waveDueKey(new Date(pending.lease_until).toISOString(), planId, runsheetId),
+            ':due': claimDue,
             ':one': 1,
             ':pairs': new Set(pairIds),
             ':drivers': new Set(chosen),
@@ -612,8 +625,52 @@ export class WaveJudge {
       if (isConditionalFailure(error)) return 'skipped'; // another worker took it, or a close came: judged again
       throw error;
     }
-    await this.sendWave({ ...group, wave, pending, gen: gen + 1 }, runsheetId);
+    await this.sendWave({ ...group, wave, pending, gen: gen + 1, GSI3SK: claimDue }, runsheetId).catch(
+      async (error: unknown) => {
+        // A failure this worker lives to see: the runsheet is due again when the lease lapses, as before issue 45.
+        await this.reschedule(runsheetId, new Date(pending.lease_until).toISOString(), gen + 1);
+        throw error;
+      },
+    );
     return 'wave';
+  }
+
+  /**
+   * A dead worker's wave found after its offers expired: the same wave (drivers, pairs) with a fresh expiry and lease,
+   * claimed again on the group's generation. Undefined when another worker or a mark came first.
+   */
+  private async renewClaim(group: DispatchGroup, runsheetId: string, nowMs: number) {
+    const pending = {
+      ...group.pending!,
+      expires: new Date(nowMs + group.pending!.ttl_s * 1000).toISOString(),
+      lease_until: nowMs + WAVE_LEASE_MS,
+    };
+    const due = waveDueKey(
+      new Date(Date.parse(pending.expires) + EXPIRY_GRACE_MS).toISOString(),
+      this.planId,
+      runsheetId,
+    );
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: mainTableName(),
+          Key: groupKey(this.planId, runsheetId),
+          UpdateExpression: 'SET pending = :pending, GSI3SK = :due ADD gen :one',
+          ConditionExpression: 'pending.wave = :wave AND gen = :gen',
+          ExpressionAttributeValues: {
+            ':pending': pending,
+            ':due': due,
+            ':one': 1,
+            ':wave': pending.wave,
+            ':gen': group.gen ?? 0,
+          },
+        }),
+      );
+    } catch (error) {
+      if (isConditionalFailure(error)) return undefined;
+      throw error;
+    }
+    return { ...group, pending, gen: (group.gen ?? 0) + 1, GSI3SK: due };
   }
 
   /** Writes the claimed wave's pairs (already broadcast), tells the drivers and the planning, and ends the claim. */
@@ -689,21 +746,24 @@ export class WaveJudge {
     }
     // The claim ends; the runsheet is looked at again shortly after its offers expire, or at once if anything asked
     // for a look while the wave was being sent (a driver declined a pair already written: `gen` moved).
+    // The claim made it due at the expiry already (issue 45): then the end writes the item alone, no index entry.
     const due = new Date(Date.parse(pending.expires) + EXPIRY_GRACE_MS).toISOString();
-    const endClaim = (at: string, sameGen: boolean) =>
-      db().send(
+    const endClaim = (at: string, sameGen: boolean) => {
+      const moves = !sameGen || group.GSI3SK !== waveDueKey(at, planId, runsheetId);
+      return db().send(
         new UpdateCommand({
           TableName: mainTableName(),
           Key: groupKey(planId, runsheetId),
-          UpdateExpression: 'REMOVE pending SET GSI3SK = :due',
+          UpdateExpression: moves ? 'REMOVE pending SET GSI3SK = :due' : 'REMOVE pending',
           ConditionExpression: sameGen ? 'pending.wave = :wave AND gen = :gen' : 'pending.wave = :wave',
           ExpressionAttributeValues: {
             ':wave': pending.wave,
-            ':due': waveDueKey(at, planId, runsheetId),
+            ...(moves ? { ':due': waveDueKey(at, planId, runsheetId) } : {}),
             ...(sameGen ? { ':gen': group.gen ?? 0 } : {}),
           },
         }),
       );
+    };
     await endClaim(due, true)
       .catch((error: unknown) => {
         if (!isConditionalFailure(error)) throw error;

@@ -153,6 +153,56 @@ describe('the wave worker under faults', () => {
     screen.socket.close();
   }, 90_000);
 
+  it('sends a dead worker’s wave found after its offers’ expiry with a fresh expiry (issue 45)', async () => {
+    const { planId, start } = await oneRunsheet('Found late');
+    await start();
+    const pairs = async () =>
+      (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
+    const first = (await until(pairs, (found) => found.length === 1))[0]!;
+    let died = 0;
+    await withMiddleware(
+      'die-after-claim',
+      (next, context) => async (args) => {
+        const input = args.input as { Item?: { statuses?: unknown[] } };
+        const wave2 = input.Item?.statuses && pairFromItem(input.Item).statuses.some((s) => s.reason === 'wave 2');
+        if (context.commandName?.startsWith('Put') && wave2 && died === 0) {
+          died++;
+          throw new Error('the worker died');
+        }
+        return next(args);
+      },
+      async () => {
+        const declined = await api.post(
+          `/v1/broadcast-plans/${planId}/pairs/${first.id}/rejected`,
+          { happened_at_utc: new Date().toISOString() },
+          drivers[0]!.token,
+        );
+        expect(declined.status).toBe(200);
+        expect(
+          await until(
+            async () => died,
+            (n) => n === 1,
+            20_000,
+          ),
+        ).toBe(1);
+      },
+    );
+    // The claim makes the runsheet due when wave 2's offers expire (10 minutes): found then, its pair is written with
+    // an expiry from then on, an open offer, not one born expired.
+    const later = Date.now() + 11 * 60_000;
+    setClock(() => later);
+    try {
+      await new WaveJudge(planId).judge('RS-1', { force: true });
+    } finally {
+      resetClock();
+    }
+    const second = (await pairs()).find((p) => p.id !== first.id);
+    expect(second).toMatchObject({ current_state: 'broadcasted', pair: { driver: { id: drivers[1]!.id } } });
+    const expiry = second!.statuses.at(-1) as { action: string; reason: string; expired_time: string };
+    expect(expiry).toMatchObject({ action: 'broadcast', reason: 'wave 2' });
+    expect(Date.parse(expiry.expired_time)).toBeGreaterThan(later);
+  }, 90_000);
+
   it('judges at once a decline that came while its wave was still being sent', async () => {
     const { planId, start } = await oneRunsheet('Mid-send');
     await start();
