@@ -748,23 +748,28 @@ export class WaveJudge {
     // for a look while the wave was being sent (a driver declined a pair already written: `gen` moved).
     // The claim made it due at the expiry already (issue 45): then the end writes the item alone, no index entry.
     const due = new Date(Date.parse(pending.expires) + EXPIRY_GRACE_MS).toISOString();
-    const endClaim = (at: string, sameGen: boolean) => {
-      const moves = !sameGen || group.GSI3SK !== waveDueKey(at, planId, runsheetId);
-      return db().send(
+    const endClaim = (at: string, sameGen: boolean, moves = true) =>
+      db().send(
         new UpdateCommand({
           TableName: mainTableName(),
           Key: groupKey(planId, runsheetId),
           UpdateExpression: moves ? 'REMOVE pending SET GSI3SK = :due' : 'REMOVE pending',
-          ConditionExpression: sameGen ? 'pending.wave = :wave AND gen = :gen' : 'pending.wave = :wave',
+          // Not moving: only while the entry is still where the claim put it (a judgement meanwhile may have moved it
+          // to the lease without moving `gen`).
+          ConditionExpression: `${sameGen ? 'pending.wave = :wave AND gen = :gen' : 'pending.wave = :wave'}${moves ? '' : ' AND GSI3SK = :due'}`,
           ExpressionAttributeValues: {
             ':wave': pending.wave,
-            ...(moves ? { ':due': waveDueKey(at, planId, runsheetId) } : {}),
+            ':due': waveDueKey(at, planId, runsheetId),
             ...(sameGen ? { ':gen': group.gen ?? 0 } : {}),
           },
         }),
       );
-    };
-    await endClaim(due, true)
+    const inPlace = group.GSI3SK === waveDueKey(due, planId, runsheetId);
+    await endClaim(due, true, !inPlace)
+      .catch((error: unknown) => {
+        if (!isConditionalFailure(error) || !inPlace) throw error;
+        return endClaim(due, true);
+      })
       .catch((error: unknown) => {
         if (!isConditionalFailure(error)) throw error;
         return endClaim(clock.nowIso(), false);

@@ -627,15 +627,43 @@ describe('capacity of searches, plannings and accepts', () => {
 });
 
 describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
-  it('R6 with three open rivals, and a later wave of four drivers (issue 45 item 3)', async () => {
-    const member = (role: 'OrgAdmin' | 'OrgDriver') => invitedMember(api, admin, role, ROLES[role], org);
+  /** A planner and `count` drivers of the organisation (`of`), a fix each, 111 m apart going north from the point given. */
+  const plannerAndDrivers = async (count: number, latitude: number, longitude: number, of = org) => {
+    const member = (role: 'OrgAdmin' | 'OrgDriver') => invitedMember(api, admin, role, ROLES[role], of);
     const planner = (await member('OrgAdmin')).token;
     const drivers: { id: string; token: string }[] = [];
-    for (let j = 0; j < 8; j++) {
+    for (let j = 0; j < count; j++) {
       const driver = await member('OrgDriver');
-      expect((await api.put('/v1/driver/location', fix(1.31 + j / 1000, 103.81, 0), driver.token)).status).toBe(200);
+      const at = fix(latitude + j / 1000, longitude, 0);
+      expect((await api.put('/v1/driver/location', at, driver.token)).status).toBe(200);
       drivers.push(driver);
     }
+    return { planner, drivers };
+  };
+  /** Each offer declined by its driver with the service's clock a minute on: its runsheet due a minute ahead. */
+  const declinedAMinuteOn = async (planning: string, offers: { id: string; token: string }[]) => {
+    const ahead = Date.now() + 60_000;
+    setClock(() => ahead);
+    try {
+      for (const offer of offers) {
+        const declined = await api.post(
+          `/v1/broadcast-plans/${planning}/pairs/${offer.id}/rejected`,
+          { happened_at_utc: new Date(ahead).toISOString() },
+          offer.token,
+        );
+        expect(declined.status).toBe(200);
+      }
+    } finally {
+      resetClock();
+    }
+  };
+
+  it('R6 with three open rivals, and a later wave of four drivers (issue 45 item 3)', async () => {
+    // An organisation of its own: the X14 case below measures reads that follow the organisation's size.
+    const own = (
+      await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Four', kind: 'transporter' }, admin)
+    ).body.id;
+    const { planner, drivers } = await plannerAndDrivers(8, 1.31, 103.81, own);
     const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Four offers' }, planner)).body.id;
     await api.post(
       `/v1/plannings/${planning}/runsheets`,
@@ -679,20 +707,10 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
     ]);
     // RS-2's four offers declined with the service's clock a minute on (its due entry a minute ahead, so the host's
     // own sweep leaves it), then judged here: wave 2 goes to the four drivers not asked yet.
-    const ahead = Date.now() + 60_000;
-    setClock(() => ahead);
-    try {
-      for (const offer of await pairs('RS-2')) {
-        const declined = await api.post(
-          `/v1/broadcast-plans/${planning}/pairs/${offer.id}/rejected`,
-          { happened_at_utc: new Date(ahead).toISOString() },
-          tokenOf(offer),
-        );
-        expect(declined.status).toBe(200);
-      }
-    } finally {
-      resetClock();
-    }
+    await declinedAMinuteOn(
+      planning,
+      (await pairs('RS-2')).map((offer) => ({ id: offer.id, token: tokenOf(offer) })),
+    );
     const { withCapacity } = await import('../../shared/db/capacity.ts');
     const { WaveJudge } = await import('../../shared/planning/dispatch.ts');
     const wave = await withCapacity(async () => {

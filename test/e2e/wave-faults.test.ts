@@ -72,6 +72,41 @@ async function oneRunsheet(name: string) {
   return { planId, start };
 }
 
+/**
+ * Driver 0 declines `firstPairId`; the sweep (every two seconds) claims wave 2 and dies at the first write of its pair
+ * (the claim is made; nothing is sent).
+ */
+async function declineAndKillWave2(planId: string, firstPairId: string) {
+  let died = 0;
+  await withMiddleware(
+    'die-after-claim',
+    (next, context) => async (args) => {
+      const input = args.input as { Item?: { statuses?: unknown[] } };
+      const wave2 = input.Item?.statuses && pairFromItem(input.Item).statuses.some((s) => s.reason === 'wave 2');
+      if (context.commandName?.startsWith('Put') && wave2 && died === 0) {
+        died++;
+        throw new Error('the worker died');
+      }
+      return next(args);
+    },
+    async () => {
+      const declined = await api.post(
+        `/v1/broadcast-plans/${planId}/pairs/${firstPairId}/rejected`,
+        { happened_at_utc: new Date().toISOString() },
+        drivers[0]!.token,
+      );
+      expect(declined.status).toBe(200);
+      expect(
+        await until(
+          async () => died,
+          (n) => n === 1,
+          20_000,
+        ),
+      ).toBe(1);
+    },
+  );
+}
+
 describe('the wave worker under faults', () => {
   it('sends a wave once when the worker that claimed it died before writing its pairs', async () => {
     const { planId, start } = await oneRunsheet('Faults');
@@ -85,39 +120,7 @@ describe('the wave worker under faults', () => {
     expect(first.pair.driver.id).toBe(drivers[0]!.id);
 
     // The worker that takes wave 2 dies at the first write of its pair (the claim is made; nothing is sent).
-    let died = 0;
-    await withMiddleware(
-      'die-after-claim',
-      (next, context) => async (args) => {
-        const input = args.input as { Item?: { statuses?: unknown[] } };
-        if (
-          context.commandName?.startsWith('Put') &&
-          input.Item?.statuses &&
-          pairFromItem(input.Item).statuses.some((s) => s.reason === 'wave 2') &&
-          died === 0
-        ) {
-          died++;
-          throw new Error('the worker died');
-        }
-        return next(args);
-      },
-      async () => {
-        const declined = await api.post(
-          `/v1/broadcast-plans/${planId}/pairs/${first.id}/rejected`,
-          { happened_at_utc: new Date().toISOString() },
-          drivers[0]!.token,
-        );
-        expect(declined.status).toBe(200);
-        // The sweep (every two seconds) claims wave 2 and dies.
-        expect(
-          await until(
-            async () => died,
-            (n) => n === 1,
-            20_000,
-          ),
-        ).toBe(1);
-      },
-    );
+    await declineAndKillWave2(planId, first.id);
     expect(await pairs()).toHaveLength(1);
     const runsheets = async () =>
       (await api.get<{ runsheets: Runsheet[] }>(`/v1/plannings/${planId}/runsheets`, planner)).body.runsheets;
@@ -159,34 +162,7 @@ describe('the wave worker under faults', () => {
     const pairs = async () =>
       (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
     const first = (await until(pairs, (found) => found.length === 1))[0]!;
-    let died = 0;
-    await withMiddleware(
-      'die-after-claim',
-      (next, context) => async (args) => {
-        const input = args.input as { Item?: { statuses?: unknown[] } };
-        const wave2 = input.Item?.statuses && pairFromItem(input.Item).statuses.some((s) => s.reason === 'wave 2');
-        if (context.commandName?.startsWith('Put') && wave2 && died === 0) {
-          died++;
-          throw new Error('the worker died');
-        }
-        return next(args);
-      },
-      async () => {
-        const declined = await api.post(
-          `/v1/broadcast-plans/${planId}/pairs/${first.id}/rejected`,
-          { happened_at_utc: new Date().toISOString() },
-          drivers[0]!.token,
-        );
-        expect(declined.status).toBe(200);
-        expect(
-          await until(
-            async () => died,
-            (n) => n === 1,
-            20_000,
-          ),
-        ).toBe(1);
-      },
-    );
+    await declineAndKillWave2(planId, first.id);
     // The claim makes the runsheet due when wave 2's offers expire (10 minutes): found then, its pair is written with
     // an expiry from then on, an open offer, not one born expired.
     const later = Date.now() + 11 * 60_000;
