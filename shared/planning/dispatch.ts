@@ -17,7 +17,8 @@
  * conditional on the wave number and the group's generation (`gen`, moved by every mark), so however many workers,
  * retries or faults, each wave is sent once; its drivers are written into the claim, so a worker that dies halfway is
  * followed by one that sends the same pairs (their ids follow from job, wave, runsheet and driver) and events (same
- * ids) once the claim's lease lapses.
+ * ids) once the claim's lease has lapsed and the runsheet is due (the claim makes it due when the wave's offers expire,
+ * a close sooner).
  */
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dutyOf, type UserRecord, userKey } from '#shared/accounts/users';
