@@ -40,20 +40,11 @@ export const DOMAIN_HTTP_PENDING: readonly string[] = [
   'shared/auth/authorizer.ts',
   'shared/auth/one-time-tokens.ts',
   'shared/auth/throttle.ts',
-  'shared/imports/create.ts',
-  'shared/imports/jobs.ts',
-  'shared/imports/runner.ts',
-  'shared/imports/tasks.ts',
-  'shared/imports/uploads.ts',
   'shared/planning/broadcasts.ts',
   'shared/planning/dispatch.ts',
   'shared/planning/job.ts',
   'shared/planning/planning-records.ts',
   'shared/planning/plannings.ts',
-  'shared/ports/push.ts',
-  'shared/tokens/clients.ts',
-  'shared/tokens/exchange.ts',
-  'shared/tokens/webhook-url.ts',
 ];
 
 export interface Edge {

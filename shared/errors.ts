@@ -16,8 +16,10 @@ export type DomainErrorKind =
   | 'invalid'
   /** The input could not be read at all (not JSON, a byte-order mark). */
   | 'malformed'
-  /** No credential, or one that does not hold (expired, revoked, forged). */
+  /** A credential that held once and holds no more (expired, revoked): the HTTP floor adds RFC 6750's challenge. */
   | 'unauthenticated'
+  /** No credential, or one that proves nothing (malformed, unknown, a wrong secret): a 401 without a challenge. */
+  | 'credential_required'
   /** The caller is known, but may not do this; `detail` says what it has and what the move needs. */
   | 'forbidden'
   /** The thing does not exist, or is not the caller's to see. */
@@ -81,6 +83,16 @@ export const forbidden = (detail = 'your role may not call this operation', code
  */
 export const credentialNoLongerValid = (detail: string): DomainError =>
   new DomainError('unauthenticated', 'unauthenticated', detail);
+
+/** No credential, or one that proves nothing: the one generic sentence, so that it tells a prober nothing. */
+export const credentialRequired = (): DomainError =>
+  new DomainError('credential_required', 'unauthenticated', 'a valid credential is required');
+
+/** The input is larger than the operation takes; `detail` says the limit (and the way around it, if any). */
+export const tooLarge = (detail: string): DomainError => new DomainError('too_large', 'payload_too_large', detail);
+
+export const unsupportedMediaType = (expected: string): DomainError =>
+  new DomainError('unsupported', 'unsupported_media_type', `the body must be ${expected}`);
 
 export const limitExceeded = (detail: string, retryAfterS: number, code = 'rate_limited'): DomainError =>
   new DomainError('limit_exceeded', code, detail, [], retryAfterS);

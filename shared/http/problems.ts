@@ -89,6 +89,7 @@ const STATUS_OF: Record<DomainErrorKind, { status: number; title: string }> = {
   invalid: { status: 400, title: 'Request validation failed' },
   malformed: { status: 400, title: 'Malformed JSON' },
   unauthenticated: { status: 401, title: 'Authentication required' },
+  credential_required: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Forbidden' },
   not_found: { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict' },

@@ -18,7 +18,7 @@ import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { putAll } from '#shared/db/batch';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { Problem } from '#shared/http/problems';
+import { isDomainError } from '#shared/errors';
 import { newObjectId } from '#shared/ids';
 import {
   decodeStart,
@@ -71,7 +71,7 @@ async function claim(job: ImportJob, owner: string): Promise<ImportJob | undefin
         GSI3SK: leaseKey(lease),
       });
     } catch (error) {
-      if (error instanceof Problem && error.status === 409) return undefined;
+      if (isDomainError(error, 'conflict')) return undefined;
       throw error;
     }
   }
@@ -438,7 +438,7 @@ async function saveOnce(job: ImportJob, result: ImportResult): Promise<void> {
     await saveResult(job, result);
   } catch (error) {
     // A previous attempt saved it just before dying: that result stands.
-    if (!(error instanceof Problem && error.status === 409)) throw error;
+    if (!isDomainError(error, 'conflict')) throw error;
   }
 }
 

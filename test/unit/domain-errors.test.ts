@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { conflict, forbidden, gone, invalidAt, limitExceeded, notFound } from '#shared/errors';
+import {
+  conflict,
+  credentialRequired,
+  forbidden,
+  gone,
+  invalidAt,
+  limitExceeded,
+  notFound,
+  tooLarge,
+  unsupportedMediaType,
+} from '#shared/errors';
 import * as http from '#shared/http/problems';
 
 /** A domain error answers exactly the problem the HTTP floor's own helper would have built (contract section 2). */
@@ -20,6 +30,10 @@ describe('problemOf', () => {
     same(http.problemOf(gone('used')), http.gone('used'));
     same(http.problemOf(forbidden('no')), http.forbidden('no'));
     same(http.problemOf(limitExceeded('slow down and retry later', 7)), http.rateLimited(7));
+    // A missing or unproven credential: 401 without the challenge a credential that held once gets.
+    same(http.problemOf(credentialRequired()), http.unauthenticated());
+    same(http.problemOf(tooLarge('the body exceeds 10 bytes')), http.payloadTooLarge(10));
+    same(http.problemOf(unsupportedMediaType('multipart/form-data')), http.unsupportedMediaType('multipart/form-data'));
   });
 
   it('keeps a conflict’s field errors and leaves anything else to the caller', () => {
