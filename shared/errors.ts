@@ -16,10 +16,8 @@ export type DomainErrorKind =
   | 'invalid'
   /** The input could not be read at all (not JSON, a byte-order mark). */
   | 'malformed'
-  /** A credential that held once and holds no more (expired, revoked): the HTTP floor adds RFC 6750's challenge. */
+  /** No credential, or one that does not hold (expired, revoked, forged). */
   | 'unauthenticated'
-  /** No credential, or one that proves nothing (malformed, unknown, a wrong secret): a 401 without a challenge. */
-  | 'credential_required'
   /** The caller is known, but may not do this; `detail` says what it has and what the move needs. */
   | 'forbidden'
   /** The thing does not exist, or is not the caller's to see. */
@@ -46,6 +44,8 @@ export class DomainError extends Error {
     readonly errors: FieldError[] = [],
     /** For `limit_exceeded` and `unavailable`: when a retry may succeed, in seconds. */
     readonly retryAfterS?: number,
+    /** For `unauthenticated`: the credential held once and can be renewed (`credentialNoLongerValid`). */
+    readonly renewable = false,
   ) {
     super(detail);
     this.name = 'DomainError';
@@ -82,11 +82,14 @@ export const forbidden = (detail = 'your role may not call this operation', code
  * without quotes or backslashes.
  */
 export const credentialNoLongerValid = (detail: string): DomainError =>
-  new DomainError('unauthenticated', 'unauthenticated', detail);
+  new DomainError('unauthenticated', 'unauthenticated', detail, [], undefined, true);
 
-/** No credential, or one that proves nothing: the one generic sentence, so that it tells a prober nothing. */
-export const credentialRequired = (): DomainError =>
-  new DomainError('credential_required', 'unauthenticated', 'a valid credential is required');
+/**
+ * No credential, or one that never held (an unknown email or a wrong password, a token or a client secret that is
+ * not ours): the contract's generic 401, which never says which, and without the challenge of a renewable one.
+ */
+export const unauthenticated = (): DomainError =>
+  new DomainError('unauthenticated', 'unauthenticated', 'a valid credential is required');
 
 /** The input is larger than the operation takes; `detail` says the limit (and the way around it, if any). */
 export const tooLarge = (detail: string): DomainError => new DomainError('too_large', 'payload_too_large', detail);

@@ -12,7 +12,7 @@ import { DEFAULT_PARTNER_SCOPES, type Role, type Scope } from '#shared/auth/role
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
-import { conflict, credentialRequired, notFound } from '#shared/errors';
+import { conflict, notFound, unauthenticated } from '#shared/errors';
 import { newSecret, recordKey, recordUuid } from '#shared/ids';
 import { secretBox } from '#shared/ports/secret-box';
 
@@ -236,17 +236,17 @@ function decodedPart(part: string): string | undefined {
 /** HTTP Basic `client_key:secret_key`; anything wrong is the same 401. */
 export async function authenticateClient(authorization: string | undefined): Promise<ClientRecord> {
   const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(authorization?.trim() ?? '');
-  if (!match?.[1]) throw credentialRequired();
+  if (!match?.[1]) throw unauthenticated();
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon < 1) throw credentialRequired();
+  if (colon < 1) throw unauthenticated();
   const key = decodedPart(decoded.slice(0, colon));
   const secret = decodedPart(decoded.slice(colon + 1));
-  if (key === undefined || secret === undefined) throw credentialRequired();
+  if (key === undefined || secret === undefined) throw unauthenticated();
   const client = await findClientByKey(key);
   const presented = hashSecret(secret);
   const stored = Buffer.from(client?.secret_hash ?? '0'.repeat(64), 'hex');
-  if (!client || client.revoked_at || !timingSafeEqual(presented, stored)) throw credentialRequired();
+  if (!client || client.revoked_at || !timingSafeEqual(presented, stored)) throw unauthenticated();
   return client;
 }
 

@@ -7,7 +7,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { findUserByEmail } from '#shared/accounts/users';
 import { userCaller } from '#shared/auth/sessions';
 import { issueBearerToken } from '#shared/auth/tokens';
-import { credentialRequired, forbidden } from '#shared/errors';
+import { forbidden, unauthenticated } from '#shared/errors';
 
 let remote: { url: string; jwks: ReturnType<typeof createRemoteJWKSet> } | undefined;
 
@@ -30,7 +30,7 @@ export const ACCOUNT_NOT_FOUND = {
 export async function exchangeExternalToken(authorization: string | undefined) {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization?.trim() ?? '');
   const external = externalIssuer();
-  if (!match?.[1] || !external) throw credentialRequired();
+  if (!match?.[1] || !external) throw unauthenticated();
   let email: unknown;
   try {
     const { payload } = await jwtVerify(match[1], external.jwks, {
@@ -43,9 +43,9 @@ export async function exchangeExternalToken(authorization: string | undefined) {
     if (payload['email_verified'] !== true) throw new Error('email not verified');
     email = payload['email'];
   } catch {
-    throw credentialRequired();
+    throw unauthenticated();
   }
-  if (typeof email !== 'string' || email === '') throw credentialRequired();
+  if (typeof email !== 'string' || email === '') throw unauthenticated();
   const user = await findUserByEmail(email);
   if (!user || user.deleted_at) return { ...ACCOUNT_NOT_FOUND };
   if (!user.confirmed_at) throw forbidden('the account is not confirmed yet', 'account_not_confirmed');
