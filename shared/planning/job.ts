@@ -13,7 +13,7 @@ import { mapLimited } from '#shared/concurrency';
 import { mainTableName } from '#shared/db/client';
 import { queryPartitions } from '#shared/db/shards';
 import { conflict } from '#shared/http/problems';
-import { newUuid } from '#shared/ids';
+import { recordUuid } from '#shared/ids';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publishEvent, publishEvents } from '#shared/notifications/realtime';
@@ -73,6 +73,14 @@ export async function startPlanningJob(
   },
 ) {
   const planning = await visiblePlanning(caller, id);
+  // The job's id derives from the request's Idempotency-Key when it has one (shared/ids.ts): the retry of a start whose
+  // answer was lost after the job was queued finds its own job and answers it, where it would have met a 409. Its
+  // message may have been lost with the answer: a second one is harmless (the worker's claim takes a job once).
+  const jobId = recordUuid();
+  if (planning.job?.id === jobId) {
+    await queue().enqueue({ kind: 'planning', planning_id: id, job_id: jobId }, 0);
+    return toPlanningView(planning);
+  }
   if (planning.job && ['queued', 'processing'].includes(planning.job.current_status)) {
     throw conflict('a job of this planning is already queued or running');
   }
@@ -87,7 +95,7 @@ export async function startPlanningJob(
   }
   const now = clock.nowIso();
   const job = {
-    id: newUuid(),
+    id: jobId,
     current_status: 'queued' as const,
     statuses: [{ status: 'queued' as const, set_at_utc: now }],
     status_updated_at: now,
