@@ -91,6 +91,12 @@ export const credentialNoLongerValid = (detail: string): DomainError =>
 export const unauthenticated = (): DomainError =>
   new DomainError('unauthenticated', 'unauthenticated', 'a valid credential is required');
 
+/** The input is larger than the operation takes; `detail` says the limit (and the way around it, if any). */
+export const tooLarge = (detail: string): DomainError => new DomainError('too_large', 'payload_too_large', detail);
+
+export const unsupportedMediaType = (expected: string): DomainError =>
+  new DomainError('unsupported', 'unsupported_media_type', `the body must be ${expected}`);
+
 export const limitExceeded = (detail: string, retryAfterS: number, code = 'rate_limited'): DomainError =>
   new DomainError('limit_exceeded', code, detail, [], retryAfterS);
 

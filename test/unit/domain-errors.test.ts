@@ -8,7 +8,9 @@ import {
   invalidAt,
   limitExceeded,
   notFound,
+  tooLarge,
   unauthenticated,
+  unsupportedMediaType,
 } from '#shared/errors';
 import * as http from '#shared/http/problems';
 
@@ -31,6 +33,8 @@ describe('problemOf', () => {
     same(http.problemOf(forbidden('no')), http.forbidden('no'));
     same(http.problemOf(limitExceeded('slow down and retry later', 7)), http.rateLimited(7));
     same(http.problemOf(dependencyUnavailable(1, 'not now')), http.unavailable(1, 'not now'));
+    same(http.problemOf(tooLarge('the body exceeds 10 bytes')), http.payloadTooLarge(10));
+    same(http.problemOf(unsupportedMediaType('multipart/form-data')), http.unsupportedMediaType('multipart/form-data'));
   });
 
   it('answers the generic 401 without a challenge, and a credential that held once with RFC 6750’s', () => {
