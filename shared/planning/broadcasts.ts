@@ -195,7 +195,7 @@ function firstWaveFields(planId: string, group: FirstWave, wave: { expires: stri
     wave: 1,
     waves_allowed: wave.maxWaves,
     open: Object.fromEntries(group.pairIds.map((id) => [id, wave.expires])),
-    GSI3PK: wavesPartition(planId),
+    GSI3PK: wavesPartition(planId, group.runsheetId),
     GSI3SK: waveDueKey(due, planId, group.runsheetId),
     gen: 0,
   };

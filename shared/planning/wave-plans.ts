@@ -1,7 +1,9 @@
 /**
  * The wave worker's work lists in the sweep index (GSI3, issue 45; docs/indexes.md "Shards"). Each planning has its
- * own list of runsheets whose next wave is due to be judged, `WAVES#<plan>` (its offer groups, by when to look), so
- * no key is shared by every organisation's dispatch: a list takes one planning's closes and waves. The worker finds
+ * own list of runsheets whose next wave is due to be judged, `WAVES#<plan>#<n>` (its offer groups, by when to look,
+ * over the planning's `PLAN_SHARDS` shards by runsheet as its records are: a job writes a group a runsheet in
+ * seconds), so no key is shared by every organisation's dispatch: a list takes one planning's closes and waves, and
+ * the worker reads a planning's shards at once. The worker finds
  * the lists through a small registry of the plannings that have one, `WAVEPLANS#<n>` (`SWEEP_SHARDS` shards by
  * planning id), which holds a planning's watch (`BPLAN#<plan>#0 / WAVES`, written when the worker registers it and
  * deleted once its list has stayed empty), and, for a moment, an offer group that a write put there instead of in its
@@ -14,13 +16,16 @@
  * list. The registry is written once a planning's dispatch starts or comes back, not on every close and wave.
  */
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mapLimited } from '#shared/concurrency';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { queryPartitions, sweepPartition, sweepPartitions } from '#shared/db/shards';
-import { planIdOf, waveWatchKey } from '#shared/planning/keys';
+import { queryPartitions, shardOf, sweepPartition, sweepPartitions } from '#shared/db/shards';
+import { groupRunsheetIdOf, PLAN_SHARDS, planIdOf, waveWatchKey } from '#shared/planning/keys';
 
-/** A planning's list of runsheets whose next wave is due to be judged (GSI3PK), and an entry's sort key. */
+/** A planning's list of runsheets whose next wave is due to be judged (GSI3PK: a runsheet's shard), an entry's sort key. */
 export const WAVES = 'WAVES';
-export const wavesPartition = (planId: string) => `${WAVES}#${planId}`;
+export const wavesPartition = (planId: string, runsheetId: string) =>
+  `${WAVES}#${planId}#${shardOf(runsheetId, PLAN_SHARDS)}`;
+const wavesPartitions = (planId: string) => Array.from({ length: PLAN_SHARDS }, (_, n) => `${WAVES}#${planId}#${n}`);
 export const waveDueKey = (due: string, planId: string, runsheetId: string) => `${due}#${planId}#${runsheetId}`;
 
 /** The registry of plannings with a wave list: its shard of `planId` (GSI3PK). */
@@ -76,7 +81,10 @@ export async function registeredPlannings(nowMs: number): Promise<string[]> {
           Key: { PK: group.PK, SK: group.SK },
           UpdateExpression: 'SET GSI3PK = :waves',
           ConditionExpression: 'GSI3PK = :reg',
-          ExpressionAttributeValues: { ':waves': wavesPartition(planId), ':reg': wavePlansPartition(planId) },
+          ExpressionAttributeValues: {
+            ':waves': wavesPartition(planId, groupRunsheetIdOf(group.SK)),
+            ':reg': wavePlansPartition(planId),
+          },
         }),
       )
       .catch((error: unknown) => {
@@ -87,9 +95,10 @@ export async function registeredPlannings(nowMs: number): Promise<string[]> {
 }
 
 /**
- * One page of a planning's list due before `before` (`full`: more may be due). When the list is empty, the planning's
- * registration ends, unless it was made or renewed within `REGISTRATION_STANDS_MS` (a registration after the watch
- * is read moves its generation, and the delete is conditional on the one read).
+ * One page of a planning's list due before `before`, every shard read at once: up to `limit` of each, merged in due
+ * order and cut to `limit` (`full`: more may be due). When the list is empty, the planning's registration ends, unless
+ * it was made or renewed within `REGISTRATION_STANDS_MS` (a registration after the watch is read moves its generation,
+ * and the delete is conditional on the one read).
  */
 export async function duePage(
   planId: string,
@@ -97,19 +106,26 @@ export async function duePage(
   limit: number,
   nowMs: number,
 ): Promise<{ items: Record<string, unknown>[]; full: boolean }> {
-  const query = (due: boolean, count: number) =>
+  const query = (partition: string, due: boolean, count: number) =>
     db().send(
       new QueryCommand({
         TableName: mainTableName(),
         IndexName: 'GSI3',
         KeyConditionExpression: due ? 'GSI3PK = :pk AND GSI3SK < :before' : 'GSI3PK = :pk',
-        ExpressionAttributeValues: { ':pk': wavesPartition(planId), ...(due ? { ':before': before } : {}) },
+        ExpressionAttributeValues: { ':pk': partition, ...(due ? { ':before': before } : {}) },
         Limit: count,
       }),
     );
-  const out = await query(true, limit);
-  if ((out.Items ?? []).length > 0) return { items: out.Items!, full: out.LastEvaluatedKey !== undefined };
-  if (((await query(false, 1)).Items ?? []).length > 0) return { items: [], full: false };
+  const pages = await mapLimited(wavesPartitions(planId), PLAN_SHARDS, (partition) => query(partition, true, limit));
+  const items = pages.flatMap((page) => page.Items ?? []).sort((a, b) => (a['GSI3SK']! < b['GSI3SK']! ? -1 : 1));
+  if (items.length > 0) {
+    const full = items.length > limit || pages.some((page) => page.LastEvaluatedKey !== undefined);
+    return { items: items.slice(0, limit), full };
+  }
+  // Nothing due: is anything listed at all? (One shard after another, until one holds an entry.)
+  for (const partition of wavesPartitions(planId)) {
+    if (((await query(partition, false, 1)).Items ?? []).length > 0) return { items: [], full: false };
+  }
   const watch = (
     await db().send(new GetCommand({ TableName: mainTableName(), Key: waveWatchKey(planId), ConsistentRead: true }))
   ).Item;

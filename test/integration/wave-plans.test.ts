@@ -50,13 +50,13 @@ describe('the registry of plannings with a wave list', () => {
       GSI3PK: wavePlansPartition(planId),
       gen: 1,
     });
-    expect((await itemOf(groupKey(planId, runsheetId)))?.['GSI3PK']).toBe(wavesPartition(planId));
+    expect((await itemOf(groupKey(planId, runsheetId)))?.['GSI3PK']).toBe(wavesPartition(planId, runsheetId));
     const page = await duePage(planId, later(1000), 10, Date.now());
     expect(page.items.map((item) => item['SK'])).toEqual([`RSPAIRS#${runsheetId}`]);
 
     // A mark on a runsheet in its list keeps it there: the registry is not written again.
     await checkWaveSoon(planId, runsheetId);
-    expect((await itemOf(groupKey(planId, runsheetId)))?.['GSI3PK']).toBe(wavesPartition(planId));
+    expect((await itemOf(groupKey(planId, runsheetId)))?.['GSI3PK']).toBe(wavesPartition(planId, runsheetId));
     expect((await itemOf(waveWatchKey(planId)))?.['gen']).toBe(1);
   });
 
