@@ -36,6 +36,21 @@ async function settledGroup() {
   return { planId, runsheetId };
 }
 
+/** A runsheet marked due, its planning registered by a sweep, then won: the worker takes it out of the list. */
+async function registeredThenWon() {
+  const { planId, runsheetId } = await settledGroup();
+  await checkWaveSoon(planId, runsheetId);
+  await registeredPlannings(Date.now());
+  await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: groupKey(planId, runsheetId),
+      UpdateExpression: 'REMOVE GSI3PK, GSI3SK',
+    }),
+  );
+  return { planId, runsheetId };
+}
+
 describe('the registry of plannings with a wave list', () => {
   it('registers the planning of a settled runsheet marked due, and moves the runsheet to its planning’s list', async () => {
     const { planId, runsheetId } = await settledGroup();
@@ -61,17 +76,7 @@ describe('the registry of plannings with a wave list', () => {
   });
 
   it('ends a registration once the list is empty and the registration older than a minute, not before', async () => {
-    const { planId, runsheetId } = await settledGroup();
-    await checkWaveSoon(planId, runsheetId);
-    await registeredPlannings(Date.now());
-    // Won: the worker takes the runsheet out of the list.
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: groupKey(planId, runsheetId),
-        UpdateExpression: 'REMOVE GSI3PK, GSI3SK',
-      }),
-    );
+    const { planId } = await registeredThenWon();
     expect(await duePage(planId, later(0), 10, Date.now())).toEqual({ items: [], full: false });
     expect(await itemOf(waveWatchKey(planId))).toBeDefined();
     expect(await duePage(planId, later(0), 10, Date.now() + 61_000)).toEqual({ items: [], full: false });
@@ -80,16 +85,7 @@ describe('the registry of plannings with a wave list', () => {
   });
 
   it('keeps a registration renewed between the sweep’s read of it and its delete', async () => {
-    const { planId, runsheetId } = await settledGroup();
-    await checkWaveSoon(planId, runsheetId);
-    await registeredPlannings(Date.now());
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: groupKey(planId, runsheetId),
-        UpdateExpression: 'REMOVE GSI3PK, GSI3SK',
-      }),
-    );
+    const { planId, runsheetId } = await registeredThenWon();
     // Just after the sweep read the watch, the runsheet comes back (a withdrawal) and a sweep registers it again.
     let renewed = false;
     await withMiddleware(
