@@ -38,9 +38,9 @@ const ID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 /**
  * The noise the goals allow: every organisation's day makes the same choices (`day`), but which of two accepts lands
  * first, and whether a sweep closes an offer before its driver's answer, follow the machine's timing, and a driver
- * beaten to a runsheet is offered another: a key takes a few writes more or less from run to run (±10 % in the runs of
- * docs/scale.md). 1.25 covers that and no more: a key K organisations share takes K times its K = 1 writes, 8 times the
- * allowance at K = 8.
+ * beaten to a runsheet is offered another: a key takes a few writes more or less from run to run (the K = 8 runs wrote
+ * 3 to 8 % more than 8 K = 1 days). 1.25 covers that and no more: a key K organisations share takes K times its K = 1
+ * writes, 8 times the allowance at K = 8.
  */
 const NOISE = 1.25;
 
@@ -236,7 +236,10 @@ async function run() {
     `\n## Hot partitions (issue 45): K organisations' dispatch days at once, ${RUNSHEETS} runsheets × ${DRIVERS} drivers each; P9 ${JSON.stringify(SETTINGS)}`,
   );
   /** Per K: the hottest key with no id in it (shared by organisations) and the busiest key with one. */
-  const measured: Record<number, { total: number; shared?: KeyStats & { orgs: number }; own?: KeyStats }> = {};
+  const measured: Record<
+    number,
+    { total: number; shared?: KeyStats & { orgs: number }; own?: KeyStats; busiest: number[]; onShared: number[] }
+  > = {};
   for (const k of [1, 8]) {
     const orgs = await mapLimited(
       Array.from({ length: k }, (_, i) => i),
@@ -264,7 +267,24 @@ async function run() {
         .filter((w) => shared && `${w.where} ${w.key}` === shared.key)
         .flatMap((w) => (w.item?.match(ID) ?? []).map((id) => owner.get(id) ?? -1)),
     );
+    // Each organisation's busiest key with an id of its in it, and its writes on the shared keys.
+    const ownerOf = (ids: string[]) => ids.map((id) => owner.get(id)).find((i) => i !== undefined);
+    const busiest = orgs.map(() => 0);
+    for (const key of stats.keys) {
+      const i = ownerOf(key.key.match(ID) ?? []);
+      if (i !== undefined) busiest[i] = Math.max(busiest[i]!, key.writes);
+    }
+    const onShared = orgs.map(() => 0);
+    for (const w of writes) {
+      const i = isShared(w.key) ? ownerOf(w.item?.match(ID) ?? []) : undefined;
+      if (i !== undefined) onShared[i]!++;
+    }
+    console.log(
+      `each organisation's busiest key: ${busiest.join(', ')} writes; each organisation's writes on shared keys: ${onShared.join(', ')}`,
+    );
     measured[k] = {
+      busiest,
+      onShared,
       total: stats.total,
       ...(shared && { shared: { ...shared, orgs: sharedOrgs.size } }),
       ...(own && { own }),
@@ -294,13 +314,18 @@ async function run() {
     console.log(
       `\ngoal, keys shared by organisations: share at K = 8 ≤ (1/8) × K = 1 share × ${NOISE} (noise: the same choices, a loaded machine's timing): ${pct(s8, 1)} against ${pct(s1, 1)} / 8 × ${NOISE} = ${pct((s1 / 8) * NOISE, 1)}: ${met ? 'met' : `NOT MET (fell by ${(s1 / s8).toFixed(1)}, not 8: ${shown(eight.shared.key)} took the writes of ${eight.shared.orgs} of 8 organisations, a fixed shard of a key hashed by planning)`}`,
     );
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     console.log(
-      `  what one organisation puts on it: ${each.toFixed(1)} writes at K = 8 against ${one.shared.writes} at K = 1: ${each <= one.shared.writes * NOISE ? 'no more' : 'MORE'}`,
+      `  what one organisation puts on it: ${each.toFixed(1)} writes at K = 8 against ${one.shared.writes} at K = 1; on all shared keys: ${mean(eight.onShared).toFixed(1)} a planning at K = 8 (${Math.min(...eight.onShared)}–${Math.max(...eight.onShared)}) against ${one.onShared[0]} at K = 1`,
     );
   }
   if (one?.own && eight?.own) {
+    // A pair's shard is its id's first hex digit, and its id a hash of random ids: which of a planning's 8 shards
+    // takes most is drawn anew for each planning, so the busiest of 8 plannings' keys is the largest of 8 draws. An
+    // organisation's busiest key is judged on the mean over the organisations; the largest is printed beside it.
+    const mean = eight.busiest.reduce((a, b) => a + b, 0) / eight.busiest.length;
     console.log(
-      `goal, keys of one organisation, planning or driver: the busiest takes no more writes at K = 8 than at K = 1 (× ${NOISE}): ${eight.own.writes} against ${one.own.writes}: ${eight.own.writes <= one.own.writes * NOISE ? 'met' : 'NOT MET'}; all writes ${eight.total} against 8 × ${one.total} = ${8 * one.total}`,
+      `goal, keys of one organisation, planning or driver: an organisation's busiest takes no more writes at K = 8 than at K = 1 (× ${NOISE}): ${mean.toFixed(1)} on average (${Math.min(...eight.busiest)}–${Math.max(...eight.busiest)}) against ${one.own.writes}: ${mean <= one.own.writes * NOISE ? 'met' : 'NOT MET'}; all writes ${eight.total} against 8 × ${one.total} = ${8 * one.total}`,
     );
   }
 
