@@ -299,6 +299,19 @@ async function run() {
       );
     }
     if (own) {
+      // What the busiest key's writes were for: its items by the sort key's kind (`WINS`, `WAVES`, `RSPAIRS`, ...).
+      const kinds = new Map<string, number>();
+      for (const w of writes) {
+        if (`${w.where} ${w.key}` !== own.key) continue;
+        const kind = w.sort?.replace(/[#:].*/, '').replace(/^[0-9a-f-]{8,}$/, '<id>') ?? '?';
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      }
+      console.log(
+        `the busiest key's writes by item: ${[...kinds]
+          .sort((a, b) => b[1] - a[1])
+          .map(([kind, n]) => `${kind} ${n}`)
+          .join(', ')}`,
+      );
       const planning = stats.keys.find((key) => PLANNING_OWN.test(key.key.split(' ')[1]!));
       const other = stats.keys.find((key) => !isShared(key.key) && !PLANNING_OWN.test(key.key.split(' ')[1]!));
       console.log(
