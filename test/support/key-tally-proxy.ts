@@ -22,6 +22,10 @@ export interface KeyWrite {
   key: string;
   /** Epoch second. */
   second: number;
+  /** The written item's own partition key value (`BPLAN#…#0`), when known: whose write an index entry is. */
+  item?: string;
+  /** The written item's sort key (`SK`), when the table has one and it is known. */
+  sort?: string;
 }
 
 export interface KeyTallyProxy {
@@ -94,7 +98,16 @@ function tally(write: WriteRequest, second: number, into: KeyWrite[]) {
   if (!table) return;
   const image = write.item ?? write.old ?? write.key ?? {};
   const base = stringOf(image[table.base]) ?? stringOf(write.key?.[table.base]);
-  if (base !== undefined) into.push({ where: table.id, key: `${table.base}=${base}`, second });
+  const sort = stringOf(image['SK']) ?? stringOf(write.key?.['SK']);
+  if (base !== undefined) {
+    into.push({
+      where: table.id,
+      key: `${table.base}=${base}`,
+      second,
+      item: base,
+      ...(sort !== undefined && { sort }),
+    });
+  }
   const set = expressionKeys(
     write.update?.expression,
     write.update?.names,
@@ -122,7 +135,14 @@ function tally(write: WriteRequest, second: number, into: KeyWrite[]) {
     } else if (write.old === undefined && write.indexes && !write.named?.has(index.name)) {
       touched.add('?');
     }
-    for (const value of touched) into.push({ where: `${table.id}.${index.name}`, key: `${index.pk}=${value}`, second });
+    for (const value of touched) {
+      into.push({
+        where: `${table.id}.${index.name}`,
+        key: `${index.pk}=${value}`,
+        second,
+        ...(base && { item: base }),
+      });
+    }
   }
 }
 
