@@ -13,7 +13,7 @@ import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { queryPartitions } from '#shared/db/shards';
-import { conflict } from '#shared/http/problems';
+import { conflict, isDomainError } from '#shared/errors';
 import { newUuid } from '#shared/ids';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
@@ -385,7 +385,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       start_time: startTime,
       end_time: clock.nowIso(),
     }).catch((error: unknown) => {
-      if ((error as { status?: number }).status !== 409) throw error;
+      if (!isDomainError(error, 'conflict')) throw error;
     });
     const done = await moveJob(current, 'completed');
     await announce(done, 'completed');

@@ -6,7 +6,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { db, mainTableName, queryAll } from '#shared/db/client';
-import { notFound } from '#shared/http/problems';
+import { notFound } from '#shared/errors';
 import { planningKey } from '#shared/planning/keys';
 import type { JOB_STATUSES } from '#shared/planning/schemas';
 

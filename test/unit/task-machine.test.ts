@@ -1,9 +1,9 @@
 /**
- * The task machine of contract 4.8 as data (shared/planning/execution.ts `TASK_MOVES`): every status against every
+ * The task machine of contract 4.8 as data (shared/planning/lifecycle.ts `TASK_MOVES`): every status against every
  * event type, so a change to the table shows here as a changed row.
  */
 import { describe, expect, it } from 'vitest';
-import { isFinished, nextStatus, TASK_MOVES } from '../../shared/planning/execution.ts';
+import { isFinished, nextStatus, TASK_MOVES } from '../../shared/planning/lifecycle.ts';
 import { TASK_EVENT_TYPES, TASK_STATUSES } from '../../shared/planning/schemas.ts';
 
 describe('the task machine', () => {
