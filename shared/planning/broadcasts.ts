@@ -45,6 +45,7 @@ import {
 import {
   driverAtCapacity,
   isOpenPair,
+  OPEN_OFFER,
   PAIR_MOVES,
   type PairAction,
   type PairState,
@@ -756,7 +757,7 @@ async function watchedPairs(planId: string) {
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
     FilterExpression: 'plan_swept = :true AND current_state = :open AND attribute_not_exists(wave_judged)',
     ProjectionExpression: 'id, current_state, statuses',
-    ExpressionAttributeValues: { ':pair': 'PAIR#', ':true': true, ':open': 'broadcasted' },
+    ExpressionAttributeValues: { ':pair': 'PAIR#', ':true': true, ':open': OPEN_OFFER },
   });
 }
 
@@ -1006,7 +1007,7 @@ async function dropSweepEntry(planId: string, pairId: string): Promise<void> {
         Key: pairKey(planId, pairId),
         UpdateExpression: 'REMOVE GSI3PK, GSI3SK',
         ConditionExpression: 'attribute_exists(PK) AND current_state <> :open',
-        ExpressionAttributeValues: { ':open': 'broadcasted' },
+        ExpressionAttributeValues: { ':open': OPEN_OFFER },
       }),
     )
     .catch((error: unknown) => {

@@ -1,6 +1,6 @@
 /**
- * One lifecycle, one module (issue 44 item 4): the runsheet's statuses (contract 4.7), the pair's moves (4.6/4.7)
- * and the task's statuses (4.8) as state machines written as data. For each move: from which states it is legal, the
+ * One lifecycle, one module (issue 44 item 4): the planning job's statuses (contract 4.6), the runsheet's (4.7), the
+ * pair's moves (4.6/4.7) and the task's statuses (4.8) as state machines written as data. For each move: from which states it is legal, the
  * state it leaves, what it causes, and the refusal (the 409's code and sentence) from every other state.
  * Repositories store, workers drive, handlers ask: dispatch.ts, broadcasts.ts and execution.ts ask this module which
  * move is legal and what a refused one says; the conditions of their writes hold the same "from" states.
@@ -9,6 +9,7 @@
  */
 import { conflict, type DomainError, notFound } from '#shared/errors';
 import type {
+  JOB_STATUSES,
   PAIR_ACTIONS,
   PAIR_STATES,
   RUNSHEET_STATUSES,
@@ -16,6 +17,7 @@ import type {
   TASK_STATUSES,
 } from '#shared/planning/schemas';
 
+export type JobStatus = (typeof JOB_STATUSES)[number];
 export type PairState = (typeof PAIR_STATES)[number];
 export type PairAction = (typeof PAIR_ACTIONS)[number];
 export type RunsheetStatus = (typeof RUNSHEET_STATUSES)[number];
@@ -52,6 +54,22 @@ export interface Move<S extends string> {
   causes: readonly Cause[];
 }
 
+// ----- the planning job (contract 4.6: P13–P16 and the job runner) -----
+
+/** Where a planning job may go from each status; `completed`, `failed` and `cancelled` end it. */
+export const JOB_EDGES: Record<JobStatus, readonly JobStatus[]> = {
+  queued: ['processing', 'cancelled', 'failed'],
+  processing: ['completed', 'failed', 'cancelled'],
+  completed: [],
+  failed: [],
+  cancelled: [],
+};
+
+/** Asks whether the job may move `from` → `to`; throws the 409 that names both when it may not. */
+export function askJob(from: JobStatus, to: JobStatus): void {
+  if (!JOB_EDGES[from].includes(to)) throw conflict(`a planning job cannot move from ${from} to ${to}`);
+}
+
 // ----- the pair (an offer of one runsheet to one driver) -----
 
 /** The pair machine: every action but `created` (a pair's first entry, never a move). */
@@ -81,6 +99,12 @@ export function pairMove(state: PairState, action: Exclude<PairAction, 'created'
   if (!move.from.includes(state)) return undefined;
   return move.to === 'unchanged' ? state : move.to;
 }
+
+/**
+ * The state of an offer out with its driver, waiting for an answer until it expires: what a broadcast leaves, and
+ * the one state a driver's accept or decline is legal from. The sweeps' filters and conditions name it.
+ */
+export const OPEN_OFFER = 'broadcasted' satisfies PairState;
 
 /** Whether the pair is an open offer the system may still close (its `system_rejected` is legal). */
 export const isOpenPair = (state: PairState) => PAIR_MOVES.system_rejected.from.includes(state);

@@ -36,10 +36,10 @@ import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
 import { planningStatuses } from '#shared/planning/dispatch';
 import { planningDriverKey, planningKey, runsheetKey } from '#shared/planning/keys';
+import { askJob } from '#shared/planning/lifecycle';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
 import {
   findPlanning,
-  JOB_EDGES,
   type JobStatus,
   type Planning,
   type PlanningJob,
@@ -612,8 +612,7 @@ export async function moveJob(planning: Planning, to: JobStatus): Promise<Planni
     async (current) => {
       const job = current.job;
       if (!job || job.id !== jobId) throw conflict('the planning job was replaced by another meanwhile');
-      if (!JOB_EDGES[job.current_status].includes(to))
-        throw conflict(`a planning job cannot move from ${job.current_status} to ${to}`);
+      askJob(job.current_status, to);
       const now = clock.nowIso();
       const out = await db().send(
         new UpdateCommand({

@@ -6,9 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../shared/errors.ts';
 import {
+  askJob,
   askRunsheet,
   driverAtCapacity,
   isOpenPair,
+  OPEN_OFFER,
   PAIR_MOVES,
   type PairAction,
   type PairFacts,
@@ -25,6 +27,7 @@ import {
   taskRefusal,
 } from '../../shared/planning/lifecycle.ts';
 import {
+  JOB_STATUSES,
   PAIR_ACTIONS,
   PAIR_STATES,
   RUNSHEET_STATUSES,
@@ -39,6 +42,41 @@ const MOVES = PAIR_ACTIONS.filter((a): a is Move => a !== 'created');
 
 /** What a refusal answers: its kind, code and sentence (the HTTP floor maps a conflict to 409, a not_found to 404). */
 const said = (error: DomainError) => ({ kind: error.kind, code: error.code, detail: error.message });
+
+describe('the planning job machine', () => {
+  it('moves queued → processing → completed, fails or is cancelled from either, and ends there', () => {
+    const table = Object.fromEntries(
+      JOB_STATUSES.map((from) => [
+        from,
+        Object.fromEntries(
+          JOB_STATUSES.map((to) => {
+            try {
+              askJob(from, to);
+              return [to, 'moves'];
+            } catch (error) {
+              if (!(error instanceof DomainError)) throw error;
+              expect(said(error)).toEqual({
+                kind: 'conflict',
+                code: 'conflict',
+                detail: `a planning job cannot move from ${from} to ${to}`,
+              });
+              return [to, 'refused'];
+            }
+          }),
+        ),
+      ]),
+    );
+    const R = 'refused';
+    const M = 'moves';
+    expect(table).toEqual({
+      queued: { queued: R, processing: M, completed: R, failed: M, cancelled: M },
+      processing: { queued: R, processing: R, completed: M, failed: M, cancelled: M },
+      completed: { queued: R, processing: R, completed: R, failed: R, cancelled: R },
+      failed: { queued: R, processing: R, completed: R, failed: R, cancelled: R },
+      cancelled: { queued: R, processing: R, completed: R, failed: R, cancelled: R },
+    });
+  });
+});
 
 describe('the pair machine', () => {
   it('moves every state by every action to this state, or refuses', () => {
@@ -106,6 +144,12 @@ describe('the pair machine', () => {
       },
     });
     expect(PAIR_STATES.filter(isOpenPair)).toEqual(['created', 'broadcasted']);
+    // The open offer the sweeps look for is what a broadcast leaves and what a driver answers.
+    expect([PAIR_MOVES.broadcast.to, ...PAIR_MOVES.accepted.from, ...PAIR_MOVES.rejected.from]).toEqual([
+      OPEN_OFFER,
+      OPEN_OFFER,
+      OPEN_OFFER,
+    ]);
   });
 
   it('says what each legal move causes', () => {
