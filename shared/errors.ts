@@ -44,6 +44,8 @@ export class DomainError extends Error {
     readonly errors: FieldError[] = [],
     /** For `limit_exceeded` and `unavailable`: when a retry may succeed, in seconds. */
     readonly retryAfterS?: number,
+    /** For `unauthenticated`: the credential held once and can be renewed (`credentialNoLongerValid`). */
+    readonly renewable = false,
   ) {
     super(detail);
     this.name = 'DomainError';
@@ -80,7 +82,20 @@ export const forbidden = (detail = 'your role may not call this operation', code
  * without quotes or backslashes.
  */
 export const credentialNoLongerValid = (detail: string): DomainError =>
-  new DomainError('unauthenticated', 'unauthenticated', detail);
+  new DomainError('unauthenticated', 'unauthenticated', detail, [], undefined, true);
+
+/**
+ * No credential, or one that never held (an unknown email or a wrong password, a token or a client secret that is
+ * not ours): the contract's generic 401, which never says which, and without the challenge of a renewable one.
+ */
+export const unauthenticated = (): DomainError =>
+  new DomainError('unauthenticated', 'unauthenticated', 'a valid credential is required');
+
+/** The input is larger than the operation takes; `detail` says the limit (and the way around it, if any). */
+export const tooLarge = (detail: string): DomainError => new DomainError('too_large', 'payload_too_large', detail);
+
+export const unsupportedMediaType = (expected: string): DomainError =>
+  new DomainError('unsupported', 'unsupported_media_type', `the body must be ${expected}`);
 
 export const limitExceeded = (detail: string, retryAfterS: number, code = 'rate_limited'): DomainError =>
   new DomainError('limit_exceeded', code, detail, [], retryAfterS);

@@ -2,6 +2,7 @@
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { authenticateSession } from '#shared/auth/authorizer';
 import { isDependencyFailure } from '#shared/aws/faults';
+import { isDomainError } from '#shared/errors';
 import { rememberConnection } from '#shared/notifications/realtime';
 
 type ConnectEvent = APIGatewayProxyWebsocketEventV2 & { queryStringParameters?: Record<string, string | undefined> };
@@ -14,7 +15,7 @@ export const handler = async (event: ConnectEvent): Promise<APIGatewayProxyResul
     return { statusCode: 200 };
   } catch (error) {
     // Could not check the token or store the connection: not the client's fault, and worth a retry.
-    if (isDependencyFailure(error) || (error as { status?: number }).status === 503) {
+    if (isDependencyFailure(error) || isDomainError(error, 'unavailable')) {
       return { statusCode: 503, body: 'Service Unavailable' };
     }
     throw error;

@@ -23,7 +23,15 @@ import { gateway } from '#lib/local/websocket';
 import { openApiDocument } from '#lib/openapi';
 import { API_FUNCTION_TIMEOUT_S, AUTHORIZER_TIMEOUT_S } from '#shared/functions';
 import type { Handler } from '#shared/http/endpoint';
-import { forbidden, internal, invalidField, type Problem, payloadTooLarge, problemBody } from '#shared/http/problems';
+import {
+  forbidden,
+  internal,
+  invalidField,
+  type Problem,
+  payloadTooLarge,
+  problemBody,
+  problemOf,
+} from '#shared/http/problems';
 import { CORS_HEADERS, problemAsReply, toResult } from '#shared/http/responses';
 import { matchRoute, noRouteProblem } from '#shared/http/route-match';
 import { MAX_MULTIPART_BYTES, uploadTooLarge } from '#shared/imports/create';
@@ -63,7 +71,7 @@ export async function preloadHandlers(): Promise<void> {
 /** I3's multipart upload has one limit of its own, lower than API Gateway's, and its own 413 that says so. */
 const bodyLimit = (route?: RouteDef) =>
   route && (route.specId ?? route.id) === 'I3'
-    ? { bytes: MAX_MULTIPART_BYTES, problem: uploadTooLarge }
+    ? { bytes: MAX_MULTIPART_BYTES, problem: () => problemOf(uploadTooLarge()) }
     : { bytes: MAX_REQUEST_BYTES, problem: () => payloadTooLarge(MAX_REQUEST_BYTES) };
 
 async function readBody(request: IncomingMessage, limit = bodyLimit()): Promise<Buffer> {

@@ -24,7 +24,7 @@ import { type Caller, isSysAdmin } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { mainTableName } from '#shared/db/client';
 import { decodePageToken, encodePageToken, type PageRequest, queryMergedPage, queryPage } from '#shared/db/paging';
-import { conflict, forbidden, invalidField, notFound, Problem } from '#shared/http/problems';
+import { conflict, forbidden, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { organisationMove } from '#shared/locations/locations';
 
 /** A user the caller may see: SysAdmin any, everybody else only users of their own organisation; else 404. */
@@ -87,7 +87,7 @@ async function searchUsers(term: string, orgId: string | undefined, page: PageRe
   let pageNumber = page.page;
   if (page.pageToken) {
     const decoded = decodePageToken(page.pageToken);
-    if (decoded.key['search'] !== term) throw invalidField('query.page_token', 'is not a token this service issued');
+    if (decoded.key['search'] !== term) throw invalidAt('query.page_token', 'is not a token this service issued');
     pageNumber = decoded.page;
   }
   const start = (pageNumber - 1) * page.perPage;
@@ -193,7 +193,7 @@ export async function deleteUser(email: string): Promise<void> {
 /** A25. */
 export async function assignOrganisation(userId: string, orgId: string): Promise<void> {
   const user = await getUser(userId);
-  if (!user || user.deleted_at) throw invalidField('user.id', 'names no user');
+  if (!user || user.deleted_at) throw invalidAt('user.id', 'names no user');
   await requireOrganisation(orgId, 'user.org_id');
   if (user.org_id) throw conflict('the user already belongs to an organisation');
   // The driver's location moves to the organisation's key in the same transaction as the user's change (the profile
@@ -201,14 +201,14 @@ export async function assignOrganisation(userId: string, orgId: string): Promise
   // read and the transaction cancels it: read both again.
   for (let attempt = 0; ; attempt++) {
     const current = attempt === 0 ? user : await getUser(userId);
-    if (!current || current.deleted_at) throw invalidField('user.id', 'names no user');
+    if (!current || current.deleted_at) throw invalidAt('user.id', 'names no user');
     if (current.org_id) throw conflict('the user already belongs to an organisation');
     try {
       const move = await organisationMove(userId, null, orgId, current.driver_profile?.service_types);
       await updateUser(current, { org_id: orgId }, move);
       return;
     } catch (error) {
-      if (attempt >= 2 || !(error instanceof Problem) || error.status !== 409) throw error;
+      if (attempt >= 2 || !isDomainError(error, 'conflict')) throw error;
     }
   }
 }

@@ -13,7 +13,7 @@ import { checkToken, issueToken } from '#shared/auth/one-time-tokens';
 import { hashPassword } from '#shared/auth/passwords';
 import { type Role, roleById } from '#shared/auth/roles';
 import { clock } from '#shared/clock';
-import { conflict, forbidden, gone, invalidField, Problem } from '#shared/http/problems';
+import { conflict, forbidden, gone, invalidAt, isDomainError } from '#shared/errors';
 
 /**
  * Which roles each inviter may hand out, and the role given when the body names none. No inviter hands out more than
@@ -49,7 +49,7 @@ export interface InvitationRequest {
 function roleFor(caller: Caller, policy: InvitationPolicy, roleId: string | undefined, field: string): Role {
   if (roleId === undefined) return POLICIES[policy].fallback;
   const role = roleById(roleId);
-  if (!role) throw invalidField(field, 'names no role');
+  if (!role) throw invalidAt(field, 'names no role');
   if (!mayGrant(policy, role.name)) throw notYoursToGrant(caller, policy, role.name, 'invite a user');
   return role.name;
 }
@@ -152,7 +152,7 @@ export async function bulkInvite(
     outcomes.forEach((outcome, j) => {
       const email = batch[j]!;
       if (outcome.status === 'fulfilled') result.invited.push(email);
-      else if (outcome.reason instanceof Problem) fail(email, outcome.reason.message);
+      else if (isDomainError(outcome.reason)) fail(email, outcome.reason.message);
       else throw outcome.reason;
     });
   }
@@ -179,7 +179,7 @@ export async function acceptInvitation(token: string, name: string, password: st
       [redeemable.useItem],
     );
   } catch (error) {
-    if (error instanceof Problem && error.status === 409) throw gone('this invitation was already used');
+    if (isDomainError(error, 'conflict')) throw gone('this invitation was already used');
     throw error;
   }
 }

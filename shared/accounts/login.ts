@@ -2,7 +2,7 @@ import { findUserByEmail, toUserView, type UserRecord } from '#shared/accounts/u
 import { verifyPassword } from '#shared/auth/passwords';
 import { startSession, type TokenPair } from '#shared/auth/sessions';
 import { clearLoginFailures, countLoginAttempt } from '#shared/auth/throttle';
-import { forbidden, unauthenticated } from '#shared/http/problems';
+import { forbidden, unauthenticated } from '#shared/errors';
 
 /** A1. */
 export async function login(

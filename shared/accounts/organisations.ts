@@ -6,7 +6,7 @@ import type { ORGANISATION_KINDS } from '#shared/accounts/schemas';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
-import { invalidField, notFound } from '#shared/http/problems';
+import { invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 
 export type OrganisationKind = (typeof ORGANISATION_KINDS)[number];
@@ -46,7 +46,7 @@ export async function createOrganisation(input: { name: string; kind: Organisati
 /** For bodies that name an organisation: an unknown id is a 400 at `field`, per contract section 2. */
 export async function requireOrganisation(id: string, field: string): Promise<Organisation> {
   const org = await findOrganisation(id);
-  if (!org) throw invalidField(field, 'names no organisation');
+  if (!org) throw invalidAt(field, 'names no organisation');
   return org;
 }
 

@@ -13,7 +13,7 @@ import { checkToken, issueToken } from '#shared/auth/one-time-tokens';
 import { hashPassword } from '#shared/auth/passwords';
 import { mainTableName, type TransactItem, transactWrite } from '#shared/db/client';
 import { countInWindow } from '#shared/db/window-counter';
-import { gone, Problem } from '#shared/http/problems';
+import { gone, isDomainError } from '#shared/errors';
 
 export const RESET_MAIL_LIMIT = 3;
 export const RESET_WINDOW_SECONDS = 15 * 60;
@@ -43,7 +43,7 @@ export async function forgotPassword(email: string): Promise<void> {
   } catch (error) {
     // A concurrent request changed the user first (and mails its own token): answered alike, without a 409 that an
     // unknown address never gets.
-    if (error instanceof Problem && error.status === 409) return;
+    if (isDomainError(error, 'conflict')) return;
     throw error;
   }
   await sendPasswordReset(user.email, issued.token);
@@ -63,7 +63,7 @@ export async function resetPassword(token: string, password: string): Promise<vo
       [redeemable.useItem],
     );
   } catch (error) {
-    if (error instanceof Problem && error.status === 409) throw gone('this reset token was already used');
+    if (isDomainError(error, 'conflict')) throw gone('this reset token was already used');
     throw error;
   }
 }

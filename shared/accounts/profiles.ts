@@ -7,7 +7,7 @@ import type { Caller } from '#shared/auth/caller';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords';
 import { startSession, type TokenPair } from '#shared/auth/sessions';
 import { clearLoginFailures, countLoginAttempt } from '#shared/auth/throttle';
-import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
+import { conflict, forbidden, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { newSecret } from '#shared/ids';
 import { syncServiceTypes } from '#shared/locations/locations';
 
@@ -33,7 +33,7 @@ export async function me(caller: Caller) {
 async function requireCurrentPassword(user: UserRecord, presented: string | undefined, path: string): Promise<void> {
   await countLoginAttempt(user.email);
   if (!(await verifyPassword(presented ?? '', user.password_hash))) {
-    throw invalidField(path, 'is not your current password');
+    throw invalidAt(path, 'is not your current password');
   }
   await clearLoginFailures(user.email);
 }
@@ -77,7 +77,7 @@ export async function updateProfile(
 ): Promise<void> {
   // The id is in the body: one that names no user the caller may see is a bad input (400), not a missing resource.
   const user = await findVisibleUser(caller, input.id).catch((error: unknown) => {
-    if ((error as { status?: number }).status === 404) throw invalidField('user.id', 'names no user you can edit');
+    if (isDomainError(error, 'not_found')) throw invalidAt('user.id', 'names no user you can edit');
     throw error;
   });
   await updateUser(user, defined({ name: input.name, phone_number: input.phone_number }));
@@ -125,7 +125,7 @@ export async function updateDriver(
       });
     } catch (error) {
       // Another request changed the user since it was read: judged again against what is current.
-      if ((error as { status?: number }).status === 409 && attempt < 3) continue;
+      if (isDomainError(error, 'conflict') && attempt < 3) continue;
       throw error;
     }
     await syncServiceTypes(user.id, user.org_id ?? null, driverProfile.service_types);

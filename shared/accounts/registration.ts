@@ -13,7 +13,7 @@ import { createUser, findUserByEmail, type UserRecord, updateUser } from '#share
 import { hashPassword } from '#shared/auth/passwords';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { conflict, gone, invalidField } from '#shared/http/problems';
+import { conflict, gone, invalidAt, isDomainError } from '#shared/errors';
 import { currentIdSeed } from '#shared/ids';
 
 export const SECURITY_CODE_TTL_MS = 10 * 60 * 1000;
@@ -101,7 +101,7 @@ export async function requestSecurityCode(email: string, phone: string | null | 
 
 /** X8: a right code confirms the account; a wrong one is 400; used, replaced, expired or voided is 410. */
 export async function verifySecurityCode(email: string, code: string): Promise<UserRecord> {
-  const wrong = () => invalidField('user.security_code', 'is not the code that was sent');
+  const wrong = () => invalidAt('user.security_code', 'is not the code that was sent');
   const user = await findUserByEmail(email);
   if (!user || user.deleted_at) throw wrong();
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: codeKey(user.id) }));
@@ -145,7 +145,7 @@ export async function verifySecurityCode(email: string, code: string): Promise<U
       },
     ]);
   } catch (error) {
-    if ((error as { status?: number }).status === 409) throw gone('this code was already used');
+    if (isDomainError(error, 'conflict')) throw gone('this code was already used');
     throw error;
   }
 }

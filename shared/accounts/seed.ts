@@ -1,7 +1,7 @@
 import { createUser, findUserByEmail, type UserRecord } from '#shared/accounts/users';
 import { hashPassword } from '#shared/auth/passwords';
 import { clock } from '#shared/clock';
-import { Problem } from '#shared/http/problems';
+import { isDomainError } from '#shared/errors';
 
 /** Creates the first SysAdmin from configuration when no account holds that email yet. Safe to run at every start. */
 export async function ensureSysAdmin(email: string, password: string): Promise<UserRecord> {
@@ -17,7 +17,7 @@ export async function ensureSysAdmin(email: string, password: string): Promise<U
     });
   } catch (error) {
     // Another starter won the race: theirs stands.
-    if (error instanceof Problem && error.status === 409) return (await findUserByEmail(email))!;
+    if (isDomainError(error, 'conflict')) return (await findUserByEmail(email))!;
     throw error;
   }
 }

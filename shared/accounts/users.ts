@@ -20,7 +20,7 @@ import {
   WRITE_TOKEN,
 } from '#shared/db/client';
 import { shardOf } from '#shared/db/shards';
-import { conflict } from '#shared/http/problems';
+import { conflict } from '#shared/errors';
 import { newSecret, newUuid, recordUuidFor } from '#shared/ids';
 
 export interface DriverProfile {

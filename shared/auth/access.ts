@@ -1,6 +1,6 @@
 import { type Caller, scopesOf } from '#shared/auth/caller';
 import type { Access, Scope } from '#shared/auth/roles';
-import { forbidden, unauthenticated } from '#shared/http/problems';
+import { forbidden, unauthenticated } from '#shared/errors';
 
 type Principal = Pick<Caller, 'kind' | 'roles' | 'scopes'>;
 

@@ -8,7 +8,8 @@
  * - the handler kit (`resolveCaller`, called by shared/http/endpoint.ts) trusts that annotation only after checking
  *   `exp` again (the gateway's cached answer may outlive the token), verifies an "unchecked" token itself, and checks
  *   the principal's token generation (revocation: deleted users, logout everywhere, revoked clients), cached per
- *   container for at most 60 s. A failed read throws the dependency's error (a 503 `unavailable`), never "no caller".
+ *   container for at most 60 s. A failed read throws (the dependency's error, or `dependencyUnavailable`: a 503
+ *   `unavailable` at the HTTP floor), never "no caller".
  */
 
 import { errors } from 'jose';
@@ -19,7 +20,7 @@ import { bearerExpired, bearerRevoked } from '#shared/auth/refusals';
 import { localKeySet, type VerifiedToken, verifyWithKeySet } from '#shared/auth/tokens';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
-import { unavailable } from '#shared/http/problems';
+import { dependencyUnavailable } from '#shared/errors';
 
 function bearer(authorization: string | undefined): string | undefined {
   return /^Bearer\s+([A-Za-z0-9._~+/=-]+)$/i.exec(authorization?.trim() ?? '')?.[1];
@@ -86,8 +87,8 @@ async function isCurrent(kind: Caller['kind'], id: string, generation: number): 
 
 /**
  * The handler kit's side: the caller from the authorizer's annotation, with `exp` and the token generation checked
- * here. Throws 503 `unavailable` when it cannot check; throws the contract's "expired" or "revoked" 401 for a token
- * of ours that held once (refusals.ts); null when there is no valid caller.
+ * here. Throws `dependencyUnavailable` (a 503) when it cannot check; throws the contract's "expired" or "revoked"
+ * 401 for a token of ours that held once (refusals.ts); null when there is no valid caller.
  */
 export async function resolveCaller(
   context: Record<string, unknown> | undefined,
@@ -95,7 +96,7 @@ export async function resolveCaller(
 ): Promise<Caller | null> {
   if (context?.['authenticated'] === 'unchecked') {
     const verified = await verifyToken(authorization);
-    if (verified === 'unchecked') throw unavailable(1, 'the token could not be checked now; retry shortly');
+    if (verified === 'unchecked') throw dependencyUnavailable(1, 'the token could not be checked now; retry shortly');
     if (!verified) return null;
     if (isExpired(verified)) throw bearerExpired(verified.kind, verified.expiresAt);
     if (!(await isCurrent(verified.kind, verified.id, verified.generation))) throw bearerRevoked(verified.kind);
@@ -119,8 +120,8 @@ export async function resolveCaller(
 }
 
 /**
- * Everything in one call (tests): the caller, or null for a bad or revoked token. Throws (a dependency error or 503)
- * when it could not check.
+ * Everything in one call (tests): the caller, or null for a bad or revoked token. Throws (a dependency error or
+ * `dependencyUnavailable`) when it could not check.
  */
 export async function authenticate(authorization: string | undefined): Promise<Caller | null> {
   return (await authenticateSession(authorization))?.caller ?? null;
@@ -136,11 +137,11 @@ export interface Session {
 
 /**
  * WebSocket $connect: the caller with the token's `gen` and `exp`, or null for a bad or revoked token. Throws (a
- * dependency error or 503) when it could not check.
+ * dependency error or `dependencyUnavailable`) when it could not check.
  */
 export async function authenticateSession(authorization: string | undefined): Promise<Session | null> {
   const verified = await verifyToken(authorization);
-  if (verified === 'unchecked') throw unavailable(1, 'the token could not be checked now; retry shortly');
+  if (verified === 'unchecked') throw dependencyUnavailable(1, 'the token could not be checked now; retry shortly');
   if (!verified || isExpired(verified) || !(verified.expiresAt > clock.nowEpochSeconds())) return null;
   if (!(await isCurrent(verified.kind, verified.id, verified.generation))) return null;
   const { generation, expiresAt, ...caller } = verified;

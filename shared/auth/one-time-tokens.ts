@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
-import { gone, invalidField } from '#shared/http/problems';
+import { gone, invalidAt } from '#shared/errors';
 import { currentIdSeed, newSecret } from '#shared/ids';
 
 export type TokenKind = 'invitation' | 'password_reset';
@@ -88,7 +88,7 @@ export async function checkToken(kind: TokenKind, token: string, field: string):
   const hash = hashToken(token);
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: tokenKey(hash) }));
   const item = out.Item;
-  if (!item || item['kind'] !== kind) throw invalidField(field, 'is not a valid token');
+  if (!item || item['kind'] !== kind) throw invalidAt(field, 'is not a valid token');
   const seed = currentIdSeed();
   if (item['status'] === 'used' && seed !== undefined && item['used_by'] === seed) {
     return { userId: String(item['user_id']), hash, useItem: {}, usedByThisRequest: true };

@@ -10,7 +10,7 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { rateLimited } from '#shared/http/problems';
+import { limitExceeded } from '#shared/errors';
 
 export const LOGIN_FAILURE_LIMIT = 10;
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
@@ -38,7 +38,7 @@ export async function countLoginAttempt(email: string): Promise<void> {
       );
       const count = Number(out.Attributes?.['n'] ?? 1);
       const end = Number(out.Attributes?.['window_end'] ?? windowEnd);
-      if (count > LOGIN_FAILURE_LIMIT) throw rateLimited(Math.max(1, end - now));
+      if (count > LOGIN_FAILURE_LIMIT) throw limitExceeded('slow down and retry later', Math.max(1, end - now));
       return;
     } catch (error) {
       if (!isConditionalFailure(error) || attempt > 0) throw error;

@@ -104,9 +104,9 @@ export function problemOf(error: DomainError): Problem {
   const { status, title } = STATUS_OF[error.kind];
   const headers: Record<string, string> =
     error.retryAfterS === undefined ? {} : { 'Retry-After': String(error.retryAfterS) };
-  // The domain says `unauthenticated` only of a credential that held once (credentialNoLongerValid): RFC 6750's
-  // challenge then tells a client's library what its person reads in `detail`.
-  if (error.kind === 'unauthenticated') {
+  // A credential that held once (credentialNoLongerValid): RFC 6750's challenge tells a client's library what its
+  // person reads in `detail`. The generic 401 (`unauthenticated()`: none, or one that never held) has none.
+  if (error.kind === 'unauthenticated' && error.renewable) {
     headers['WWW-Authenticate'] =
       `Bearer error="invalid_token", error_description="${error.message.replace(/["\\]/g, "'")}"`;
   }

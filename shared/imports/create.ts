@@ -3,7 +3,7 @@ import busboy from 'busboy';
 import { requireOrganisation } from '#shared/accounts/organisations';
 import type { Caller } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
-import { invalidField, Problem, unsupportedMediaType } from '#shared/http/problems';
+import { type DomainError, invalidAt, tooLarge, unsupportedMediaType } from '#shared/errors';
 import { newObjectId } from '#shared/ids';
 import {
   createJob,
@@ -24,11 +24,8 @@ import { checkJobFiles, OPS_SCOPE, storeUpload, uploadScope } from '#shared/impo
 export const MAX_MULTIPART_BYTES = 4_500_000;
 
 /** I3's 413, wherever the body is measured (the local host, the function): the limit, and the way around it. */
-export const uploadTooLarge = (): Problem =>
-  new Problem(
-    413,
-    'payload_too_large',
-    'Payload too large',
+export const uploadTooLarge = (): DomainError =>
+  tooLarge(
     `a multipart upload (I3) is at most ${MAX_MULTIPART_BYTES} bytes (4.5 MB) in total: for larger files, ask ` +
       'GET …/task-import-jobs/upload-url?filename= (I1) for a presigned URL, PUT each file there (up to 50 MiB), ' +
       'then create the job from the uploaded files with POST …/task-import-jobs (I4)',
@@ -92,7 +89,7 @@ export async function createOrgJob(
 ) {
   const scope = uploadScope(caller, 'org');
   if (Date.parse(body.end_time) < Date.parse(body.start_time))
-    throw invalidField('end_time', 'must not be before start_time');
+    throw invalidAt('end_time', 'must not be before start_time');
   const files = await checkJobFiles(body.files, [scope]);
   const job = await createJob({
     orgId: scope,
@@ -128,7 +125,7 @@ function parseMultipart(body: Buffer, contentType: string | undefined): Promise<
         limits: { files: 2, fields: 20, fileSize: MAX_MULTIPART_BYTES },
       });
     } catch {
-      reject(invalidField('header.content-type', 'must carry a multipart boundary'));
+      reject(invalidAt('header.content-type', 'must carry a multipart boundary'));
       return;
     }
     parser.on('file', (field, stream, info) => {
@@ -141,8 +138,8 @@ function parseMultipart(body: Buffer, contentType: string | undefined): Promise<
     parser.on('field', (name, value) => {
       result.fields[name] = value;
     });
-    parser.on('filesLimit', () => reject(invalidField('files', 'a job takes at most a tasks file and an items file')));
-    parser.on('error', () => reject(invalidField('body', 'is not valid multipart/form-data')));
+    parser.on('filesLimit', () => reject(invalidAt('files', 'a job takes at most a tasks file and an items file')));
+    parser.on('error', () => reject(invalidAt('body', 'is not valid multipart/form-data')));
     parser.on('close', () => resolve(result));
     parser.end(body);
   });
@@ -157,12 +154,12 @@ export async function createJobFromUpload(
 ) {
   const form = await parseMultipart(body, contentType);
   if (form.files.length === 0)
-    throw invalidField('files', 'is required: send the tasks file (and the items file) as files');
+    throw invalidAt('files', 'is required: send the tasks file (and the items file) as files');
   let orgId: string;
   if (family === 'ops') {
     const named = form.fields['org_id'];
     if (!named || !/^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(named)) {
-      throw invalidField('org_id', 'is required: the organisation the tasks are for');
+      throw invalidAt('org_id', 'is required: the organisation the tasks are for');
     }
     orgId = (await requireOrganisation(named, 'org_id')).id;
   } else {
@@ -199,12 +196,12 @@ export async function submitResult(
 ) {
   const job = await visibleJob(caller, jobId);
   if (body.task_import_job_id !== undefined && body.task_import_job_id !== job.id) {
-    throw invalidField('task_import_job_id', 'must be the job of the path');
+    throw invalidAt('task_import_job_id', 'must be the job of the path');
   }
   for (const kind of ['tasks', 'items'] as const) {
     const counted = body[`total_${kind}_counted`];
     if (counted !== body[`total_${kind}_imported`] + body[`total_${kind}_rejected`]) {
-      throw invalidField(`total_${kind}_counted`, `must equal total_${kind}_imported + total_${kind}_rejected`);
+      throw invalidAt(`total_${kind}_counted`, `must equal total_${kind}_imported + total_${kind}_rejected`);
     }
   }
   const result: ImportResult = {

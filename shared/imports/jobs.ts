@@ -21,7 +21,7 @@ import {
   rangeMeta,
 } from '#shared/db/paging';
 import { listingPartition, listingPartitions } from '#shared/db/shards';
-import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
+import { conflict, forbidden, invalidAt, notFound } from '#shared/errors';
 import { newObjectId, recordObjectId } from '#shared/ids';
 import { type BoundedResult, boundResult, type ImportResult } from '#shared/imports/result-bounds';
 import { getObject, putObject, uploadBucket } from '#shared/ports/object-storage';
@@ -335,7 +335,7 @@ export async function listJobs(
 /** The page number a merged listing's page_token carries. */
 function mergedPageOf(token: string): number {
   const { key, page } = decodePageToken(token);
-  if (key['merged'] !== 'organisations') throw invalidField('query.page_token', 'is not a token this service issued');
+  if (key['merged'] !== 'organisations') throw invalidAt('query.page_token', 'is not a token this service issued');
   return page;
 }
 

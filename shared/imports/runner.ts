@@ -17,8 +17,8 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { putAll } from '#shared/db/batch';
-import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { Problem } from '#shared/http/problems';
+import { db, mainTableName } from '#shared/db/client';
+import { isDomainError } from '#shared/errors';
 import { newObjectId } from '#shared/ids';
 import {
   decodeStart,
@@ -49,72 +49,44 @@ import { logger } from '#shared/log';
 import { getObject, headObject } from '#shared/ports/object-storage';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
-import { leaseKey, requeueAt } from '#shared/workers/active-jobs';
+import {
+  claimLease,
+  extendLease as extendLeaseOf,
+  isLastAttempt,
+  type LeasedRecord,
+  MAX_ATTEMPTS,
+  releaseLease,
+} from '#shared/workers/lease';
 
 export const LEASE_MS = 15 * 60 * 1000;
 /** The writing pass extends the lease every this many items. */
 const LEASE_EVERY = 5000;
-export const MAX_ATTEMPTS = 3;
+
+/** The job's lease (shared/workers/lease.ts): `queued` → `processing`, on the job's own record. */
+const leased = (jobId: string): LeasedRecord => ({
+  name: 'import',
+  key: jobKey(jobId),
+  status: 'current_status',
+  queued: 'queued',
+  running: 'processing',
+});
 
 /**
  * Takes the job for this worker: from `queued`, or from a `processing` whose lease has run out or is held by an
- * earlier receive of this same message (which failed without releasing it).
+ * earlier receive of this same message (which failed without releasing it). The move from `queued` is recorded as
+ * moveStatus records a move (shared/imports/jobs.ts).
  */
-async function claim(job: ImportJob, owner: string): Promise<ImportJob | undefined> {
-  const lease = clock.nowMs() + LEASE_MS;
-  if (job.current_status === 'queued') {
-    try {
-      return await moveStatus(job, 'queued', 'processing', {
-        lease_until: lease,
-        lease_owner: owner,
-        attempts: 1,
-        GSI3SK: leaseKey(lease),
-      });
-    } catch (error) {
-      if (error instanceof Problem && error.status === 409) return undefined;
-      throw error;
-    }
-  }
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: jobKey(job.id),
-        UpdateExpression: 'SET lease_until = :lease, lease_owner = :owner, GSI3SK = :leaseKey ADD attempts :one',
-        ConditionExpression: 'current_status = :processing AND (lease_until < :now OR lease_owner = :owner)',
-        ExpressionAttributeValues: {
-          ':lease': lease,
-          ':leaseKey': leaseKey(lease),
-          ':owner': owner,
-          ':one': 1,
-          ':processing': 'processing',
-          ':now': clock.nowMs(),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as ImportJob;
-  } catch (error) {
-    if (isConditionalFailure(error)) return undefined;
-    throw error;
-  }
+function claim(job: ImportJob, owner: string): Promise<ImportJob | undefined> {
+  const now = clock.nowIso();
+  return claimLease<ImportJob>(leased(job.id), job.current_status, owner, LEASE_MS, {
+    entering: {
+      set: { status_updated_at: now, status_record_id: newObjectId() },
+      append: { statuses: [{ status: 'processing', set_at_utc: now }] },
+    },
+  });
 }
 
-async function extendLease(jobId: string): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: mainTableName(),
-      Key: jobKey(jobId),
-      UpdateExpression: 'SET lease_until = :lease, GSI3SK = :leaseKey',
-      ConditionExpression: 'current_status = :processing',
-      ExpressionAttributeValues: {
-        ':lease': clock.nowMs() + LEASE_MS,
-        ':leaseKey': leaseKey(clock.nowMs() + LEASE_MS),
-        ':processing': 'processing',
-      },
-    }),
-  );
-}
+const extendLease = (jobId: string) => extendLeaseOf(leased(jobId), LEASE_MS);
 
 interface SourceFile {
   file: FileData;
@@ -438,7 +410,7 @@ async function saveOnce(job: ImportJob, result: ImportResult): Promise<void> {
     await saveResult(job, result);
   } catch (error) {
     // A previous attempt saved it just before dying: that result stands.
-    if (!(error instanceof Problem && error.status === 409)) throw error;
+    if (!isDomainError(error, 'conflict')) throw error;
   }
 }
 
@@ -483,7 +455,8 @@ export async function runImport(message: QueuedMessage): Promise<void> {
     return;
   }
   if (!found || (found.current_status !== 'queued' && found.current_status !== 'processing')) return;
-  const job = await claim(found, message.message_id ?? randomUUID());
+  const owner = message.message_id ?? randomUUID();
+  const job = await claim(found, owner);
   if (!job) return;
   try {
     const files = await classify(job.upload_record.files);
@@ -530,7 +503,7 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       return;
     }
     const fault = isDependencyFailure(error);
-    if (!fault && (job.attempts ?? 1) >= MAX_ATTEMPTS) {
+    if (!fault && isLastAttempt(job.attempts)) {
       logger.error('import failed for good', { import_job_id: job.id, error: error as Error });
       await saveOnce(job, {
         ...emptyResult(job),
@@ -539,28 +512,8 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       await finish(job, 'failed', `the import did not finish after ${MAX_ATTEMPTS} attempts`);
       return;
     }
-    // Let the lease lapse so the retry (SQS redelivery, or the local queue's) can take the job over. A dependency's
-    // fault is no attempt of the job's own: it is handed back uncounted (the queue's receive limit bounds those).
-    // If the store is down for this too, the retry of this message takes its own lease over anyway.
-    await db()
-      .send(
-        new UpdateCommand({
-          TableName: mainTableName(),
-          Key: jobKey(job.id),
-          // GSI3SK: if this message is lost too, the requeue sweep hands the job to a new one shortly.
-          UpdateExpression: fault
-            ? 'SET lease_until = :now, GSI3SK = :later ADD attempts :minus'
-            : 'SET lease_until = :now, GSI3SK = :later',
-          ConditionExpression: 'current_status = :processing',
-          ExpressionAttributeValues: {
-            ':now': clock.nowMs() - 1,
-            ':later': requeueAt(clock.nowMs()),
-            ':processing': 'processing',
-            ...(fault ? { ':minus': -1 } : {}),
-          },
-        }),
-      )
-      .catch((release: unknown) => logger.warn('import lease not released', { error: release as Error }));
+    // The queue's retry takes the job over; a dependency's fault is handed back uncounted.
+    await releaseLease(leased(job.id), owner, fault);
     logger.warn('import run interrupted; the queue will retry it', { import_job_id: job.id, error: error as Error });
     throw error;
   }

@@ -19,7 +19,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
-import { forbidden, invalidField, notFound, Problem } from '#shared/http/problems';
+import { conflict, type DomainError, forbidden, invalidAt, notFound } from '#shared/errors';
 import { findJob, jobKey } from '#shared/imports/jobs';
 import { progressKey } from '#shared/planning/keys';
 
@@ -132,7 +132,7 @@ const itemView = (item: Stored) => ({
 /** The organisation a caller reads tasks of: its own; SysAdmin (and internal clients) name one with `org_id`. */
 function tasksOrg(caller: Caller, orgId: string | undefined): string {
   if (seesAllOrganisations(caller)) {
-    if (!orgId) throw invalidField('query.org_id', 'is required: name the organisation whose tasks to list');
+    if (!orgId) throw invalidAt('query.org_id', 'is required: name the organisation whose tasks to list');
     return orgId;
   }
   if (!caller.orgId) throw forbidden('your account belongs to no organisation');
@@ -259,15 +259,13 @@ export async function checkClaims(
 /** Throws the refusal of one named task (see `checkClaims`), if any. */
 function refuseClaim(claim: TaskClaim, task: Stored | undefined, statusOf: Map<string, string>, planningId: string) {
   const { taskId, path } = claim;
-  if (!task) throw invalidField(path, "names no imported task of the planning's organisation");
+  if (!task) throw invalidAt(path, "names no imported task of the planning's organisation");
   const job = String(task['import_job_id']);
   const status = statusOf.get(job);
   if (status !== 'completed' && status !== 'failed') {
-    throw new Problem(
-      409,
-      'conflict',
-      'Conflict',
+    throw conflict(
       `${path}: task ${taskId} belongs to import job ${job}, which is ${status}; plan it once the import has completed`,
+      'conflict',
       [{ path, message: `its import job is ${status}` }],
     );
   }
@@ -280,18 +278,14 @@ export const isInRunsheet = (task: Stored, planningId: string, runsheetId: strin
   task['planning_id'] === planningId && task['runsheet_id'] === runsheetId;
 
 /** The 409 for a task another runsheet holds, naming where. */
-function alreadyPlanned(task: Stored, planningId: string, path: string): Problem {
+function alreadyPlanned(task: Stored, planningId: string, path: string): DomainError {
   const where =
     task['planning_id'] === planningId
       ? `runsheet ${String(task['runsheet_id'])} of this planning`
       : `a runsheet of planning ${String(task['planning_id'])}`;
-  return new Problem(
-    409,
-    'conflict',
-    'Conflict',
-    `${path}: task ${String(task['id'])} is already in ${where}; remove it there first`,
-    [{ path, message: `is already in ${where}` }],
-  );
+  return conflict(`${path}: task ${String(task['id'])} is already in ${where}; remove it there first`, 'conflict', [
+    { path, message: `is already in ${where}` },
+  ]);
 }
 
 /**
@@ -336,7 +330,7 @@ export async function claimTask(
   }
   const current = await storedTask(id);
   if (current?.['entity'] !== 'task' || current['org_id'] !== orgId) {
-    throw invalidField(path, "names no imported task of the planning's organisation");
+    throw invalidAt(path, "names no imported task of the planning's organisation");
   }
   // Already this runsheet's (a retry of the same P5, or the runsheet replaced with the task kept): nothing to write.
   if (isInRunsheet(current, planningId, runsheetId)) return { task: importedTask(current), claimed: false };

@@ -12,7 +12,7 @@ import { type Caller, hasRole, hasScope, seesAllOrganisations } from '#shared/au
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
-import { forbidden, invalidField } from '#shared/http/problems';
+import { forbidden, invalidAt } from '#shared/errors';
 import { recordObjectId } from '#shared/ids';
 import type { FileData } from '#shared/imports/jobs';
 import { isSafeObjectKey } from '#shared/imports/object-keys';
@@ -50,7 +50,7 @@ export function checkFileName(name: string, field: string): string {
   const trimmed = name.trim();
   // Not `.`, `..` or only dots, even percent-encoded: the name becomes the last segment of an object key.
   if (!isSafeName(trimmed) || !isSafeObjectKey(trimmed)) {
-    throw invalidField(
+    throw invalidAt(
       field,
       'must be a file name of 1 to 200 characters without slashes, control characters or only dots',
     );
@@ -125,10 +125,10 @@ export async function checkJobFiles(
     files.map(async (file, i) => {
       const field = `files[${i}].storage_upload_key`;
       if (file.storage_upload_bucket !== undefined && file.storage_upload_bucket !== bucket) {
-        throw invalidField(`files[${i}].storage_upload_bucket`, `must be ${bucket}`);
+        throw invalidAt(`files[${i}].storage_upload_bucket`, `must be ${bucket}`);
       }
       const parsed = parseUploadKey(file.storage_upload_key);
-      if (!parsed || !scopes.includes(parsed.scope)) throw invalidField(field, 'names no upload of yours');
+      if (!parsed || !scopes.includes(parsed.scope)) throw invalidAt(field, 'names no upload of yours');
       const recorded = (
         await db().send(new GetCommand({ TableName: mainTableName(), Key: uploadKey(parsed.uploadId) }))
       ).Item;
@@ -138,7 +138,7 @@ export async function checkJobFiles(
         recorded &&
         (recorded['object_key'] !== file.storage_upload_key || !scopes.includes(recorded['org_scope'] as string))
       ) {
-        throw invalidField(field, 'names no upload of yours');
+        throw invalidAt(field, 'names no upload of yours');
       }
       let size = recorded?.['file_size'] as number | undefined;
       let checksum = recorded?.['checksum'] as string | undefined;
@@ -149,7 +149,7 @@ export async function checkJobFiles(
           checksum = head.ETag?.replace(/"/g, '');
         } catch (error) {
           if (isDependencyFailure(error)) throw error;
-          throw invalidField(field, 'was not uploaded');
+          throw invalidAt(field, 'was not uploaded');
         }
       }
       return {

@@ -6,15 +6,14 @@
  * records the result, and completes.
  */
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
-import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { mainTableName } from '#shared/db/client';
 import { queryPartitions } from '#shared/db/shards';
 import { conflict, isDomainError } from '#shared/errors';
-import { newUuid } from '#shared/ids';
+import { recordUuid } from '#shared/ids';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publishEvent, publishEvents } from '#shared/notifications/realtime';
@@ -55,7 +54,8 @@ import {
 } from '#shared/planning/plannings';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
-import { activeJobsPartition, leaseKey, requeueAt } from '#shared/workers/active-jobs';
+import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';
+import { claimLease, isLastAttempt, type LeasedRecord, MAX_ATTEMPTS, releaseLease } from '#shared/workers/lease';
 
 export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ?? 'driver-app';
 
@@ -73,6 +73,14 @@ export async function startPlanningJob(
   },
 ) {
   const planning = await visiblePlanning(caller, id);
+  // The job's id derives from the request's Idempotency-Key when it has one (shared/ids.ts): the retry of a start whose
+  // answer was lost after the job was queued finds its own job and answers it, where it would have met a 409. Its
+  // message may have been lost with the answer: a second one is harmless (the worker's claim takes a job once).
+  const jobId = recordUuid();
+  if (planning.job?.id === jobId) {
+    await queue().enqueue({ kind: 'planning', planning_id: id, job_id: jobId }, 0);
+    return toPlanningView(planning);
+  }
   if (planning.job && ['queued', 'processing'].includes(planning.job.current_status)) {
     throw conflict('a job of this planning is already queued or running');
   }
@@ -87,7 +95,7 @@ export async function startPlanningJob(
   }
   const now = clock.nowIso();
   const job = {
-    id: newUuid(),
+    id: jobId,
     current_status: 'queued' as const,
     statuses: [{ status: 'queued' as const, set_at_utc: now }],
     status_updated_at: now,
@@ -113,72 +121,30 @@ const RUNSHEETS_AT_ONCE = 50;
 const WRITES_IN_FLIGHT = 32;
 
 export const JOB_LEASE_MS = 15 * 60 * 1000;
-export const MAX_JOB_ATTEMPTS = 3;
+export const MAX_JOB_ATTEMPTS = MAX_ATTEMPTS;
+
+/** The job's lease (shared/workers/lease.ts): `queued` → `processing`, on the planning's `job`, this job only. */
+const leased = (planningId: string, jobId: string): LeasedRecord => ({
+  name: 'planning job',
+  key: planningKey(planningId),
+  at: 'job.',
+  status: 'current_status',
+  queued: 'queued',
+  running: 'processing',
+  guard: { condition: 'job.id = :job', values: { ':job': jobId } },
+});
 
 /**
  * Takes the job for this worker: from `queued`, or from a `processing` job whose lease ran out (its worker died).
  * Undefined when another worker holds it or it has ended.
  */
-async function claimJob(planning: Planning, jobId: string, owner: string): Promise<Planning | undefined> {
+function claimJob(planning: Planning, jobId: string, owner: string): Promise<Planning | undefined> {
   const job = planning.job;
-  if (!job || job.id !== jobId) return undefined;
-  const lease = clock.nowMs() + JOB_LEASE_MS;
+  if (!job || job.id !== jobId) return Promise.resolve(undefined);
   const now = clock.nowIso();
-  let update: {
-    UpdateExpression: string;
-    ConditionExpression: string;
-    ExpressionAttributeValues: Record<string, unknown>;
-  };
-  if (job.current_status === 'queued') {
-    update = {
-      UpdateExpression:
-        'SET job.current_status = :processing, job.status_updated_at = :now, job.statuses = list_append(job.statuses, :entry), job.lease_until = :lease, job.lease_owner = :owner, job.attempts = :one, GSI3SK = :leaseKey',
-      ConditionExpression: 'job.id = :job AND job.current_status = :queued',
-      ExpressionAttributeValues: {
-        ':job': jobId,
-        ':lease': lease,
-        ':processing': 'processing',
-        ':queued': 'queued',
-        ':owner': owner,
-        ':leaseKey': leaseKey(lease),
-        ':now': now,
-        ':entry': [{ status: 'processing', set_at_utc: now }],
-        ':one': 1,
-      },
-    };
-  } else if (job.current_status === 'processing') {
-    update = {
-      UpdateExpression:
-        'SET job.lease_until = :lease, job.lease_owner = :owner, job.attempts = job.attempts + :one, GSI3SK = :leaseKey',
-      ConditionExpression:
-        'job.id = :job AND job.current_status = :processing AND (job.lease_until < :nowMs OR job.lease_owner = :owner)',
-      ExpressionAttributeValues: {
-        ':job': jobId,
-        ':owner': owner,
-        ':leaseKey': leaseKey(lease),
-        ':lease': lease,
-        ':processing': 'processing',
-        ':nowMs': clock.nowMs(),
-        ':one': 1,
-      },
-    };
-  } else {
-    return undefined;
-  }
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: planningKey(planning.id),
-        ...update,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as Planning;
-  } catch (error) {
-    if (isConditionalFailure(error)) return undefined;
-    throw error;
-  }
+  return claimLease<Planning>(leased(planning.id, jobId), job.current_status, owner, JOB_LEASE_MS, {
+    entering: { set: { status_updated_at: now }, append: { statuses: [{ status: 'processing', set_at_utc: now }] } },
+  });
 }
 
 export { pairIdOf };
@@ -225,7 +191,8 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     if (await announcePending(planning)) await announce(planning, ended.current_status);
     return undefined;
   }
-  const current = await claimJob(planning, String(message['job_id']), message.message_id ?? randomUUID());
+  const owner = message.message_id ?? randomUUID();
+  const current = await claimJob(planning, String(message['job_id']), owner);
   if (!current) return undefined;
   const startTime = clock.nowIso();
   const job = current.job!;
@@ -405,33 +372,12 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     }
     if (latest?.job?.id !== job.id || latest.job.current_status !== 'processing') return undefined;
     const fault = isDependencyFailure(error);
-    if (!fault && (job.attempts ?? 1) >= MAX_JOB_ATTEMPTS) {
+    if (!fault && isLastAttempt(job.attempts)) {
       await announce(await moveJob(latest, 'failed'), 'failed');
       return undefined;
     }
-    // Let the lease lapse so that the queue's retry can take the job over. A dependency's fault is no attempt of the
-    // job's own: it is handed back uncounted (the queue's receive limit bounds those). If the store is down for this
-    // too, the retry of this same message takes its own lease over anyway.
-    await db()
-      .send(
-        new UpdateCommand({
-          TableName: mainTableName(),
-          Key: planningKey(planning.id),
-          // GSI3SK: if this message is lost too, the requeue sweep hands the job to a new one shortly.
-          UpdateExpression: fault
-            ? 'SET job.lease_until = :past, job.attempts = job.attempts - :one, GSI3SK = :later'
-            : 'SET job.lease_until = :past, GSI3SK = :later',
-          ConditionExpression: 'job.id = :job AND job.current_status = :processing',
-          ExpressionAttributeValues: {
-            ':past': clock.nowMs() - 1,
-            ':later': requeueAt(clock.nowMs()),
-            ':job': job.id,
-            ':processing': 'processing',
-            ...(fault ? { ':one': 1 } : {}),
-          },
-        }),
-      )
-      .catch((release: unknown) => logger.warn('planning job lease not released', { error: release as Error }));
+    // The queue's retry takes the job over; a dependency's fault is handed back uncounted.
+    await releaseLease(leased(planning.id, job.id), owner, fault);
     throw error;
   }
 }

@@ -6,7 +6,7 @@
 
 import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
-import { invalidField } from '#shared/http/problems';
+import { invalidAt } from '#shared/errors';
 
 export interface PushTarget {
   user_id: string;
@@ -73,7 +73,7 @@ export function snsPush(applications: Record<string, string>): PushPort {
   return {
     async register(target) {
       const application = applications[target.application_key];
-      if (!application) throw invalidField('application_key', 'names no push application');
+      if (!application) throw invalidAt('application_key', 'names no push application');
       const { sdk, client } = await sns;
       try {
         const out = await client.send(

@@ -10,7 +10,7 @@
  */
 import type { Caller } from '#shared/auth/caller';
 import { PAGE_ANSWER_BUDGET_BYTES } from '#shared/db/paging';
-import { conflict, DomainError } from '#shared/errors';
+import { conflict, DomainError, isDomainError } from '#shared/errors';
 import { claimTask, importedTask, releaseTask } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
 import { assignRunsheet } from '#shared/planning/dispatch';
@@ -99,8 +99,8 @@ async function claimTasks(planning: Planning, runsheets: Runsheet[]) {
     );
     for (const outcome of settled)
       if (outcome.status === 'rejected') {
-        if ((outcome.reason as { status?: number }).status !== 409 && !(outcome.reason instanceof DomainError))
-          throw outcome.reason;
+        // Taken meanwhile (claimTask's conflict); anything else (a task gone, a fault) is no race of this build's.
+        if (!isDomainError(outcome.reason, 'conflict')) throw outcome.reason;
         taken ??= (outcome.reason as Error).message;
       }
   }

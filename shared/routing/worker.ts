@@ -11,7 +11,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { putAll } from '#shared/db/batch';
-import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { db, getAll, mainTableName } from '#shared/db/client';
 import { DomainError } from '#shared/errors';
 import { jobKey } from '#shared/imports/jobs';
 import { taskKey } from '#shared/imports/tasks';
@@ -27,9 +27,9 @@ import type { BuildResult } from '#shared/routing/schemas';
 import { solveInThread } from '#shared/routing/solve-runner';
 import { straightLineTravel } from '#shared/routing/travel';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
-import { leaseKey, requeueAt } from '#shared/workers/active-jobs';
+import { claimLease, type LeasedRecord, MAX_ATTEMPTS, releaseLease } from '#shared/workers/lease';
 
-export const MAX_BUILD_ATTEMPTS = 3;
+export const MAX_BUILD_ATTEMPTS = MAX_ATTEMPTS;
 /** The lease outlives the function's timeout (lib/stacks/workers-stack.ts: ROUTE_WORKER_TIMEOUT), so no live run loses it. */
 export const leaseMsOf = (build: RouteBuild) => build.request.time_limit_s * 1000 + 15 * 60 * 1000;
 /** How often the solver reports its best distance (the build's `progress`). */
@@ -37,40 +37,20 @@ export const PROGRESS_EVERY_MS = 2000;
 /** A result's JSON is stored in parts of at most this many characters (an item holds 400 KB). */
 const RESULT_PART_CHARS = 300_000;
 
+/** The build's lease (shared/workers/lease.ts): `queued` → `solving`, on the build's record. */
+const leased = (build: RouteBuild): LeasedRecord => ({
+  name: 'route build',
+  key: buildKey(build.planning_id, build.id),
+  status: 'status',
+  queued: 'queued',
+  running: 'solving',
+});
+
 /** Takes the build for this run: from `queued`, or from `solving` whose lease lapsed or is this message's. */
-async function claimBuild(build: RouteBuild, owner: string): Promise<RouteBuild | undefined> {
-  if (build.status !== 'queued' && build.status !== 'solving') return undefined;
-  const lease = clock.nowMs() + leaseMsOf(build);
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: buildKey(build.planning_id, build.id),
-        UpdateExpression:
-          'SET #status = :solving, lease_until = :lease, lease_owner = :owner, updated_at = :now, GSI3SK = :leaseKey ADD attempts :one',
-        ConditionExpression:
-          build.status === 'queued'
-            ? '#status = :queued'
-            : '#status = :solving AND (lease_until < :nowMs OR lease_owner = :owner)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':solving': 'solving',
-          ':lease': lease,
-          ':owner': owner,
-          ':now': clock.nowIso(),
-          ':leaseKey': leaseKey(lease),
-          ':one': 1,
-          ...(build.status === 'queued' ? { ':queued': 'queued' } : { ':nowMs': clock.nowMs() }),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as RouteBuild;
-  } catch (error) {
-    if (isConditionalFailure(error)) return undefined;
-    throw error;
-  }
-}
+const claimBuild = (build: RouteBuild, owner: string) =>
+  claimLease<RouteBuild>(leased(build), build.status, owner, leaseMsOf(build), {
+    always: { set: { updated_at: clock.nowIso() } },
+  });
 
 /** Writes on the build while this run holds it (a lapsed run's late write changes nothing). */
 async function updateHeld(build: RouteBuild, owner: string, set: Record<string, unknown>, remove: string[] = []) {
@@ -231,28 +211,8 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
       return;
     }
     logger.error('route build run failed', { build_id: build.id, attempt: build.attempts, error: error as Error });
-    // Let the lease lapse so that the queue's retry takes the build over; a dependency's fault is no attempt.
-    const fault = isDependencyFailure(error);
-    await db()
-      .send(
-        new UpdateCommand({
-          TableName: mainTableName(),
-          Key: buildKey(build.planning_id, build.id),
-          UpdateExpression: fault
-            ? 'SET lease_until = :past, GSI3SK = :later ADD attempts :minus'
-            : 'SET lease_until = :past, GSI3SK = :later',
-          ConditionExpression: '#status = :solving AND lease_owner = :owner',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':past': clock.nowMs() - 1,
-            ':later': requeueAt(clock.nowMs()),
-            ':solving': 'solving',
-            ':owner': owner,
-            ...(fault ? { ':minus': -1 } : {}),
-          },
-        }),
-      )
-      .catch((release: unknown) => logger.warn('route build lease not released', { error: release as Error }));
+    // The queue's retry takes the build over; a dependency's fault is handed back uncounted.
+    await releaseLease(leased(build), owner, isDependencyFailure(error));
     throw error;
   }
 }

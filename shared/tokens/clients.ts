@@ -12,7 +12,7 @@ import { DEFAULT_PARTNER_SCOPES, type Role, type Scope } from '#shared/auth/role
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
-import { conflict, notFound, unauthenticated } from '#shared/http/problems';
+import { conflict, notFound, unauthenticated } from '#shared/errors';
 import { newSecret, recordKey, recordUuid } from '#shared/ids';
 import { secretBox } from '#shared/ports/secret-box';
 

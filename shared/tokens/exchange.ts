@@ -7,7 +7,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { findUserByEmail } from '#shared/accounts/users';
 import { userCaller } from '#shared/auth/sessions';
 import { issueBearerToken } from '#shared/auth/tokens';
-import { forbidden, unauthenticated } from '#shared/http/problems';
+import { forbidden, unauthenticated } from '#shared/errors';
 
 let remote: { url: string; jwks: ReturnType<typeof createRemoteJWKSet> } | undefined;
 

@@ -11,7 +11,7 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { invalidField } from '#shared/http/problems';
+import { invalidAt } from '#shared/errors';
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -89,19 +89,19 @@ export async function resolveWebhookTarget(
   try {
     url = new URL(raw);
   } catch {
-    throw invalidField(field, 'must be an absolute URL');
+    throw invalidAt(field, 'must be an absolute URL');
   }
-  if (url.username || url.password) throw invalidField(field, 'must not carry credentials');
+  if (url.username || url.password) throw invalidAt(field, 'must not carry credentials');
   if (url.protocol === 'http:' && local && LOCAL_HOSTS.has(url.hostname)) return { url };
-  if (url.protocol !== 'https:') throw invalidField(field, 'must be an https URL');
+  if (url.protocol !== 'https:') throw invalidAt(field, 'must be an https URL');
   if (local) return { url };
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host)
     ? [{ address: host, family: isIP(host) }]
     : await (options.lookup ?? systemLookup)(host).catch(() => []);
-  if (addresses.length === 0) throw invalidField(field, 'must name a host that resolves');
+  if (addresses.length === 0) throw invalidAt(field, 'must name a host that resolves');
   if (addresses.some((a) => (options.blocked ?? isPrivateAddress)(a.address)))
-    throw invalidField(field, 'must not resolve to a private, loopback, link-local or other special-purpose address');
+    throw invalidAt(field, 'must not resolve to a private, loopback, link-local or other special-purpose address');
   const chosen = addresses[0]!;
   return { url, address: { address: chosen.address, family: chosen.family === 6 ? 6 : 4 } };
 }

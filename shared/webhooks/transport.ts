@@ -29,7 +29,7 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
 }
 
 /**
- * POSTs `body` to `rawUrl`. Throws a Problem (400 at `webhook_url`) for a URL or an address the service will not call,
+ * POSTs `body` to `rawUrl`. Throws a domain error (invalid at `webhook_url`) for a URL or an address the service will not call,
  * and the network's own error for a failed attempt.
  */
 export async function postWebhook(

@@ -307,3 +307,51 @@ describe('a big planning whose writes are slow', () => {
     expect(Date.parse(last.expired_time!) - Date.parse(first.expired_time!)).toBeGreaterThanOrEqual(2500);
   }, 60_000);
 });
+
+describe('a P9 whose answer was lost after the job was queued', () => {
+  // The chaos day (chaos.test.ts) once met this: the planning's write committed, its answer was lost, P9 answered 503,
+  // and the client's retry with the same Idempotency-Key found "a job of this planning is already queued or running".
+  it('answers the retry with the same Idempotency-Key 202 with that one job, not a 409', async () => {
+    const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgId);
+    const fix = { latitude: 1.3, longitude: 103.8, client_time_utc: new Date().toISOString() };
+    expect((await api.put('/v1/driver/location', fix, driver.token)).status).toBe(200);
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Lost start' }, planner);
+    const path = `/v1/plannings/${planning.body.id}`;
+    const runsheets = [{ id: 'RS-1', tasks: [{ id: 'T1', from_address: { street_address: '1 Rd', ...fix } }] }];
+    expect((await api.post(`${path}/runsheets`, { runsheets }, planner)).status).toBe(200);
+    const ready = await api.post<{ version_rev: string }>(`${path}/drivers`, { drivers: [{ id: driver.id }] }, planner);
+    const start = { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600 };
+    const key = { 'idempotency-key': `start-${planning.body.id}` };
+
+    // The write that queues the job reaches DynamoDB; its answer does not (a connection reset after it was applied).
+    const lost = await withMiddleware(
+      'lose-job-start',
+      (next) => async (args) => {
+        const out = await next(args);
+        const values = Object.values(
+          (args.input as { ExpressionAttributeValues?: object }).ExpressionAttributeValues ?? {},
+        );
+        if (values.some((v) => (v as { current_status?: string } | null)?.current_status === 'queued')) {
+          throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+        }
+        return out;
+      },
+      () => api.post(`${path}/job`, start, planner, key),
+    );
+    expect(lost.status).toBe(503);
+
+    const retried = await api.post(`${path}/job`, start, planner, key);
+    expect(retried.status, JSON.stringify(retried.body)).toBe(202);
+    const done = await until(
+      () => api.get<{ current_status: string }>(`${path}/job/status`, planner),
+      (s) => !['queued', 'processing'].includes(s.body.current_status),
+    );
+    expect(done.body.current_status).toBe('completed');
+    // One job, offered once: the runsheet to its one driver.
+    const pairs = await api.get<{ pair_records: unknown[] }>(`/v1/broadcast-plans/${planning.body.id}/pairs`, planner);
+    expect(pairs.body.pair_records).toHaveLength(1);
+    // Another key is another request: its version_rev is stale now (the start moved it).
+    const other = await api.post(`${path}/job`, start, planner, { 'idempotency-key': 'other' });
+    expect(other.status).toBe(409);
+  }, 60_000);
+});

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { accessAllows, checkAccess } from '../../shared/auth/access.ts';
 import type { Caller } from '../../shared/auth/caller.ts';
 import { INTERNAL_ROLES } from '../../shared/auth/roles.ts';
-import { Problem } from '../../shared/http/problems.ts';
+import { DomainError } from '../../shared/errors.ts';
+import { problemOf } from '../../shared/http/problems.ts';
 import type { RouteDef } from '../../shared/routes.ts';
 
 const user = (roles: Caller['roles']): Caller => ({ kind: 'user', id: 'u', roles, orgId: null });
@@ -13,7 +14,7 @@ const statusOf = (fn: () => void): number | 'ok' => {
     fn();
     return 'ok';
   } catch (error) {
-    return (error as Problem).status;
+    return problemOf(error as DomainError).status;
   }
 };
 
@@ -62,7 +63,7 @@ describe('access rules of the route table', () => {
       try {
         fn();
       } catch (error) {
-        return (error as Problem).message;
+        return (error as DomainError).message;
       }
       return undefined;
     };
@@ -85,8 +86,8 @@ describe('access rules of the route table', () => {
     );
   });
 
-  it('throws problems, not plain errors', () => {
-    expect(() => checkAccess(['SysAdmin'], user([]))).toThrow(Problem);
+  it('throws the domain’s errors (answered as problems by the HTTP floor), not plain errors', () => {
+    expect(() => checkAccess(['SysAdmin'], user([]))).toThrow(DomainError);
   });
 });
 

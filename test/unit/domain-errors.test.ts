@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { conflict, forbidden, gone, invalidAt, limitExceeded, notFound } from '#shared/errors';
+import {
+  conflict,
+  credentialNoLongerValid,
+  dependencyUnavailable,
+  forbidden,
+  gone,
+  invalidAt,
+  limitExceeded,
+  notFound,
+  tooLarge,
+  unauthenticated,
+  unsupportedMediaType,
+} from '#shared/errors';
 import * as http from '#shared/http/problems';
 
 /** A domain error answers exactly the problem the HTTP floor's own helper would have built (contract section 2). */
@@ -20,6 +32,16 @@ describe('problemOf', () => {
     same(http.problemOf(gone('used')), http.gone('used'));
     same(http.problemOf(forbidden('no')), http.forbidden('no'));
     same(http.problemOf(limitExceeded('slow down and retry later', 7)), http.rateLimited(7));
+    same(http.problemOf(dependencyUnavailable(1, 'not now')), http.unavailable(1, 'not now'));
+    same(http.problemOf(tooLarge('the body exceeds 10 bytes')), http.payloadTooLarge(10));
+    same(http.problemOf(unsupportedMediaType('multipart/form-data')), http.unsupportedMediaType('multipart/form-data'));
+  });
+
+  it('answers the generic 401 without a challenge, and a credential that held once with RFC 6750’s', () => {
+    same(http.problemOf(unauthenticated()), http.unauthenticated());
+    expect(http.problemOf(credentialNoLongerValid('the bearer token expired; sign in again')).headers).toEqual({
+      'WWW-Authenticate': 'Bearer error="invalid_token", error_description="the bearer token expired; sign in again"',
+    });
   });
 
   it('keeps a conflict’s field errors and leaves anything else to the caller', () => {

@@ -14,6 +14,8 @@ import {
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DomainError } from '../../shared/errors.ts';
+import { problemBody, problemOf } from '../../shared/http/problems.ts';
 import { snsPush } from '../../shared/ports/push.ts';
 
 process.env['AWS_REGION'] ??= 'eu-west-1';
@@ -38,7 +40,23 @@ describe('the SNS push adapter', () => {
       Token: 'apns-token',
       CustomUserData: 'u1',
     });
-    await expect(snsPush({}).register(target)).rejects.toMatchObject({ status: 400 });
+    // An application_key with no application: invalid input at its path, which the registering client is answered
+    // as a 400 problem there.
+    const refusal = await snsPush({})
+      .register(target)
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    const field = { path: 'application_key', message: 'names no push application' };
+    expect(refusal).toBeInstanceOf(DomainError);
+    expect(refusal).toMatchObject({ kind: 'invalid', errors: [field] });
+    expect(problemBody(problemOf(refusal as DomainError), 'r')).toMatchObject({
+      status: 400,
+      code: 'validation_failed',
+      detail: 'application_key: names no push application',
+      errors: [field],
+    });
   });
 
   it('takes over an endpoint SNS already has for the token', async () => {
