@@ -9,7 +9,9 @@ import {
   askJob,
   askRunsheet,
   driverAtCapacity,
+  isFinished,
   isOpenPair,
+  nextStatus,
   OPEN_OFFER,
   PAIR_MOVES,
   type PairAction,
@@ -87,6 +89,8 @@ describe('the pair machine', () => {
       ]),
     );
     const R = 'refused';
+    // A closed offer (rejected, withdrawn) only goes on to be deleted.
+    const ENDED = Object.fromEntries(MOVES.map((action) => [action, action === 'deleted' ? 'deleted' : R]));
     expect(table).toEqual({
       created: {
         broadcast: 'broadcasted',
@@ -115,15 +119,7 @@ describe('the pair machine', () => {
         assigned: R,
         withdrawn: 'withdrawn',
       },
-      rejected: {
-        broadcast: R,
-        accepted: R,
-        rejected: R,
-        system_rejected: R,
-        deleted: 'deleted',
-        assigned: R,
-        withdrawn: R,
-      },
+      rejected: ENDED,
       deleted: {
         broadcast: R,
         accepted: R,
@@ -133,15 +129,7 @@ describe('the pair machine', () => {
         assigned: R,
         withdrawn: R,
       },
-      withdrawn: {
-        broadcast: R,
-        accepted: R,
-        rejected: R,
-        system_rejected: R,
-        deleted: 'deleted',
-        assigned: R,
-        withdrawn: R,
-      },
+      withdrawn: ENDED,
     });
     expect(PAIR_STATES.filter(isOpenPair)).toEqual(['created', 'broadcasted']);
     // The open offer the sweeps look for is what a broadcast leaves and what a driver answers.
@@ -360,6 +348,23 @@ describe('the runsheet machine', () => {
 });
 
 describe('the task machine', () => {
+  it('moves pending → picked_up → delivered | failed, failed also from pending; arrived changes nothing', () => {
+    const table = Object.fromEntries(
+      TASK_STATUSES.map((status) => [
+        status,
+        Object.fromEntries(TASK_EVENT_TYPES.map((type) => [type, nextStatus(status, type) ?? 'refused'])),
+      ]),
+    );
+    expect(table).toEqual({
+      pending: { arrived: 'pending', picked_up: 'picked_up', delivered: 'refused', failed: 'failed' },
+      picked_up: { arrived: 'picked_up', picked_up: 'refused', delivered: 'delivered', failed: 'failed' },
+      delivered: { arrived: 'refused', picked_up: 'refused', delivered: 'refused', failed: 'refused' },
+      failed: { arrived: 'refused', picked_up: 'refused', delivered: 'refused', failed: 'refused' },
+    });
+    expect(TASK_STATUSES.filter(isFinished)).toEqual(['delivered', 'failed']);
+    expect(Object.keys(TASK_MOVES).sort()).toEqual([...TASK_EVENT_TYPES].sort());
+  });
+
   const timeline = (status: TaskStatus) =>
     status === 'pending'
       ? [{ type: 'arrived' as const, status: 'pending' as const, happened_at_utc: '2026-11-27T07:58:00.000Z' }]
