@@ -70,6 +70,11 @@ export function askJob(from: JobStatus, to: JobStatus): void {
   if (!JOB_EDGES[from].includes(to)) throw conflict(`a planning job cannot move from ${from} to ${to}`);
 }
 
+/** Asks whether a new job may start beside the planning's current one (P9): only once that one has ended. */
+export function askNewJob(current: JobStatus | undefined): void {
+  if (current && JOB_EDGES[current].length > 0) throw conflict('a job of this planning is already queued or running');
+}
+
 // ----- the pair (an offer of one runsheet to one driver) -----
 
 /** The pair machine: every action but `created` (a pair's first entry, never a move). */

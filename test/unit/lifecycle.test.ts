@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../shared/errors.ts';
 import {
   askJob,
+  askNewJob,
   askRunsheet,
   driverAtCapacity,
   isFinished,
@@ -77,6 +78,20 @@ describe('the planning job machine', () => {
       failed: { queued: R, processing: R, completed: R, failed: R, cancelled: R },
       cancelled: { queued: R, processing: R, completed: R, failed: R, cancelled: R },
     });
+  });
+
+  it('starts a new job only once the current one has ended', () => {
+    for (const current of [undefined, 'completed', 'failed', 'cancelled'] as const)
+      expect(askNewJob(current)).toBe(undefined);
+    for (const current of ['queued', 'processing'] as const) {
+      expect(() => askNewJob(current)).toThrow(
+        expect.objectContaining({
+          kind: 'conflict',
+          code: 'conflict',
+          message: 'a job of this planning is already queued or running',
+        }),
+      );
+    }
   });
 });
 
