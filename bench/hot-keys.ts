@@ -4,11 +4,11 @@
  * (test/support/key-tally-proxy.ts). Prints the hottest keys, their share of all writes and their busiest second, for
  * K = 1 and K = 8; then one big planning's job (1 000 runsheets × 1 500 drivers, 5 candidates) and its busiest key
  * second. Goals: the hottest key's share at K = 8 at most 1/8 of the hottest at K = 1 (within noise) for every key but a
- * planning's own (`BPLAN#<plan>#<n>`), and no key over 300 writes in one second during the big job.
+ * planning's own (`BPLAN#<plan>#<n>`, `WAVES#<plan>#<n>`), and no key over 300 writes in one second during the big job.
  *
  * Runs in a child process of its own (`npm run bench` starts it): the functions' DynamoDB client is made once a
  * process, and this one must point at the proxy. Smaller runs: HOT_KEYS_RUNSHEETS, HOT_KEYS_DRIVERS (a day's, default
- * 30 and 45), HOT_KEYS_BIG_RUNSHEETS, HOT_KEYS_BIG_DRIVERS (default 1 000 and 1 500); `npx tsx bench/hot-keys.ts`.
+ * 30 and 45), HOT_KEYS_BIG_RUNSHEETS, HOT_KEYS_BIG_DRIVERS (default 1 000 and 1 500; 0 runsheets: no job); `npx tsx bench/hot-keys.ts`.
  */
 import './env.ts';
 import { spawn } from 'node:child_process';
@@ -29,7 +29,7 @@ const DAY_LIMIT_MS = 120_000;
 /** The busiest second any key may take in the big job. */
 const SECOND_LIMIT = 300;
 /** A planning's own keys: the share goal leaves them out (they grow with the planning, not the service). */
-const PLANNING_OWN = /^PK=BPLAN#/;
+const PLANNING_OWN = /^(PK=BPLAN#|GSI3PK=WAVES#[0-9a-f]{8}-)/;
 
 /** Starts the bench in a child process and waits for it (npm run bench). */
 export async function benchHotKeys(): Promise<void> {
@@ -235,6 +235,13 @@ async function run() {
     );
     const service = stats.keys.find((key) => !PLANNING_OWN.test(key.key.split(' ')[1]!));
     if (service) shares[k] = { ...service, share: service.writes / stats.total };
+    // The keys no organisation owns (no id in them: the sweeps' lists, the wave registry, the listings' shards).
+    const shared = stats.keys.find((key) => !/[0-9a-f]{8}-[0-9a-f]{4}-/.test(key.key));
+    if (shared) {
+      console.log(
+        `the hottest key with no id in it: ${shown(shared.key)} ${shared.writes} writes, ${pct(shared.writes, stats.total)}, busiest second ${shared.busiest}`,
+      );
+    }
   }
   const [one, eight] = [shares[1], shares[8]];
   if (one && eight) {
@@ -243,6 +250,11 @@ async function run() {
     );
   }
 
+  if (BIG_RUNSHEETS === 0) {
+    await host.stop();
+    await proxy?.close();
+    return;
+  }
   console.log(
     `\n## One planning's job: ${BIG_RUNSHEETS} runsheets × ${BIG_DRIVERS} drivers, 5 candidates (${BIG_RUNSHEETS * 5} pairs at most)`,
   );

@@ -22,8 +22,9 @@ export function shardOf(id: string, shards: number): number {
 }
 
 /**
- * Shards of each sweep's work list in GSI3 (`WAVES`, `OFFERS`, `ACTIVEJOBS`, `OUTBOX`): `<sweep>#<n>`. A sweep reads
- * all of them at once; each takes 1 000 WCU/s, so the list takes 8 000.
+ * Shards of each sweep's work list in GSI3 (`OFFERS`, `ACTIVEJOBS`, `OUTBOX`, and `WAVEPLANS`, the wave worker's
+ * registry of plannings: each has its own wave list, shared/planning/wave-plans.ts): `<sweep>#<n>`. A sweep reads all
+ * of them at once; each takes 1 000 WCU/s, so the list takes 8 000.
  */
 export const SWEEP_SHARDS = 8;
 

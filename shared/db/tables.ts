@@ -64,7 +64,8 @@ export const mainTable = {
     // partners. Read through, as GSI1.
     { name: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK', include: ['is_qa'], readThrough: true },
     // Users by lowercased email (`USERS#<n>`): prefix search (listed fields); the sweeps' work lists, each spread over
-    // shards `<list>#<n>` (shared/db/shards.ts): `OFFERS` (the expiry sweep, keys only), `WAVES` (the wave worker),
+    // shards `<list>#<n>` (shared/db/shards.ts): `OFFERS` (the expiry sweep, keys only), `WAVEPLANS` (the wave
+    // worker's registry of plannings, each with its own list `WAVES#<plan>#<n>`: shared/planning/wave-plans.ts),
     // `ACTIVEJOBS` (the requeue sweep: `entity`, `id`, `job`), `OUTBOX` (mail held: `mail`).
     { name: 'GSI3', partitionKey: 'GSI3PK', sortKey: 'GSI3SK', include: [...LISTED_USER, 'entity', 'job', 'mail'] },
     // Users by lowercased name: prefix search.

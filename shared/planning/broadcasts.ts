@@ -57,6 +57,7 @@ import {
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
+import { waveDueKey, wavePlansPartition, wavesPartition } from '#shared/planning/wave-plans';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export type { PairAction, PairState } from '#shared/planning/lifecycle';
@@ -211,18 +212,28 @@ export async function putFirstOffers(
   records: PairRecord[],
   wave: { expires: string; maxWaves: number },
 ) {
-  const groupItems = groups.map((group) => ({
+  const groupItems = groups.map((group, i) => ({
     ...groupKey(planId, group.runsheetId),
     entity: 'runsheet_offers',
     ...(group.pairIds.length > 0 ? { pair_ids: new Set(group.pairIds), offered: new Set(group.driverIds) } : {}),
     ...firstWaveFields(planId, group, wave),
+    // The first in the wave worker's registry: the planning's registration (shared/planning/wave-plans.ts).
+    ...(i === 0 ? { GSI3PK: wavePlansPartition(planId) } : {}),
   }));
-  await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT);
-  await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT);
+  await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
+  await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
 }
 
-/** A rerun's wave 1: the pairs listed again (sets), the dispatch record started unless an earlier run started it. */
-export async function addFirstWave(planId: string, group: FirstWave, wave: { expires: string; maxWaves: number }) {
+/**
+ * A rerun's wave 1: the pairs listed again (sets), the dispatch record started unless an earlier run started it.
+ * `register`: the group goes into the wave worker's registry (a chunk's first: shared/planning/wave-plans.ts).
+ */
+export async function addFirstWave(
+  planId: string,
+  group: FirstWave,
+  wave: { expires: string; maxWaves: number },
+  register = false,
+) {
   const fields = firstWaveFields(planId, group, wave);
   const listed = group.pairIds.length > 0;
   await db().send(
@@ -236,7 +247,7 @@ export async function addFirstWave(planId: string, group: FirstWave, wave: { exp
         ':wave': 1,
         ':allowed': fields.waves_allowed,
         ':open': fields.open,
-        ':waves': fields.GSI3PK,
+        ':waves': register ? wavePlansPartition(planId) : fields.GSI3PK,
         ':due': fields.GSI3SK,
         ...(listed ? { ':ids': new Set(group.pairIds), ':drivers': new Set(group.driverIds) } : {}),
       },
@@ -245,6 +256,11 @@ export async function addFirstWave(planId: string, group: FirstWave, wave: { exp
 }
 
 const FIRST_OFFERS_IN_FLIGHT = 4;
+/**
+ * The first run's pace, items a second: spread over the planning's `PLAN_SHARDS` keys, 250 writes a second a key, under
+ * issue 45's 300 (four BatchWriteItems in flight would reach ~5 000 items a second in the cloud: 625 a key).
+ */
+const FIRST_OFFERS_PER_S = 2_000;
 
 /**
  * Brings the plan's offer watch forward to `expiry` unless it is due sooner already, and moves its generation either
@@ -762,7 +778,7 @@ async function watchedPairs(planId: string) {
 }
 
 /**
- * Asks the wave worker to look at the runsheet now (its offer group's entry in the sweep index GSI3 `WAVES`, due
+ * Asks the wave worker to look at the runsheet now (its offer group's entry in its planning's wave list, due
  * now; `gen` moves so that a worker that read the group before this judges it again). A withdrawal also allows one
  * wave past `max_waves`: the runsheet goes back to dispatch however many waves it had.
  */
@@ -772,11 +788,12 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
       new UpdateCommand({
         TableName: mainTableName(),
         Key: groupKey(planId, runsheetId),
-        UpdateExpression: `SET GSI3PK = :waves, GSI3SK = :due${raise ? ', waves_allowed = wave + :one' : ''} ADD gen :one`,
+        // A group out of every list (settled) goes into the registry, so its planning is registered (wave-plans.ts).
+        UpdateExpression: `SET GSI3PK = if_not_exists(GSI3PK, :waves), GSI3SK = :due${raise ? ', waves_allowed = wave + :one' : ''} ADD gen :one`,
         // The extra wave only raises the limit: a runsheet still short of it keeps the waves it had left.
         ConditionExpression: raise ? 'attribute_exists(wave) AND waves_allowed <= wave' : 'attribute_exists(wave)',
         ExpressionAttributeValues: {
-          ':waves': wavesPartition(planId, runsheetId),
+          ':waves': wavePlansPartition(planId),
           ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
           ':one': 1,
         },
@@ -796,15 +813,8 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
  */
 export const EXPIRY_GRACE_MS = 1_000;
 
-/**
- * The sweep index's work list of runsheets whose next wave is due to be judged (`WAVES#<n>`, sharded by planning and
- * runsheet: shared/db/shards.ts), and an entry's sort key.
- */
-export const WAVES = 'WAVES';
-export const wavesPartition = (planId: string, runsheetId: string) => sweepPartition(WAVES, `${planId}#${runsheetId}`);
 /** The expiry sweep's work list: plans' offer watches and R5's pairs (`OFFERS#<n>`). */
 export const OFFERS = 'OFFERS';
-export const waveDueKey = (due: string, planId: string, runsheetId: string) => `${due}#${planId}#${runsheetId}`;
 
 /**
  * After a win that fills the driver's last place (`max_runsheets_per_driver`): their other open offers of the

@@ -8,7 +8,8 @@
  * runsheets is `WINS#<driver>`. The status every reader sees (`runsheetStatus`) follows from those two items alone.
  *
  * The wave worker (`sendDueWaves`, run by the offer sweep: every two seconds locally, every minute in the cloud)
- * looks at the runsheets whose group is due in the sweep index (GSI3 `WAVES#<n>`): every close of an offer makes it due
+ * looks at the runsheets whose group is due in its planning's wave list (GSI3 `WAVES#<plan>`, found through the
+ * registry of plannings with one: shared/planning/wave-plans.ts): every close of an offer makes it due
  * now, and every wave makes it due a second after its offers expire. It judges from the pair records, read
  * consistently, never from the group's copy: offers past their expiry it closes itself (`expired`, the event the
  * expiry sweep would record; a later wave's pairs are closed only here); a runsheet with an open offer waits;
@@ -34,7 +35,7 @@ import {
   transactWrite,
 } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
-import { dueEntries, queryPartitions } from '#shared/db/shards';
+import { queryPartitions } from '#shared/db/shards';
 import { conflict, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { newUuid } from '#shared/ids';
 import { currentFixes } from '#shared/locations/locations';
@@ -52,9 +53,6 @@ import {
   recordEvent,
   type StatusEntry,
   servicePair,
-  WAVES,
-  waveDueKey,
-  wavesPartition,
 } from '#shared/planning/broadcasts';
 import {
   type DriverFacts,
@@ -71,7 +69,6 @@ import {
   PLAN_SHARDS,
   pairIdOf,
   pairKey,
-  planIdOf,
   planningDriverKey,
   planPartitions,
   runsheetKey,
@@ -81,6 +78,7 @@ import {
 import { askRunsheet, isOpenPair, pairMove, runsheetRefusal } from '#shared/planning/lifecycle';
 import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
+import { duePage, registeredPlannings, waveDueKey, wavePlansPartition } from '#shared/planning/wave-plans';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ?? 'driver-app';
@@ -93,6 +91,8 @@ const WINS_FRESH_MS = 1_000;
 const JUDGED_AT_ONCE = 8;
 /** Runsheets the worker reads from its index at a time. */
 const DUE_PER_PAGE = 100;
+/** Plannings whose due runsheets a sweep reads and judges at once. */
+const PLANS_AT_ONCE = 2;
 /**
  * How long one sweep goes on taking the next page of due runsheets: a day whose wave 1 expires at once (500 runsheets)
  * is worked through in this sweep, not one page a sweep; what is left is the next sweep's (two seconds locally).
@@ -363,8 +363,9 @@ export const parametersOf = (planning: Planning): EligibilityParameters & { max_
 // ----- the wave worker -----
 
 /**
- * One sweep: the runsheets due are judged, a page at a time, a planning's together (its facts read once a sweep),
- * until none is due or the sweep's budget is spent.
+ * One sweep: the plannings with a wave list (the registry), then, a page of each planning's due runsheets at a time,
+ * those runsheets judged, a planning's together (its facts read once a sweep), until none is due or the sweep's budget
+ * is spent.
  */
 export async function sendDueWaves(): Promise<{ waves: number; unassigned: number }> {
   const started = clock.nowMs();
@@ -373,17 +374,16 @@ export async function sendDueWaves(): Promise<{ waves: number; unassigned: numbe
   let failed: unknown;
   // Entries left due by this sweep (a failure, a wave still leased) are not judged twice in it.
   const seen = new Set<string>();
-  for (;;) {
-    const out = await dueEntries(WAVES, clock.nowIso(), DUE_PER_PAGE);
-    const items = out.items.filter((item) => !seen.has(String(item['GSI3SK'])));
-    const byPlan = new Map<string, { runsheetId: string; dueKey: string }[]>();
-    for (const item of items) {
-      seen.add(String(item['GSI3SK']));
-      const planId = planIdOf(item['PK']);
-      const runsheetId = groupRunsheetIdOf(item['SK']);
-      byPlan.set(planId, [...(byPlan.get(planId) ?? []), { runsheetId, dueKey: String(item['GSI3SK']) }]);
-    }
-    for (const [planId, due] of byPlan) {
+  let plans = await registeredPlannings(started);
+  while (plans.length > 0) {
+    const more: string[] = [];
+    await mapLimited(plans, PLANS_AT_ONCE, async (planId) => {
+      const out = await duePage(planId, clock.nowIso(), DUE_PER_PAGE, clock.nowMs());
+      const due = out.items
+        .filter((item) => !seen.has(String(item['GSI3SK'])))
+        .map((item) => ({ runsheetId: groupRunsheetIdOf(item['SK']), dueKey: String(item['GSI3SK']) }));
+      for (const { dueKey } of due) seen.add(dueKey);
+      if (out.full && due.length > 0) more.push(planId);
       const judge = judges.get(planId) ?? new WaveJudge(planId);
       judges.set(planId, judge);
       // A few runsheets at a time: each is judged on its own records (its claim on its group decides its wave).
@@ -397,8 +397,9 @@ export async function sendDueWaves(): Promise<{ waves: number; unassigned: numbe
         if (outcome === 'wave') tally.waves++;
         if (outcome === 'unassigned') tally.unassigned++;
       });
-    }
-    if (!out.full || items.length === 0 || clock.nowMs() - started >= SWEEP_BUDGET_MS) break;
+    });
+    if (clock.nowMs() - started >= SWEEP_BUDGET_MS) break;
+    plans = more;
   }
   if (failed) throw failed;
   return tally;
@@ -931,8 +932,9 @@ export async function reofferRunsheet(
         new UpdateCommand({
           TableName: mainTableName(),
           Key: groupKey(planId, runsheetId),
+          // A group out of every list (unassigned) goes into the registry: its planning is registered (wave-plans.ts).
           UpdateExpression:
-            'SET reoffer = :reoffer, waves_allowed = :allowed, GSI3PK = :waves, GSI3SK = :due ADD gen :one',
+            'SET reoffer = :reoffer, waves_allowed = :allowed, GSI3PK = if_not_exists(GSI3PK, :waves), GSI3SK = :due ADD gen :one',
           ConditionExpression: 'wave = :wave AND (attribute_not_exists(gen) OR gen = :gen)',
           ExpressionAttributeValues: {
             ':reoffer': {
@@ -941,7 +943,7 @@ export async function reofferRunsheet(
               ...(settings.offer_ttl_s ? { offer_ttl_s: settings.offer_ttl_s } : {}),
             },
             ':allowed': Math.max(group.waves_allowed ?? wave, wave + 1),
-            ':waves': wavesPartition(planId, runsheetId),
+            ':waves': wavePlansPartition(planId),
             ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
             ':one': 1,
             ':wave': wave,

@@ -295,7 +295,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         // A rerun lists the groups again (sets), must not overwrite a pair an earlier run wrote (a driver may have
         // answered it since), and offers one still open again: the earlier run may have died before its push and
         // event went out.
-        await mapLimited(groups, WRITES_IN_FLIGHT, (group) => addFirstWave(planning.id, group, wave));
+        await mapLimited(groups, WRITES_IN_FLIGHT, (group, i) => addFirstWave(planning.id, group, wave, i === 0));
         offered = await mapLimited(records, WRITES_IN_FLIGHT, async (record) => {
           if (await putNewPair(record)) return { record, expiredTime: chunkExpires };
           const stored = await readPair(planning.id, record.id);

@@ -71,6 +71,8 @@ export const winsPartition = (planId: string) => planPartition(planId, 0);
 
 /** The plan's offer watch (one item a planning: the expiry sweep's entry for the job's pairs). */
 export const watchKey = (planId: string) => ({ PK: planPartition(planId, 0), SK: 'OFFERS' });
+/** The planning's registration in the wave worker's registry (shared/planning/wave-plans.ts). */
+export const waveWatchKey = (planId: string) => ({ PK: planPartition(planId, 0), SK: 'WAVES' });
 
 /** A pair's id follows from the job (and wave), the runsheet and the driver, so a rerun finds the pairs it wrote. */
 export function pairIdOf(jobId: string, runsheetId: string, driverId: string): string {

@@ -560,7 +560,17 @@ describe('capacity of searches, plannings and accepts', () => {
       ],
       GSI2: ['user', 'planning', 'notification', 'import_job', 'push_key', 'client', 'task', 'pair_record'],
       // Issue 34: an offer group is its runsheet's dispatch record, due in the wave worker's list (GSI3 `WAVES`).
-      GSI3: ['user', 'offer_watch', 'pair_record', 'import_job', 'planning', 'mail_outbox', 'runsheet_offers'],
+      // Issue 45: a planning's registration in the wave worker's registry (`wave_watch`).
+      GSI3: [
+        'user',
+        'offer_watch',
+        'pair_record',
+        'import_job',
+        'planning',
+        'mail_outbox',
+        'runsheet_offers',
+        'wave_watch',
+      ],
       GSI4: ['user'],
       GSI5: ['user'],
       GSI6: ['user'],
@@ -841,8 +851,10 @@ describe('partition keys on the write paths (issue 45)', () => {
     // SysAdmin's push key listing (GSI2 `PUSHKEYS`, filtered by `is_qa`: a merged page cannot tell a short page).
     const listings = /^Main\.GSI[12] GSI[12]PK=(ORGS|PUSHKEYS)$/;
     expect([...written].filter((key) => constantKey(key.split(' ')[1]!) && !listings.test(key)).sort()).toEqual([]);
-    // The sweeps' lists and the planning's records were reached, spread.
-    for (const spread of [/GSI3PK=WAVES#\d$/, /GSI3PK=OFFERS#\d$/, /GSI3PK=ACTIVEJOBS#\d$/, /PK=BPLAN#[^#]+#\d$/]) {
+    // The sweeps' lists and the planning's records were reached, spread: the wave lists one a planning (over its
+    // shards), found through their sharded registry.
+    const spreads = [/GSI3PK=WAVES#[0-9a-f-]{36}#\d$/, /GSI3PK=WAVEPLANS#\d$/, /GSI3PK=OFFERS#\d$/];
+    for (const spread of [...spreads, /GSI3PK=ACTIVEJOBS#\d$/, /PK=BPLAN#[^#]+#\d$/]) {
       expect(
         [...written].some((key) => spread.test(key)),
         String(spread),
