@@ -30,7 +30,7 @@ import {
 } from '#shared/db/client';
 import { type PageRequest, queryPage, queryPartitionsPage } from '#shared/db/paging';
 import { dueEntries, queryPartitions, sweepPartition } from '#shared/db/shards';
-import { conflict, forbidden, invalidField, notFound, unavailable } from '#shared/http/problems';
+import { conflict, dependencyUnavailable, forbidden, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { publishEvent } from '#shared/notifications/realtime';
 import {
   assignKey,
@@ -42,26 +42,25 @@ import {
   watchKey,
   winsKey,
 } from '#shared/planning/keys';
+import {
+  driverAtCapacity,
+  isOpenPair,
+  OPEN_OFFER,
+  PAIR_MOVES,
+  type PairAction,
+  type PairState,
+  pairMove,
+  pairRefusal,
+  pairRunsheetTaken,
+  runsheetRefusal,
+} from '#shared/planning/lifecycle';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/planning-records';
-import { JOB_DEFAULTS, type PAIR_ACTIONS, type PAIR_STATES } from '#shared/planning/schemas';
+import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { waveDueKey, wavePlansPartition, wavesPartition } from '#shared/planning/wave-plans';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
-export type PairState = (typeof PAIR_STATES)[number];
-export type PairAction = (typeof PAIR_ACTIONS)[number];
-
-const MOVES: Record<Exclude<PairAction, 'created'>, { from: readonly PairState[] | 'any'; to: PairState }> = {
-  broadcast: { from: ['created'], to: 'broadcasted' },
-  accepted: { from: ['broadcasted'], to: 'accepted' },
-  rejected: { from: ['broadcasted'], to: 'rejected' },
-  system_rejected: { from: ['created', 'broadcasted'], to: 'rejected' },
-  deleted: { from: 'any', to: 'deleted' },
-  // Contract 4.7: the dispatcher gives the runsheet to the driver of an open offer (X16; without one, the pair is
-  // written already assigned), and a driver gives back what they won (X19).
-  assigned: { from: ['created', 'broadcasted'], to: 'accepted' },
-  withdrawn: { from: ['accepted'], to: 'withdrawn' },
-};
+export type { PairAction, PairState } from '#shared/planning/lifecycle';
 
 /** The closes after which the runsheet may need its next wave (not those that mean somebody has it, or nobody wants it). */
 const NO_WAVE_AFTER = new Set(['assigned_to_other_driver', 'runsheet_cancelled']);
@@ -113,7 +112,7 @@ const watchSweepKey = (expiry: string, planId: string) => `${expiry}#${planId}#O
  */
 type StoredStatus = [PairAction, string, string, (string | null)?, (string | null)?];
 
-const STATE_AFTER = (action: PairAction): PairState => (action === 'created' ? 'created' : MOVES[action].to);
+const STATE_AFTER = (action: PairAction): PairState => (action === 'created' ? 'created' : PAIR_MOVES[action].to);
 
 function storedStatus(status: StatusEntry): StoredStatus {
   const tuple: StoredStatus = [
@@ -495,7 +494,7 @@ export async function createPair(input: {
   happened_at_utc: string;
 }): Promise<PairRecord> {
   const planning = await findPlanning(input.plan.id);
-  if (!planning) throw invalidField('plan.id', 'names no planning');
+  if (!planning) throw invalidAt('plan.id', 'names no planning');
   // A pair record names its driver (spec: `driver (id, name)`): the worker's name, else the user's.
   const name = input.pair.driver.name ?? (await getUser(input.pair.driver.id))?.name ?? '';
   const record: PairRecord = {
@@ -536,8 +535,7 @@ const CONTENDED = 'the pair record kept changing; retry';
  * True when a system close found the pair closed already (its move is illegal now: a 409 that records nothing), not
  * when it could not get its turn on a record that kept changing.
  */
-const closedAlready = (error: unknown) =>
-  (error as { status?: number }).status === 409 && (error as Error).message !== CONTENDED;
+const closedAlready = (error: unknown) => isDomainError(error, 'conflict') && error.message !== CONTENDED;
 
 /** R4–R8. `caller` is checked when the action is a driver's own (the paired driver may accept or reject). */
 export async function recordEvent(
@@ -567,19 +565,17 @@ export async function recordEvent(
     if (record.statuses.some((s) => s.action === action && s.happened_at_utc === happened)) {
       // Recorded already: by this very event's earlier try, whose effects may have failed after the commit (the
       // client got a 503 and retries). The effects are sent again; each is safe to repeat.
-      if (record.current_state === MOVES[action].to) await afterEvent(record, action, options.judgedNow);
+      if (record.current_state === PAIR_MOVES[action].to) await afterEvent(record, action, options.judgedNow);
       return record;
     }
-    const move = MOVES[action];
-    if (move.from === 'any' ? record.current_state === 'deleted' : !move.from.includes(record.current_state)) {
-      throw await refusal(record, action, options.caller);
-    }
+    const to = pairMove(record.current_state, action);
+    if (!to) throw await refusal(record, action, options.caller);
     const expired =
       action === 'broadcast' ? new Date(Date.parse(happened) + record.offer_ttl_s * 1000).toISOString() : null;
     const next: PairRecord = {
       ...record,
-      statuses: inHappenedOrder(record.statuses, entry(action, move.to, happened, options.reason ?? null, expired)),
-      current_state: move.to,
+      statuses: inHappenedOrder(record.statuses, entry(action, to, happened, options.reason ?? null, expired)),
+      current_state: to,
       rev: record.rev + 1,
     };
     const put = {
@@ -612,12 +608,13 @@ export async function recordEvent(
             ConsistentRead: true,
           }),
         );
-        if (claim.Item?.['pair_id'] === record.id && claim.Item['started_at']) {
-          throw conflict(
-            `this runsheet is in progress (its first task was reported at ${claim.Item['started_at']}): it can no longer be given back`,
-          );
-        }
-        throw conflict('this runsheet is no longer assigned to this pair (the dispatcher cancelled or reassigned it)');
+        const started = claim.Item?.['pair_id'] === record.id && claim.Item['started_at'];
+        throw runsheetRefusal('give_back', {
+          id: record.pair.runsheet.id,
+          // Under way (its driver reported a task), or no longer this pair's (cancelled or reassigned).
+          status: started ? 'in_progress' : 'cancelled',
+          ...(started ? { started_at: String(claim.Item!['started_at']) } : {}),
+        });
       }
       continue; // the record changed meanwhile: judge again against its new state
     }
@@ -697,32 +694,15 @@ function releaseWrites(record: PairRecord): TransactItem[] {
 
 /** The 409 of a win the driver's runsheet limit refuses. */
 async function atCapacity(record: PairRecord, caller?: Caller) {
-  const limit = await runsheetLimit(record.plan.id);
-  const own = caller && hasRole(caller, 'Driver', 'OrgDriver');
-  const who = own ? 'you already hold' : 'the driver already holds';
-  return conflict(
-    `${who} ${limit} runsheet${limit === 1 ? '' : 's'} of this planning, the most one driver may (max_runsheets_per_driver)`,
-    'driver_at_capacity',
-  );
+  return driverAtCapacity(await runsheetLimit(record.plan.id), !!caller && hasRole(caller, 'Driver', 'OrgDriver'));
 }
 
-const VERBS: Record<Exclude<PairAction, 'created'>, string> = {
-  broadcast: 'broadcast',
-  accepted: 'accepted',
-  rejected: 'rejected',
-  system_rejected: 'closed',
-  deleted: 'deleted',
-  assigned: 'assigned',
-  withdrawn: 'withdrawn',
-};
-
 /**
- * The 409 for a move the record's state does not allow, in words that say what happened. An accept of a runsheet that
- * another driver holds is `runsheet_already_assigned` whatever became of this pair (closed by the system, or still
- * open when the claim lost): a driver's app needs only that code to tell its user the runsheet is gone.
+ * The 409 for a move the record's state does not allow (lifecycle.ts says it). An accept of a runsheet that another
+ * driver holds is `runsheet_already_assigned` whatever became of this pair (closed by the system, or still open when
+ * the claim lost): a driver's app needs only that code to tell its user the runsheet is gone.
  */
 async function refusal(record: PairRecord, action: Exclude<PairAction, 'created'>, caller?: Caller) {
-  const runsheet = record.pair.runsheet.name ? `runsheet "${record.pair.runsheet.name}"` : 'this runsheet';
   if (action === 'accepted' || action === 'assigned') {
     const claim = await db().send(
       new GetCommand({
@@ -731,35 +711,13 @@ async function refusal(record: PairRecord, action: Exclude<PairAction, 'created'
         ConsistentRead: true,
       }),
     );
-    if (claim.Item && claim.Item['pair_id'] !== record.id) {
-      return conflict(
-        `another driver has ${runsheet} (accepted at ${claim.Item['assigned_at']}): this offer is closed`,
-        'runsheet_already_assigned',
-      );
-    }
+    if (claim.Item && claim.Item['pair_id'] !== record.id) return pairRunsheetTaken(record, claim.Item['assigned_at']);
   }
-  const last = record.statuses.at(-1);
-  const at = last?.happened_at_utc;
-  const own = caller && hasRole(caller, 'Driver', 'OrgDriver');
-  const driver = own ? 'you' : 'the driver';
-  const cannot = `it cannot be ${VERBS[action]} now`;
-  const expiry = record.statuses.findLast((s) => s.action === 'broadcast')?.expired_time;
-  let what: string;
-  if (record.current_state === 'deleted') what = `this pair record was deleted at ${at}`;
-  else if (record.current_state === 'created') what = 'this offer has not been broadcast yet';
-  else if (record.current_state === 'broadcasted') what = `this offer was broadcast at ${at} and is open`;
-  else if (record.current_state === 'accepted') what = `${driver} accepted this offer at ${at}`;
-  else if (record.current_state === 'withdrawn') what = `${driver} gave this runsheet back at ${at}`;
-  else if (last?.action === 'rejected') what = `${driver} rejected this offer at ${at}`;
-  else if (last?.reason === 'expired') what = `this offer expired at ${expiry ?? at}`;
-  else if (last?.reason === 'assigned_to_other_driver')
-    what = `another driver has ${runsheet}: this offer was closed at ${at}`;
-  else what = `this offer was closed at ${at}${last?.reason ? ` (${last.reason})` : ''}`;
-  return conflict(`${what}; ${cannot}`);
+  return pairRefusal(record, action, !!caller && hasRole(caller, 'Driver', 'OrgDriver'));
 }
 
 /**
- * What a pair's event is about: the pair and its move. A pair makes each move at most once (MOVES only goes forward),
+ * What a pair's event is about: the pair and its move. A pair makes each move at most once (PAIR_MOVES only goes forward),
  * so this names one event; its retry (same action, same happened_at_utc) names the same one. It keys the WebSocket
  * frames' `id` and the partners' `webhook-id` alike.
  */
@@ -861,7 +819,7 @@ async function watchedPairs(planId: string) {
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
       FilterExpression: 'plan_swept = :true AND current_state = :open AND attribute_not_exists(wave_judged)',
       ProjectionExpression: 'id, current_state, statuses',
-      ExpressionAttributeValues: { ':pair': 'PAIR#', ':true': true, ':open': 'broadcasted' },
+      ExpressionAttributeValues: { ':pair': 'PAIR#', ':true': true, ':open': OPEN_OFFER },
     },
   );
   return pairs.map(pairFromItem);
@@ -941,14 +899,14 @@ async function closeAtCapacity(winner: PairRecord): Promise<void> {
 async function closeOtherPairs(winner: PairRecord): Promise<void> {
   const rivals = (await groupPairIds(winner.plan.id, winner.pair.runsheet.id)).filter((id) => id !== winner.id);
   for (const other of await pairStates(winner.plan.id, rivals)) {
-    if (!['created', 'broadcasted'].includes(other.current_state)) continue;
+    if (!isOpenPair(other.current_state)) continue;
     await recordEvent(winner.plan.id, other.id, 'system_rejected', clock.nowIso(), {
       reason: 'assigned_to_other_driver',
     }).catch((error: unknown) => {
       if (closedAlready(error)) return;
       // The accept is recorded; its retry (same event) closes what is left. A 409 would say nothing was recorded.
       if ((error as Error).message === CONTENDED) {
-        throw unavailable(1, 'the accept is recorded but a rival offer kept changing; retry the same event');
+        throw dependencyUnavailable(1, 'the accept is recorded but a rival offer kept changing; retry the same event');
       }
       throw error;
     });
@@ -1107,7 +1065,7 @@ async function dropSweepEntry(planId: string, pairId: string): Promise<void> {
         Key: pairKey(planId, pairId),
         UpdateExpression: 'REMOVE GSI3PK, GSI3SK',
         ConditionExpression: 'attribute_exists(PK) AND current_state <> :open',
-        ExpressionAttributeValues: { ':open': 'broadcasted' },
+        ExpressionAttributeValues: { ':open': OPEN_OFFER },
       }),
     )
     .catch((error: unknown) => {

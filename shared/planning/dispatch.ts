@@ -37,7 +37,7 @@ import {
 } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { queryPartitions } from '#shared/db/shards';
-import { conflict, invalidField, notFound } from '#shared/http/problems';
+import { conflict, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { newUuid } from '#shared/ids';
 import { currentFixes } from '#shared/locations/locations';
 import { logger } from '#shared/log';
@@ -77,6 +77,7 @@ import {
   winsKey,
   winsPartition,
 } from '#shared/planning/keys';
+import { askRunsheet, isOpenPair, pairMove, runsheetRefusal } from '#shared/planning/lifecycle';
 import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { duePage, registeredPlannings, waveDueKey, wavePlansPartition } from '#shared/planning/wave-plans';
@@ -506,7 +507,7 @@ export class WaveJudge {
     }
     const open = Object.fromEntries(
       pairs.flatMap((p) => {
-        if (p.current_state !== 'broadcasted' && p.current_state !== 'created') return [];
+        if (!isOpenPair(p.current_state)) return [];
         const expiry = p.statuses.findLast((s) => s.action === 'broadcast')?.expired_time ?? clock.nowIso();
         return [[p.id, expiry]];
       }),
@@ -521,7 +522,7 @@ export class WaveJudge {
         recordEvent(planId, p.id, 'system_rejected', open[p.id]!, { reason: 'expired', judgedNow: true }).then(
           (record) => record,
           (error: unknown) => {
-            if ((error as { status?: number }).status !== 409) throw error;
+            if (!isDomainError(error, 'conflict')) throw error;
             return undefined;
           },
         ),
@@ -805,7 +806,7 @@ export class WaveJudge {
         reason: 'driver_at_capacity',
       }).catch((error: unknown) => {
         // Answered or closed meanwhile: nothing left to close.
-        if ((error as { status?: number }).status !== 409) throw error;
+        if (!isDomainError(error, 'conflict')) throw error;
       });
     }
   }
@@ -918,8 +919,6 @@ async function readClaim(planId: string, runsheetId: string) {
   return out.Item as Assignment | undefined;
 }
 
-const runsheetWords = (runsheet: { id: string; name?: string }) => `runsheet "${runsheet.name ?? runsheet.id}"`;
-
 /**
  * X16: the dispatcher gives the runsheet to a driver of the planning. The driver's open offer of it is marked
  * `assigned`; without one, a pair is written for the driver and assigned. Either way the claim and the driver's
@@ -933,25 +932,16 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
   const member = await db().send(
     new GetCommand({ TableName: mainTableName(), Key: planningDriverKey(planId, driverId) }),
   );
-  if (!member.Item) throw invalidField('driver_id', 'is not a driver of this planning (add them with P7 first)');
-  if (current.status === 'cancelled') throw conflict(`${runsheetWords(current)} was cancelled: it cannot be assigned`);
-  if (current.status === 'assigned' || current.status === 'in_progress' || current.status === 'completed') {
-    // The same assignment again (a retry) answers as the first did.
-    if (current.assigned_driver.id === driverId) return current;
-    throw conflict(
-      `${current.assigned_driver.name || 'another driver'} has ${runsheetWords(current)} (since ${current.assigned_at})`,
-      'runsheet_already_assigned',
-    );
-  }
+  if (!member.Item) throw invalidAt('driver_id', 'is not a driver of this planning (add them with P7 first)');
+  // The same assignment again (a retry) answers as the first did.
+  if (askRunsheet('assign', current, driverId) === 'again') return current;
   const group = await readGroup(planId, runsheetId);
   const pairs = await getAll<{ id: string; current_state: PairState; pair: { driver: { id: string } } }>(
     mainTableName(),
     [...(group?.pair_ids ?? [])].map((id) => pairKey(planId, id)),
     { ProjectionExpression: 'id, current_state, pair', ConsistentRead: true },
   );
-  let pair = pairs.find(
-    (p) => p.pair.driver.id === driverId && (p.current_state === 'broadcasted' || p.current_state === 'created'),
-  );
+  let pair = pairs.find((p) => p.pair.driver.id === driverId && pairMove(p.current_state, 'assigned'));
   if (!pair) {
     const user = (
       await getAll<{ name?: string }>(mainTableName(), [userKey(driverId)], {
@@ -1003,14 +993,7 @@ export async function reofferRunsheet(
   await visiblePlanning(caller, planId);
   for (let round = 0; round < 5; round++) {
     const current = await runsheetSummary(planId, runsheetId);
-    if (current.status === 'open') {
-      throw conflict(`${runsheetWords(current)} was never offered: start the planning's job (P9) first`);
-    }
-    if (current.status !== 'offered' && current.status !== 'unassigned') {
-      throw conflict(
-        `${runsheetWords(current)} is ${current.status}: only an offered or unassigned runsheet is offered again`,
-      );
-    }
+    askRunsheet('reoffer', current);
     const group = (await readGroup(planId, runsheetId))!;
     const wave = group.wave ?? 1;
     try {
@@ -1062,11 +1045,8 @@ export async function reofferRunsheet(
 export async function cancelRunsheet(caller: Caller, planId: string, runsheetId: string, reason: string) {
   const planning = await visiblePlanning(caller, planId);
   const current = await runsheetSummary(planId, runsheetId);
-  if (current.status === 'cancelled') return current;
   // (A runsheet under way, contract 4.8, is its driver's: `in_progress` and `completed` refuse.)
-  if (current.status === 'in_progress' || current.status === 'completed') {
-    throw conflict(`${runsheetWords(current)} is ${current.status.replace('_', ' ')}: it can no longer be cancelled`);
-  }
+  if (askRunsheet('cancel', current) === 'again') return current;
   const at = clock.nowIso();
   const mark = {
     TableName: mainTableName(),
@@ -1097,7 +1077,7 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
     if (cancelledIndexes(error).includes(1)) {
-      throw conflict(`${runsheetWords(current)} is in progress: it can no longer be cancelled`);
+      throw runsheetRefusal('cancel', { ...current, status: 'in_progress' });
     }
   }
   const claim = await readClaim(planId, runsheetId);
@@ -1129,10 +1109,10 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
     { ProjectionExpression: 'id, current_state', ConsistentRead: true },
   );
   for (const pair of pairs) {
-    if (pair.current_state !== 'broadcasted' && pair.current_state !== 'created') continue;
+    if (!isOpenPair(pair.current_state)) continue;
     await recordEvent(planId, pair.id, 'system_rejected', clock.nowIso(), { reason: 'runsheet_cancelled' }).catch(
       (error: unknown) => {
-        if ((error as { status?: number }).status !== 409) throw error;
+        if (!isDomainError(error, 'conflict')) throw error;
       },
     );
   }

@@ -7,7 +7,7 @@
  * transaction over the task's item (condition: its `rev`), the claim (condition: still this driver's, and its `events`
  * count as read) and the runsheet's offer group (condition: not cancelled), so the events of one runsheet are judged
  * one at a time in arrival order: of two concurrent events the later is judged again against what the first wrote,
- * and nothing is lost. The machine itself is data (`TASK_MOVES`), beside the pair machine of broadcasts.ts.
+ * and nothing is lost. The machine itself is data (`TASK_MOVES` in lifecycle.ts, beside the pair's and the runsheet's).
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
@@ -26,33 +26,21 @@ import {
   progressKey,
   runsheetKey,
 } from '#shared/planning/keys';
+import {
+  isFinished,
+  nextStatus,
+  runsheetRefusal,
+  type TaskEventType,
+  type TaskStatus,
+  taskRefusal,
+} from '#shared/planning/lifecycle';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import { checkProofs, namingRefusal, namingWrites, proofViews } from '#shared/planning/proofs';
-import {
-  ARRIVALS_LIMIT,
-  type FAILURE_REASONS,
-  type TASK_EVENT_TYPES,
-  type TASK_STATUSES,
-  TIMELINE_LIMIT,
-} from '#shared/planning/schemas';
+import { ARRIVALS_LIMIT, type FAILURE_REASONS, TIMELINE_LIMIT } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
+export type { TaskEventType, TaskStatus } from '#shared/planning/lifecycle';
 export type FailureReason = (typeof FAILURE_REASONS)[number];
-
-/**
- * The task machine: from which statuses each event is legal and the status it leaves (`arrived` changes none).
- * `delivered` and `failed` end a task.
- */
-export const TASK_MOVES: Record<TaskEventType, { from: readonly TaskStatus[]; to: TaskStatus | 'unchanged' }> = {
-  arrived: { from: ['pending', 'picked_up'], to: 'unchanged' },
-  picked_up: { from: ['pending'], to: 'picked_up' },
-  delivered: { from: ['picked_up'], to: 'delivered' },
-  failed: { from: ['pending', 'picked_up'], to: 'failed' },
-};
-
-export const isFinished = (status: TaskStatus) => status === 'delivered' || status === 'failed';
 
 /**
  * A task's bounds (contract 4.8, issue 42 items 2 and 5): its timeline holds at most `TIMELINE_LIMIT` events, of
@@ -62,13 +50,6 @@ export const isFinished = (status: TaskStatus) => status === 'delivered' || stat
  * previous status event (a 400 at `happened_at_utc`).
  */
 export const CLOCK_SKEW_MS = 5 * 60 * 1000;
-
-/** The status an event leaves a task in, or undefined when the move is illegal from `status`. */
-export function nextStatus(status: TaskStatus, type: TaskEventType): TaskStatus | undefined {
-  const move = TASK_MOVES[type];
-  if (!move.from.includes(status)) return undefined;
-  return move.to === 'unchanged' ? status : move.to;
-}
 
 export interface TimelineEntry {
   type: TaskEventType;
@@ -184,34 +165,6 @@ async function readRunsheetItem(planId: string, runsheetId: string) {
 }
 
 const taskWords = (task: Task) => `task ${String(task['task_ref'] ?? task.id)}`;
-const STATUS_WORDS: Record<TaskStatus, string> = {
-  pending: 'pending',
-  picked_up: 'picked up',
-  delivered: 'delivered',
-  failed: 'reported failed',
-};
-const EVENT_WORDS: Record<TaskEventType, string> = {
-  arrived: 'reported as arrived',
-  picked_up: 'picked up',
-  delivered: 'delivered',
-  failed: 'reported failed',
-};
-
-/** The 409 of an illegal move, in words that say what happened ("task T-17 was delivered at …"). */
-function refusal(task: Task, progress: Progress, type: TaskEventType) {
-  const last = [...progress.timeline].reverse().find((e) => e.status === progress.status && e.type !== 'arrived');
-  if (progress.status === 'pending') {
-    return conflict(
-      `${taskWords(task)} has not been picked up yet: it cannot be ${EVENT_WORDS[type]} before its pickup`,
-    );
-  }
-  const when = last ? ` at ${last.happened_at_utc}` : '';
-  const again = progress.status === 'picked_up' && type === 'picked_up' ? ' again' : ' now';
-  return conflict(
-    `${taskWords(task)} was ${STATUS_WORDS[progress.status]}${when}; it cannot be ${EVENT_WORDS[type]}${again}`,
-  );
-}
-
 const taskView = (planId: string, runsheetId: string, taskId: string, progress: Progress) => ({
   task: {
     id: taskId,
@@ -300,7 +253,7 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
     }
     checkWindow(happened, claim.assigned_at);
     const to = nextStatus(progress.status, event.type);
-    if (!to) throw refusal(task, progress, event.type);
+    if (!to) throw taskRefusal({ words: taskWords(task), ...progress }, event.type);
     checkTimeline(task, progress, event.type, happened);
     proofs ??= await checkProofs(caller, event.proof_ids ?? []);
     const now = clock.nowIso();
@@ -370,7 +323,7 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
       if (!isConditionalFailure(error)) throw error;
       const cancelled = cancelledIndexes(error);
       if (cancelled.includes(2)) {
-        throw conflict(`runsheet "${runsheet.name ?? runsheetId}" was cancelled: its tasks can no longer be reported`);
+        throw runsheetRefusal('report', { id: runsheetId, name: runsheet.name, status: 'cancelled' });
       }
       const named = cancelled.filter((i) => i >= 3).map((i) => i - 3);
       if (named.length > 0) throw namingRefusal(named);

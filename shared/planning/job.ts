@@ -12,7 +12,7 @@ import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
 import { mainTableName } from '#shared/db/client';
 import { queryPartitions } from '#shared/db/shards';
-import { conflict } from '#shared/http/problems';
+import { conflict, isDomainError } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
@@ -39,6 +39,7 @@ import {
 } from '#shared/planning/dispatch';
 import { exclusionOf } from '#shared/planning/eligibility';
 import { groupKey, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
+import { askNewJob } from '#shared/planning/lifecycle';
 import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,
@@ -81,9 +82,7 @@ export async function startPlanningJob(
     await queue().enqueue({ kind: 'planning', planning_id: id, job_id: jobId }, 0);
     return toPlanningView(planning);
   }
-  if (planning.job && ['queued', 'processing'].includes(planning.job.current_status)) {
-    throw conflict('a job of this planning is already queued or running');
-  }
+  askNewJob(planning.job?.current_status);
   // A job with nothing to pair would complete at once having offered nothing: say what is missing instead. The counts
   // are the planning's at `version_rev`, and the start is conditional on it, so a P5/P7 in between makes it a 409 too.
   const missing = [
@@ -352,7 +351,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       start_time: startTime,
       end_time: clock.nowIso(),
     }).catch((error: unknown) => {
-      if ((error as { status?: number }).status !== 409) throw error;
+      if (!isDomainError(error, 'conflict')) throw error;
     });
     const done = await moveJob(current, 'completed');
     await announce(done, 'completed');

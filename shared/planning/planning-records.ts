@@ -6,18 +6,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { db, mainTableName, queryAll } from '#shared/db/client';
-import { notFound } from '#shared/http/problems';
+import { notFound } from '#shared/errors';
 import { planningKey } from '#shared/planning/keys';
-import type { JOB_STATUSES } from '#shared/planning/schemas';
+import type { JobStatus } from '#shared/planning/lifecycle';
 
-export type JobStatus = (typeof JOB_STATUSES)[number];
-export const JOB_EDGES: Record<JobStatus, readonly JobStatus[]> = {
-  queued: ['processing', 'cancelled', 'failed'],
-  processing: ['completed', 'failed', 'cancelled'],
-  completed: [],
-  failed: [],
-  cancelled: [],
-};
+export type { JobStatus } from '#shared/planning/lifecycle';
 
 export interface PlanningJob {
   id: string;

@@ -31,15 +31,15 @@ import {
   rangeMeta,
 } from '#shared/db/paging';
 import { listingPartition, listingPartitions } from '#shared/db/shards';
-import { conflict, forbidden, invalidField, notFound } from '#shared/http/problems';
+import { conflict, forbidden, invalidAt, notFound } from '#shared/errors';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
 import { planningStatuses } from '#shared/planning/dispatch';
 import { planningDriverKey, planningKey, runsheetKey } from '#shared/planning/keys';
+import { askJob } from '#shared/planning/lifecycle';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';
 import {
   findPlanning,
-  JOB_EDGES,
   type JobStatus,
   type Planning,
   type PlanningJob,
@@ -123,7 +123,7 @@ function assertPlanningFits(runsheets: Runsheet[], drivers: { id: string }[], pa
   const bytes = planningBytes(runsheets, drivers);
   if (bytes > PAGE_ANSWER_BUDGET_BYTES) {
     const mb = (n: number) => (n / 1_000_000).toFixed(2);
-    throw invalidField(
+    throw invalidAt(
       path,
       `would make the planning ${mb(bytes)} MB as P3 answers it, over the ${mb(PAGE_ANSWER_BUDGET_BYTES)} MB one planning may hold: put these ${path} in another planning`,
     );
@@ -329,13 +329,13 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
   const ids = new Set<string>();
   const named = new Set<string>();
   input.forEach((r, i) => {
-    if (ids.has(r.id)) throw invalidField(`runsheets[${i}].id`, 'repeats an earlier runsheet of this request');
+    if (ids.has(r.id)) throw invalidAt(`runsheets[${i}].id`, 'repeats an earlier runsheet of this request');
     ids.add(r.id);
-    if (r.tasks && r.task_ids) throw invalidField(`runsheets[${i}].task_ids`, 'give tasks or task_ids, not both');
-    if (!r.tasks && !r.task_ids) throw invalidField(`runsheets[${i}].tasks`, 'is required (or task_ids)');
+    if (r.tasks && r.task_ids) throw invalidAt(`runsheets[${i}].task_ids`, 'give tasks or task_ids, not both');
+    if (!r.tasks && !r.task_ids) throw invalidAt(`runsheets[${i}].tasks`, 'is required (or task_ids)');
     r.task_ids?.forEach((taskId, j) => {
       if (named.has(taskId))
-        throw invalidField(`runsheets[${i}].task_ids[${j}]`, 'repeats an earlier task of this request');
+        throw invalidAt(`runsheets[${i}].task_ids[${j}]`, 'repeats an earlier task of this request');
       named.add(taskId);
     });
   });
@@ -545,7 +545,7 @@ export async function addDrivers(caller: Caller, id: string, drivers: { id: stri
       const isDriver =
         user && !user.deleted_at && user.roles.some((role) => (DRIVERS as readonly Role[]).includes(role));
       if (!isDriver || (user.org_id !== null && user.org_id !== planning.org_id)) {
-        throw invalidField(`drivers[${i}].id`, "names no driver of the planning's organisation (or freelance driver)");
+        throw invalidAt(`drivers[${i}].id`, "names no driver of the planning's organisation (or freelance driver)");
       }
       names.set(driver.id, user.name);
     }),
@@ -612,8 +612,7 @@ export async function moveJob(planning: Planning, to: JobStatus): Promise<Planni
     async (current) => {
       const job = current.job;
       if (!job || job.id !== jobId) throw conflict('the planning job was replaced by another meanwhile');
-      if (!JOB_EDGES[job.current_status].includes(to))
-        throw conflict(`a planning job cannot move from ${job.current_status} to ${to}`);
+      askJob(job.current_status, to);
       const now = clock.nowIso();
       const out = await db().send(
         new UpdateCommand({
@@ -683,7 +682,7 @@ export async function saveJobResult(
   },
 ) {
   if (!planning.job || planning.job.id !== result.planning_job_id)
-    throw invalidField('planning_job_id', "is not this planning's job");
+    throw invalidAt('planning_job_id', "is not this planning's job");
   const record = {
     id: newUuid(),
     ...result,

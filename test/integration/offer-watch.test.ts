@@ -18,6 +18,7 @@ type Middleware = import('../support/middleware.ts').Middleware;
 const { db, mainTableName } = await import('../../shared/db/client.ts');
 const { sweepPartition } = await import('../../shared/db/shards.ts');
 const { watchKey } = await import('../../shared/planning/keys.ts');
+const { asProblem } = await import('../../shared/http/problems.ts');
 const { addToGroup, expireOffers, putNewPair, readPair, recordEvent, watchOffers } = await import(
   '../../shared/planning/broadcasts.ts'
 );
@@ -180,7 +181,8 @@ describe('an accept whose rival offer kept changing', () => {
     const failure = await withMiddleware('rival-contended', alwaysChanged(rival.id), () =>
       recordEvent(planId, mine.id, 'accepted', happened).catch((error: unknown) => error),
     );
-    expect(failure).toMatchObject({ status: 503, code: 'unavailable' });
+    // The domain says a dependency is unavailable; the HTTP floor answers it as a 503.
+    expect(asProblem(failure)).toMatchObject({ status: 503, code: 'unavailable' });
     expect(await stateOf(planId, mine.id)).toBe('accepted');
     expect(await stateOf(planId, rival.id)).toBe('broadcasted');
     // The client retries the same event: recorded already, and this time the rival is closed.
