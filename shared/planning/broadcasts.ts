@@ -52,6 +52,7 @@ import {
   pairMove,
   pairRefusal,
   pairRunsheetTaken,
+  pairStateAfter,
   runsheetRefusal,
 } from '#shared/planning/lifecycle';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
@@ -112,8 +113,6 @@ const watchSweepKey = (expiry: string, planId: string) => `${expiry}#${planId}#O
  */
 type StoredStatus = [PairAction, string, string, (string | null)?, (string | null)?];
 
-const STATE_AFTER = (action: PairAction): PairState => (action === 'created' ? 'created' : PAIR_MOVES[action].to);
-
 function storedStatus(status: StatusEntry): StoredStatus {
   const tuple: StoredStatus = [
     status.action,
@@ -131,7 +130,7 @@ function statusOf(stored: StoredStatus | StatusEntry): StatusEntry {
   if (!Array.isArray(stored)) return stored;
   const [action, happened, saved, reason, expired] = stored;
   return {
-    current_state: STATE_AFTER(action),
+    current_state: pairStateAfter(action),
     action,
     reason: reason ?? null,
     expired_time: expired ?? null,

@@ -107,6 +107,14 @@ export function pairMove(state: PairState, action: Exclude<PairAction, 'created'
   return move.to === 'unchanged' ? state : move.to;
 }
 
+/** The state a pair's move leaves: each of the pair's moves names one (none keeps the state it found). */
+export function pairStateAfter(action: PairAction): PairState {
+  if (action === 'created') return 'created';
+  const to = PAIR_MOVES[action].to;
+  if (to === 'unchanged') throw new Error(`the pair's move ${action} names no state`);
+  return to;
+}
+
 /**
  * The state of an offer out with its driver, waiting for an answer until it expires: what a broadcast leaves, and
  * the one state a driver's accept or decline is legal from. The sweeps' filters and conditions name it.

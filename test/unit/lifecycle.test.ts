@@ -21,6 +21,7 @@ import {
   pairMove,
   pairRefusal,
   pairRunsheetTaken,
+  pairStateAfter,
   RUNSHEET_MOVES,
   type RunsheetFacts,
   type RunsheetMove,
@@ -153,6 +154,20 @@ describe('the pair machine', () => {
       OPEN_OFFER,
       OPEN_OFFER,
     ]);
+  });
+
+  it('names the state each action leaves (a stored status entry keeps its action only)', () => {
+    const actions = ['created', ...Object.keys(PAIR_MOVES)] as PairAction[];
+    expect(Object.fromEntries(actions.map((action) => [action, pairStateAfter(action)]))).toEqual({
+      created: 'created',
+      broadcast: 'broadcasted',
+      accepted: 'accepted',
+      rejected: 'rejected',
+      system_rejected: 'rejected',
+      deleted: 'deleted',
+      assigned: 'accepted',
+      withdrawn: 'withdrawn',
+    });
   });
 
   it('says what each legal move causes', () => {
