@@ -35,9 +35,6 @@ export const invalidField = (path: string, message: string): Problem => validati
 
 export const malformedJson = (detail: string): Problem => new Problem(400, 'malformed_json', 'Malformed JSON', detail);
 
-export const unauthenticated = (): Problem =>
-  new Problem(401, 'unauthenticated', 'Authentication required', 'a valid credential is required');
-
 export const forbidden = (detail = 'your role may not call this operation', code = 'forbidden'): Problem =>
   new Problem(403, code, 'Forbidden', detail);
 
@@ -57,18 +54,11 @@ export const methodNotAllowed = (method: string, allowed: readonly string[]): Pr
 
 export const conflict = (detail: string, code = 'conflict'): Problem => new Problem(409, code, 'Conflict', detail);
 
-export const gone = (detail: string): Problem => new Problem(410, 'gone', 'Gone', detail);
-
 export const payloadTooLarge = (limit: number): Problem =>
   new Problem(413, 'payload_too_large', 'Payload too large', `the body exceeds ${limit} bytes`);
 
 export const unsupportedMediaType = (expected: string): Problem =>
   new Problem(415, 'unsupported_media_type', 'Unsupported media type', `the body must be ${expected}`);
-
-export const rateLimited = (retryAfterSeconds: number): Problem =>
-  new Problem(429, 'rate_limited', 'Too many requests', 'slow down and retry later', [], {
-    'Retry-After': String(retryAfterSeconds),
-  });
 
 /** 503: a dependency failed, throttled or did not answer in time; nothing was half-done, retrying is safe. */
 export const unavailable = (

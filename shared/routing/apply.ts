@@ -10,7 +10,7 @@
  */
 import type { Caller } from '#shared/auth/caller';
 import { PAGE_ANSWER_BUDGET_BYTES } from '#shared/db/paging';
-import { conflict, DomainError, isDomainError } from '#shared/errors';
+import { conflict, isDomainError } from '#shared/errors';
 import { claimTask, importedTask, releaseTask } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
 import { assignRunsheet } from '#shared/planning/dispatch';
@@ -81,7 +81,7 @@ async function takePlanning(build: RouteBuild, runsheets: Runsheet[]): Promise<P
   try {
     return await changePlanning(planning, build.base_rev, { route_build: build.id });
   } catch (error) {
-    if (error instanceof DomainError || (error as { status?: number }).status === 409)
+    if (isDomainError(error, 'conflict'))
       throw planningChanged('the planning changed while the routes were built: nothing was added; build again');
     throw error;
   }
