@@ -206,15 +206,8 @@ describe('the pair machine', () => {
     'rejected: assigned_to_other_driver': () => `another driver has runsheet "North 1": this offer was closed at ${AT}`,
     'rejected: driver_at_capacity': () => `this offer was closed at ${AT} (driver_at_capacity)`,
   };
-  const VERB: Record<Move, string> = {
-    broadcast: 'broadcast',
-    accepted: 'accepted',
-    rejected: 'rejected',
-    system_rejected: 'closed',
-    deleted: 'deleted',
-    assigned: 'assigned',
-    withdrawn: 'withdrawn',
-  };
+  // Each move is named by its action, but the system's close.
+  const VERB = (move: Move) => (move === 'system_rejected' ? 'closed' : move);
   const CASES: Record<string, PairFacts> = {
     created: record('created', { action: 'created' }),
     broadcasted: record('broadcasted'),
@@ -239,7 +232,7 @@ describe('the pair machine', () => {
           expect(said(pairRefusal(facts, action, own)), `${name} × ${action}`).toEqual({
             kind: 'conflict',
             code: 'conflict',
-            detail: `${WHAT[name]!(own)}; it cannot be ${VERB[action]} now`,
+            detail: `${WHAT[name]!(own)}; it cannot be ${VERB(action)} now`,
           });
         }
         edges++;
