@@ -320,9 +320,9 @@ function runsOf(places: [string, string][], maxRuns: number): Run[] | undefined 
  * when there are still more Queries than the bound allows, the runs with the fewest cells between them are joined.
  * So a Query never reads outside its partition and every location in the circle is read: the search stays exact.
  */
-export function planRadius(centre: Point, radiusM: number, shards = GEO_SHARDS): Plan {
+export function planRadius(centre: Point, radiusM: number, shards = GEO_SHARDS, finest = SORT_PRECISION): Plan {
   const maxRuns = Math.floor(MAX_INDEX_QUERIES / shards);
-  for (let precision = SORT_PRECISION; precision >= 1; precision--) {
+  for (let precision = finest; precision >= 1; precision--) {
     const cells = cellsWithin(centre, radiusM, precision, MAX_CELLS);
     if (!cells) continue;
     const runs = runsOf(

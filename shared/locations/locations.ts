@@ -695,6 +695,51 @@ async function readLocations(candidates: Candidate[], stats: SearchStats): Promi
 const inParallel = <T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> =>
   mapLimited(tasks, limit, (task) => task());
 
+/** The index entries that can be within `radiusM` of `centre` and match the filters: L4's candidates. */
+async function radiusCandidates(
+  centre: Point,
+  radiusM: number,
+  orgId: string | undefined,
+  filters: SearchFilters,
+  stats: SearchStats,
+  finest = SORT_PRECISION,
+): Promise<Candidate[]> {
+  const plan = planRadius(centre, radiusM, GEO_SHARDS, finest);
+  const inputs = plan.queries.flatMap((query) => cellQueries(query.partition, query.first, query.last));
+  stats.indexQueries += inputs.length;
+  const batches = await inParallel(
+    inputs.map((input) => () => queryCounted(input, stats)),
+    16,
+  );
+  return batches
+    .flat()
+    .map((item) => candidateOf(item, centre, orgId, filters))
+    .filter((candidate): candidate is Candidate => candidate !== undefined && candidate.least <= radiusM);
+}
+
+/**
+ * X17 (issue 45): the drivers of organisation `orgId`, or freelance, whose index entry says they may be within
+ * `radiusM` of `centre` with a fix at most `maxAgeS` old (every such driver whose current fix is, the index lagging its
+ * items aside, as for L4), each with the least distance its cell allows, least first. From the index alone: which of
+ * them matter, and their items, are the caller's to read. `finest`: the finest cells its Queries range over (fewer
+ * Queries of coarser cells read more entries: planRadius).
+ */
+export async function driversIndexedNear(
+  centre: Point,
+  radiusM: number,
+  maxAgeS: number,
+  orgId: string,
+  finest = SORT_PRECISION,
+): Promise<{ id: string; least: number }[]> {
+  const stats = { queries: 0, indexQueries: 0, itemsRead: 0 };
+  const found = new Map<string, number>();
+  for (const candidate of await radiusCandidates(centre, radiusM, undefined, { maxAgeS }, stats, finest)) {
+    if (candidate.orgId !== orgId && candidate.orgId !== null) continue;
+    found.set(candidate.userId, Math.min(candidate.least, found.get(candidate.userId) ?? candidate.least));
+  }
+  return [...found].map(([id, least]) => ({ id, least })).sort((a, b) => a.least - b.least);
+}
+
 /** L4: every visible driver within `radiusM`, nearest first. */
 export async function driversWithin(
   caller: Caller,
@@ -704,17 +749,7 @@ export async function driversWithin(
   stats: SearchStats = { queries: 0, indexQueries: 0, itemsRead: 0 },
 ): Promise<LocationView[]> {
   const orgId = searchScope(caller);
-  const plan = planRadius(centre, radiusM);
-  const inputs = plan.queries.flatMap((query) => cellQueries(query.partition, query.first, query.last));
-  stats.indexQueries += inputs.length;
-  const batches = await inParallel(
-    inputs.map((input) => () => queryCounted(input, stats)),
-    16,
-  );
-  const candidates = batches
-    .flat()
-    .map((item) => candidateOf(item, centre, orgId, filters))
-    .filter((candidate): candidate is Candidate => candidate !== undefined && candidate.least <= radiusM);
+  const candidates = await radiusCandidates(centre, radiusM, orgId, filters, stats);
   const locations = await readLocations(candidates, stats);
   // One answer per driver: were a driver's item under two keys for a moment (an A25 move the index has not caught up
   // with), the newer fix.

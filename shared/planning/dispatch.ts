@@ -39,7 +39,7 @@ import { type PageRequest, queryPage } from '#shared/db/paging';
 import { queryPartitions } from '#shared/db/shards';
 import { conflict, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { newUuid } from '#shared/ids';
-import { currentFixes } from '#shared/locations/locations';
+import { currentFixes, driversIndexedNear } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publishEvent, publishEvents } from '#shared/notifications/realtime';
@@ -319,9 +319,13 @@ export function dispatchRunsheet(runsheet: { id: string; tasks: Record<string, u
 /**
  * What eligibility needs of each of the planning's drivers but the runsheets offered them: duty and service types
  * (their user items, one batched read), their current fixes, and how many of the planning's runsheets each holds
- * (one Query of the plan's counts).
+ * (one Query of the plan's counts; `wins`: another read of them).
  */
-export async function driverFacts(planning: Planning, drivers: { id: string; name?: string }[]) {
+export async function driverFacts(
+  planning: Planning,
+  drivers: { id: string; name?: string }[],
+  wins: (ids: string[]) => Promise<Map<string, number>> = () => runsheetsWon(planning.id),
+) {
   const ids = drivers.map((d) => d.id);
   const [users, fixes, winsOf] = await Promise.all([
     getAll<Pick<UserRecord, 'id' | 'created_at' | 'driver_profile' | 'name'>>(mainTableName(), ids.map(userKey), {
@@ -329,7 +333,7 @@ export async function driverFacts(planning: Planning, drivers: { id: string; nam
       ExpressionAttributeNames: { '#n': 'name' },
     }),
     currentFixes(planning.org_id, ids),
-    runsheetsWon(planning.id),
+    wins(ids),
   ]);
   const userOf = new Map(users.map((u) => [u.id, u]));
   return drivers.map((driver): Omit<DriverFacts, 'offered'> & { name: string } => {
@@ -353,6 +357,16 @@ export async function runsheetsWon(planId: string): Promise<Map<string, number>>
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :wins)',
     ExpressionAttributeValues: { ':pk': winsPartition(planId), ':wins': 'WINS#' },
   });
+  return new Map(wins.map((w) => [w.SK.slice('WINS#'.length), Number(w.wins ?? 0)]));
+}
+
+/** How many of the planning's runsheets some of its drivers hold: their counts by key, read consistently. */
+async function runsheetsWonBy(planId: string, driverIds: string[]): Promise<Map<string, number>> {
+  const wins = await getAll<{ SK: string; wins?: number }>(
+    mainTableName(),
+    driverIds.map((id) => winsKey(planId, id)),
+    { ConsistentRead: true },
+  );
   return new Map(wins.map((w) => [w.SK.slice('WINS#'.length), Number(w.wins ?? 0)]));
 }
 
@@ -409,20 +423,50 @@ export async function sendDueWaves(): Promise<{ waves: number; unassigned: numbe
 
 type Outcome = 'wave' | 'unassigned' | 'waiting' | 'done' | 'skipped';
 
-/** Judges the runsheets of one planning; reads the planning and its drivers' facts once, when first needed. */
+/** What a judgement knows of its planning: the planning, runsheets, and drivers' facts (all of them, or X17's near). */
+interface JudgeContext {
+  planning: Planning;
+  runsheets: Map<string, ReturnType<typeof dispatchRunsheet>>;
+  /** The runsheets' names as the sweep read them (a wave's pairs and push name their runsheet). */
+  names: Map<string, string | undefined>;
+  facts: Awaited<ReturnType<typeof driverFacts>>;
+}
+
+/**
+ * X17's radii around its runsheet's first pickup (metres), tried in turn until enough eligible drivers are within one
+ * (`WaveJudge.nearest`), with the finest cells their geo index Queries range over (each Query at least 0.5 RCU): 1 km
+ * in precision-6 cells is 8 Queries in the tropics, 16 in London; 4 km in precision-5 cells 10 and 8 (34 and 36 in
+ * precision-6 ones), reading the entries of about 2.8 times the circle's area: fewer RCU unless the circle holds
+ * hundreds of drivers; 25 km 32 and 50. Beyond the last, the whole planning is read.
+ */
+const NEAR_RADII: { radiusM: number; precision: number }[] = [
+  { radiusM: 1_000, precision: 6 },
+  { radiusM: 4_000, precision: 5 },
+  { radiusM: 25_000, precision: 5 },
+];
+/** X17 reads the drivers found near its runsheet this many at a time, nearest first. */
+const NEAR_BATCH = 8;
+
+const withOffered = (facts: JudgeContext['facts'], offeredTo: ReadonlySet<string>, runsheetId: string): DriverFacts[] =>
+  facts.map((f) => ({ ...f, offered: offeredTo.has(f.id) ? new Set([runsheetId]) : new Set<string>() }));
+
+/**
+ * Judges the runsheets of one planning; reads the planning and its drivers' facts once, when first needed. X17's
+ * (`oneRunsheet`) reads only the drivers near its runsheet when they suffice (`nearest`).
+ */
 export class WaveJudge {
-  private context?: Promise<{
-    planning: Planning;
-    runsheets: Map<string, ReturnType<typeof dispatchRunsheet>>;
-    /** The runsheets' names as the sweep read them (a wave's pairs and push name their runsheet). */
-    names: Map<string, string | undefined>;
-    facts: Awaited<ReturnType<typeof driverFacts>>;
-  }>;
+  private context?: Promise<JudgeContext>;
+
+  /** X17's reads of its one runsheet and the drivers near it, when they sufficed. */
+  private near?: JudgeContext;
 
   /** The drivers' counts of won runsheets, read again when older than WINS_FRESH_MS (drivers win all along a sweep). */
   private wins?: { at: number; read: Promise<Map<string, number>> };
 
-  constructor(private readonly planId: string) {}
+  constructor(
+    private readonly planId: string,
+    private readonly oneRunsheet = false,
+  ) {}
 
   /**
    * The facts with the drivers' current counts of runsheets: a sweep that works through a big day for seconds would
@@ -435,6 +479,87 @@ export class WaveJudge {
     if (!this.wins || nowMs - this.wins.at > WINS_FRESH_MS) this.wins = { at: nowMs, read: runsheetsWon(this.planId) };
     const wins = await this.wins.read;
     return facts.map((f) => ({ ...f, runsheets_won: wins.get(f.id) ?? 0 }));
+  }
+
+  /**
+   * X17 (issue 45): the nearest eligible drivers of one runsheet without reading every driver of the planning. The
+   * live positions within a radius of its first pickup (the geo index, as L4 reads it: the planning's organisation's
+   * drivers and freelance ones, whose fixes `currentFixes` reads), nearest cell first, a batch at a time kept to the
+   * planning's drivers (their membership items by key) and only those drivers' facts read, until `wanted` eligible
+   * drivers are nearer than any driver not read yet; the radius widens (NEAR_RADII) while they are not. None
+   * unread can be nearer: an eligible driver has a fresh fix, so its index entry is found whenever it is within the
+   * radius (the index lagging its items aside, as for L4). Every driver of the planning read, the eligible ones found
+   * are all there are. Undefined when only the whole read answers as before: a runsheet without coordinates (its
+   * drivers ranked by id) or not found, nobody eligible near enough (the unassigned reason, contract 4.7, counts the
+   * exclusions among all the planning's drivers), or fewer than `wanted` within the widest radius.
+   */
+  private async nearest(runsheetId: string, offeredTo: ReadonlySet<string>, asked: number | undefined, nowMs: number) {
+    const planId = this.planId;
+    const [planning, item] = await Promise.all([
+      findPlanning(planId, true),
+      db()
+        .send(
+          new GetCommand({
+            TableName: mainTableName(),
+            Key: runsheetKey(planId, runsheetId),
+            ProjectionExpression: 'id, #n, tasks, service_type',
+            ExpressionAttributeNames: { '#n': 'name' },
+          }),
+        )
+        .then((out) => out.Item),
+    ]);
+    if (!planning || !item) return undefined;
+    const runsheet = dispatchRunsheet(item as Parameters<typeof dispatchRunsheet>[0]);
+    if (!runsheet.pickup) return undefined;
+    const parameters = parametersOf(planning);
+    const wanted = asked ?? planning.job?.max_candidates ?? JOB_DEFAULTS.max_candidates;
+    const looked = new Set<string>();
+    const facts: JudgeContext['facts'] = [];
+    const eligibleOf = () =>
+      eligibleDrivers(runsheet, withOffered(facts, offeredTo, runsheetId), parameters, nowMs).eligible;
+    for (const { radiusM: radius, precision } of NEAR_RADII) {
+      const maxAgeS = parameters.max_location_age_s;
+      const found = await driversIndexedNear(runsheet.pickup, radius, maxAgeS, planning.org_id, precision);
+      const unread = found.filter((driver) => !looked.has(driver.id));
+      // Once at least, so that drivers read at a smaller radius are judged against this one.
+      for (let start = 0; start === 0 || start < unread.length; start += NEAR_BATCH) {
+        const batch = unread.slice(start, start + NEAR_BATCH).map((driver) => driver.id);
+        for (const id of batch) looked.add(id);
+        const members = await getAll<{ id: string; name?: string }>(
+          mainTableName(),
+          batch.map((id) => planningDriverKey(planId, id)),
+          { ProjectionExpression: 'id, #n', ExpressionAttributeNames: { '#n': 'name' } },
+        );
+        if (members.length > 0) {
+          // Their counts of runsheets won are read (consistently, by key) only for those every other rule lets through.
+          const read = await driverFacts(planning, members, async () => new Map());
+          facts.push(...read);
+          const open = new Set(eligibleOf().map((e) => e.driver.id));
+          const wins = await runsheetsWonBy(
+            planId,
+            read.filter((f) => open.has(f.id)).map((f) => f.id),
+          );
+          for (const f of read) f.runsheets_won = wins.get(f.id) ?? 0;
+        }
+        // Nearer than any driver not read yet: the next one found (their cells' least distance), else the radius.
+        const next = unread[start + NEAR_BATCH]?.least;
+        const eligible = eligibleOf();
+        const sure = eligible.filter((e) => {
+          const distance = e.distance_m ?? 0;
+          return next === undefined ? distance <= radius : distance < next;
+        }).length;
+        if (sure >= wanted || (eligible.length > 0 && facts.length >= planning.total_drivers)) {
+          this.near = {
+            planning,
+            runsheets: new Map([[runsheetId, runsheet]]),
+            names: new Map([[runsheetId, item['name'] as string | undefined]]),
+            facts,
+          };
+          return this.near;
+        }
+      }
+    }
+    return undefined;
   }
 
   private load() {
@@ -544,8 +669,12 @@ export class WaveJudge {
       await this.settle(runsheetId, gen, { open, due });
       return 'waiting';
     }
-    const { planning, runsheets } = await this.load();
-    const facts = await this.currentFacts();
+    const offeredTo = group.offered ?? new Set<string>();
+    const near = this.oneRunsheet
+      ? await this.nearest(runsheetId, offeredTo, group.reoffer?.max_candidates, nowMs)
+      : undefined;
+    const { planning, runsheets } = near ?? (await this.load());
+    const facts = near?.facts ?? (await this.currentFacts());
     const runsheet = runsheets.get(runsheetId);
     if (!runsheet) {
       // Removed from the planning (P6): nothing more to send.
@@ -553,13 +682,7 @@ export class WaveJudge {
       return 'done';
     }
     const parameters = parametersOf(planning);
-    const offeredTo = group.offered ?? new Set<string>();
-    const judged = eligibleDrivers(
-      runsheet,
-      facts.map((f) => ({ ...f, offered: offeredTo.has(f.id) ? new Set([runsheetId]) : new Set<string>() })),
-      parameters,
-      nowMs,
-    );
+    const judged = eligibleDrivers(runsheet, withOffered(facts, offeredTo, runsheetId), parameters, nowMs);
     const allowed = group.waves_allowed ?? parameters.max_waves;
     const maxCandidates = group.reoffer?.max_candidates ?? planning.job?.max_candidates ?? JOB_DEFAULTS.max_candidates;
     const openIds = Object.keys(open);
@@ -680,7 +803,7 @@ export class WaveJudge {
   private async sendWave(group: DispatchGroup, runsheetId: string) {
     const planId = this.planId;
     const pending = group.pending!;
-    const { planning, facts, names: runsheetNames } = await this.load();
+    const { planning, facts, names: runsheetNames } = this.near ?? (await this.load());
     const runsheetName = runsheetNames.has(runsheetId)
       ? runsheetNames.get(runsheetId)
       : ((
@@ -795,13 +918,11 @@ export class WaveJudge {
   private async closeAtCapacity(planning: Planning, records: PairRecord[]) {
     if (records.length === 0) return;
     const limit = parametersOf(planning).max_runsheets_per_driver;
-    const wins = await getAll<{ SK: string; wins?: number }>(
-      mainTableName(),
-      records.map((record) => winsKey(this.planId, record.pair.driver.id)),
-      { ConsistentRead: true },
+    const wins = await runsheetsWonBy(
+      this.planId,
+      records.map((record) => record.pair.driver.id),
     );
-    const full = new Set(wins.filter((w) => Number(w.wins ?? 0) >= limit).map((w) => w.SK.slice('WINS#'.length)));
-    for (const record of records.filter((r) => full.has(r.pair.driver.id))) {
+    for (const record of records.filter((r) => (wins.get(r.pair.driver.id) ?? 0) >= limit)) {
       await recordEvent(this.planId, record.id, 'system_rejected', clock.nowIso(), {
         reason: 'driver_at_capacity',
       }).catch((error: unknown) => {
@@ -814,7 +935,7 @@ export class WaveJudge {
   /** Records the reason, tells the planning and its partners, then takes the runsheet out of the sweep. */
   private async unassign(group: DispatchGroup, runsheetId: string, gen: number, reason: UnassignedReason) {
     const planId = this.planId;
-    const { planning } = await this.load();
+    const { planning } = this.near ?? (await this.load());
     const retry = waveDueKey(new Date(clock.nowMs() + 30_000).toISOString(), planId, runsheetId);
     try {
       await db().send(
@@ -982,7 +1103,9 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
 /**
  * X17: one more wave now, from `unassigned` or `offered` (open offers stay open), past `max_waves` if need be, with
  * the call's `max_candidates` and `offer_ttl_s` if given. Sent by the wave worker's own machinery, here and now; if
- * that fails, the sweep sends it (the runsheet is due at once).
+ * that fails, the sweep sends it (the runsheet is due at once). Issue 45: its reads do not grow with the planning: the
+ * wave's drivers are chosen from those near the runsheet (`WaveJudge.nearest`); only a runsheet nobody near can take
+ * (its unassigned reason counts all the planning's drivers) or without coordinates reads the whole planning.
  */
 export async function reofferRunsheet(
   caller: Caller,
@@ -1024,7 +1147,7 @@ export async function reofferRunsheet(
       if (isConditionalFailure(error)) continue; // a close or a wave came between: judge again
       throw error;
     }
-    await new WaveJudge(planId).judge(runsheetId, { force: true }).catch((error: unknown) => {
+    await new WaveJudge(planId, true).judge(runsheetId, { force: true }).catch((error: unknown) => {
       // The wave is asked for and due: the sweep sends it.
       logger.warn('re-offer left to the sweep', {
         planning_id: planId,

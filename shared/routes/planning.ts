@@ -415,8 +415,9 @@ export const planningRoutes = [
     path: '/v1/plannings/{planningID}/runsheets/{runsheetID}/reoffer',
     area: 'planning',
     handler: 'planning/reoffer-runsheet',
-    // A wave: the eligible drivers' facts (profiles, locations), their pairs, pushes and events.
-    needs: { ...dispatcherNeeds, locations: 'read', push: true },
+    // A wave: the drivers near the runsheet (the Geo index, issue 45), the eligible drivers' facts (profiles,
+    // locations), their pairs, pushes and events.
+    needs: { ...dispatcherNeeds, locations: 'read', locationIndexes: ['Geo'], push: true },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
     scopes: ['plannings'],
     summary: 'Offer an offered or unassigned runsheet to one more wave of eligible drivers now',

@@ -855,10 +855,13 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
       // records under 1 KB after three status entries (tuples): the pair's move 2 in the transaction, each close 1 less
       // (18 before).
       x16: { calls: 26, rcu: 16.5, wcu: 15 },
-      // X17: the mark on the group, then a wave judged and sent inside the request (the planning's facts read for it).
-      // (Issue 34's bench, as a wave above: 35 / 22.5 / 13 before.) Issue 45 item 3: the wave's claim carries the
-      // expiry, its end the item alone (11 before).
-      x17: { calls: 26, rcu: 23, wcu: 9 },
+      // X17: the mark on the group, then a wave judged and sent inside the request. (Issue 34's bench, as a wave
+      // above: 35 / 22.5 / 13 before.) Issue 45 item 3: the wave's claim carries the expiry, its end the item alone (11
+      // WCU before); its drivers are chosen from those near the runsheet, not from all the planning's (26 / 23 before):
+      // RS-4's drivers are 3 km off, so the geo index is read within 1 km (8 Queries) and then 4 km (10), every
+      // driver of this file's organisation found there has its membership read, and the planning's six their facts.
+      // Dearer than reading six drivers' facts; it no longer grows with the planning (the case below).
+      x17: { calls: 44, rcu: 39, wcu: 9 },
       // X18 of an assigned runsheet: the cancel mark, the driver's count given back, the claim deleted, the events.
       // Issue 38 (4 WCU before): the claim's GSI1 entry goes with it (1), and the mark is a transaction with a check
       // that the driver has not started (2 for the mark, 2 for the check), so a cancel and the driver's first task
@@ -870,6 +873,63 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
       // as tuples, under 1 KB: 2 in the transaction (14 before).
       x19: { calls: 7, rcu: 2, wcu: 12 },
     });
+  });
+
+  it('X17 reads as much in a planning of 6 drivers as in one with 60 more far away (issue 45)', async () => {
+    const { createUser } = await import('../../shared/accounts/users.ts');
+    const planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org)).token;
+    // Six drivers 100 m apart north of the runsheet's pickup, the first the nearest; sixty more 90 km east of it, as
+    // fresh (written directly: only their number matters here).
+    const near: string[] = [];
+    for (let j = 0; j < 6; j++) {
+      const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+      expect((await api.put('/v1/driver/location', fix(1.42 + j / 1000, 103.72, 0), driver.token)).status).toBe(200);
+      near.push(driver.id);
+    }
+    const tag = randomBytes(4).toString('hex');
+    const far = await Promise.all(
+      Array.from({ length: 60 }, (_, j) =>
+        createUser({ email: `far-${tag}-${j}@example.com`, name: `Far ${j}`, roles: ['OrgDriver'], org_id: org }),
+      ),
+    );
+    await importLocations(
+      far.map((user, j) => locationAt(user.id, { latitude: 1.42 + j / 1000, longitude: 104.53 }, org)),
+    );
+    type Pair = { current_state: string; pair: { driver: { id: string } } };
+    const offers = async (planning: string) =>
+      (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planning}/pairs`, planner)).body.pair_records;
+    const dispatched = async (drivers: string[]) => {
+      const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Re-offer cost' }, planner)).body.id;
+      const task = { id: 'c-1', from_address: { city: 'Singapore', latitude: 1.42, longitude: 103.72 } };
+      await api.post(`/v1/plannings/${planning}/runsheets`, { runsheets: [{ id: 'RS-1', tasks: [task] }] }, planner);
+      const ready = await api.post<{ version_rev: string }>(
+        `/v1/plannings/${planning}/drivers`,
+        { drivers: drivers.map((id) => ({ id })) },
+        planner,
+      );
+      const job = { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600 };
+      expect((await api.post(`/v1/plannings/${planning}/job`, job, planner)).status).toBe(202);
+      const deadline = Date.now() + 20_000;
+      while ((await offers(planning)).length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      return planning;
+    };
+    const small = await dispatched(near);
+    const big = await dispatched([...far.map((user) => user.id), ...near]);
+    const reoffer = (planning: string) =>
+      measure('X17', () => api.post(`/v1/plannings/${planning}/runsheets/RS-1/reoffer`, {}, planner));
+    const x17 = { small: await reoffer(small), big: await reoffer(big) };
+    // The same two nearest drivers offered in both: the job's wave, then X17's.
+    for (const planning of [small, big]) {
+      const offered = (await offers(planning)).filter((p) => p.current_state === 'broadcasted');
+      expect(offered.map((p) => p.pair.driver.id).sort()).toEqual([near[0], near[1]].sort());
+    }
+    // X17 no longer reads every driver of the planning (before issue 45's last unit it read their user items and
+    // fixes, 0.5 RCU each, and the planning's contents: the big planning's X17 cost more by about a driver's RCU each):
+    // the geo index within 1 km of the pickup (8 Queries, 4 RCU), the six drivers found there (their membership items,
+    // user items and fixes, 0.5 RCU each), and the counts of runsheets won of the five not offered it yet (consistent,
+    // 1 RCU each), whatever the planning's size.
+    expect(x17.big).toEqual(x17.small);
+    expect(x17.small).toEqual({ calls: 33, rcu: 32.5, wcu: 9 });
   });
 
   it('X20 events of a runsheet (its first, a pickup, the last delivery with a proof), X21 and X22', async () => {
