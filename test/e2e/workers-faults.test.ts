@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
+import { pairFromItem } from '../../shared/planning/broadcasts.ts';
 import { localDeadLetters } from '../../shared/ports/queue.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
@@ -243,7 +244,8 @@ describe('a planning job whose pair writes fail mid-run', () => {
     );
     expect(pairs).toHaveLength(8);
     for (const pair of pairs) {
-      expect((pair['statuses'] as { action: string }[]).map((s) => s.action)).toEqual(['created', 'broadcast']);
+      // Stored as compact entries (issue 45): read back as the service reads them.
+      expect(pairFromItem(pair).statuses.map((s) => s.action)).toEqual(['created', 'broadcast']);
     }
     expect(new Set(broadcast)).toEqual(new Set(pairs.map((p) => String(p['id']))));
     const stored = all.find((i) => i['entity'] === 'planning' && i['id'] === planning.body.id)!;
