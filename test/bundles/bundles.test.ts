@@ -459,19 +459,22 @@ describe('the bundles as deployed', () => {
 });
 
 /**
- * The budget: 410 kB for every function as deployed. The largest were ~380 kB (planning/start-job, the
+ * The budget: 420 kB for every function as deployed. The largest were ~380 kB (planning/start-job, the
  * account updates with argon2 and jose) since the bundles stopped carrying Powertools' JMESPath engine (esbuild alias
  * to shared/http/jmespath-fields.ts, 23 kB) and licence comments; bench/bundles.ts shows what a bundle holds. Issues
  * 42-46 took planning/start-job from 398.6 to 403.7 kB (esbuild's metafile, before and after), a little from many
  * modules and none alone: the expired-token refusals of 46.9 (auth/refusals.ts, jose's error classes, the
  * authorizer: 1.8 kB), the domain error vocabulary beside the old problem helpers of 44.1 (errors.ts, problems.ts:
  * 1.3 kB, until the last domain file leaves the old helpers), the shards of 45 (db/shards.ts, planning keys and
- * records: 1.7 kB). The budget moved from 400 to 410 kB.
+ * records: 1.7 kB). The budget moved from 400 to 410 kB. Issue 44.4 and 45 then took planning/reoffer-runsheet to
+ * 413 kB: its wave is now chosen from the geo index around the runsheet (the location index's search, geo.ts and
+ * ngeohash: 9.5 kB) so that X17's reads do not grow with the planning, and the lifecycle module (4 kB) answers its
+ * moves; planning/start-job is 407 kB. The budget is 420 kB.
  */
-const BUNDLE_BUDGET = 410_000;
+const BUNDLE_BUDGET = 420_000;
 
 describe('bundle sizes (issue 25.7)', () => {
-  it('keeps every function bundle, as deployed, within the 410 kB budget', () => {
+  it('keeps every function bundle, as deployed, within the 420 kB budget', () => {
     expect(bundleBytes.size).toBeGreaterThan(100);
     const over = [...bundleBytes]
       .filter(([, bytes]) => bytes > BUNDLE_BUDGET)
