@@ -717,7 +717,8 @@ describe('a runsheet built by route planning on /ops (issue 43.5)', () => {
         return x > box.left && x < box.right && y > box.top && y < box.bottom;
       });
     })()`;
-    await watching.waitForFunction(inView, { timeout: 5_000 });
+    // As long as the file's other waits: CI's loaded machine once took longer than 5 s to lay the map out again.
+    await watching.waitForFunction(inView, { timeout: 30_000 });
     // The route is a line through the stops (an SVG path in the map's overlay pane).
     expect(await watching.$$eval('#map .leaflet-overlay-pane path', (paths) => paths.length)).toBeGreaterThan(0);
     mkdirSync(join(OUTPUT, 'ops-console'), { recursive: true });
