@@ -29,6 +29,22 @@ const NODE = lambdaNode();
 const ADMIN_PASSWORD = 'bundle-test-admin-password';
 const SECRET = (name: string) => `arn:aws:secretsmanager:us-east-1:123456789012:secret:${name}`;
 
+/** A public GET as API Gateway hands it to its function (no authorizer): `file` is the `{file}` path parameter. */
+const publicGet = (path: string, routeKey: string, file?: string) =>
+  proxyEvent(
+    {
+      method: 'GET',
+      path,
+      rawQueryString: '',
+      headers: {},
+      body: Buffer.alloc(0),
+      routeKey,
+      pathParameters: file ? { file } : {},
+      sourceIp: '127.0.0.1',
+    },
+    undefined,
+  );
+
 /** Read by the code, set by nobody, and fine that way: each has a default (docs/configuration.md) or is the SDK's. */
 const OPTIONAL = new Set([
   // shared/aws/wire.ts: the dependency timeouts and retry budget (docs/failure-behaviour.md).
@@ -276,19 +292,7 @@ beforeAll(async () => {
     ['/docs/assets/swagger-ui.css', 'swagger-ui.css'],
   ] as const) {
     definitions.get('system/reference')!.invocations.push({
-      event: proxyEvent(
-        {
-          method: 'GET',
-          path,
-          rawQueryString: '',
-          headers: {},
-          body: Buffer.alloc(0),
-          routeKey: file ? 'GET /docs/assets/{file}' : `GET ${path}`,
-          pathParameters: file ? { file } : {},
-          sourceIp: '127.0.0.1',
-        },
-        undefined,
-      ),
+      event: publicGet(path, file ? 'GET /docs/assets/{file}' : `GET ${path}`, file),
     });
   }
   // The signing-key rotation, as Secrets Manager runs it (its whole story: key-rotation.test.ts).
@@ -331,19 +335,7 @@ beforeAll(async () => {
     ['/ops/assets/app.js', 'app.js'],
   ] as const) {
     definitions.get('system/ops')!.invocations.push({
-      event: proxyEvent(
-        {
-          method: 'GET',
-          path,
-          rawQueryString: '',
-          headers: {},
-          body: Buffer.alloc(0),
-          routeKey: file ? 'GET /ops/assets/{file}' : 'GET /ops',
-          pathParameters: file ? { file } : {},
-          sourceIp: '127.0.0.1',
-        },
-        undefined,
-      ),
+      event: publicGet(path, file ? 'GET /ops/assets/{file}' : 'GET /ops', file),
     });
   }
 
