@@ -22,12 +22,6 @@ const TOPS = ['bin', 'lib', 'functions', 'shared'];
 const MAP_START = '<!-- house-map:start -->';
 const MAP_END = '<!-- house-map:end -->';
 
-/**
- * Domain files that still import shared/http (issue 44.1 moves them to shared/errors.ts one area at a time). A file
- * not listed here may not; a listed file that no longer does must leave the list.
- */
-export const DOMAIN_HTTP_PENDING: readonly string[] = [];
-
 export interface Edge {
   from: string;
   to: string;
@@ -150,24 +144,16 @@ const isDomain = (file: string) =>
   file !== 'shared/routes.ts';
 
 /** Every finding, as a sentence; none: the house keeps its shape. */
-export function findings(root = ROOT, pending: readonly string[] = DOMAIN_HTTP_PENDING): string[] {
+export function findings(root = ROOT): string[] {
   const files = houseFiles(root);
   const edges = importEdges(root, files);
   const found: string[] = [];
   for (const circle of circles(edges)) found.push(`a circle: ${circle.join(' → ')} (each imports the next)`);
-  const speaking = new Set<string>();
   for (const { from, to } of edges) {
     if (from.startsWith('shared/') && to.startsWith('lib/'))
       found.push(`${from} imports ${to}: shared/ never imports lib/`);
-    if (isDomain(from) && to.startsWith('shared/http/')) {
-      speaking.add(from);
-      if (!pending.includes(from)) {
-        found.push(`${from} imports ${to}: the domain throws shared/errors.ts's vocabulary, not HTTP problems`);
-      }
-    }
-  }
-  for (const file of pending) {
-    if (!speaking.has(file)) found.push(`${file} no longer imports shared/http: take it off DOMAIN_HTTP_PENDING`);
+    if (isDomain(from) && to.startsWith('shared/http/'))
+      found.push(`${from} imports ${to}: the domain throws shared/errors.ts's vocabulary, not HTTP problems`);
   }
   const rooms = houseMap(readFileSync(join(root, 'docs/design.md'), 'utf8'));
   for (const room of rooms) {
@@ -179,7 +165,6 @@ export function findings(root = ROOT, pending: readonly string[] = DOMAIN_HTTP_P
   for (const { from, to } of edges) {
     const [a, b] = [roomOf(rooms, from), roomOf(rooms, to)];
     if (!a || !b || a === b) continue;
-    if (isDomain(from) && to.startsWith('shared/http/') && pending.includes(from)) continue;
     const climbs = a.floor === 'apart' ? b.floor !== 'apart' : b.floor === 'apart' ? a.floor < 5 : b.floor > a.floor;
     if (climbs) {
       found.push(`${from} (${a.path}, floor ${a.floor}) imports ${to} (${b.path}, floor ${b.floor}): imports run down`);

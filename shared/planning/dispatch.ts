@@ -8,7 +8,7 @@
  * runsheets is `WINS#<driver>`. The status every reader sees (`runsheetStatus`) follows from those two items alone.
  *
  * The wave worker (`sendDueWaves`, run by the offer sweep: every two seconds locally, every minute in the cloud)
- * looks at the runsheets whose group is due in its planning's wave list (GSI3 `WAVES#<plan>`, found through the
+ * looks at the runsheets whose group is due in its planning's wave list (GSI3 `WAVES#<plan>#<n>`, found through the
  * registry of plannings with one: shared/planning/wave-plans.ts): every close of an offer makes it due
  * now, and every wave makes it due a second after its offers expire. It judges from the pair records, read
  * consistently, never from the group's copy: offers past their expiry it closes itself (`expired`, the event the
