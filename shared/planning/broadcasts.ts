@@ -7,8 +7,8 @@
  * A runsheet's pairs are listed on its offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`, `pair_ids`), which the
  * accept reads to find the rivals. The planning job's pairs do not copy their runsheet (`runsheet_ref`: R1/R2
  * assemble it from the planning's runsheet item) and carry no index entry: the plan's offer watch
- * (`BPLAN#<plan>#<n> / OFFERS`) carries the earliest open expiry of them all in the sparse sweep index (GSI3 `OFFERS#<n>`),
- * one entry a planning. A pair broadcast one by one (R5) carries its own expiry there.
+ * (`BPLAN#<plan>#<n> / OFFERS`) carries the earliest open expiry of them all in the sparse sweep index (GSI3
+ * `OFFERS#<org>`, its organisation's list), one entry a planning. A pair broadcast one by one (R5) carries its own expiry there.
  */
 
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -29,7 +29,7 @@ import {
   transactWrite,
 } from '#shared/db/client';
 import { type PageRequest, queryPage, queryPartitionsPage } from '#shared/db/paging';
-import { dueEntries, queryPartitions, sweepPartition } from '#shared/db/shards';
+import { dueEntriesByOrg, orgSweepPartition, queryPartitions } from '#shared/db/shards';
 import { conflict, dependencyUnavailable, forbidden, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { publishEvent } from '#shared/notifications/realtime';
 import {
@@ -250,6 +250,7 @@ function firstWaveFields(planId: string, group: FirstWave, wave: { expires: stri
  */
 export async function putFirstOffers(
   planId: string,
+  orgId: string,
   groups: FirstWave[],
   records: PairRecord[],
   wave: { expires: string; maxWaves: number },
@@ -260,7 +261,7 @@ export async function putFirstOffers(
     ...(group.pairIds.length > 0 ? { pair_ids: new Set(group.pairIds), offered: new Set(group.driverIds) } : {}),
     ...firstWaveFields(planId, group, wave),
     // The first in the wave worker's registry: the planning's registration (shared/planning/wave-plans.ts).
-    ...(i === 0 ? { GSI3PK: wavePlansPartition(planId) } : {}),
+    ...(i === 0 ? { GSI3PK: wavePlansPartition(orgId) } : {}),
   }));
   await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
   await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
@@ -272,6 +273,7 @@ export async function putFirstOffers(
  */
 export async function addFirstWave(
   planId: string,
+  orgId: string,
   group: FirstWave,
   wave: { expires: string; maxWaves: number },
   register = false,
@@ -289,7 +291,7 @@ export async function addFirstWave(
         ':wave': 1,
         ':allowed': fields.waves_allowed,
         ':open': fields.open,
-        ':waves': register ? wavePlansPartition(planId) : fields.GSI3PK,
+        ':waves': register ? wavePlansPartition(orgId) : fields.GSI3PK,
         ':due': fields.GSI3SK,
         ...(listed ? { ':ids': new Set(group.pairIds), ':drivers': new Set(group.driverIds) } : {}),
       },
@@ -310,7 +312,7 @@ const FIRST_OFFERS_PER_S = 2_000;
  * a sweep drops or moves the watch only if its generation is the one it read before it read the pairs, so a pair
  * written after that read is never left without a watch.
  */
-export async function watchOffers(planId: string, expiry: string): Promise<void> {
+export async function watchOffers(planId: string, orgId: string, expiry: string): Promise<void> {
   const due = watchSweepKey(expiry, planId);
   const values = { ':due': due, ':one': 1 };
   // Each round loses only to a sweep that moved or dropped the watch in between; a few rounds settle it.
@@ -322,7 +324,11 @@ export async function watchOffers(planId: string, expiry: string): Promise<void>
           Key: watchKey(planId),
           UpdateExpression: 'SET entity = :entity, GSI3PK = :offers, GSI3SK = :due ADD gen :one',
           ConditionExpression: 'attribute_not_exists(GSI3SK) OR GSI3SK >= :due',
-          ExpressionAttributeValues: { ...values, ':entity': 'offer_watch', ':offers': sweepPartition(OFFERS, planId) },
+          ExpressionAttributeValues: {
+            ...values,
+            ':entity': 'offer_watch',
+            ':offers': orgSweepPartition(OFFERS, orgId),
+          },
         }),
       );
       return;
@@ -392,7 +398,10 @@ export function pairItem(record: PairRecord) {
     ...pairKey(record.plan.id, record.id),
     entity: 'pair_record',
     ...(offer?.expired_time && !record.plan_swept
-      ? { GSI3PK: sweepPartition(OFFERS, record.id), GSI3SK: `${offer.expired_time}#${record.plan.id}#${record.id}` }
+      ? {
+          GSI3PK: orgSweepPartition(OFFERS, record.org_id),
+          GSI3SK: `${offer.expired_time}#${record.plan.id}#${record.id}`,
+        }
       : {}),
     ...driverOfferKeys(record, offer),
   };
@@ -757,7 +766,7 @@ async function afterEvent(record: PairRecord, action: PairAction, judgedNow = fa
   // First: a failure after it still leaves the runsheet looked at. Only the planning job's runsheets have waves.
   const closes = action === 'rejected' || action === 'system_rejected' || action === 'withdrawn';
   if (closes && record.plan_swept && !judgedNow && !NO_WAVE_AFTER.has(reason ?? '')) {
-    await checkWaveSoon(record.plan.id, record.pair.runsheet.id, action === 'withdrawn');
+    await checkWaveSoon(record.plan.id, record.org_id, record.pair.runsheet.id, action === 'withdrawn');
   }
   if (action === 'broadcast') {
     await publishEvent(driverChannel, 'offer.new', offerNew(record, last?.expired_time ?? null));
@@ -829,7 +838,12 @@ async function watchedPairs(planId: string) {
  * now; `gen` moves so that a worker that read the group before this judges it again). A withdrawal also allows one
  * wave past `max_waves`: the runsheet goes back to dispatch however many waves it had.
  */
-export async function checkWaveSoon(planId: string, runsheetId: string, extraWave = false): Promise<void> {
+export async function checkWaveSoon(
+  planId: string,
+  orgId: string,
+  runsheetId: string,
+  extraWave = false,
+): Promise<void> {
   const mark = (raise: boolean) =>
     db().send(
       new UpdateCommand({
@@ -840,7 +854,7 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
         // The extra wave only raises the limit: a runsheet still short of it keeps the waves it had left.
         ConditionExpression: raise ? 'attribute_exists(wave) AND waves_allowed <= wave' : 'attribute_exists(wave)',
         ExpressionAttributeValues: {
-          ':waves': wavePlansPartition(planId),
+          ':waves': wavePlansPartition(orgId),
           ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
           ':one': 1,
         },
@@ -850,7 +864,7 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
     await mark(extraWave);
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
-    if (extraWave) await checkWaveSoon(planId, runsheetId, false);
+    if (extraWave) await checkWaveSoon(planId, orgId, runsheetId, false);
   }
 }
 
@@ -860,7 +874,7 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
  */
 export const EXPIRY_GRACE_MS = 1_000;
 
-/** The expiry sweep's work list: plans' offer watches and R5's pairs (`OFFERS#<n>`). */
+/** The expiry sweep's work lists: plans' offer watches and R5's pairs (`OFFERS#<org>`, one an organisation). */
 export const OFFERS = 'OFFERS';
 
 /**
@@ -980,10 +994,13 @@ async function assembledByPlanning(records: PairRecord[]) {
 /** Expired offers of one planning closed at once by the sweep. */
 const CLOSES_AT_ONCE = 8;
 
-/** The expiry sweep: every broadcasted pair past its expiry is closed by the system with reason `expired`. */
-export async function expireOffers(): Promise<number> {
+/**
+ * The expiry sweep: every broadcasted pair past its expiry is closed by the system with reason `expired`. Every
+ * organisation's list is read (`orgs`: the sweep's run's, read when not given).
+ */
+export async function expireOffers(orgs?: readonly string[]): Promise<number> {
   const now = clock.nowIso();
-  const out = await dueEntries(OFFERS, now, 500);
+  const out = await dueEntriesByOrg(OFFERS, now, 500, orgs);
   let closed = 0;
   let failed: unknown;
   // True unless the close failed; the others are still closed, and this one is retried by the next sweep. A pair of

@@ -379,18 +379,19 @@ export const parametersOf = (planning: Planning): EligibilityParameters & { max_
 // ----- the wave worker -----
 
 /**
- * One sweep: the plannings with a wave list (the registry), then, a page of each planning's due runsheets at a time,
+ * One sweep: the plannings with a wave list (every organisation's registry; `orgs`: the run's organisations, read
+ * when not given), then, a page of each planning's due runsheets at a time,
  * those runsheets judged, a planning's together (its facts read once a sweep), until none is due or the sweep's budget
  * is spent.
  */
-export async function sendDueWaves(): Promise<{ waves: number; unassigned: number }> {
+export async function sendDueWaves(orgs?: readonly string[]): Promise<{ waves: number; unassigned: number }> {
   const started = clock.nowMs();
   const tally = { waves: 0, unassigned: 0 };
   const judges = new Map<string, WaveJudge>();
   let failed: unknown;
   // Entries left due by this sweep (a failure, a wave still leased) are not judged twice in it.
   const seen = new Set<string>();
-  let plans = await registeredPlannings(started);
+  let plans = await registeredPlannings(started, orgs);
   while (plans.length > 0) {
     const more: string[] = [];
     await mapLimited(plans, PLANS_AT_ONCE, async (planId) => {
@@ -1113,7 +1114,7 @@ export async function reofferRunsheet(
   runsheetId: string,
   settings: { max_candidates?: number | undefined; offer_ttl_s?: number | undefined },
 ) {
-  await visiblePlanning(caller, planId);
+  const { org_id: orgId } = await visiblePlanning(caller, planId);
   for (let round = 0; round < 5; round++) {
     const current = await runsheetSummary(planId, runsheetId);
     askRunsheet('reoffer', current);
@@ -1135,7 +1136,7 @@ export async function reofferRunsheet(
               ...(settings.offer_ttl_s ? { offer_ttl_s: settings.offer_ttl_s } : {}),
             },
             ':allowed': Math.max(group.waves_allowed ?? wave, wave + 1),
-            ':waves': wavePlansPartition(planId),
+            ':waves': wavePlansPartition(orgId),
             ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
             ':one': 1,
             ':wave': wave,
