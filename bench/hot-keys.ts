@@ -4,9 +4,10 @@
  * (test/support/key-tally-proxy.ts). Prints the hottest keys, their share of all writes and their busiest second, for
  * K = 1 and K = 8; then one big planning's job (1 000 runsheets × 1 500 drivers, 5 candidates) and its busiest key
  * second. Every organisation's day makes the same choices (its drivers answer by their index and the runsheet's), so
- * a key of one organisation, planning or driver takes the same writes at K = 1 and K = 8, and a key organisations
- * share (no id in it: `WAVEPLANS#<n>`, `OFFERS#<n>`, `ACTIVEJOBS#<n>`) shows what its design does. Goals: a shared
- * key's share at K = 8 at most 1/8 of its K = 1 share (× `NOISE`); the busiest key with an id in it takes no more
+ * a key of one organisation, planning or driver takes the same writes at K = 1 and K = 8 (the sweeps' lists are one an
+ * organisation, `OFFERS#<org>`: its own), and a key organisations share (no id in it, as the lists' fixed shards
+ * `OFFERS#<n>` were) shows what its design does. Goals: a shared key's share at K = 8 at most 1/8 of its K = 1 share
+ * (× `NOISE`; no such key written at K = 8 meets it); the busiest key with an id in it takes no more
  * writes at K = 8 than at K = 1 (× `NOISE`); no key over 300 writes in one second during the big job.
  *
  * Runs in a child process of its own (`npm run bench` starts it): the functions' DynamoDB client is made once a
@@ -34,6 +35,8 @@ const DAY_LIMIT_MS = 240_000;
 const SECOND_LIMIT = 300;
 /** A planning's own keys: the share goal leaves them out (they grow with the planning, not the service). */
 const PLANNING_OWN = /^(PK=BPLAN#|GSI3PK=WAVES#[0-9a-f]{8}-)/;
+/** The sweeps' lists of a dispatch day, one key an organisation: its own, as its id says (shared/db/shards.ts). */
+const ORG_LISTS = /^GSI3PK=(WAVEPLANS|OFFERS|ACTIVEJOBS)#[0-9a-f]{8}-/;
 const ID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 /**
  * The noise the goals allow: every organisation's day makes the same choices (`day`), but which of two accepts lands
@@ -238,7 +241,14 @@ async function run() {
   /** Per K: the hottest key with no id in it (shared by organisations) and the busiest key with one. */
   const measured: Record<
     number,
-    { total: number; shared?: KeyStats & { orgs: number }; own?: KeyStats; busiest: number[]; onShared: number[] }
+    {
+      total: number;
+      shared?: KeyStats & { orgs: number };
+      own?: KeyStats;
+      busiest: number[];
+      onShared: number[];
+      lists: { keys: number; hottest?: KeyStats };
+    }
   > = {};
   for (const k of [1, 8]) {
     const orgs = await mapLimited(
@@ -282,9 +292,15 @@ async function run() {
     console.log(
       `each organisation's busiest key: ${busiest.join(', ')} writes; each organisation's writes on shared keys: ${onShared.join(', ')}`,
     );
+    // The sweeps' lists of a dispatch day, one key an organisation (`OFFERS#<org>`: an organisation's own key).
+    const lists = stats.keys.filter((key) => ORG_LISTS.test(key.key.split(' ')[1]!));
+    console.log(
+      `the sweep lists' keys (one an organisation): ${lists.length} written, the hottest ${lists[0] ? `${shown(lists[0].key)} ${lists[0].writes} writes, busiest second ${lists[0].busiest}` : 'none'}`,
+    );
     measured[k] = {
       busiest,
       onShared,
+      lists: { keys: lists.length, ...(lists[0] && { hottest: lists[0] }) },
       total: stats.total,
       ...(shared && { shared: { ...shared, orgs: sharedOrgs.size } }),
       ...(own && { own }),
@@ -320,6 +336,21 @@ async function run() {
     }
   }
   const [one, eight] = [measured[1], measured[8]];
+  if (one && eight && !eight.shared) {
+    // No write of the day at K = 8 named a key without an organisation's, planning's or driver's id: nothing to share.
+    const list = (m: typeof one) =>
+      m.lists.hottest ? `${shown(m.lists.hottest.key)} ${m.lists.hottest.writes} writes` : 'none written';
+    console.log(
+      `\ngoal, keys shared by organisations: share at K = 8 ≤ (1/8) × K = 1 share × ${NOISE}: met: no key shared by organisations (no id in it) was written on the day at K = 8 (${eight.total} writes; at K = 1: ${one.shared ? `${shown(one.shared.key)} ${one.shared.writes} writes, ${pct(one.shared.writes, one.total)}` : `none of ${one.total} writes`})`,
+    );
+    console.log(
+      `  the sweep lists, one key an organisation: ${eight.lists.keys} keys at K = 8 against ${one.lists.keys} at K = 1; the hottest ${list(eight)} at K = 8 against ${list(one)} at K = 1`,
+    );
+  } else if (one && eight?.shared && !one.shared) {
+    console.log(
+      `\ngoal, keys shared by organisations: NOT MET: ${shown(eight.shared.key)} (no id in it) took ${eight.shared.writes} writes at K = 8 for ${eight.shared.orgs} organisations, and no such key was written at K = 1`,
+    );
+  }
   if (one?.shared && eight?.shared) {
     const [s1, s8] = [one.shared.writes / one.total, eight.shared.writes / eight.total];
     const met = s8 <= (s1 / 8) * NOISE;

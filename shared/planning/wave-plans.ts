@@ -1,14 +1,13 @@
 /**
- * The wave worker's work lists in the sweep index (GSI3, issue 45; docs/indexes.md "Shards"). Each planning has its
- * own list of runsheets whose next wave is due to be judged, `WAVES#<plan>#<n>` (its offer groups, by when to look,
- * over the planning's `PLAN_SHARDS` shards by runsheet as its records are: a job writes a group a runsheet in
- * seconds), so no key is shared by every organisation's dispatch: a list takes one planning's closes and waves, and
- * the worker reads a planning's shards at once. The worker finds
- * the lists through a small registry of the plannings that have one, `WAVEPLANS#<org>` (one an organisation: no
- * key of it is shared by organisations; the worker finds the registries through the organisations' listing,
- * shared/db/shards.ts `orgListEntries`), which holds a planning's watch (`BPLAN#<plan>#0 / WAVES`, written when the worker registers it and
- * deleted once its list has stayed empty), and, for a moment, an offer group that a write put there instead of in its
- * planning's list:
+ * The wave worker's work lists in the sweep index (GSI3, issue 45; docs/indexes.md "Shards"). Each planning has its own
+ * list of runsheets whose next wave is due to be judged, `WAVES#<plan>#<n>` (its offer groups, by when to look, over
+ * the planning's `PLAN_SHARDS` shards by runsheet as its records are: a job writes a group a runsheet in seconds), so
+ * no key is shared by every organisation's dispatch: a list takes one planning's closes and waves, and the worker reads
+ * a planning's shards at once. The worker finds the lists through a small registry of the plannings that have one,
+ * `WAVEPLANS#<org>` (one an organisation: no key of it is shared by organisations; the worker finds the registries
+ * through the organisations' listing, shared/db/shards.ts `orgListEntries`), which holds a planning's watch
+ * (`BPLAN#<plan>#0 / WAVES`, written when the worker registers it and deleted once its list has stayed empty), and, for
+ * a moment, an offer group that a write put there instead of in its planning's list:
  * - a job's chunk writes its first group there (the rest into the planning's list), so the job's registration is
  *   that one group entry, written in the same batch as the others and costing nothing more;
  * - a mark that finds a group out of every list (settled: won, unassigned) puts it there (`if_not_exists`), so a

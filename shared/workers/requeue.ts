@@ -1,10 +1,11 @@
 /**
  * The requeue sweep: a queued or running import or planning job (or route build) is listed in GSI3 `ACTIVEJOBS#<org>`
- * (its organisation's list) until it ends, keyed by when to look at it again (a while after it was queued; when its lease runs out). A job still listed past that
- * time has lost its work message: the enqueue after the commit failed, or the message reached the dead-letter queue
- * while a dependency was down. The sweep gives it a new message (the worker's claim makes a duplicate harmless) and
- * moves its key on, so that nothing stays `queued` or `processing` for ever; a job that keeps failing for its own
- * reasons is failed by its worker after three attempts.
+ * (its organisation's list; the sweep reads every organisation's) until it ends, keyed by when to look at it again (a
+ * while after it was queued; when its lease runs out). A job still listed past that time has lost its work message: the
+ * enqueue after the commit failed, or the message reached the dead-letter queue while a dependency was down. The sweep
+ * gives it a new message (the worker's claim makes a duplicate harmless) and moves its key on, so that nothing stays
+ * `queued` or `processing` for ever; a job that keeps failing for its own reasons is failed by its worker after three
+ * attempts.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
