@@ -474,7 +474,8 @@ describe('capacity of searches, plannings and accepts', () => {
       // Issue 34's bench: the drivers' fixes in one BatchGetItem a hundred (a GetItem each before: 44 calls).
       // Issue 45: the planning's records over 8 shards (its earlier decisions, its end counts: a Query a shard) and
       // the sweep lists' entries under `WAVES#<n>`, `ACTIVEJOBS#<n>`, `OFFERS#<n>`: the same 92 WCU, 28 Queries more
-      // (37 / 22 before).
+      // (37 / 22 before). Issue 45 item 2: `ACTIVEJOBS` and `OFFERS` one key an organisation (`<list>#<org>`): the
+      // same entries, the same units.
       P9: { calls: 65, rcu: 35.5, wcu: 92, wcuPer: 3.07 },
       // Issue 38: the claim carries an entry in its driver's list (GSI1, keys only: X20 finds a runsheet by its id
       // alone), 1 WCU more (18 before). Issue 45 item 3: a pair's status entries are stored as tuples, so the record
