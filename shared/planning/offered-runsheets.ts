@@ -7,6 +7,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { groupKey, pairKey, runsheetKey } from '#shared/planning/keys';
+import { runsheetTasksOf } from '#shared/planning/planning-records';
 
 /**
  * Copies the runsheets' current tasks onto the pairs that refer to them. A pair that holds its own copy already (an
@@ -72,7 +73,7 @@ export async function planningRunsheets(planId: string, ids?: string[]): Promise
       {
         id: String(item['id']),
         ...(item['name'] !== undefined ? { name: item['name'] as string } : {}),
-        tasks: (item['tasks'] as unknown[]) ?? [],
+        tasks: runsheetTasksOf(item),
         ...(Array.isArray(item['task_ids']) ? { task_ids: item['task_ids'] as string[] } : {}),
       },
     ]),
