@@ -458,6 +458,19 @@ const NEAR_RADII: { radiusM: number; precision: number }[] = [
 ];
 /** X17 reads the drivers found near its runsheet this many at a time, nearest first. */
 const NEAR_BATCH = 8;
+/** An eventually consistent read of up to 4 KB (an item by key, or a Query's first 4 KB), in RCU. */
+const READ_RCU = 0.5;
+/**
+ * X17 reads every driver of a planning of at most this many (`WaveJudge.everyDriver`) instead of searching near its
+ * runsheet, the cheaper read there. Every driver: their list (one Query of the planning's driver items, READ_RCU up to
+ * 4 KB) and counts won (one consistent Query, 2 × READ_RCU), 1.5 RCU, then 1 a driver (user item and fix). The near
+ * search: the 1 km circle's index Queries (8, 16 at London's latitude: 4 RCU or more) and, once drivers are found
+ * there, a batch of NEAR_BATCH read (membership item, user item, fix: 1.5 RCU each, 12) before any count, 16 RCU.
+ * Equal at (16 − 1.5) / 1 = 14.5 drivers: on this path X17 reads at most 15.5 RCU beyond what both paths read (the
+ * request's token, the group, claim and pairs, the planning and the runsheet), whatever the planning's runsheets;
+ * above it, what the near search reads, which follows the drivers around the pickup, not the planning's size.
+ */
+export const EVERY_DRIVER_MAX = Math.floor((8 * READ_RCU + NEAR_BATCH * 3 * READ_RCU - 3 * READ_RCU) / (2 * READ_RCU));
 
 const withOffered = (facts: JudgeContext['facts'], offeredTo: ReadonlySet<string>, runsheetId: string): DriverFacts[] =>
   facts.map((f) => ({ ...f, offered: offeredTo.has(f.id) ? new Set([runsheetId]) : new Set<string>() }));
@@ -494,7 +507,8 @@ export class WaveJudge {
   }
 
   /**
-   * X17 (issue 45): the nearest eligible drivers of one runsheet without reading every driver of the planning. The
+   * X17 (issue 45): the nearest eligible drivers of one runsheet without reading every driver of the planning, unless
+   * the planning has so few that reading them all is the cheaper (EVERY_DRIVER_MAX, `everyDriver`). The
    * live positions within a radius of its first pickup (the geo index, as L4 reads it: the planning's organisation's
    * drivers and freelance ones, whose fixes `currentFixes` reads), nearest cell first, a batch at a time kept to the
    * planning's drivers (their membership items by key) and only those drivers' facts read, until `wanted` eligible
@@ -522,6 +536,16 @@ export class WaveJudge {
     ]);
     if (!planning || !item) return undefined;
     const runsheet = dispatchRunsheet(item as Parameters<typeof dispatchRunsheet>[0]);
+    const judged = (facts: JudgeContext['facts']) => {
+      this.near = {
+        planning,
+        runsheets: new Map([[runsheetId, runsheet]]),
+        names: new Map([[runsheetId, item['name'] as string | undefined]]),
+        facts,
+      };
+      return this.near;
+    };
+    if (planning.total_drivers <= EVERY_DRIVER_MAX) return judged(await this.everyDriver(planning));
     if (!runsheet.pickup) return undefined;
     const parameters = parametersOf(planning);
     const wanted = asked ?? planning.job?.max_candidates ?? JOB_DEFAULTS.max_candidates;
@@ -560,18 +584,27 @@ export class WaveJudge {
           const distance = e.distance_m ?? 0;
           return next === undefined ? distance <= radius : distance < next;
         }).length;
-        if (sure >= wanted || (eligible.length > 0 && facts.length >= planning.total_drivers)) {
-          this.near = {
-            planning,
-            runsheets: new Map([[runsheetId, runsheet]]),
-            names: new Map([[runsheetId, item['name'] as string | undefined]]),
-            facts,
-          };
-          return this.near;
-        }
+        if (sure >= wanted || (eligible.length > 0 && facts.length >= planning.total_drivers)) return judged(facts);
       }
     }
     return undefined;
+  }
+
+  /**
+   * X17's read of every driver of a small planning (EVERY_DRIVER_MAX): their list (the planning's driver items, not
+   * its runsheets), their facts and counts won, as the whole read has them (the same drivers offered, in the same
+   * order: `eligibleDrivers` ranks them whatever the order read).
+   */
+  private async everyDriver(planning: Planning) {
+    const list = planningDriverKey(this.planId, '');
+    const drivers = await queryAll<{ id: string; name?: string }>({
+      TableName: mainTableName(),
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :driver)',
+      ExpressionAttributeValues: { ':pk': list.PK, ':driver': list.SK },
+      ProjectionExpression: 'id, #n',
+      ExpressionAttributeNames: { '#n': 'name' },
+    });
+    return driverFacts(planning, drivers);
   }
 
   private load() {
@@ -1124,8 +1157,9 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
  * X17: one more wave now, from `unassigned` or `offered` (open offers stay open), past `max_waves` if need be, with
  * the call's `max_candidates` and `offer_ttl_s` if given. Sent by the wave worker's own machinery, here and now; if
  * that fails, the sweep sends it (the runsheet is due at once). Issue 45: its reads do not grow with the planning: the
- * wave's drivers are chosen from those near the runsheet (`WaveJudge.nearest`); only a runsheet nobody near can take
- * (its unassigned reason counts all the planning's drivers) or without coordinates reads the whole planning.
+ * wave's drivers are chosen from those near the runsheet (`WaveJudge.nearest`), or from all of a planning of at most
+ * EVERY_DRIVER_MAX drivers, where that is the cheaper read; only a runsheet nobody near can take (its unassigned reason
+ * counts all the planning's drivers) or without coordinates reads the whole planning.
  */
 export async function reofferRunsheet(
   caller: Caller,
