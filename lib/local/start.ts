@@ -58,6 +58,12 @@ export interface RunningHost {
   s3Endpoint: string;
   /** The address the server listens on. */
   address: string;
+  /**
+   * Holds the host's own sweep (every two seconds) until `resumeSweep`, once any sweep under way has ended: for a test
+   * that measures what one request does by itself (a re-offer's wave, say) while the sweep could take it over.
+   */
+  pauseSweep(): Promise<void>;
+  resumeSweep(): void;
   stop(): Promise<void>;
 }
 
@@ -170,8 +176,9 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
     // One sweep at a time, as the cloud's schedule has it in practice: a sweep that outlasts the period (a big day, a
     // loaded machine) is not joined by another that would redo its work.
     let sweeping = false;
+    let sweepPaused = false;
     const sweep = setInterval(() => {
-      if (sweeping) return;
+      if (sweeping || sweepPaused) return;
       sweeping = true;
       asFunction('workers/expire-offers', sweepOnce)
         .catch((error: unknown) => console.error('sweep failed', error))
@@ -195,6 +202,13 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
       port,
       s3Endpoint: endpoints.s3,
       address,
+      pauseSweep: async () => {
+        sweepPaused = true;
+        while (sweeping) await new Promise((resolve) => setTimeout(resolve, 20));
+      },
+      resumeSweep: () => {
+        sweepPaused = false;
+      },
       stop: async () => {
         clearInterval(sweep);
         await positions.stop();

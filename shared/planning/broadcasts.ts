@@ -4,11 +4,12 @@
  * the events happened; the same event twice is recorded once. Each write is conditional on the record's revision.
  * Accepting also claims the runsheet (`ASSIGN#<runsheet>`, condition: nobody has) in the same transaction, so of two
  * simultaneous accepts exactly one wins; the runsheet's other open pairs are then closed by the system.
- * A runsheet's pairs are listed on its offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`, `pair_ids`), which the
- * accept reads to find the rivals. The planning job's pairs do not copy their runsheet (`runsheet_ref`: R1/R2
+ * A runsheet's pairs are named by its offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`: its drivers offered, by
+ * wave, and the few pairs listed by id, shared/planning/offer-groups.ts), which the accept reads to find the rivals. The planning job's pairs do not copy their runsheet (`runsheet_ref`: R1/R2
  * assemble it from the planning's runsheet item) and carry no index entry: the plan's offer watch
  * (`BPLAN#<plan>#<n> / OFFERS`) carries the earliest open expiry of them all in the sparse sweep index (GSI3
- * `OFFERS#<org>`, its organisation's list), one entry a planning. A pair broadcast one by one (R5) carries its own expiry there.
+ * `OFFERS#<org>`, its organisation's list), one entry a planning. A pair broadcast one by one (R5) carries its own
+ * expiry there.
  */
 
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -55,6 +56,7 @@ import {
   pairStateAfter,
   runsheetRefusal,
 } from '#shared/planning/lifecycle';
+import { groupPairIds, type OfferListing, offeredEntry, openOffers } from '#shared/planning/offer-groups';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
@@ -225,17 +227,25 @@ export interface FirstWave {
   driverIds: string[];
 }
 
+/** The planning job's wave 1: when its offers expire, how many waves a runsheet may have, the job (its pairs' ids). */
+interface FirstWaveOf {
+  expires: string;
+  maxWaves: number;
+  jobId: string;
+}
+
 /**
  * The dispatch record a runsheet's wave 1 starts (shared/planning/dispatch.ts): due in the wave worker's index shortly
- * after its offers expire, or at once when it has none.
+ * after its offers expire, or at once when it has none. Its pairs are named by their drivers and the job
+ * (shared/planning/offer-groups.ts), not listed by id.
  */
-function firstWaveFields(planId: string, group: FirstWave, wave: { expires: string; maxWaves: number }) {
+function firstWaveFields(planId: string, group: FirstWave, wave: FirstWaveOf) {
   const due =
     group.pairIds.length > 0 ? new Date(Date.parse(wave.expires) + EXPIRY_GRACE_MS).toISOString() : clock.nowIso();
   return {
     wave: 1,
     waves_allowed: wave.maxWaves,
-    open: Object.fromEntries(group.pairIds.map((id) => [id, wave.expires])),
+    open: openOffers(Object.fromEntries(group.pairIds.map((id) => [id, wave.expires]))),
     GSI3PK: wavesPartition(planId, group.runsheetId),
     GSI3SK: waveDueKey(due, planId, group.runsheetId),
     gen: 0,
@@ -253,12 +263,13 @@ export async function putFirstOffers(
   orgId: string,
   groups: FirstWave[],
   records: PairRecord[],
-  wave: { expires: string; maxWaves: number },
+  wave: FirstWaveOf,
 ) {
   const groupItems = groups.map((group, i) => ({
     ...groupKey(planId, group.runsheetId),
     entity: 'runsheet_offers',
-    ...(group.pairIds.length > 0 ? { pair_ids: new Set(group.pairIds), offered: new Set(group.driverIds) } : {}),
+    job_id: wave.jobId,
+    ...(group.driverIds.length > 0 ? { offered: new Set(group.driverIds.map((d) => offeredEntry(1, d))) } : {}),
     ...firstWaveFields(planId, group, wave),
     // The first in the wave worker's registry: the planning's registration (shared/planning/wave-plans.ts).
     ...(i === 0 ? { GSI3PK: wavePlansPartition(orgId) } : {}),
@@ -268,35 +279,48 @@ export async function putFirstOffers(
 }
 
 /**
- * A rerun's wave 1: the pairs listed again (sets), the dispatch record started unless an earlier run started it.
- * `register`: the group goes into the wave worker's registry (a chunk's first: shared/planning/wave-plans.ts).
+ * A rerun's wave 1: the pairs named again (sets), the dispatch record started unless an earlier run started it.
+ * `register`: the group goes into the wave worker's registry (a chunk's first: shared/planning/wave-plans.ts). On a
+ * group an earlier job left (its `job_id` another), the pairs are listed by id, their drivers as `0#<driver>`.
  */
 export async function addFirstWave(
   planId: string,
   orgId: string,
   group: FirstWave,
-  wave: { expires: string; maxWaves: number },
+  wave: FirstWaveOf,
   register = false,
 ) {
   const fields = firstWaveFields(planId, group, wave);
   const listed = group.pairIds.length > 0;
-  await db().send(
-    new UpdateCommand({
-      TableName: mainTableName(),
-      Key: groupKey(planId, group.runsheetId),
-      UpdateExpression: `SET entity = :entity, wave = if_not_exists(wave, :wave), waves_allowed = if_not_exists(waves_allowed, :allowed), #open = if_not_exists(#open, :open), GSI3PK = :waves, GSI3SK = if_not_exists(GSI3SK, :due)${listed ? ' ADD pair_ids :ids, offered :drivers' : ''}`,
-      ExpressionAttributeNames: { '#open': 'open' },
-      ExpressionAttributeValues: {
-        ':entity': 'runsheet_offers',
-        ':wave': 1,
-        ':allowed': fields.waves_allowed,
-        ':open': fields.open,
-        ':waves': register ? wavePlansPartition(orgId) : fields.GSI3PK,
-        ':due': fields.GSI3SK,
-        ...(listed ? { ':ids': new Set(group.pairIds), ':drivers': new Set(group.driverIds) } : {}),
-      },
-    }),
-  );
+  const write = (named: boolean) =>
+    db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: groupKey(planId, group.runsheetId),
+        UpdateExpression: `SET entity = :entity, wave = if_not_exists(wave, :wave), waves_allowed = if_not_exists(waves_allowed, :allowed), #open = if_not_exists(#open, :open), GSI3PK = :waves, GSI3SK = if_not_exists(GSI3SK, :due)${named ? ', job_id = if_not_exists(job_id, :job)' : ''}${listed ? ` ADD offered :drivers${named ? '' : ', pair_ids :ids'}` : ''}`,
+        ...(named ? { ConditionExpression: 'attribute_not_exists(job_id) OR job_id = :job' } : {}),
+        ExpressionAttributeNames: { '#open': 'open' },
+        ExpressionAttributeValues: {
+          ':entity': 'runsheet_offers',
+          ':wave': 1,
+          ':allowed': fields.waves_allowed,
+          ':open': fields.open,
+          ':waves': register ? wavePlansPartition(orgId) : fields.GSI3PK,
+          ':due': fields.GSI3SK,
+          ...(named ? { ':job': wave.jobId } : {}),
+          ...(listed
+            ? {
+                ':drivers': new Set(group.driverIds.map((d) => offeredEntry(named ? 1 : 0, d))),
+                ...(named ? {} : { ':ids': new Set(group.pairIds) }),
+              }
+            : {}),
+        },
+      }),
+    );
+  await write(true).catch((error: unknown) => {
+    if (!isConditionalFailure(error)) throw error;
+    return write(false);
+  });
 }
 
 const FIRST_OFFERS_IN_FLIGHT = 4;
@@ -806,11 +830,12 @@ const pairStates = (planId: string, pairIds: string[]) =>
     { ProjectionExpression: 'id, current_state', ConsistentRead: true },
   );
 
-async function groupPairIds(planId: string, runsheetId: string): Promise<string[]> {
+/** The pairs a runsheet was offered in, from its offer group read consistently. */
+async function runsheetPairIds(planId: string, runsheetId: string): Promise<string[]> {
   const out = await db().send(
     new GetCommand({ TableName: mainTableName(), Key: groupKey(planId, runsheetId), ConsistentRead: true }),
   );
-  return [...((out.Item?.['pair_ids'] as Set<string> | undefined) ?? [])];
+  return groupPairIds(out.Item as OfferListing | undefined, runsheetId);
 }
 
 /**
@@ -910,7 +935,7 @@ async function closeAtCapacity(winner: PairRecord): Promise<void> {
 
 /** After an accept: every other open pair of the runsheet is closed by the system. */
 async function closeOtherPairs(winner: PairRecord): Promise<void> {
-  const rivals = (await groupPairIds(winner.plan.id, winner.pair.runsheet.id)).filter((id) => id !== winner.id);
+  const rivals = (await runsheetPairIds(winner.plan.id, winner.pair.runsheet.id)).filter((id) => id !== winner.id);
   for (const other of await pairStates(winner.plan.id, rivals)) {
     if (!isOpenPair(other.current_state)) continue;
     await recordEvent(winner.plan.id, other.id, 'system_rejected', clock.nowIso(), {

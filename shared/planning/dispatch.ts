@@ -1,9 +1,10 @@
 /**
  * Dispatch until every runsheet has a driver, or a person knows why (contract 4.7).
  *
- * A runsheet's offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`) is its dispatch record: besides `pair_ids` it holds
- * the drivers ever offered it (`offered`), the last wave sent (`wave`) and how many may be (`waves_allowed`), its open
- * offers (`open`: pair id → expiry), and, once the service stops, `unassigned` (the reason) or `cancelled`. Who won it
+ * A runsheet's offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`) is its dispatch record: it holds the drivers ever
+ * offered it by wave (`offered`, which with `job_id` names their pairs: shared/planning/offer-groups.ts), the last wave
+ * sent (`wave`) and how many may be (`waves_allowed`), how many offers are open and the soonest expiry (`open`), and,
+ * once the service stops, `unassigned` (the reason) or `cancelled`. Who won it
  * is the claim `ASSIGN#<runsheet>` that the accept writes in its transaction; a driver's count of the planning's
  * runsheets is `WINS#<driver>`. The status every reader sees (`runsheetStatus`) follows from those two items alone.
  *
@@ -69,7 +70,6 @@ import {
   groupKey,
   groupRunsheetIdOf,
   PLAN_SHARDS,
-  pairIdOf,
   pairKey,
   planningDriverKey,
   planPartitions,
@@ -78,6 +78,16 @@ import {
   winsPartition,
 } from '#shared/planning/keys';
 import { askRunsheet, isOpenPair, pairMove, runsheetRefusal } from '#shared/planning/lifecycle';
+import {
+  groupPairIds,
+  type OfferListing,
+  type OpenOffers,
+  offeredDrivers,
+  offeredEntry,
+  openOffers,
+  waveDrivers,
+  wavePairId,
+} from '#shared/planning/offer-groups';
 import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { duePage, registeredPlannings, waveDueKey, wavePlansPartition } from '#shared/planning/wave-plans';
@@ -101,18 +111,20 @@ const PLANS_AT_ONCE = 2;
  */
 const SWEEP_BUDGET_MS = 10_000;
 
-/** The group item as stored (the members this module reads). */
-export interface DispatchGroup {
+/** The group item as stored (the members this module reads; its pairs and drivers: OfferListing). */
+export interface DispatchGroup extends OfferListing {
   SK: string;
-  pair_ids?: Set<string>;
-  offered?: Set<string>;
   wave?: number;
   waves_allowed?: number;
-  open?: Record<string, string>;
+  open?: OpenOffers;
   unassigned?: UnassignedReason;
   cancelled?: { at: string; reason: string; by: string };
-  /** A wave claimed and not yet all sent: its number, drivers, expiry and the claim's lease. */
-  pending?: { wave: number; drivers: string[]; expires: string; lease_until: number; job_id: string; ttl_s: number };
+  /**
+   * A wave claimed and not yet all sent: its number, expiry, the claim's lease and the offers' ttl. Its drivers are the
+   * wave's entries in `offered`; only a wave whose pairs are listed by id (sent under another job than the group's)
+   * carries them here, with its job.
+   */
+  pending?: { wave: number; expires: string; lease_until: number; ttl_s: number; drivers?: string[]; job_id?: string };
   /** X17's settings for the wave it asked for. */
   reoffer?: { wave: number; max_candidates?: number; offer_ttl_s?: number };
   GSI3SK?: string;
@@ -158,8 +170,8 @@ export function runsheetStatus(group: DispatchGroup | undefined, assignment: Ass
     };
   }
   if (!group?.wave) return { status: 'open' as const };
-  const open = Object.values(group.open ?? {}).sort();
-  if (group.unassigned && open.length === 0) {
+  const [openCount, soonest] = group.open ?? [0];
+  if (group.unassigned && openCount === 0) {
     // A reason stored before `not_asked` existed reads as 0.
     const reason = { ...group.unassigned, not_asked: group.unassigned.not_asked ?? 0 };
     return { status: 'unassigned' as const, wave: group.wave, unassigned_reason: reason };
@@ -168,8 +180,8 @@ export function runsheetStatus(group: DispatchGroup | undefined, assignment: Ass
   return {
     status: 'offered' as const,
     wave: group.wave,
-    offers_open: open.length,
-    offer_expires_at: open[0] ?? null,
+    offers_open: openCount,
+    offer_expires_at: soonest ?? null,
   };
 }
 
@@ -263,7 +275,7 @@ export async function dispatchCounts(planId: string, totalRunsheets: number) {
   // A runsheet without dispatch records was never offered.
   runsheets.open += Math.max(0, totalRunsheets - ids.size);
   let offered = 0;
-  for (const group of groupOf.values()) offered += group.pair_ids?.size ?? 0;
+  for (const [id, group] of groupOf) offered += groupPairIds(group, id).length;
   const won = claimOf.size;
   return { runsheets, pairs: { offered, open, won, closed: Math.max(0, offered - open - won) } };
 }
@@ -447,6 +459,19 @@ const NEAR_RADII: { radiusM: number; precision: number }[] = [
 ];
 /** X17 reads the drivers found near its runsheet this many at a time, nearest first. */
 const NEAR_BATCH = 8;
+/** An eventually consistent read of up to 4 KB (an item by key, or a Query's first 4 KB), in RCU. */
+const READ_RCU = 0.5;
+/**
+ * X17 reads every driver of a planning of at most this many (`WaveJudge.everyDriver`) instead of searching near its
+ * runsheet, the cheaper read there. Every driver: their list (one Query of the planning's driver items, READ_RCU up to
+ * 4 KB) and counts won (one consistent Query, 2 × READ_RCU), 1.5 RCU, then 1 a driver (user item and fix). The near
+ * search: the 1 km circle's index Queries (8, 16 at London's latitude: 4 RCU or more) and, once drivers are found
+ * there, a batch of NEAR_BATCH read (membership item, user item, fix: 1.5 RCU each, 12) before any count, 16 RCU.
+ * Equal at (16 − 1.5) / 1 = 14.5 drivers: on this path X17 reads at most 15.5 RCU beyond what both paths read (the
+ * request's token, the group, claim and pairs, the planning and the runsheet), whatever the planning's runsheets;
+ * above it, what the near search reads, which follows the drivers around the pickup, not the planning's size.
+ */
+export const EVERY_DRIVER_MAX = Math.floor((8 * READ_RCU + NEAR_BATCH * 3 * READ_RCU - 3 * READ_RCU) / (2 * READ_RCU));
 
 const withOffered = (facts: JudgeContext['facts'], offeredTo: ReadonlySet<string>, runsheetId: string): DriverFacts[] =>
   facts.map((f) => ({ ...f, offered: offeredTo.has(f.id) ? new Set([runsheetId]) : new Set<string>() }));
@@ -483,7 +508,8 @@ export class WaveJudge {
   }
 
   /**
-   * X17 (issue 45): the nearest eligible drivers of one runsheet without reading every driver of the planning. The
+   * X17 (issue 45): the nearest eligible drivers of one runsheet without reading every driver of the planning, unless
+   * the planning has so few that reading them all is the cheaper (EVERY_DRIVER_MAX, `everyDriver`). The
    * live positions within a radius of its first pickup (the geo index, as L4 reads it: the planning's organisation's
    * drivers and freelance ones, whose fixes `currentFixes` reads), nearest cell first, a batch at a time kept to the
    * planning's drivers (their membership items by key) and only those drivers' facts read, until `wanted` eligible
@@ -511,6 +537,16 @@ export class WaveJudge {
     ]);
     if (!planning || !item) return undefined;
     const runsheet = dispatchRunsheet(item as Parameters<typeof dispatchRunsheet>[0]);
+    const judged = (facts: JudgeContext['facts']) => {
+      this.near = {
+        planning,
+        runsheets: new Map([[runsheetId, runsheet]]),
+        names: new Map([[runsheetId, item['name'] as string | undefined]]),
+        facts,
+      };
+      return this.near;
+    };
+    if (planning.total_drivers <= EVERY_DRIVER_MAX) return judged(await this.everyDriver(planning));
     if (!runsheet.pickup) return undefined;
     const parameters = parametersOf(planning);
     const wanted = asked ?? planning.job?.max_candidates ?? JOB_DEFAULTS.max_candidates;
@@ -549,18 +585,27 @@ export class WaveJudge {
           const distance = e.distance_m ?? 0;
           return next === undefined ? distance <= radius : distance < next;
         }).length;
-        if (sure >= wanted || (eligible.length > 0 && facts.length >= planning.total_drivers)) {
-          this.near = {
-            planning,
-            runsheets: new Map([[runsheetId, runsheet]]),
-            names: new Map([[runsheetId, item['name'] as string | undefined]]),
-            facts,
-          };
-          return this.near;
-        }
+        if (sure >= wanted || (eligible.length > 0 && facts.length >= planning.total_drivers)) return judged(facts);
       }
     }
     return undefined;
+  }
+
+  /**
+   * X17's read of every driver of a small planning (EVERY_DRIVER_MAX): their list (the planning's driver items, not
+   * its runsheets), their facts and counts won, as the whole read has them (the same drivers offered, in the same
+   * order: `eligibleDrivers` ranks them whatever the order read).
+   */
+  private async everyDriver(planning: Planning) {
+    const list = planningDriverKey(this.planId, '');
+    const drivers = await queryAll<{ id: string; name?: string }>({
+      TableName: mainTableName(),
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :driver)',
+      ExpressionAttributeValues: { ':pk': list.PK, ':driver': list.SK },
+      ProjectionExpression: 'id, #n',
+      ExpressionAttributeNames: { '#n': 'name' },
+    });
+    return driverFacts(planning, drivers);
   }
 
   private load() {
@@ -622,7 +667,7 @@ export class WaveJudge {
     const pairs = (
       await getAll<{ id: string; current_state: PairState; statuses: unknown }>(
         mainTableName(),
-        [...(group.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+        groupPairIds(group, runsheetId).map((id) => pairKey(planId, id)),
         { ProjectionExpression: 'id, current_state, statuses', ConsistentRead: true },
       )
     ).map(pairFromItem);
@@ -670,7 +715,7 @@ export class WaveJudge {
       await this.settle(runsheetId, gen, { open, due });
       return 'waiting';
     }
-    const offeredTo = group.offered ?? new Set<string>();
+    const offeredTo = offeredDrivers(group);
     const near = this.oneRunsheet
       ? await this.nearest(runsheetId, offeredTo, group.reoffer?.max_candidates, nowMs)
       : undefined;
@@ -707,15 +752,19 @@ export class WaveJudge {
     const chosen = judged.eligible.slice(0, maxCandidates).map((e) => e.driver.id);
     const ttl = group.reoffer?.offer_ttl_s ?? planning.job?.offer_ttl_s ?? JOB_DEFAULTS.offer_ttl_s;
     const wave = group.wave + 1;
+    const jobId = planning.job?.id ?? planId;
+    // The wave's pairs are named by their drivers' entries (`<wave>#<driver>`) and the group's job; a wave sent under
+    // another job than the group's lists them by id (offer-groups.ts), its drivers and job in the claim.
+    const named = group.job_id === jobId;
     const pending = {
       wave,
-      drivers: chosen,
       expires: new Date(nowMs + ttl * 1000).toISOString(),
       lease_until: nowMs + WAVE_LEASE_MS,
-      job_id: planning.job?.id ?? planId,
       ttl_s: ttl,
+      ...(named ? {} : { drivers: chosen, job_id: jobId }),
     };
-    const pairIds = chosen.map((driverId) => pairIdOf(`${pending.job_id}#${wave}`, runsheetId, driverId));
+    const entries = chosen.map((driverId) => offeredEntry(named ? wave : 0, driverId));
+    const pairIds = chosen.map((driverId) => wavePairId(jobId, wave, runsheetId, driverId));
     // Due when the offers expire, as the claim's end would leave it (issue 45: the claim carries it from the start, so
     // the end writes the item alone; a worker that dies mid-wave is followed when the offers expire, or sooner if a
     // close marks the runsheet due, instead of when the lease lapses).
@@ -730,9 +779,8 @@ export class WaveJudge {
         new UpdateCommand({
           TableName: mainTableName(),
           Key: groupKey(planId, runsheetId),
-          UpdateExpression:
-            'SET wave = :wave, pending = :pending, #open = :open, GSI3SK = :due ADD gen :one, pair_ids :pairs, offered :drivers REMOVE unassigned, reoffer',
-          ConditionExpression: 'wave = :read AND (attribute_not_exists(gen) OR gen = :gen)',
+          UpdateExpression: `SET wave = :wave, pending = :pending, #open = :open, GSI3SK = :due ADD gen :one, offered :drivers${named ? '' : ', pair_ids :pairs'} REMOVE unassigned, reoffer`,
+          ConditionExpression: `wave = :read AND (attribute_not_exists(gen) OR gen = :gen)${named ? ' AND job_id = :job' : ''}`,
           ExpressionAttributeNames: { '#open': 'open' },
           ExpressionAttributeValues: {
             ':wave': wave,
@@ -740,11 +788,11 @@ export class WaveJudge {
             ':gen': gen,
             ':pending': pending,
             // X17's wave from `offered`: the offers still open stay open beside the new ones.
-            ':open': { ...open, ...Object.fromEntries(pairIds.map((id) => [id, pending.expires])) },
+            ':open': openOffers({ ...open, ...Object.fromEntries(pairIds.map((id) => [id, pending.expires])) }),
             ':due': claimDue,
             ':one': 1,
-            ':pairs': new Set(pairIds),
-            ':drivers': new Set(chosen),
+            ':drivers': new Set(entries),
+            ...(named ? { ':job': jobId } : { ':pairs': new Set(pairIds) }),
           },
         }),
       );
@@ -752,7 +800,9 @@ export class WaveJudge {
       if (isConditionalFailure(error)) return 'skipped'; // another worker took it, or a close came: judged again
       throw error;
     }
-    await this.sendWave({ ...group, wave, pending, gen: gen + 1, GSI3SK: claimDue }, runsheetId).catch(
+    // Sent in the order chosen, nearest first (the claim stores its drivers as a set).
+    const sent = { ...pending, drivers: chosen, job_id: jobId };
+    await this.sendWave({ ...group, wave, pending: sent, gen: gen + 1, GSI3SK: claimDue }, runsheetId).catch(
       async (error: unknown) => {
         // A failure this worker lives to see: the runsheet is due again when the lease lapses, as before issue 45.
         await this.reschedule(runsheetId, new Date(pending.lease_until).toISOString(), gen + 1);
@@ -819,9 +869,11 @@ export class WaveJudge {
         ).Item?.['name'] as string | undefined);
     const names = new Map(facts.map((f) => [f.id, f.name]));
     const now = clock.nowIso();
-    const records = pending.drivers.map((driverId) =>
+    // A wave found half sent: its drivers are its entries in `offered` (unless the claim lists them).
+    const jobId = pending.job_id ?? group.job_id!;
+    const records = (pending.drivers ?? waveDrivers(group, pending.wave)).map((driverId) =>
       servicePair({
-        id: pairIdOf(`${pending.job_id}#${pending.wave}`, runsheetId, driverId),
+        id: wavePairId(jobId, pending.wave, runsheetId, driverId),
         planning,
         runsheet: { id: runsheetId, name: runsheetName },
         driver: { id: driverId, name: names.get(driverId) ?? '' },
@@ -948,7 +1000,7 @@ export class WaveJudge {
           ExpressionAttributeNames: { '#open': 'open' },
           ExpressionAttributeValues: {
             ':reason': reason,
-            ':none': {},
+            ':none': openOffers({}),
             ':retry': retry,
             ':one': 1,
             ':wave': group.wave,
@@ -981,7 +1033,7 @@ export class WaveJudge {
           ExpressionAttributeValues: {
             ':gen': gen,
             ...(change.due ? { ':due': waveDueKey(change.due, this.planId, runsheetId) } : {}),
-            ...(change.open ? { ':open': change.open } : {}),
+            ...(change.open ? { ':open': openOffers(change.open) } : {}),
           },
         }),
       )
@@ -1060,7 +1112,7 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
   const group = await readGroup(planId, runsheetId);
   const pairs = await getAll<{ id: string; current_state: PairState; pair: { driver: { id: string } } }>(
     mainTableName(),
-    [...(group?.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+    groupPairIds(group, runsheetId).map((id) => pairKey(planId, id)),
     { ProjectionExpression: 'id, current_state, pair', ConsistentRead: true },
   );
   let pair = pairs.find((p) => p.pair.driver.id === driverId && pairMove(p.current_state, 'assigned'));
@@ -1090,7 +1142,8 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
         ExpressionAttributeValues: {
           ':entity': 'runsheet_offers',
           ':ids': new Set([id]),
-          ':drivers': new Set([driverId]),
+          // Its pair is listed by id (a new one each assignment): the driver's entry names no wave.
+          ':drivers': new Set([offeredEntry(0, driverId)]),
         },
       }),
     );
@@ -1105,8 +1158,9 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
  * X17: one more wave now, from `unassigned` or `offered` (open offers stay open), past `max_waves` if need be, with
  * the call's `max_candidates` and `offer_ttl_s` if given. Sent by the wave worker's own machinery, here and now; if
  * that fails, the sweep sends it (the runsheet is due at once). Issue 45: its reads do not grow with the planning: the
- * wave's drivers are chosen from those near the runsheet (`WaveJudge.nearest`); only a runsheet nobody near can take
- * (its unassigned reason counts all the planning's drivers) or without coordinates reads the whole planning.
+ * wave's drivers are chosen from those near the runsheet (`WaveJudge.nearest`), or from all of a planning of at most
+ * EVERY_DRIVER_MAX drivers, where that is the cheaper read; only a runsheet nobody near can take (its unassigned reason
+ * counts all the planning's drivers) or without coordinates reads the whole planning.
  */
 export async function reofferRunsheet(
   caller: Caller,
@@ -1229,7 +1283,7 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
   const group = await readGroup(planId, runsheetId);
   const pairs = await getAll<{ id: string; current_state: PairState }>(
     mainTableName(),
-    [...(group?.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+    groupPairIds(group, runsheetId).map((id) => pairKey(planId, id)),
     { ProjectionExpression: 'id, current_state', ConsistentRead: true },
   );
   for (const pair of pairs) {

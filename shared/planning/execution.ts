@@ -34,7 +34,7 @@ import {
   type TaskStatus,
   taskRefusal,
 } from '#shared/planning/lifecycle';
-import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
+import { findPlanning, runsheetTasksOf, visiblePlanning } from '#shared/planning/plannings';
 import { checkProofs, namingRefusal, namingWrites, proofViews } from '#shared/planning/proofs';
 import { ARRIVALS_LIMIT, type FAILURE_REASONS, TIMELINE_LIMIT } from '#shared/planning/schemas';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
@@ -155,7 +155,7 @@ async function heldRunsheet(caller: Caller, runsheetId: string) {
 async function readRunsheetItem(planId: string, runsheetId: string) {
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planId, runsheetId) }));
   if (!out.Item) throw notFound('runsheet');
-  return out.Item as {
+  return { ...out.Item, tasks: runsheetTasksOf(out.Item) } as {
     id: string;
     name?: string;
     service_type?: string;

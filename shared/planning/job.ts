@@ -38,8 +38,9 @@ import {
   runsheetsWon,
 } from '#shared/planning/dispatch';
 import { exclusionOf } from '#shared/planning/eligibility';
-import { groupKey, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
+import { groupKey, groupRunsheetIdOf, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
 import { askNewJob } from '#shared/planning/lifecycle';
+import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
 import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,
@@ -159,14 +160,14 @@ async function earlierDecisions(
   runsheets: { id: string }[],
   drivers: { id: string }[],
 ): Promise<Map<number, number[]>> {
-  const groups = await queryPartitions<{ SK: string; pair_ids?: Set<string> }>(planPartitions(planId), {
+  const groups = await queryPartitions<OfferListing & { SK: string }>(planPartitions(planId), {
     TableName: mainTableName(),
     ConsistentRead: true,
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :group)',
     ExpressionAttributeValues: { ':group': groupKey(planId, '').SK },
-    ProjectionExpression: 'SK, pair_ids',
+    ProjectionExpression: 'SK, job_id, offered, pair_ids',
   });
-  const listed = new Map(groups.map((group) => [group.SK, group.pair_ids ?? new Set<string>()]));
+  const listed = new Map(groups.map((group) => [group.SK, new Set(groupPairIds(group, groupRunsheetIdOf(group.SK)))]));
   const decided = new Map<number, number[]>();
   runsheets.forEach((runsheet, r) => {
     const ids = listed.get(groupKey(planId, runsheet.id).SK);
@@ -286,7 +287,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         pairIds: ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id)),
         driverIds: ranked.map((driver) => driver.id),
       }));
-      const wave = { expires: chunkExpires, maxWaves: parameters.max_waves };
+      const wave = { expires: chunkExpires, maxWaves: parameters.max_waves, jobId: job.id };
       let offered: ({ record: PairRecord; expiredTime: string } | undefined)[];
       if (firstRun) {
         await putFirstOffers(planning.id, planning.org_id, groups, records, wave);

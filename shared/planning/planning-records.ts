@@ -7,6 +7,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { db, mainTableName, queryAll } from '#shared/db/client';
 import { notFound } from '#shared/errors';
+import { storedTaskCopy, taskFromCopy } from '#shared/imports/tasks';
 import { planningKey } from '#shared/planning/keys';
 import type { JobStatus } from '#shared/planning/lifecycle';
 
@@ -69,6 +70,19 @@ export interface RunsheetInput {
   service_type?: string | undefined;
 }
 
+/**
+ * A runsheet's tasks as its item stores them: a runsheet of imported tasks (`task_ids`: P5's or a route build's) keeps
+ * each copy without the members the import left null (`storedTaskCopy`); a runsheet given its tasks keeps them as given.
+ */
+export const storedRunsheetTasks = (runsheet: { tasks: Record<string, unknown>[]; task_ids?: unknown }) =>
+  Array.isArray(runsheet.task_ids) ? runsheet.tasks.map(storedTaskCopy) : runsheet.tasks;
+
+/** A runsheet item's tasks as every reader shows them (`storedRunsheetTasks`' inverse). */
+export const runsheetTasksOf = (item: Record<string, unknown>): Record<string, unknown>[] => {
+  const tasks = (item['tasks'] as Record<string, unknown>[] | undefined) ?? [];
+  return Array.isArray(item['task_ids']) ? tasks.map(taskFromCopy) : tasks;
+};
+
 export async function findPlanning(id: string, consistent = false): Promise<Planning | undefined> {
   const out = await db().send(
     new GetCommand({
@@ -106,7 +120,7 @@ export async function planningContents(id: string, consistent = false) {
       runsheets.push({
         id: item['id'] as string,
         name: item['name'] as string | undefined,
-        tasks: item['tasks'] as Runsheet['tasks'],
+        tasks: runsheetTasksOf(item),
         ...(Array.isArray(item['task_ids']) ? { task_ids: item['task_ids'] as string[] } : {}),
         ...(typeof item['service_type'] === 'string' ? { service_type: item['service_type'] } : {}),
         ...(Array.isArray(item['stops']) ? { stops: item['stops'] as Record<string, unknown>[] } : {}),

@@ -46,6 +46,7 @@ import {
   planningContents,
   type Runsheet,
   type RunsheetInput,
+  storedRunsheetTasks,
   visiblePlanning,
 } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
@@ -388,7 +389,7 @@ export async function addRunsheets(caller: Caller, id: string, input: RunsheetIn
     'total_runsheets',
     'runsheets',
     [...ids],
-    stored.map((r) => ({ ...runsheetKey(id, r.id), entity: 'runsheet', ...r })),
+    stored.map((r) => ({ ...runsheetKey(id, r.id), entity: 'runsheet', ...r, tasks: storedRunsheetTasks(r) })),
     {
       runsheets: [...before.runsheets.filter((r) => !ids.has(r.id)), ...stored].sort((a, b) => bySortKey(a.id, b.id)),
       drivers: before.drivers,

@@ -23,6 +23,7 @@ import {
   planningBytes,
   planningContents,
   type Runsheet,
+  storedRunsheetTasks,
 } from '#shared/planning/plannings';
 import type { RouteBuild } from '#shared/routing/builds';
 import type { BuildTask } from '#shared/routing/problem';
@@ -121,7 +122,12 @@ export async function applyResult(build: RouteBuild, runsheets: Runsheet[], resu
     'total_runsheets',
     'runsheets',
     runsheets.map((r) => r.id),
-    runsheets.map((r) => ({ ...runsheetKey(planning.id, r.id), entity: 'runsheet', ...r })),
+    runsheets.map((r) => ({
+      ...runsheetKey(planning.id, r.id),
+      entity: 'runsheet',
+      ...r,
+      tasks: storedRunsheetTasks(r),
+    })),
   );
   // A vehicle with its driver: the runsheet is theirs, as X16 gives it (a retry finds it theirs and changes nothing).
   for (const built of result.runsheets) {

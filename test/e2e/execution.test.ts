@@ -484,6 +484,16 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
   it('imported tasks show the status and timeline their driver reported (X10, X11)', async () => {
     const [first, second] = await importTasks(api, planner, ['EX-1', 'EX-2']);
     const planning = await plannedDay({ 'RS-IMP': { task_ids: [first!, second!] } }, ['RS-IMP']);
+    // X22 shows the imported tasks whole, as P5 answered them (the stored copies leave out their null members).
+    const planned = await api.get<{ runsheets: { id: string; tasks: Record<string, unknown>[] }[] }>(
+      `/v1/plannings/${planning}`,
+      planner,
+    );
+    const runsheet = await api.get<RunsheetReply>(`/v1/plannings/${planning}/runsheets/RS-IMP`, planner);
+    expect(runsheet.body.runsheet.tasks.map(({ status: _s, timeline: _t, proofs: _p, ...task }) => task)).toEqual(
+      planned.body.runsheets.find((r) => r.id === 'RS-IMP')!.tasks,
+    );
+    expect(runsheet.body.runsheet.tasks[0]).toMatchObject({ notes: null, from_address: { building_name: null } });
     const picked = await report('RS-IMP', first!, { type: 'picked_up', happened_at_utc: at(10) });
     expect(picked.status, JSON.stringify(picked.body)).toBe(201);
     // The 409's words name the task by its ref.

@@ -96,7 +96,7 @@ describe('a runsheet whose imported task was claimed by a write whose answer was
     // The first UpdateItem of P5 is the task's claim: DynamoDB applies it, then the connection resets mid-answer.
     const resets = proxy.counts.reset;
     await proxy.set('reset', 1, ['UpdateItem'], 0, 1);
-    const added = await api.post<{ runsheets: { id: string; tasks: { id: string; from_address: unknown }[] }[] }>(
+    const added = await api.post<{ runsheets: { id: string; tasks: Record<string, unknown>[] }[] }>(
       `/v1/plannings/${planning.body.id}/runsheets`,
       { runsheets: [{ id: 'RS-1', task_ids: [taskId] }] },
       planner,
@@ -106,8 +106,12 @@ describe('a runsheet whose imported task was claimed by a write whose answer was
     expect(added.status, JSON.stringify(added.body)).toBe(200);
     const expected = { id: taskId, from_address: expect.objectContaining({ latitude: 1.3343, longitude: 103.8563 }) };
     expect(added.body.runsheets[0]!.tasks).toEqual([expect.objectContaining(expected)]);
-    const stored = await api.get<{ runsheets: { tasks: unknown[] }[] }>(`/v1/plannings/${planning.body.id}`, planner);
-    expect(stored.body.runsheets[0]!.tasks).toEqual([expect.objectContaining(expected)]);
+    const stored = await api.get<{ runsheets: { tasks: Record<string, unknown>[] }[] }>(
+      `/v1/plannings/${planning.body.id}`,
+      planner,
+    );
+    // Whole as P5 answered it (its null members put back: the runsheet's item stores the copy without them).
+    expect(stored.body.runsheets[0]!.tasks).toEqual(added.body.runsheets[0]!.tasks);
 
     const ready = await api.post<{ version_rev: string }>(
       `/v1/plannings/${planning.body.id}/drivers`,
@@ -124,12 +128,16 @@ describe('a runsheet whose imported task was claimed by a write whose answer was
       (s) => !['queued', 'processing'].includes(s.body.current_status),
     );
     expect(done.body.current_status).toBe('completed');
-    const pairs = await api.get<{ pair_records: { pair: { driver: { id: string } } }[] }>(
-      `/v1/broadcast-plans/${planning.body.id}/pairs`,
-      planner,
-    );
+    const pairs = await api.get<{
+      pair_records: { pair: { driver: { id: string }; runsheet: { tasks: Record<string, unknown>[] } } }[];
+    }>(`/v1/broadcast-plans/${planning.body.id}/pairs`, planner);
     // The nearest driver (without a pickup, the first in the planning's order was offered it).
     expect(pairs.body.pair_records.map((p) => p.pair.driver.id)).toEqual([drivers[1]]);
+    // R2 fills the pair's runsheet in from the stored copies, each task whole.
+    expect(pairs.body.pair_records[0]!.pair.runsheet.tasks).toEqual(
+      added.body.runsheets[0]!.tasks.map((task) => ({ ...task, version_seq: expect.any(Number) })),
+    );
+    expect(pairs.body.pair_records[0]!.pair.runsheet.tasks[0]).toMatchObject({ notes: null, from_service_s: null });
   }, 60_000);
 });
 

@@ -235,6 +235,15 @@ describe('P5 task_ids and P6: planning imported tasks', () => {
       from_time_window: { start_time_utc: '2026-11-22T01:00:00.000Z', start_timezone: 'Asia/Singapore' },
     });
     expect(rs1.tasks[0]).not.toHaveProperty('planning_id');
+    // Read back from storage (P3), each task is whole as imported, its empty members null: the runsheet's item stores
+    // its copies without them (issue 45: 41 KB less a runsheet of 200 tasks) and every read puts them back.
+    expect(rs1.tasks[0]).toMatchObject({
+      from_service_s: null,
+      total_item_weight: null,
+      from_address: { state: null },
+    });
+    const read = await api.get<{ runsheets: { id: string; tasks: Task[] }[] }>(`/v1/plannings/${planning}`, merchantX);
+    expect(read.body.runsheets.map((r) => [r.id, r.tasks])).toEqual(added.body.runsheets.map((r) => [r.id, r.tasks]));
     expect(await taskOf('A1')).toMatchObject({ planning_id: planning, runsheet_id: 'RS-1' });
     const planned = await walk(`import_job_id=${job1}&planned=true&order=asc`, 1000);
     expect(planned.map((t) => [t.task_ref, t.runsheet_id])).toEqual([

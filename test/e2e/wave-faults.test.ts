@@ -9,7 +9,7 @@ import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { resetClock, setClock } from '../../shared/clock.ts';
 import { runningFunction } from '../../shared/local-invocation.ts';
-import { pairFromItem } from '../../shared/planning/broadcasts.ts';
+import { expireOffers, pairFromItem } from '../../shared/planning/broadcasts.ts';
 import { WaveJudge } from '../../shared/planning/dispatch.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
@@ -51,7 +51,7 @@ afterAll(() => host?.stop());
  * A planning of one runsheet (RS-1, its pickup at 1.3, 103.8) and every driver; `start()` runs its job: one driver a
  * wave, offers that last 10 minutes, 3 waves.
  */
-async function oneRunsheet(name: string) {
+async function oneRunsheet(name: string, maxCandidates = 1) {
   const planId = (await api.post<{ id: string }>('/v1/plannings', { name }, planner)).body.id;
   await api.post(
     `/v1/plannings/${planId}/runsheets`,
@@ -66,7 +66,7 @@ async function oneRunsheet(name: string) {
   const start = () =>
     api.post(
       `/v1/plannings/${planId}/job`,
-      { version_rev: ready.body.version_rev, max_candidates: 1, offer_ttl_s: 600, max_waves: 3 },
+      { version_rev: ready.body.version_rev, max_candidates: maxCandidates, offer_ttl_s: 600, max_waves: 3 },
       planner,
     );
   return { planId, start };
@@ -294,4 +294,51 @@ describe("a later wave's offers, expired", () => {
     expect(third).toMatchObject({ current_state: 'broadcasted' });
     expect(third.statuses.at(-1)).toMatchObject({ action: 'broadcast', reason: 'wave 3' });
   }, 90_000);
+});
+
+describe('an accept whose function died before it closed the rival offers', () => {
+  // Why the planning job's offer watch stays (docs/cost.md, issue 45's table): the wave worker drops a runsheet that
+  // has a claim from its list without reading its pairs, so a rival the accept did not get to close (and whose
+  // driver's phone does not send the accept again) is closed by the watch, at its expiry.
+  it("has the job's rival offer closed at its expiry by the expiry sweep", async () => {
+    const { planId, start } = await oneRunsheet('Accept died', 2);
+    await start();
+    type Offer = Omit<Pair, 'statuses'> & {
+      statuses: { action: string; reason: string | null; expired_time: string | null }[];
+    };
+    const pairs = async () =>
+      (await api.get<{ pair_records: Offer[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
+    const offered = await until(pairs, (found) => found.length === 2);
+    const winner = offered.find((p) => p.pair.driver.id === drivers[0]!.id)!;
+    const rival = offered.find((p) => p.pair.driver.id === drivers[1]!.id)!;
+    // The accept's transaction lands; every write of the rival's close fails, as if the function died there.
+    const accepted = await withMiddleware(
+      'die-before-rivals',
+      (next) => async (args) => {
+        if (JSON.stringify(args.input).includes(rival.id)) throw new Error('the function died');
+        return next(args);
+      },
+      () =>
+        api.post(
+          `/v1/broadcast-plans/${planId}/pairs/${winner.id}/accepted`,
+          { happened_at_utc: new Date().toISOString() },
+          drivers[0]!.token,
+        ),
+    );
+    expect(accepted.status).toBe(500);
+    const states = async () => Object.fromEntries((await pairs()).map((p) => [p.id, p.current_state]));
+    expect(await states()).toEqual({ [winner.id]: 'accepted', [rival.id]: 'broadcasted' });
+    // Two seconds past the offers' expiry: the wave worker's look and the expiry sweep, as the host runs them.
+    const expiry = rival.statuses.at(-1)!.expired_time!;
+    setClock(() => Date.parse(expiry) + 2000);
+    try {
+      expect(await new WaveJudge(planId).judge('RS-1', { force: true })).toBe('done');
+      await expireOffers();
+    } finally {
+      resetClock();
+    }
+    const closed = (await pairs()).find((p) => p.id === rival.id)!;
+    expect(closed.current_state).toBe('rejected');
+    expect(closed.statuses.at(-1)).toMatchObject({ action: 'system_rejected', reason: 'expired' });
+  }, 60_000);
 });
