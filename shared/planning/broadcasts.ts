@@ -56,7 +56,15 @@ import {
   pairStateAfter,
   runsheetRefusal,
 } from '#shared/planning/lifecycle';
-import { groupPairIds, type OfferListing, offeredEntry, openOffers } from '#shared/planning/offer-groups';
+import {
+  addOpenOffers,
+  groupPairIds,
+  keptOffers,
+  type OfferListing,
+  type OpenOffers,
+  offeredEntry,
+  openOffers,
+} from '#shared/planning/offer-groups';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
@@ -264,16 +272,26 @@ export async function putFirstOffers(
   groups: FirstWave[],
   records: PairRecord[],
   wave: FirstWaveOf,
+  earlier: ReadonlyMap<string, OfferListing & { open?: OpenOffers }> = new Map(),
 ) {
-  const groupItems = groups.map((group, i) => ({
-    ...groupKey(planId, group.runsheetId),
-    entity: 'runsheet_offers',
-    job_id: wave.jobId,
-    ...(group.driverIds.length > 0 ? { offered: new Set(group.driverIds.map((d) => offeredEntry(1, d))) } : {}),
-    ...firstWaveFields(planId, group, wave),
-    // The first in the wave worker's registry: the planning's registration (shared/planning/wave-plans.ts).
-    ...(i === 0 ? { GSI3PK: wavePlansPartition(orgId) } : {}),
-  }));
+  const groupItems = groups.map((group, i) => {
+    const fields = firstWaveFields(planId, group, wave);
+    // A group an earlier job, R3 or X16 left: its pairs stay the runsheet's, listed by id, and its open offers counted.
+    const before = earlier.get(group.runsheetId);
+    const kept = before ? keptOffers(before, group.runsheetId) : undefined;
+    const offered = [...group.driverIds.map((d) => offeredEntry(1, d)), ...(kept?.offered ?? [])];
+    return {
+      ...groupKey(planId, group.runsheetId),
+      entity: 'runsheet_offers',
+      job_id: wave.jobId,
+      ...(offered.length > 0 ? { offered: new Set(offered) } : {}),
+      ...fields,
+      ...(kept && kept.pairIds.length > 0 ? { pair_ids: new Set(kept.pairIds) } : {}),
+      ...(kept ? { open: addOpenOffers(fields.open, kept.open) } : {}),
+      // The first in the wave worker's registry: the planning's registration (shared/planning/wave-plans.ts).
+      ...(i === 0 ? { GSI3PK: wavePlansPartition(orgId) } : {}),
+    };
+  });
   await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
   await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
 }

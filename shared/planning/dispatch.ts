@@ -234,7 +234,7 @@ async function pageRecords(planId: string, runsheetIds: string[]) {
 }
 
 /** Every dispatch record of a planning (its runsheets' groups and claims): two Queries, one item a runsheet each. */
-async function planningRecords(planId: string) {
+export async function planningRecords(planId: string) {
   const query = (prefix: string) =>
     queryPartitions(planPartitions(planId), {
       TableName: mainTableName(),

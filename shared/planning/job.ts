@@ -34,7 +34,8 @@ import {
   dispatchRunsheet,
   driverFacts,
   parametersOf,
-  planningStatuses,
+  planningRecords,
+  runsheetStatus,
   runsheetsWon,
 } from '#shared/planning/dispatch';
 import { exclusionOf } from '#shared/planning/eligibility';
@@ -202,7 +203,8 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const contents = await planningContents(planning.id);
     const { drivers } = contents;
     // A runsheet someone holds or the planner cancelled (an earlier job's) is not offered again.
-    const statusOf = await planningStatuses(planning.id);
+    const { groupOf, claimOf } = await planningRecords(planning.id);
+    const statusOf = (id: string) => runsheetStatus(groupOf.get(id), claimOf.get(id));
     const runsheets = contents.runsheets.filter((r) => !['assigned', 'cancelled'].includes(statusOf(r.id).status));
     const facts = await driverFacts(current, drivers);
     const names = new Map(facts.map((d) => [d.id, d.name]));
@@ -290,7 +292,8 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       const wave = { expires: chunkExpires, maxWaves: parameters.max_waves, jobId: job.id };
       let offered: ({ record: PairRecord; expiredTime: string } | undefined)[];
       if (firstRun) {
-        await putFirstOffers(planning.id, planning.org_id, groups, records, wave);
+        // A runsheet an earlier job (or R3, X16) offered keeps those offers named on its group (their pairs by id).
+        await putFirstOffers(planning.id, planning.org_id, groups, records, wave, groupOf);
         offered = records.map((record) => ({ record, expiredTime: chunkExpires }));
       } else {
         // A rerun lists the groups again (sets), must not overwrite a pair an earlier run wrote (a driver may have

@@ -61,3 +61,22 @@ export function openOffers(open: Record<string, string>): OpenOffers {
   const expiries = Object.values(open).sort();
   return expiries.length === 0 ? [0] : [expiries.length, expiries[0]!];
 }
+
+/**
+ * What a new job's wave 1 keeps of a group an earlier job (or R3, X16) left when it writes the group anew: every pair
+ * it named, listed by id, its drivers as `0#<driver>`, and its open offers.
+ */
+export function keptOffers(group: OfferListing & { open?: OpenOffers }, runsheetId: string) {
+  return {
+    pairIds: groupPairIds(group, runsheetId),
+    offered: [...offeredDrivers(group)].map((driverId) => offeredEntry(0, driverId)),
+    open: group.open ?? ([0] as OpenOffers),
+  };
+}
+
+/** Two counts of open offers together: how many in all, and the sooner of their soonest expiries. */
+export function addOpenOffers(a: OpenOffers, b: OpenOffers): OpenOffers {
+  const soonest = [a[1], b[1]].filter((at): at is string => at !== undefined).sort()[0];
+  const count = a[0] + b[0];
+  return count === 0 || soonest === undefined ? [0] : [count, soonest];
+}

@@ -482,6 +482,17 @@ describe('an offered runsheet the planning changes afterwards', () => {
     const second = await pairs();
     expect(taskIds(second, 'RS-5').sort()).toEqual([['task-5'], ['task-5'], ['task-5-new'], ['task-5-new']]);
     expect(taskIds(second, 'RS-7')).toEqual([['task-7'], ['task-7']]);
+    // The runsheet's offers of both jobs are its: an accept of the second job's closes the first job's still open.
+    const won = second.find((r) => r.pair.runsheet.id === 'RS-5' && r.pair.runsheet.tasks[0]!.id === 'task-5-new')!;
+    const winner = drivers.find((d) => d.id === won.pair.driver.id)!;
+    const accept = await api.post(
+      `/v1/broadcast-plans/${planning.id}/pairs/${won.id}/accepted`,
+      { happened_at_utc: new Date().toISOString() },
+      winner.token,
+    );
+    expect(accept.status).toBe(200);
+    const closed = (await pairs()).filter((r) => r.pair.runsheet.id === 'RS-5' && r.id !== won.id);
+    expect(closed.map((r) => r.current_state)).toEqual(['rejected', 'rejected', 'rejected']);
   });
 });
 
