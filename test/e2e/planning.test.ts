@@ -482,7 +482,13 @@ describe('an offered runsheet the planning changes afterwards', () => {
     const second = await pairs();
     expect(taskIds(second, 'RS-5').sort()).toEqual([['task-5'], ['task-5'], ['task-5-new'], ['task-5-new']]);
     expect(taskIds(second, 'RS-7')).toEqual([['task-7'], ['task-7']]);
-    // The runsheet's offers of both jobs are its: an accept of the second job's closes the first job's still open.
+    // The runsheet's offers of both jobs are its: X14 counts the four open, and an accept of the second job's closes
+    // the first job's still open.
+    const listed = await api.get<{ runsheets: { id: string; offers_open?: number }[] }>(
+      `/v1/plannings/${planning.id}/runsheets`,
+      planner,
+    );
+    expect(listed.body.runsheets.find((r) => r.id === 'RS-5')).toMatchObject({ status: 'offered', offers_open: 4 });
     const won = second.find((r) => r.pair.runsheet.id === 'RS-5' && r.pair.runsheet.tasks[0]!.id === 'task-5-new')!;
     const winner = drivers.find((d) => d.id === won.pair.driver.id)!;
     const accept = await api.post(
