@@ -260,11 +260,12 @@ function firstWaveFields(planId: string, group: FirstWave, wave: FirstWaveOf) {
   };
 }
 
+/** The offer groups a planning's runsheets had when its job started, by runsheet id (what `putFirstGroups` keeps). */
+export type EarlierGroups = ReadonlyMap<string, OfferListing & { open?: OpenOffers }>;
+
 /**
  * The first run of a planning job: none of its pairs can exist yet (pair ids derive from the job, which no run has
- * taken before), so they are written whole in batches; the groups first, as `addFirstWave` and `putNewPair` do. A
- * group an earlier job left is replaced: this job starts the runsheet's dispatch over (the job skips runsheets held
- * or cancelled).
+ * taken before), so they are written whole in batches; the groups first, as `addFirstWave` and `putNewPair` do.
  */
 export async function putFirstOffers(
   planId: string,
@@ -272,11 +273,26 @@ export async function putFirstOffers(
   groups: FirstWave[],
   records: PairRecord[],
   wave: FirstWaveOf,
-  earlier: ReadonlyMap<string, OfferListing & { open?: OpenOffers }> = new Map(),
+  earlier: EarlierGroups = new Map(),
+) {
+  await putFirstGroups(planId, orgId, groups, wave, earlier);
+  await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
+}
+
+/**
+ * A job's wave 1 groups written whole. A group an earlier job left (`earlier`) is replaced: this job starts the
+ * runsheet's dispatch over (the job skips runsheets held or cancelled), but the earlier job's, R3's and X16's pairs stay
+ * the runsheet's, listed by id (their drivers as `0#<driver>`), and their open offers counted beside the new ones.
+ */
+export async function putFirstGroups(
+  planId: string,
+  orgId: string,
+  groups: FirstWave[],
+  wave: FirstWaveOf,
+  earlier: EarlierGroups = new Map(),
 ) {
   const groupItems = groups.map((group, i) => {
     const fields = firstWaveFields(planId, group, wave);
-    // A group an earlier job, R3 or X16 left: its pairs stay the runsheet's, listed by id, and its open offers counted.
     const before = earlier.get(group.runsheetId);
     const kept = before ? keptOffers(before, group.runsheetId) : undefined;
     const offered = [...group.driverIds.map((d) => offeredEntry(1, d)), ...(kept?.offered ?? [])];
@@ -293,7 +309,6 @@ export async function putFirstOffers(
     };
   });
   await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
-  await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
 }
 
 /**

@@ -23,6 +23,7 @@ import {
   offerNew,
   type PairRecord,
   pairEventKey,
+  putFirstGroups,
   putFirstOffers,
   putNewPair,
   readPair,
@@ -299,8 +300,16 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         // A rerun lists the groups again (sets), must not overwrite a pair an earlier run wrote (a driver may have
         // answered it since), and offers one still open again: the earlier run may have died before its push and
         // event went out.
-        await mapLimited(groups, WRITES_IN_FLIGHT, (group, i) =>
-          addFirstWave(planning.id, planning.org_id, group, wave, i === 0),
+        // A group an earlier job left and no run of this job reached is written anew, as the first run writes it.
+        const anew = (group: { runsheetId: string }) => {
+          const earlierJob = groupOf.get(group.runsheetId)?.job_id;
+          return earlierJob !== undefined && earlierJob !== job.id;
+        };
+        await putFirstGroups(planning.id, planning.org_id, groups.filter(anew), wave, groupOf);
+        await mapLimited(
+          groups.filter((group) => !anew(group)),
+          WRITES_IN_FLIGHT,
+          (group, i) => addFirstWave(planning.id, planning.org_id, group, wave, i === 0),
         );
         offered = await mapLimited(records, WRITES_IN_FLIGHT, async (record) => {
           if (await putNewPair(record)) return { record, expiredTime: chunkExpires };

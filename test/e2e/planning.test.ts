@@ -574,6 +574,52 @@ describe('a planning job whose worker died', () => {
   });
 });
 
+describe('a second job whose worker died before it reached a runsheet the first job offered', () => {
+  it('offers it beside the first job’s open offers, X14 counting both', async () => {
+    const { runPlanningJob } = await import('../../shared/planning/job.ts');
+    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Two jobs' }, planner)).body;
+    await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(3)] }, planner);
+    const ready = await api.post<PlanningView>(
+      `/v1/plannings/${planning.id}/drivers`,
+      { drivers: drivers.slice(0, 2).map((d) => ({ id: d.id })) },
+      planner,
+    );
+    await api.post(
+      `/v1/plannings/${planning.id}/job`,
+      { version_rev: ready.body.version_rev, max_candidates: 2 },
+      planner,
+    );
+    expect((await jobStatus(planning.id)).current_status).toBe('completed');
+    // The second job's first run claimed it and died before writing anything; this run takes it over.
+    const jobId = '5e5e5e5e-0000-4000-8000-0000000000a2';
+    const now = new Date().toISOString();
+    await changePlanning((await findPlanning(planning.id))!, undefined, {
+      job: {
+        id: jobId,
+        current_status: 'processing',
+        statuses: [
+          { status: 'queued', set_at_utc: now },
+          { status: 'processing', set_at_utc: now },
+        ],
+        status_updated_at: now,
+        max_candidates: 2,
+        offer_ttl_s: 900,
+        lease_until: Date.now() - 1,
+        attempts: 1,
+      },
+    });
+    await runPlanningJob({ kind: 'planning', planning_id: planning.id, job_id: jobId });
+    expect((await jobStatus(planning.id)).current_status).toBe('completed');
+    const listed = await api.get<{ runsheets: { id: string }[] }>(`/v1/plannings/${planning.id}/runsheets`, planner);
+    expect(listed.body.runsheets.find((r) => r.id === 'RS-3')).toMatchObject({
+      status: 'offered',
+      wave: 1,
+      offers_open: 4,
+    });
+  });
+});
+
 describe('a planning job that fails for good after a sweep dropped the offer watch', () => {
   it('leaves the pairs it wrote watched: they still expire', async () => {
     const { runPlanningJob, MAX_JOB_ATTEMPTS } = await import('../../shared/planning/job.ts');
