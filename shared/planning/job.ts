@@ -300,10 +300,11 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         // A rerun lists the groups again (sets), must not overwrite a pair an earlier run wrote (a driver may have
         // answered it since), and offers one still open again: the earlier run may have died before its push and
         // event went out.
-        // A group an earlier job left and no run of this job reached is written anew, as the first run writes it.
+        // A group no run of this job reached (an earlier job's, R3's or X16's) is written anew, as the first run writes
+        // it: every run of this job names itself on the groups it writes.
         const anew = (group: { runsheetId: string }) => {
-          const earlierJob = groupOf.get(group.runsheetId)?.job_id;
-          return earlierJob !== undefined && earlierJob !== job.id;
+          const before = groupOf.get(group.runsheetId);
+          return before !== undefined && before.job_id !== job.id;
         };
         await putFirstGroups(planning.id, planning.org_id, groups.filter(anew), wave, groupOf);
         await mapLimited(
