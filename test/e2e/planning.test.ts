@@ -412,21 +412,27 @@ describe('a planning job', () => {
   }, 30_000);
 });
 
+/** A planning of `runsheets` and the first two drivers whose job (two candidates a runsheet) has completed. */
+async function offeredPlanning(name: string, runsheets: ReturnType<typeof runsheet>[]) {
+  const planning = (await api.post<PlanningView>('/v1/plannings', { name }, planner)).body;
+  await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets }, planner);
+  const ready = await api.post<PlanningView>(
+    `/v1/plannings/${planning.id}/drivers`,
+    { drivers: drivers.slice(0, 2).map((d) => ({ id: d.id })) },
+    planner,
+  );
+  await api.post(
+    `/v1/plannings/${planning.id}/job`,
+    { version_rev: ready.body.version_rev, max_candidates: 2 },
+    planner,
+  );
+  expect((await jobStatus(planning.id)).current_status).toBe('completed');
+  return planning;
+}
+
 describe('an offered runsheet the planning changes afterwards', () => {
   it('keeps its pairs showing the tasks that were offered; a later job offers the new ones', async () => {
-    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Changed after' }, planner)).body;
-    await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(5), runsheet(7)] }, planner);
-    const ready = await api.post<PlanningView>(
-      `/v1/plannings/${planning.id}/drivers`,
-      { drivers: drivers.slice(0, 2).map((d) => ({ id: d.id })) },
-      planner,
-    );
-    await api.post(
-      `/v1/plannings/${planning.id}/job`,
-      { version_rev: ready.body.version_rev, max_candidates: 2 },
-      planner,
-    );
-    expect((await jobStatus(planning.id)).current_status).toBe('completed');
+    const planning = await offeredPlanning('Changed after', [runsheet(5), runsheet(7)]);
     type Shown = PairRecord & { pair: { runsheet: { id: string; tasks: { id: string }[] } } };
     const pairs = async () =>
       (await api.get<{ pair_records: Shown[] }>(`/v1/broadcast-plans/${planning.id}/pairs`, planner)).body.pair_records;
@@ -507,7 +513,6 @@ describe('an offered runsheet the planning changes afterwards', () => {
  * (processing, its lease lapsed, `attempts` runs so far): the state a worker that died leaves behind.
  */
 async function abandonedJob(name: string, driverCount: number, jobId: string, maxCandidates: number, attempts: number) {
-  const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
   const planning = (await api.post<PlanningView>('/v1/plannings', { name }, planner)).body;
   await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(3), runsheet(6)] }, planner);
   await api.post(
@@ -515,8 +520,15 @@ async function abandonedJob(name: string, driverCount: number, jobId: string, ma
     { drivers: drivers.slice(0, driverCount).map((d) => ({ id: d.id })) },
     planner,
   );
+  await abandon(planning.id, jobId, maxCandidates, attempts);
+  return planning;
+}
+
+/** The planning's job a worker had claimed and then lost: processing, its lease lapsed, `attempts` runs so far. */
+async function abandon(planningId: string, jobId: string, maxCandidates: number, attempts: number) {
+  const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
   const now = new Date().toISOString();
-  await changePlanning((await findPlanning(planning.id))!, undefined, {
+  await changePlanning((await findPlanning(planningId))!, undefined, {
     job: {
       id: jobId,
       current_status: 'processing',
@@ -531,7 +543,6 @@ async function abandonedJob(name: string, driverCount: number, jobId: string, ma
       attempts,
     },
   });
-  return planning;
 }
 
 describe('a planning job whose worker died', () => {
@@ -577,38 +588,10 @@ describe('a planning job whose worker died', () => {
 describe('a second job whose worker died before it reached a runsheet the first job offered', () => {
   it('offers it beside the first job’s open offers, X14 counting both', async () => {
     const { runPlanningJob } = await import('../../shared/planning/job.ts');
-    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
-    const planning = (await api.post<PlanningView>('/v1/plannings', { name: 'Two jobs' }, planner)).body;
-    await api.post(`/v1/plannings/${planning.id}/runsheets`, { runsheets: [runsheet(3)] }, planner);
-    const ready = await api.post<PlanningView>(
-      `/v1/plannings/${planning.id}/drivers`,
-      { drivers: drivers.slice(0, 2).map((d) => ({ id: d.id })) },
-      planner,
-    );
-    await api.post(
-      `/v1/plannings/${planning.id}/job`,
-      { version_rev: ready.body.version_rev, max_candidates: 2 },
-      planner,
-    );
-    expect((await jobStatus(planning.id)).current_status).toBe('completed');
+    const planning = await offeredPlanning('Two jobs', [runsheet(3)]);
     // The second job's first run claimed it and died before writing anything; this run takes it over.
     const jobId = '5e5e5e5e-0000-4000-8000-0000000000a2';
-    const now = new Date().toISOString();
-    await changePlanning((await findPlanning(planning.id))!, undefined, {
-      job: {
-        id: jobId,
-        current_status: 'processing',
-        statuses: [
-          { status: 'queued', set_at_utc: now },
-          { status: 'processing', set_at_utc: now },
-        ],
-        status_updated_at: now,
-        max_candidates: 2,
-        offer_ttl_s: 900,
-        lease_until: Date.now() - 1,
-        attempts: 1,
-      },
-    });
+    await abandon(planning.id, jobId, 2, 1);
     await runPlanningJob({ kind: 'planning', planning_id: planning.id, job_id: jobId });
     expect((await jobStatus(planning.id)).current_status).toBe('completed');
     const listed = await api.get<{ runsheets: { id: string }[] }>(`/v1/plannings/${planning.id}/runsheets`, planner);
