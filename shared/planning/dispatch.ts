@@ -941,10 +941,12 @@ export class WaveJudge {
             ':due': waveDueKey(at, planId, runsheetId),
             ...(sameGen ? { ':gen': group.gen ?? 0 } : {}),
           },
+          // Whether X18 cancelled the runsheet while the wave was being sent (read with the write, at no cost).
+          ReturnValues: 'ALL_NEW',
         }),
       );
     const inPlace = group.GSI3SK === waveDueKey(due, planId, runsheetId);
-    await endClaim(due, true, !inPlace)
+    const ended = await endClaim(due, true, !inPlace)
       .catch((error: unknown) => {
         if (!isConditionalFailure(error) || !inPlace) throw error;
         return endClaim(due, true);
@@ -956,6 +958,17 @@ export class WaveJudge {
       .catch((error: unknown) => {
         if (!isConditionalFailure(error)) throw error;
       });
+    if (ended?.Attributes?.['cancelled']) {
+      // X18 closed the runsheet's pairs before these were written: they are closed as it would have.
+      for (const { record } of sent) {
+        await recordEvent(planId, record.id, 'system_rejected', clock.nowIso(), { reason: 'runsheet_cancelled' }).catch(
+          (error: unknown) => {
+            if (!isDomainError(error, 'conflict')) throw error;
+          },
+        );
+      }
+      return;
+    }
     await this.closeAtCapacity(
       planning,
       sent.map(({ record }) => record),

@@ -238,6 +238,62 @@ describe('the wave worker under faults', () => {
     const last = (await pairs()).find((p) => p.id !== first.id && p.pair.driver.id === drivers[2]!.id);
     expect(last?.statuses.at(-1)).toMatchObject({ action: 'broadcast', reason: 'wave 3' });
   }, 90_000);
+
+  it('closes a wave’s offer written after X18 cancelled its runsheet (the cancel read the pairs before it)', async () => {
+    const { planId, start } = await oneRunsheet('Cancelled mid-send');
+    await start();
+    const pairs = async () =>
+      (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
+    const first = (await until(pairs, (found) => found.length === 1))[0]!;
+    // The worker sending wave 2 is slow to write its pair: the dispatcher cancels the runsheet meanwhile.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held = 0;
+    await withMiddleware(
+      'slow-wave-pair',
+      (next, context) => async (args) => {
+        const input = args.input as { Item?: { statuses?: unknown[] } };
+        const wave2 = input.Item?.statuses && pairFromItem(input.Item).statuses.some((s) => s.reason === 'wave 2');
+        if (context.commandName?.startsWith('Put') && wave2) {
+          held++;
+          await released;
+        }
+        return next(args);
+      },
+      async () => {
+        const declined = await api.post(
+          `/v1/broadcast-plans/${planId}/pairs/${first.id}/rejected`,
+          { happened_at_utc: new Date().toISOString() },
+          drivers[0]!.token,
+        );
+        expect(declined.status).toBe(200);
+        expect(
+          await until(
+            async () => held,
+            (n) => n === 1,
+            20_000,
+          ),
+        ).toBe(1);
+        const cancelled = await api.post(
+          `/v1/plannings/${planId}/runsheets/RS-1/cancel`,
+          { reason: 'customer called it off' },
+          planner,
+        );
+        expect(cancelled.status).toBe(200);
+        release();
+      },
+    );
+    // Driver 1's wave-2 offer is not left open on a cancelled runsheet.
+    const second = await until(
+      async () => (await pairs()).find((p) => p.id !== first.id),
+      (p) => p !== undefined && p.current_state !== 'broadcasted',
+      15_000,
+    );
+    expect(second).toMatchObject({ current_state: 'rejected', pair: { driver: { id: drivers[1]!.id } } });
+    expect(second!.statuses.at(-1)).toMatchObject({ action: 'system_rejected', reason: 'runsheet_cancelled' });
+  }, 90_000);
 });
 
 describe("a later wave's offers, expired", () => {
