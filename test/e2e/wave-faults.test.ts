@@ -77,15 +77,30 @@ async function oneRunsheet(name: string, maxCandidates = 1) {
  * (the claim is made; nothing is sent).
  */
 async function declineAndKillWave2(planId: string, firstPairId: string) {
-  let died = 0;
+  await declineAtWave2Pair(planId, firstPairId, () => {
+    throw new Error('the worker died');
+  });
+}
+
+/**
+ * Driver 0 declines `firstPairId`; the sweep claims wave 2, and its first write of a wave-2 pair goes through `atPut`
+ * first (once), whose end this waits for.
+ */
+async function declineAtWave2Pair(planId: string, firstPairId: string, atPut: () => Promise<void> | void) {
+  let entered = false;
+  let reached = 0;
   await withMiddleware(
-    'die-after-claim',
+    'at-wave-2-pair',
     (next, context) => async (args) => {
       const input = args.input as { Item?: { statuses?: unknown[] } };
       const wave2 = input.Item?.statuses && pairFromItem(input.Item).statuses.some((s) => s.reason === 'wave 2');
-      if (context.commandName?.startsWith('Put') && wave2 && died === 0) {
-        died++;
-        throw new Error('the worker died');
+      if (context.commandName?.startsWith('Put') && wave2 && !entered) {
+        entered = true;
+        try {
+          await atPut();
+        } finally {
+          reached++;
+        }
       }
       return next(args);
     },
@@ -98,7 +113,7 @@ async function declineAndKillWave2(planId: string, firstPairId: string) {
       expect(declined.status).toBe(200);
       expect(
         await until(
-          async () => died,
+          async () => reached,
           (n) => n === 1,
           20_000,
         ),
@@ -246,45 +261,16 @@ describe('the wave worker under faults', () => {
       (await api.get<{ pair_records: Pair[] }>(`/v1/broadcast-plans/${planId}/pairs`, planner)).body.pair_records;
     const first = (await until(pairs, (found) => found.length === 1))[0]!;
     // The worker sending wave 2 is slow to write its pair: the dispatcher cancels the runsheet meanwhile.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
+    let cancelled = 0;
+    await declineAtWave2Pair(planId, first.id, async () => {
+      const cancel = await api.post(
+        `/v1/plannings/${planId}/runsheets/RS-1/cancel`,
+        { reason: 'customer called it off' },
+        planner,
+      );
+      cancelled = cancel.status;
     });
-    let held = 0;
-    await withMiddleware(
-      'slow-wave-pair',
-      (next, context) => async (args) => {
-        const input = args.input as { Item?: { statuses?: unknown[] } };
-        const wave2 = input.Item?.statuses && pairFromItem(input.Item).statuses.some((s) => s.reason === 'wave 2');
-        if (context.commandName?.startsWith('Put') && wave2) {
-          held++;
-          await released;
-        }
-        return next(args);
-      },
-      async () => {
-        const declined = await api.post(
-          `/v1/broadcast-plans/${planId}/pairs/${first.id}/rejected`,
-          { happened_at_utc: new Date().toISOString() },
-          drivers[0]!.token,
-        );
-        expect(declined.status).toBe(200);
-        expect(
-          await until(
-            async () => held,
-            (n) => n === 1,
-            20_000,
-          ),
-        ).toBe(1);
-        const cancelled = await api.post(
-          `/v1/plannings/${planId}/runsheets/RS-1/cancel`,
-          { reason: 'customer called it off' },
-          planner,
-        );
-        expect(cancelled.status).toBe(200);
-        release();
-      },
-    );
+    expect(cancelled).toBe(200);
     // Driver 1's wave-2 offer is not left open on a cancelled runsheet.
     const second = await until(
       async () => (await pairs()).find((p) => p.id !== first.id),
