@@ -22019,7 +22019,7 @@ export interface operations {
                 /** @description Page number, from 1 */
                 page?: string;
                 /**
-                 * @description Items per page, 1 to 200 (default 50)
+                 * @description Items per page, 1 to 1000 (default 50)
                  * @example 20
                  */
                 per_page?: string;

@@ -148,7 +148,8 @@ export type CreateBuildInput = v.InferOutput<typeof createBuildBody>;
 export type VehicleInput = CreateBuildInput['vehicles'][number];
 
 export const buildParams = v.object({ planningID: uuid, buildID: uuid });
-export const buildsQuery = v.object({ ...pageQuery(50, 200) });
+/** X25: `per_page` default 50, at most 1 000 (contract section 1: 100 for user lists, 1 000 elsewhere). */
+export const buildsQuery = v.object({ ...pageQuery(50, 1000) });
 
 const load = v.object({
   weight_kg: v.optional(v.number()),

@@ -364,6 +364,11 @@ describe('X23 checks its body', () => {
         )
       : undefined;
     expect(rest?.body.route_builds ?? []).toEqual([]);
+    // Section 1: `per_page` goes up to 1000 outside user lists; past it is a 400 at its path.
+    expect((await api.get<Page>(`${base}?per_page=1000`, planner)).body.route_builds).toHaveLength(2);
+    expect((await api.get(`${base}?per_page=1001`, planner)).body).toMatchObject({
+      errors: [{ path: 'query.per_page' }],
+    });
     await ended(planning.id, buildId);
     await ended(planning.id, later.body.route_build.id);
   }, 60_000);
