@@ -22230,7 +22230,7 @@ export interface operations {
                     import_job_id?: string;
                     /** @description The fleet: 1–200 entries, at most 500 vehicles in all (counting `count`) */
                     vehicles: {
-                        /** @description The vehicle’s id (letters, digits, `_ . : -`); with `count`, ids `<id>-1` … `<id>-<count>` */
+                        /** @description The vehicle’s id (letters, digits, `_ . : -`); with `count`, ids `<id>-1` … `<id>-<count>`; every vehicle’s id, expanded, differs from the others (a repeat is a 400 at its `id`) */
                         id: string;
                         /**
                          * Format: int32

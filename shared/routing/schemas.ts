@@ -87,8 +87,17 @@ const vehiclesInAll = v.rawCheck<v.InferOutput<typeof vehicle>[]>(({ dataset, ad
       { type: 'array', origin: 'value', input: dataset.value, key: i, value: entry },
       { type: 'object', origin: 'value', input: entry, key, value },
     ];
-    if (seen.has(entry.id)) addIssue({ message: 'repeats an earlier vehicle id', path: at('id', entry.id) });
-    seen.add(entry.id);
+    // Ids after `count` expands them (`<id>-1` … `<id>-<count>`): each names one vehicle and its runsheet.
+    const ids =
+      entry.count === undefined ? [entry.id] : Array.from({ length: entry.count }, (_, k) => `${entry.id}-${k + 1}`);
+    const repeated = [entry.id, ...ids].find((id) => seen.has(id));
+    if (repeated !== undefined)
+      addIssue({
+        message:
+          repeated === entry.id ? 'repeats an earlier vehicle id' : `repeats ${repeated}, an earlier vehicle's id`,
+        path: at('id', entry.id),
+      });
+    for (const id of new Set([entry.id, ...ids])) seen.add(id);
     if (entry.driver_id !== undefined) {
       if (drivers.has(entry.driver_id))
         addIssue({ message: 'names a driver an earlier vehicle already has', path: at('driver_id', entry.driver_id) });

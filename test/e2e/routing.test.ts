@@ -223,6 +223,17 @@ describe('X23 checks its body', () => {
       'vehicles[1].id',
       'vehicles[2].count',
     ]);
+    // A vehicle's id is unique after `count` expands it (`v` × 2 is `v-1`, `v-2`): a later `v-1` repeats one.
+    for (const vehicles of [
+      [van('v', { count: 2 }), van('v-1')],
+      [van('v-2'), van('v', { count: 2 })],
+    ]) {
+      const clash = await build(planning.id, { task_ids: [first], vehicles, version_rev: planning.version_rev });
+      expect(clash.status).toBe(400);
+      expect((clash.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual([
+        'vehicles[1].id',
+      ]);
+    }
     // One driver, one vehicle: a second vehicle naming the same driver is refused at its path.
     const shared = await build(planning.id, {
       task_ids: [first],
