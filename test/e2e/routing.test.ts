@@ -12,6 +12,7 @@ import { solvingThreads } from '../../shared/routing/solve-runner.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { openSocket } from '../support/sockets.ts';
 import { until } from '../support/until.ts';
 import { partnerHook } from '../support/webhooks.ts';
 
@@ -535,6 +536,10 @@ describe('a build', () => {
   it('fails with planning_changed when a P5 lands while it solves, and adds nothing', async () => {
     const planning = await newPlanning('Changed');
     const ids = await importRows(easyRows('CHG', 3));
+    // The planner watches the planning's channel (4.10: the build's end goes out on `planning.<id>`).
+    const watcher = await openSocket(host.url, planner);
+    watcher.subscribe([`planning.${planning.id}`]);
+    expect(await watcher.when(() => watcher.frames.some((f) => f.type === 'subscribed'))).toBe(true);
     const queued = await build(planning.id, {
       task_ids: Object.values(ids),
       vehicles: [van('v')],
@@ -559,6 +564,12 @@ describe('a build', () => {
       (found) => found.length > 0,
     );
     expect(told.map((m) => m.type)).toEqual(['route_build.failed']);
+    expect(await watcher.when(() => watcher.events('route_build.failed').length > 0)).toBe(true);
+    expect(watcher.events('route_build.failed')[0]).toMatchObject({
+      channel: `planning.${planning.id}`,
+      data: { route_build_id: done.id, status: 'failed', error: { code: 'planning_changed' } },
+    });
+    watcher.socket.close();
   }, 60_000);
 
   it('whose worker is killed mid-solve is retried and adds its runsheets once', async () => {
