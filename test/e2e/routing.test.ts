@@ -248,6 +248,27 @@ describe('X23 checks its body', () => {
     const neither = await build(planning.id, { vehicles: [van('v1')], version_rev: planning.version_rev });
     expect(neither.status).toBe(400);
     expect((neither.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual(['task_ids']);
+    // The rules across fields are judged with the fields' own problems, all in one answer (docs/routing.md).
+    const empty = await build(planning.id, {});
+    expect((empty.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path).sort()).toEqual([
+      'task_ids',
+      'vehicles',
+      'version_rev',
+    ]);
+    const both = await build(planning.id, {
+      task_ids: [first],
+      vehicles: [
+        van('v1', { driver_id: driver.id, count: 2, start: { latitude: 91, longitude: 0 } }),
+        van('v2', { shift_end_utc: at('00:00'), capacity: { weight_kg: -1 } }),
+      ],
+      version_rev: planning.version_rev,
+    });
+    expect((both.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path).sort()).toEqual([
+      'vehicles[0].count',
+      'vehicles[0].start.latitude',
+      'vehicles[1].capacity.weight_kg',
+      'vehicles[1].shift_end_utc',
+    ]);
     // Against the planning: an unknown task, a driver not in the planning (P7), a stale version.
     const unknown = await build(planning.id, {
       task_ids: [first, 'ffffffffffffffffffffffff'],
