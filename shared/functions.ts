@@ -111,10 +111,11 @@ export const backgroundFunctions: readonly FunctionDef[] = [
   {
     handler: 'workers/expire-offers',
     label: 'offer expiry, offer waves and mail outbox (schedule)',
-    // Waves (contract 4.7): the drivers' locations, pushes to the drivers offered.
+    // Waves (contract 4.7): the drivers' locations, pushes to the drivers offered. GSI1: the organisations' listing,
+    // through which the sweeps find each organisation's lists (shared/db/shards.ts).
     needs: {
       main: 'write',
-      indexes: ['GSI2', 'GSI3'],
+      indexes: ['GSI1', 'GSI2', 'GSI3'],
       locations: 'read',
       queue: true,
       routeQueue: true,

@@ -2,9 +2,12 @@
 // whose offers all closed get their next wave or their unassigned reason (shared/planning/dispatch.ts), mail held in
 // the outbox (shared/accounts/outbox.ts) is sent, and jobs whose work message was lost get a new one
 // (shared/workers/requeue.ts). Each part runs even when another fails; a failure is thrown after all of them, so that
-// it shows (the next run picks up what is left).
+// it shows (the next run picks up what is left). The expiry, wave and requeue lists are one an organisation: the run
+// reads the organisations' listing once, at its start, and the three sweeps share it (a new organisation is swept from
+// the next run on).
 import { deliverOutbox } from '#shared/accounts/outbox';
 import { withCapacity } from '#shared/db/capacity';
+import { sweptOrganisations } from '#shared/db/shards';
 import { expireOffers } from '#shared/planning/broadcasts';
 import { sendDueWaves } from '#shared/planning/dispatch';
 import { requeueStaleJobs } from '#shared/workers/requeue';
@@ -18,16 +21,21 @@ export const handler = async (): Promise<{
 }> => {
   // The waves come after the expiry: a runsheet whose last offer expired in this run gets its next wave in it too.
   // Each part's DynamoDB units are tallied under its own label, as a request's are (observers, e.g. the benches).
+  const orgs = sweptOrganisations();
   const offers = (async () => {
-    const closed = await withCapacity(expireOffers, 'sweep:expiry').then(
+    const closed = await withCapacity(async () => expireOffers(await orgs), 'sweep:expiry').then(
       ({ result }) => result,
       (error: unknown) => error as Error,
     );
-    const { result: waves } = await withCapacity(sendDueWaves, 'sweep:waves');
+    const { result: waves } = await withCapacity(async () => sendDueWaves(await orgs), 'sweep:waves');
     if (closed instanceof Error) throw closed;
     return { closed, ...waves };
   })();
-  const [dispatched, mailed, requeued] = await Promise.allSettled([offers, deliverOutbox(), requeueStaleJobs()]);
+  const [dispatched, mailed, requeued] = await Promise.allSettled([
+    offers,
+    deliverOutbox(),
+    orgs.then(requeueStaleJobs),
+  ]);
   for (const part of [dispatched, mailed, requeued]) if (part.status === 'rejected') throw part.reason;
   return {
     ...(dispatched as PromiseFulfilledResult<{ closed: number; waves: number; unassigned: number }>).value,

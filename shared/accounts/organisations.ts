@@ -1,11 +1,13 @@
 /**
- * Organisations (X2, X3). Item `ORG#<id> / PROFILE`, listed newest first through GSI1 (`ORGS`, created_at#id).
+ * Organisations (X2, X3). Item `ORG#<id> / PROFILE`, listed newest first through GSI1 (`ORGS`, created_at#id). The
+ * sweeps read the same listing to find each organisation's work lists (shared/db/shards.ts `sweptOrganisations`).
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ORGANISATION_KINDS } from '#shared/accounts/schemas';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
+import { ORGS } from '#shared/db/shards';
 import { invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 
@@ -27,7 +29,7 @@ export function buildOrganisationItem(input: { name: string; kind: OrganisationK
     TableName: mainTableName(),
     Item: {
       ...orgKey(record.id),
-      GSI1PK: 'ORGS',
+      GSI1PK: ORGS,
       GSI1SK: `${record.created_at}#${record.id}`,
       entity: 'organisation',
       ...record,
@@ -67,7 +69,7 @@ export async function listOrganisations(page: PageRequest) {
       TableName: mainTableName(),
       IndexName: 'GSI1',
       KeyConditionExpression: 'GSI1PK = :orgs',
-      ExpressionAttributeValues: { ':orgs': 'ORGS' },
+      ExpressionAttributeValues: { ':orgs': ORGS },
       ScanIndexForward: false,
     },
     page,

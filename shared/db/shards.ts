@@ -5,7 +5,8 @@
  * path's key must be spread by an id, and its readers read every shard (Queries in parallel, merged).
  *
  * The shard of an id is a stable hash of it (FNV-1a), so an item always lands in the same shard and an update finds
- * the key it was written under again.
+ * the key it was written under again. The sweeps' lists of a dispatch day are spread by organisation instead
+ * (`orgSweepPartition`).
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mapLimited } from '#shared/concurrency';
@@ -22,29 +23,79 @@ export function shardOf(id: string, shards: number): number {
 }
 
 /**
- * Shards of each sweep's work list in GSI3 (`OFFERS`, `ACTIVEJOBS`, `OUTBOX`, and `WAVEPLANS`, the wave worker's
- * registry of plannings: each has its own wave list, shared/planning/wave-plans.ts): `<sweep>#<n>`. A sweep reads all
- * of them at once; each takes 1 000 WCU/s, so the list takes 8 000.
+ * Shards of a sweep's work list in GSI3 that no dispatch day writes (`OUTBOX`, mail held at registration):
+ * `<sweep>#<n>`. A sweep reads all of them at once; each takes 1 000 WCU/s, so the list takes 8 000.
  */
 export const SWEEP_SHARDS = 8;
 
-/** The GSI3 partition key of a sweep's entry for `id` (`WAVES#3`). */
+/** The GSI3 partition key of a sweep's entry for `id` (`OUTBOX#3`). */
 export const sweepPartition = (sweep: string, id: string) => `${sweep}#${shardOf(id, SWEEP_SHARDS)}`;
 
 /** Every partition key of a sweep's work list. */
 export const sweepPartitions = (sweep: string) => Array.from({ length: SWEEP_SHARDS }, (_, n) => `${sweep}#${n}`);
 
 /**
- * The entries of a sweep due before `before` (GSI3SK `<`), every shard read at once: up to `limit` of each shard,
- * merged in sort-key order and cut to `limit`. `full` says some shard had more than it read.
+ * The sweeps' work lists that a dispatch day writes (`WAVEPLANS`, `OFFERS`, `ACTIVEJOBS`) are one partition key an
+ * organisation, `<sweep>#<org>`: no write of a day touches a key another organisation writes, so one organisation's
+ * day takes a list's 1 000 WCU/s to itself, however many dispatch at once. The sweeps find the lists through the
+ * organisations' own listing (GSI1 `ORGS`, written only when SysAdmin creates one): a sweep's reads grow with the
+ * number of organisations, not with their activity (docs/indexes.md "Shards").
  */
-export async function dueEntries(
+export const orgSweepPartition = (sweep: string, orgId: string) => `${sweep}#${orgId}`;
+
+/** The GSI1 partition key of the organisations' listing (shared/accounts/organisations.ts). */
+export const ORGS = 'ORGS';
+/** Organisations' lists a sweep reads at once. */
+const ORG_LISTS_AT_ONCE = 16;
+
+/**
+ * Every organisation's id, from its listing (keys only, every page). A sweep reads it afresh each run (the local
+ * host's and the cloud's schedule share it between the run's three sweeps), so a new organisation is swept from the
+ * next run on.
+ */
+export async function sweptOrganisations(): Promise<string[]> {
+  const keys = await queryAll<{ PK: string }>({
+    TableName: mainTableName(),
+    IndexName: 'GSI1',
+    KeyConditionExpression: 'GSI1PK = :orgs',
+    ExpressionAttributeValues: { ':orgs': ORGS },
+    ProjectionExpression: 'PK',
+  });
+  return keys.map((key) => key.PK.slice('ORG#'.length));
+}
+
+/**
+ * Each organisation's list of a sweep read at once (`ORG_LISTS_AT_ONCE`), every page, the items concatenated with
+ * the organisation they were read under. `orgs`: the run's organisations, read when not given.
+ */
+export async function orgListEntries<T = Record<string, unknown>>(
   sweep: string,
+  input: Omit<QueryCommandInput, 'KeyConditionExpression'>,
+  orgs?: readonly string[],
+): Promise<{ orgId: string; item: T }[]> {
+  const each = await mapLimited(orgs ?? (await sweptOrganisations()), ORG_LISTS_AT_ONCE, async (orgId) => {
+    const items = await queryAll<T>({
+      ...input,
+      KeyConditionExpression: 'GSI3PK = :pk',
+      ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':pk': orgSweepPartition(sweep, orgId) },
+    });
+    return items.map((item) => ({ orgId, item }));
+  });
+  return each.flat();
+}
+
+/**
+ * The entries due before `before` (GSI3SK `<`) of the lists `partitions`, read at `inFlight` at once: up to `limit`
+ * of each, merged in sort-key order and cut to `limit`. `full` says some list had more than it read.
+ */
+async function dueEntriesOf(
+  partitions: readonly string[],
+  inFlight: number,
   before: string,
   limit: number,
 ): Promise<{ items: Record<string, unknown>[]; full: boolean }> {
   let full = false;
-  const pages = await mapLimited(sweepPartitions(sweep), SWEEP_SHARDS, async (partition) => {
+  const pages = await mapLimited(partitions, inFlight, async (partition) => {
     const out = await db().send(
       new QueryCommand({
         TableName: mainTableName(),
@@ -60,6 +111,19 @@ export async function dueEntries(
   const items = pages.flat().sort((a, b) => (String(a['GSI3SK']) < String(b['GSI3SK']) ? -1 : 1));
   if (items.length > limit) full = true;
   return { items: items.slice(0, limit), full };
+}
+
+/** The entries of a sharded sweep list (`sweepPartition`) due before `before`, every shard read at once. */
+export const dueEntries = (sweep: string, before: string, limit: number) =>
+  dueEntriesOf(sweepPartitions(sweep), SWEEP_SHARDS, before, limit);
+
+/**
+ * The entries of an organisations' sweep list (`orgSweepPartition`) due before `before`: the organisations' listing
+ * (or the run's `orgs`), then each organisation's list, `ORG_LISTS_AT_ONCE` at once, merged and cut to `limit`.
+ */
+export async function dueEntriesByOrg(sweep: string, before: string, limit: number, orgs?: readonly string[]) {
+  const partitions = (orgs ?? (await sweptOrganisations())).map((orgId) => orgSweepPartition(sweep, orgId));
+  return dueEntriesOf(partitions, ORG_LISTS_AT_ONCE, before, limit);
 }
 
 /**

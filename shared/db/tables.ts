@@ -63,10 +63,11 @@ export const mainTable = {
     // The unfiltered (SysAdmin) listings of users, plannings, notifications, imports, push keys; an organisation's
     // partners. Read through, as GSI1.
     { name: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK', include: ['is_qa'], readThrough: true },
-    // Users by lowercased email (`USERS#<n>`): prefix search (listed fields); the sweeps' work lists, each spread over
-    // shards `<list>#<n>` (shared/db/shards.ts): `OFFERS` (the expiry sweep, keys only), `WAVEPLANS` (the wave
-    // worker's registry of plannings, each with its own list `WAVES#<plan>#<n>`: shared/planning/wave-plans.ts),
-    // `ACTIVEJOBS` (the requeue sweep: `entity`, `id`, `job`), `OUTBOX` (mail held: `mail`).
+    // Users by lowercased email (`USERS#<n>`): prefix search (listed fields); the sweeps' work lists
+    // (shared/db/shards.ts), a dispatch day's one an organisation, `<list>#<org>`: `OFFERS` (the expiry sweep, keys
+    // only), `WAVEPLANS` (the wave worker's registry of plannings, each with its own list `WAVES#<plan>#<n>`:
+    // shared/planning/wave-plans.ts), `ACTIVEJOBS` (the requeue sweep: `entity`, `id`, `job`); `OUTBOX` (mail held:
+    // `mail`) over shards `OUTBOX#<n>`.
     { name: 'GSI3', partitionKey: 'GSI3PK', sortKey: 'GSI3SK', include: [...LISTED_USER, 'entity', 'job', 'mail'] },
     // Users by lowercased name: prefix search.
     { name: 'GSI4', partitionKey: 'GSI4PK', sortKey: 'GSI4SK', include: LISTED_USER },

@@ -195,7 +195,7 @@ export async function moveStatus(
             ? `the import job is ${source}: it cannot move to ${to}`
             : `an import job cannot move from ${source} to ${to}`,
         );
-      return writeMove(current.id, source, to, extra);
+      return writeMove(current, source, to, extra);
     },
     {
       reread: () => findJob(job.id, true),
@@ -206,7 +206,7 @@ export async function moveStatus(
 }
 
 async function writeMove(
-  id: string,
+  { id, org_id: orgId }: ImportJob,
   from: ImportStatus,
   to: ImportStatus,
   extra: Record<string, unknown>,
@@ -226,8 +226,11 @@ async function writeMove(
     'statuses = list_append(statuses, :entry)',
     'status_record_id = :statusId',
   ];
-  // A queued job is watched by the requeue sweep (shared/workers/requeue.ts) until it ends.
-  const watch = to === 'queued' ? { GSI3PK: activeJobsPartition(id), GSI3SK: requeueAt(clock.nowMs()) } : {};
+  // A queued job is watched by the requeue sweep (shared/workers/requeue.ts) until it ends, in its organisation's list
+  // (every way of making a job names one: a job without would be watched by no sweep, so its move is refused).
+  if (to === 'queued' && !orgId) throw new Error(`import job ${id} names no organisation: no sweep would watch it`);
+  const watch =
+    to === 'queued' && orgId ? { GSI3PK: activeJobsPartition(orgId), GSI3SK: requeueAt(clock.nowMs()) } : {};
   Object.entries({ ...watch, ...extra }).forEach(([key, value], i) => {
     names[`#x${i}`] = key;
     values[`:x${i}`] = value;

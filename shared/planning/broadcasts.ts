@@ -4,11 +4,12 @@
  * the events happened; the same event twice is recorded once. Each write is conditional on the record's revision.
  * Accepting also claims the runsheet (`ASSIGN#<runsheet>`, condition: nobody has) in the same transaction, so of two
  * simultaneous accepts exactly one wins; the runsheet's other open pairs are then closed by the system.
- * A runsheet's pairs are listed on its offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`, `pair_ids`), which the
- * accept reads to find the rivals. The planning job's pairs do not copy their runsheet (`runsheet_ref`: R1/R2
+ * A runsheet's pairs are named by its offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`: its drivers offered, by
+ * wave, and the few pairs listed by id, shared/planning/offer-groups.ts), which the accept reads to find the rivals. The planning job's pairs do not copy their runsheet (`runsheet_ref`: R1/R2
  * assemble it from the planning's runsheet item) and carry no index entry: the plan's offer watch
- * (`BPLAN#<plan>#<n> / OFFERS`) carries the earliest open expiry of them all in the sparse sweep index (GSI3 `OFFERS#<n>`),
- * one entry a planning. A pair broadcast one by one (R5) carries its own expiry there.
+ * (`BPLAN#<plan>#<n> / OFFERS`) carries the earliest open expiry of them all in the sparse sweep index (GSI3
+ * `OFFERS#<org>`, its organisation's list), one entry a planning. A pair broadcast one by one (R5) carries its own
+ * expiry there.
  */
 
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -29,7 +30,7 @@ import {
   transactWrite,
 } from '#shared/db/client';
 import { type PageRequest, queryPage, queryPartitionsPage } from '#shared/db/paging';
-import { dueEntries, queryPartitions, sweepPartition } from '#shared/db/shards';
+import { dueEntriesByOrg, orgSweepPartition, queryPartitions } from '#shared/db/shards';
 import { conflict, dependencyUnavailable, forbidden, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { publishEvent } from '#shared/notifications/realtime';
 import {
@@ -55,6 +56,7 @@ import {
   pairStateAfter,
   runsheetRefusal,
 } from '#shared/planning/lifecycle';
+import { groupPairIds, type OfferListing, offeredEntry, openOffers } from '#shared/planning/offer-groups';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
@@ -225,17 +227,25 @@ export interface FirstWave {
   driverIds: string[];
 }
 
+/** The planning job's wave 1: when its offers expire, how many waves a runsheet may have, the job (its pairs' ids). */
+interface FirstWaveOf {
+  expires: string;
+  maxWaves: number;
+  jobId: string;
+}
+
 /**
  * The dispatch record a runsheet's wave 1 starts (shared/planning/dispatch.ts): due in the wave worker's index shortly
- * after its offers expire, or at once when it has none.
+ * after its offers expire, or at once when it has none. Its pairs are named by their drivers and the job
+ * (shared/planning/offer-groups.ts), not listed by id.
  */
-function firstWaveFields(planId: string, group: FirstWave, wave: { expires: string; maxWaves: number }) {
+function firstWaveFields(planId: string, group: FirstWave, wave: FirstWaveOf) {
   const due =
     group.pairIds.length > 0 ? new Date(Date.parse(wave.expires) + EXPIRY_GRACE_MS).toISOString() : clock.nowIso();
   return {
     wave: 1,
     waves_allowed: wave.maxWaves,
-    open: Object.fromEntries(group.pairIds.map((id) => [id, wave.expires])),
+    open: openOffers(Object.fromEntries(group.pairIds.map((id) => [id, wave.expires]))),
     GSI3PK: wavesPartition(planId, group.runsheetId),
     GSI3SK: waveDueKey(due, planId, group.runsheetId),
     gen: 0,
@@ -250,51 +260,67 @@ function firstWaveFields(planId: string, group: FirstWave, wave: { expires: stri
  */
 export async function putFirstOffers(
   planId: string,
+  orgId: string,
   groups: FirstWave[],
   records: PairRecord[],
-  wave: { expires: string; maxWaves: number },
+  wave: FirstWaveOf,
 ) {
   const groupItems = groups.map((group, i) => ({
     ...groupKey(planId, group.runsheetId),
     entity: 'runsheet_offers',
-    ...(group.pairIds.length > 0 ? { pair_ids: new Set(group.pairIds), offered: new Set(group.driverIds) } : {}),
+    job_id: wave.jobId,
+    ...(group.driverIds.length > 0 ? { offered: new Set(group.driverIds.map((d) => offeredEntry(1, d))) } : {}),
     ...firstWaveFields(planId, group, wave),
     // The first in the wave worker's registry: the planning's registration (shared/planning/wave-plans.ts).
-    ...(i === 0 ? { GSI3PK: wavePlansPartition(planId) } : {}),
+    ...(i === 0 ? { GSI3PK: wavePlansPartition(orgId) } : {}),
   }));
   await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
   await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
 }
 
 /**
- * A rerun's wave 1: the pairs listed again (sets), the dispatch record started unless an earlier run started it.
- * `register`: the group goes into the wave worker's registry (a chunk's first: shared/planning/wave-plans.ts).
+ * A rerun's wave 1: the pairs named again (sets), the dispatch record started unless an earlier run started it.
+ * `register`: the group goes into the wave worker's registry (a chunk's first: shared/planning/wave-plans.ts). On a
+ * group an earlier job left (its `job_id` another), the pairs are listed by id, their drivers as `0#<driver>`.
  */
 export async function addFirstWave(
   planId: string,
+  orgId: string,
   group: FirstWave,
-  wave: { expires: string; maxWaves: number },
+  wave: FirstWaveOf,
   register = false,
 ) {
   const fields = firstWaveFields(planId, group, wave);
   const listed = group.pairIds.length > 0;
-  await db().send(
-    new UpdateCommand({
-      TableName: mainTableName(),
-      Key: groupKey(planId, group.runsheetId),
-      UpdateExpression: `SET entity = :entity, wave = if_not_exists(wave, :wave), waves_allowed = if_not_exists(waves_allowed, :allowed), #open = if_not_exists(#open, :open), GSI3PK = :waves, GSI3SK = if_not_exists(GSI3SK, :due)${listed ? ' ADD pair_ids :ids, offered :drivers' : ''}`,
-      ExpressionAttributeNames: { '#open': 'open' },
-      ExpressionAttributeValues: {
-        ':entity': 'runsheet_offers',
-        ':wave': 1,
-        ':allowed': fields.waves_allowed,
-        ':open': fields.open,
-        ':waves': register ? wavePlansPartition(planId) : fields.GSI3PK,
-        ':due': fields.GSI3SK,
-        ...(listed ? { ':ids': new Set(group.pairIds), ':drivers': new Set(group.driverIds) } : {}),
-      },
-    }),
-  );
+  const write = (named: boolean) =>
+    db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: groupKey(planId, group.runsheetId),
+        UpdateExpression: `SET entity = :entity, wave = if_not_exists(wave, :wave), waves_allowed = if_not_exists(waves_allowed, :allowed), #open = if_not_exists(#open, :open), GSI3PK = :waves, GSI3SK = if_not_exists(GSI3SK, :due)${named ? ', job_id = if_not_exists(job_id, :job)' : ''}${listed ? ` ADD offered :drivers${named ? '' : ', pair_ids :ids'}` : ''}`,
+        ...(named ? { ConditionExpression: 'attribute_not_exists(job_id) OR job_id = :job' } : {}),
+        ExpressionAttributeNames: { '#open': 'open' },
+        ExpressionAttributeValues: {
+          ':entity': 'runsheet_offers',
+          ':wave': 1,
+          ':allowed': fields.waves_allowed,
+          ':open': fields.open,
+          ':waves': register ? wavePlansPartition(orgId) : fields.GSI3PK,
+          ':due': fields.GSI3SK,
+          ...(named ? { ':job': wave.jobId } : {}),
+          ...(listed
+            ? {
+                ':drivers': new Set(group.driverIds.map((d) => offeredEntry(named ? 1 : 0, d))),
+                ...(named ? {} : { ':ids': new Set(group.pairIds) }),
+              }
+            : {}),
+        },
+      }),
+    );
+  await write(true).catch((error: unknown) => {
+    if (!isConditionalFailure(error)) throw error;
+    return write(false);
+  });
 }
 
 const FIRST_OFFERS_IN_FLIGHT = 4;
@@ -310,7 +336,7 @@ const FIRST_OFFERS_PER_S = 2_000;
  * a sweep drops or moves the watch only if its generation is the one it read before it read the pairs, so a pair
  * written after that read is never left without a watch.
  */
-export async function watchOffers(planId: string, expiry: string): Promise<void> {
+export async function watchOffers(planId: string, orgId: string, expiry: string): Promise<void> {
   const due = watchSweepKey(expiry, planId);
   const values = { ':due': due, ':one': 1 };
   // Each round loses only to a sweep that moved or dropped the watch in between; a few rounds settle it.
@@ -322,7 +348,11 @@ export async function watchOffers(planId: string, expiry: string): Promise<void>
           Key: watchKey(planId),
           UpdateExpression: 'SET entity = :entity, GSI3PK = :offers, GSI3SK = :due ADD gen :one',
           ConditionExpression: 'attribute_not_exists(GSI3SK) OR GSI3SK >= :due',
-          ExpressionAttributeValues: { ...values, ':entity': 'offer_watch', ':offers': sweepPartition(OFFERS, planId) },
+          ExpressionAttributeValues: {
+            ...values,
+            ':entity': 'offer_watch',
+            ':offers': orgSweepPartition(OFFERS, orgId),
+          },
         }),
       );
       return;
@@ -392,7 +422,10 @@ export function pairItem(record: PairRecord) {
     ...pairKey(record.plan.id, record.id),
     entity: 'pair_record',
     ...(offer?.expired_time && !record.plan_swept
-      ? { GSI3PK: sweepPartition(OFFERS, record.id), GSI3SK: `${offer.expired_time}#${record.plan.id}#${record.id}` }
+      ? {
+          GSI3PK: orgSweepPartition(OFFERS, record.org_id),
+          GSI3SK: `${offer.expired_time}#${record.plan.id}#${record.id}`,
+        }
       : {}),
     ...driverOfferKeys(record, offer),
   };
@@ -757,7 +790,7 @@ async function afterEvent(record: PairRecord, action: PairAction, judgedNow = fa
   // First: a failure after it still leaves the runsheet looked at. Only the planning job's runsheets have waves.
   const closes = action === 'rejected' || action === 'system_rejected' || action === 'withdrawn';
   if (closes && record.plan_swept && !judgedNow && !NO_WAVE_AFTER.has(reason ?? '')) {
-    await checkWaveSoon(record.plan.id, record.pair.runsheet.id, action === 'withdrawn');
+    await checkWaveSoon(record.plan.id, record.org_id, record.pair.runsheet.id, action === 'withdrawn');
   }
   if (action === 'broadcast') {
     await publishEvent(driverChannel, 'offer.new', offerNew(record, last?.expired_time ?? null));
@@ -797,11 +830,12 @@ const pairStates = (planId: string, pairIds: string[]) =>
     { ProjectionExpression: 'id, current_state', ConsistentRead: true },
   );
 
-async function groupPairIds(planId: string, runsheetId: string): Promise<string[]> {
+/** The pairs a runsheet was offered in, from its offer group read consistently. */
+async function runsheetPairIds(planId: string, runsheetId: string): Promise<string[]> {
   const out = await db().send(
     new GetCommand({ TableName: mainTableName(), Key: groupKey(planId, runsheetId), ConsistentRead: true }),
   );
-  return [...((out.Item?.['pair_ids'] as Set<string> | undefined) ?? [])];
+  return groupPairIds(out.Item as OfferListing | undefined, runsheetId);
 }
 
 /**
@@ -829,7 +863,12 @@ async function watchedPairs(planId: string) {
  * now; `gen` moves so that a worker that read the group before this judges it again). A withdrawal also allows one
  * wave past `max_waves`: the runsheet goes back to dispatch however many waves it had.
  */
-export async function checkWaveSoon(planId: string, runsheetId: string, extraWave = false): Promise<void> {
+export async function checkWaveSoon(
+  planId: string,
+  orgId: string,
+  runsheetId: string,
+  extraWave = false,
+): Promise<void> {
   const mark = (raise: boolean) =>
     db().send(
       new UpdateCommand({
@@ -840,7 +879,7 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
         // The extra wave only raises the limit: a runsheet still short of it keeps the waves it had left.
         ConditionExpression: raise ? 'attribute_exists(wave) AND waves_allowed <= wave' : 'attribute_exists(wave)',
         ExpressionAttributeValues: {
-          ':waves': wavePlansPartition(planId),
+          ':waves': wavePlansPartition(orgId),
           ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
           ':one': 1,
         },
@@ -850,7 +889,7 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
     await mark(extraWave);
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
-    if (extraWave) await checkWaveSoon(planId, runsheetId, false);
+    if (extraWave) await checkWaveSoon(planId, orgId, runsheetId, false);
   }
 }
 
@@ -860,7 +899,7 @@ export async function checkWaveSoon(planId: string, runsheetId: string, extraWav
  */
 export const EXPIRY_GRACE_MS = 1_000;
 
-/** The expiry sweep's work list: plans' offer watches and R5's pairs (`OFFERS#<n>`). */
+/** The expiry sweep's work lists: plans' offer watches and R5's pairs (`OFFERS#<org>`, one an organisation). */
 export const OFFERS = 'OFFERS';
 
 /**
@@ -896,7 +935,7 @@ async function closeAtCapacity(winner: PairRecord): Promise<void> {
 
 /** After an accept: every other open pair of the runsheet is closed by the system. */
 async function closeOtherPairs(winner: PairRecord): Promise<void> {
-  const rivals = (await groupPairIds(winner.plan.id, winner.pair.runsheet.id)).filter((id) => id !== winner.id);
+  const rivals = (await runsheetPairIds(winner.plan.id, winner.pair.runsheet.id)).filter((id) => id !== winner.id);
   for (const other of await pairStates(winner.plan.id, rivals)) {
     if (!isOpenPair(other.current_state)) continue;
     await recordEvent(winner.plan.id, other.id, 'system_rejected', clock.nowIso(), {
@@ -980,10 +1019,13 @@ async function assembledByPlanning(records: PairRecord[]) {
 /** Expired offers of one planning closed at once by the sweep. */
 const CLOSES_AT_ONCE = 8;
 
-/** The expiry sweep: every broadcasted pair past its expiry is closed by the system with reason `expired`. */
-export async function expireOffers(): Promise<number> {
+/**
+ * The expiry sweep: every broadcasted pair past its expiry is closed by the system with reason `expired`. Every
+ * organisation's list is read (`orgs`: the sweep's run's, read when not given).
+ */
+export async function expireOffers(orgs?: readonly string[]): Promise<number> {
   const now = clock.nowIso();
-  const out = await dueEntries(OFFERS, now, 500);
+  const out = await dueEntriesByOrg(OFFERS, now, 500, orgs);
   let closed = 0;
   let failed: unknown;
   // True unless the close failed; the others are still closed, and this one is retried by the next sweep. A pair of

@@ -1,9 +1,10 @@
 /**
  * Dispatch until every runsheet has a driver, or a person knows why (contract 4.7).
  *
- * A runsheet's offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`) is its dispatch record: besides `pair_ids` it holds
- * the drivers ever offered it (`offered`), the last wave sent (`wave`) and how many may be (`waves_allowed`), its open
- * offers (`open`: pair id → expiry), and, once the service stops, `unassigned` (the reason) or `cancelled`. Who won it
+ * A runsheet's offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`) is its dispatch record: it holds the drivers ever
+ * offered it by wave (`offered`, which with `job_id` names their pairs: shared/planning/offer-groups.ts), the last wave
+ * sent (`wave`) and how many may be (`waves_allowed`), how many offers are open and the soonest expiry (`open`), and,
+ * once the service stops, `unassigned` (the reason) or `cancelled`. Who won it
  * is the claim `ASSIGN#<runsheet>` that the accept writes in its transaction; a driver's count of the planning's
  * runsheets is `WINS#<driver>`. The status every reader sees (`runsheetStatus`) follows from those two items alone.
  *
@@ -69,7 +70,6 @@ import {
   groupKey,
   groupRunsheetIdOf,
   PLAN_SHARDS,
-  pairIdOf,
   pairKey,
   planningDriverKey,
   planPartitions,
@@ -78,6 +78,16 @@ import {
   winsPartition,
 } from '#shared/planning/keys';
 import { askRunsheet, isOpenPair, pairMove, runsheetRefusal } from '#shared/planning/lifecycle';
+import {
+  groupPairIds,
+  type OfferListing,
+  type OpenOffers,
+  offeredDrivers,
+  offeredEntry,
+  openOffers,
+  waveDrivers,
+  wavePairId,
+} from '#shared/planning/offer-groups';
 import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { duePage, registeredPlannings, waveDueKey, wavePlansPartition } from '#shared/planning/wave-plans';
@@ -101,18 +111,20 @@ const PLANS_AT_ONCE = 2;
  */
 const SWEEP_BUDGET_MS = 10_000;
 
-/** The group item as stored (the members this module reads). */
-export interface DispatchGroup {
+/** The group item as stored (the members this module reads; its pairs and drivers: OfferListing). */
+export interface DispatchGroup extends OfferListing {
   SK: string;
-  pair_ids?: Set<string>;
-  offered?: Set<string>;
   wave?: number;
   waves_allowed?: number;
-  open?: Record<string, string>;
+  open?: OpenOffers;
   unassigned?: UnassignedReason;
   cancelled?: { at: string; reason: string; by: string };
-  /** A wave claimed and not yet all sent: its number, drivers, expiry and the claim's lease. */
-  pending?: { wave: number; drivers: string[]; expires: string; lease_until: number; job_id: string; ttl_s: number };
+  /**
+   * A wave claimed and not yet all sent: its number, expiry, the claim's lease and the offers' ttl. Its drivers are the
+   * wave's entries in `offered`; only a wave whose pairs are listed by id (sent under another job than the group's)
+   * carries them here, with its job.
+   */
+  pending?: { wave: number; expires: string; lease_until: number; ttl_s: number; drivers?: string[]; job_id?: string };
   /** X17's settings for the wave it asked for. */
   reoffer?: { wave: number; max_candidates?: number; offer_ttl_s?: number };
   GSI3SK?: string;
@@ -158,8 +170,8 @@ export function runsheetStatus(group: DispatchGroup | undefined, assignment: Ass
     };
   }
   if (!group?.wave) return { status: 'open' as const };
-  const open = Object.values(group.open ?? {}).sort();
-  if (group.unassigned && open.length === 0) {
+  const [openCount, soonest] = group.open ?? [0];
+  if (group.unassigned && openCount === 0) {
     // A reason stored before `not_asked` existed reads as 0.
     const reason = { ...group.unassigned, not_asked: group.unassigned.not_asked ?? 0 };
     return { status: 'unassigned' as const, wave: group.wave, unassigned_reason: reason };
@@ -168,8 +180,8 @@ export function runsheetStatus(group: DispatchGroup | undefined, assignment: Ass
   return {
     status: 'offered' as const,
     wave: group.wave,
-    offers_open: open.length,
-    offer_expires_at: open[0] ?? null,
+    offers_open: openCount,
+    offer_expires_at: soonest ?? null,
   };
 }
 
@@ -263,7 +275,7 @@ export async function dispatchCounts(planId: string, totalRunsheets: number) {
   // A runsheet without dispatch records was never offered.
   runsheets.open += Math.max(0, totalRunsheets - ids.size);
   let offered = 0;
-  for (const group of groupOf.values()) offered += group.pair_ids?.size ?? 0;
+  for (const [id, group] of groupOf) offered += groupPairIds(group, id).length;
   const won = claimOf.size;
   return { runsheets, pairs: { offered, open, won, closed: Math.max(0, offered - open - won) } };
 }
@@ -379,18 +391,19 @@ export const parametersOf = (planning: Planning): EligibilityParameters & { max_
 // ----- the wave worker -----
 
 /**
- * One sweep: the plannings with a wave list (the registry), then, a page of each planning's due runsheets at a time,
+ * One sweep: the plannings with a wave list (every organisation's registry; `orgs`: the run's organisations, read
+ * when not given), then, a page of each planning's due runsheets at a time,
  * those runsheets judged, a planning's together (its facts read once a sweep), until none is due or the sweep's budget
  * is spent.
  */
-export async function sendDueWaves(): Promise<{ waves: number; unassigned: number }> {
+export async function sendDueWaves(orgs?: readonly string[]): Promise<{ waves: number; unassigned: number }> {
   const started = clock.nowMs();
   const tally = { waves: 0, unassigned: 0 };
   const judges = new Map<string, WaveJudge>();
   let failed: unknown;
   // Entries left due by this sweep (a failure, a wave still leased) are not judged twice in it.
   const seen = new Set<string>();
-  let plans = await registeredPlannings(started);
+  let plans = await registeredPlannings(started, orgs);
   while (plans.length > 0) {
     const more: string[] = [];
     await mapLimited(plans, PLANS_AT_ONCE, async (planId) => {
@@ -654,7 +667,7 @@ export class WaveJudge {
     const pairs = (
       await getAll<{ id: string; current_state: PairState; statuses: unknown }>(
         mainTableName(),
-        [...(group.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+        groupPairIds(group, runsheetId).map((id) => pairKey(planId, id)),
         { ProjectionExpression: 'id, current_state, statuses', ConsistentRead: true },
       )
     ).map(pairFromItem);
@@ -702,7 +715,7 @@ export class WaveJudge {
       await this.settle(runsheetId, gen, { open, due });
       return 'waiting';
     }
-    const offeredTo = group.offered ?? new Set<string>();
+    const offeredTo = offeredDrivers(group);
     const near = this.oneRunsheet
       ? await this.nearest(runsheetId, offeredTo, group.reoffer?.max_candidates, nowMs)
       : undefined;
@@ -739,15 +752,19 @@ export class WaveJudge {
     const chosen = judged.eligible.slice(0, maxCandidates).map((e) => e.driver.id);
     const ttl = group.reoffer?.offer_ttl_s ?? planning.job?.offer_ttl_s ?? JOB_DEFAULTS.offer_ttl_s;
     const wave = group.wave + 1;
+    const jobId = planning.job?.id ?? planId;
+    // The wave's pairs are named by their drivers' entries (`<wave>#<driver>`) and the group's job; a wave sent under
+    // another job than the group's lists them by id (offer-groups.ts), its drivers and job in the claim.
+    const named = group.job_id === jobId;
     const pending = {
       wave,
-      drivers: chosen,
       expires: new Date(nowMs + ttl * 1000).toISOString(),
       lease_until: nowMs + WAVE_LEASE_MS,
-      job_id: planning.job?.id ?? planId,
       ttl_s: ttl,
+      ...(named ? {} : { drivers: chosen, job_id: jobId }),
     };
-    const pairIds = chosen.map((driverId) => pairIdOf(`${pending.job_id}#${wave}`, runsheetId, driverId));
+    const entries = chosen.map((driverId) => offeredEntry(named ? wave : 0, driverId));
+    const pairIds = chosen.map((driverId) => wavePairId(jobId, wave, runsheetId, driverId));
     // Due when the offers expire, as the claim's end would leave it (issue 45: the claim carries it from the start, so
     // the end writes the item alone; a worker that dies mid-wave is followed when the offers expire, or sooner if a
     // close marks the runsheet due, instead of when the lease lapses).
@@ -762,9 +779,8 @@ export class WaveJudge {
         new UpdateCommand({
           TableName: mainTableName(),
           Key: groupKey(planId, runsheetId),
-          UpdateExpression:
-            'SET wave = :wave, pending = :pending, #open = :open, GSI3SK = :due ADD gen :one, pair_ids :pairs, offered :drivers REMOVE unassigned, reoffer',
-          ConditionExpression: 'wave = :read AND (attribute_not_exists(gen) OR gen = :gen)',
+          UpdateExpression: `SET wave = :wave, pending = :pending, #open = :open, GSI3SK = :due ADD gen :one, offered :drivers${named ? '' : ', pair_ids :pairs'} REMOVE unassigned, reoffer`,
+          ConditionExpression: `wave = :read AND (attribute_not_exists(gen) OR gen = :gen)${named ? ' AND job_id = :job' : ''}`,
           ExpressionAttributeNames: { '#open': 'open' },
           ExpressionAttributeValues: {
             ':wave': wave,
@@ -772,11 +788,11 @@ export class WaveJudge {
             ':gen': gen,
             ':pending': pending,
             // X17's wave from `offered`: the offers still open stay open beside the new ones.
-            ':open': { ...open, ...Object.fromEntries(pairIds.map((id) => [id, pending.expires])) },
+            ':open': openOffers({ ...open, ...Object.fromEntries(pairIds.map((id) => [id, pending.expires])) }),
             ':due': claimDue,
             ':one': 1,
-            ':pairs': new Set(pairIds),
-            ':drivers': new Set(chosen),
+            ':drivers': new Set(entries),
+            ...(named ? { ':job': jobId } : { ':pairs': new Set(pairIds) }),
           },
         }),
       );
@@ -784,7 +800,9 @@ export class WaveJudge {
       if (isConditionalFailure(error)) return 'skipped'; // another worker took it, or a close came: judged again
       throw error;
     }
-    await this.sendWave({ ...group, wave, pending, gen: gen + 1, GSI3SK: claimDue }, runsheetId).catch(
+    // Sent in the order chosen, nearest first (the claim stores its drivers as a set).
+    const sent = { ...pending, drivers: chosen, job_id: jobId };
+    await this.sendWave({ ...group, wave, pending: sent, gen: gen + 1, GSI3SK: claimDue }, runsheetId).catch(
       async (error: unknown) => {
         // A failure this worker lives to see: the runsheet is due again when the lease lapses, as before issue 45.
         await this.reschedule(runsheetId, new Date(pending.lease_until).toISOString(), gen + 1);
@@ -851,9 +869,11 @@ export class WaveJudge {
         ).Item?.['name'] as string | undefined);
     const names = new Map(facts.map((f) => [f.id, f.name]));
     const now = clock.nowIso();
-    const records = pending.drivers.map((driverId) =>
+    // A wave found half sent: its drivers are its entries in `offered` (unless the claim lists them).
+    const jobId = pending.job_id ?? group.job_id!;
+    const records = (pending.drivers ?? waveDrivers(group, pending.wave)).map((driverId) =>
       servicePair({
-        id: pairIdOf(`${pending.job_id}#${pending.wave}`, runsheetId, driverId),
+        id: wavePairId(jobId, pending.wave, runsheetId, driverId),
         planning,
         runsheet: { id: runsheetId, name: runsheetName },
         driver: { id: driverId, name: names.get(driverId) ?? '' },
@@ -980,7 +1000,7 @@ export class WaveJudge {
           ExpressionAttributeNames: { '#open': 'open' },
           ExpressionAttributeValues: {
             ':reason': reason,
-            ':none': {},
+            ':none': openOffers({}),
             ':retry': retry,
             ':one': 1,
             ':wave': group.wave,
@@ -1013,7 +1033,7 @@ export class WaveJudge {
           ExpressionAttributeValues: {
             ':gen': gen,
             ...(change.due ? { ':due': waveDueKey(change.due, this.planId, runsheetId) } : {}),
-            ...(change.open ? { ':open': change.open } : {}),
+            ...(change.open ? { ':open': openOffers(change.open) } : {}),
           },
         }),
       )
@@ -1092,7 +1112,7 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
   const group = await readGroup(planId, runsheetId);
   const pairs = await getAll<{ id: string; current_state: PairState; pair: { driver: { id: string } } }>(
     mainTableName(),
-    [...(group?.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+    groupPairIds(group, runsheetId).map((id) => pairKey(planId, id)),
     { ProjectionExpression: 'id, current_state, pair', ConsistentRead: true },
   );
   let pair = pairs.find((p) => p.pair.driver.id === driverId && pairMove(p.current_state, 'assigned'));
@@ -1122,7 +1142,8 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
         ExpressionAttributeValues: {
           ':entity': 'runsheet_offers',
           ':ids': new Set([id]),
-          ':drivers': new Set([driverId]),
+          // Its pair is listed by id (a new one each assignment): the driver's entry names no wave.
+          ':drivers': new Set([offeredEntry(0, driverId)]),
         },
       }),
     );
@@ -1147,7 +1168,7 @@ export async function reofferRunsheet(
   runsheetId: string,
   settings: { max_candidates?: number | undefined; offer_ttl_s?: number | undefined },
 ) {
-  await visiblePlanning(caller, planId);
+  const { org_id: orgId } = await visiblePlanning(caller, planId);
   for (let round = 0; round < 5; round++) {
     const current = await runsheetSummary(planId, runsheetId);
     askRunsheet('reoffer', current);
@@ -1169,7 +1190,7 @@ export async function reofferRunsheet(
               ...(settings.offer_ttl_s ? { offer_ttl_s: settings.offer_ttl_s } : {}),
             },
             ':allowed': Math.max(group.waves_allowed ?? wave, wave + 1),
-            ':waves': wavePlansPartition(planId),
+            ':waves': wavePlansPartition(orgId),
             ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
             ':one': 1,
             ':wave': wave,
@@ -1262,7 +1283,7 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
   const group = await readGroup(planId, runsheetId);
   const pairs = await getAll<{ id: string; current_state: PairState }>(
     mainTableName(),
-    [...(group?.pair_ids ?? [])].map((id) => pairKey(planId, id)),
+    groupPairIds(group, runsheetId).map((id) => pairKey(planId, id)),
     { ProjectionExpression: 'id, current_state', ConsistentRead: true },
   );
   for (const pair of pairs) {

@@ -38,8 +38,9 @@ import {
   runsheetsWon,
 } from '#shared/planning/dispatch';
 import { exclusionOf } from '#shared/planning/eligibility';
-import { groupKey, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
+import { groupKey, groupRunsheetIdOf, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
 import { askNewJob } from '#shared/planning/lifecycle';
+import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
 import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,
@@ -105,7 +106,7 @@ export async function startPlanningJob(
     max_location_age_s: input.max_location_age_s,
   };
   // Watched by the requeue sweep (shared/workers/requeue.ts) until the job ends, in case its message is lost.
-  const watch = { GSI3PK: activeJobsPartition(id), GSI3SK: requeueAt(clock.nowMs()) } as Partial<Planning>;
+  const watch = { GSI3PK: activeJobsPartition(planning.org_id), GSI3SK: requeueAt(clock.nowMs()) } as Partial<Planning>;
   const started = await changePlanning(planning, input.version_rev, {
     job,
     last_executed_at_server_time: now,
@@ -159,14 +160,14 @@ async function earlierDecisions(
   runsheets: { id: string }[],
   drivers: { id: string }[],
 ): Promise<Map<number, number[]>> {
-  const groups = await queryPartitions<{ SK: string; pair_ids?: Set<string> }>(planPartitions(planId), {
+  const groups = await queryPartitions<OfferListing & { SK: string }>(planPartitions(planId), {
     TableName: mainTableName(),
     ConsistentRead: true,
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :group)',
     ExpressionAttributeValues: { ':group': groupKey(planId, '').SK },
-    ProjectionExpression: 'SK, pair_ids',
+    ProjectionExpression: 'SK, job_id, offered, pair_ids',
   });
-  const listed = new Map(groups.map((group) => [group.SK, group.pair_ids ?? new Set<string>()]));
+  const listed = new Map(groups.map((group) => [group.SK, new Set(groupPairIds(group, groupRunsheetIdOf(group.SK)))]));
   const decided = new Map<number, number[]>();
   runsheets.forEach((runsheet, r) => {
     const ids = listed.get(groupKey(planId, runsheet.id).SK);
@@ -236,7 +237,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     // The expiry sweep's one entry for every pair this run writes (before them and after them: see watchOffers). A
     // rerun touches it even with nothing left to pair: an earlier run's pairs may be open.
     if ((runsheets.length > 0 && drivers.length > 0) || (job.attempts ?? 1) > 1) {
-      await watchOffers(planning.id, expires);
+      await watchOffers(planning.id, planning.org_id, expires);
       watchedUntil = expires;
     }
     const channel = `planning.${planning.id}`;
@@ -286,16 +287,18 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
         pairIds: ranked.map((driver) => pairIdOf(job.id, runsheet.id, driver.id)),
         driverIds: ranked.map((driver) => driver.id),
       }));
-      const wave = { expires: chunkExpires, maxWaves: parameters.max_waves };
+      const wave = { expires: chunkExpires, maxWaves: parameters.max_waves, jobId: job.id };
       let offered: ({ record: PairRecord; expiredTime: string } | undefined)[];
       if (firstRun) {
-        await putFirstOffers(planning.id, groups, records, wave);
+        await putFirstOffers(planning.id, planning.org_id, groups, records, wave);
         offered = records.map((record) => ({ record, expiredTime: chunkExpires }));
       } else {
         // A rerun lists the groups again (sets), must not overwrite a pair an earlier run wrote (a driver may have
         // answered it since), and offers one still open again: the earlier run may have died before its push and
         // event went out.
-        await mapLimited(groups, WRITES_IN_FLIGHT, (group, i) => addFirstWave(planning.id, group, wave, i === 0));
+        await mapLimited(groups, WRITES_IN_FLIGHT, (group, i) =>
+          addFirstWave(planning.id, planning.org_id, group, wave, i === 0),
+        );
         offered = await mapLimited(records, WRITES_IN_FLIGHT, async (record) => {
           if (await putNewPair(record)) return { record, expiredTime: chunkExpires };
           const stored = await readPair(planning.id, record.id);
@@ -328,7 +331,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       if (events.length > 0) await publishEvents(channel, 'pair.broadcast', events);
     }
     // Again after the last pair: a sweep that read the watch while the pairs were being written then leaves it be.
-    if (watchedUntil) await watchOffers(planning.id, watchedUntil);
+    if (watchedUntil) await watchOffers(planning.id, planning.org_id, watchedUntil);
     // Each driver hears of their own offers on `user.<id>` (contract 4.3), in one delivery however many they are.
     await mapLimited([...offers], WRITES_IN_FLIGHT, ([driverId, mine]) =>
       publishEvents(`user.${driverId}`, 'offer.new', mine.events),
@@ -360,7 +363,7 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     logger.error('planning job run failed', { planning_id: planning.id, attempt: job.attempts, error: error as Error });
     // The pairs written so far stay watched even if no run comes after this one (a job failed for good).
     if (watchedUntil) {
-      await watchOffers(planning.id, watchedUntil).catch((watch: unknown) =>
+      await watchOffers(planning.id, planning.org_id, watchedUntil).catch((watch: unknown) =>
         logger.warn('offer watch not touched after a failed run', { error: watch as Error }),
       );
     }

@@ -45,7 +45,7 @@ export const pairKey = (planId: string, pairId: string) => ({
   SK: `PAIR#${pairId}`,
 });
 
-/** A runsheet's offer group: the ids of every pair it was offered in (`pair_ids`). */
+/** A runsheet's offer group: its dispatch record, naming every pair it was offered in (planning/offer-groups.ts). */
 export const groupKey = (planId: string, runsheetId: string) => ({
   PK: planPartition(planId, idShard(runsheetId)),
   SK: `RSPAIRS#${runsheetId}`,

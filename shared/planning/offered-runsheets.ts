@@ -6,7 +6,8 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
-import { groupKey, pairKey, runsheetKey } from '#shared/planning/keys';
+import { groupKey, groupRunsheetIdOf, pairKey, runsheetKey } from '#shared/planning/keys';
+import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
 import { runsheetTasksOf } from '#shared/planning/planning-records';
 
 /**
@@ -20,11 +21,11 @@ export async function keepOfferedRunsheets(planId: string, runsheets: { id: stri
     mainTableName(),
     runsheets.map((runsheet) => groupKey(planId, runsheet.id)),
     // Consistent: a job that has just listed pairs on a group is not missed.
-    { ProjectionExpression: 'SK, pair_ids', ConsistentRead: true },
+    { ProjectionExpression: 'SK, job_id, offered, pair_ids', ConsistentRead: true },
   );
   const tasksOf = new Map(runsheets.map((runsheet) => [groupKey(planId, runsheet.id).SK, runsheet.tasks]));
   const copies = groups.flatMap((group) =>
-    [...((group['pair_ids'] as Set<string> | undefined) ?? [])].map((pairId) => ({
+    groupPairIds(group as OfferListing, groupRunsheetIdOf(group['SK'])).map((pairId) => ({
       pairId,
       tasks: tasksOf.get(String(group['SK'])) ?? [],
     })),

@@ -1,13 +1,13 @@
 /**
- * The wave worker's work lists in the sweep index (GSI3, issue 45; docs/indexes.md "Shards"). Each planning has its
- * own list of runsheets whose next wave is due to be judged, `WAVES#<plan>#<n>` (its offer groups, by when to look,
- * over the planning's `PLAN_SHARDS` shards by runsheet as its records are: a job writes a group a runsheet in
- * seconds), so no key is shared by every organisation's dispatch: a list takes one planning's closes and waves, and
- * the worker reads a planning's shards at once. The worker finds
- * the lists through a small registry of the plannings that have one, `WAVEPLANS#<n>` (`SWEEP_SHARDS` shards by
- * planning id), which holds a planning's watch (`BPLAN#<plan>#0 / WAVES`, written when the worker registers it and
- * deleted once its list has stayed empty), and, for a moment, an offer group that a write put there instead of in its
- * planning's list:
+ * The wave worker's work lists in the sweep index (GSI3, issue 45; docs/indexes.md "Shards"). Each planning has its own
+ * list of runsheets whose next wave is due to be judged, `WAVES#<plan>#<n>` (its offer groups, by when to look, over
+ * the planning's `PLAN_SHARDS` shards by runsheet as its records are: a job writes a group a runsheet in seconds), so
+ * no key is shared by every organisation's dispatch: a list takes one planning's closes and waves, and the worker reads
+ * a planning's shards at once. The worker finds the lists through a small registry of the plannings that have one,
+ * `WAVEPLANS#<org>` (one an organisation: no key of it is shared by organisations; the worker finds the registries
+ * through the organisations' listing, shared/db/shards.ts `orgListEntries`), which holds a planning's watch
+ * (`BPLAN#<plan>#0 / WAVES`, written when the worker registers it and deleted once its list has stayed empty), and, for
+ * a moment, an offer group that a write put there instead of in its planning's list:
  * - a job's chunk writes its first group there (the rest into the planning's list), so the job's registration is
  *   that one group entry, written in the same batch as the others and costing nothing more;
  * - a mark that finds a group out of every list (settled: won, unassigned) puts it there (`if_not_exists`), so a
@@ -18,7 +18,7 @@
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mapLimited } from '#shared/concurrency';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { queryPartitions, shardOf, sweepPartition, sweepPartitions } from '#shared/db/shards';
+import { orgListEntries, orgSweepPartition, shardOf } from '#shared/db/shards';
 import { groupRunsheetIdOf, PLAN_SHARDS, planIdOf, waveWatchKey } from '#shared/planning/keys';
 
 /** A planning's list of runsheets whose next wave is due to be judged (GSI3PK: a runsheet's shard), an entry's sort key. */
@@ -28,9 +28,9 @@ export const wavesPartition = (planId: string, runsheetId: string) =>
 const wavesPartitions = (planId: string) => Array.from({ length: PLAN_SHARDS }, (_, n) => `${WAVES}#${planId}#${n}`);
 export const waveDueKey = (due: string, planId: string, runsheetId: string) => `${due}#${planId}#${runsheetId}`;
 
-/** The registry of plannings with a wave list: its shard of `planId` (GSI3PK). */
+/** The registry of plannings with a wave list: the planning's organisation's (GSI3PK). */
 const WAVE_PLANS = 'WAVEPLANS';
-export const wavePlansPartition = (planId: string) => sweepPartition(WAVE_PLANS, planId);
+export const wavePlansPartition = (orgId: string) => orgSweepPartition(WAVE_PLANS, orgId);
 
 /**
  * How long a registration stands before an empty list may end it: longer than a mark or a job's batch takes to land
@@ -39,7 +39,7 @@ export const wavePlansPartition = (planId: string) => sweepPartition(WAVE_PLANS,
 const REGISTRATION_STANDS_MS = 60_000;
 
 /** Registers the planning (again): its watch in the registry, with a new generation and time. */
-async function register(planId: string, nowMs: number) {
+async function register(planId: string, orgId: string, nowMs: number) {
   await db().send(
     new UpdateCommand({
       TableName: mainTableName(),
@@ -47,7 +47,7 @@ async function register(planId: string, nowMs: number) {
       UpdateExpression: 'SET entity = :entity, GSI3PK = :reg, GSI3SK = :plan, registered_at = :now ADD gen :one',
       ExpressionAttributeValues: {
         ':entity': 'wave_watch',
-        ':reg': wavePlansPartition(planId),
+        ':reg': wavePlansPartition(orgId),
         ':plan': planId,
         ':now': nowMs,
         ':one': 1,
@@ -57,22 +57,21 @@ async function register(planId: string, nowMs: number) {
 }
 
 /**
- * The plannings the registry names, every shard read at once. A group found there has its planning registered, then
- * moves to the planning's list (unless it moved or left since).
+ * The plannings the registries name, every organisation's (`orgs`: the sweep's run's, read when not given). A group
+ * found there has its planning registered, then moves to the planning's list (unless it moved or left since).
  */
-export async function registeredPlannings(nowMs: number): Promise<string[]> {
-  const entries = await queryPartitions<{ PK: string; SK: string }>(sweepPartitions(WAVE_PLANS), {
-    TableName: mainTableName(),
-    IndexName: 'GSI3',
-    KeyConditionExpression: 'GSI3PK = :pk',
-    ProjectionExpression: 'PK, SK',
-  });
-  const plans = new Set(entries.map((entry) => planIdOf(entry.PK)));
-  const groups = entries.filter((entry) => entry.SK.startsWith('RSPAIRS#'));
+export async function registeredPlannings(nowMs: number, orgs?: readonly string[]): Promise<string[]> {
+  const entries = await orgListEntries<{ PK: string; SK: string }>(
+    WAVE_PLANS,
+    { TableName: mainTableName(), IndexName: 'GSI3', ProjectionExpression: 'PK, SK' },
+    orgs,
+  );
+  const plans = new Set(entries.map(({ item }) => planIdOf(item.PK)));
   const registered = new Set<string>();
-  for (const group of groups) {
+  for (const { orgId, item: group } of entries) {
+    if (!group.SK.startsWith('RSPAIRS#')) continue;
     const planId = planIdOf(group.PK);
-    if (!registered.has(planId)) await register(planId, nowMs);
+    if (!registered.has(planId)) await register(planId, orgId, nowMs);
     registered.add(planId);
     await db()
       .send(
@@ -83,7 +82,7 @@ export async function registeredPlannings(nowMs: number): Promise<string[]> {
           ConditionExpression: 'GSI3PK = :reg',
           ExpressionAttributeValues: {
             ':waves': wavesPartition(planId, groupRunsheetIdOf(group.SK)),
-            ':reg': wavePlansPartition(planId),
+            ':reg': wavePlansPartition(orgId),
           },
         }),
       )

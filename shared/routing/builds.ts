@@ -157,7 +157,7 @@ export async function startBuild(caller: Caller, planningId: string, input: Crea
         ...buildKey(planning.id, build.id),
         ...buildListKeys(planning.id, now, build.id),
         // Watched by the requeue sweep (shared/workers/requeue.ts) until it ends, in case its message is lost.
-        GSI3PK: activeJobsPartition(build.id),
+        GSI3PK: activeJobsPartition(planning.org_id),
         GSI3SK: requeueAt(clock.nowMs()),
         entity: 'route_build',
         ...build,

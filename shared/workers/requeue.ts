@@ -1,22 +1,24 @@
 /**
- * The requeue sweep: a queued or running import or planning job (or route build) is listed in GSI3 `ACTIVEJOBS` until it ends, keyed
- * by when to look at it again (a while after it was queued; when its lease runs out). A job still listed past that
- * time has lost its work message: the enqueue after the commit failed, or the message reached the dead-letter queue
- * while a dependency was down. The sweep gives it a new message (the worker's claim makes a duplicate harmless) and
- * moves its key on, so that nothing stays `queued` or `processing` for ever; a job that keeps failing for its own
- * reasons is failed by its worker after three attempts.
+ * The requeue sweep: a queued or running import or planning job (or route build) is listed in GSI3 `ACTIVEJOBS#<org>`
+ * (its organisation's list; the sweep reads every organisation's) until it ends, keyed by when to look at it again (a
+ * while after it was queued; when its lease runs out). A job still listed past that time has lost its work message: the
+ * enqueue after the commit failed, or the message reached the dead-letter queue while a dependency was down. The sweep
+ * gives it a new message (the worker's claim makes a duplicate harmless) and moves its key on, so that nothing stays
+ * `queued` or `processing` for ever; a job that keeps failing for its own reasons is failed by its worker after three
+ * attempts.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { dueEntries } from '#shared/db/shards';
+import { dueEntriesByOrg } from '#shared/db/shards';
 import { logger } from '#shared/log';
 import { type QueuedMessage, queue, routeQueue } from '#shared/ports/queue';
 import { buildIdOf, buildPlanningOf } from '#shared/routing/keys';
 import { ACTIVE_JOBS, requeueAt } from '#shared/workers/active-jobs';
 
-export async function requeueStaleJobs(): Promise<number> {
-  const out = await dueEntries(ACTIVE_JOBS, clock.nowIso(), 100);
+/** One sweep of every organisation's list (`orgs`: the sweep's run's, read when not given). */
+export async function requeueStaleJobs(orgs?: readonly string[]): Promise<number> {
+  const out = await dueEntriesByOrg(ACTIVE_JOBS, clock.nowIso(), 100, orgs);
   let requeued = 0;
   for (const item of out.items) {
     const job = item['entity'] === 'planning' ? (item['job'] as { id?: string } | null) : undefined;

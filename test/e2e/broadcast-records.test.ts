@@ -282,10 +282,10 @@ describe('R2 a page at a time (issue 35)', () => {
 });
 
 describe('a pair broadcast one by one (R5) that closes', () => {
-  /** The pair's entries in the expiry sweep's index (GSI3 `OFFERS`), as the sweep's own Query finds them. */
+  /** The pair's entries in the expiry sweep's index (GSI3 `OFFERS#<org>`), as the sweep's own Query finds them. */
   const sweepEntries = async (pairId: string) => {
-    const { dueEntries } = await import('../../shared/db/shards.ts');
-    const out = await dueEntries('OFFERS', '9999', 1000);
+    const { dueEntriesByOrg } = await import('../../shared/db/shards.ts');
+    const out = await dueEntriesByOrg('OFFERS', '9999', 1000);
     return out.items.filter((item) => item['SK'] === `PAIR#${pairId}`);
   };
 
@@ -316,7 +316,7 @@ describe('a closed pair that an earlier version left in the sweep’s index', ()
     expect((await api.post(`${path}/broadcast`, { happened_at_utc: at(41) }, planWorker)).status).toBe(200);
     expect((await api.post(`${path}/rejected`, { happened_at_utc: at(42) }, recordWorker)).status).toBe(200);
     const { pairKey } = await import('../../shared/planning/keys.ts');
-    const { sweepPartition } = await import('../../shared/db/shards.ts');
+    const { orgSweepPartition } = await import('../../shared/db/shards.ts');
     const key = pairKey(planId, pairId);
     const stored = (await db().send(new GetCommand({ TableName: mainTableName(), Key: key }))).Item!;
     // As the code before the fix stored it: rejected, and still in GSI3, at an expiry the sweep finds due. (The
@@ -325,7 +325,7 @@ describe('a closed pair that an earlier version left in the sweep’s index', ()
     await db().send(
       new PutCommand({
         TableName: mainTableName(),
-        Item: { ...stored, GSI3PK: sweepPartition('OFFERS', pairId), GSI3SK: due },
+        Item: { ...stored, GSI3PK: orgSweepPartition('OFFERS', String(stored['org_id'])), GSI3SK: due },
       }),
     );
     await expireOffers();

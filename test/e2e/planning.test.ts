@@ -43,6 +43,7 @@ const runsheet = (i: number) => ({
 
 type PlanningView = {
   id: string;
+  org_id: string;
   version_rev: string;
   version_seq: number;
   total_runsheets: number;
@@ -568,7 +569,7 @@ describe('a planning job that fails for good after a sweep dropped the offer wat
     const jobId = '5e5e5e5e-0000-4000-8000-0000000000f1';
     const planning = await abandonedJob('Failed for good', 2, jobId, 1, MAX_JOB_ATTEMPTS - 1);
     // An earlier job's watch, due already (its pairs long closed).
-    await watchOffers(planning.id, new Date(Date.now() - 60_000).toISOString());
+    await watchOffers(planning.id, planning.org_id, new Date(Date.now() - 60_000).toISOString());
     // Before its first pair a sweep runs (it sees nothing open and drops the watch); the second pair's write fails
     // with an error of the job's own, on its last attempt.
     let puts = 0;

@@ -341,7 +341,7 @@ describe('an expired offer whose close fails', () => {
         .pair_records[0]!;
     const watch = async () =>
       (await scanMain()).find((i) => String(i['PK']).startsWith(`BPLAN#${planning.body.id}#`) && i['SK'] === 'OFFERS');
-    expect(String((await watch())?.['GSI3PK'])).toMatch(/^OFFERS#\d+$/);
+    expect((await watch())?.['GSI3PK']).toBe(`OFFERS#${orgId}`);
     // The pair's close is a PutItem: it fails through the expiry and several sweeps (every 2 s) after it.
     await proxy.set('throttle', 1, ['PutItem']);
     await new Promise((r) => setTimeout(r, 9_000));
@@ -350,7 +350,7 @@ describe('an expired offer whose close fails', () => {
     await proxy.set('pass');
     expect(during.current_state).toBe('broadcasted');
     // Still due (before: the watch moved past the pair it failed to close, which then never expired).
-    expect(due?.['GSI3PK']).toMatch(/^OFFERS#\d+$/);
+    expect(due?.['GSI3PK']).toBe(`OFFERS#${orgId}`);
     expect(String(due?.['GSI3SK']) < new Date().toISOString()).toBe(true);
     const closed = await until(pair, (p) => p.current_state === 'rejected');
     expect(closed.current_state).toBe('rejected');
@@ -382,7 +382,7 @@ describe('jobs whose work message was lost', () => {
           ],
           ':lapsed': Date.now() - 1000,
           ':one': 1,
-          ':active': activeJobsPartition(importId),
+          ':active': activeJobsPartition(orgId),
           ':past': past,
         },
       }),
@@ -410,7 +410,7 @@ describe('jobs whose work message was lost', () => {
             max_candidates: 2,
             offer_ttl_s: 900,
           },
-          ':active': activeJobsPartition(planning.body.id),
+          ':active': activeJobsPartition(orgId),
           ':past': past,
         },
       }),

@@ -16,13 +16,17 @@ await useLocalServices();
 const { withMiddleware } = await import('../support/middleware.ts');
 type Middleware = import('../support/middleware.ts').Middleware;
 const { db, mainTableName } = await import('../../shared/db/client.ts');
-const { sweepPartition } = await import('../../shared/db/shards.ts');
-const { watchKey } = await import('../../shared/planning/keys.ts');
+const { orgSweepPartition } = await import('../../shared/db/shards.ts');
+const { PLAN_SHARDS, watchKey } = await import('../../shared/planning/keys.ts');
 const { asProblem } = await import('../../shared/http/problems.ts');
 const { addToGroup, expireOffers, putNewPair, readPair, recordEvent, watchOffers } = await import(
   '../../shared/planning/broadcasts.ts'
 );
 type PairRecord = import('../../shared/planning/broadcasts.ts').PairRecord;
+
+/** The organisation of this file's plannings: its own list in the sweep index, the one the sweeps here read. */
+const ORG = randomUUID();
+const sweep = () => expireOffers([ORG]);
 
 /** A pair as the planning job writes it: offered, expiring at `expiry`, covered by the plan's watch. */
 function jobPair(planId: string, expiry: string, runsheetId: string = randomUUID()): PairRecord {
@@ -38,7 +42,7 @@ function jobPair(planId: string, expiry: string, runsheetId: string = randomUUID
       { ...entry, current_state: 'broadcasted', action: 'broadcast', expired_time: expiry },
     ],
     current_state: 'broadcasted',
-    org_id: randomUUID(),
+    org_id: ORG,
     rev: 2,
     offer_ttl_s: 5,
     runsheet_ref: true,
@@ -50,21 +54,27 @@ const watchOf = async (planId: string) =>
   (await db().send(new GetCommand({ TableName: mainTableName(), Key: watchKey(planId) }))).Item;
 const stateOf = async (planId: string, pairId: string) => (await readPair(planId, pairId))?.current_state;
 
-/** A sweep with `job` run once, just after the sweep has read the watched pairs; whether it ran. */
+/**
+ * A sweep with `job` run once, just after the sweep has read the watched pairs (the last of its Queries of the
+ * planning's shards, which it sends at once: after the first, a later one could still see the job's pair); whether it
+ * ran.
+ */
 async function sweepInterleaved(job: () => Promise<void>): Promise<boolean> {
   let ran = false;
+  let read = 0;
   await withMiddleware(
     'job-between',
     (next, context) => async (args) => {
       const out = await next(args);
       const input = args.input as { FilterExpression?: string };
-      if (!ran && context.commandName === 'QueryCommand' && input.FilterExpression?.includes('plan_swept')) {
+      if (context.commandName === 'QueryCommand' && input.FilterExpression?.includes('plan_swept')) read++;
+      if (!ran && read === PLAN_SHARDS) {
         ran = true;
         await job();
       }
       return out;
     },
-    () => expireOffers(),
+    sweep,
   );
   return ran;
 }
@@ -88,19 +98,19 @@ describe('the plan offer watch', () => {
     const first = jobPair(planId, expiry);
     const late = jobPair(planId, expiry);
     // The job: the watch, then its first pair.
-    await watchOffers(planId, expiry);
+    await watchOffers(planId, ORG, expiry);
     expect(await putNewPair(first)).toBe(true);
     // The sweep reads the watched pairs; just after, the job writes its last pair and touches the watch again.
     const ran = await sweepInterleaved(async () => {
       expect(await putNewPair(late)).toBe(true);
-      await watchOffers(planId, expiry);
+      await watchOffers(planId, ORG, expiry);
     });
     expect(ran).toBe(true);
     expect(await stateOf(planId, first.id)).toBe('rejected');
     // The sweep did not see the late pair: it must leave the watch due (before: dropped, the pair open for ever).
     expect(await stateOf(planId, late.id)).toBe('broadcasted');
-    expect((await watchOf(planId))?.['GSI3PK']).toBe(sweepPartition('OFFERS', planId));
-    await expireOffers();
+    expect((await watchOf(planId))?.['GSI3PK']).toBe(orgSweepPartition('OFFERS', ORG));
+    await sweep();
     expect(await stateOf(planId, late.id)).toBe('rejected');
     expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
   });
@@ -110,20 +120,20 @@ describe('the plan offer watch', () => {
     const soon = new Date(Date.now() - 1000).toISOString();
     const later = new Date(Date.now() + 60_000).toISOString();
     const old = jobPair(planId, soon);
-    await watchOffers(planId, soon);
+    await watchOffers(planId, ORG, soon);
     await putNewPair(old);
     const fresh = jobPair(planId, later);
     // The second job: its first watch call keeps the sooner due time, then its pair, then the watch again.
     const ran = await sweepInterleaved(async () => {
-      await watchOffers(planId, later);
+      await watchOffers(planId, ORG, later);
       await putNewPair(fresh);
-      await watchOffers(planId, later);
+      await watchOffers(planId, ORG, later);
     });
     expect(ran).toBe(true);
     expect(await stateOf(planId, old.id)).toBe('rejected');
     // Still due: the next sweep finds the second job's pair and moves the watch to its expiry.
-    expect((await watchOf(planId))?.['GSI3PK']).toBe(sweepPartition('OFFERS', planId));
-    await expireOffers();
+    expect((await watchOf(planId))?.['GSI3PK']).toBe(orgSweepPartition('OFFERS', ORG));
+    await sweep();
     expect(await stateOf(planId, fresh.id)).toBe('broadcasted');
     expect(String((await watchOf(planId))?.['GSI3SK'])).toBe(`${later}#${planId}#OFFERS`);
   });
@@ -132,14 +142,14 @@ describe('the plan offer watch', () => {
     const planId = randomUUID();
     const expiry = new Date(Date.now() - 1000).toISOString();
     const pair = jobPair(planId, expiry);
-    await watchOffers(planId, expiry);
+    await watchOffers(planId, ORG, expiry);
     await putNewPair(pair);
     // Every write of the pair meets a changed revision (another writer each time): the close gives up with a 409.
-    await withMiddleware('contended', alwaysChanged(pair.id), () => expireOffers().catch((error: unknown) => error));
+    await withMiddleware('contended', alwaysChanged(pair.id), () => sweep().catch((error: unknown) => error));
     expect(await stateOf(planId, pair.id)).toBe('broadcasted');
     // Before: that 409 counted as closed, the watch was dropped and the offer never expired.
-    expect((await watchOf(planId))?.['GSI3PK']).toBe(sweepPartition('OFFERS', planId));
-    await expireOffers();
+    expect((await watchOf(planId))?.['GSI3PK']).toBe(orgSweepPartition('OFFERS', ORG));
+    await sweep();
     expect(await stateOf(planId, pair.id)).toBe('rejected');
     expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
   });
@@ -157,12 +167,12 @@ describe('an offer watch written before generations existed', () => {
         Item: {
           ...watchKey(planId),
           entity: 'offer_watch',
-          GSI3PK: sweepPartition('OFFERS', planId),
+          GSI3PK: orgSweepPartition('OFFERS', ORG),
           GSI3SK: `${expiry}#${planId}#OFFERS`,
         },
       }),
     );
-    await expireOffers();
+    await sweep();
     expect(await stateOf(planId, pair.id)).toBe('rejected');
     expect((await watchOf(planId))?.['GSI3PK']).toBeUndefined();
   });

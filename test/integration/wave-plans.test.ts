@@ -19,6 +19,10 @@ const { duePage, registeredPlannings, wavePlansPartition, wavesPartition } = awa
   '../../shared/planning/wave-plans.ts'
 );
 
+/** The organisation of these plannings: its own registry, the one the sweeps here read. */
+const ORG = randomUUID();
+const sweep = () => registeredPlannings(Date.now(), [ORG]);
+
 const itemOf = async (key: Record<string, string>) =>
   (await db().send(new GetCommand({ TableName: mainTableName(), Key: key, ConsistentRead: true }))).Item;
 const later = (ms: number) => new Date(Date.now() + ms).toISOString();
@@ -39,8 +43,8 @@ async function settledGroup() {
 /** A runsheet marked due, its planning registered by a sweep, then won: the worker takes it out of the list. */
 async function registeredThenWon() {
   const { planId, runsheetId } = await settledGroup();
-  await checkWaveSoon(planId, runsheetId);
-  await registeredPlannings(Date.now());
+  await checkWaveSoon(planId, ORG, runsheetId);
+  await sweep();
   await db().send(
     new UpdateCommand({
       TableName: mainTableName(),
@@ -55,14 +59,14 @@ describe('the registry of plannings with a wave list', () => {
   it('registers the planning of a settled runsheet marked due, and moves the runsheet to its planning’s list', async () => {
     const { planId, runsheetId } = await settledGroup();
     // A withdrawal's mark: the group had no entry, so it goes into the registry in the same write.
-    await checkWaveSoon(planId, runsheetId, true);
-    expect((await itemOf(groupKey(planId, runsheetId)))?.['GSI3PK']).toBe(wavePlansPartition(planId));
+    await checkWaveSoon(planId, ORG, runsheetId, true);
+    expect((await itemOf(groupKey(planId, runsheetId)))?.['GSI3PK']).toBe(wavePlansPartition(ORG));
     expect(await itemOf(waveWatchKey(planId))).toBeUndefined();
 
-    expect(await registeredPlannings(Date.now())).toContain(planId);
+    expect(await sweep()).toContain(planId);
     expect(await itemOf(waveWatchKey(planId))).toMatchObject({
       entity: 'wave_watch',
-      GSI3PK: wavePlansPartition(planId),
+      GSI3PK: wavePlansPartition(ORG),
       gen: 1,
     });
     expect((await itemOf(groupKey(planId, runsheetId)))?.['GSI3PK']).toBe(wavesPartition(planId, runsheetId));
@@ -70,7 +74,7 @@ describe('the registry of plannings with a wave list', () => {
     expect(page.items.map((item) => item['SK'])).toEqual([`RSPAIRS#${runsheetId}`]);
 
     // A mark on a runsheet in its list keeps it there: the registry is not written again.
-    await checkWaveSoon(planId, runsheetId);
+    await checkWaveSoon(planId, ORG, runsheetId);
     expect((await itemOf(groupKey(planId, runsheetId)))?.['GSI3PK']).toBe(wavesPartition(planId, runsheetId));
     expect((await itemOf(waveWatchKey(planId)))?.['gen']).toBe(1);
   });
@@ -81,7 +85,7 @@ describe('the registry of plannings with a wave list', () => {
     expect(await itemOf(waveWatchKey(planId))).toBeDefined();
     expect(await duePage(planId, later(0), 10, Date.now() + 61_000)).toEqual({ items: [], full: false });
     expect(await itemOf(waveWatchKey(planId))).toBeUndefined();
-    expect(await registeredPlannings(Date.now())).not.toContain(planId);
+    expect(await sweep()).not.toContain(planId);
   });
 
   it('keeps a registration renewed between the sweep’s read of it and its delete', async () => {
@@ -94,8 +98,8 @@ describe('the registry of plannings with a wave list', () => {
         const out = await next(args);
         if (!renewed && (context.commandName === 'GetCommand' || context.commandName === 'GetItemCommand')) {
           renewed = true;
-          await checkWaveSoon(planId, runsheetId, true);
-          await registeredPlannings(Date.now());
+          await checkWaveSoon(planId, ORG, runsheetId, true);
+          await sweep();
         }
         return out;
       },
@@ -106,5 +110,59 @@ describe('the registry of plannings with a wave list', () => {
     expect((await duePage(planId, later(1000), 10, Date.now())).items.map((item) => item['SK'])).toEqual([
       `RSPAIRS#${runsheetId}`,
     ]);
+  });
+});
+
+describe('the sweep lists of two organisations (issue 45: one list an organisation)', () => {
+  it('take their entries under two keys, each with its organisation’s id, and the sweeps find both', async () => {
+    const { createOrganisation } = await import('../../shared/accounts/organisations.ts');
+    const { watchOffers } = await import('../../shared/planning/broadcasts.ts');
+    const { dueEntriesByOrg } = await import('../../shared/db/shards.ts');
+    const { activeJobsPartition, ACTIVE_JOBS } = await import('../../shared/workers/active-jobs.ts');
+    const { watchKey } = await import('../../shared/planning/keys.ts');
+    const orgs = await Promise.all(
+      ['Sweep A', 'Sweep B'].map((name) => createOrganisation({ name, kind: 'merchant' })),
+    );
+    const due = new Date(Date.now() - 1000).toISOString();
+    const made = await Promise.all(
+      orgs.map(async ({ id: orgId }) => {
+        const { planId, runsheetId } = await settledGroup();
+        // Each planning's registration, offer watch and job entry, as their write paths make them.
+        await checkWaveSoon(planId, orgId, runsheetId);
+        await watchOffers(planId, orgId, due);
+        await db().send(
+          new PutCommand({
+            TableName: mainTableName(),
+            Item: {
+              PK: `IMPORTJOB#${planId}`,
+              SK: 'JOB',
+              entity: 'import_job',
+              id: planId,
+              GSI3PK: activeJobsPartition(orgId),
+              GSI3SK: due,
+            },
+          }),
+        );
+        return { orgId, planId, runsheetId };
+      }),
+    );
+    const [a, b] = made;
+    // Each entry is under its own organisation's key, never a key the two share (before: `<list>#<shard>`).
+    const keysOf = async ({ planId, runsheetId }: { planId: string; runsheetId: string }) => [
+      (await itemOf(groupKey(planId, runsheetId)))?.['GSI3PK'],
+      (await itemOf(watchKey(planId)))?.['GSI3PK'],
+      (await itemOf({ PK: `IMPORTJOB#${planId}`, SK: 'JOB' }))?.['GSI3PK'],
+    ];
+    expect(await keysOf(a!)).toEqual([`WAVEPLANS#${a!.orgId}`, `OFFERS#${a!.orgId}`, `ACTIVEJOBS#${a!.orgId}`]);
+    expect(await keysOf(b!)).toEqual([`WAVEPLANS#${b!.orgId}`, `OFFERS#${b!.orgId}`, `ACTIVEJOBS#${b!.orgId}`]);
+    // The sweeps find the lists through the organisations' listing: both organisations' entries, in one read each.
+    const plans = await registeredPlannings(Date.now());
+    expect(plans).toEqual(expect.arrayContaining([a!.planId, b!.planId]));
+    const offers = await dueEntriesByOrg('OFFERS', new Date().toISOString(), 1000);
+    expect(offers.items.map((item) => item['PK'])).toEqual(
+      expect.arrayContaining([watchKey(a!.planId).PK, watchKey(b!.planId).PK]),
+    );
+    const jobs = await dueEntriesByOrg(ACTIVE_JOBS, new Date().toISOString(), 1000);
+    expect(jobs.items.map((item) => item['id'])).toEqual(expect.arrayContaining([a!.planId, b!.planId]));
   });
 });
