@@ -12,6 +12,7 @@ import { solvingThreads } from '../../shared/routing/solve-runner.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { openSocket } from '../support/sockets.ts';
 import { until } from '../support/until.ts';
 import { partnerHook } from '../support/webhooks.ts';
 
@@ -223,6 +224,17 @@ describe('X23 checks its body', () => {
       'vehicles[1].id',
       'vehicles[2].count',
     ]);
+    // A vehicle's id is unique after `count` expands it (`v` × 2 is `v-1`, `v-2`): a later `v-1` repeats one.
+    for (const vehicles of [
+      [van('v', { count: 2 }), van('v-1')],
+      [van('v-2'), van('v', { count: 2 })],
+    ]) {
+      const clash = await build(planning.id, { task_ids: [first], vehicles, version_rev: planning.version_rev });
+      expect(clash.status).toBe(400);
+      expect((clash.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual([
+        'vehicles[1].id',
+      ]);
+    }
     // One driver, one vehicle: a second vehicle naming the same driver is refused at its path.
     const shared = await build(planning.id, {
       task_ids: [first],
@@ -236,6 +248,27 @@ describe('X23 checks its body', () => {
     const neither = await build(planning.id, { vehicles: [van('v1')], version_rev: planning.version_rev });
     expect(neither.status).toBe(400);
     expect((neither.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual(['task_ids']);
+    // The rules across fields are judged with the fields' own problems, all in one answer (docs/routing.md).
+    const empty = await build(planning.id, {});
+    expect((empty.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path).sort()).toEqual([
+      'task_ids',
+      'vehicles',
+      'version_rev',
+    ]);
+    const both = await build(planning.id, {
+      task_ids: [first],
+      vehicles: [
+        van('v1', { driver_id: driver.id, count: 2, start: { latitude: 91, longitude: 0 } }),
+        van('v2', { shift_end_utc: at('00:00'), capacity: { weight_kg: -1 } }),
+      ],
+      version_rev: planning.version_rev,
+    });
+    expect((both.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path).sort()).toEqual([
+      'vehicles[0].count',
+      'vehicles[0].start.latitude',
+      'vehicles[1].capacity.weight_kg',
+      'vehicles[1].shift_end_utc',
+    ]);
     // Against the planning: an unknown task, a driver not in the planning (P7), a stale version.
     const unknown = await build(planning.id, {
       task_ids: [first, 'ffffffffffffffffffffffff'],
@@ -364,6 +397,11 @@ describe('X23 checks its body', () => {
         )
       : undefined;
     expect(rest?.body.route_builds ?? []).toEqual([]);
+    // Section 1: `per_page` goes up to 1000 outside user lists; past it is a 400 at its path.
+    expect((await api.get<Page>(`${base}?per_page=1000`, planner)).body.route_builds).toHaveLength(2);
+    expect((await api.get(`${base}?per_page=1001`, planner)).body).toMatchObject({
+      errors: [{ path: 'query.per_page' }],
+    });
     await ended(planning.id, buildId);
     await ended(planning.id, later.body.route_build.id);
   }, 60_000);
@@ -519,6 +557,10 @@ describe('a build', () => {
   it('fails with planning_changed when a P5 lands while it solves, and adds nothing', async () => {
     const planning = await newPlanning('Changed');
     const ids = await importRows(easyRows('CHG', 3));
+    // The planner watches the planning's channel (4.10: the build's end goes out on `planning.<id>`).
+    const watcher = await openSocket(host.url, planner);
+    watcher.subscribe([`planning.${planning.id}`]);
+    expect(await watcher.when(() => watcher.frames.some((f) => f.type === 'subscribed'))).toBe(true);
     const queued = await build(planning.id, {
       task_ids: Object.values(ids),
       vehicles: [van('v')],
@@ -543,6 +585,12 @@ describe('a build', () => {
       (found) => found.length > 0,
     );
     expect(told.map((m) => m.type)).toEqual(['route_build.failed']);
+    expect(await watcher.when(() => watcher.events('route_build.failed').length > 0)).toBe(true);
+    expect(watcher.events('route_build.failed')[0]).toMatchObject({
+      channel: `planning.${planning.id}`,
+      data: { route_build_id: done.id, status: 'failed', error: { code: 'planning_changed' } },
+    });
+    watcher.socket.close();
   }, 60_000);
 
   it('whose worker is killed mid-solve is retried and adds its runsheets once', async () => {
