@@ -16618,7 +16618,7 @@ export interface operations {
             query?: {
                 /** @description Page number, from 1 */
                 page?: string;
-                /** @description Items per page, 1 to 200 (default 50) */
+                /** @description Items per page, 1 to 1000 (default 50) */
                 per_page?: string;
                 /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
