@@ -12,6 +12,7 @@ import { solvingThreads } from '../../shared/routing/solve-runner.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { type Middleware, withMiddleware } from '../support/middleware.ts';
 import { openSocket } from '../support/sockets.ts';
 import { until } from '../support/until.ts';
 import { partnerHook } from '../support/webhooks.ts';
@@ -616,6 +617,82 @@ describe('a build', () => {
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     const after = await planningOf(planning.id);
     expect(after.body.total_runsheets).toBe(done.result!.summary.vehicles_used);
+    const held = after.body.runsheets.flatMap((r) => r.tasks.map((t) => t['id']));
+    expect(held.sort()).toEqual(Object.values(ids).sort());
+  }, 60_000);
+  /** An error of the build's own (no dependency's fault): DynamoDB refusing the write, as for an item too large. */
+  const refused = () =>
+    Object.assign(new Error('Item size has exceeded the maximum allowed size'), {
+      name: 'ValidationException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+    });
+
+  it('that fails after marking its tasks frees them and adds nothing (build_failed)', async () => {
+    const planning = await newPlanning('Refused');
+    const ids = await importRows(easyRows('REF', 4));
+    const taskIds = Object.values(ids);
+    const body = { task_ids: taskIds, vehicles: [van('refused', { count: 2 })], time_limit_s: 1 };
+    // Every write of the build's runsheets is refused: each run fails after it has marked the tasks.
+    const refuseRunsheets: Middleware = (next, context) => async (args) => {
+      const input = args.input as { RequestItems?: Record<string, { PutRequest?: { Item?: { id?: string } } }[]> };
+      const items = Object.values(input.RequestItems ?? {}).flat();
+      if (
+        context.commandName === 'BatchWriteItemCommand' &&
+        items.some((w) => String(w.PutRequest?.Item?.id ?? '').startsWith('refused-'))
+      )
+        throw refused();
+      return next(args);
+    };
+    const done = await withMiddleware('refuse-runsheets', refuseRunsheets, async () => {
+      const queued = await build(planning.id, { ...body, version_rev: planning.version_rev });
+      expect(queued.status).toBe(202);
+      return ended(planning.id, queued.body.route_build.id);
+    });
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('build_failed');
+    // Nothing of it in the planning, and its tasks free: listed unplanned, and planned again by the next build.
+    const after = await planningOf(planning.id);
+    expect(after.body.runsheets).toEqual([]);
+    expect(after.body.total_runsheets).toBe(0);
+    const free = await api.get<{ tasks: { id: string }[] }>('/v1/tasks?planned=false&per_page=1000', planner);
+    expect(free.body.tasks.map((t) => t.id)).toEqual(expect.arrayContaining(taskIds));
+    const again = await build(planning.id, { ...body, version_rev: after.body.version_rev });
+    expect(again.status, JSON.stringify(again.body)).toBe(202);
+    const built = await ended(planning.id, again.body.route_build.id);
+    expect(built.status, JSON.stringify(built.error)).toBe('completed');
+    const held = (await planningOf(planning.id)).body.runsheets.flatMap((r) => r.tasks.map((t) => t['id']));
+    expect(held.sort()).toEqual([...taskIds].sort());
+  }, 60_000);
+
+  it('whose runsheets were added before its runs failed is completed by its last run', async () => {
+    const planning = await newPlanning('Counted');
+    const ids = await importRows(easyRows('CNT', 4));
+    // The planning's count after the runsheets are written is refused for each of the build's three runs.
+    let faults = 0;
+    const refuseCount: Middleware = (next) => async (args) => {
+      const text = JSON.stringify(args.input);
+      if (faults < 3 && text.includes('total_runsheets') && text.includes(planning.id) && text.includes('SET')) {
+        faults++;
+        throw refused();
+      }
+      return next(args);
+    };
+    const done = await withMiddleware('refuse-count', refuseCount, async () => {
+      const queued = await build(planning.id, {
+        task_ids: Object.values(ids),
+        vehicles: [van('v', { count: 2 })],
+        time_limit_s: 1,
+        version_rev: planning.version_rev,
+      });
+      expect(queued.status).toBe(202);
+      return ended(planning.id, queued.body.route_build.id);
+    });
+    expect(faults).toBe(3);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    const after = await planningOf(planning.id);
+    expect(after.body.total_runsheets).toBe(done.result!.summary.vehicles_used);
+    expect(after.body.runsheets.map((r) => r.id).sort()).toEqual(done.result!.runsheets.map((r) => r.id).sort());
     const held = after.body.runsheets.flatMap((r) => r.tasks.map((t) => t['id']));
     expect(held.sort()).toEqual(Object.values(ids).sort());
   }, 60_000);
