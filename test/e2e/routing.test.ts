@@ -665,6 +665,37 @@ describe('a build', () => {
     expect(held.sort()).toEqual([...taskIds].sort());
   }, 60_000);
 
+  it('whose runsheets were written in part before its runs failed takes them out and frees its tasks', async () => {
+    const planning = await newPlanning('Cut');
+    const ids = await importRows(easyRows('CUT', 26));
+    const taskIds = Object.values(ids);
+    // 26 runsheets of one task each: written 25 a batch, the second batch refused on every run.
+    const refuseSecondBatch: Middleware = (next, context) => async (args) => {
+      const input = args.input as { RequestItems?: Record<string, { PutRequest?: { Item?: { id?: string } } }[]> };
+      const items = Object.values(input.RequestItems ?? {}).flat();
+      const cut = items.filter((w) => String(w.PutRequest?.Item?.id ?? '').startsWith('cut-'));
+      if (context.commandName === 'BatchWriteItemCommand' && cut.length > 0 && cut.length < 25) throw refused();
+      return next(args);
+    };
+    const done = await withMiddleware('refuse-second-batch', refuseSecondBatch, async () => {
+      const queued = await build(planning.id, {
+        task_ids: taskIds,
+        vehicles: [van('cut', { count: 26, max_stops: 2 })],
+        time_limit_s: 1,
+        version_rev: planning.version_rev,
+      });
+      expect(queued.status).toBe(202);
+      return ended(planning.id, queued.body.route_build.id);
+    });
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('build_failed');
+    const after = await planningOf(planning.id);
+    expect(after.body.runsheets).toEqual([]);
+    expect(after.body.total_runsheets).toBe(0);
+    const free = await api.get<{ tasks: { id: string }[] }>('/v1/tasks?planned=false&per_page=1000', planner);
+    expect(free.body.tasks.map((t) => t.id)).toEqual(expect.arrayContaining(taskIds));
+  }, 60_000);
+
   it('whose runsheets were added before its runs failed is completed by its last run', async () => {
     const planning = await newPlanning('Counted');
     const ids = await importRows(easyRows('CNT', 4));
