@@ -162,6 +162,13 @@ async function ended(planningId: string, buildId: string): Promise<Build> {
   return read.body.route_build;
 }
 
+/** Queues a build of one-second solves against the planning's version; its id. */
+async function queueBuild(planning: { id: string; version_rev: string }, body: object): Promise<string> {
+  const queued = await build(planning.id, { ...body, time_limit_s: 1, version_rev: planning.version_rev });
+  expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+  return queued.body.route_build.id;
+}
+
 const planningOf = (id: string) =>
   api.get<{
     version_rev: string;
@@ -597,13 +604,7 @@ describe('a build', () => {
   it('whose worker is killed mid-solve is retried and adds its runsheets once', async () => {
     const planning = await newPlanning('Killed');
     const ids = await importRows(easyRows('KILL', 4));
-    const queued = await build(planning.id, {
-      task_ids: Object.values(ids),
-      vehicles: [van('v', { count: 2 })],
-      time_limit_s: 1,
-      version_rev: planning.version_rev,
-    });
-    expect(queued.status).toBe(202);
+    const buildId = await queueBuild(planning, { task_ids: Object.values(ids), vehicles: [van('v', { count: 2 })] });
     // The first solve's thread is stopped as a dying worker's would be.
     const thread = await until(
       async () => [...solvingThreads][0],
@@ -613,7 +614,7 @@ describe('a build', () => {
     );
     expect(thread).toBeDefined();
     await thread!.terminate();
-    const done = await ended(planning.id, queued.body.route_build.id);
+    const done = await ended(planning.id, buildId);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     const after = await planningOf(planning.id);
     expect(after.body.total_runsheets).toBe(done.result!.summary.vehicles_used);
@@ -628,38 +629,43 @@ describe('a build', () => {
       $metadata: { httpStatusCode: 400 },
     });
 
-  it('that fails after marking its tasks frees them and adds nothing (build_failed)', async () => {
-    const planning = await newPlanning('Refused');
-    const ids = await importRows(easyRows('REF', 4));
-    const taskIds = Object.values(ids);
-    const body = { task_ids: taskIds, vehicles: [van('refused', { count: 2 })], time_limit_s: 1 };
-    // Every write of the build's runsheets is refused: each run fails after it has marked the tasks.
+  /** Runs a build while each batch write of runsheets whose ids `refuses` picks out is refused; its end. */
+  async function buildRefused(planning: { id: string; version_rev: string }, body: object, refuses: RegExp) {
     const refuseRunsheets: Middleware = (next, context) => async (args) => {
       const input = args.input as { RequestItems?: Record<string, { PutRequest?: { Item?: { id?: string } } }[]> };
-      const items = Object.values(input.RequestItems ?? {}).flat();
-      if (
-        context.commandName === 'BatchWriteItemCommand' &&
-        items.some((w) => String(w.PutRequest?.Item?.id ?? '').startsWith('refused-'))
-      )
-        throw refused();
+      const ids = Object.values(input.RequestItems ?? {})
+        .flat()
+        .map((w) => String(w.PutRequest?.Item?.id ?? ''))
+        .join(' ');
+      if (context.commandName === 'BatchWriteItemCommand' && refuses.test(ids)) throw refused();
       return next(args);
     };
-    const done = await withMiddleware('refuse-runsheets', refuseRunsheets, async () => {
-      const queued = await build(planning.id, { ...body, version_rev: planning.version_rev });
-      expect(queued.status).toBe(202);
-      return ended(planning.id, queued.body.route_build.id);
-    });
+    return withMiddleware('refuse-runsheets', refuseRunsheets, async () =>
+      ended(planning.id, await queueBuild(planning, body)),
+    );
+  }
+
+  /** The build failed for good, nothing of it is in the planning, and its tasks are free (X10 lists them). */
+  async function expectNothingAdded(done: Build, planningId: string, taskIds: string[]) {
     expect(done.status).toBe('failed');
     expect(done.error?.code).toBe('build_failed');
-    // Nothing of it in the planning, and its tasks free: listed unplanned, and planned again by the next build.
-    const after = await planningOf(planning.id);
+    const after = await planningOf(planningId);
     expect(after.body.runsheets).toEqual([]);
     expect(after.body.total_runsheets).toBe(0);
     const free = await api.get<{ tasks: { id: string }[] }>('/v1/tasks?planned=false&per_page=1000', planner);
     expect(free.body.tasks.map((t) => t.id)).toEqual(expect.arrayContaining(taskIds));
-    const again = await build(planning.id, { ...body, version_rev: after.body.version_rev });
-    expect(again.status, JSON.stringify(again.body)).toBe(202);
-    const built = await ended(planning.id, again.body.route_build.id);
+    return after.body;
+  }
+
+  it('that fails after marking its tasks frees them and adds nothing (build_failed)', async () => {
+    const planning = await newPlanning('Refused');
+    const taskIds = Object.values(await importRows(easyRows('REF', 4)));
+    const body = { task_ids: taskIds, vehicles: [van('refused', { count: 2 })] };
+    // Every write of the build's runsheets is refused: each run fails after it has marked the tasks.
+    const done = await buildRefused(planning, body, /(^| )refused-/);
+    const after = await expectNothingAdded(done, planning.id, taskIds);
+    // The next build plans them.
+    const built = await ended(planning.id, await queueBuild({ id: planning.id, version_rev: after.version_rev }, body));
     expect(built.status, JSON.stringify(built.error)).toBe('completed');
     const held = (await planningOf(planning.id)).body.runsheets.flatMap((r) => r.tasks.map((t) => t['id']));
     expect(held.sort()).toEqual([...taskIds].sort());
@@ -667,33 +673,11 @@ describe('a build', () => {
 
   it('whose runsheets were written in part before its runs failed takes them out and frees its tasks', async () => {
     const planning = await newPlanning('Cut');
-    const ids = await importRows(easyRows('CUT', 26));
-    const taskIds = Object.values(ids);
-    // 26 runsheets of one task each: written 25 a batch, the second batch refused on every run.
-    const refuseSecondBatch: Middleware = (next, context) => async (args) => {
-      const input = args.input as { RequestItems?: Record<string, { PutRequest?: { Item?: { id?: string } } }[]> };
-      const items = Object.values(input.RequestItems ?? {}).flat();
-      const cut = items.filter((w) => String(w.PutRequest?.Item?.id ?? '').startsWith('cut-'));
-      if (context.commandName === 'BatchWriteItemCommand' && cut.length > 0 && cut.length < 25) throw refused();
-      return next(args);
-    };
-    const done = await withMiddleware('refuse-second-batch', refuseSecondBatch, async () => {
-      const queued = await build(planning.id, {
-        task_ids: taskIds,
-        vehicles: [van('cut', { count: 26, max_stops: 2 })],
-        time_limit_s: 1,
-        version_rev: planning.version_rev,
-      });
-      expect(queued.status).toBe(202);
-      return ended(planning.id, queued.body.route_build.id);
-    });
-    expect(done.status).toBe('failed');
-    expect(done.error?.code).toBe('build_failed');
-    const after = await planningOf(planning.id);
-    expect(after.body.runsheets).toEqual([]);
-    expect(after.body.total_runsheets).toBe(0);
-    const free = await api.get<{ tasks: { id: string }[] }>('/v1/tasks?planned=false&per_page=1000', planner);
-    expect(free.body.tasks.map((t) => t.id)).toEqual(expect.arrayContaining(taskIds));
+    const taskIds = Object.values(await importRows(easyRows('CUT', 26)));
+    // 26 runsheets of one task each, written 25 a batch: the second batch (one runsheet alone) is refused every run.
+    const vehicles = [van('cut', { count: 26, max_stops: 2 })];
+    const done = await buildRefused(planning, { task_ids: taskIds, vehicles }, /^cut-[^ ]+$/);
+    await expectNothingAdded(done, planning.id, taskIds);
   }, 60_000);
 
   it('whose runsheets were added before its runs failed is completed by its last run', async () => {
@@ -709,16 +693,10 @@ describe('a build', () => {
       }
       return next(args);
     };
-    const done = await withMiddleware('refuse-count', refuseCount, async () => {
-      const queued = await build(planning.id, {
-        task_ids: Object.values(ids),
-        vehicles: [van('v', { count: 2 })],
-        time_limit_s: 1,
-        version_rev: planning.version_rev,
-      });
-      expect(queued.status).toBe(202);
-      return ended(planning.id, queued.body.route_build.id);
-    });
+    const body = { task_ids: Object.values(ids), vehicles: [van('v', { count: 2 })] };
+    const done = await withMiddleware('refuse-count', refuseCount, async () =>
+      ended(planning.id, await queueBuild(planning, body)),
+    );
     expect(faults).toBe(3);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     const after = await planningOf(planning.id);
