@@ -214,10 +214,16 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
     else if (!(await fitsPlanning(build.planning_id, runsheets)))
       logger.info('a dry run’s result would not fit its planning', { build_id: build.id });
     await announce(await end(build, owner, 'completed'));
-  } catch (error) {
+  } catch (thrown) {
+    let error = thrown;
     if (error instanceof DomainError && ['planning_changed', 'planning_too_large'].includes(error.code)) {
-      await endFailed(build, owner, { code: error.code, detail: error.message });
-      return;
+      // Ending it undoes a partial apply first: a fault there is this run's failure like any other.
+      const ending = await endFailed(build, owner, { code: error.code, detail: error.message }).then(
+        () => undefined,
+        (failed: unknown) => failed ?? new Error('the build could not be ended'),
+      );
+      if (!ending) return;
+      error = ending;
     }
     logger.error('route build run failed', { build_id: build.id, attempt: build.attempts, error: error as Error });
     // The queue's retry takes the build over; a dependency's fault is handed back uncounted.

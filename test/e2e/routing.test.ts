@@ -680,6 +680,39 @@ describe('a build', () => {
     await expectNothingAdded(done, planning.id, taskIds);
   }, 60_000);
 
+  it('that marked its tasks and then lost the planning to another build frees them (planning_changed)', async () => {
+    const planning = await newPlanning('Overtaken');
+    const mine = Object.values(await importRows(easyRows('MINE', 3)));
+    const theirs = Object.values(await importRows(easyRows('THEIRS', 3)));
+    // The first run has moved the planning and marked its tasks when its runsheets' write is refused; before that
+    // answer, another build is asked against the planning as it now is and applies (the planning is no longer its).
+    let other: Build | undefined;
+    const overtaken: Middleware = (next, context) => async (args) => {
+      const ids = JSON.stringify((args.input as { RequestItems?: unknown }).RequestItems ?? {});
+      if (context.commandName === 'BatchWriteItemCommand' && !other && ids.includes('"id":"mine-')) {
+        const now = await planningOf(planning.id);
+        const body = { task_ids: theirs, vehicles: [van('theirs')] };
+        other = await ended(
+          planning.id,
+          await queueBuild({ id: planning.id, version_rev: now.body.version_rev }, body),
+        );
+        throw refused();
+      }
+      return next(args);
+    };
+    const done = await withMiddleware('overtaken', overtaken, async () =>
+      ended(planning.id, await queueBuild(planning, { task_ids: mine, vehicles: [van('mine')] })),
+    );
+    expect(other?.status, JSON.stringify(other?.error)).toBe('completed');
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('planning_changed');
+    // Only the other build's runsheet is there; this one's tasks are free again.
+    const after = await planningOf(planning.id);
+    expect(after.body.runsheets.map((r) => r.id)).toEqual(other!.result!.runsheets.map((r) => r.id));
+    const free = await api.get<{ tasks: { id: string }[] }>('/v1/tasks?planned=false&per_page=1000', planner);
+    expect(free.body.tasks.map((t) => t.id)).toEqual(expect.arrayContaining(mine));
+  }, 60_000);
+
   it('whose runsheets were added before its runs failed is completed by its last run', async () => {
     const planning = await newPlanning('Counted');
     const ids = await importRows(easyRows('CNT', 4));
