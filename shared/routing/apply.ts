@@ -6,7 +6,8 @@
  * Exactly once, whoever runs it and however often: the first write is the planning's version moved from the one the
  * build was asked against, naming the build (`route_build`). Of two builds (or a build and a P5–P9) only one moves
  * it: the other finds the planning changed and adds nothing. A rerun of the same build (its worker died after that
- * write) finds its own name there and finishes the rest, whose every write is whole and keyed by the build.
+ * write) finds its own name there and finishes the rest, whose every write is whole and keyed by the build. A build
+ * that ends `failed` after its apply began has it undone (or, its runsheets all added, finished): `settleFailedApply`.
  */
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
