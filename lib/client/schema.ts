@@ -16618,7 +16618,7 @@ export interface operations {
             query?: {
                 /** @description Page number, from 1 */
                 page?: string;
-                /** @description Items per page, 1 to 200 (default 50) */
+                /** @description Items per page, 1 to 1000 (default 50) */
                 per_page?: string;
                 /** @description The previous page’s `meta.next_page_token`, to read the next page */
                 page_token?: string;
@@ -22019,7 +22019,7 @@ export interface operations {
                 /** @description Page number, from 1 */
                 page?: string;
                 /**
-                 * @description Items per page, 1 to 200 (default 50)
+                 * @description Items per page, 1 to 1000 (default 50)
                  * @example 20
                  */
                 per_page?: string;
@@ -22230,7 +22230,7 @@ export interface operations {
                     import_job_id?: string;
                     /** @description The fleet: 1–200 entries, at most 500 vehicles in all (counting `count`) */
                     vehicles: {
-                        /** @description The vehicle’s id (letters, digits, `_ . : -`); with `count`, ids `<id>-1` … `<id>-<count>` */
+                        /** @description The vehicle’s id (letters, digits, `_ . : -`); with `count`, ids `<id>-1` … `<id>-<count>`; every vehicle’s id, expanded, differs from the others (a repeat is a 400 at its `id`) */
                         id: string;
                         /**
                          * Format: int32

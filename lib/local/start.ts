@@ -153,6 +153,9 @@ export async function startLocal(options: LocalOptions): Promise<RunningHost> {
   try {
     const tableNames = await ensureTables(endpoints.dynamodb, options.tablePrefix);
     localEnvironment(endpoints, tableNames, options.dataDir);
+    // npm start's own data (not a test's shared emulators): what the mail and push outboxes hold survives a restart.
+    if (options.persistent) process.env['LOCAL_OUTBOX_DIR'] = resolve(options.dataDir, 'outbox');
+    else delete process.env['LOCAL_OUTBOX_DIR'];
     // The functions' environment is set: the external S3's uploads can be recorded from here on.
     if (options.externalS3) localS3 = await attachExternalS3(endpoints.s3, UPLOAD_BUCKET);
     const { ensureSysAdmin } = await import('#shared/accounts/seed');

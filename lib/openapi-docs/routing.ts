@@ -45,7 +45,7 @@ export const routingDocs: AreaDocs = {
       'body/import_job_id': 'Plan every task of this import job instead of naming them (at most 2 000)',
       'body/vehicles': 'The fleet: 1–200 entries, at most 500 vehicles in all (counting `count`)',
       'body/vehicles/*/id':
-        'The vehicle’s id (letters, digits, `_ . : -`); with `count`, ids `<id>-1` … `<id>-<count>`',
+        'The vehicle’s id (letters, digits, `_ . : -`); with `count`, ids `<id>-1` … `<id>-<count>`; every vehicle’s id, expanded, differs from the others (a repeat is a 400 at its `id`)',
       'body/vehicles/*/count': 'This many identical vehicles (1–500); 1 with a `driver_id`',
       'body/vehicles/*/driver_id': 'A driver of the planning (P7): the vehicle’s runsheet is assigned to them',
       'body/vehicles/*/start': 'Where the vehicle leaves from',

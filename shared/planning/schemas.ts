@@ -274,7 +274,7 @@ export const runsheetList = v.object({
   meta: v.object({ page: v.number(), per_page: v.number(), next_page_token: v.nullable(v.string()) }),
 });
 export const runsheetsQuery = v.object({
-  ...pageQuery(50, 200),
+  ...pageQuery(50, 1000),
   status: v.optional(v.picklist(RUNSHEET_STATUSES, `must be one of ${RUNSHEET_STATUSES.join(', ')}`)),
 });
 export const assignBody = v.object({ driver_id: uuid });

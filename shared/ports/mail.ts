@@ -5,6 +5,7 @@
  */
 import { clock } from '#shared/clock';
 import { standsFor } from '#shared/local-invocation';
+import { localOutboxStore } from '#shared/ports/local-outbox';
 
 export type MailKind = 'invitation' | 'password_reset' | 'security_code' | 'welcome' | 'email_changed';
 
@@ -26,7 +27,7 @@ export interface MailPort {
   send(mail: Mail): Promise<void>;
 }
 
-const outbox: OutboxMessage[] = [];
+const outbox = localOutboxStore<OutboxMessage>('mail');
 
 export const localOutbox: MailPort & { read(to?: string): OutboxMessage[]; failing: boolean } = {
   /** A fault switch for tests: while set, sending fails as SES does when it is down (HTTP 503, a server fault). */
@@ -41,10 +42,12 @@ export const localOutbox: MailPort & { read(to?: string): OutboxMessage[]; faili
       });
     }
     outbox.push({ ...mail, sent_at: clock.nowIso() });
-    if (outbox.length > 10_000) outbox.shift();
   },
   read(to) {
     const wanted = to?.toLowerCase();
-    return outbox.filter((m) => wanted === undefined || m.to.toLowerCase() === wanted).reverse();
+    return outbox
+      .all()
+      .filter((m) => wanted === undefined || m.to.toLowerCase() === wanted)
+      .reverse();
   },
 };

@@ -7,6 +7,7 @@
 import { wire } from '#shared/aws/wire';
 import { clock } from '#shared/clock';
 import { invalidAt } from '#shared/errors';
+import { localOutboxStore } from '#shared/ports/local-outbox';
 
 export interface PushTarget {
   user_id: string;
@@ -42,7 +43,7 @@ export interface OutboxPush {
   sent_at: string;
 }
 
-const outbox: OutboxPush[] = [];
+const outbox = localOutboxStore<OutboxPush>('push');
 
 export const localPush: PushPort & { read(userId?: string): OutboxPush[] } = {
   async register() {
@@ -60,11 +61,13 @@ export const localPush: PushPort & { read(userId?: string): OutboxPush[] } = {
       sound: message.sound ?? null,
       sent_at: clock.nowIso(),
     });
-    if (outbox.length > 10_000) outbox.shift();
     return 'sent';
   },
   read(userId) {
-    return outbox.filter((m) => userId === undefined || m.user_id === userId).reverse();
+    return outbox
+      .all()
+      .filter((m) => userId === undefined || m.user_id === userId)
+      .reverse();
   },
 };
 

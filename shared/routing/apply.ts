@@ -6,12 +6,15 @@
  * Exactly once, whoever runs it and however often: the first write is the planning's version moved from the one the
  * build was asked against, naming the build (`route_build`). Of two builds (or a build and a P5–P9) only one moves
  * it: the other finds the planning changed and adds nothing. A rerun of the same build (its worker died after that
- * write) finds its own name there and finishes the rest, whose every write is whole and keyed by the build.
+ * write) finds its own name there and finishes the rest, whose every write is whole and keyed by the build. A build
+ * that ends `failed` after its apply began has it undone (or, its runsheets all added, finished): `settleFailedApply`.
  */
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
+import { db, getAll, mainTableName } from '#shared/db/client';
 import { PAGE_ANSWER_BUDGET_BYTES } from '#shared/db/paging';
 import { conflict, isDomainError } from '#shared/errors';
-import { claimTask, importedTask, releaseTask } from '#shared/imports/tasks';
+import { claimTask, importedTask, releaseTask, taskKey } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
 import { assignRunsheet } from '#shared/planning/dispatch';
 import { runsheetKey } from '#shared/planning/keys';
@@ -25,7 +28,7 @@ import {
   type Runsheet,
   storedRunsheetTasks,
 } from '#shared/planning/plannings';
-import type { RouteBuild } from '#shared/routing/builds';
+import { type RouteBuild, readResult } from '#shared/routing/builds';
 import type { BuildTask } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
 
@@ -129,11 +132,15 @@ export async function applyResult(build: RouteBuild, runsheets: Runsheet[], resu
       tasks: storedRunsheetTasks(r),
     })),
   );
-  // A vehicle with its driver: the runsheet is theirs, as X16 gives it (a retry finds it theirs and changes nothing).
+  await assignDrivers(build, result);
+}
+
+/** A vehicle with its driver: the runsheet is theirs, as X16 gives it (a retry finds it theirs and changes nothing). */
+async function assignDrivers(build: RouteBuild, result: BuildResult) {
   for (const built of result.runsheets) {
     if (!built.driver_id) continue;
     try {
-      await assignRunsheet(build.caller as Caller, planning.id, built.id, built.driver_id);
+      await assignRunsheet(build.caller as Caller, build.planning_id, built.id, built.driver_id);
     } catch (error) {
       // The driver left the planning meanwhile (P8), or another has it: the runsheet stays open for dispatch.
       logger.warn('a built runsheet could not be assigned to its vehicle’s driver', {
@@ -143,4 +150,61 @@ export async function applyResult(build: RouteBuild, runsheets: Runsheet[], resu
       });
     }
   }
+}
+
+/**
+ * What a build that ends `failed` leaves behind (contract 4.10: a failed build adds nothing). A run that failed after
+ * `applyResult` began may have marked tasks as in the build's runsheets, and written some or all of them:
+ * - all its runsheets in the planning (the apply got past writing them; only the count or an assignment was left):
+ *   the rest is done and the build is rather `completed` (answers true): the user sees what the planner planned;
+ * - else its runsheets written so far are taken out again and every task still marked as in one of them is freed
+ *   (each release conditional on that mark, so a task another P5 or build took since stays theirs): `failed`.
+ * Whole and repeatable: a rerun finds nothing more to do. A dry run or a build without a result never applied.
+ */
+export async function settleFailedApply(build: RouteBuild): Promise<boolean> {
+  if (build.request.dry_run) return false;
+  const result = await readResult(build);
+  if (!result || result.runsheets.length === 0) return false;
+  const ours = new Set(result.runsheets.map((r) => r.id));
+  const present = await getAll<{ id: string }>(
+    mainTableName(),
+    [...ours].map((id) => runsheetKey(build.planning_id, id)),
+    { ConsistentRead: true, ProjectionExpression: 'id' },
+  );
+  const planning = await findPlanning(build.planning_id, true);
+  if (planning && present.length === ours.size) {
+    await recount(planning);
+    await assignDrivers(build, result);
+    return true;
+  }
+  if (planning && present.length > 0) {
+    for (const { id } of present)
+      await db().send(new DeleteCommand({ TableName: mainTableName(), Key: runsheetKey(planning.id, id) }));
+    await recount(planning);
+  }
+  const taskIds = result.runsheets.flatMap((r) => [...new Set(r.stops.map((s) => s.task_id))]);
+  const marks = await getAll<{ id: string; planning_id?: string; runsheet_id?: string }>(
+    mainTableName(),
+    taskIds.map(taskKey),
+    { ConsistentRead: true, ProjectionExpression: 'id, planning_id, runsheet_id' },
+  );
+  const held = marks.filter((t) => t.planning_id === build.planning_id && ours.has(String(t.runsheet_id)));
+  for (let i = 0; i < held.length; i += 25)
+    await Promise.all(
+      held
+        .slice(i, i + 25)
+        .map((t) => releaseTask(build.org_id, build.planning_id, String(t.runsheet_id), String(t.id))),
+    );
+  if (held.length > 0 || present.length > 0)
+    logger.info('a failed route build’s partial apply undone', {
+      build_id: build.id,
+      tasks_freed: held.length,
+      runsheets_removed: present.length,
+    });
+  return false;
+}
+
+/** Sets the planning's runsheet count to what it holds (read consistently: a runsheet just written or taken out). */
+async function recount(planning: Planning) {
+  await addMembers(planning, 'total_runsheets', 'runsheets', [], [], await planningContents(planning.id, true));
 }

@@ -36,42 +36,62 @@ export const MAX_RUNSHEET_TASKS = 200;
 
 const point = v.object({ latitude: ranged(-90, 90), longitude: ranged(-180, 180) });
 
-const vehicle = v.pipe(
-  v.object({
-    id: v.pipe(
-      v.string('must be a string'),
-      v.minLength(1, 'must not be empty'),
-      v.maxLength(60, 'must be at most 60 characters'),
-      v.regex(/^[A-Za-z0-9_.:-]+$/, 'may hold only letters, digits and _ . : -'),
-    ),
-    count: v.optional(whole(1, MAX_VEHICLES)),
-    driver_id: v.optional(uuid),
-    start: point,
-    end: v.optional(v.nullable(point)),
-    shift_start_utc: dateTime,
-    shift_end_utc: dateTime,
-    capacity: v.optional(
+/**
+ * The pipes below run their cross-field checks even when a field fails (`abortPipeEarly: false` on the pipe, `true`
+ * again on its fields, whose own pipes stop at their first problem): one answer names every problem (docs/routing.md).
+ */
+const allProblems = <T extends v.GenericSchema>(schema: T) => v.config(schema, { abortPipeEarly: false });
+const firstProblem = <T extends v.GenericSchema>(schema: T) => v.config(schema, { abortPipeEarly: true });
+
+const vehicle = allProblems(
+  v.pipe(
+    firstProblem(
       v.object({
-        weight_kg: v.optional(ranged(0, 1_000_000)),
-        volume_m3: v.optional(ranged(0, 100_000)),
-        items: v.optional(whole(0, 10_000_000)),
+        id: v.pipe(
+          v.string('must be a string'),
+          v.minLength(1, 'must not be empty'),
+          v.maxLength(60, 'must be at most 60 characters'),
+          v.regex(/^[A-Za-z0-9_.:-]+$/, 'may hold only letters, digits and _ . : -'),
+        ),
+        count: v.optional(whole(1, MAX_VEHICLES)),
+        driver_id: v.optional(uuid),
+        start: point,
+        end: v.optional(v.nullable(point)),
+        shift_start_utc: dateTime,
+        shift_end_utc: dateTime,
+        capacity: v.optional(
+          v.object({
+            weight_kg: v.optional(ranged(0, 1_000_000)),
+            volume_m3: v.optional(ranged(0, 100_000)),
+            items: v.optional(whole(0, 10_000_000)),
+          }),
+        ),
+        service_types: v.optional(
+          v.pipe(
+            v.array(v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`)),
+            v.maxLength(SERVICE_TYPES.length),
+          ),
+        ),
+        max_stops: v.optional(whole(2, 2 * MAX_RUNSHEET_TASKS)),
       }),
     ),
-    service_types: v.optional(
-      v.pipe(
-        v.array(v.picklist(SERVICE_TYPES, `must be one of ${SERVICE_TYPES.join(', ')}`)),
-        v.maxLength(SERVICE_TYPES.length),
+    // Judged whenever the fields they read are valid (partialCheck), so that they come with the others' problems.
+    v.forward(
+      v.partialCheck(
+        [['driver_id'], ['count']],
+        (x) => x.driver_id === undefined || (x.count ?? 1) === 1,
+        'must be 1 for a vehicle with a driver_id',
       ),
+      ['count'],
     ),
-    max_stops: v.optional(whole(2, 2 * MAX_RUNSHEET_TASKS)),
-  }),
-  v.forward(
-    v.check((x) => x.driver_id === undefined || (x.count ?? 1) === 1, 'must be 1 for a vehicle with a driver_id'),
-    ['count'],
-  ),
-  v.forward(
-    v.check((x) => Date.parse(x.shift_end_utc) > Date.parse(x.shift_start_utc), 'must be after shift_start_utc'),
-    ['shift_end_utc'],
+    v.forward(
+      v.partialCheck(
+        [['shift_start_utc'], ['shift_end_utc']],
+        (x) => Date.parse(x.shift_end_utc) > Date.parse(x.shift_start_utc),
+        'must be after shift_start_utc',
+      ),
+      ['shift_end_utc'],
+    ),
   ),
 );
 
@@ -87,8 +107,17 @@ const vehiclesInAll = v.rawCheck<v.InferOutput<typeof vehicle>[]>(({ dataset, ad
       { type: 'array', origin: 'value', input: dataset.value, key: i, value: entry },
       { type: 'object', origin: 'value', input: entry, key, value },
     ];
-    if (seen.has(entry.id)) addIssue({ message: 'repeats an earlier vehicle id', path: at('id', entry.id) });
-    seen.add(entry.id);
+    // Ids after `count` expands them (`<id>-1` … `<id>-<count>`): each names one vehicle and its runsheet.
+    const ids =
+      entry.count === undefined ? [entry.id] : Array.from({ length: entry.count }, (_, k) => `${entry.id}-${k + 1}`);
+    const repeated = [entry.id, ...ids].find((id) => seen.has(id));
+    if (repeated !== undefined)
+      addIssue({
+        message:
+          repeated === entry.id ? 'repeats an earlier vehicle id' : `repeats ${repeated}, an earlier vehicle's id`,
+        path: at('id', entry.id),
+      });
+    for (const id of new Set([entry.id, ...ids])) seen.add(id);
     if (entry.driver_id !== undefined) {
       if (drivers.has(entry.driver_id))
         addIssue({ message: 'names a driver an earlier vehicle already has', path: at('driver_id', entry.driver_id) });
@@ -104,51 +133,60 @@ const vehiclesInAll = v.rawCheck<v.InferOutput<typeof vehicle>[]>(({ dataset, ad
   });
 });
 
-export const createBuildBody = v.pipe(
-  v.object({
-    task_ids: v.optional(
-      v.pipe(
-        v.array(objectId),
-        v.minLength(1, 'must name at least one task'),
-        v.maxLength(MAX_TASKS, `must name at most ${MAX_TASKS} tasks`),
+export const createBuildBody = allProblems(
+  v.pipe(
+    firstProblem(
+      v.object({
+        task_ids: v.optional(
+          v.pipe(
+            v.array(objectId),
+            v.minLength(1, 'must name at least one task'),
+            v.maxLength(MAX_TASKS, `must name at most ${MAX_TASKS} tasks`),
+          ),
+        ),
+        import_job_id: v.optional(objectId),
+        vehicles: v.pipe(
+          v.array(vehicle),
+          v.minLength(1, 'must name at least one vehicle'),
+          v.maxLength(MAX_VEHICLE_ENTRIES, `must hold at most ${MAX_VEHICLE_ENTRIES} entries`),
+          vehiclesInAll,
+        ),
+        travel: v.optional(
+          v.object({
+            speed_kmh: v.optional(ranged(5, 200), ROUTE_DEFAULTS.speed_kmh),
+            detour_factor: v.optional(ranged(1, 3), ROUTE_DEFAULTS.detour_factor),
+          }),
+          {},
+        ),
+        service_s: v.optional(
+          v.object({
+            pickup: v.optional(whole(0, 7200), ROUTE_DEFAULTS.pickup_s),
+            dropoff: v.optional(whole(0, 7200), ROUTE_DEFAULTS.dropoff_s),
+          }),
+          {},
+        ),
+        objective: v.optional(v.picklist(['distance', 'vehicles'], 'must be distance or vehicles'), 'distance'),
+        time_limit_s: v.optional(whole(1, 300), ROUTE_DEFAULTS.time_limit_s),
+        dry_run: v.optional(v.boolean('must be true or false'), false),
+        version_rev: versionRev,
+      }),
+    ),
+    v.forward(
+      v.partialCheck(
+        [['task_ids'], ['import_job_id']],
+        (x) => (x.task_ids === undefined) !== (x.import_job_id === undefined),
+        'give task_ids or import_job_id',
       ),
+      ['task_ids'],
     ),
-    import_job_id: v.optional(objectId),
-    vehicles: v.pipe(
-      v.array(vehicle),
-      v.minLength(1, 'must name at least one vehicle'),
-      v.maxLength(MAX_VEHICLE_ENTRIES, `must hold at most ${MAX_VEHICLE_ENTRIES} entries`),
-      vehiclesInAll,
-    ),
-    travel: v.optional(
-      v.object({
-        speed_kmh: v.optional(ranged(5, 200), ROUTE_DEFAULTS.speed_kmh),
-        detour_factor: v.optional(ranged(1, 3), ROUTE_DEFAULTS.detour_factor),
-      }),
-      {},
-    ),
-    service_s: v.optional(
-      v.object({
-        pickup: v.optional(whole(0, 7200), ROUTE_DEFAULTS.pickup_s),
-        dropoff: v.optional(whole(0, 7200), ROUTE_DEFAULTS.dropoff_s),
-      }),
-      {},
-    ),
-    objective: v.optional(v.picklist(['distance', 'vehicles'], 'must be distance or vehicles'), 'distance'),
-    time_limit_s: v.optional(whole(1, 300), ROUTE_DEFAULTS.time_limit_s),
-    dry_run: v.optional(v.boolean('must be true or false'), false),
-    version_rev: versionRev,
-  }),
-  v.forward(
-    v.check((x) => (x.task_ids === undefined) !== (x.import_job_id === undefined), 'give task_ids or import_job_id'),
-    ['task_ids'],
   ),
 );
 export type CreateBuildInput = v.InferOutput<typeof createBuildBody>;
 export type VehicleInput = CreateBuildInput['vehicles'][number];
 
 export const buildParams = v.object({ planningID: uuid, buildID: uuid });
-export const buildsQuery = v.object({ ...pageQuery(50, 200) });
+/** X25: `per_page` default 50, at most 1 000 (contract section 1: 100 for user lists, 1 000 elsewhere). */
+export const buildsQuery = v.object({ ...pageQuery(50, 1000) });
 
 const load = v.object({
   weight_kg: v.optional(v.number()),

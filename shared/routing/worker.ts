@@ -19,7 +19,7 @@ import { logger } from '#shared/log';
 import { publishEvent } from '#shared/notifications/realtime';
 import { findPlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
-import { applyResult, builtRunsheets, fitsPlanning, planningChanged } from '#shared/routing/apply';
+import { applyResult, builtRunsheets, fitsPlanning, planningChanged, settleFailedApply } from '#shared/routing/apply';
 import { findBuild, type RouteBuild, readResult } from '#shared/routing/builds';
 import { buildKey, resultPartKey } from '#shared/routing/keys';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
@@ -144,6 +144,15 @@ function end(build: RouteBuild, owner: string, status: 'completed' | 'failed', s
   return updateHeld(build, owner, { ...set, status, announced: false }, ['GSI3PK', 'GSI3SK', 'lease_until']);
 }
 
+/**
+ * Ends a build that failed, after undoing what a run's partial apply left (apply.ts `settleFailedApply`): its tasks
+ * freed, nothing added. A build whose runsheets were all added already is finished and ends `completed` instead.
+ */
+async function endFailed(build: RouteBuild, owner: string, error: { code: string; detail: string }) {
+  const completed = await settleFailedApply(build);
+  await announce(await (completed ? end(build, owner, 'completed') : end(build, owner, 'failed', { error })));
+}
+
 /** Tells the end on the planning's channel and to partners, then marks it told (a retry tells it again if not). */
 async function announce(build: RouteBuild) {
   // Announced only at its end (`end` set it): `completed` or `failed`.
@@ -183,10 +192,10 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
   if (!build) return;
   try {
     if ((build.attempts ?? 1) > MAX_BUILD_ATTEMPTS) {
-      const ended = await end(build, owner, 'failed', {
-        error: { code: 'build_failed', detail: `the build failed ${MAX_BUILD_ATTEMPTS} times; build again` },
+      await endFailed(build, owner, {
+        code: 'build_failed',
+        detail: `the build failed ${MAX_BUILD_ATTEMPTS} times: nothing was added; build again`,
       });
-      await announce(ended);
       return;
     }
     const planning = await findPlanning(build.planning_id, true);
@@ -205,10 +214,16 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
     else if (!(await fitsPlanning(build.planning_id, runsheets)))
       logger.info('a dry run’s result would not fit its planning', { build_id: build.id });
     await announce(await end(build, owner, 'completed'));
-  } catch (error) {
+  } catch (thrown) {
+    let error = thrown;
     if (error instanceof DomainError && ['planning_changed', 'planning_too_large'].includes(error.code)) {
-      await announce(await end(build, owner, 'failed', { error: { code: error.code, detail: error.message } }));
-      return;
+      // Ending it undoes a partial apply first: a fault there is this run's failure like any other.
+      const ending = await endFailed(build, owner, { code: error.code, detail: error.message }).then(
+        () => undefined,
+        (failed: unknown) => failed ?? new Error('the build could not be ended'),
+      );
+      if (!ending) return;
+      error = ending;
     }
     logger.error('route build run failed', { build_id: build.id, attempt: build.attempts, error: error as Error });
     // The queue's retry takes the build over; a dependency's fault is handed back uncounted.

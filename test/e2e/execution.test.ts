@@ -347,6 +347,13 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
     expect((await api.get<Summary[]>(`/v1/plannings/${planning}/runsheets?status=completed`, planner)).status).toBe(
       200,
     );
+    // X14 pages as every list but a user list does (contract section 1): up to 1 000 a page, 1 001 a 400 at its path.
+    const big = await api.get<{ runsheets: Summary[] }>(`/v1/plannings/${planning}/runsheets?per_page=1000`, planner);
+    expect(big.status).toBe(200);
+    expect(big.body.runsheets.map((r) => r.id)).toContain('RS-1');
+    const tooBig = await api.get(`/v1/plannings/${planning}/runsheets?per_page=1001`, planner);
+    expect(tooBig.status).toBe(400);
+    expect(JSON.stringify(tooBig.body)).toContain('query.per_page');
     // P3 shows it too.
     const p3View = await api.get<{ runsheets: Summary[] }>(`/v1/plannings/${planning}`, planner);
     expect(p3View.body.runsheets.find((r) => r.id === 'RS-1')).toMatchObject({

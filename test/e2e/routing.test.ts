@@ -12,6 +12,8 @@ import { solvingThreads } from '../../shared/routing/solve-runner.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { IMPORT_WINDOW, putUpload } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { type Middleware, withMiddleware } from '../support/middleware.ts';
+import { openSocket } from '../support/sockets.ts';
 import { until } from '../support/until.ts';
 import { partnerHook } from '../support/webhooks.ts';
 
@@ -160,6 +162,13 @@ async function ended(planningId: string, buildId: string): Promise<Build> {
   return read.body.route_build;
 }
 
+/** Queues a build of one-second solves against the planning's version; its id. */
+async function queueBuild(planning: { id: string; version_rev: string }, body: object): Promise<string> {
+  const queued = await build(planning.id, { ...body, time_limit_s: 1, version_rev: planning.version_rev });
+  expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+  return queued.body.route_build.id;
+}
+
 const planningOf = (id: string) =>
   api.get<{
     version_rev: string;
@@ -223,6 +232,17 @@ describe('X23 checks its body', () => {
       'vehicles[1].id',
       'vehicles[2].count',
     ]);
+    // A vehicle's id is unique after `count` expands it (`v` × 2 is `v-1`, `v-2`): a later `v-1` repeats one.
+    for (const vehicles of [
+      [van('v', { count: 2 }), van('v-1')],
+      [van('v-2'), van('v', { count: 2 })],
+    ]) {
+      const clash = await build(planning.id, { task_ids: [first], vehicles, version_rev: planning.version_rev });
+      expect(clash.status).toBe(400);
+      expect((clash.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual([
+        'vehicles[1].id',
+      ]);
+    }
     // One driver, one vehicle: a second vehicle naming the same driver is refused at its path.
     const shared = await build(planning.id, {
       task_ids: [first],
@@ -236,6 +256,27 @@ describe('X23 checks its body', () => {
     const neither = await build(planning.id, { vehicles: [van('v1')], version_rev: planning.version_rev });
     expect(neither.status).toBe(400);
     expect((neither.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual(['task_ids']);
+    // The rules across fields are judged with the fields' own problems, all in one answer (docs/routing.md).
+    const empty = await build(planning.id, {});
+    expect((empty.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path).sort()).toEqual([
+      'task_ids',
+      'vehicles',
+      'version_rev',
+    ]);
+    const both = await build(planning.id, {
+      task_ids: [first],
+      vehicles: [
+        van('v1', { driver_id: driver.id, count: 2, start: { latitude: 91, longitude: 0 } }),
+        van('v2', { shift_end_utc: at('00:00'), capacity: { weight_kg: -1 } }),
+      ],
+      version_rev: planning.version_rev,
+    });
+    expect((both.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path).sort()).toEqual([
+      'vehicles[0].count',
+      'vehicles[0].start.latitude',
+      'vehicles[1].capacity.weight_kg',
+      'vehicles[1].shift_end_utc',
+    ]);
     // Against the planning: an unknown task, a driver not in the planning (P7), a stale version.
     const unknown = await build(planning.id, {
       task_ids: [first, 'ffffffffffffffffffffffff'],
@@ -364,6 +405,11 @@ describe('X23 checks its body', () => {
         )
       : undefined;
     expect(rest?.body.route_builds ?? []).toEqual([]);
+    // Section 1: `per_page` goes up to 1000 outside user lists; past it is a 400 at its path.
+    expect((await api.get<Page>(`${base}?per_page=1000`, planner)).body.route_builds).toHaveLength(2);
+    expect((await api.get(`${base}?per_page=1001`, planner)).body).toMatchObject({
+      errors: [{ path: 'query.per_page' }],
+    });
     await ended(planning.id, buildId);
     await ended(planning.id, later.body.route_build.id);
   }, 60_000);
@@ -519,6 +565,10 @@ describe('a build', () => {
   it('fails with planning_changed when a P5 lands while it solves, and adds nothing', async () => {
     const planning = await newPlanning('Changed');
     const ids = await importRows(easyRows('CHG', 3));
+    // The planner watches the planning's channel (4.10: the build's end goes out on `planning.<id>`).
+    const watcher = await openSocket(host.url, planner);
+    watcher.subscribe([`planning.${planning.id}`]);
+    expect(await watcher.when(() => watcher.frames.some((f) => f.type === 'subscribed'))).toBe(true);
     const queued = await build(planning.id, {
       task_ids: Object.values(ids),
       vehicles: [van('v')],
@@ -543,18 +593,18 @@ describe('a build', () => {
       (found) => found.length > 0,
     );
     expect(told.map((m) => m.type)).toEqual(['route_build.failed']);
+    expect(await watcher.when(() => watcher.events('route_build.failed').length > 0)).toBe(true);
+    expect(watcher.events('route_build.failed')[0]).toMatchObject({
+      channel: `planning.${planning.id}`,
+      data: { route_build_id: done.id, status: 'failed', error: { code: 'planning_changed' } },
+    });
+    watcher.socket.close();
   }, 60_000);
 
   it('whose worker is killed mid-solve is retried and adds its runsheets once', async () => {
     const planning = await newPlanning('Killed');
     const ids = await importRows(easyRows('KILL', 4));
-    const queued = await build(planning.id, {
-      task_ids: Object.values(ids),
-      vehicles: [van('v', { count: 2 })],
-      time_limit_s: 1,
-      version_rev: planning.version_rev,
-    });
-    expect(queued.status).toBe(202);
+    const buildId = await queueBuild(planning, { task_ids: Object.values(ids), vehicles: [van('v', { count: 2 })] });
     // The first solve's thread is stopped as a dying worker's would be.
     const thread = await until(
       async () => [...solvingThreads][0],
@@ -564,10 +614,127 @@ describe('a build', () => {
     );
     expect(thread).toBeDefined();
     await thread!.terminate();
-    const done = await ended(planning.id, queued.body.route_build.id);
+    const done = await ended(planning.id, buildId);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     const after = await planningOf(planning.id);
     expect(after.body.total_runsheets).toBe(done.result!.summary.vehicles_used);
+    const held = after.body.runsheets.flatMap((r) => r.tasks.map((t) => t['id']));
+    expect(held.sort()).toEqual(Object.values(ids).sort());
+  }, 60_000);
+  /** An error of the build's own (no dependency's fault): DynamoDB refusing the write, as for an item too large. */
+  const refused = () =>
+    Object.assign(new Error('Item size has exceeded the maximum allowed size'), {
+      name: 'ValidationException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+    });
+
+  /** Runs a build while each batch write of runsheets whose ids `refuses` picks out is refused; its end. */
+  async function buildRefused(planning: { id: string; version_rev: string }, body: object, refuses: RegExp) {
+    const refuseRunsheets: Middleware = (next, context) => async (args) => {
+      const input = args.input as { RequestItems?: Record<string, { PutRequest?: { Item?: { id?: string } } }[]> };
+      const ids = Object.values(input.RequestItems ?? {})
+        .flat()
+        .map((w) => String(w.PutRequest?.Item?.id ?? ''))
+        .join(' ');
+      if (context.commandName === 'BatchWriteItemCommand' && refuses.test(ids)) throw refused();
+      return next(args);
+    };
+    return withMiddleware('refuse-runsheets', refuseRunsheets, async () =>
+      ended(planning.id, await queueBuild(planning, body)),
+    );
+  }
+
+  /** The build failed for good, nothing of it is in the planning, and its tasks are free (X10 lists them). */
+  async function expectNothingAdded(done: Build, planningId: string, taskIds: string[]) {
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('build_failed');
+    const after = await planningOf(planningId);
+    expect(after.body.runsheets).toEqual([]);
+    expect(after.body.total_runsheets).toBe(0);
+    const free = await api.get<{ tasks: { id: string }[] }>('/v1/tasks?planned=false&per_page=1000', planner);
+    expect(free.body.tasks.map((t) => t.id)).toEqual(expect.arrayContaining(taskIds));
+    return after.body;
+  }
+
+  it('that fails after marking its tasks frees them and adds nothing (build_failed)', async () => {
+    const planning = await newPlanning('Refused');
+    const taskIds = Object.values(await importRows(easyRows('REF', 4)));
+    const body = { task_ids: taskIds, vehicles: [van('refused', { count: 2 })] };
+    // Every write of the build's runsheets is refused: each run fails after it has marked the tasks.
+    const done = await buildRefused(planning, body, /(^| )refused-/);
+    const after = await expectNothingAdded(done, planning.id, taskIds);
+    // The next build plans them.
+    const built = await ended(planning.id, await queueBuild({ id: planning.id, version_rev: after.version_rev }, body));
+    expect(built.status, JSON.stringify(built.error)).toBe('completed');
+    const held = (await planningOf(planning.id)).body.runsheets.flatMap((r) => r.tasks.map((t) => t['id']));
+    expect(held.sort()).toEqual([...taskIds].sort());
+  }, 60_000);
+
+  it('whose runsheets were written in part before its runs failed takes them out and frees its tasks', async () => {
+    const planning = await newPlanning('Cut');
+    const taskIds = Object.values(await importRows(easyRows('CUT', 26)));
+    // 26 runsheets of one task each, written 25 a batch: the second batch (one runsheet alone) is refused every run.
+    const vehicles = [van('cut', { count: 26, max_stops: 2 })];
+    const done = await buildRefused(planning, { task_ids: taskIds, vehicles }, /^cut-[^ ]+$/);
+    await expectNothingAdded(done, planning.id, taskIds);
+  }, 60_000);
+
+  it('that marked its tasks and then lost the planning to another build frees them (planning_changed)', async () => {
+    const planning = await newPlanning('Overtaken');
+    const mine = Object.values(await importRows(easyRows('MINE', 3)));
+    const theirs = Object.values(await importRows(easyRows('THEIRS', 3)));
+    // The first run has moved the planning and marked its tasks when its runsheets' write is refused; before that
+    // answer, another build is asked against the planning as it now is and applies (the planning is no longer its).
+    let other: Build | undefined;
+    const overtaken: Middleware = (next, context) => async (args) => {
+      const ids = JSON.stringify((args.input as { RequestItems?: unknown }).RequestItems ?? {});
+      if (context.commandName === 'BatchWriteItemCommand' && !other && ids.includes('"id":"mine-')) {
+        const now = await planningOf(planning.id);
+        const body = { task_ids: theirs, vehicles: [van('theirs')] };
+        other = await ended(
+          planning.id,
+          await queueBuild({ id: planning.id, version_rev: now.body.version_rev }, body),
+        );
+        throw refused();
+      }
+      return next(args);
+    };
+    const done = await withMiddleware('overtaken', overtaken, async () =>
+      ended(planning.id, await queueBuild(planning, { task_ids: mine, vehicles: [van('mine')] })),
+    );
+    expect(other?.status, JSON.stringify(other?.error)).toBe('completed');
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('planning_changed');
+    // Only the other build's runsheet is there; this one's tasks are free again.
+    const after = await planningOf(planning.id);
+    expect(after.body.runsheets.map((r) => r.id)).toEqual(other!.result!.runsheets.map((r) => r.id));
+    const free = await api.get<{ tasks: { id: string }[] }>('/v1/tasks?planned=false&per_page=1000', planner);
+    expect(free.body.tasks.map((t) => t.id)).toEqual(expect.arrayContaining(mine));
+  }, 60_000);
+
+  it('whose runsheets were added before its runs failed is completed by its last run', async () => {
+    const planning = await newPlanning('Counted');
+    const ids = await importRows(easyRows('CNT', 4));
+    // The planning's count after the runsheets are written is refused for each of the build's three runs.
+    let faults = 0;
+    const refuseCount: Middleware = (next) => async (args) => {
+      const text = JSON.stringify(args.input);
+      if (faults < 3 && text.includes('total_runsheets') && text.includes(planning.id) && text.includes('SET')) {
+        faults++;
+        throw refused();
+      }
+      return next(args);
+    };
+    const body = { task_ids: Object.values(ids), vehicles: [van('v', { count: 2 })] };
+    const done = await withMiddleware('refuse-count', refuseCount, async () =>
+      ended(planning.id, await queueBuild(planning, body)),
+    );
+    expect(faults).toBe(3);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    const after = await planningOf(planning.id);
+    expect(after.body.total_runsheets).toBe(done.result!.summary.vehicles_used);
+    expect(after.body.runsheets.map((r) => r.id).sort()).toEqual(done.result!.runsheets.map((r) => r.id).sort());
     const held = after.body.runsheets.flatMap((r) => r.tasks.map((t) => t['id']));
     expect(held.sort()).toEqual(Object.values(ids).sort());
   }, 60_000);

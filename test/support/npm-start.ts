@@ -19,13 +19,9 @@ export async function npmStart(options: { env?: Record<string, string>; unset?: 
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), S3_PORT: String(s3Port) };
   for (const key of ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', ...(options.unset ?? [])]) delete env[key];
   Object.assign(env, { DISPATCH_DATA_DIR: dataDir }, options.env);
-  const service: ChildProcess = spawn('npm', ['start', '--', '--fresh'], {
-    cwd: ROOT,
-    env,
-    stdio: 'ignore',
-    detached: true,
-  });
-  const stop = async () => {
+  let service: ChildProcess;
+  /** Ends the process group as Ctrl-C in a terminal would (SIGKILL after 10 s). */
+  const end = async () => {
     if (service.pid) {
       const ended = new Promise((done) => service.once('exit', done));
       // The whole group (npm, its shell, the host): Ctrl-C as a terminal sends it.
@@ -37,17 +33,35 @@ export async function npmStart(options: { env?: Record<string, string>; unset?: 
         // gone already, as it should be
       }
     }
+  };
+  const stop = async () => {
+    await end();
     rmSync(dataDir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const health = await fetch(`${url}/health`).catch(() => undefined);
-    if (health?.ok) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error('npm start did not answer /health within 90 s');
+  /** `npm start` (with `--fresh` the first time), ready once `/health` answers. */
+  const launch = async (fresh: boolean) => {
+    service = spawn('npm', ['start', ...(fresh ? ['--', '--fresh'] : [])], {
+      cwd: ROOT,
+      env,
+      stdio: 'ignore',
+      detached: true,
+    });
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const health = await fetch(`${url}/health`).catch(() => undefined);
+      if (health?.ok) break;
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error('npm start did not answer /health within 90 s');
+      }
+      await new Promise((r) => setTimeout(r, 250));
     }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return { url, stop };
+  };
+  await launch(true);
+  /** Ctrl-C, then `npm start` again on the same ports and data folder (no `--fresh`). */
+  const restart = async () => {
+    await end();
+    await launch(false);
+  };
+  return { url, stop, restart };
 }

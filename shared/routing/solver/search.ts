@@ -284,7 +284,8 @@ export function search(
     startMs: options.now(),
     options,
     iterations: 0,
-    lastProgressMs: options.now(),
+    // The first plan is reported as soon as it is built (X24's `progress` while solving), then every progressEveryMs.
+    lastProgressMs: Number.NEGATIVE_INFINITY,
     bestDistance: 0,
   };
   const inserter = new Inserter(inst);
