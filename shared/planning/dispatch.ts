@@ -969,6 +969,32 @@ export class WaveJudge {
       }
       return;
     }
+    if (sent.length > 0) {
+      // An accept or X16 that won the runsheet while these pairs were being written closed the offers it read, which
+      // may not have been these (its claim committed before they were written): they are closed as it would have.
+      // Read after the writes, so a claim made later reads them itself.
+      const claim = (
+        await db().send(
+          new GetCommand({
+            TableName: mainTableName(),
+            Key: assignKey(planId, runsheetId),
+            ConsistentRead: true,
+            ProjectionExpression: 'pair_id',
+          }),
+        )
+      ).Item;
+      if (claim) {
+        for (const { record } of sent) {
+          if (record.id === claim['pair_id']) continue;
+          await recordEvent(planId, record.id, 'system_rejected', clock.nowIso(), {
+            reason: 'assigned_to_other_driver',
+          }).catch((error: unknown) => {
+            if (!isDomainError(error, 'conflict')) throw error;
+          });
+        }
+        return;
+      }
+    }
     await this.closeAtCapacity(
       planning,
       sent.map(({ record }) => record),
