@@ -78,10 +78,6 @@ export const backgroundFunctions: readonly FunctionDef[] = [
       indexes: ['GSI2'],
       queue: true,
       realtime: true,
-      unexercised: {
-        'realtime:post':
-          'route_build.* and a built runsheet’s pair events reach planning.<id> subscribers; no test holds a socket on a planning while a build completes (routing.test.ts checks them at the partner webhooks).',
-      },
     },
   },
   {
