@@ -600,7 +600,8 @@ const CONTENDED = 'the pair record kept changing; retry';
  * True when a system close found the pair closed already (its move is illegal now: a 409 that records nothing), not
  * when it could not get its turn on a record that kept changing.
  */
-const closedAlready = (error: unknown) => isDomainError(error, 'conflict') && error.message !== CONTENDED;
+/** A close that found the pair closed already (not one that lost to a contended write: that one is retried). */
+export const closedAlready = (error: unknown) => isDomainError(error, 'conflict') && error.message !== CONTENDED;
 
 /** R4–R8. `caller` is checked when the action is a driver's own (the paired driver may accept or reject). */
 export async function recordEvent(

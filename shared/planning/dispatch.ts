@@ -45,6 +45,7 @@ import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publishEvent, publishEvents } from '#shared/notifications/realtime';
 import {
+  closedAlready,
   EXPIRY_GRACE_MS,
   offerNew,
   type PairRecord,
@@ -958,21 +959,19 @@ export class WaveJudge {
       .catch((error: unknown) => {
         if (!isConditionalFailure(error)) throw error;
       });
-    if (ended?.Attributes?.['cancelled']) {
-      // X18 closed the runsheet's pairs before these were written: they are closed as it would have.
+    // A close that read the runsheet's pairs before these were written did not close them: they are closed as it
+    // would have. X18 shows in the claim's end; an accept or X16 that won meanwhile in its claim, read after the
+    // writes (so a claim made later reads the pairs itself).
+    const late = async (reason: string, winner?: unknown) => {
       for (const { record } of sent) {
-        await recordEvent(planId, record.id, 'system_rejected', clock.nowIso(), { reason: 'runsheet_cancelled' }).catch(
-          (error: unknown) => {
-            if (!isDomainError(error, 'conflict')) throw error;
-          },
-        );
+        if (record.id === winner) continue;
+        await recordEvent(planId, record.id, 'system_rejected', clock.nowIso(), { reason }).catch((error: unknown) => {
+          if (!closedAlready(error)) throw error;
+        });
       }
-      return;
-    }
+    };
+    if (ended?.Attributes?.['cancelled']) return late('runsheet_cancelled');
     if (sent.length > 0) {
-      // An accept or X16 that won the runsheet while these pairs were being written closed the offers it read, which
-      // may not have been these (its claim committed before they were written): they are closed as it would have.
-      // Read after the writes, so a claim made later reads them itself.
       const claim = (
         await db().send(
           new GetCommand({
@@ -983,17 +982,7 @@ export class WaveJudge {
           }),
         )
       ).Item;
-      if (claim) {
-        for (const { record } of sent) {
-          if (record.id === claim['pair_id']) continue;
-          await recordEvent(planId, record.id, 'system_rejected', clock.nowIso(), {
-            reason: 'assigned_to_other_driver',
-          }).catch((error: unknown) => {
-            if (!isDomainError(error, 'conflict')) throw error;
-          });
-        }
-        return;
-      }
+      if (claim) return late('assigned_to_other_driver', claim['pair_id']);
     }
     await this.closeAtCapacity(
       planning,
