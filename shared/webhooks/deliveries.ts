@@ -1,6 +1,7 @@
 /**
- * Partner webhooks: `publishPartnerEvent` queues one message per partner of the organisation; `deliverWebhook` (the
- * worker) signs and POSTs it, records every attempt, and on a failure queues the next attempt with exponential
+ * Partner webhooks: `publishPartnerEvent` queues one message per partner of the organisation whose scopes read the
+ * event (events.ts: withheld without its scope, positions left out without `locations:read`); `deliverWebhook` (the
+ * worker) asks the same again of the partner as it is then (a scope taken away since is honoured), signs and POSTs it, records every attempt, and on a failure queues the next attempt with exponential
  * back-off until 24 hours have passed since the first. The attempts are listed per partner, newest first.
  */
 import { createHash } from 'node:crypto';
@@ -12,8 +13,9 @@ import { newObjectId } from '#shared/ids';
 import { logger } from '#shared/log';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { secretBox } from '#shared/ports/secret-box';
-import { findClient, getClient, partnersOf } from '#shared/tokens/clients';
+import { findClient, getClient, partnerScopesOf, partnersOf } from '#shared/tokens/clients';
 import type { WebhookLookup } from '#shared/tokens/webhook-url';
+import { eventForPartner, type PartnerEventType } from '#shared/webhooks/events';
 import { signWebhook } from '#shared/webhooks/signing';
 import { postWebhook } from '#shared/webhooks/transport';
 
@@ -44,22 +46,33 @@ interface WebhookMessage extends QueuedMessage {
 }
 
 /**
- * Queues `type` with `data` for every partner acting for `orgId`. `eventKey` names the event itself (a job's
- * completion, a pair's answer): an event published again after a fault (a retried request, a rerun worker) then
- * carries the same `webhook-id`, by which Standard Webhooks receivers drop duplicates.
+ * Queues `type` with `data` for every partner acting for `orgId` whose current scopes read it (contract 4.2), as
+ * that partner may receive it; answers how many it was queued for. The scopes come with the partners' records, read
+ * once for the fan-out. `eventKey` names the event itself (a job's completion, a pair's answer): an event published
+ * again after a fault (a retried request, a rerun worker) then carries the same `webhook-id`, by which Standard
+ * Webhooks receivers drop duplicates.
  */
 export async function publishPartnerEvent(
   orgId: string,
-  type: string,
+  type: PartnerEventType,
   data: unknown,
   eventKey?: string,
 ): Promise<number> {
   const partners = await partnersOf(orgId);
-  await Promise.all(partners.map((partner) => queueEvent(partner.id, type, data, eventKey)));
-  return partners.length;
+  const queued = partners.flatMap((partner) => {
+    const visible = eventForPartner(type, data, partnerScopesOf(partner));
+    return visible === undefined ? [] : [queueEvent(partner.id, type, visible, eventKey)];
+  });
+  await Promise.all(queued);
+  return queued.length;
 }
 
-export async function queueEvent(partnerId: string, type: string, data: unknown, eventKey?: string): Promise<string> {
+export async function queueEvent(
+  partnerId: string,
+  type: PartnerEventType,
+  data: unknown,
+  eventKey?: string,
+): Promise<string> {
   const message: WebhookMessage = {
     kind: 'webhook',
     partner_id: partnerId,
@@ -103,7 +116,13 @@ export async function deliverWebhook(raw: QueuedMessage): Promise<void> {
   }
   const partner = await findClient(message.partner_id);
   if (!partner || partner.revoked_at || !partner.webhook_url || !partner.webhook_secret_sealed) return;
-  const body = JSON.stringify({ type: message.type, timestamp: message.timestamp, data: message.data });
+  // The partner as it is now: a scope taken away (T5) after the fan-out withholds what is still queued or retried.
+  const data = eventForPartner(message.type, message.data, partnerScopesOf(partner));
+  if (data === undefined) {
+    logger.info('webhook withheld: scope taken away', { partner_id: partner.id, event_id: message.event_id });
+    return;
+  }
+  const body = JSON.stringify({ type: message.type, timestamp: message.timestamp, data });
   const sentAt = clock.nowEpochSeconds();
   const started = clock.nowMs();
   let status: number | null = null;

@@ -1,10 +1,12 @@
 /**
  * A partner's webhook endpoint in the test's own process: every delivery's JSON body kept in `received`, answered 204.
- * `partnerHook` also registers it as an organisation's partner (SysAdmin's partner authorization).
+ * `partnerHook` also registers it as an organisation's partner (SysAdmin's partner authorization), by default with
+ * every scope that reads events (contract 4.2: a partner receives only what its scopes read).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
+import type { Scope } from '../../shared/auth/roles.ts';
 import type { Client } from './http.ts';
 
 export interface WebhookDelivery {
@@ -31,12 +33,21 @@ export async function webhookReceiver() {
   return { url, received, close };
 }
 
-/** A receiver registered as the webhook of a partner (named `name`) of `orgId`. */
-export async function partnerHook(api: Client, adminToken: string, orgId: string, name = 'TMS') {
+/** Scopes that read every event a partner's webhook can carry, positions included. */
+export const EVENT_SCOPES: Scope[] = ['imports', 'plannings', 'locations:read'];
+
+/** A receiver registered as the webhook of a partner (named `name`) of `orgId`, holding `scopes`. */
+export async function partnerHook(
+  api: Client,
+  adminToken: string,
+  orgId: string,
+  name = 'TMS',
+  scopes: Scope[] = EVENT_SCOPES,
+) {
   const receiver = await webhookReceiver();
   const partner = await api.post(
     '/v1/admin/partner-authorizations',
-    { name, webhook_url: receiver.url, org_id: orgId },
+    { name, webhook_url: receiver.url, org_id: orgId, scopes },
     adminToken,
   );
   expect(partner.status).toBe(201);
