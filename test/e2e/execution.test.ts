@@ -17,7 +17,7 @@ import { ADMIN, startTestHost } from '../support/local.ts';
 import { withMiddleware } from '../support/middleware.ts';
 import { openSocket } from '../support/sockets.ts';
 import { until } from '../support/until.ts';
-import { partnerHook } from '../support/webhooks.ts';
+import { partnerHook, type WebhookDelivery } from '../support/webhooks.ts';
 
 let host: RunningHost;
 let api: Client;
@@ -752,5 +752,55 @@ describe('X20–X22 bounds (issue 42 items 2 to 6)', () => {
     const downloaded = await fetch(served.url);
     expect(downloaded.status).toBe(200);
     expect(Buffer.from(await downloaded.arrayBuffer())).toEqual(Buffer.alloc(4096, 7));
+  });
+});
+
+describe('partner webhooks by scope (issue 51.6, contract 4.2)', () => {
+  it('tells a task event to plannings partners, its position only to those with locations:read, and nothing to others', async () => {
+    const hooks = {
+      invite: await partnerHook(api, admin, org, 'Invite only', ['users:invite']),
+      imports: await partnerHook(api, admin, org, 'Imports only', ['imports']),
+      plannings: await partnerHook(api, admin, org, 'Plannings only', ['plannings']),
+    };
+    try {
+      const planning = await plannedDay({ 'RS-SCOPE': { tasks: [{ id: 's-1' }] } }, ['RS-SCOPE']);
+      const where = { latitude: 1.35, longitude: 103.85 };
+      for (const [type, step] of [
+        ['picked_up', 10],
+        ['delivered', 20],
+      ] as const) {
+        const reported = await report('RS-SCOPE', 's-1', { type, happened_at_utc: at(step), ...where });
+        expect(reported.status, JSON.stringify(reported.body)).toBe(201);
+      }
+      const ofDay = (hook: { received: WebhookDelivery[] }) => async () =>
+        hook.received.filter((m) => m.data['planning_id'] === planning);
+      const ended = (mine: WebhookDelivery[]) => mine.some((m) => m.type === 'runsheet.completed');
+      const everything = await until(ofDay(webhooks), ended);
+      const planned = await until(ofDay(hooks.plannings), ended);
+      const taskEvents = ['task.delivered', 'task.picked_up'];
+      const tasksOf = (mine: WebhookDelivery[]) => mine.filter((m) => m.type.startsWith('task.'));
+      expect(
+        tasksOf(everything)
+          .map((m) => m.type)
+          .sort(),
+      ).toEqual(taskEvents);
+      expect(
+        tasksOf(planned)
+          .map((m) => m.type)
+          .sort(),
+      ).toEqual(taskEvents);
+      for (const event of tasksOf(everything))
+        expect(event.data).toMatchObject({ ...where, driver: { id: driver.id } });
+      for (const event of tasksOf(planned)) {
+        expect(event.data).toMatchObject({ task_id: 's-1', driver: { id: driver.id } });
+        expect(event.data).not.toHaveProperty('latitude');
+        expect(event.data).not.toHaveProperty('longitude');
+      }
+      // Queued with the others' (and answered as fast, before the fix): a second more lets a stray one arrive.
+      const strays = async () => [...hooks.invite.received, ...hooks.imports.received];
+      expect(await until(strays, (found) => found.length > 0, 1000)).toEqual([]);
+    } finally {
+      for (const hook of Object.values(hooks)) await hook.close();
+    }
   });
 });
