@@ -23,6 +23,8 @@ let admin: string;
 let planner: string;
 let driver: { id: string; token: string };
 let webhooks: Awaited<ReturnType<typeof partnerHook>>;
+/** A partner holding users:invite alone: route builds are not its to hear of (issue 51.6). */
+let inviteOnly: Awaited<ReturnType<typeof partnerHook>>;
 
 beforeAll(async () => {
   host = await startTestHost();
@@ -34,11 +36,13 @@ beforeAll(async () => {
   planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org)).token;
   driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
   webhooks = await partnerHook(api, admin, org);
+  inviteOnly = await partnerHook(api, admin, org, 'Invite only', ['users:invite']);
 }, 60_000);
 
 afterAll(async () => {
   await host?.stop();
   await webhooks?.close();
+  await inviteOnly?.close();
 });
 
 const HEADER =
@@ -479,6 +483,13 @@ describe('a dry run', () => {
       (found) => found.length > 0,
     );
     expect(told.map((m) => m.type)).toEqual(['route_build.completed']);
+    // Queued with the other's (and as fast, before issue 51.6): a second more lets a stray one arrive.
+    const strays = await until(
+      async () => inviteOnly.received,
+      (found) => found.length > 0,
+      1000,
+    );
+    expect(strays).toEqual([]);
   }, 60_000);
 });
 
