@@ -762,6 +762,8 @@ describe('the examples/ folder (issue 36 item 5)', () => {
 
   it('tells partners how an import ended, with its result’s totals (issue 36 item 6)', async () => {
     const { received, close } = await partnerHook(api, admin, orgX);
+    // A partner of plannings alone hears of no import (issue 51.6).
+    const planner = await partnerHook(api, admin, orgX, 'Plannings only', ['plannings']);
     try {
       const hook = (type: string, jobId: string) =>
         until(
@@ -792,8 +794,15 @@ describe('the examples/ folder (issue 36 item 5)', () => {
         total_tasks_imported: 0,
         errors_total: 1,
       });
+      const strays = await until(
+        async () => planner.received,
+        (found) => found.length > 0,
+        1000,
+      );
+      expect(strays).toEqual([]);
     } finally {
       await close();
+      await planner.close();
     }
   });
 
