@@ -40,7 +40,7 @@ export interface StopEta {
   kind: StopKind;
   /** When the stop's service starts (epoch ms); null when it cannot be reckoned. */
   etaMs: number | null;
-  /** Seconds past the window's end (0 on time); null when the ETA is. */
+  /** Seconds past the window's end, rounded up (0 on time); null when the ETA is. */
   lateByS: number | null;
 }
 
@@ -125,10 +125,10 @@ export function reckonStops(
       at = undefined;
       return { taskId: stop.taskId, kind: stop.kind, etaMs: null, lateByS: null };
     }
-    const arrivalMs = clockMs + legS(at, stop.point) * 1000;
+    // Whole milliseconds, as ISO times hold them: a stop whose ETA is after its window's end by any of them is late.
+    const arrivalMs = clockMs + Math.round(legS(at, stop.point) * 1000);
     const etaMs = Math.max(arrivalMs, stop.opensMs ?? arrivalMs);
-    // To the second, as the ETA is shown.
-    const lateByS = stop.closesMs === undefined ? 0 : Math.max(0, Math.round((etaMs - stop.closesMs) / 1000));
+    const lateByS = stop.closesMs === undefined ? 0 : Math.max(0, Math.ceil((etaMs - stop.closesMs) / 1000));
     clockMs = etaMs + stop.serviceS * 1000;
     at = stop.point;
     return { taskId: stop.taskId, kind: stop.kind, etaMs, lateByS };
@@ -158,8 +158,6 @@ export interface RunsheetEtas {
   runsheet: RunsheetEtaMembers;
   taskEtas: (taskId: string) => TaskEtas;
 }
-
-const toIso = (ms: number) => new Date(Math.round(ms / 1000) * 1000).toISOString();
 
 /**
  * The ETAs of a runsheet `assigned` or `in_progress` (the caller asks only for those) whose driver's last fix is
@@ -195,7 +193,7 @@ export function runsheetEtas(input: {
   for (const stop of reckoned) {
     const etas = byTask.get(stop.taskId) ?? { eta_pickup_utc: null, eta_dropoff_utc: null, late_by_s: 0 };
     etas[stop.kind === 'pickup' ? 'eta_pickup_utc' : 'eta_dropoff_utc'] =
-      stop.etaMs === null ? null : toIso(stop.etaMs);
+      stop.etaMs === null ? null : new Date(stop.etaMs).toISOString();
     etas.late_by_s = etas.late_by_s === null || stop.lateByS === null ? null : Math.max(etas.late_by_s, stop.lateByS);
     byTask.set(stop.taskId, etas);
   }

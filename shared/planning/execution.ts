@@ -8,6 +8,7 @@
  * count as read) and the runsheet's offer group (condition: not cancelled), so the events of one runsheet are judged
  * one at a time in arrival order: of two concurrent events the later is judged again against what the first wrote,
  * and nothing is lost. The machine itself is data (`TASK_MOVES` in lifecycle.ts, beside the pair's and the runsheet's).
+ * X22 adds the runsheet's live ETAs (4.11), reckoned by etas.ts as it is read.
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
@@ -404,7 +405,8 @@ async function announce(
 
 /**
  * X22: the runsheet with its status and its tasks in order, each with its status, timeline and proofs (signed GET
- * URLs). The planning's readers (of its organisation) and the runsheet's assigned driver; anyone else a 404.
+ * URLs), and while it is assigned or in progress its live ETAs (`liveEtas`). The planning's readers (of its
+ * organisation) and the runsheet's assigned driver; anyone else a 404.
  */
 export async function readRunsheet(caller: Caller, planId: string, runsheetId: string) {
   const isDriver = caller.roles.includes('Driver') || caller.roles.includes('OrgDriver');

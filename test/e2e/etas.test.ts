@@ -14,6 +14,7 @@ import { expectedEtas, MODEL_DEFAULTS, type ModelPoint, type ModelTravel } from 
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { importCsv } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
+import { planningWithDrivers } from '../support/runsheets.ts';
 import { until } from '../support/until.ts';
 
 let host: RunningHost;
@@ -126,7 +127,7 @@ function checkAgainstModel(runsheet: Runsheet, fix: ModelPoint, travel: ModelTra
   order.forEach(([t, kind], i) => {
     const eta = t[kind === 'pickup' ? 'eta_pickup_utc' : 'eta_dropoff_utc'];
     expect(eta, `${t.id} ${kind}`).toEqual(expect.any(String));
-    expect(Math.abs(Date.parse(eta!) - expected[i]!.etaMs), `${t.id} ${kind}`).toBeLessThanOrEqual(1000);
+    expect(Math.abs(Date.parse(eta!) - expected[i]!.etaMs), `${t.id} ${kind}`).toBeLessThanOrEqual(50);
     etas.set(`${t.id}:${kind}`, Date.parse(eta!));
     lateness.set(t.id, Math.max(lateness.get(t.id) ?? 0, expected[i]!.lateByS));
   });
@@ -149,17 +150,7 @@ async function importTasks(
   return (await importCsv(api, planner, [header, ...lines].join('\n'))).taskIds;
 }
 
-async function planningWith(driver: User) {
-  const made = await api.post<{ id: string }>('/v1/plannings', { name: 'ETA day' }, planner);
-  expect(made.status).toBe(201);
-  const added = await api.post<{ id: string; version_rev: string }>(
-    `/v1/plannings/${made.body.id}/drivers`,
-    { drivers: [{ id: driver.id }] },
-    planner,
-  );
-  expect(added.status).toBe(200);
-  return added.body;
-}
+const planningWith = (driver: User) => planningWithDrivers(api, planner, 'ETA day', [driver.id]);
 
 const assign = async (planning: string, runsheet: string, driver: User) => {
   const given = await api.post(
