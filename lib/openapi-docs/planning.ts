@@ -580,7 +580,13 @@ export const planningDocs: AreaDocs = {
       'A runsheet with its status (contract 4.7/4.8: `in_progress` with `tasks_done`/`tasks_total`, `completed` ' +
       'with `completed_at`) and its tasks in order, each with its `status`, `timeline[]` (in the order events ' +
       'happened) and `proofs[]` as signed GET URLs valid 15 minutes. The planning’s readers and the runsheet’s ' +
-      'assigned driver; anyone else a 404.',
+      'assigned driver; anyone else a 404. While it is `assigned` or `in_progress` (contract 4.11), live ETAs ' +
+      'computed as it is read: each task’s `eta_pickup_utc`/`eta_dropoff_utc` (when that stop’s service is ' +
+      'expected to start; `null` once it is done) and `late_by_s` beside a built task’s `planned_*`, and the ' +
+      'runsheet’s `eta_updated_at` and `delay_s`; reckoned from the assigned driver’s last fix at the later of its ' +
+      'time and now, along the stops still to do (`stops[]` order for a built runsheet, else task order) with the ' +
+      'runsheet’s travel model, waiting for windows and spending service times. Without a fix in 10 minutes every ' +
+      'ETA is `null` and `eta_reason` is `no_recent_position`. Any other status: no ETA members.',
     example: { params: { planningID: EXAMPLE.planningID, runsheetID: 'RS-1' } },
     fields: {
       'params/planningID': 'The planning’s id',

@@ -388,10 +388,10 @@ export async function currentPositions(orgId: string, driverIds: string[]): Prom
 /**
  * Each driver's current position and when the service stored it (`server_time`): what dispatch judges freshness by.
  * Batched (the wave worker reads a planning's drivers every sweep: 700 drivers are 7 calls, not 700): the
- * organisation's fixes first, then the freelance fixes of those without one.
+ * organisation's fixes first, then the freelance fixes of those without one (only those, `orgId` null).
  */
 export async function currentFixes(
-  orgId: string,
+  orgId: string | null,
   driverIds: string[],
 ): Promise<Map<string, Point & { server_time: string }>> {
   const found = new Map<string, Point & { server_time: string }>();
@@ -410,7 +410,7 @@ export async function currentFixes(
     }
   };
   const unique = [...new Set(driverIds)];
-  await read(unique, orgId);
+  if (orgId !== null) await read(unique, orgId);
   await read(
     unique.filter((id) => !found.has(id)),
     null,

@@ -8,14 +8,17 @@
  * count as read) and the runsheet's offer group (condition: not cancelled), so the events of one runsheet are judged
  * one at a time in arrival order: of two concurrent events the later is judged again against what the first wrote,
  * and nothing is lost. The machine itself is data (`TASK_MOVES` in lifecycle.ts, beside the pair's and the runsheet's).
+ * X22 adds the runsheet's live ETAs (4.11), reckoned by etas.ts as it is read.
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { conflict, invalidAt, notFound } from '#shared/errors';
+import { currentFixes } from '#shared/locations/locations';
 import { publishEvent } from '#shared/notifications/realtime';
-import { type Assignment, dispatchRecords } from '#shared/planning/dispatch';
+import { type Assignment, dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch';
+import { runsheetEtas } from '#shared/planning/etas';
 import {
   assignKey,
   driverCompletedRunsheetsPartition,
@@ -37,6 +40,7 @@ import {
 import { findPlanning, runsheetTasksOf, visiblePlanning } from '#shared/planning/plannings';
 import { checkProofs, namingRefusal, namingWrites, proofViews } from '#shared/planning/proofs';
 import { ARRIVALS_LIMIT, type FAILURE_REASONS, TIMELINE_LIMIT } from '#shared/planning/schemas';
+import type { TravelSettings } from '#shared/routing/travel';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export type { TaskEventType, TaskStatus } from '#shared/planning/lifecycle';
@@ -161,6 +165,8 @@ async function readRunsheetItem(planId: string, runsheetId: string) {
     service_type?: string;
     tasks?: Task[];
     stops?: Record<string, unknown>[];
+    /** A built runsheet's travel model (routing/apply.ts); none on a hand-made one or one built before it was kept. */
+    travel?: TravelSettings;
   };
 }
 
@@ -399,16 +405,21 @@ async function announce(
 
 /**
  * X22: the runsheet with its status and its tasks in order, each with its status, timeline and proofs (signed GET
- * URLs). The planning's readers (of its organisation) and the runsheet's assigned driver; anyone else a 404.
+ * URLs), and while it is assigned or in progress its live ETAs (`liveEtas`). The planning's readers (of its
+ * organisation) and the runsheet's assigned driver; anyone else a 404.
  */
 export async function readRunsheet(caller: Caller, planId: string, runsheetId: string) {
   const isDriver = caller.roles.includes('Driver') || caller.roles.includes('OrgDriver');
+  // Whose key the assigned driver's fix is under: the driver's own organisation, else the planning's (P7: its
+  // drivers are the organisation's or freelance, and currentFixes looks under both).
+  let fixOrg: string | null;
   if (isDriver) {
     const claim = (await db().send(new GetCommand({ TableName: mainTableName(), Key: assignKey(planId, runsheetId) })))
       .Item as Assignment | undefined;
     if (claim?.driver_id !== caller.id) throw notFound('runsheet');
+    fixOrg = caller.orgId ?? null;
   } else {
-    await visiblePlanning(caller, planId);
+    fixOrg = (await visiblePlanning(caller, planId)).org_id;
   }
   const runsheet = await readRunsheetItem(planId, runsheetId);
   const tasks = runsheet.tasks ?? [];
@@ -420,8 +431,12 @@ export async function readRunsheet(caller: Caller, planId: string, runsheetId: s
     ),
   ]);
   const progressOf = new Map(progresses.map((p) => [p.task_id, p]));
+  const status = statusOf(runsheetId);
   const proofIds = progresses.flatMap((p) => p.timeline.flatMap((e) => e.proof_ids ?? []));
-  const proofs = await proofViews(proofIds);
+  const [proofs, etas] = await Promise.all([
+    proofViews(proofIds),
+    liveEtas(runsheet, status, fixOrg, (id) => progressOf.get(id)?.status ?? 'pending'),
+  ]);
   return {
     runsheet: {
       id: runsheet.id,
@@ -429,7 +444,8 @@ export async function readRunsheet(caller: Caller, planId: string, runsheetId: s
       ...(runsheet.name !== undefined ? { name: runsheet.name } : {}),
       ...(runsheet.service_type !== undefined ? { service_type: runsheet.service_type } : {}),
       tasks_total: tasks.length,
-      ...statusOf(runsheetId),
+      ...status,
+      ...etas?.runsheet,
       tasks: tasks.map((task) => {
         const progress = progressOf.get(task.id) ?? PENDING;
         const named = progress.timeline.flatMap((e) => e.proof_ids ?? []);
@@ -438,10 +454,35 @@ export async function readRunsheet(caller: Caller, planId: string, runsheetId: s
           status: progress.status,
           timeline: progress.timeline,
           proofs: named.flatMap((id) => (proofs.has(id) ? [proofs.get(id)!] : [])),
+          ...etas?.taskEtas(task.id),
         };
       }),
       ...(runsheet.stops ? { stops: runsheet.stops } : {}),
     },
     server_time: clock.nowIso(),
   };
+}
+
+/**
+ * X22's live ETAs (contract 4.11; planning/etas.ts reckons them), computed as the runsheet is read: only for a
+ * runsheet `assigned` or `in_progress` (any other has no ETA members: its `status` says why). One small read beyond
+ * what X22 reads anyway: the assigned driver's last fix (a BatchGetItem of one or two keys, 0.5 RCU each).
+ */
+async function liveEtas(
+  runsheet: Awaited<ReturnType<typeof readRunsheetItem>>,
+  status: RunsheetStatusView,
+  fixOrg: string | null,
+  statusOf: (taskId: string) => TaskStatus,
+) {
+  if (status.status !== 'assigned' && status.status !== 'in_progress') return undefined;
+  const driverId = status.assigned_driver.id;
+  const fix = (await currentFixes(fixOrg, [driverId])).get(driverId);
+  return runsheetEtas({
+    tasks: runsheet.tasks ?? [],
+    stops: runsheet.stops,
+    travel: runsheet.travel,
+    statusOf,
+    fix,
+    nowMs: clock.nowMs(),
+  });
 }

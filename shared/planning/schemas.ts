@@ -476,6 +476,44 @@ const proofView = v.object({
   url: v.string(),
   expires_at: isoTime,
 });
+/**
+ * Live ETAs (contract 4.11), on X22 for a runsheet `assigned` or `in_progress` only (absent otherwise: its `status`
+ * says why). Each is when the stop's service is expected to start, as `planned_*` is when it was planned to.
+ */
+export const ETA_REASONS = ['no_recent_position'] as const;
+const eta = (words: string) => v.pipe(v.nullable(isoTime), v.description(words));
+const taskEtaEntries = {
+  eta_pickup_utc: v.optional(eta('The pickup’s ETA; null once picked up (or failed), or without a recent position')),
+  eta_dropoff_utc: v.optional(eta('The drop-off’s ETA; null once delivered or failed, or without a recent position')),
+  late_by_s: v.optional(
+    v.pipe(
+      v.nullable(v.number()),
+      v.description('Seconds its latest stop still to do is expected past its window’s end (0 on time); null unknown'),
+    ),
+  ),
+};
+const runsheetEtaEntries = {
+  eta_updated_at: v.optional(
+    v.pipe(
+      v.nullable(isoTime),
+      v.description(
+        'The moment the ETAs are reckoned from (the later of the driver’s last fix and now); null with eta_reason',
+      ),
+    ),
+  ),
+  delay_s: v.optional(
+    v.pipe(
+      v.nullable(v.number()),
+      v.description('The largest late_by_s of the stops still to do; null with eta_reason'),
+    ),
+  ),
+  eta_reason: v.optional(
+    v.pipe(
+      v.nullable(v.picklist(ETA_REASONS)),
+      v.description('Why every ETA is null: no_recent_position (the driver has no fix in the last 10 minutes)'),
+    ),
+  ),
+};
 export const runsheetReply = v.object({
   runsheet: v.object({
     id: v.string(),
@@ -484,8 +522,15 @@ export const runsheetReply = v.object({
     service_type: v.optional(v.string()),
     tasks_total: v.number(),
     ...runsheetStatusEntries,
+    ...runsheetEtaEntries,
     tasks: v.array(
-      v.looseObject({ ...task.entries, ...plannedTimes, ...taskProgressEntries, proofs: v.array(proofView) }),
+      v.looseObject({
+        ...task.entries,
+        ...plannedTimes,
+        ...taskProgressEntries,
+        proofs: v.array(proofView),
+        ...taskEtaEntries,
+      }),
     ),
     stops: v.optional(v.array(builtStop)),
   }),

@@ -495,10 +495,12 @@ export const planningRoutes = [
     path: '/v1/plannings/{planningID}/runsheets/{runsheetID}',
     area: 'planning',
     handler: 'planning/read-runsheet',
-    needs: { main: 'read', objects: ['readProofs'] },
+    // The assigned driver's last fix (the locations table), which its live ETAs start from (4.11).
+    needs: { main: 'read', locations: 'read', objects: ['readProofs'] },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin', 'Driver', 'OrgDriver'],
     scopes: ['plannings'],
-    summary: 'A runsheet with its tasks in order, each with its status, timeline and proofs (signed URLs, 15 minutes)',
+    summary:
+      'A runsheet with its tasks in order, each with its status, timeline, proofs (signed URLs, 15 minutes) and, while it is assigned or in progress, live ETAs',
     status: 200,
     request: { params: planning.runsheetParams },
     response: planning.runsheetReply,

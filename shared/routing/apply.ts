@@ -1,7 +1,8 @@
 /**
  * Adds a build's runsheets to its planning (contract 4.10), as P5 would add them: their tasks in pickup order (as
  * imported, with their planned times), the tasks marked, the planning's `version_rev` moved; each runsheet keeps its
- * `stops[]`; a vehicle with a driver has its runsheet assigned to them as X16 would.
+ * `stops[]` and its build's `travel` (its ETAs drive with it, 4.11); a vehicle with a driver has its runsheet assigned
+ * to them as X16 would.
  *
  * Exactly once, whoever runs it and however often: the first write is the planning's version moved from the one the
  * build was asked against, naming the build (`route_build`). Of two builds (or a build and a P5–P9) only one moves
@@ -130,6 +131,8 @@ export async function applyResult(build: RouteBuild, runsheets: Runsheet[], resu
       entity: 'runsheet',
       ...r,
       tasks: storedRunsheetTasks(r),
+      // The build's travel model, which the runsheet's live ETAs drive with (4.11; planning/etas.ts).
+      travel: build.request.travel,
     })),
   );
   await assignDrivers(build, result);

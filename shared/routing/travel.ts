@@ -57,9 +57,14 @@ export function dedupe(points: readonly Point[]): { distinct: Point[]; indexOf: 
   return { distinct, indexOf };
 }
 
+/** One leg of the straight-line model: the planned metres and seconds from `a` to `b` (equal coordinates, 0 and 0). */
+export function straightLineLeg(settings: TravelSettings, a: Point, b: Point): { metres: number; seconds: number } {
+  const metres = greatCircleM(a, b) * settings.detour_factor;
+  return { metres, seconds: metres / ((settings.speed_kmh * 1000) / 3600) };
+}
+
 /** The straight-line travel model of 4.10. */
 export function straightLineTravel(settings: TravelSettings): TravelPort {
-  const metresPerSecond = (settings.speed_kmh * 1000) / 3600;
   return {
     async matrix(points) {
       const { distinct, indexOf } = dedupe(points);
@@ -68,8 +73,7 @@ export function straightLineTravel(settings: TravelSettings): TravelPort {
       const durationS = new Float64Array(n * n);
       for (let i = 0; i < n; i++)
         for (let j = i + 1; j < n; j++) {
-          const metres = greatCircleM(distinct[i]!, distinct[j]!) * settings.detour_factor;
-          const seconds = metres / metresPerSecond;
+          const { metres, seconds } = straightLineLeg(settings, distinct[i]!, distinct[j]!);
           distanceM[i * n + j] = distanceM[j * n + i] = metres;
           durationS[i * n + j] = durationS[j * n + i] = seconds;
         }

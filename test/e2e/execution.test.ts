@@ -61,7 +61,16 @@ type Proof = { id: string; content_type: string; size: number; url: string; expi
 type RunsheetReply = {
   runsheet: Summary & {
     planning_id: string;
-    tasks: { id: string; status: string; timeline: Entry[]; proofs: Proof[] }[];
+    tasks: {
+      id: string;
+      status: string;
+      timeline: Entry[];
+      proofs: Proof[];
+      /** Live ETAs (contract 4.11, test/e2e/etas.test.ts): an assigned runsheet's tasks carry them. */
+      eta_pickup_utc?: string | null;
+      eta_dropoff_utc?: string | null;
+      late_by_s?: number | null;
+    }[];
   };
 };
 
@@ -491,15 +500,18 @@ describe('X20–X22: a runsheet from accepted to delivered', () => {
   it('imported tasks show the status and timeline their driver reported (X10, X11)', async () => {
     const [first, second] = await importTasks(api, planner, ['EX-1', 'EX-2']);
     const planning = await plannedDay({ 'RS-IMP': { task_ids: [first!, second!] } }, ['RS-IMP']);
-    // X22 shows the imported tasks whole, as P5 answered them (the stored copies leave out their null members).
+    // X22 shows the imported tasks whole, as P5 answered them (the stored copies leave out their null members), with
+    // their progress and live ETAs beside them.
     const planned = await api.get<{ runsheets: { id: string; tasks: Record<string, unknown>[] }[] }>(
       `/v1/plannings/${planning}`,
       planner,
     );
     const runsheet = await api.get<RunsheetReply>(`/v1/plannings/${planning}/runsheets/RS-IMP`, planner);
-    expect(runsheet.body.runsheet.tasks.map(({ status: _s, timeline: _t, proofs: _p, ...task }) => task)).toEqual(
-      planned.body.runsheets.find((r) => r.id === 'RS-IMP')!.tasks,
+    const shown = runsheet.body.runsheet.tasks.map(
+      ({ status: _s, timeline: _t, proofs: _p, eta_pickup_utc: _ep, eta_dropoff_utc: _ed, late_by_s: _l, ...task }) =>
+        task,
     );
+    expect(shown).toEqual(planned.body.runsheets.find((r) => r.id === 'RS-IMP')!.tasks);
     expect(runsheet.body.runsheet.tasks[0]).toMatchObject({ notes: null, from_address: { building_name: null } });
     const picked = await report('RS-IMP', first!, { type: 'picked_up', happened_at_utc: at(10) });
     expect(picked.status, JSON.stringify(picked.body)).toBe(201);
