@@ -114,7 +114,7 @@ export const backgroundFunctions: readonly FunctionDef[] = [
       indexes: ['GSI1', 'GSI2', 'GSI3'],
       locations: 'read',
       queue: true,
-      routeQueue: true,
+      routeQueue: 'sendAndCount',
       realtime: true,
       push: true,
       mail: true,
@@ -280,6 +280,12 @@ export function grantsOf(fn: FunctionDef): Grant[] {
   }
   if (needs.routeQueue) {
     grants.push({ name: 'routeQueue:send', actions: ['sqs:SendMessage'], resource: { kind: 'routeQueue' } });
+    if (needs.routeQueue === 'sendAndCount')
+      grants.push({
+        name: 'routeQueue:count',
+        actions: ['sqs:GetQueueAttributes'],
+        resource: { kind: 'routeQueue' },
+      });
   }
   if (needs.secretBox) {
     grants.push({

@@ -11,7 +11,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { putAll } from '#shared/db/batch';
-import { db, getAll, mainTableName } from '#shared/db/client';
+import { db, getAll, mainTableName, transactWrite } from '#shared/db/client';
 import { DomainError } from '#shared/errors';
 import { jobKey } from '#shared/imports/jobs';
 import { taskKey } from '#shared/imports/tasks';
@@ -20,6 +20,7 @@ import { publishEvent } from '#shared/notifications/realtime';
 import { findPlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { applyResult, builtRunsheets, fitsPlanning, planningChanged, settleFailedApply } from '#shared/routing/apply';
+import { releaseBuildPlace } from '#shared/routing/build-slots';
 import { findBuild, type RouteBuild, readResult } from '#shared/routing/builds';
 import { buildKey, resultPartKey } from '#shared/routing/keys';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
@@ -52,8 +53,8 @@ const claimBuild = (build: RouteBuild, owner: string) =>
     always: { set: { updated_at: clock.nowIso() } },
   });
 
-/** Writes on the build while this run holds it (a lapsed run's late write changes nothing). */
-async function updateHeld(build: RouteBuild, owner: string, set: Record<string, unknown>, remove: string[] = []) {
+/** A write on the build on condition that this run holds it (a lapsed run's late write changes nothing). */
+function heldUpdate(build: RouteBuild, owner: string, set: Record<string, unknown>, remove: string[] = []) {
   const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = { ':solving': 'solving', ':owner': owner };
   const sets = Object.entries({ ...set, updated_at: clock.nowIso() }).map(([key, value], i) => {
@@ -61,17 +62,19 @@ async function updateHeld(build: RouteBuild, owner: string, set: Record<string, 
     values[`:v${i}`] = value;
     return `#f${i} = :v${i}`;
   });
-  const out = await db().send(
-    new UpdateCommand({
-      TableName: mainTableName(),
-      Key: buildKey(build.planning_id, build.id),
-      UpdateExpression: `SET ${sets.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
-      ConditionExpression: '#status = :solving AND lease_owner = :owner',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
+  return {
+    TableName: mainTableName(),
+    Key: buildKey(build.planning_id, build.id),
+    UpdateExpression: `SET ${sets.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+    ConditionExpression: '#status = :solving AND lease_owner = :owner',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}
+
+/** Writes on the build while this run holds it; answers the build as written. */
+async function updateHeld(build: RouteBuild, owner: string, set: Record<string, unknown>, remove: string[] = []) {
+  const out = await db().send(new UpdateCommand({ ...heldUpdate(build, owner, set, remove), ReturnValues: 'ALL_NEW' }));
   return out.Attributes as RouteBuild;
 }
 
@@ -139,9 +142,22 @@ async function saveResult(build: RouteBuild, owner: string, result: BuildResult)
   return updateHeld(build, owner, { result_parts: parts, summary: result.summary });
 }
 
-/** Ends the build (`completed` or `failed`) and stops the sweep's watch of it. */
-function end(build: RouteBuild, owner: string, status: 'completed' | 'failed', set: Record<string, unknown> = {}) {
-  return updateHeld(build, owner, { ...set, status, announced: false }, ['GSI3PK', 'GSI3SK', 'lease_until']);
+/**
+ * Ends the build (`completed` or `failed`), stops the sweep's watch of it and gives its organisation's place back
+ * (build-slots.ts), in one transaction: an ended build never holds a place.
+ */
+async function end(
+  build: RouteBuild,
+  owner: string,
+  status: 'completed' | 'failed',
+  set: Record<string, unknown> = {},
+): Promise<RouteBuild> {
+  const ending = { ...set, status, announced: false };
+  await transactWrite([
+    { Update: heldUpdate(build, owner, ending, ['GSI3PK', 'GSI3SK', 'lease_until']) },
+    releaseBuildPlace(build.org_id, build.planning_id, build.id),
+  ]);
+  return { ...build, ...ending, lease_until: undefined, updated_at: clock.nowIso() } as RouteBuild;
 }
 
 /**
