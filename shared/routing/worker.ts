@@ -2,8 +2,9 @@
  * The route-build worker (contract 4.10): runs one build from the route queue, in a function of its own. It takes
  * the build with a lease (the planning job's and the import runner's shape: `queued` → `solving` on a conditional
  * write naming the message, a lapsed lease taken over, three attempts at most, watched by the requeue sweep until it
- * ends), reads the tasks, builds the travel matrix, solves in a thread (writing `progress` as it comes), stores the
- * result, adds the runsheets unless `dry_run` (apply.ts: exactly once), and tells `route_build.completed` or
+ * ends), checks its caller's access again (caller-access.ts), reads the tasks, solves in a thread (the travel matrix
+ * built there too; writing `progress` as it comes), stores the result, checks the caller again, adds the runsheets
+ * unless `dry_run` (apply.ts: exactly once), and tells `route_build.completed` or
  * `route_build.failed` on `planning.<id>` and to the organisation's partners.
  */
 import { randomUUID } from 'node:crypto';
@@ -22,6 +23,7 @@ import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { applyResult, builtRunsheets, fitsPlanning, planningChanged, settleFailedApply } from '#shared/routing/apply';
 import { releaseBuildPlace } from '#shared/routing/build-slots';
 import { findBuild, type RouteBuild, readResult } from '#shared/routing/builds';
+import { checkCallerStillMay } from '#shared/routing/caller-access';
 import { buildKey, resultPartKey } from '#shared/routing/keys';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
@@ -222,9 +224,13 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
     const tasks = await loadTasks(build);
     let result = await readResult(build);
     if (!result) {
+      // Its caller's access, as it stands when the build starts solving (caller-access.ts) ...
+      await checkCallerStillMay(build);
       result = await solveBuild(build, owner, tasks);
       build = await saveResult(build, owner, result);
     }
+    // ... and again before it applies: a caller who lost it meanwhile gets nothing added.
+    await checkCallerStillMay(build);
     const runsheets = builtRunsheets(result, new Map(tasks.map((t) => [String(t.item['id']), t])));
     if (!build.request.dry_run) await applyResult(build, runsheets, result);
     else if (!(await fitsPlanning(build.planning_id, runsheets)))
@@ -232,7 +238,10 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
     await announce(await end(build, owner, 'completed'));
   } catch (thrown) {
     let error = thrown;
-    if (error instanceof DomainError && ['planning_changed', 'planning_too_large'].includes(error.code)) {
+    if (
+      error instanceof DomainError &&
+      ['planning_changed', 'planning_too_large', 'access_revoked'].includes(error.code)
+    ) {
       // Ending it undoes a partial apply first: a fault there is this run's failure like any other.
       const ending = await endFailed(build, owner, { code: error.code, detail: error.message }).then(
         () => undefined,
