@@ -71,8 +71,8 @@ async function buildsStillUnderWay(orgId: string): Promise<{ timeLimitS: number 
     mainTableName(),
     keys,
     {
-      ProjectionExpression: 'SK, #status, request.time_limit_s',
-      ExpressionAttributeNames: { '#status': 'status' },
+      ProjectionExpression: 'SK, #status, #request.time_limit_s',
+      ExpressionAttributeNames: { '#status': 'status', '#request': 'request' },
       ConsistentRead: true,
     },
   );
