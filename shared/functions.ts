@@ -121,6 +121,8 @@ export const backgroundFunctions: readonly FunctionDef[] = [
       unexercised: {
         'routeQueue:send':
           'The requeue sweep hands a route build whose message was lost a new one; no test loses a route build’s message.',
+        'routeQueue:count':
+          'Timing: the requeue sweep counts the route queue’s waiting messages only when a route build is due to it (routing-fairness.test.ts makes one due while it waits its turn).',
       },
       // Both the queue (runsheet.unassigned to partners) and the channels (a wave's pair.broadcast and offer.new) are
       // exercised by test/e2e/dispatch-actions.test.ts's waves.
