@@ -10,12 +10,9 @@ import { getUser } from '#shared/accounts/users';
 import { accessAllows } from '#shared/auth/access';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { conflict } from '#shared/errors';
-import { routingRoutes } from '#shared/routes/routing';
+import { BUILD_ROLES, BUILD_SCOPES } from '#shared/routing/build-access';
 import type { RouteBuild } from '#shared/routing/builds';
 import { findClient, partnerScopesOf } from '#shared/tokens/clients';
-
-/** X23's rule: the roles and partner scopes that may build. */
-const X23 = routingRoutes.find((route) => route.id === 'X23')!;
 
 /** The caller as their records stand now; undefined when they are gone, deleted or revoked. */
 async function callerNow(caller: Caller): Promise<Caller | undefined> {
@@ -42,7 +39,7 @@ export async function checkCallerStillMay(build: Pick<RouteBuild, 'caller' | 'or
   const now = await callerNow(build.caller);
   const allowed =
     now !== undefined &&
-    accessAllows(X23.access, now, X23.scopes) &&
+    accessAllows(BUILD_ROLES, now, BUILD_SCOPES) &&
     (seesAllOrganisations(now) || now.orgId === build.org_id);
   if (!allowed)
     throw accessRevoked(
