@@ -1,18 +1,20 @@
 /**
  * The per-organisation bound on route builds under way (contract 4.10, issue 51 item 2): an organisation has at most
  * `BUILDS_UNDER_WAY` builds `queued` or `solving`, X23 and X30 together. Each organisation has one small item of its
- * own (`ORG#<org>#ROUTEBUILDS` / `UNDERWAY`, never an item every organisation shares) holding the set of its builds
- * under way (`<planning>/<build>`). A build takes its place in the same transaction that writes it, on condition that
- * the set is not full (or holds it already: a request retried with its Idempotency-Key counts once), so concurrent
- * requests cannot pass the bound together; its place is given back in the same transaction that ends it (worker.ts
- * `end`, whatever ended it: a result, a failure, its attempts exhausted), so a place is never held by an ended build.
- * A full set is checked once against its builds (an entry whose build ended or is gone is dropped) before the 429.
+ * own (`ORG#<org>#ROUTEBUILDS` / `UNDERWAY`, never an item every organisation shares) whose map `builds` holds its
+ * builds under way (`<planning>/<build>` → when the place was taken, ms). A build takes its place before it is
+ * written, with one conditional write on that small item (fewer than the bound, or this build's already: a request
+ * retried with its Idempotency-Key counts once), so concurrent requests cannot pass the bound together; the build's
+ * end gives it back (worker.ts `end`, whatever ended it: a result, a failure, its attempts exhausted). Not one
+ * transaction with the build's own writes: a transaction doubles the write units of the build's record (tens of KB),
+ * and the small item's two writes cost 1 WCU each. What a crash between the two steps leaves (a place whose build was
+ * never written, or has ended) is dropped when the map is full: each entry is checked against its build before a 429.
  */
-
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { TransactItem } from '#shared/db/client';
-import { cancelledIndexes, db, getAll, mainTableName, transactWrite } from '#shared/db/client';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { clock } from '#shared/clock';
+import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { limitExceeded } from '#shared/errors';
+import { logger } from '#shared/log';
 import { buildKey } from '#shared/routing/keys';
 
 /** Builds `queued` or `solving` an organisation may have at once. */
@@ -21,49 +23,22 @@ export const BUILDS_UNDER_WAY = 2;
 /** The item holding an organisation's builds under way. */
 export const buildsUnderWayKey = (orgId: string) => ({ PK: `ORG#${orgId}#ROUTEBUILDS`, SK: 'UNDERWAY' });
 
-/** A build as the set names it: its key's parts, so that the check of a full set can read it. */
+/** A build as the map names it: its key's parts, so that the check of a full map can read it. */
 const entryOf = (planningId: string, buildId: string) => `${planningId}/${buildId}`;
 
-/** The transaction's item that takes a place for the build, unless the set is full (or holds the build already). */
-export function takeBuildPlace(orgId: string, planningId: string, buildId: string): TransactItem {
-  return {
-    Update: {
-      TableName: mainTableName(),
-      Key: buildsUnderWayKey(orgId),
-      UpdateExpression: 'SET entity = :entity ADD builds :entry',
-      ConditionExpression: 'attribute_not_exists(builds) OR size(builds) < :max OR contains(builds, :one)',
-      ExpressionAttributeValues: {
-        ':entity': 'route_builds_under_way',
-        ':entry': new Set([entryOf(planningId, buildId)]),
-        ':one': entryOf(planningId, buildId),
-        ':max': BUILDS_UNDER_WAY,
-      },
-    },
-  };
-}
-
-/** The transaction's item that gives the build's place back (nothing if it holds none). */
-export function releaseBuildPlace(orgId: string, planningId: string, buildId: string): TransactItem {
-  return {
-    Update: {
-      TableName: mainTableName(),
-      Key: buildsUnderWayKey(orgId),
-      UpdateExpression: 'DELETE builds :entry',
-      ExpressionAttributeValues: { ':entry': new Set([entryOf(planningId, buildId)]) },
-    },
-  };
-}
+/** A place whose build is not written this long after it was taken never will be (X23 answers within 30 s). */
+const UNWRITTEN_AFTER_MS = 60_000;
 
 /**
- * Drops the entries of a full set whose builds have ended (or are gone); answers the builds still under way, each
- * with its `time_limit_s`.
+ * Drops the entries of a full map whose builds have ended, or were never written; answers the builds still under
+ * way, each with its `time_limit_s`.
  */
 async function buildsStillUnderWay(orgId: string): Promise<{ timeLimitS: number }[]> {
-  const held = await getAll<{ builds?: Set<string> }>(mainTableName(), [buildsUnderWayKey(orgId)], {
-    ConsistentRead: true,
-  });
-  const entries = [...(held[0]?.builds ?? [])];
-  const keys = entries.map((entry) => {
+  const held = await db().send(
+    new GetCommand({ TableName: mainTableName(), Key: buildsUnderWayKey(orgId), ConsistentRead: true }),
+  );
+  const entries = Object.entries((held.Item?.['builds'] ?? {}) as Record<string, number>);
+  const keys = entries.map(([entry]) => {
     const [planningId, buildId] = entry.split('/') as [string, string];
     return buildKey(planningId, buildId);
   });
@@ -76,40 +51,94 @@ async function buildsStillUnderWay(orgId: string): Promise<{ timeLimitS: number 
       ConsistentRead: true,
     },
   );
-  const live = builds.filter((build) => build.status === 'queued' || build.status === 'solving');
-  const liveSks = new Set(live.map((build) => build.SK));
-  const ended = entries.filter((_, i) => !liveSks.has(keys[i]!.SK));
-  if (ended.length > 0)
+  const bySk = new Map(builds.map((build) => [build.SK, build]));
+  const live: { timeLimitS: number }[] = [];
+  const gone: string[] = [];
+  entries.forEach(([entry, takenMs], i) => {
+    const build = bySk.get(keys[i]!.SK);
+    if (build && (build.status === 'queued' || build.status === 'solving'))
+      live.push({ timeLimitS: build.request.time_limit_s });
+    else if (build || clock.nowMs() - Number(takenMs) > UNWRITTEN_AFTER_MS) gone.push(entry);
+    // A build not written yet whose place is fresh: its X23 is still under way, and it counts.
+    else live.push({ timeLimitS: 0 });
+  });
+  for (const entry of gone) await dropPlace(orgId, entry);
+  return live;
+}
+
+/** Removes one entry of the map (nothing if the map or the entry is gone). */
+async function dropPlace(orgId: string, entry: string): Promise<void> {
+  try {
     await db().send(
       new UpdateCommand({
         TableName: mainTableName(),
         Key: buildsUnderWayKey(orgId),
-        UpdateExpression: 'DELETE builds :ended',
-        ExpressionAttributeValues: { ':ended': new Set(ended) },
+        UpdateExpression: 'REMOVE builds.#entry',
+        ConditionExpression: 'attribute_exists(builds)',
+        ExpressionAttributeNames: { '#entry': entry },
       }),
     );
-  return live.map((build) => ({ timeLimitS: build.request.time_limit_s }));
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+  }
+}
+
+/** One try at a place: true when taken (or held already), false when the map is full. */
+async function tryPlace(orgId: string, entry: string): Promise<boolean> {
+  const Key = buildsUnderWayKey(orgId);
+  const nowMs = clock.nowMs();
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key,
+        UpdateExpression: 'SET builds.#entry = if_not_exists(builds.#entry, :now)',
+        ConditionExpression: 'size(builds) < :max OR attribute_exists(builds.#entry)',
+        ExpressionAttributeNames: { '#entry': entry },
+        ExpressionAttributeValues: { ':now': nowMs, ':max': BUILDS_UNDER_WAY },
+      }),
+    );
+    return true;
+  } catch (error) {
+    // No map yet (the organisation's first build): the condition fails on it, and the item is made with this entry.
+    if (!isConditionalFailure(error)) throw error;
+  }
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: { ...Key, entity: 'route_builds_under_way', builds: { [entry]: nowMs } },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    return false;
+  }
 }
 
 /**
- * Writes `items` (a new build's) together with the build's place (`place`, from `takeBuildPlace`: the last item).
- * A full set is checked once (its ended builds dropped) and the write tried again; still full, a 429 `rate_limited`
- * whose `Retry-After` is the shortest time one of the builds under way may take (its `time_limit_s` + 30 s, 4.10).
+ * Takes the build's place among its organisation's builds under way. A full map is checked once (its ended and
+ * unwritten builds dropped) and the place tried again; still full, a 429 `rate_limited` whose `Retry-After` is the
+ * shortest time one of the builds under way may take (its `time_limit_s` + 30 s, contract 4.10).
  */
-export async function writeWithBuildPlace(orgId: string, items: TransactItem[], place: TransactItem) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await transactWrite([...items, place]);
-    } catch (error) {
-      if (!cancelledIndexes(error).includes(items.length)) throw error;
-    }
-    const live = await buildsStillUnderWay(orgId);
-    if (attempt === 0 && live.length < BUILDS_UNDER_WAY) continue;
-    const soonestS = Math.min(...live.map((build) => build.timeLimitS)) + 30;
-    throw limitExceeded(
-      `your organisation has ${live.length} route builds queued or solving, the most it may have at once ` +
-        `(${BUILDS_UNDER_WAY}): build again once one of them has completed or failed`,
-      Number.isFinite(soonestS) ? soonestS : 30,
-    );
-  }
+export async function takeBuildPlace(orgId: string, planningId: string, buildId: string): Promise<void> {
+  const entry = entryOf(planningId, buildId);
+  if (await tryPlace(orgId, entry)) return;
+  const live = await buildsStillUnderWay(orgId);
+  if (live.length < BUILDS_UNDER_WAY && (await tryPlace(orgId, entry))) return;
+  const soonestS = Math.max(1, Math.min(...live.map((build) => build.timeLimitS)) + 30);
+  throw limitExceeded(
+    `your organisation has ${BUILDS_UNDER_WAY} route builds queued or solving, the most it may have at once: ` +
+      'build again once one of them has completed or failed',
+    Number.isFinite(soonestS) ? soonestS : 30,
+  );
+}
+
+/** Gives the build's place back; a failure is logged (the check of a full map drops the place later). */
+export async function releaseBuildPlace(orgId: string, planningId: string, buildId: string): Promise<void> {
+  await dropPlace(orgId, entryOf(planningId, buildId)).catch((error: unknown) =>
+    logger.warn('route build place not given back', { build_id: buildId, error: error as Error }),
+  );
 }

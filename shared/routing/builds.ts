@@ -4,10 +4,10 @@
  * resolved), the planning's `version_rev` it was asked against, the caller it acts for, its status, lease and
  * progress; its result is stored in parts (keys.ts) once solved. The worker (worker.ts) runs it from the route queue.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
-import { db, getAll, mainTableName, queryAll } from '#shared/db/client';
+import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
@@ -16,7 +16,7 @@ import { checkClaims, jobTaskRanges, taskIdOf } from '#shared/imports/tasks';
 import { planningDriverKey } from '#shared/planning/keys';
 import { visiblePlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, routeQueue } from '#shared/ports/queue';
-import { takeBuildPlace, writeWithBuildPlace } from '#shared/routing/build-slots';
+import { releaseBuildPlace, takeBuildPlace } from '#shared/routing/build-slots';
 import { buildKey, buildListKeys, buildListPartition, resultPartition } from '#shared/routing/keys';
 import type { BuildResult, CreateBuildInput } from '#shared/routing/schemas';
 import { MAX_TASKS } from '#shared/routing/schemas';
@@ -163,32 +163,31 @@ export async function startBuild(caller: Caller, planningId: string, input: Crea
     created_at: now,
     updated_at: now,
   };
-  // Written with the organisation's place for it (build-slots.ts): past its bound a 429, and nothing is written.
-  const written = await writeWithBuildPlace(
-    planning.org_id,
-    [
-      {
-        Put: {
-          TableName: mainTableName(),
-          Item: {
-            ...buildKey(planning.id, build.id),
-            ...buildListKeys(planning.id, now, build.id),
-            // Watched by the requeue sweep (shared/workers/requeue.ts) until it ends, in case its message is lost.
-            GSI3PK: activeJobsPartition(planning.org_id),
-            GSI3SK: requeueAt(clock.nowMs()),
-            entity: 'route_build',
-            ...build,
-          },
-          ConditionExpression: 'attribute_not_exists(PK)',
+  // Its organisation's place first (build-slots.ts): past the bound a 429, and nothing is written.
+  await takeBuildPlace(planning.org_id, planning.id, build.id);
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: {
+          ...buildKey(planning.id, build.id),
+          ...buildListKeys(planning.id, now, build.id),
+          // Watched by the requeue sweep (shared/workers/requeue.ts) until it ends, in case its message is lost.
+          GSI3PK: activeJobsPartition(planning.org_id),
+          GSI3SK: requeueAt(clock.nowMs()),
+          entity: 'route_build',
+          ...build,
         },
-      },
-    ],
-    takeBuildPlace(planning.org_id, planning.id, build.id),
-  );
-  // A request retried with its Idempotency-Key whose first attempt wrote the build (and lost its answer): that build.
-  if (written === 'earlier') {
-    const earlier = await findBuild(planning.id, build.id, true);
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  } catch (error) {
+    // A request retried with its Idempotency-Key whose first attempt wrote the build (and lost its answer): that
+    // build, which holds the place. Any other failure gives the place back.
+    const earlier = isConditionalFailure(error) ? await findBuild(planning.id, build.id, true) : undefined;
     if (earlier) return { route_build: toBuildView(earlier) };
+    await releaseBuildPlace(planning.org_id, planning.id, build.id);
+    throw error;
   }
   await routeQueue().enqueue(routeBuildMessage(build), 0);
   return { route_build: toBuildView(build) };

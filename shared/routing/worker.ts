@@ -12,7 +12,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { putAll } from '#shared/db/batch';
-import { db, getAll, mainTableName, transactWrite } from '#shared/db/client';
+import { db, getAll, mainTableName } from '#shared/db/client';
 import { DomainError } from '#shared/errors';
 import { jobKey } from '#shared/imports/jobs';
 import { taskKey } from '#shared/imports/tasks';
@@ -55,8 +55,8 @@ const claimBuild = (build: RouteBuild, owner: string) =>
     always: { set: { updated_at: clock.nowIso() } },
   });
 
-/** A write on the build on condition that this run holds it (a lapsed run's late write changes nothing). */
-function heldUpdate(build: RouteBuild, owner: string, set: Record<string, unknown>, remove: string[] = []) {
+/** Writes on the build while this run holds it (a lapsed run's late write changes nothing). */
+async function updateHeld(build: RouteBuild, owner: string, set: Record<string, unknown>, remove: string[] = []) {
   const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = { ':solving': 'solving', ':owner': owner };
   const sets = Object.entries({ ...set, updated_at: clock.nowIso() }).map(([key, value], i) => {
@@ -64,19 +64,17 @@ function heldUpdate(build: RouteBuild, owner: string, set: Record<string, unknow
     values[`:v${i}`] = value;
     return `#f${i} = :v${i}`;
   });
-  return {
-    TableName: mainTableName(),
-    Key: buildKey(build.planning_id, build.id),
-    UpdateExpression: `SET ${sets.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
-    ConditionExpression: '#status = :solving AND lease_owner = :owner',
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
-  };
-}
-
-/** Writes on the build while this run holds it; answers the build as written. */
-async function updateHeld(build: RouteBuild, owner: string, set: Record<string, unknown>, remove: string[] = []) {
-  const out = await db().send(new UpdateCommand({ ...heldUpdate(build, owner, set, remove), ReturnValues: 'ALL_NEW' }));
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: mainTableName(),
+      Key: buildKey(build.planning_id, build.id),
+      UpdateExpression: `SET ${sets.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+      ConditionExpression: '#status = :solving AND lease_owner = :owner',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
   return out.Attributes as RouteBuild;
 }
 
@@ -146,20 +144,21 @@ async function saveResult(build: RouteBuild, owner: string, result: BuildResult)
 
 /**
  * Ends the build (`completed` or `failed`), stops the sweep's watch of it and gives its organisation's place back
- * (build-slots.ts), in one transaction: an ended build never holds a place.
+ * (build-slots.ts): an ended build holds no place.
  */
 async function end(
   build: RouteBuild,
   owner: string,
   status: 'completed' | 'failed',
   set: Record<string, unknown> = {},
-): Promise<RouteBuild> {
-  const ending = { ...set, status, announced: false };
-  await transactWrite([
-    { Update: heldUpdate(build, owner, ending, ['GSI3PK', 'GSI3SK', 'lease_until']) },
-    releaseBuildPlace(build.org_id, build.planning_id, build.id),
+) {
+  const ended = await updateHeld(build, owner, { ...set, status, announced: false }, [
+    'GSI3PK',
+    'GSI3SK',
+    'lease_until',
   ]);
-  return { ...build, ...ending, lease_until: undefined, updated_at: clock.nowIso() } as RouteBuild;
+  await releaseBuildPlace(build.org_id, build.planning_id, build.id);
+  return ended;
 }
 
 /**
@@ -202,7 +201,11 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
   const found = await findBuild(String(message['planning_id']), String(message['build_id']), true);
   if (!found) return;
   if (found.status === 'completed' || found.status === 'failed') {
-    if (found.announced === false) await announce(found);
+    // A run that died between its end and giving its place back: given back now (nothing if it was).
+    if (found.announced === false) {
+      await releaseBuildPlace(found.org_id, found.planning_id, found.id);
+      await announce(found);
+    }
     return;
   }
   const owner = message.message_id ?? randomUUID();
