@@ -114,13 +114,15 @@ export const backgroundFunctions: readonly FunctionDef[] = [
       indexes: ['GSI1', 'GSI2', 'GSI3'],
       locations: 'read',
       queue: true,
-      routeQueue: true,
+      routeQueue: 'sendAndCount',
       realtime: true,
       push: true,
       mail: true,
       unexercised: {
         'routeQueue:send':
           'The requeue sweep hands a route build whose message was lost a new one; no test loses a route build’s message.',
+        'routeQueue:count':
+          'Timing: the requeue sweep counts the route queue’s waiting messages only when a route build is due to it (routing-fairness.test.ts makes one due while it waits its turn).',
       },
       // Both the queue (runsheet.unassigned to partners) and the channels (a wave's pair.broadcast and offer.new) are
       // exercised by test/e2e/dispatch-actions.test.ts's waves.
@@ -280,6 +282,12 @@ export function grantsOf(fn: FunctionDef): Grant[] {
   }
   if (needs.routeQueue) {
     grants.push({ name: 'routeQueue:send', actions: ['sqs:SendMessage'], resource: { kind: 'routeQueue' } });
+    if (needs.routeQueue === 'sendAndCount')
+      grants.push({
+        name: 'routeQueue:count',
+        actions: ['sqs:GetQueueAttributes'],
+        resource: { kind: 'routeQueue' },
+      });
   }
   if (needs.secretBox) {
     grants.push({

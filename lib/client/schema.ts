@@ -2501,7 +2501,7 @@ export interface paths {
         put?: never;
         /**
          * Build runsheets from tasks and vehicles: each task to a vehicle, each vehicle’s stops in order
-         * @description Builds runsheets from imported tasks and a fleet: each task (a pickup at its `from_address`, then a drop-off at its `to_address`, by one vehicle) goes to a vehicle, and each vehicle’s stops are ordered so that every time window, capacity, shift and service type holds, as many tasks as possible are planned, and the total planned distance is as small as the search finds in `time_limit_s`. Answers 202 with the build `queued`; a worker of its own solves it (X24 shows `progress`, then the `result`). Unless `dry_run`, the runsheets are added to the planning as P5 adds them, with their `stops[]` and planned times; a vehicle with a `driver_id` has its runsheet assigned to that driver as X16 does. 409 when `version_rev` is stale or a task is already in a runsheet (at its path); a build that finds the planning changed before it adds anything fails with `planning_changed`, one whose runsheets the planning could not hold with `planning_too_large`. `Idempotency-Key` is honoured: a repeat builds once. docs/routing.md explains the model.
+         * @description Builds runsheets from imported tasks and a fleet: each task (a pickup at its `from_address`, then a drop-off at its `to_address`, by one vehicle) goes to a vehicle, and each vehicle’s stops are ordered so that every time window, capacity, shift and service type holds, as many tasks as possible are planned, and the total planned distance is as small as the search finds in `time_limit_s`. Answers 202 with the build `queued`; a worker of its own solves it (X24 shows `progress`, then the `result`). Unless `dry_run`, the runsheets are added to the planning as P5 adds them, with their `stops[]` and planned times; a vehicle with a `driver_id` has its runsheet assigned to that driver as X16 does. 409 when `version_rev` is stale or a task is already in a runsheet (at its path); a build that finds the planning changed before it adds anything fails with `planning_changed`, one whose runsheets the planning could not hold with `planning_too_large`, one whose caller lost access (checked when it starts solving and before it applies) with `access_revoked`. `Idempotency-Key` is honoured: a repeat builds once. docs/routing.md explains the model.
          *
          *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X23.
          */
@@ -22500,7 +22500,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            /** @description The organisation has 2 builds queued or solving already, the most it may (`rate_limited`, X23 and X30 together); `Retry-After` says when one may have ended. Or API Gateway stage throttling */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -13,7 +13,8 @@ export const routingDocs: AreaDocs = {
       'added to the planning as P5 adds them, with their `stops[]` and planned times; a vehicle with a `driver_id` ' +
       'has its runsheet assigned to that driver as X16 does. 409 when `version_rev` is stale or a task is already in ' +
       'a runsheet (at its path); a build that finds the planning changed before it adds anything fails with ' +
-      '`planning_changed`, one whose runsheets the planning could not hold with `planning_too_large`. ' +
+      '`planning_changed`, one whose runsheets the planning could not hold with `planning_too_large`, one whose ' +
+      'caller lost access (checked when it starts solving and before it applies) with `access_revoked`. ' +
       '`Idempotency-Key` is honoured: a repeat builds once. docs/routing.md explains the model.',
     example: {
       params: { planningID: EXAMPLE.planningID },
@@ -37,6 +38,11 @@ export const routingDocs: AreaDocs = {
         dry_run: true,
         version_rev: EXAMPLE.versionRev,
       },
+    },
+    errors: {
+      429:
+        'The organisation has 2 builds queued or solving already, the most it may (`rate_limited`, X23 and X30 ' +
+        'together); `Retry-After` says when one may have ended. Or API Gateway stage throttling',
     },
     fields: {
       'params/planningID': 'The planning the runsheets go into',

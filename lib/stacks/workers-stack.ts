@@ -39,6 +39,17 @@ export const NEW_ACCOUNT_CONCURRENCY = 10;
  */
 export const WORKER_MAX_CONCURRENCY = 2;
 
+/**
+ * How many route builds solve at once, in the whole stage: 2. Fairness does not come from this figure but from the
+ * route queue (an SQS fair queue, each build's message grouped by its organisation, docs/routing.md) and the bound of
+ * 2 builds under way an organisation (shared/routing/build-slots.ts): when a place frees, SQS hands it to the
+ * organisation with the fewest builds in flight, so another organisation's build waits at most until the first of
+ * the running builds ends (one build: `time_limit_s` + 30 s at most), at 2 places as at 20. 2 is the least an SQS
+ * event source takes and keeps, with the work queue's 2, 6 of a new account's 10 concurrent executions for the
+ * authorizer and the API; a larger account may raise it to shorten the waits (docs/scale.md).
+ */
+export const ROUTE_WORKER_MAX_CONCURRENCY = 2;
+
 /** One full vCPU: Lambda gives a function 1 vCPU at 1 769 MB (the solver is single-threaded). */
 export const ROUTE_WORKER_MEMORY_MB = 1769;
 
@@ -76,7 +87,7 @@ export class WorkersStack extends Stack {
     applyNeeds(this.webhookWorker, background('workers/queue'), needs);
 
     // Route builds (contract 4.10) in a function of their own: one vCPU (1 769 MB), a search of up to 300 s and the
-    // apply after it, one message at a time, never holding up the work queue's imports, jobs and deliveries.
+    // apply after it, one message at a time (ROUTE_WORKER_MAX_CONCURRENCY at once), never holding up the work queue's imports, jobs and deliveries.
     this.routeWorker = new DispatchFunction(this, 'RouteWorker', {
       handlerPath: 'workers/routes',
       description: 'Route-build worker: solves a build in a thread of its own and adds its runsheets',
@@ -99,7 +110,7 @@ export class WorkersStack extends Stack {
       new SqsEventSource(data.routeQueue, {
         batchSize: 1,
         reportBatchItemFailures: true,
-        maxConcurrency: WORKER_MAX_CONCURRENCY,
+        maxConcurrency: ROUTE_WORKER_MAX_CONCURRENCY,
       }),
     );
 

@@ -18,11 +18,21 @@ export interface QueuedMessage {
    * message may take over a lease its own failed receive could not release (a duplicate message may not).
    */
   message_id?: string;
+  /**
+   * The message's group on a fair queue (the route queue: the build's organisation). SQS serves the groups fairly
+   * (a group with many messages in flight waits behind one with few); locally the route queue takes turns by group.
+   */
+  group?: string;
   [key: string]: unknown;
 }
 
 export interface QueuePort {
   enqueue(message: QueuedMessage, delayMs: number): Promise<void>;
+  /**
+   * How many messages wait in the queue, not yet handed to a worker (delayed ones included): the requeue sweep's
+   * look at the route queue (shared/workers/requeue.ts).
+   */
+  waiting(): Promise<number>;
 }
 
 type Worker = (message: QueuedMessage) => Promise<void>;
@@ -47,9 +57,57 @@ export const localDeadLetters: { message: QueuedMessage; reason: string }[] = []
  */
 const LOCAL_CONSUMER = (kind: QueuedMessage['kind']) => (kind === 'route_build' ? 'workers/routes' : 'workers/queue');
 
+/**
+ * Locally, route builds run at most `LOCAL_ROUTE_BUILDS_AT_ONCE` at a time, as the route worker's concurrency bounds
+ * them in the cloud (lib/stacks/workers-stack.ts); the others wait in their group's line (the build's organisation),
+ * and a free place goes to the groups in turn (round robin), not to the oldest message: one organisation's builds
+ * never hold back another's longer than one build, as SQS's fair queue serves them in the cloud.
+ */
+export const LOCAL_ROUTE_BUILDS_AT_ONCE = 2;
+const routeLines = new Map<string, (() => void)[]>();
+let routeBuildsRunning = 0;
+/** Messages of each local queue not yet handed to a worker (delayed, or waiting their turn). */
+const waitingCount = { workQueue: 0, routeQueue: 0 };
+
+/** Runs `run` when a place is free: at once for any kind but route builds, else in its group's turn. */
+function inTurn(message: QueuedMessage, run: () => Promise<void>): Promise<void> {
+  if (message.kind !== 'route_build') return run();
+  return new Promise<void>((resolve, reject) => {
+    const start = () => {
+      routeBuildsRunning++;
+      waitingCount.routeQueue--;
+      run()
+        .then(resolve, reject)
+        .finally(() => {
+          routeBuildsRunning--;
+          startNextRouteBuild();
+        });
+    };
+    waitingCount.routeQueue++;
+    const group = message.group ?? '';
+    routeLines.set(group, [...(routeLines.get(group) ?? []), start]);
+    startNextRouteBuild();
+  });
+}
+
+/** Hands a free place to the first group in line, which then goes to the back of the line. */
+function startNextRouteBuild(): void {
+  if (routeBuildsRunning >= LOCAL_ROUTE_BUILDS_AT_ONCE) return;
+  const next = routeLines.entries().next();
+  if (next.done) return;
+  const [group, line] = next.value;
+  routeLines.delete(group);
+  const start = line.shift()!;
+  if (line.length > 0) routeLines.set(group, line);
+  start();
+}
+
 function handleLocally(message: QueuedMessage, delayMs: number, receive: number): void {
+  const queueName = message.kind === 'route_build' ? 'routeQueue' : 'workQueue';
+  waitingCount[queueName]++;
   const timer = setTimeout(
     () => {
+      waitingCount[queueName]--;
       const worker = workers.get(message.kind);
       if (!worker) {
         console.error(`local queue: no worker for ${message.kind}; message dead-lettered`);
@@ -58,21 +116,21 @@ function handleLocally(message: QueuedMessage, delayMs: number, receive: number)
       }
       // The queue's consumer is its own function (workers/queue), whoever sent the message.
       // Each message's DynamoDB capacity is its own tally (`queue:<kind>`), not the sender's request's.
-      const run = withCapacity(
-        () => asFunction(LOCAL_CONSUMER(message.kind), () => worker(message)),
-        `queue:${message.kind}`,
-      )
-        .then(() => undefined)
-        .catch((error: unknown) => {
-          // As SQS does after the visibility timeout: hand the message back, with backoff, until the receive limit.
-          if (receive < LOCAL_MAX_RECEIVES) {
-            console.error(`local ${message.kind} worker failed (receive ${receive}); retrying`, error);
-            handleLocally(message, 200 * 2 ** receive * (0.5 + Math.random()), receive + 1);
-            return;
-          }
-          console.error(`local ${message.kind} worker failed ${receive} times; message dead-lettered`, error);
-          localDeadLetters.push({ message, reason: (error as Error)?.message ?? String(error) });
-        });
+      const run = inTurn(message, () =>
+        withCapacity(
+          () => asFunction(LOCAL_CONSUMER(message.kind), () => worker(message)),
+          `queue:${message.kind}`,
+        ).then(() => undefined),
+      ).catch((error: unknown) => {
+        // As SQS does after the visibility timeout: hand the message back, with backoff, until the receive limit.
+        if (receive < LOCAL_MAX_RECEIVES) {
+          console.error(`local ${message.kind} worker failed (receive ${receive}); retrying`, error);
+          handleLocally(message, 200 * 2 ** receive * (0.5 + Math.random()), receive + 1);
+          return;
+        }
+        console.error(`local ${message.kind} worker failed ${receive} times; message dead-lettered`, error);
+        localDeadLetters.push({ message, reason: (error as Error)?.message ?? String(error) });
+      });
       pending.add(run);
       void run.finally(() => pending.delete(run));
     },
@@ -84,9 +142,17 @@ function handleLocally(message: QueuedMessage, delayMs: number, receive: number)
 const localQueueFor = (resource: 'workQueue' | 'routeQueue'): QueuePort => ({
   async enqueue(message, delayMs) {
     standsFor({ action: 'sqs:SendMessage', resource });
+    localMessagesSent.set(message.kind, (localMessagesSent.get(message.kind) ?? 0) + 1);
     handleLocally({ message_id: randomUUID(), ...message }, delayMs, 1);
   },
+  async waiting() {
+    standsFor({ action: 'sqs:GetQueueAttributes', resource });
+    return waitingCount[resource];
+  },
 });
+
+/** For tests: how many messages each local queue has sent, per kind (the requeue sweep's duplicates show here). */
+export const localMessagesSent = new Map<QueuedMessage['kind'], number>();
 
 export const localQueue: QueuePort = localQueueFor('workQueue');
 const localRouteQueue: QueuePort = localQueueFor('routeQueue');
@@ -106,8 +172,21 @@ export function sqsQueue(queueUrl: string): QueuePort {
           QueueUrl: queueUrl,
           MessageBody: JSON.stringify({ message_id: randomUUID(), ...message, not_before: Date.now() + delayMs }),
           DelaySeconds: Math.min(900, Math.max(0, Math.ceil(delayMs / 1000))),
+          // A fair queue's tenant (SQS fair queues: a standard queue served fairly by message group).
+          ...(message.group ? { MessageGroupId: message.group } : {}),
         }),
       );
+    },
+    async waiting() {
+      const { sdk, client } = await sqs;
+      const out = await client.send(
+        new sdk.GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      );
+      const count = (name: string) => Number(out.Attributes?.[name as 'ApproximateNumberOfMessages'] ?? 0);
+      return count('ApproximateNumberOfMessages') + count('ApproximateNumberOfMessagesDelayed');
     },
   };
 }

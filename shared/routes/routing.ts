@@ -2,6 +2,7 @@
 
 import * as planning from '#shared/planning/schemas';
 import type { RouteDef } from '#shared/routes/types';
+import { BUILD_ROLES, BUILD_SCOPES } from '#shared/routing/build-access';
 import * as routing from '#shared/routing/schemas';
 
 export const routingRoutes = [
@@ -14,8 +15,9 @@ export const routingRoutes = [
     // Reads the named tasks and their import jobs (or an import job's tasks, GSI1), the planning's drivers; writes
     // the build and queues it on the route queue (its own worker function: functions/workers/routes.ts).
     needs: { main: 'write', indexes: ['GSI1'], routeQueue: true },
-    access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
-    scopes: ['plannings'],
+    // A build checks its caller against the same rule again as it runs (shared/routing/caller-access.ts).
+    access: BUILD_ROLES,
+    scopes: BUILD_SCOPES,
     summary: 'Build runsheets from tasks and vehicles: each task to a vehicle, each vehicle’s stops in order',
     status: 202,
     request: { params: planning.planningParams, body: routing.createBuildBody },

@@ -41,8 +41,11 @@ export interface Needs {
   objects?: readonly ('read' | 'uploads' | 'results' | 'proofs' | 'readProofs')[];
   /** Sends to the work queue. */
   queue?: true;
-  /** Sends to the route-build queue (contract 4.10: builds run in a worker function of their own). */
-  routeQueue?: true;
+  /**
+   * Sends to the route-build queue (contract 4.10: builds run in a worker function of their own); `sendAndCount`
+   * also reads how many messages wait in it (the requeue sweep, shared/workers/requeue.ts).
+   */
+  routeQueue?: true | 'sendAndCount';
   /** The secret-box KMS key: seal (encrypt) webhook secrets, or open (decrypt) them. */
   secretBox?: 'seal' | 'open';
   /**

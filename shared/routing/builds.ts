@@ -7,7 +7,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
-import { db, getAll, mainTableName, queryAll } from '#shared/db/client';
+import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
@@ -15,7 +15,8 @@ import { findJob } from '#shared/imports/jobs';
 import { checkClaims, jobTaskRanges, taskIdOf } from '#shared/imports/tasks';
 import { planningDriverKey } from '#shared/planning/keys';
 import { visiblePlanning } from '#shared/planning/plannings';
-import { routeQueue } from '#shared/ports/queue';
+import { type QueuedMessage, routeQueue } from '#shared/ports/queue';
+import { releaseBuildPlace, takeBuildPlace } from '#shared/routing/build-slots';
 import { buildKey, buildListKeys, buildListPartition, resultPartition } from '#shared/routing/keys';
 import type { BuildResult, CreateBuildInput } from '#shared/routing/schemas';
 import { MAX_TASKS } from '#shared/routing/schemas';
@@ -103,6 +104,18 @@ async function namedTasks(orgId: string, input: CreateBuildInput): Promise<{ id:
   return items.map((item) => ({ id: taskIdOf(item), path: 'import_job_id' }));
 }
 
+/**
+ * A build's message on the route queue. Its group is its organisation: the route queue is an SQS fair queue, so one
+ * organisation's builds waiting never hold back another's (docs/routing.md); locally the same group is the local
+ * queue's turn (shared/ports/queue.ts).
+ */
+export const routeBuildMessage = (build: Pick<RouteBuild, 'planning_id' | 'id' | 'org_id'>): QueuedMessage => ({
+  kind: 'route_build',
+  planning_id: build.planning_id,
+  build_id: build.id,
+  group: build.org_id,
+});
+
 /** X23: checks the request against the planning (version, tasks, drivers), stores the build queued, queues it. */
 export async function startBuild(caller: Caller, planningId: string, input: CreateBuildInput) {
   const planning = await visiblePlanning(caller, planningId);
@@ -150,22 +163,33 @@ export async function startBuild(caller: Caller, planningId: string, input: Crea
     created_at: now,
     updated_at: now,
   };
-  await db().send(
-    new PutCommand({
-      TableName: mainTableName(),
-      Item: {
-        ...buildKey(planning.id, build.id),
-        ...buildListKeys(planning.id, now, build.id),
-        // Watched by the requeue sweep (shared/workers/requeue.ts) until it ends, in case its message is lost.
-        GSI3PK: activeJobsPartition(planning.org_id),
-        GSI3SK: requeueAt(clock.nowMs()),
-        entity: 'route_build',
-        ...build,
-      },
-      ConditionExpression: 'attribute_not_exists(PK)',
-    }),
-  );
-  await routeQueue().enqueue({ kind: 'route_build', planning_id: planning.id, build_id: build.id }, 0);
+  // Its organisation's place first (build-slots.ts): past the bound a 429, and nothing is written.
+  await takeBuildPlace(planning.org_id, planning.id, build.id);
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: mainTableName(),
+        Item: {
+          ...buildKey(planning.id, build.id),
+          ...buildListKeys(planning.id, now, build.id),
+          // Watched by the requeue sweep (shared/workers/requeue.ts) until it ends, in case its message is lost.
+          GSI3PK: activeJobsPartition(planning.org_id),
+          GSI3SK: requeueAt(clock.nowMs()),
+          entity: 'route_build',
+          ...build,
+        },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  } catch (error) {
+    // A request retried with its Idempotency-Key whose first attempt wrote the build (and lost its answer): that
+    // build, which holds the place. Any other failure gives the place back.
+    const earlier = isConditionalFailure(error) ? await findBuild(planning.id, build.id, true) : undefined;
+    if (earlier) return { route_build: toBuildView(earlier) };
+    await releaseBuildPlace(planning.org_id, planning.id, build.id);
+    throw error;
+  }
+  await routeQueue().enqueue(routeBuildMessage(build), 0);
   return { route_build: toBuildView(build) };
 }
 

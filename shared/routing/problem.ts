@@ -1,13 +1,14 @@
 /**
  * From a build's request and its tasks to the solver's problem, and from the solver's solution to the result of
- * contract 4.10. Pure but for the travel port it is handed (which builds the matrix).
+ * contract 4.10. Pure but for the travel port it is handed (which answers the matrix, or its recipe for the solver's
+ * thread).
  */
 import type { RouteBuild } from '#shared/routing/builds';
 import { builtRunsheetId } from '#shared/routing/keys';
 import type { BuildResult, VehicleInput } from '#shared/routing/schemas';
 import { MAX_RUNSHEET_TASKS } from '#shared/routing/schemas';
-import type { Load, RoutingProblem, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/model';
-import type { Point, TravelPort } from '#shared/routing/travel';
+import type { Load, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/model';
+import type { Point, ProblemToSolve, TravelPort } from '#shared/routing/travel';
 
 type Stored = Record<string, unknown>;
 
@@ -44,7 +45,8 @@ export function expandVehicles(vehicles: readonly VehicleInput[]) {
 }
 
 export interface Prepared {
-  problem: RoutingProblem;
+  /** The solver's problem, its matrix still a source (built in the solver's thread: travel.ts). */
+  problem: ProblemToSolve;
   /** Epoch ms of the problem's time 0. */
   baseMs: number;
   /** The tasks given to the solver, in its order; the others are unplanned for want of coordinates. */
@@ -79,7 +81,7 @@ export async function prepareProblem(build: RouteBuild, tasks: BuildTask[], trav
     planned.push(task);
     taskSpots.push({ from: place(from), to: place(to) });
   }
-  const { matrix, indexOf } = await travel.matrix(points);
+  const { source, indexOf } = await travel.matrix(points);
   const specs: TaskSpec[] = planned.map((task, i) => {
     const from = task.item['from_time_window'] as { start_time_utc: string; end_time_utc: string };
     const to = task.item['to_time_window'] as { start_time_utc: string; end_time_utc: string };
@@ -123,7 +125,7 @@ export async function prepareProblem(build: RouteBuild, tasks: BuildTask[], trav
     rows[indexOf[i]!] = p;
   });
   return {
-    problem: { matrix, tasks: specs, vehicles: vehicleSpecs, objective: request.objective },
+    problem: { travel: source, tasks: specs, vehicles: vehicleSpecs, objective: request.objective },
     baseMs,
     planned,
     noCoordinates,

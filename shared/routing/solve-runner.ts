@@ -1,5 +1,6 @@
 /**
- * Runs the solver in a worker thread (solve-thread.ts), so that the event loop stays free while it searches: the
+ * Runs the solver in a worker thread (solve-thread.ts), so that the event loop stays free while it builds the travel
+ * matrix and searches: the
  * worker writes its progress on the build as it comes, and locally the host keeps answering every other request.
  * In the bundle the thread is its own file beside the handler (`solve-thread.mjs`, lib/constructs/dispatch-function.ts);
  * from source it is the TypeScript file, loaded through tsx's loader.
@@ -7,7 +8,8 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { RoutingProblem, RoutingSolution } from '#shared/routing/solver/model';
+import type { RoutingSolution } from '#shared/routing/solver/model';
+import type { ProblemToSolve } from '#shared/routing/travel';
 
 export interface SolveRun {
   seed: number;
@@ -37,7 +39,7 @@ function threadEntry(): URL {
   return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
 }
 
-export function solveInThread(problem: RoutingProblem, run: SolveRun): Promise<RoutingSolution> {
+export function solveInThread(problem: ProblemToSolve, run: SolveRun): Promise<RoutingSolution> {
   const worker = new Worker(threadEntry(), {
     workerData: {
       problem,

@@ -3,8 +3,13 @@
  * great-circle distance on a sphere of radius 6 371 008.8 m times `detour_factor`, driven at `speed_kmh`; equal
  * coordinates are 0 m and 0 s apart. A road network (Amazon Location Service's route matrix) can replace it behind the
  * same interface: it answers the matrix for the distinct points, and nothing of the search changes.
+ *
+ * Where the matrix is built (issue 51 item 2): a model computed from the points alone (the straight-line one) is
+ * answered as a recipe, its distinct points and settings, and built in the solver's thread (solve-thread.ts), never
+ * on the event loop (a 2 000-task, 500-vehicle build's matrix takes seconds of CPU) and never copied between threads;
+ * a matrix read from elsewhere (a road network's API: I/O, not CPU) is answered built.
  */
-import type { TravelMatrix } from '#shared/routing/solver/model';
+import type { RoutingProblem, TravelMatrix } from '#shared/routing/solver/model';
 
 export interface Point {
   readonly latitude: number;
@@ -16,9 +21,17 @@ export interface TravelSettings {
   readonly detour_factor: number;
 }
 
+/** The solver's matrix: built already, or the straight-line model's recipe, which `matrixOf` builds. */
+export type MatrixSource =
+  | { readonly built: TravelMatrix }
+  | { readonly straightLine: { readonly points: readonly Point[]; readonly settings: TravelSettings } };
+
+/** A problem as handed to the solver's thread: its matrix as a source, built there (`matrixOf`). */
+export type ProblemToSolve = Omit<RoutingProblem, 'matrix'> & { readonly travel: MatrixSource };
+
 /** The matrix over distinct points, and the index of each point asked for (equal coordinates share one). */
 export interface PointMatrix {
-  readonly matrix: TravelMatrix;
+  readonly source: MatrixSource;
   /** For each point given, its row in the matrix. */
   readonly indexOf: readonly number[];
 }
@@ -63,21 +76,30 @@ export function straightLineLeg(settings: TravelSettings, a: Point, b: Point): {
   return { metres, seconds: metres / ((settings.speed_kmh * 1000) / 3600) };
 }
 
-/** The straight-line travel model of 4.10. */
+/** The straight-line model's matrix over distinct points (CPU only: built in the solver's thread). */
+export function straightLineMatrix(distinct: readonly Point[], settings: TravelSettings): TravelMatrix {
+  const n = distinct.length;
+  const distanceM = new Float64Array(n * n);
+  const durationS = new Float64Array(n * n);
+  for (let i = 0; i < n; i++)
+    for (let j = i + 1; j < n; j++) {
+      const { metres, seconds } = straightLineLeg(settings, distinct[i]!, distinct[j]!);
+      distanceM[i * n + j] = distanceM[j * n + i] = metres;
+      durationS[i * n + j] = durationS[j * n + i] = seconds;
+    }
+  return { size: n, distanceM, durationS };
+}
+
+/** The matrix of a source: as built, or built now from the straight-line model's recipe. */
+export const matrixOf = (source: MatrixSource): TravelMatrix =>
+  'built' in source ? source.built : straightLineMatrix(source.straightLine.points, source.straightLine.settings);
+
+/** The straight-line travel model of 4.10: its recipe (the distinct points and the settings), built by the solver. */
 export function straightLineTravel(settings: TravelSettings): TravelPort {
   return {
     async matrix(points) {
       const { distinct, indexOf } = dedupe(points);
-      const n = distinct.length;
-      const distanceM = new Float64Array(n * n);
-      const durationS = new Float64Array(n * n);
-      for (let i = 0; i < n; i++)
-        for (let j = i + 1; j < n; j++) {
-          const { metres, seconds } = straightLineLeg(settings, distinct[i]!, distinct[j]!);
-          distanceM[i * n + j] = distanceM[j * n + i] = metres;
-          durationS[i * n + j] = durationS[j * n + i] = seconds;
-        }
-      return { matrix: { size: n, distanceM, durationS }, indexOf };
+      return { source: { straightLine: { points: distinct, settings } }, indexOf };
     },
   };
 }

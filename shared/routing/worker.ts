@@ -2,8 +2,9 @@
  * The route-build worker (contract 4.10): runs one build from the route queue, in a function of its own. It takes
  * the build with a lease (the planning job's and the import runner's shape: `queued` → `solving` on a conditional
  * write naming the message, a lapsed lease taken over, three attempts at most, watched by the requeue sweep until it
- * ends), reads the tasks, builds the travel matrix, solves in a thread (writing `progress` as it comes), stores the
- * result, adds the runsheets unless `dry_run` (apply.ts: exactly once), and tells `route_build.completed` or
+ * ends), checks its caller's access again (caller-access.ts), reads the tasks, solves in a thread (the travel matrix
+ * built there too; writing `progress` as it comes), stores the result, checks the caller again, adds the runsheets
+ * unless `dry_run` (apply.ts: exactly once), and tells `route_build.completed` or
  * `route_build.failed` on `planning.<id>` and to the organisation's partners.
  */
 import { randomUUID } from 'node:crypto';
@@ -20,7 +21,9 @@ import { publishEvent } from '#shared/notifications/realtime';
 import { findPlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { applyResult, builtRunsheets, fitsPlanning, planningChanged, settleFailedApply } from '#shared/routing/apply';
+import { releaseBuildPlace } from '#shared/routing/build-slots';
 import { findBuild, type RouteBuild, readResult } from '#shared/routing/builds';
+import { checkCallerStillMay } from '#shared/routing/caller-access';
 import { buildKey, resultPartKey } from '#shared/routing/keys';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
@@ -139,9 +142,23 @@ async function saveResult(build: RouteBuild, owner: string, result: BuildResult)
   return updateHeld(build, owner, { result_parts: parts, summary: result.summary });
 }
 
-/** Ends the build (`completed` or `failed`) and stops the sweep's watch of it. */
-function end(build: RouteBuild, owner: string, status: 'completed' | 'failed', set: Record<string, unknown> = {}) {
-  return updateHeld(build, owner, { ...set, status, announced: false }, ['GSI3PK', 'GSI3SK', 'lease_until']);
+/**
+ * Ends the build (`completed` or `failed`), stops the sweep's watch of it and gives its organisation's place back
+ * (build-slots.ts): an ended build holds no place.
+ */
+async function end(
+  build: RouteBuild,
+  owner: string,
+  status: 'completed' | 'failed',
+  set: Record<string, unknown> = {},
+) {
+  const ended = await updateHeld(build, owner, { ...set, status, announced: false }, [
+    'GSI3PK',
+    'GSI3SK',
+    'lease_until',
+  ]);
+  await releaseBuildPlace(build.org_id, build.planning_id, build.id);
+  return ended;
 }
 
 /**
@@ -184,7 +201,11 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
   const found = await findBuild(String(message['planning_id']), String(message['build_id']), true);
   if (!found) return;
   if (found.status === 'completed' || found.status === 'failed') {
-    if (found.announced === false) await announce(found);
+    // A run that died between its end and giving its place back: given back now (nothing if it was).
+    if (found.announced === false) {
+      await releaseBuildPlace(found.org_id, found.planning_id, found.id);
+      await announce(found);
+    }
     return;
   }
   const owner = message.message_id ?? randomUUID();
@@ -206,9 +227,13 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
     const tasks = await loadTasks(build);
     let result = await readResult(build);
     if (!result) {
+      // Its caller's access, as it stands when the build starts solving (caller-access.ts) ...
+      await checkCallerStillMay(build);
       result = await solveBuild(build, owner, tasks);
       build = await saveResult(build, owner, result);
     }
+    // ... and again before it applies: a caller who lost it meanwhile gets nothing added.
+    await checkCallerStillMay(build);
     const runsheets = builtRunsheets(result, new Map(tasks.map((t) => [String(t.item['id']), t])));
     if (!build.request.dry_run) await applyResult(build, runsheets, result);
     else if (!(await fitsPlanning(build.planning_id, runsheets)))
@@ -216,7 +241,10 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
     await announce(await end(build, owner, 'completed'));
   } catch (thrown) {
     let error = thrown;
-    if (error instanceof DomainError && ['planning_changed', 'planning_too_large'].includes(error.code)) {
+    if (
+      error instanceof DomainError &&
+      ['planning_changed', 'planning_too_large', 'access_revoked'].includes(error.code)
+    ) {
       // Ending it undoes a partial apply first: a fault there is this run's failure like any other.
       const ending = await endFailed(build, owner, { code: error.code, detail: error.message }).then(
         () => undefined,

@@ -5,7 +5,7 @@
  * bounded (lifecycle rules, an HTTP API access-log format made of HTTP API variables). Every check runs on the templates
  * of the default stage and of `-c stage=prod`.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
@@ -15,7 +15,11 @@ import { buildApp, requireDeployContext } from '../../lib/app.ts';
 import { HTTP_ACCESS_LOG_FORMAT } from '../../lib/stacks/api-stack.ts';
 import { RETENTION } from '../../lib/stacks/data-stack.ts';
 import { WEBSOCKET_ACCESS_LOG_FORMAT } from '../../lib/stacks/realtime-stack.ts';
-import { NEW_ACCOUNT_CONCURRENCY, WORKER_MAX_CONCURRENCY } from '../../lib/stacks/workers-stack.ts';
+import {
+  NEW_ACCOUNT_CONCURRENCY,
+  ROUTE_WORKER_MAX_CONCURRENCY,
+  WORKER_MAX_CONCURRENCY,
+} from '../../lib/stacks/workers-stack.ts';
 
 // Bundling is skipped: these tests read templates.
 const newApp = (context: Record<string, unknown> = {}) =>
@@ -104,6 +108,16 @@ describe.each([
       // 2 is the least SQS event source mappings accept; 10 (the bound before) was a new account's whole quota.
       expect(maximum).toBe(2);
       expect(NEW_ACCOUNT_CONCURRENCY - maximum).toBeGreaterThanOrEqual(8);
+    });
+
+    it('runs route builds one a message, at the concurrency docs/routing.md states (issue 51 item 2)', () => {
+      const mappings = Object.values(resourcesOf(built.workers)).filter(
+        (r) => r.Type === 'AWS::Lambda::EventSourceMapping' && r.Properties['BatchSize'] === 1,
+      );
+      expect(mappings).toHaveLength(1);
+      expect(mappings[0]!.Properties['ScalingConfig']).toEqual({ MaximumConcurrency: ROUTE_WORKER_MAX_CONCURRENCY });
+      const routing = readFileSync(join(import.meta.dirname, '../../docs/routing.md'), 'utf8');
+      expect(routing).toContain(`route worker's concurrency is ${ROUTE_WORKER_MAX_CONCURRENCY}`);
     });
 
     it('sends the failed asynchronous invocations (S3 trigger, schedule) to a failure queue', () => {

@@ -1,9 +1,10 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { sqsQueue } from '../../shared/ports/queue.ts';
 import { kmsSecretBox, localSecretBox } from '../../shared/ports/secret-box.ts';
+import { routeBuildMessage } from '../../shared/routing/builds.ts';
 import { isPrivateAddress } from '../../shared/tokens/webhook-url.ts';
 import { signWebhook } from '../../shared/webhooks/signing.ts';
 
@@ -20,6 +21,25 @@ describe('the SQS work queue adapter', () => {
     expect(long).toMatchObject({ QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/work', DelaySeconds: 900 });
     expect(JSON.parse(long!.MessageBody!).not_before).toBeGreaterThan(Date.now() + 3600 * 1000);
     expect(short).toMatchObject({ DelaySeconds: 5 });
+    expect(long).not.toHaveProperty('MessageGroupId');
+  });
+
+  it('sends a route build with its organisation as the fair queue’s message group (issue 51 item 2)', async () => {
+    const sqs = mockClient(SQSClient);
+    sqs.on(SendMessageCommand).resolves({ MessageId: '1' });
+    const queue = sqsQueue('https://sqs.eu-west-1.amazonaws.com/1/routes');
+    await queue.enqueue(routeBuildMessage({ planning_id: 'plan_1', id: 'build_1', org_id: 'org_a' }), 0);
+    const sent = sqs.commandCalls(SendMessageCommand)[0]!.args[0].input;
+    expect(sent).toMatchObject({ MessageGroupId: 'org_a', DelaySeconds: 0 });
+    expect(JSON.parse(sent.MessageBody!)).toMatchObject({ kind: 'route_build', build_id: 'build_1', group: 'org_a' });
+  });
+
+  it('counts the messages waiting (visible and delayed) from the queue’s approximate attributes', async () => {
+    const sqs = mockClient(SQSClient);
+    sqs.on(GetQueueAttributesCommand).resolves({
+      Attributes: { ApproximateNumberOfMessages: '3', ApproximateNumberOfMessagesDelayed: '1' },
+    });
+    expect(await sqsQueue('https://sqs.eu-west-1.amazonaws.com/1/routes').waiting()).toBe(4);
   });
 });
 
