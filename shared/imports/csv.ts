@@ -426,11 +426,11 @@ function number(
       `is not a number: ${JSON.stringify(raw.slice(0, 40))}${/^[+-]?\d+,\d+$/.test(raw) ? ' (write the decimal separator as a point)' : ''}`,
     );
   const value = Number(raw);
-  // Before the range: 1e-200 is at least 0, yet DynamoDB cannot store it (issue 51.5: the whole import failed).
-  if (!isStorableNumber(value)) throw new RowProblem(field, UNSTORABLE_NUMBER);
   if (options.integer && !Number.isInteger(value)) throw new RowProblem(field, 'must be a whole number');
   if (options.min !== undefined && value < options.min) throw new RowProblem(field, `must be at least ${options.min}`);
   if (options.max !== undefined && value > options.max) throw new RowProblem(field, `must be at most ${options.max}`);
+  // Within the range yet not storable: 1e-200 is at least 0 (issue 51.5: it failed the whole import).
+  if (!isStorableNumber(value)) throw new RowProblem(field, UNSTORABLE_NUMBER);
   return value;
 }
 
