@@ -74,8 +74,8 @@ describe('X23 against a body of 40 000 `{}` vehicles (issue 51.1)', () => {
     const vehicle = (i: number) => ({
       id: `vehicle-${i}`.padEnd(60, 'x'),
       count: 2,
-      start: { latitude: -33.868820123456789, longitude: 151.209295123456789 },
-      end: { latitude: -33.868820123456789, longitude: 151.209295123456789 },
+      start: { latitude: -33.868820123456786, longitude: 151.2092951234568 },
+      end: { latitude: -33.868820123456786, longitude: 151.2092951234568 },
       shift_start_utc: '2026-11-28T08:00:00.000+11:00',
       shift_end_utc: '2026-11-28T18:00:00.000+11:00',
       capacity: { weight_kg: 999999.123456789, volume_m3: 99999.123456789, items: 9999999 },
