@@ -20,6 +20,7 @@ import { benchRouting } from './routing.ts';
 import { benchRoutingScale } from './routing-scale.ts';
 import { benchRoutingSolver } from './routing-solver.ts';
 import { benchScale } from './scale.ts';
+import { benchValidation } from './validation.ts';
 
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
 const measured = await benchCapacity();
@@ -28,6 +29,7 @@ benchCost(measured);
 benchScale();
 await benchBundles();
 await benchRequests();
+benchValidation();
 await benchAccounts();
 await benchLocations();
 await benchFanOut();

@@ -50,6 +50,16 @@ const problemSchema: JsonSchema = {
         additionalProperties: false,
       },
     },
+    errors_truncated: {
+      type: 'boolean',
+      const: true,
+      description: 'present when `errors[]` holds the first 100 problems of more',
+    },
+    errors_count: {
+      type: 'integer',
+      minimum: 101,
+      description: 'how many problems there were, when `errors[]` was cut',
+    },
     request_id: { type: 'string' },
   },
   additionalProperties: false,
@@ -202,7 +212,11 @@ function errorResponses(route: RouteDef, docs: OperationDocs | undefined): Recor
   }
   if (docs?.errors?.[410]) errors['410'] = problemResponse(docs.errors[410]);
   if (route.request?.body) {
-    errors['413'] = problemResponse('The body is larger than 1 MiB (`payload_too_large`)');
+    errors['413'] = problemResponse(
+      route.maxBodyBytes === undefined
+        ? 'The body is larger than 1 MiB (`payload_too_large`)'
+        : `The body is larger than ${route.maxBodyBytes} bytes (\`payload_too_large\`)`,
+    );
     errors['415'] = problemResponse(
       route.request.acceptsForm
         ? 'The body is neither application/json nor application/x-www-form-urlencoded (`unsupported_media_type`)'

@@ -2550,6 +2550,16 @@ export interface components {
                 path: string;
                 message: string;
             }[];
+            /**
+             * @description present when `errors[]` holds the first 100 problems of more
+             * @constant
+             */
+            errors_truncated?: true;
+            /**
+             * Format: int64
+             * @description how many problems there were, when `errors[]` was cut
+             */
+            errors_count?: number;
             request_id: string;
         };
     };
@@ -22482,7 +22492,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            /** @description The body is larger than 524288 bytes (`payload_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -68,11 +68,16 @@ export async function preloadHandlers(): Promise<void> {
   );
 }
 
-/** I3's multipart upload has one limit of its own, lower than API Gateway's, and its own 413 that says so. */
+/**
+ * I3's multipart upload has one limit of its own, lower than API Gateway's, and its own 413 that says so; a route
+ * with a body bound of its own (X23's) is read no further than it, and answered the function's 413.
+ */
 const bodyLimit = (route?: RouteDef) =>
   route && (route.specId ?? route.id) === 'I3'
     ? { bytes: MAX_MULTIPART_BYTES, problem: () => problemOf(uploadTooLarge()) }
-    : { bytes: MAX_REQUEST_BYTES, problem: () => payloadTooLarge(MAX_REQUEST_BYTES) };
+    : route?.maxBodyBytes !== undefined
+      ? { bytes: route.maxBodyBytes, problem: () => payloadTooLarge(route.maxBodyBytes!) }
+      : { bytes: MAX_REQUEST_BYTES, problem: () => payloadTooLarge(MAX_REQUEST_BYTES) };
 
 async function readBody(request: IncomingMessage, limit = bodyLimit()): Promise<Buffer> {
   const chunks: Buffer[] = [];

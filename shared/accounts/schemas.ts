@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import {
   email,
+  forwardTo,
   isoTime,
   nonEmptyString,
   order,
@@ -131,7 +132,7 @@ const nameAndPassword = (nothing: string) =>
       password: v.optional(password),
     }),
     v.check((u) => u.name !== undefined || u.password !== undefined, nothing),
-    v.forward(
+    forwardTo(
       v.check(
         (u) => u.password === undefined || u.current_password !== undefined,
         'is required to change the password',

@@ -86,7 +86,7 @@ export function endpoint<T extends readonly RouteDef[], Id extends T[number]['id
           checkAccess(route.access, caller, route);
           const rawBody = decodeBody(event);
           const parsedBody = route.request?.body
-            ? parseBody(rawBody, headers, route.request.acceptsForm === true)
+            ? parseBody(rawBody, headers, route.request.acceptsForm === true, route.maxBodyBytes)
             : undefined;
           const request = {
             params: validate(route.request?.params ?? v.object({}), event.pathParameters ?? {}, 'path'),
@@ -196,8 +196,13 @@ function decodeBody(event: APIGatewayProxyEventV2): string {
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
 }
 
-function parseBody(raw: string, headers: Record<string, string | undefined>, acceptsForm: boolean): unknown {
-  if (Buffer.byteLength(raw) > MAX_JSON_BODY_BYTES) throw payloadTooLarge(MAX_JSON_BODY_BYTES);
+function parseBody(
+  raw: string,
+  headers: Record<string, string | undefined>,
+  acceptsForm: boolean,
+  maxBytes = MAX_JSON_BODY_BYTES,
+): unknown {
+  if (Buffer.byteLength(raw) > maxBytes) throw payloadTooLarge(maxBytes);
   const type = headers['content-type']?.split(';')[0]?.trim().toLowerCase();
   const form = acceptsForm && type === 'application/x-www-form-urlencoded';
   // JSON has no byte-order mark (RFC 8259 section 8.1), and JSON.parse's own message would show it invisibly.

@@ -21,12 +21,19 @@ export class Problem extends Error {
   }
 }
 
+/** A problem body names at most this many problems (contract section 2): the first, then their count. */
+export const MAX_NAMED_PROBLEMS = 100;
+
 export const validationFailed = (errors: FieldError[]): Problem =>
   new Problem(
     400,
     'validation_failed',
     'Request validation failed',
-    errors.map((e) => `${e.path}: ${e.message}`).join('; ') || 'the request is invalid',
+    (errors
+      .slice(0, MAX_NAMED_PROBLEMS)
+      .map((e) => `${e.path}: ${e.message}`)
+      .join('; ') || 'the request is invalid') +
+      (errors.length > MAX_NAMED_PROBLEMS ? `; and ${errors.length - MAX_NAMED_PROBLEMS} more problems` : ''),
     errors,
   );
 
@@ -109,14 +116,17 @@ export const asProblem = (error: unknown): Problem | undefined =>
 
 const slug = (code: string): string => code.replaceAll('_', '-');
 
+/** The answer's body: `errors[]` holds the first MAX_NAMED_PROBLEMS, then `errors_truncated` and `errors_count`. */
 export function problemBody(problem: Problem, requestId: string): Record<string, unknown> {
+  const truncated = problem.errors.length > MAX_NAMED_PROBLEMS;
   return {
     type: `https://dispatch.internal/problems/${slug(problem.code)}`,
     title: problem.title,
     status: problem.status,
     code: problem.code,
     detail: problem.message,
-    errors: problem.errors,
+    errors: truncated ? problem.errors.slice(0, MAX_NAMED_PROBLEMS) : problem.errors,
+    ...(truncated ? { errors_truncated: true, errors_count: problem.errors.length } : {}),
     request_id: requestId,
   };
 }

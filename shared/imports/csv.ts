@@ -9,6 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { parse } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
+import { isStorableNumber, UNSTORABLE_NUMBER } from '#shared/db/numbers';
 import { cutText, MAX_REF_CHARS } from '#shared/imports/result-bounds';
 
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
@@ -428,6 +429,8 @@ function number(
   if (options.integer && !Number.isInteger(value)) throw new RowProblem(field, 'must be a whole number');
   if (options.min !== undefined && value < options.min) throw new RowProblem(field, `must be at least ${options.min}`);
   if (options.max !== undefined && value > options.max) throw new RowProblem(field, `must be at most ${options.max}`);
+  // Within the range yet not storable: 1e-200 is at least 0 (issue 51.5: it failed the whole import).
+  if (!isStorableNumber(value)) throw new RowProblem(field, UNSTORABLE_NUMBER);
   return value;
 }
 
@@ -493,9 +496,9 @@ export function parseTask(row: Row): TaskRow {
     to_address: address(checks, row, 'to'),
     from_time_window: timeWindow(checks, row, 'from'),
     to_time_window: timeWindow(checks, row, 'to'),
-    total_item_weight: checks.field(() => number(row, 'total_item_weight', { min: 0 })) ?? null,
+    total_item_weight: checks.field(() => number(row, 'total_item_weight', MEASURE)) ?? null,
     total_weight_unit: checks.field(() => unit(row, 'total_weight_unit', ['kg', 'g', 'lb'])) ?? null,
-    total_item_volume: checks.field(() => number(row, 'total_item_volume', { min: 0 })) ?? null,
+    total_item_volume: checks.field(() => number(row, 'total_item_volume', MEASURE)) ?? null,
     total_volume_unit: checks.field(() => unit(row, 'total_volume_unit', ['m3', 'cm3', 'ft3'])) ?? null,
     notes: checks.field(() => text(row, 'notes', false)) ?? null,
     from_service_s: checks.field(() => number(row, 'from_service_s', SERVICE_SECONDS)) ?? null,
@@ -503,6 +506,12 @@ export function parseTask(row: Row): TaskRow {
   };
   return checks.done(value);
 }
+
+/**
+ * A weight or volume in its row's unit (kg, g, lb; m3, cm3, ft3): at most a billion of it, enough for 1 000 tonnes in
+ * grams or 1 000 m³ in cm³ (docs/imports.md), and far inside what DynamoDB stores.
+ */
+const MEASURE = { min: 0, max: 1_000_000_000 } as const;
 
 /** A stop's service time (contract 4.5, 4.10): whole seconds, at most two hours. */
 const SERVICE_SECONDS = { min: 0, max: 7200, integer: true } as const;
@@ -515,9 +524,9 @@ export function parseItem(row: Row): ItemRow {
     sku: checks.field(() => text(row, 'sku', false)) ?? null,
     description: checks.field(() => text(row, 'description', true)!)!,
     quantity: checks.field(() => number(row, 'quantity', { min: 1, max: 1_000_000, integer: true, required: true })!)!,
-    weight: checks.field(() => number(row, 'weight', { min: 0 })) ?? null,
+    weight: checks.field(() => number(row, 'weight', MEASURE)) ?? null,
     weight_unit: checks.field(() => unit(row, 'weight_unit', ['kg', 'g', 'lb'])) ?? null,
-    volume: checks.field(() => number(row, 'volume', { min: 0 })) ?? null,
+    volume: checks.field(() => number(row, 'volume', MEASURE)) ?? null,
     volume_unit: checks.field(() => unit(row, 'volume_unit', ['m3', 'cm3', 'ft3'])) ?? null,
   };
   return checks.done(value);

@@ -6,6 +6,7 @@ import { taskProgressEntries } from '#shared/planning/schemas';
 import {
   counter,
   dateTime,
+  forwardTo,
   isoTime,
   objectId,
   order,
@@ -77,7 +78,7 @@ export const createOrgJobBody = v.config(
       }),
       { abortPipeEarly: true },
     ),
-    v.forward(
+    forwardTo(
       v.partialCheck(
         [['start_time'], ['end_time']],
         (body) => !(Date.parse(body.end_time) < Date.parse(body.start_time)),

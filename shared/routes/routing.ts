@@ -20,6 +20,7 @@ export const routingRoutes = [
     scopes: BUILD_SCOPES,
     summary: 'Build runsheets from tasks and vehicles: each task to a vehicle, each vehicle’s stops in order',
     status: 202,
+    maxBodyBytes: routing.MAX_BUILD_BODY_BYTES,
     request: { params: planning.planningParams, body: routing.createBuildBody },
     response: routing.routeBuildView,
   },

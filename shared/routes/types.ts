@@ -110,6 +110,12 @@ export interface RouteDef {
   status: number;
   /** A second success status with the same body: X20's repeat of an event already recorded (200, its first 201). */
   repeatStatus?: number;
+  /**
+   * The body's bound in bytes when it is below contract section 1's 1 MiB (issue 51.1): the function refuses a larger
+   * body with 413 `payload_too_large` naming it before parsing it, in the cloud and in the local host alike, and the
+   * local host stops reading it there.
+   */
+  maxBodyBytes?: number;
   request?: {
     params?: GenericSchema;
     query?: GenericSchema;

@@ -1,7 +1,7 @@
 /** Route planning's request and answer shapes (contract 4.10): X23's body, X24's build, X25's list. */
 import * as v from 'valibot';
 import { builtStop, versionRev } from '#shared/planning/schemas';
-import { dateTime, objectId, pageQuery, SERVICE_TYPES, uuid } from '#shared/schemas/common';
+import { dateTime, forwardTo, objectId, pageQuery, SERVICE_TYPES, uuid } from '#shared/schemas/common';
 
 /** A whole number in [min, max]; optional with `fallback` when given. */
 const whole = (min: number, max: number) =>
@@ -31,6 +31,11 @@ export const ROUTE_DEFAULTS = {
 export const MAX_TASKS = 2000;
 export const MAX_VEHICLE_ENTRIES = 200;
 export const MAX_VEHICLES = 500;
+/**
+ * The bound of a build's body (X23; X30 and X31 name it too): the largest legitimate body (2 000 task ids, 200
+ * vehicle entries with every field at its longest) is 173 KB as JSON.stringify writes it, 292 KB indented by four.
+ */
+export const MAX_BUILD_BODY_BYTES = 512 * 1024;
 /** A runsheet holds at most 200 tasks (P5's bound): 400 stops. */
 export const MAX_RUNSHEET_TASKS = 200;
 
@@ -76,7 +81,7 @@ const vehicle = allProblems(
       }),
     ),
     // Judged whenever the fields they read are valid (partialCheck), so that they come with the others' problems.
-    v.forward(
+    forwardTo(
       v.partialCheck(
         [['driver_id'], ['count']],
         (x) => x.driver_id === undefined || (x.count ?? 1) === 1,
@@ -84,7 +89,7 @@ const vehicle = allProblems(
       ),
       ['count'],
     ),
-    v.forward(
+    forwardTo(
       v.partialCheck(
         [['shift_start_utc'], ['shift_end_utc']],
         (x) => Date.parse(x.shift_end_utc) > Date.parse(x.shift_start_utc),
@@ -171,7 +176,7 @@ export const createBuildBody = allProblems(
         version_rev: versionRev,
       }),
     ),
-    v.forward(
+    forwardTo(
       v.partialCheck(
         [['task_ids'], ['import_job_id']],
         (x) => (x.task_ids === undefined) !== (x.import_job_id === undefined),

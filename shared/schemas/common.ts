@@ -3,6 +3,36 @@ import * as v from 'valibot';
 /** Building blocks shared by the request schemas of every area. */
 
 /**
+ * valibot's `forward`, in time linear in the problems: `forward` copies the problem list before its check and
+ * searches the copy for every problem after it (quadratic: 160 000 problems of 40 000 vehicles took 18 s, issue 51.1).
+ * A check only appends problems, so those past the count before it are its own.
+ */
+export const forwardTo = ((action, path) => {
+  const forwarded = v.forward(action, path);
+  return {
+    ...forwarded,
+    '~run'(dataset, config) {
+      const before = dataset.issues?.length ?? 0;
+      const after = action['~run'](dataset, config);
+      const issues = after.issues ?? [];
+      for (let i = before; i < issues.length; i++) {
+        const issue = issues[i]!;
+        let input: unknown = after.value;
+        for (const key of path as readonly (string | number)[]) {
+          const value = (input as Record<string | number, unknown>)[key];
+          const item = { type: 'unknown', origin: 'value', input, key, value } as const;
+          if (issue.path) issue.path.push(item as never);
+          else (issue as { path: unknown[] }).path = [item];
+          if (!value) break;
+          input = value;
+        }
+      }
+      return after;
+    },
+  };
+}) as typeof v.forward;
+
+/**
  * The spec's `service_type` values (a driver's `driver_profile.service_types`, an import job's, a runsheet's). Here,
  * not in the accounts area's schemas, so that a planning, locations or imports bundle does not carry those (valibot's
  * top-level calls are not tree-shaken).
@@ -116,7 +146,7 @@ export function rangedListQuery<Extra extends v.ObjectEntries>(extra: Extra) {
   return v.pipe(
     object,
     // The field is always there whatever `extra` holds; TypeScript cannot see that through the generic.
-    v.forward(v.check<v.InferOutput<typeof object>, string>(orderedRange, RANGE_AFTER_END), [
+    forwardTo(v.check<v.InferOutput<typeof object>, string>(orderedRange, RANGE_AFTER_END), [
       'range_start_created_at',
     ] as never),
   );

@@ -68,6 +68,31 @@ describe('reading CSV rows', () => {
     expect(rows[4]!.value).toMatchObject({ total_item_weight: 1000, to_address: { latitude: -1.5, longitude: 103.8 } });
   });
 
+  it('rejects a row with a number DynamoDB cannot store or past its bound, at its column (issue 51.5)', async () => {
+    const rows = await collect(
+      `${TASK_HEADER},total_item_weight,total_item_volume,from_latitude,from_longitude\n` +
+        `${task('T1')},1e16,,,\n${task('T2')},,,1e-200,103.8\n${task('T3')},1e9,0.000001,0,-0\n${task('T4')},,1e400,,\n`,
+      'tasks',
+      parseTask,
+    );
+    expect(rows.map((r) => r.error ?? 'ok')).toEqual([
+      'row 2 (task_ref T1): total_item_weight: must be at most 1000000000',
+      'row 3 (task_ref T2): from_latitude: must be 0 or between 1e-130 and 9007199254740991 in magnitude',
+      'ok',
+      'row 5 (task_ref T4): total_item_volume: must be at most 1000000000',
+    ]);
+    expect(rows[2]!.value).toMatchObject({ total_item_weight: 1e9, total_item_volume: 0.000001 });
+    const items = await collect(
+      'task_ref,description,quantity,weight\nT1,a,1,5e-324\nT1,b,1,2.5\n',
+      'items',
+      parseItem,
+    );
+    expect(items.map((r) => r.error ?? r.value?.weight)).toEqual([
+      'row 2 (task_ref T1): weight: must be 0 or between 1e-130 and 9007199254740991 in magnitude',
+      2.5,
+    ]);
+  });
+
   it('keeps a stop’s service seconds (0–7 200, whole) and rejects a row with a malformed one', async () => {
     const rows = await collect(
       `${TASK_HEADER},from_service_s,to_service_s\n` +

@@ -116,3 +116,85 @@ describe('I4b reports every problem of a request at once (issue 46.11)', () => {
     expect(problem.errors).toContainEqual({ path: 'end_time', message: 'must not be before start_time' });
   });
 });
+
+describe('validation in time linear in the body, whatever it holds (issue 51.1)', () => {
+  it('names the first 100 of 40 000 bad vehicles’ problems, the bound of vehicles[] first, and counts them all', async () => {
+    const { createBuildBody } = await import('../../shared/routing/schemas.ts');
+    const { problemBody } = await import('../../shared/http/problems.ts');
+    const problem = problemOf(() =>
+      validate(
+        createBuildBody,
+        { task_ids: ['0'.repeat(24)], vehicles: Array.from({ length: 40_000 }, () => ({})) },
+        '',
+      ),
+    );
+    // The array past its bound is one problem; its first 200 entries are judged (four problems each), and the
+    // body's own fields (version_rev) come before the entries' problems.
+    expect(problem.errors[0]).toEqual({ path: 'vehicles', message: 'must hold at most 200 entries (it holds 40000)' });
+    expect(problem.errors[1]).toEqual({ path: 'version_rev', message: 'is required' });
+    expect(problem.errors).toHaveLength(2 + 200 * 4);
+    const body = problemBody(problem, 'r1');
+    expect(body['errors']).toHaveLength(100);
+    expect(body).toMatchObject({ errors_truncated: true, errors_count: 802 });
+    expect(problem.message).toMatch(/; and 702 more problems$/);
+    expect(problem.message.length).toBeLessThan(10_000);
+  });
+
+  it('judges every entry of an array within its bound, with the cross-field checks of each', async () => {
+    const { createBuildBody } = await import('../../shared/routing/schemas.ts');
+    const vehicle = {
+      id: 'v',
+      driver_id: '6f1c2d3e-4b5a-4c6d-8e7f-901234567890',
+      count: 2,
+      start: { latitude: 1, longitude: 2 },
+      shift_start_utc: '2026-11-22T10:00:00Z',
+      shift_end_utc: '2026-11-22T09:00:00Z',
+    };
+    const problem = problemOf(() =>
+      validate(createBuildBody, { task_ids: ['0'.repeat(24)], vehicles: [vehicle, {}], version_rev: '1-a' }, ''),
+    );
+    expect(problem.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
+      'vehicles[0].count: must be 1 for a vehicle with a driver_id',
+      'vehicles[0].shift_end_utc: must be after shift_start_utc',
+      'vehicles[1].id: is required',
+      'vehicles[1].start: is required',
+      'vehicles[1].shift_start_utc: is required',
+      'vehicles[1].shift_end_utc: is required',
+    ]);
+    const { problemBody } = await import('../../shared/http/problems.ts');
+    expect(problemBody(problem, 'r1')).not.toHaveProperty('errors_truncated');
+  });
+
+  it('answers a number DynamoDB cannot store at its path, and keeps the schema’s own message where it has one (issue 51.5)', async () => {
+    const { createBuildBody } = await import('../../shared/routing/schemas.ts');
+    const vehicle = (latitude: number, i: number) => ({
+      id: `v${i}`,
+      start: { latitude, longitude: 0 },
+      shift_start_utc: '2026-11-22T09:00:00Z',
+      shift_end_utc: '2026-11-22T10:00:00Z',
+    });
+    const problem = problemOf(() =>
+      validate(
+        createBuildBody,
+        {
+          task_ids: ['0'.repeat(24)],
+          vehicles: [vehicle(5e-324, 0), vehicle(1e300, 1), vehicle(0, 2)],
+          version_rev: '1-a',
+        },
+        '',
+      ),
+    );
+    expect(problem.errors.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      { path: 'vehicles[0].start.latitude', message: 'must be 0 or between 1e-130 and 9007199254740991 in magnitude' },
+      { path: 'vehicles[1].start.latitude', message: 'must be at most 90' },
+    ]);
+    // A free-form value (push data: a record of anything) is held to the range too; query strings are not numbers.
+    const record = v.object({ data: v.optional(v.record(v.string(), v.unknown())) });
+    expect(problemOf(() => validate(record, { data: { deep: [1, 1e-200] } }, '')).errors).toEqual([
+      { path: 'data.deep[1]', message: 'must be 0 or between 1e-130 and 9007199254740991 in magnitude' },
+    ]);
+    expect(validate(record, { data: { n: 2 ** 53 - 1 }, unknown_field: 1e-300 }, '')).toEqual({
+      data: { n: 2 ** 53 - 1 },
+    });
+  });
+});
