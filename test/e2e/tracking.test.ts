@@ -14,6 +14,7 @@ import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { resetClock, setClock } from '../../shared/clock.ts';
 import { recordAwsCalls } from '../support/aws-calls.ts';
+import { launchBrowser } from '../support/browser.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { importCsv } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
@@ -29,6 +30,10 @@ type User = { id: string; token: string };
 let driver: User;
 let ids: string[];
 let planningId: string;
+
+/** What a user typed that runs script if it reaches the page as markup. */
+const MARKUP_REF = '<img src=x onerror=window.__pwned=1>';
+const ORG_NAME = 'Tracking day <img src=x onerror=window.__pwned=2>';
 
 const TRACKING_KEYS = [
   'city',
@@ -113,18 +118,18 @@ beforeAll(async () => {
   host = await startTestHost();
   api = client(host.url);
   admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
-  org = await newOrganisation(api, admin, 'Tracking day');
+  org = await newOrganisation(api, admin, ORG_NAME);
   const member = await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org);
   planner = member.token;
   plannerLogin = member;
   driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
-  ids = await importTasks(planner, ['TRK-1', 'TRK-2', 'TRK-3', 'TRK-4']);
+  ids = await importTasks(planner, ['TRK-1', 'TRK-2', 'TRK-3', 'TRK-4', MARKUP_REF]);
   const planning = await planningWithDrivers(api, planner, 'Tracking day', [driver.id]);
   planningId = planning.id;
-  // A hand-made runsheet of the first two tasks, in task order: TRK-1's pickup, its drop-off, then TRK-2's.
+  // A hand-made runsheet in task order: TRK-1's pickup, its drop-off, then TRK-2's, then the one named with markup.
   const added = await api.post(
     `/v1/plannings/${planningId}/runsheets`,
-    { runsheets: [{ id: 'RS-TRACK', task_ids: [ids[0], ids[1]] }] },
+    { runsheets: [{ id: 'RS-TRACK', task_ids: [ids[0], ids[1], ids[4]] }] },
     planner,
   );
   expect(added.status, JSON.stringify(added.body)).toBe(200);
@@ -161,7 +166,7 @@ describe('tracking links (X27–X29)', () => {
     expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(200);
     expect(Object.keys(scheduled.body.tracking).sort()).toEqual(TRACKING_KEYS);
     expect(scheduled.body.tracking).toMatchObject({
-      organisation_name: 'Tracking day',
+      organisation_name: ORG_NAME,
       task_ref: 'TRK-1',
       status: 'scheduled',
       failure_reason: null,
@@ -238,6 +243,50 @@ describe('tracking links (X27–X29)', () => {
     expect(remade.status).toBe(201);
     expect([token, fresh]).not.toContain(tokenOf(remade.body));
     expect((await track(tokenOf(remade.body))).status).toBe(200);
+  }, 120_000);
+
+  it('the page /track/{token} shows the ETA and the task_ref (as text) on a 390-px phone, and no other task', async () => {
+    const link = await makeLink(ids[4]!);
+    expect(link.status).toBe(201);
+    const served = await fetch(link.body.tracking.url);
+    const console = await fetch(`${host.url}/ops`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-security-policy')).toBe(console.headers.get('content-security-policy'));
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      await page.setViewport({ width: 390, height: 844 });
+      await page.evaluateOnNewDocument(`document.addEventListener('securitypolicyviolation', (event) =>
+        (window.__violations = window.__violations || []).push(event.violatedDirective))`);
+      await page.goto(link.body.tracking.url);
+      await page.waitForFunction(() => document.getElementById('ref')?.textContent !== '', { timeout: 20_000 });
+      const shown = await page.evaluate(() => {
+        const w = window as unknown as { __pwned?: number; __violations?: string[] };
+        const textOf = (id: string) => document.getElementById(id)?.textContent ?? '';
+        return {
+          ref: textOf('ref'),
+          org: textOf('org'),
+          status: textOf('status'),
+          eta: textOf('eta'),
+          page: document.body.innerText,
+          images: document.images.length,
+          pwned: w.__pwned,
+          violations: w.__violations ?? [],
+          width: document.documentElement.scrollWidth,
+        };
+      });
+      expect(shown.ref).toBe(MARKUP_REF);
+      expect(shown.org).toBe(ORG_NAME);
+      expect(shown.status).toBe('Scheduled');
+      expect(shown.eta).toMatch(/^about \d/);
+      expect(shown.images).toBe(0);
+      expect(shown.pwned).toBeUndefined();
+      expect(shown.violations).toEqual([]);
+      expect(shown.width).toBeLessThanOrEqual(390);
+      for (const other of ['TRK-1', 'TRK-2', 'Secret Lane', 'Depot Rd']) expect(shown.page).not.toContain(other);
+    } finally {
+      await browser.close();
+    }
   }, 120_000);
 
   it('another organisation’s task is a 404 at X27 and X28; a driver may not make links', async () => {
