@@ -13,7 +13,6 @@ import { planningRoutes } from '#shared/routes/planning';
 import { routingRoutes } from '#shared/routes/routing';
 import { THROTTLES } from '#shared/routes/throttles';
 import { tokensRoutes } from '#shared/routes/tokens';
-import { trackingRoutes } from '#shared/routes/tracking';
 import type { Needs, RouteDef, Throttle } from '#shared/routes/types';
 
 export type { Access, Area, Method, Needs, RouteDef, Throttle } from '#shared/routes/types';
@@ -25,7 +24,6 @@ export const routes = [
   ...locationsRoutes,
   ...notificationsRoutes,
   ...importsRoutes,
-  ...trackingRoutes,
   ...planningRoutes,
   ...routingRoutes,
 ] as const satisfies readonly RouteDef[];

@@ -39,5 +39,6 @@ export async function countInWindow(subject: string, windowSeconds: number): Pro
 /** Counts an event of `subject`; past `limit` in its window, a 429 `rate_limited` whose Retry-After ends the window. */
 export async function admitInWindow(subject: string, limit: number, windowSeconds: number, what: string) {
   const { count, retryAfterS } = await countInWindow(subject, windowSeconds);
-  if (count > limit) throw limitExceeded(`at most ${limit} ${what} a minute: retry after ${retryAfterS} s`, retryAfterS);
+  if (count > limit)
+    throw limitExceeded(`at most ${limit} ${what} a minute: retry after ${retryAfterS} s`, retryAfterS);
 }

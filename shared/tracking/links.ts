@@ -14,13 +14,13 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { findOrganisation } from '#shared/accounts/organisations';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { db, getAll, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { admitInWindow } from '#shared/db/window-counter';
 import { notFound } from '#shared/errors';
 import { trackingLinkKey } from '#shared/http/page-token-key';
-import { findOrganisation } from '#shared/accounts/organisations';
 import { taskKey } from '#shared/imports/tasks';
 import { dispatchRecords } from '#shared/planning/dispatch';
 import { remainingStops } from '#shared/planning/etas';
@@ -39,7 +39,9 @@ const lookupKey = (tokenHash: string) => ({ PK: `TRACKING#${tokenHash}`, SK: 'TO
 
 const hashOf = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 const tokenOf = async (linkId: string) =>
-  createHmac('sha256', await trackingLinkKey()).update(linkId, 'utf8').digest('base64url');
+  createHmac('sha256', await trackingLinkKey())
+    .update(linkId, 'utf8')
+    .digest('base64url');
 
 type Stored = Record<string, unknown>;
 interface Link {
@@ -59,8 +61,9 @@ async function visibleTask(caller: Caller, taskId: string) {
 }
 
 const readLink = async (taskId: string) =>
-  (await db().send(new GetCommand({ TableName: mainTableName(), Key: linkKey(taskId), ConsistentRead: true })))
-    .Item as (Link & Stored) | undefined;
+  (await db().send(new GetCommand({ TableName: mainTableName(), Key: linkKey(taskId), ConsistentRead: true }))).Item as
+    | (Link & Stored)
+    | undefined;
 
 /**
  * Where the task stands in its runsheet, if it is in one: the runsheet's status, the task's progress, whether its
@@ -99,7 +102,11 @@ async function placementOf(task: Stored & { id: string }, live: boolean): Promis
 async function linkView(link: Link, origin: string, expiresMs: number) {
   const token = await tokenOf(link.link_id);
   return {
-    tracking: { url: `${origin}/track/${token}`, token_hint: token.slice(-4), expires_at: new Date(expiresMs).toISOString() },
+    tracking: {
+      url: `${origin}/track/${token}`,
+      token_hint: token.slice(-4),
+      expires_at: new Date(expiresMs).toISOString(),
+    },
   };
 }
 
@@ -185,7 +192,12 @@ export async function revokeTrackingLink(caller: Caller, taskId: string) {
  * then one consistent GetItem of the token's hash: absent (unknown, revoked) or past its time, the same 404.
  */
 export async function readTracking(token: string, sourceIp: string) {
-  await admitInWindow(`x29-source#${sourceIp}`, TRACKING_READS_PER_ADDRESS, WINDOW_S, 'tracking reads from one address');
+  await admitInWindow(
+    `x29-source#${sourceIp}`,
+    TRACKING_READS_PER_ADDRESS,
+    WINDOW_S,
+    'tracking reads from one address',
+  );
   const hash = hashOf(token);
   await admitInWindow(`x29-token#${hash}`, TRACKING_READS_PER_TOKEN, WINDOW_S, 'reads of one tracking link');
   const { Item: lookup } = await db().send(

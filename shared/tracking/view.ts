@@ -58,7 +58,10 @@ function statusOf(placement: Placement | undefined): { status: TrackingStatus; f
 /** When the link stops working (ms): 7 days after it was made, or 24 hours after its task was over if sooner. */
 export function linkExpiresMs(facts: Pick<TrackingFacts, 'placement' | 'madeAtMs'>): number {
   const { finishedMs } = statusOf(facts.placement);
-  return Math.min(facts.madeAtMs + LINK_LIFETIME_MS, finishedMs === undefined ? Infinity : finishedMs + AFTER_FINISH_MS);
+  return Math.min(
+    facts.madeAtMs + LINK_LIFETIME_MS,
+    finishedMs === undefined ? Infinity : finishedMs + AFTER_FINISH_MS,
+  );
 }
 
 /** X29's `tracking`. */

@@ -13,8 +13,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { resetClock, setClock } from '../../shared/clock.ts';
+import { opsConfig } from '../../shared/ops/page.ts';
 import { recordAwsCalls } from '../support/aws-calls.ts';
 import { launchBrowser } from '../support/browser.ts';
+import { checkConformance } from '../support/conformance.ts';
 import { type Client, client, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { importCsv } from '../support/imports.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
@@ -77,18 +79,22 @@ async function importTasks(token: string, refs: string[]) {
 const makeLink = (taskId: string, token = planner) => api.post<Link>(`/v1/tasks/${taskId}/tracking`, {}, token);
 const track = (token: string) => api.get<{ tracking: Tracking }>(`/v1/tracking/${encodeURIComponent(token)}`);
 
-/** X29 from another loopback address (another recipient's phone): status, body and Retry-After. */
-function trackFrom(address: string, token: string) {
-  const url = new URL(`/v1/tracking/${encodeURIComponent(token)}`, host.url);
-  return new Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | undefined }>(
+/**
+ * X29 from another loopback address (another recipient's phone): status, body and Retry-After, the answer checked
+ * against the document as the test client checks its own.
+ */
+async function trackFrom(address: string, token: string) {
+  const path = `/v1/tracking/${encodeURIComponent(token)}`;
+  const answer = await new Promise<{ status: number; type: string | null; text: string; retryAfter?: string }>(
     (resolve, reject) => {
-      const req = request(url, { localAddress: address }, (res) => {
+      const req = request(new URL(path, host.url), { localAddress: address }, (res) => {
         let text = '';
         res.on('data', (chunk) => (text += chunk));
         res.on('end', () =>
           resolve({
             status: res.statusCode ?? 0,
-            body: JSON.parse(text) as Record<string, unknown>,
+            type: res.headers['content-type'] ?? null,
+            text,
             retryAfter: res.headers['retry-after'] as string | undefined,
           }),
         );
@@ -97,6 +103,9 @@ function trackFrom(address: string, token: string) {
       req.end();
     },
   );
+  const body = JSON.parse(answer.text) as Record<string, unknown>;
+  await checkConformance(host.url, 'GET', path, answer.status, answer.type, body);
+  return { status: answer.status, body, retryAfter: answer.retryAfter };
 }
 
 const event = async (taskId: string, type: string) => {
@@ -248,10 +257,10 @@ describe('tracking links (X27–X29)', () => {
   it('the page /track/{token} shows the ETA and the task_ref (as text) on a 390-px phone, and no other task', async () => {
     const link = await makeLink(ids[4]!);
     expect(link.status).toBe(201);
+    // The page (HTML, no operation) with the console's Content-Security-Policy.
     const served = await fetch(link.body.tracking.url);
-    const console = await fetch(`${host.url}/ops`);
     expect(served.status).toBe(200);
-    expect(served.headers.get('content-security-policy')).toBe(console.headers.get('content-security-policy'));
+    expect(served.headers.get('content-security-policy')).toBe(opsConfig().contentSecurityPolicy);
     const browser = await launchBrowser();
     try {
       const page = await browser.newPage();
@@ -259,10 +268,9 @@ describe('tracking links (X27–X29)', () => {
       await page.evaluateOnNewDocument(`document.addEventListener('securitypolicyviolation', (event) =>
         (window.__violations = window.__violations || []).push(event.violatedDirective))`);
       await page.goto(link.body.tracking.url);
-      await page.waitForFunction(() => document.getElementById('ref')?.textContent !== '', { timeout: 20_000 });
-      const shown = await page.evaluate(() => {
-        const w = window as unknown as { __pwned?: number; __violations?: string[] };
-        const textOf = (id: string) => document.getElementById(id)?.textContent ?? '';
+      await page.waitForFunction(`document.getElementById('ref').textContent !== ''`, { timeout: 20_000 });
+      const shown = (await page.evaluate(`(() => {
+        const textOf = (id) => document.getElementById(id).textContent;
         return {
           ref: textOf('ref'),
           org: textOf('org'),
@@ -270,11 +278,21 @@ describe('tracking links (X27–X29)', () => {
           eta: textOf('eta'),
           page: document.body.innerText,
           images: document.images.length,
-          pwned: w.__pwned,
-          violations: w.__violations ?? [],
+          pwned: window.__pwned,
+          violations: window.__violations || [],
           width: document.documentElement.scrollWidth,
         };
-      });
+      })()`)) as {
+        ref: string;
+        org: string;
+        status: string;
+        eta: string;
+        page: string;
+        images: number;
+        pwned?: number;
+        violations: string[];
+        width: number;
+      };
       expect(shown.ref).toBe(MARKUP_REF);
       expect(shown.org).toBe(ORG_NAME);
       expect(shown.status).toBe('Scheduled');

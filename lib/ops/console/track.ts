@@ -39,7 +39,8 @@ const REASON_WORDS: Record<string, string> = {
 
 const time = (iso: string | null) =>
   iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '';
-const day = (iso: string | null) => (iso ? new Date(iso).toLocaleDateString([], { day: 'numeric', month: 'short' }) : '');
+const day = (iso: string | null) =>
+  iso ? new Date(iso).toLocaleDateString([], { day: 'numeric', month: 'short' }) : '';
 
 function show(tracking: Tracking) {
   put('org', tracking.organisation_name);
