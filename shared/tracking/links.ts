@@ -20,7 +20,6 @@ import { clock } from '#shared/clock';
 import { db, getAll, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { admitInWindow } from '#shared/db/window-counter';
 import { notFound } from '#shared/errors';
-import { trackingLinkKey } from '#shared/http/page-token-key';
 import { taskKey } from '#shared/imports/tasks';
 import { dispatchRecords } from '#shared/planning/dispatch';
 import { remainingStops } from '#shared/planning/etas';
@@ -38,10 +37,7 @@ const linkKey = (taskId: string) => ({ PK: `TRACKING#TASK#${taskId}`, SK: 'LINK'
 const lookupKey = (tokenHash: string) => ({ PK: `TRACKING#${tokenHash}`, SK: 'TOKEN' });
 
 const hashOf = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
-const tokenOf = async (linkId: string) =>
-  createHmac('sha256', await trackingLinkKey())
-    .update(linkId, 'utf8')
-    .digest('base64url');
+const tokenOf = (key: Buffer, linkId: string) => createHmac('sha256', key).update(linkId, 'utf8').digest('base64url');
 
 type Stored = Record<string, unknown>;
 interface Link {
@@ -99,8 +95,8 @@ async function placementOf(task: Stored & { id: string }, live: boolean): Promis
 }
 
 /** The link as X27 shows it: its URL (the token in it), the token's last four characters, when it expires. */
-async function linkView(link: Link, origin: string, expiresMs: number) {
-  const token = await tokenOf(link.link_id);
+function linkView(key: Buffer, link: Link, origin: string, expiresMs: number) {
+  const token = tokenOf(key, link.link_id);
   return {
     tracking: {
       url: `${origin}/track/${token}`,
@@ -113,18 +109,19 @@ async function linkView(link: Link, origin: string, expiresMs: number) {
 /**
  * X27: the task's link, made the first time (`created`), the same one after, while it works. One whose time is up
  * (7 days, or a day after its task was over) is replaced by a new one. `origin` is where the service is reached
- * (the request's own scheme and host), which the page `/track/<token>` is served from.
+ * (the request's own scheme and host), which the page `/track/<token>` is served from; `key` the links' HMAC key
+ * (shared/http/page-token-key.ts, `trackingLinkKey`).
  */
-export async function makeTrackingLink(caller: Caller, taskId: string, origin: string) {
+export async function makeTrackingLink(caller: Caller, taskId: string, origin: string, key: Buffer) {
   const task = await visibleTask(caller, taskId);
   const [current, placement] = await Promise.all([readLink(taskId), placementOf(task, false)]);
   const now = clock.nowMs();
   if (current) {
     const expiresMs = linkExpiresMs({ placement, madeAtMs: Date.parse(current.made_at) });
-    if (expiresMs > now) return { created: false, ...(await linkView(current, origin, expiresMs)) };
+    if (expiresMs > now) return { created: false, ...linkView(key, current, origin, expiresMs) };
   }
   const link: Link = { link_id: randomBytes(16).toString('base64url'), token_hash: '', made_at: clock.nowIso() };
-  link.token_hash = hashOf(await tokenOf(link.link_id));
+  link.token_hash = hashOf(tokenOf(key, link.link_id));
   const ttl = Math.ceil((now + LINK_LIFETIME_MS) / 1000);
   try {
     await transactWrite([
@@ -157,9 +154,9 @@ export async function makeTrackingLink(caller: Caller, taskId: string, origin: s
     const made = await readLink(taskId);
     if (!made) throw error;
     const expiresMs = linkExpiresMs({ placement, madeAtMs: Date.parse(made.made_at) });
-    return { created: false, ...(await linkView(made, origin, expiresMs)) };
+    return { created: false, ...linkView(key, made, origin, expiresMs) };
   }
-  return { created: true, ...(await linkView(link, origin, linkExpiresMs({ placement, madeAtMs: now }))) };
+  return { created: true, ...linkView(key, link, origin, linkExpiresMs({ placement, madeAtMs: now })) };
 }
 
 /** X28: the task's link stops working at once (both items deleted together); a task without one answers the same. */
