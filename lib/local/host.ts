@@ -2,7 +2,8 @@
  * The local host behind `npm start`: every route of the route table on one port. Each request is turned into the
  * API Gateway HTTP API event, the authorizer function runs first as API Gateway would run it, then the route's own
  * handler module. Local-only helpers (`/health`, `/openapi.json`, `/docs`, `/_local/…`) exist here and nowhere else;
- * `/ops` (the live operations page) is served here and, in the cloud, by functions/system/ops.ts.
+ * `/ops` (the live operations page) and `/track/{token}` (a recipient's tracking page) are served here and, in the
+ * cloud, by functions/system/ops.ts.
  *
  * The local-only surfaces that need no credential (`/_local/*`: the mail and push outboxes; `/@connections/…`: the
  * WebSocket management API) answer without CORS, and refuse with a 403 any request a web page could have sent: an
@@ -42,6 +43,7 @@ import { localOutbox } from '#shared/ports/mail';
 import { localPush } from '#shared/ports/push';
 import { CACHE, DOCS_ASSETS, DOCS_PAGE, HEALTH } from '#shared/reference/page';
 import { type RouteDef, routes } from '#shared/routes';
+import { trackingPage, trackingPageHeaders } from '#shared/tracking/page';
 
 export { matchRoute };
 
@@ -217,6 +219,12 @@ async function localRoute(path: string, url: URL, response: ServerResponse, requ
     case '/_local/push-outbox':
       sendLocalJson(response, { messages: localPush.read(url.searchParams.get('user_id') ?? undefined) }, requestId);
       return true;
+  }
+  if (/^\/track\/[^/]+$/.test(path)) {
+    // A recipient's tracking page (contract 4.11): the same page for every token; its script asks X29.
+    const config = opsConfig(process.env, connectionLimitsMs().idleMs);
+    send(response, 200, { ...trackingPageHeaders(config), 'X-Request-Id': requestId }, trackingPage());
+    return true;
   }
   const opsFile = /^\/ops\/assets\/([\w.-]+)$/.exec(path);
   if (opsFile) {

@@ -52,6 +52,8 @@ export const EXAMPLE = {
   notificationID: '6571f0c2e4b0a1b2c3d4e5f9',
   /** A planning whose job completed (its result exists). */
   completedID: '0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a42',
+  /** A tracking link's token (X27 made it for a task of the caller's organisation). */
+  trackingToken: 'q3Z9vR2mXk7LwT4pN8cB1yH6fJ0sD5aG2eU7iO3rQ9w',
   /** A route build of the planning `planningID` (X23). */
   routeBuildID: '2f6b9d13-7e4a-4c5b-8a1f-3d9e6c2b7a58',
 } as const;

@@ -328,4 +328,34 @@ export const importsDocs: AreaDocs = {
       'params/taskID': 'The task’s id (24 hexadecimal characters, as X10 lists it)',
     },
   },
+  X27: {
+    description:
+      'Makes a tracking link for the task’s recipient (201), or shows the one it has (200, the same `url`) while it ' +
+      'works. Give `url` to the recipient: it opens a page (`/track/<token>`) with what X29 shows, refreshed every ' +
+      '30 seconds, no account needed. The link works 7 days after it was made, and stops 24 hours after the task is ' +
+      'delivered, failed or cancelled; X28 revokes it at once, and X27 then makes a new one. The token is 256 bits, ' +
+      'stored hashed (docs/tracking.md).',
+    example: { params: { taskID: EXAMPLE.taskID } },
+    fields: { 'params/taskID': 'The task’s id (24 hexadecimal characters, as X10 lists it)' },
+  },
+  X28: {
+    description:
+      'Revokes the task’s tracking link: X29 and the page answer 404 from now on. A task without a link answers 200 ' +
+      'too (its `message` says so); a later X27 makes a new link.',
+    example: { params: { taskID: EXAMPLE.taskID } },
+    fields: { 'params/taskID': 'The task’s id (24 hexadecimal characters, as X10 lists it)' },
+  },
+  X29: {
+    description:
+      'What the recipient of a tracking link may see, with no account: the organisation’s name, the task’s ' +
+      '`task_ref`, its `status` (`scheduled`; `on_the_way` while its drop-off is the driver’s next stop; `delivered`; ' +
+      '`failed` with the failure reason’s code; `cancelled`), the drop-off’s window and city, its ETA to the minute ' +
+      '(contract 4.11), the driver’s first name, and the driver’s position to 3 decimals only while `on_the_way`. ' +
+      'Nothing of another task or stop. An unknown, revoked or expired token is the same 404.',
+    example: { params: { token: EXAMPLE.trackingToken } },
+    errors: {
+      429: 'More than 60 requests a minute for this token, or from this address (`Retry-After` says when to ask again)',
+    },
+    fields: { 'params/token': 'The token of the link X27 made (the last part of its `url`)' },
+  },
 };

@@ -11,13 +11,15 @@ import { ROOT } from '#lib/paths';
 import { OPS_ASSETS } from '#shared/ops/page';
 
 export const CONSOLE_ENTRY = 'lib/ops/console/main.ts';
+/** The tracking page's script (shared/tracking/page.ts), served as `/ops/assets/track.js`. */
+export const TRACKING_ENTRY = 'lib/ops/console/track.ts';
 
 const BANNER = `/* The dispatcher's console (/ops): bundled from ${dirname(CONSOLE_ENTRY)}/ by lib/ops/build.ts; edit those. */`;
 
-/** The bundle's text. */
-export function bundleConsole(root = ROOT): string {
+/** The bundle's text (the console's, or another entry's). */
+export function bundleConsole(root = ROOT, entry = CONSOLE_ENTRY): string {
   const result = buildSync({
-    entryPoints: [join(root, CONSOLE_ENTRY)],
+    entryPoints: [join(root, entry)],
     bundle: true,
     write: false,
     format: 'iife',
@@ -29,19 +31,23 @@ export function bundleConsole(root = ROOT): string {
     logLevel: 'silent',
   });
   const [output] = result.outputFiles;
-  if (!output) throw new Error(`esbuild made nothing of ${CONSOLE_ENTRY}`);
+  if (!output) throw new Error(`esbuild made nothing of ${entry}`);
   return output.text;
 }
 
 /**
- * Writes the bundle where `/ops/assets/app.js` is read from (under `root`) and returns that path. Written whole and
- * renamed into place: hosts starting side by side (the tests') never serve half a file.
+ * Writes the bundles where `/ops/assets/app.js` and `track.js` are read from (under `root`) and returns the console's
+ * path. Each written whole and renamed into place: hosts starting side by side (the tests') never serve half a file.
  */
 export function buildConsole(root = ROOT): string {
-  const target = join(root, OPS_ASSETS['app.js'].source);
-  mkdirSync(dirname(target), { recursive: true });
-  const partial = `${target}.${process.pid}.${Date.now()}`;
-  writeFileSync(partial, bundleConsole(root));
-  renameSync(partial, target);
-  return target;
+  const write = (asset: 'app.js' | 'track.js', entry: string) => {
+    const target = join(root, OPS_ASSETS[asset].source);
+    mkdirSync(dirname(target), { recursive: true });
+    const partial = `${target}.${process.pid}.${Date.now()}`;
+    writeFileSync(partial, bundleConsole(root, entry));
+    renameSync(partial, target);
+    return target;
+  };
+  write('track.js', TRACKING_ENTRY);
+  return write('app.js', CONSOLE_ENTRY);
 }

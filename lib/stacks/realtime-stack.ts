@@ -1,6 +1,7 @@
 /**
  * The WebSocket API: $connect (checks the bearer token), $disconnect, `subscribe` and $default, from the WebSocket
- * route table, over the connections table; the live positions consumer of the locations stream; the `/ops` page.
+ * route table, over the connections table; the live positions consumer of the locations stream; the `/ops` page and
+ * the recipients' `/track/{token}` page.
  * Functions that deliver events reach the connections through the stage's
  * management API (`grantManagementApiAccess`).
  */
@@ -173,7 +174,7 @@ export class RealtimeStack extends Stack {
     opsConfig({ OPS_TILE_URL: opsTileUrl }); // a tile URL that is not one stops the synthesis, not a browser
     const ops = new DispatchFunction(this, 'OpsPageFn', {
       handlerPath: 'system/ops',
-      description: 'GET /ops, the live operations page',
+      description: 'GET /ops, the live operations page, and GET /track/{token}, a recipient’s tracking page',
       memorySize: 256,
       environment: {
         OPS_WEBSOCKET_URL: this.stage.url.replace(/\/$/, ''),
@@ -192,6 +193,8 @@ export class RealtimeStack extends Stack {
     for (const [id, path] of [
       ['OpsRoute', '/ops'],
       ['OpsAssetRoute', '/ops/assets/{file}'],
+      // A recipient's tracking page (contract 4.11): static, its script asks X29 (an imports-area route).
+      ['TrackingPageRoute', '/track/{token}'],
     ] as const) {
       new HttpRoute(this, id, {
         httpApi: props.httpApi,
@@ -203,7 +206,7 @@ export class RealtimeStack extends Stack {
     Validations.of(this).acknowledge({
       id: 'AwsSolutions::AwsSolutions-APIG4',
       reason:
-        '$connect checks the bearer token itself (a 401 refuses the connection); the other routes run only on connections it admitted. GET /ops and its assets are the public page (API.md 5); it signs in through A1.',
+        '$connect checks the bearer token itself (a 401 refuses the connection); the other routes run only on connections it admitted. GET /ops and its assets are the public page (API.md 5); it signs in through A1. GET /track/{token} is the recipients’ public page (API.md 4.11), whose data X29 answers to the token alone.',
     });
   }
 }

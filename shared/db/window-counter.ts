@@ -1,11 +1,12 @@
 /**
  * Counts in fixed windows: one main-table item per subject and window (`THROTTLE#<subject>#<window>`), counted by one
  * atomic ADD (concurrent requests cannot all see a count below a limit) and gone by TTL a minute after its window.
- * A10's mails per address and X5's requests per source and per client use it.
+ * A10's mails per address, X5's requests per source and per client, and X29's per token and per address use it.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
 import { db, mainTableName } from '#shared/db/client';
+import { limitExceeded } from '#shared/errors';
 
 export interface WindowCount {
   /** This event's place in its window (1 for the first). */
@@ -33,4 +34,11 @@ export async function countInWindow(subject: string, windowSeconds: number): Pro
     retryAfterS: Math.max(1, (window + 1) * windowSeconds - now),
     key,
   };
+}
+
+/** Counts an event of `subject`; past `limit` in its window, a 429 `rate_limited` whose Retry-After ends the window. */
+export async function admitInWindow(subject: string, limit: number, windowSeconds: number, what: string) {
+  const { count, retryAfterS } = await countInWindow(subject, windowSeconds);
+  if (count > limit)
+    throw limitExceeded(`at most ${limit} ${what} a minute: retry after ${retryAfterS} s`, retryAfterS);
 }

@@ -2,7 +2,8 @@
  * The page-token key (shared/http/page-tokens.ts): AES-256 by HKDF from a secret of its own, so that the list
  * functions, which seal and open page tokens, never read the token-signing key. In the cloud it is the
  * `PageTokenKey` secret CloudFormation generates (a random string, read once per container); locally a file under
- * .data/keys, made on first use.
+ * .data/keys, made on first use. The tracking links' key (shared/tracking/links.ts) is derived from the same secret
+ * under another HKDF label: the two keys are independent, and neither says anything of the other.
  */
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,20 +12,26 @@ import { wire } from '#shared/aws/wire';
 import { config } from '#shared/config';
 import { standsFor } from '#shared/local-invocation';
 
-let cached: Promise<Buffer> | undefined;
+let cached: Promise<string> | undefined;
 
-export function pageTokenKey(): Promise<Buffer> {
+function secret(): Promise<string> {
   // Loaded once per process; locally one process hosts every function, so each use stands for a cold start's read.
   if (!config.pageTokenSecretArn) standsFor({ action: 'secretsmanager:GetSecretValue', resource: 'pageTokenSecret' });
-  cached ??= (config.pageTokenSecretArn ? fromSecret(config.pageTokenSecretArn) : fromFile()).then(derive, (error) => {
+  cached ??= (config.pageTokenSecretArn ? fromSecret(config.pageTokenSecretArn) : fromFile()).catch((error) => {
     cached = undefined;
     throw error;
   });
   return cached;
 }
 
-const derive = (secret: string): Buffer =>
-  Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), 'dispatch', 'dispatch page tokens v2', 32));
+const derive = (label: string) => (value: string) =>
+  Buffer.from(hkdfSync('sha256', Buffer.from(value, 'utf8'), 'dispatch', label, 32));
+
+/** The page tokens' AES-256 key. */
+export const pageTokenKey = (): Promise<Buffer> => secret().then(derive('dispatch page tokens v2'));
+
+/** The tracking links' HMAC key (a link's token is derived from its id with it: shared/tracking/links.ts). */
+export const trackingLinkKey = (): Promise<Buffer> => secret().then(derive('dispatch tracking links v1'));
 
 async function fromSecret(secretId: string): Promise<string> {
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');

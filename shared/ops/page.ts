@@ -30,6 +30,9 @@ export const OPS_ASSETS = {
   'app.css': { type: 'text/css; charset=utf-8', source: 'shared/ops/app.css' },
   // Named by the page's <link rel="icon">, so that no browser asks for /favicon.ico (a 404 on every load).
   'favicon.svg': { type: 'image/svg+xml', source: 'shared/ops/favicon.svg' },
+  // The recipients' tracking page (shared/tracking/page.ts): its script, bundled with the console's, and its styles.
+  'track.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/.cache/ops-console/track.js' },
+  'track.css': { type: 'text/css; charset=utf-8', source: 'shared/tracking/track.css' },
   'leaflet.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.js' },
   'leaflet.css': { type: 'text/css; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.css' },
 } as const;

@@ -156,7 +156,7 @@ async function heldRunsheet(caller: Caller, runsheetId: string) {
   return { planId: planIdOf(held.PK), claim: held };
 }
 
-async function readRunsheetItem(planId: string, runsheetId: string) {
+export async function readRunsheetItem(planId: string, runsheetId: string) {
   const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planId, runsheetId) }));
   if (!out.Item) throw notFound('runsheet');
   return { ...out.Item, tasks: runsheetTasksOf(out.Item) } as {
@@ -466,9 +466,10 @@ export async function readRunsheet(caller: Caller, planId: string, runsheetId: s
 /**
  * X22's live ETAs (contract 4.11; planning/etas.ts reckons them), computed as the runsheet is read: only for a
  * runsheet `assigned` or `in_progress` (any other has no ETA members: its `status` says why). One small read beyond
- * what X22 reads anyway: the assigned driver's last fix (a BatchGetItem of one or two keys, 0.5 RCU each).
+ * what X22 reads anyway: the assigned driver's last fix (a BatchGetItem of one or two keys, 0.5 RCU each), answered
+ * with them (a tracking link shows it while its stop is next: shared/tracking/links.ts).
  */
-async function liveEtas(
+export async function liveEtas(
   runsheet: Awaited<ReturnType<typeof readRunsheetItem>>,
   status: RunsheetStatusView,
   fixOrg: string | null,
@@ -477,7 +478,7 @@ async function liveEtas(
   if (status.status !== 'assigned' && status.status !== 'in_progress') return undefined;
   const driverId = status.assigned_driver.id;
   const fix = (await currentFixes(fixOrg, [driverId])).get(driverId);
-  return runsheetEtas({
+  const etas = runsheetEtas({
     tasks: runsheet.tasks ?? [],
     stops: runsheet.stops,
     travel: runsheet.travel,
@@ -485,4 +486,5 @@ async function liveEtas(
     fix,
     nowMs: clock.nowMs(),
   });
+  return { ...etas, fix };
 }

@@ -30,6 +30,12 @@ export const THROTTLES = {
   upload: { rate: 5, burst: 10, concurrency: 5 },
   /** I4a, I4b: a job whose start queues an import of up to 100 000 rows. */
   importJob: { rate: 10, burst: 20, concurrency: 5 },
+  /**
+   * X29 (public): a recipient's page polls it every 30 s; 100 000 tasks a day followed by a third of their recipients
+   * for an hour each is about 40 a second at the peak. Each address and each token has a budget of its own in the
+   * function (60 a minute, shared/tracking/links.ts); this caps what a flood of guessed tokens costs.
+   */
+  tracking: { rate: 100, burst: 200, concurrency: 10 },
   /** WebSocket $connect: a token check and a write; connections last at most 2 h, so 100 000 apps reconnect at 14 a second. */
   connect: { rate: 200, burst: 400, concurrency: 20 },
   /** WebSocket subscribe: one frame or two after each connect (each connection is held to 10 a second besides). */

@@ -56,7 +56,8 @@ export interface Needs {
   signingKey?: 'sign' | 'verify' | 'rotate';
   /**
    * Reads the page-token secret: a list whose pages are reached by `page_token` seals and opens its tokens with a key
-   * of its own (shared/http/page-token-key.ts), not the signing key.
+   * of its own (shared/http/page-token-key.ts), not the signing key; X27 derives its tracking links' tokens with
+   * another key from the same secret.
    */
   pageTokens?: true;
   /** Reads the seeded SysAdmin's password secret. */

@@ -6,8 +6,7 @@
  * `Retry-After`, and the others keep theirs. The route's throttle stays as the ceiling of what the function costs
  * (docs/throttling.md).
  */
-import { countInWindow } from '#shared/db/window-counter';
-import { limitExceeded } from '#shared/errors';
+import { admitInWindow } from '#shared/db/window-counter';
 
 export const TOKEN_RATE_WINDOW_SECONDS = 60;
 /** Requests a minute from one source address, whatever their credentials (counted before they are checked). */
@@ -15,12 +14,8 @@ export const TOKEN_REQUESTS_PER_SOURCE = 60;
 /** Tokens a minute for one client (counted once its secret matched: another's wrong secrets cannot use them up). */
 export const TOKENS_PER_CLIENT = 30;
 
-async function admit(subject: string, limit: number, what: string): Promise<void> {
-  const { count, retryAfterS } = await countInWindow(subject, TOKEN_RATE_WINDOW_SECONDS);
-  if (count > limit) {
-    throw limitExceeded(`at most ${limit} ${what} a minute: retry after ${retryAfterS} s`, retryAfterS);
-  }
-}
+const admit = (subject: string, limit: number, what: string) =>
+  admitInWindow(subject, limit, TOKEN_RATE_WINDOW_SECONDS, what);
 
 /** Counts a request from `sourceIp`; a 429 over its budget. */
 export const admitSource = (sourceIp: string) =>

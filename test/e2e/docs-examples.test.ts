@@ -484,6 +484,11 @@ const FIXTURES: Record<keyof typeof EXAMPLE, (made: Made) => Promise<string>> = 
   },
   bucket: async () => (await upload()).bucket,
   taskID: importedTask,
+  trackingToken: async () => {
+    const made = await api.post<{ tracking: { url: string } }>(`/v1/tasks/${await importedTask()}/tracking`, {}, admin);
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    return made.body.tracking.url.split('/track/')[1]!;
+  },
   notificationID: async () => {
     const entry = { event_type: 'docs.example', event_data: { user_id: merchantID, title: 'An example' } };
     expect((await api.post('/v1/notifications', entry, admin)).status).toBe(201);
