@@ -9,7 +9,8 @@
  * departs at the same time: the build's earliest shift start, or now for ETAs. A pair the road network cannot answer
  * (a point off the map, out of the circle, on an island with no ferry) takes the straight-line leg of the build's
  * travel settings, so that one bad address never fails a 2 000-task build; the pairs so taken are logged as a warning.
- * A throttled or failing call throws the SDK's error, which isDependencyFailure (shared/aws/faults.ts) counts as a
+ * More than ROAD_MATRIX_MAX_POINTS distinct points (a bill of a million routes) are planned on the straight line, with
+ * a warning. A throttled or failing call throws the SDK's error, which isDependencyFailure (shared/aws/faults.ts) counts as a
  * dependency's fault: the route worker hands the build back to the queue uncounted.
  */
 import type { GeoRoutesClient, RouteMatrixEntry } from '@aws-sdk/client-geo-routes';
@@ -34,12 +35,20 @@ export const BOUNDARY_MAX_RADIUS_M = 200_000;
 export const BOUNDARY_MARGIN_M = 10_000;
 /** Calls in flight at once: the account's default quota is 5 route-matrix requests a second. */
 export const MATRIX_CALLS_IN_FLIGHT = 4;
+/**
+ * The most distinct points asked of the road network for one matrix: Amazon Location bills every pair, so n points
+ * cost n² routes (1 000 points: a million). A larger problem is planned on the straight line, with a warning, rather
+ * than run up a bill nobody chose (docs/routing.md "Road travel times").
+ */
+export const ROAD_MATRIX_MAX_POINTS = 1_000;
 
 export interface LocationTravelOptions {
   /** The build's (or the runsheet's) straight-line settings: the leg a pair without a road route takes. */
   readonly settings: TravelSettings;
   /** ISO 8601 departure of every leg (traffic is predicted for it); without it, the calls depart now. */
   readonly departureTime?: string | undefined;
+  /** At most this many distinct points go to the road network (default ROAD_MATRIX_MAX_POINTS). */
+  readonly maxPoints?: number;
   /** For tests; by default the client is made on the first matrix. */
   readonly client?: GeoRoutesClient;
 }
@@ -82,6 +91,14 @@ export function amazonLocationTravel(options: LocationTravelOptions): TravelPort
       const durationS = new Float64Array(n * n);
       const matrix: TravelMatrix = { size: n, distanceM, durationS };
       if (n < 2) return { matrix, indexOf };
+      const maxPoints = options.maxPoints ?? ROAD_MATRIX_MAX_POINTS;
+      if (n > maxPoints) {
+        logger.warn('road travel: too many points for the road network; the straight line is used', {
+          points: n,
+          max_points: maxPoints,
+        });
+        return { matrix: (await straightLineTravel(options.settings).matrix(distinct)).matrix, indexOf };
+      }
       const { client, Command } = await load();
       const { center, radiusM } = routingCircle(distinct);
       const position = (p: Point) => ({ Position: [p.longitude, p.latitude] });

@@ -138,6 +138,16 @@ describe('the Amazon Location travel adapter', () => {
     expect(asked(geo)).toHaveLength(0);
   });
 
+  it('past its most points, asks nothing and plans on the straight line, with a warning', async () => {
+    const geo = fakeNetwork();
+    const warn = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    const points = grid(12);
+    const { matrix } = await amazonLocationTravel({ settings, departureTime: DEPARTURE, maxPoints: 10 }).matrix(points);
+    expect(asked(geo)).toHaveLength(0);
+    expect(matrix).toEqual((await straightLineTravel(settings).matrix(points)).matrix);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('too many points'), { points: 12, max_points: 10 });
+  });
+
   it('sends the departure time it is given, or departs now without one', async () => {
     const geo = fakeNetwork();
     await amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix(grid(2));
@@ -162,15 +172,13 @@ describe('the Amazon Location travel adapter', () => {
 
   it('a throttled or failing call is a dependency’s fault (the worker retries the build, uncounted)', async () => {
     const geo = mockClient(GeoRoutesClient);
-    geo
-      .on(CalculateRouteMatrixCommand)
-      .rejects(
-        new ThrottlingException({
-          message: 'Rate exceeded',
-          Message: 'Rate exceeded',
-          $metadata: { httpStatusCode: 429 },
-        }),
-      );
+    geo.on(CalculateRouteMatrixCommand).rejects(
+      new ThrottlingException({
+        message: 'Rate exceeded',
+        Message: 'Rate exceeded',
+        $metadata: { httpStatusCode: 429 },
+      }),
+    );
     const throttled = await amazonLocationTravel({ settings, departureTime: DEPARTURE })
       .matrix(grid(5))
       .catch((error: unknown) => error);
