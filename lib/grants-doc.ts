@@ -30,6 +30,8 @@ const resourceName = (resource: GrantResource): string => {
       return 'SNS platform applications (context)';
     case 'pushEndpoints':
       return 'their SNS endpoints';
+    case 'routeMatrix':
+      return 'Amazon Location route matrices (context `travel`)';
   }
 };
 

@@ -78,6 +78,7 @@ export const backgroundFunctions: readonly FunctionDef[] = [
       indexes: ['GSI2'],
       queue: true,
       realtime: true,
+      roadTravel: true,
     },
   },
   {
@@ -165,7 +166,8 @@ export type GrantResource =
   | { kind: 'mailIdentity' }
   | { kind: 'connections' }
   | { kind: 'pushApplications' }
-  | { kind: 'pushEndpoints' };
+  | { kind: 'pushEndpoints' }
+  | { kind: 'routeMatrix' };
 
 export interface Grant {
   /** The need it comes from, as `unexercised` names it: `main:write`, `index:GSI1`, `signingKey:fill`, … */
@@ -204,6 +206,8 @@ export const DERIVED_REASONS = {
     'SNS is granted only for the platform applications the CDK context names; locally the push outbox stands in and makes no AWS call, so only an account proves push.',
   'push:send':
     'SNS is granted only for the platform applications the CDK context names; locally the push outbox stands in and makes no AWS call, so only an account proves push.',
+  'roadTravel:matrix':
+    'Amazon Location is granted only when the CDK context turns the road model on (-c travel=amazon-location); locally the straight-line model is the only one and makes no AWS call. test/unit/road-travel.test.ts drives the adapter against a mocked client; only an account proves the grant.',
 } as const;
 
 /** The needs as the function's code has them, with what is derived rather than declared (see Needs). */
@@ -221,6 +225,7 @@ export function effectiveNeeds(fn: FunctionDef): Needs {
     derived['push:register'] = DERIVED_REASONS['push:register'];
     derived['push:send'] = DERIVED_REASONS['push:send'];
   }
+  if (needs.roadTravel) derived['roadTravel:matrix'] = DERIVED_REASONS['roadTravel:matrix'];
   if (Object.keys(derived).length > 0) needs.unexercised = { ...derived, ...needs.unexercised };
   return needs;
 }
@@ -348,6 +353,13 @@ export function grantsOf(fn: FunctionDef): Grant[] {
       resource: { kind: 'pushEndpoints' },
     });
   }
+  if (needs.roadTravel) {
+    grants.push({
+      name: 'roadTravel:matrix',
+      actions: ['geo-routes:CalculateRouteMatrix'],
+      resource: { kind: 'routeMatrix' },
+    });
+  }
   return grants;
 }
 
@@ -368,5 +380,6 @@ export function environmentOf(fn: FunctionDef): string[] {
   if (needs.adminPassword) names.push('ADMIN_PASSWORD_SECRET_ARN', 'DISPATCH_ADMIN_EMAIL');
   if (needs.mail) names.push('MAIL_FROM');
   if (needs.push) names.push('SNS_PLATFORM_APPLICATIONS');
+  if (needs.roadTravel) names.push('TRAVEL_MODEL');
   return names;
 }

@@ -5,9 +5,11 @@
 import { Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IConstruct } from 'constructs';
 import type { DispatchFunction } from '#lib/constructs/dispatch-function';
 import type { DataStack } from '#lib/stacks/data-stack';
 import { environmentOf, type FunctionDef, type GrantResource, grantsOf } from '#shared/functions';
+import { DEFAULT_TRAVEL_MODEL, isTravelModel, TRAVEL_MODELS, type TravelModel } from '#shared/routing/travel-model';
 
 /**
  * What a grant or a variable can name of the WebSocket API (lib/stacks/realtime-stack.ts holds it): the policy that
@@ -28,6 +30,19 @@ export interface ServiceResources {
   adminEmail?: string;
 }
 
+/**
+ * The deployment's travel model (`-c travel=<model>`, docs/configuration.md): `straight-line` (the default) or
+ * `amazon-location` (road travel times, docs/routing.md). A value that names no model fails the synth.
+ */
+export function travelModelOf(scope: IConstruct): TravelModel {
+  const value: unknown = scope.node.tryGetContext('travel') ?? DEFAULT_TRAVEL_MODEL;
+  if (!isTravelModel(value))
+    throw new Error(
+      `-c travel=${String(value)}: the travel model is one of ${TRAVEL_MODELS.join(', ')} (docs/routing.md)`,
+    );
+  return value;
+}
+
 export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: ServiceResources): void {
   const { data } = resources;
   const stack = Stack.of(fn);
@@ -39,6 +54,7 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
   };
   const applications =
     (stack.node.tryGetContext('snsPlatformApplications') as Record<string, string> | undefined) ?? {};
+  const roads = travelModelOf(stack) === 'amazon-location';
   const arnsOf = (resource: GrantResource): string[] | 'managed' => {
     switch (resource.kind) {
       case 'table': {
@@ -68,6 +84,11 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
         return Object.values(applications);
       case 'pushEndpoints':
         return Object.values(applications).map((arn) => `${arn.replace(':app/', ':endpoint/')}/*`);
+      case 'routeMatrix':
+        // Amazon Location's routes have no resource of the account's: the provider is AWS's own (`provider/default`).
+        return roads
+          ? [stack.formatArn({ service: 'geo-routes', account: '', resource: 'provider', resourceName: 'default' })]
+          : [];
     }
   };
   for (const grant of grantsOf(def)) {
@@ -83,11 +104,13 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
       else if (grant.name === 'objects:readProofs') fn.role!.addManagedPolicy(data.readProofs);
       continue;
     }
-    // Push is granted only for the platform applications the context names (none: no SNS statement at all).
+    // Push is granted only for the platform applications the context names (none: no SNS statement at all), road
+    // travel only with the road model on.
     if (arns.length === 0) continue;
     fn.addToRolePolicy(new PolicyStatement({ actions: [...grant.actions], resources: arns }));
   }
-  const values: Record<string, () => string> = {
+  // A variable whose value is undefined is not set: the code's default holds (TRAVEL_MODEL: the straight line).
+  const values: Record<string, () => string | undefined> = {
     MAIN_TABLE: () => data.mainTable.tableName,
     LOCATIONS_TABLE: () => data.locationsTable.tableName,
     CONNECTIONS_TABLE: () => data.connectionsTable.tableName,
@@ -103,8 +126,12 @@ export function applyNeeds(fn: DispatchFunction, def: FunctionDef, resources: Se
     DISPATCH_ADMIN_EMAIL: () => resources.adminEmail ?? 'admin@dispatch.local',
     MAIL_FROM: () => resources.mailFrom,
     SNS_PLATFORM_APPLICATIONS: () => JSON.stringify(applications),
+    TRAVEL_MODEL: () => (roads ? 'amazon-location' : undefined),
   };
-  for (const name of environmentOf(def)) fn.addEnvironment(name, values[name]!());
+  for (const name of environmentOf(def)) {
+    const value = values[name]!();
+    if (value !== undefined) fn.addEnvironment(name, value);
+  }
   if (def.needs.externalIdentity) {
     for (const name of ['EXTERNAL_ISSUER', 'EXTERNAL_AUDIENCE', 'EXTERNAL_JWKS_URL'] as const) {
       const value = stack.node.tryGetContext(name.toLowerCase());

@@ -9,15 +9,19 @@
  * |----------|---------|-----------------------|----------|---------------------------------|
  * | DynamoDB | 1 s     | 2.5 s                 | 3        | 3 × 2.5 s + backoff ≈ 7.8 s     |
  * | others   | 1 s     | 3 s                   | 2        | 2 × 3 s + backoff ≈ 6.1 s       |
+ * | route matrix | 1 s | 30 s                  | 3        | 3 × 30 s + backoff ≈ 90 s       |
  *
- * (S3, SQS, SNS, SES, KMS, Secrets Manager, the WebSocket management API.) `DEPENDENCY_CONNECT_TIMEOUT_MS`,
+ * (S3, SQS, SNS, SES, KMS, Secrets Manager, the WebSocket management API.) The route matrix (Amazon Location, called
+ * only by background functions with minutes to run: shared/routing/location-travel.ts) answers up to 160 000 pairs a
+ * call, which takes seconds, not milliseconds. `DEPENDENCY_CONNECT_TIMEOUT_MS`,
  * `DEPENDENCY_REQUEST_TIMEOUT_MS` and `DEPENDENCY_MAX_ATTEMPTS` override them (tests make stalls shorter).
  */
-export type WireProfile = 'dynamodb' | 'default';
+export type WireProfile = 'dynamodb' | 'default' | 'routeMatrix';
 
 const PROFILES: Record<WireProfile, { connectMs: number; requestMs: number; attempts: number }> = {
   dynamodb: { connectMs: 1000, requestMs: 2500, attempts: 3 },
   default: { connectMs: 1000, requestMs: 3000, attempts: 2 },
+  routeMatrix: { connectMs: 1000, requestMs: 30_000, attempts: 3 },
 };
 
 function override(name: string, fallback: number): number {

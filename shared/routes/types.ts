@@ -66,6 +66,11 @@ export interface Needs {
   mail?: true;
   /** Device push through SNS platform applications (granted only when the CDK context names some). */
   push?: true;
+  /**
+   * Road travel times from Amazon Location Service's route matrices (shared/routing/location-travel.ts), granted and
+   * configured (`TRAVEL_MODEL`) only when the CDK context turns the road model on (`-c travel=amazon-location`).
+   */
+  roadTravel?: true;
   /** Verifies external identity tokens (T2): the EXTERNAL_* configuration. */
   externalIdentity?: true;
   /**

@@ -72,6 +72,8 @@ const OPTIONAL = new Set([
   'MAIL_OUTBOX_SETTLE_MS',
   // shared/workers/active-jobs.ts: how long a queued job may wait for its message before the sweep requeues it.
   'JOB_REQUEUE_AFTER_MS',
+  // shared/routing/travel-model.ts: set by CDK only with -c travel=amazon-location; unset, the straight line.
+  'TRAVEL_MODEL',
   // Powertools' environment name for its log lines; the SDK's search for a home folder holding shared config files
   // (it finds none, as in Lambda); Node's own --watch flag.
   'ENVIRONMENT',

@@ -73,6 +73,8 @@ function arnPattern(resource: GrantResource): RegExp {
     case 'pushApplications':
     case 'pushEndpoints':
       return /^arn:aws:sns:/;
+    case 'routeMatrix':
+      return /^arn:aws:geo-routes:[\w-]+::provider\/default$/;
   }
 }
 
@@ -141,10 +143,12 @@ describe('the IAM proof', () => {
     }
     expect(unused).toEqual([]);
     expect(staleReasons).toEqual([]);
-    // A derived grant stands for one shared code path: some function must exercise it. Push and the first fill of
-    // the signing-key secret make no AWS call locally (their reasons say so); the bundle run and an account show them.
+    // A derived grant stands for one shared code path: some function must exercise it. Push, road travel and the
+    // first fill of the signing-key secret make no AWS call locally (their reasons say so); the bundle run, the
+    // adapter's unit test and an account show them.
     const derivedUnexercised = Object.keys(DERIVED_REASONS).filter(
-      (name) => !exercised.has(name) && !name.startsWith('push:') && name !== 'signingKey:fill',
+      (name) =>
+        !exercised.has(name) && !name.startsWith('push:') && name !== 'signingKey:fill' && name !== 'roadTravel:matrix',
     );
     expect(derivedUnexercised).toEqual([]);
   });
