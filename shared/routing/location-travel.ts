@@ -22,7 +22,7 @@ import {
   dedupe,
   greatCircleM,
   type Point,
-  straightLineTravel,
+  straightLineLeg,
   type TravelPort,
   type TravelSettings,
 } from '#shared/routing/travel';
@@ -90,14 +90,15 @@ export function amazonLocationTravel(options: LocationTravelOptions): TravelPort
       const distanceM = new Float64Array(n * n);
       const durationS = new Float64Array(n * n);
       const matrix: TravelMatrix = { size: n, distanceM, durationS };
-      if (n < 2) return { matrix, indexOf };
+      if (n < 2) return { source: { built: matrix }, indexOf };
       const maxPoints = options.maxPoints ?? ROAD_MATRIX_MAX_POINTS;
       if (n > maxPoints) {
         logger.warn('road travel: too many points for the road network; the straight line is used', {
           points: n,
           max_points: maxPoints,
         });
-        return { matrix: (await straightLineTravel(options.settings).matrix(distinct)).matrix, indexOf };
+        // Built in the solver's thread, as the straight-line model always is.
+        return { source: { straightLine: { points: distinct, settings: options.settings } }, indexOf };
       }
       const { client, Command } = await load();
       const { center, radiusM } = routingCircle(distinct);
@@ -127,11 +128,11 @@ export function amazonLocationTravel(options: LocationTravelOptions): TravelPort
           }
       });
       if (unrouted.length > 0) {
-        const straight = (await straightLineTravel(options.settings).matrix(distinct)).matrix;
         const codes: Record<string, number> = {};
         for (const { i, j, code } of unrouted) {
-          distanceM[i * n + j] = straight.distanceM[i * n + j]!;
-          durationS[i * n + j] = straight.durationS[i * n + j]!;
+          const { metres, seconds } = straightLineLeg(options.settings, distinct[i]!, distinct[j]!);
+          distanceM[i * n + j] = metres;
+          durationS[i * n + j] = seconds;
           codes[code] = (codes[code] ?? 0) + 1;
         }
         logger.warn('road travel: pairs without a road route take the straight-line leg', {
@@ -140,7 +141,7 @@ export function amazonLocationTravel(options: LocationTravelOptions): TravelPort
           codes,
         });
       }
-      return { matrix, indexOf };
+      return { source: { built: matrix }, indexOf };
     },
   };
 }

@@ -28,7 +28,7 @@ import { buildKey, resultPartKey } from '#shared/routing/keys';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
 import { solveInThread } from '#shared/routing/solve-runner';
-import { straightLineTravel } from '#shared/routing/travel';
+import { earliestShiftStartMs, travelPortFor } from '#shared/routing/travel-model';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 import { claimLease, type LeasedRecord, MAX_ATTEMPTS, releaseLease } from '#shared/workers/lease';
 
@@ -102,7 +102,12 @@ async function loadTasks(build: RouteBuild): Promise<BuildTask[]> {
 const seedOf = (buildId: string) => Number.parseInt(buildId.replace(/-/g, '').slice(0, 8), 16) >>> 0;
 
 async function solveBuild(build: RouteBuild, owner: string, tasks: BuildTask[]): Promise<BuildResult> {
-  const prepared = await prepareProblem(build, tasks, straightLineTravel(build.request.travel));
+  const prepared = await prepareProblem(
+    build,
+    tasks,
+    // The deployment's travel model (travel-model.ts): the straight line unless road travel times were turned on.
+    travelPortFor(build.request.travel, earliestShiftStartMs(build.request.vehicles)),
+  );
   const started = clock.nowMs();
   let writing = Promise.resolve();
   const solution = await solveInThread(prepared.problem, {

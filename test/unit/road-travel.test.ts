@@ -21,8 +21,20 @@ import {
   MATRIX_TILE_POINTS,
   routingCircle,
 } from '../../shared/routing/location-travel.ts';
-import { greatCircleM, type Point, straightLineTravel } from '../../shared/routing/travel.ts';
+import {
+  greatCircleM,
+  matrixOf,
+  type Point,
+  type PointMatrix,
+  straightLineTravel,
+} from '../../shared/routing/travel.ts';
 import { earliestShiftStartMs, travelModel, travelPortFor } from '../../shared/routing/travel-model.ts';
+
+/** A port's answer with its matrix built (the straight-line model's recipe is built in the solver's thread). */
+async function built(answer: Promise<PointMatrix>) {
+  const { source, indexOf } = await answer;
+  return { matrix: matrixOf(source), indexOf };
+}
 
 process.env['AWS_REGION'] ??= 'eu-west-1';
 
@@ -71,7 +83,9 @@ describe('the Amazon Location travel adapter', () => {
   it('asks 700 points in 4 tiles of 350 × 350, within the per-call limits, and puts every answer in its cell', async () => {
     const geo = fakeNetwork();
     const points = grid(700);
-    const { matrix, indexOf } = await amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix(points);
+    const { matrix, indexOf } = await built(
+      amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix(points),
+    );
     const calls = asked(geo);
     expect(calls).toHaveLength(4);
     const slicesOf = (list: 'Origins' | 'Destinations') =>
@@ -119,13 +133,9 @@ describe('the Amazon Location travel adapter', () => {
   it('asks for each place once: equal points share a row, and one distinct point needs no call', async () => {
     const geo = fakeNetwork();
     const [a, b, c] = grid(3);
-    const { matrix, indexOf } = await amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix([
-      a!,
-      b!,
-      { ...a! },
-      c!,
-      b!,
-    ]);
+    const { matrix, indexOf } = await built(
+      amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix([a!, b!, { ...a! }, c!, b!]),
+    );
     expect(indexOf).toEqual([0, 1, 0, 2, 1]);
     expect(matrix.size).toBe(3);
     const [call] = asked(geo);
@@ -133,7 +143,7 @@ describe('the Amazon Location travel adapter', () => {
     expect(call!.Origins).toHaveLength(3);
     expect(call!.Destinations).toHaveLength(3);
     geo.reset();
-    const one = await amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix([a!, { ...a! }]);
+    const one = await built(amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix([a!, { ...a! }]));
     expect(one.matrix.size).toBe(1);
     expect(asked(geo)).toHaveLength(0);
   });
@@ -142,16 +152,18 @@ describe('the Amazon Location travel adapter', () => {
     const geo = fakeNetwork();
     const warn = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
     const points = grid(12);
-    const { matrix } = await amazonLocationTravel({ settings, departureTime: DEPARTURE, maxPoints: 10 }).matrix(points);
+    const { matrix } = await built(
+      amazonLocationTravel({ settings, departureTime: DEPARTURE, maxPoints: 10 }).matrix(points),
+    );
     expect(asked(geo)).toHaveLength(0);
-    expect(matrix).toEqual((await straightLineTravel(settings).matrix(points)).matrix);
+    expect(matrix).toEqual((await built(straightLineTravel(settings).matrix(points))).matrix);
     expect(warn).toHaveBeenCalledWith(expect.stringContaining('too many points'), { points: 12, max_points: 10 });
   });
 
   it('sends the departure time it is given, or departs now without one', async () => {
     const geo = fakeNetwork();
-    await amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix(grid(2));
-    await amazonLocationTravel({ settings }).matrix(grid(2));
+    await built(amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix(grid(2)));
+    await built(amazonLocationTravel({ settings }).matrix(grid(2)));
     const [given, now] = asked(geo);
     expect(given).toMatchObject({ DepartureTime: DEPARTURE, TravelMode: 'Car' });
     expect(given!.DepartNow).toBeUndefined();
@@ -179,17 +191,17 @@ describe('the Amazon Location travel adapter', () => {
         $metadata: { httpStatusCode: 429 },
       }),
     );
-    const throttled = await amazonLocationTravel({ settings, departureTime: DEPARTURE })
-      .matrix(grid(5))
-      .catch((error: unknown) => error);
+    const throttled = await built(amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix(grid(5))).catch(
+      (error: unknown) => error,
+    );
     expect(throttled).toBeInstanceOf(ThrottlingException);
     expect(isDependencyFailure(throttled)).toBe(true);
     geo
       .on(CalculateRouteMatrixCommand)
       .rejects(new InternalServerException({ message: 'boom', Message: 'boom', $metadata: { httpStatusCode: 500 } }));
-    const failed = await amazonLocationTravel({ settings, departureTime: DEPARTURE })
-      .matrix(grid(5))
-      .catch((error: unknown) => error);
+    const failed = await built(amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix(grid(5))).catch(
+      (error: unknown) => error,
+    );
     expect(isDependencyFailure(failed)).toBe(true);
   });
 
@@ -199,8 +211,8 @@ describe('the Amazon Location travel adapter', () => {
     const same = (p: number[], q: number[]) => p[0] === q[0] && p[1] === q[1];
     fakeNetwork((from, to) => (same(to, island) ? 'NoRoute' : same(from, island) ? 'OutOfBoundsOrigin' : undefined));
     const warn = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
-    const { matrix } = await amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix(points);
-    const straight = (await straightLineTravel(settings).matrix(points)).matrix;
+    const { matrix } = await built(amazonLocationTravel({ settings, departureTime: DEPARTURE }).matrix(points));
+    const straight = (await built(straightLineTravel(settings).matrix(points))).matrix;
     for (const [i, j] of [
       [0, 2],
       [2, 0],
@@ -231,15 +243,15 @@ describe('the deployment’s travel model', () => {
     const geo = fakeNetwork();
     process.env['TRAVEL_MODEL'] = 'amazon-location';
     const future = earliestShiftStartMs([{ shift_start_utc: '2031-03-04T08:00:00Z' }, { shift_start_utc: DEPARTURE }]);
-    await travelPortFor(settings, future).matrix(grid(2));
-    await travelPortFor(settings, Date.parse('2001-01-01T00:00:00Z')).matrix(grid(2));
+    await built(travelPortFor(settings, future).matrix(grid(2)));
+    await built(travelPortFor(settings, Date.parse('2001-01-01T00:00:00Z')).matrix(grid(2)));
     const [build, past] = asked(geo);
     expect(build!.DepartureTime).toBe(DEPARTURE);
     expect(Date.parse(past!.DepartureTime!)).toBeGreaterThan(Date.parse('2020-01-01T00:00:00Z'));
     delete process.env['TRAVEL_MODEL'];
     geo.reset();
-    const { matrix } = await travelPortFor(settings, future).matrix(grid(2));
+    const { matrix } = await built(travelPortFor(settings, future).matrix(grid(2)));
     expect(asked(geo)).toHaveLength(0);
-    expect(matrix.distanceM[1]).toBe((await straightLineTravel(settings).matrix(grid(2))).matrix.distanceM[1]);
+    expect(matrix.distanceM[1]).toBe((await built(straightLineTravel(settings).matrix(grid(2)))).matrix.distanceM[1]);
   });
 });
