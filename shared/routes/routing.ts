@@ -1,6 +1,7 @@
 /** Route planning's operations (contract 4.10; one entry each; see shared/routes.ts for the whole table). */
 
 import * as planning from '#shared/planning/schemas';
+import { THROTTLES } from '#shared/routes/throttles';
 import type { RouteDef } from '#shared/routes/types';
 import * as routing from '#shared/routing/schemas';
 
@@ -16,6 +17,7 @@ export const routingRoutes = [
     needs: { main: 'write', indexes: ['GSI1'], routeQueue: true },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
     scopes: ['plannings'],
+    throttle: THROTTLES.routeBuilds,
     summary: 'Build runsheets from tasks and vehicles: each task to a vehicle, each vehicle’s stops in order',
     status: 202,
     request: { params: planning.planningParams, body: routing.createBuildBody },
