@@ -10,7 +10,8 @@
  * job with `begins_with` on the sort key (the job read first for its `created_at`). No Scan, no filter.
  *
  * P5 reads every task it names before it marks any (`checkClaims`: BatchGetItem, 100 keys a call), so a refused call
- * writes nothing. Planning a task is then one conditional UpdateItem on the task (`claimTask`): it sets
+ * writes nothing; X23 reads them so too, eventually consistent (its build claims each task again when it applies),
+ * or an import job's from the indexes (`checkJobClaims`). Planning a task is then one conditional UpdateItem on the task (`claimTask`): it sets
  * `planning_id`/`runsheet_id` and moves its GSI2 entry, only while the task is free, so of two P5 calls that name the
  * same task concurrently exactly one wins; the other is a 409.
  */
@@ -262,13 +263,14 @@ export async function checkClaims(
   orgId: string,
   planningId: string,
   claims: readonly TaskClaim[],
+  consistent = true,
 ): Promise<{ tasks: Map<string, Stored>; serviceTypeOf: Map<string, string | undefined> }> {
   const stored = new Map<string, Stored>();
   /** Each import job's status, read once for the call (a job absent from the table reads as `gone`). */
   const statusOf = new Map<string, string>();
   /** … and its `service_type` (contract 4.7: a runsheet of its tasks takes it), from the same read. */
   const serviceTypeOf = new Map<string, string | undefined>();
-  const read = { ConsistentRead: true };
+  const read = consistent ? { ConsistentRead: true } : {};
   for (let i = 0; i < claims.length; i += READ_BATCH) {
     const batch = claims.slice(i, i + READ_BATCH);
     const tasks = await getAll(
@@ -298,16 +300,60 @@ function refuseClaim(claim: TaskClaim, task: Stored | undefined, statusOf: Map<s
   const { taskId, path } = claim;
   if (!task) throw invalidAt(path, "names no imported task of the planning's organisation");
   const job = String(task['import_job_id']);
-  const status = statusOf.get(job);
-  if (status !== 'completed' && status !== 'failed') {
-    throw conflict(
-      `${path}: task ${taskId} belongs to import job ${job}, which is ${status}; plan it once the import has completed`,
-      'conflict',
-      [{ path, message: `its import job is ${status}` }],
-    );
-  }
+  refuseUnfinishedJob(path, taskId, job, statusOf.get(job));
   if (task['planning_id'] !== undefined && !isInRunsheet(task, planningId, claim.runsheetId))
     throw alreadyPlanned(task, planningId, path);
+}
+
+/** The 409 for a task of an import that has not completed (or failed): a retry of it may write the task again. */
+function refuseUnfinishedJob(path: string, taskId: string, job: string, status: string | undefined) {
+  if (status === 'completed' || status === 'failed') return;
+  throw conflict(
+    `${path}: task ${taskId} belongs to import job ${job}, which is ${status}; plan it once the import has completed`,
+    'conflict',
+    [{ path, message: `its import job is ${status}` }],
+  );
+}
+
+/**
+ * X23's check of an import job's tasks (contract 4.10: P5's refusals, at `path`), from X10's two indexes instead of
+ * the tasks: the job's entries in GSI1 (every task) and in GSI2's unplanned partition (the free ones), keys only,
+ * charged by the entries' summed size (about 0.02 RCU a task, where a task read is 0.5 or 1). A task in the first and
+ * not the second is planned: it alone is read whole, to name where. The indexes are eventually consistent: a task
+ * claimed a moment ago may still read as free, and the build's apply, which claims each task conditionally, refuses
+ * it then (planning_changed); one freed a moment ago may still be refused until the index has it. Answers the ids in
+ * file order; `limit` refuses a job of more tasks than one build plans before anything else is read.
+ */
+export async function checkJobClaims(
+  orgId: string,
+  planningId: string,
+  job: { id: string; created_at: string; current_status: string },
+  path: string,
+  limit: number,
+): Promise<string[]> {
+  const [every, free] = await Promise.all(
+    jobTaskRanges(orgId, job).map((range) =>
+      queryAll<{ PK: string }>({
+        TableName: mainTableName(),
+        IndexName: range.index,
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :job)',
+        ExpressionAttributeNames: { '#pk': `${range.index}PK`, '#sk': `${range.index}SK` },
+        ExpressionAttributeValues: { ':pk': range.partition, ':job': range.prefix },
+        ProjectionExpression: 'PK',
+      }),
+    ),
+  );
+  const ids = every!.map(taskIdOf);
+  if (ids.length === 0) throw invalidAt(path, 'has no imported tasks');
+  if (ids.length > limit)
+    throw invalidAt(path, `has ${ids.length} tasks, past the ${limit} one build may plan: name them with task_ids`);
+  refuseUnfinishedJob(path, ids[0]!, job.id, job.current_status);
+  const freeIds = new Set(free!.map(taskIdOf));
+  for (const id of ids.filter((taskId) => !freeIds.has(taskId))) {
+    const task = await storedTask(id);
+    if (task?.['planning_id'] !== undefined) throw alreadyPlanned(task!, planningId, path);
+  }
+  return ids;
 }
 
 /** Whether the stored task is marked as in `runsheetId` of `planningId`. */

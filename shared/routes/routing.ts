@@ -12,9 +12,9 @@ export const routingRoutes = [
     path: '/v1/plannings/{planningID}/routes',
     area: 'routing',
     handler: 'routing/create-build',
-    // Reads the named tasks and their import jobs (or an import job's tasks, GSI1), the planning's drivers; writes
-    // the build and queues it on the route queue (its own worker function: functions/workers/routes.ts).
-    needs: { main: 'write', indexes: ['GSI1'], routeQueue: true },
+    // Reads the named tasks and their import jobs (or an import job's entries in GSI1 and GSI2), the planning's
+    // drivers; writes the build and queues it on the route queue (its own worker function: functions/workers/routes.ts).
+    needs: { main: 'write', indexes: ['GSI1', 'GSI2'], routeQueue: true },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
     scopes: ['plannings'],
     throttle: THROTTLES.routeBuilds,
@@ -43,7 +43,8 @@ export const routingRoutes = [
     path: '/v1/plannings/{planningID}/routes',
     area: 'routing',
     handler: 'routing/list-builds',
-    needs: { pageTokens: true, indexes: ['GSI1'] },
+    // Its planning's list entries (a partition of the table: no index).
+    needs: { pageTokens: true },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
     scopes: ['plannings'],
     summary: 'The planning’s route builds, newest first, without their results',

@@ -7,7 +7,7 @@
  * `route_build.failed` on `planning.<id>` and to the organisation's partners.
  */
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { putAll } from '#shared/db/batch';
@@ -20,8 +20,8 @@ import { publishEvent } from '#shared/notifications/realtime';
 import { findPlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { applyResult, builtRunsheets, fitsPlanning, planningChanged, settleFailedApply } from '#shared/routing/apply';
-import { findBuild, type RouteBuild, readResult } from '#shared/routing/builds';
-import { buildKey, resultPartKey } from '#shared/routing/keys';
+import { buildTaskIds, findBuild, listBuild, type RouteBuild, readResult } from '#shared/routing/builds';
+import { buildKey, buildProgressKey, resultPartKey } from '#shared/routing/keys';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
 import { solveInThread } from '#shared/routing/solve-runner';
@@ -72,15 +72,42 @@ async function updateHeld(build: RouteBuild, owner: string, set: Record<string, 
       ReturnValues: 'ALL_NEW',
     }),
   );
-  return out.Attributes as RouteBuild;
+  const updated = out.Attributes as RouteBuild;
+  await listBuild(updated);
+  return updated;
 }
 
-/** The build's tasks as stored now, with their import jobs' service types. */
+/**
+ * The solver's latest figures, in the build's progress item (some 200 bytes, 1 WCU; the record itself was rewritten
+ * before, 75–86 KB with its task ids: 85 WCU every 2 s). Unconditional: a lapsed run's late write shows its own
+ * figures until the run that took over writes its next ones, and X24 shows progress only while the build is solving.
+ */
+export async function writeProgress(build: RouteBuild, progress: { best_distance_m: number; elapsed_ms: number }) {
+  await db().send(
+    new PutCommand({
+      TableName: mainTableName(),
+      Item: {
+        ...buildProgressKey(build.planning_id, build.id),
+        entity: 'route_build_progress',
+        build_id: build.id,
+        progress,
+        updated_at: clock.nowIso(),
+        expires_at: build.expires_at,
+      },
+    }),
+  );
+}
+
+/**
+ * The build's tasks as imported, with their import jobs' service types. Eventually consistent, half a unit a task:
+ * what the solver reads of a task (addresses, windows, loads) never changes after its import completed; only its
+ * planned mark does, which the apply claims conditionally.
+ */
 async function loadTasks(build: RouteBuild): Promise<BuildTask[]> {
+  const ids = await buildTaskIds(build);
   const items = await getAll(
     mainTableName(),
-    build.task_ids.map((id) => taskKey(id)),
-    { ConsistentRead: true },
+    ids.map((id) => taskKey(id)),
   );
   const byId = new Map(items.map((item) => [String(item['id']), item]));
   const jobIds = [...new Set(items.map((item) => String(item['import_job_id'])))];
@@ -88,7 +115,7 @@ async function loadTasks(build: RouteBuild): Promise<BuildTask[]> {
   const typeOf = new Map(
     jobs.map((job) => [String(job['id']), (job['details'] as { service_type?: string } | undefined)?.service_type]),
   );
-  return build.task_ids.flatMap((id) => {
+  return ids.flatMap((id) => {
     const item = byId.get(id);
     if (!item) return [];
     return [{ item, serviceType: typeOf.get(String(item['import_job_id'])) }];
@@ -98,7 +125,7 @@ async function loadTasks(build: RouteBuild): Promise<BuildTask[]> {
 /** A seed that follows from the build, so that a rerun searches as the first run did. */
 const seedOf = (buildId: string) => Number.parseInt(buildId.replace(/-/g, '').slice(0, 8), 16) >>> 0;
 
-async function solveBuild(build: RouteBuild, owner: string, tasks: BuildTask[]): Promise<BuildResult> {
+async function solveBuild(build: RouteBuild, tasks: BuildTask[]): Promise<BuildResult> {
   const prepared = await prepareProblem(build, tasks, straightLineTravel(build.request.travel));
   const started = clock.nowMs();
   let writing = Promise.resolve();
@@ -110,9 +137,7 @@ async function solveBuild(build: RouteBuild, owner: string, tasks: BuildTask[]):
       // One write at a time, the latest figures: a slow write never queues up behind the solver.
       writing = writing
         .then(() =>
-          updateHeld(build, owner, {
-            progress: { best_distance_m: Math.round(bestDistanceM), elapsed_ms: Math.round(elapsedMs) },
-          }),
+          writeProgress(build, { best_distance_m: Math.round(bestDistanceM), elapsed_ms: Math.round(elapsedMs) }),
         )
         .then(
           () => undefined,
@@ -121,7 +146,7 @@ async function solveBuild(build: RouteBuild, owner: string, tasks: BuildTask[]):
     },
   });
   await writing;
-  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_ids.length);
+  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_count);
 }
 
 /** Stores the result in parts and notes it on the build (a rerun then applies it instead of solving again). */
@@ -133,6 +158,7 @@ async function saveResult(build: RouteBuild, owner: string, result: BuildResult)
     Array.from({ length: parts }, (_, i) => ({
       ...resultPartKey(build.id, i),
       entity: 'route_build_result',
+      expires_at: build.expires_at,
       text: text.slice(i * RESULT_PART_CHARS, (i + 1) * RESULT_PART_CHARS),
     })),
   );
@@ -184,12 +210,14 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
   const found = await findBuild(String(message['planning_id']), String(message['build_id']), true);
   if (!found) return;
   if (found.status === 'completed' || found.status === 'failed') {
-    if (found.announced === false) await announce(found);
+    // A run that died between its end and its announcement: its list entry may still show it solving.
+    if (found.announced === false) await listBuild(found).then(() => announce(found));
     return;
   }
   const owner = message.message_id ?? randomUUID();
   let build = await claimBuild(found, owner);
   if (!build) return;
+  await listBuild(build);
   try {
     if ((build.attempts ?? 1) > MAX_BUILD_ATTEMPTS) {
       await endFailed(build, owner, {
@@ -206,7 +234,7 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
     const tasks = await loadTasks(build);
     let result = await readResult(build);
     if (!result) {
-      result = await solveBuild(build, owner, tasks);
+      result = await solveBuild(build, tasks);
       build = await saveResult(build, owner, result);
     }
     const runsheets = builtRunsheets(result, new Map(tasks.map((t) => [String(t.item['id']), t])));
