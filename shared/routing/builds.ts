@@ -16,7 +16,7 @@ import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 import { findJob } from '#shared/imports/jobs';
-import { checkClaims, checkJobClaims } from '#shared/imports/tasks';
+import { checkJobClaims, checkNamedClaims } from '#shared/imports/tasks';
 import { planningDriverKey } from '#shared/planning/keys';
 import { visiblePlanning } from '#shared/planning/plannings';
 import { routeQueue } from '#shared/ports/queue';
@@ -111,12 +111,11 @@ async function namedTasks(
       return { id, path: `task_ids[${j}]` };
     });
     // As P5 (contract 4.6): an unknown task is a 400, one in a runsheet (of any planning) a 409, each at its path.
-    // Read eventually consistent (half a unit a task): the apply claims each task again, conditionally.
-    await checkClaims(
+    await checkNamedClaims(
       orgId,
       planningId,
       named.map((t) => ({ runsheetId: '', taskId: t.id, path: t.path })),
-      false,
+      MAX_TASKS,
     );
     return named;
   }
