@@ -10,12 +10,13 @@
  * job with `begins_with` on the sort key (the job read first for its `created_at`). No Scan, no filter.
  *
  * P5 reads every task it names before it marks any (`checkClaims`: BatchGetItem, 100 keys a call), so a refused call
- * writes nothing. Planning a task is then one conditional UpdateItem on the task (`claimTask`): it sets
+ * writes nothing; X23 reads them so too, eventually consistent (its build claims each task again when it applies),
+ * or an import job's from the indexes (`checkJobClaims`). Planning a task is then one conditional UpdateItem on the task (`claimTask`): it sets
  * `planning_id`/`runsheet_id` and moves its GSI2 entry, only while the task is free, so of two P5 calls that name the
  * same task concurrently exactly one wins; the other is a 409.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
@@ -262,13 +263,14 @@ export async function checkClaims(
   orgId: string,
   planningId: string,
   claims: readonly TaskClaim[],
+  consistent = true,
 ): Promise<{ tasks: Map<string, Stored>; serviceTypeOf: Map<string, string | undefined> }> {
   const stored = new Map<string, Stored>();
   /** Each import job's status, read once for the call (a job absent from the table reads as `gone`). */
   const statusOf = new Map<string, string>();
   /** … and its `service_type` (contract 4.7: a runsheet of its tasks takes it), from the same read. */
   const serviceTypeOf = new Map<string, string | undefined>();
-  const read = { ConsistentRead: true };
+  const read = consistent ? { ConsistentRead: true } : {};
   for (let i = 0; i < claims.length; i += READ_BATCH) {
     const batch = claims.slice(i, i + READ_BATCH);
     const tasks = await getAll(
@@ -298,16 +300,145 @@ function refuseClaim(claim: TaskClaim, task: Stored | undefined, statusOf: Map<s
   const { taskId, path } = claim;
   if (!task) throw invalidAt(path, "names no imported task of the planning's organisation");
   const job = String(task['import_job_id']);
-  const status = statusOf.get(job);
-  if (status !== 'completed' && status !== 'failed') {
-    throw conflict(
-      `${path}: task ${taskId} belongs to import job ${job}, which is ${status}; plan it once the import has completed`,
-      'conflict',
-      [{ path, message: `its import job is ${status}` }],
-    );
-  }
+  const unfinished = unfinishedJob(path, taskId, job, statusOf.get(job));
+  if (unfinished) throw unfinished;
   if (task['planning_id'] !== undefined && !isInRunsheet(task, planningId, claim.runsheetId))
     throw alreadyPlanned(task, planningId, path);
+}
+
+/** The 409 for a task of an import that has not completed (or failed): a retry of it may write the task again. */
+function unfinishedJob(path: string, taskId: string, job: string, status: string | undefined) {
+  if (status === 'completed' || status === 'failed') return undefined;
+  return conflict(
+    `${path}: task ${taskId} belongs to import job ${job}, which is ${status}; plan it once the import has completed`,
+    'conflict',
+    [{ path, message: `its import job is ${status}` }],
+  );
+}
+
+/**
+ * An import job's tasks as X10's two indexes hold them, keys only (some 180 bytes an entry, charged by their summed
+ * size: about 0.02 RCU a task, where reading a task is 0.5 or 1): every one in file order (GSI1), and the free ones
+ * (GSI2's unplanned partition). Past `limit` tasks it stops reading and answers `over` alone.
+ */
+async function jobTaskEntries(
+  orgId: string,
+  job: { id: string; created_at: string },
+  limit: number,
+): Promise<{ over: true } | { over: false; ids: string[]; free: Set<string> }> {
+  const [every, unplanned] = jobTaskRanges(orgId, job).map((range) => ({
+    TableName: mainTableName(),
+    IndexName: range.index,
+    KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :job)',
+    ExpressionAttributeNames: { '#pk': `${range.index}PK`, '#sk': `${range.index}SK` },
+    ExpressionAttributeValues: { ':pk': range.partition, ':job': range.prefix },
+    ProjectionExpression: 'PK',
+  }));
+  const ids: string[] = [];
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({ ...every!, Limit: limit + 1 - ids.length, ExclusiveStartKey: cursor }),
+    );
+    ids.push(...(out.Items ?? []).map((item) => taskIdOf(item as { PK: string })));
+    cursor = out.LastEvaluatedKey;
+  } while (cursor && ids.length <= limit);
+  if (ids.length > limit) return { over: true };
+  const free = await queryAll<{ PK: string }>(unplanned!);
+  return { over: false, ids, free: new Set(free.map(taskIdOf)) };
+}
+
+/**
+ * The first of `named` (in request order) that a job's index entries show taken (`jobTaskEntries`), with its refusal:
+ * not free there, and marked when read whole (the index may lag a release: such a task is no refusal).
+ */
+async function firstPlanned(named: readonly TaskClaim[], free: Set<string>, planningId: string) {
+  for (const claim of named.filter((c) => !free.has(c.taskId))) {
+    const task = await storedTask(claim.taskId);
+    if (task?.['planning_id'] !== undefined) return { claim, error: alreadyPlanned(task!, planningId, claim.path) };
+  }
+  return undefined;
+}
+
+/**
+ * X23's check of an import job's tasks (contract 4.10: P5's refusals, at `path`), from the job's index entries
+ * (`jobTaskEntries`) instead of the tasks. The indexes are eventually consistent: a task claimed a moment ago may
+ * still read as free, and the build's apply, which claims each task conditionally, refuses it then (planning_changed);
+ * one freed a moment ago may still be refused until the index has it. Answers the ids in file order; a job of more
+ * than `limit` tasks is refused after reading `limit` + 1 entries.
+ */
+export async function checkJobClaims(
+  orgId: string,
+  planningId: string,
+  job: { id: string; created_at: string; current_status: string },
+  path: string,
+  limit: number,
+): Promise<string[]> {
+  const entries = await jobTaskEntries(orgId, job, limit);
+  if (entries.over)
+    throw invalidAt(path, `has more than the ${limit} tasks one build may plan: name them with task_ids`);
+  if (entries.ids.length === 0) throw invalidAt(path, 'has no imported tasks');
+  const unfinished = unfinishedJob(path, entries.ids[0]!, job.id, job.current_status);
+  if (unfinished) throw unfinished;
+  const planned = await firstPlanned(
+    entries.ids.map((taskId) => ({ runsheetId: '', taskId, path })),
+    entries.free,
+    planningId,
+  );
+  if (planned) throw planned.error;
+  return entries.ids;
+}
+
+/** How many of a job's index entries X23 reads at most a task it names (`checkNamedClaims`). */
+const ENTRIES_PER_NAMED_TASK = 10;
+
+/**
+ * X23's check of the tasks it names by id: P5's refusals (`checkClaims`), each at its path, the first in request
+ * order, for a fraction of P5's reads. The tasks X23 names are most often one import's (X10 lists them by job): the
+ * first job's index entries settle every named task of it (`settleByFirstJob`); the others are read eventually
+ * consistent, half a unit each (the apply claims each task again, conditionally). 2 000 tasks of one job cost some
+ * 80 RCU instead of 1 000; a job of more than ten tasks a named one is not read past that (its entries then cost at
+ * most half what reading the named tasks does, and those are read).
+ */
+export async function checkNamedClaims(orgId: string, planningId: string, claims: readonly TaskClaim[], limit: number) {
+  // A job's entries cost about a twentieth of what reading its tasks would (two entries a task, some 180 bytes each):
+  // read no more of them than ten a named task, and read the tasks themselves past that.
+  const { inJob, refusal } = await settleByFirstJob(
+    orgId,
+    planningId,
+    claims,
+    Math.min(limit, claims.length * ENTRIES_PER_NAMED_TASK),
+  );
+  // The others named before the job's first refusal (theirs would come first), or all of them when it has none.
+  const before = claims.slice(0, refusal ? claims.indexOf(refusal.claim) : claims.length);
+  await checkClaims(
+    orgId,
+    planningId,
+    before.filter((claim) => !inJob.has(claim.taskId)),
+    false,
+  );
+  if (refusal) throw refusal.error;
+}
+
+/**
+ * The named tasks of the first named task's import job, settled from its index entries (`jobTaskEntries`): which they
+ * are, and the first refusal among them (its job unfinished, or a task planned). None when the first names no task of
+ * the organisation or its job has more than `limit` tasks.
+ */
+async function settleByFirstJob(orgId: string, planningId: string, claims: readonly TaskClaim[], limit: number) {
+  const none = { inJob: new Set<string>(), refusal: undefined };
+  const first = claims[0] && (await storedTask(claims[0].taskId, false));
+  if (first?.['entity'] !== 'task' || first['org_id'] !== orgId) return none;
+  const job = await findJob(String(first['import_job_id']));
+  const entries = job && (await jobTaskEntries(orgId, job, limit));
+  if (!job || !entries || entries.over) return none;
+  const inJob = new Set(entries.ids);
+  const named = claims.filter((claim) => inJob.has(claim.taskId));
+  const unfinished = unfinishedJob(named[0]!.path, named[0]!.taskId, job.id, job.current_status);
+  const refusal = unfinished
+    ? { claim: named[0]!, error: unfinished }
+    : await firstPlanned(named, entries.free, planningId);
+  return { inJob, refusal };
 }
 
 /** Whether the stored task is marked as in `runsheetId` of `planningId`. */
@@ -374,8 +505,8 @@ export async function claimTask(
   throw alreadyPlanned(current, planningId, path);
 }
 
-const storedTask = async (id: string) =>
-  (await db().send(new GetCommand({ TableName: mainTableName(), Key: taskKey(id), ConsistentRead: true }))).Item;
+const storedTask = async (id: string, consistent = true) =>
+  (await db().send(new GetCommand({ TableName: mainTableName(), Key: taskKey(id), ConsistentRead: consistent }))).Item;
 
 /** Frees the task from `runsheetId` of `planningId` (P6, a replaced runsheet, a P5 that lost a race); else nothing. */
 export async function releaseTask(orgId: string, planningId: string, runsheetId: string, id: string): Promise<void> {

@@ -1,6 +1,7 @@
 /** Route planning's operations (contract 4.10; one entry each; see shared/routes.ts for the whole table). */
 
 import * as planning from '#shared/planning/schemas';
+import { THROTTLES } from '#shared/routes/throttles';
 import type { RouteDef } from '#shared/routes/types';
 import { BUILD_ROLES, BUILD_SCOPES } from '#shared/routing/build-access';
 import * as routing from '#shared/routing/schemas';
@@ -12,12 +13,13 @@ export const routingRoutes = [
     path: '/v1/plannings/{planningID}/routes',
     area: 'routing',
     handler: 'routing/create-build',
-    // Reads the named tasks and their import jobs (or an import job's tasks, GSI1), the planning's drivers; writes
-    // the build and queues it on the route queue (its own worker function: functions/workers/routes.ts).
-    needs: { main: 'write', indexes: ['GSI1'], routeQueue: true },
+    // Reads the named tasks and their import jobs (or an import job's entries in GSI1 and GSI2), the planning's
+    // drivers; writes the build and queues it on the route queue (its own worker function: functions/workers/routes.ts).
+    needs: { main: 'write', indexes: ['GSI1', 'GSI2'], routeQueue: true },
     // A build checks its caller against the same rule again as it runs (shared/routing/caller-access.ts).
     access: BUILD_ROLES,
     scopes: BUILD_SCOPES,
+    throttle: THROTTLES.routeBuilds,
     summary: 'Build runsheets from tasks and vehicles: each task to a vehicle, each vehicle’s stops in order',
     status: 202,
     maxBodyBytes: routing.MAX_BUILD_BODY_BYTES,
@@ -44,7 +46,8 @@ export const routingRoutes = [
     path: '/v1/plannings/{planningID}/routes',
     area: 'routing',
     handler: 'routing/list-builds',
-    needs: { pageTokens: true, indexes: ['GSI1'] },
+    // Its planning's list entries (a partition of the table: no index).
+    needs: { pageTokens: true },
     access: ['OrgAdmin', 'OrgTransporter', 'Merchant', 'SysAdmin'],
     scopes: ['plannings'],
     summary: 'The planning’s route builds, newest first, without their results',

@@ -26,6 +26,11 @@ export const THROTTLES = {
   search: { rate: 50, burst: 100, concurrency: 20 },
   /** P5: up to 90 runsheets and 1 000 task ids checked in one batched read each; a planning is set up a few times a day. */
   runsheets: { rate: 10, burst: 20, concurrency: 10 },
+  /**
+   * X23 (and the later X30, X31: one route-build bucket each): up to 2 000 task ids checked (half a read unit a task)
+   * and a build queued for the worker; a planner builds a day's routes a few times a day per organisation.
+   */
+  routeBuilds: { rate: 10, burst: 20, concurrency: 10 },
   /** I3: up to 6 MiB through the function into S3; imports come a few a day per organisation. */
   upload: { rate: 5, burst: 10, concurrency: 5 },
   /** I4a, I4b: a job whose start queues an import of up to 100 000 rows. */

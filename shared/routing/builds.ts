@@ -1,23 +1,34 @@
 /**
  * Route builds (contract 4.10): X23 checks the request and queues a build, X24 reads one, X25 lists a planning's.
- * A build is a record of its own (`ROUTES#<planning>` / `BUILD#<id>`, keys.ts): its request as checked (the task ids
- * resolved), the planning's `version_rev` it was asked against, the caller it acts for, its status, lease and
- * progress; its result is stored in parts (keys.ts) once solved. The worker (worker.ts) runs it from the route queue.
+ * A build is a record of its own (`ROUTES#<planning>` / `BUILD#<id>`, keys.ts): its request as checked, the
+ * planning's `version_rev` it was asked against, the caller it acts for, its status and lease. Beside it, so that the
+ * record stays about 1 KB and each update of it costs a unit or two (issue 51 finding 4): its task ids, packed, in an
+ * item written once; its progress while solving, in an item of its own; its entry in the planning's list (what X25
+ * shows); its result, in parts, once solved. Each expires 30 days after the build was asked for (contract 4.10). The
+ * worker (worker.ts) runs it from the route queue.
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
+import { putAll } from '#shared/db/batch';
 import { db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
 import { conflict, invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 import { findJob } from '#shared/imports/jobs';
-import { checkClaims, jobTaskRanges, taskIdOf } from '#shared/imports/tasks';
+import { checkJobClaims, checkNamedClaims } from '#shared/imports/tasks';
 import { planningDriverKey } from '#shared/planning/keys';
 import { visiblePlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, routeQueue } from '#shared/ports/queue';
 import { releaseBuildPlace, takeBuildPlace } from '#shared/routing/build-slots';
-import { buildKey, buildListKeys, buildListPartition, resultPartition } from '#shared/routing/keys';
+import {
+  buildKey,
+  buildListKey,
+  buildListPartition,
+  buildProgressKey,
+  buildTasksKey,
+  resultPartition,
+} from '#shared/routing/keys';
 import type { BuildResult, CreateBuildInput } from '#shared/routing/schemas';
 import { MAX_TASKS } from '#shared/routing/schemas';
 import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';
@@ -32,7 +43,8 @@ export interface RouteBuild {
   status: BuildStatus;
   /** The request as X23 checked it, with the task ids resolved (an import job's tasks named one by one). */
   request: Omit<CreateBuildInput, 'task_ids' | 'import_job_id'> & { import_job_id?: string };
-  task_ids: string[];
+  /** How many tasks it names: the ids themselves are an item of their own (`buildTaskIds`). */
+  task_count: number;
   /** Total vehicles, each `count` expanded. */
   vehicle_count: number;
   /** The planning's `version_rev` when the build was asked for: any other change since fails it (planning_changed). */
@@ -41,7 +53,8 @@ export interface RouteBuild {
   caller: Caller;
   created_at: string;
   updated_at: string;
-  progress?: { best_distance_m: number; elapsed_ms: number };
+  /** When DynamoDB's TTL removes it (epoch seconds): `BUILD_RETENTION_DAYS` after it was asked for. */
+  expires_at: number;
   error?: { code: string; detail: string };
   summary?: BuildResult['summary'];
   /** The result is stored (its parts): a rerun after it applies it instead of solving again. */
@@ -53,8 +66,19 @@ export interface RouteBuild {
   announced?: boolean;
 }
 
+/** Its progress while solving, as the worker last wrote it (an item of its own). */
+export interface BuildProgress {
+  progress: { best_distance_m: number; elapsed_ms: number };
+  updated_at: string;
+}
+
+/** Builds, their task ids, progress, list entries and results are kept this long (contract 4.10), then TTL takes them. */
+export const BUILD_RETENTION_DAYS = 30;
+const retainedUntil = (createdAt: string) => Math.floor(Date.parse(createdAt) / 1000) + BUILD_RETENTION_DAYS * 86_400;
+
 /** X24/X25's view of a build: never its keys, lease, caller or request internals. */
-export function toBuildView(build: RouteBuild, result?: BuildResult) {
+export function toBuildView(build: RouteBuild, result?: BuildResult, progress?: BuildProgress) {
+  const solving = build.status === 'solving' && progress;
   return {
     id: build.id,
     planning_id: build.planning_id,
@@ -62,46 +86,74 @@ export function toBuildView(build: RouteBuild, result?: BuildResult) {
     dry_run: build.request.dry_run,
     objective: build.request.objective,
     time_limit_s: build.request.time_limit_s,
-    tasks: build.task_ids.length,
+    tasks: build.task_count,
     vehicles: build.vehicle_count,
     created_at: build.created_at,
-    updated_at: build.updated_at,
-    ...(build.status === 'solving' && build.progress ? { progress: build.progress } : {}),
+    updated_at: solving && progress.updated_at > build.updated_at ? progress.updated_at : build.updated_at,
+    ...(solving ? { progress: progress.progress } : {}),
     ...(build.error ? { error: build.error } : {}),
     ...(build.summary ? { summary: build.summary } : {}),
     ...(result ? { result } : {}),
   };
 }
+type BuildView = ReturnType<typeof toBuildView>;
 
 /** The tasks X23 names: `task_ids` as given, or an import job's tasks (each at the path it was named at). */
-async function namedTasks(orgId: string, input: CreateBuildInput): Promise<{ id: string; path: string }[]> {
+async function namedTasks(
+  orgId: string,
+  planningId: string,
+  input: CreateBuildInput,
+): Promise<{ id: string; path: string }[]> {
   if (input.task_ids) {
     const seen = new Set<string>();
-    return input.task_ids.map((id, j) => {
+    const named = input.task_ids.map((id, j) => {
       if (seen.has(id)) throw invalidAt(`task_ids[${j}]`, 'repeats an earlier task of this request');
       seen.add(id);
       return { id, path: `task_ids[${j}]` };
     });
+    // As P5 (contract 4.6): an unknown task is a 400, one in a runsheet (of any planning) a 409, each at its path.
+    await checkNamedClaims(
+      orgId,
+      planningId,
+      named.map((t) => ({ runsheetId: '', taskId: t.id, path: t.path })),
+      MAX_TASKS,
+    );
+    return named;
   }
   const job = await findJob(input.import_job_id!);
   if (!job || job.org_id !== orgId)
     throw invalidAt('import_job_id', "names no import job of the planning's organisation");
-  const range = jobTaskRanges(orgId, job)[0];
-  // The index holds keys only (shared/db/tables.ts): each task's id is read from its table key.
-  const items = await queryAll<{ PK: string }>({
-    TableName: mainTableName(),
-    IndexName: range.index,
-    KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :job)',
-    ExpressionAttributeValues: { ':pk': range.partition, ':job': range.prefix },
-    ProjectionExpression: 'PK',
-  });
-  if (items.length === 0) throw invalidAt('import_job_id', 'has no imported tasks');
-  if (items.length > MAX_TASKS)
-    throw invalidAt(
-      'import_job_id',
-      `has ${items.length} tasks, past the ${MAX_TASKS} one build may plan: name them with task_ids`,
-    );
-  return items.map((item) => ({ id: taskIdOf(item), path: 'import_job_id' }));
+  const ids = await checkJobClaims(orgId, planningId, job, 'import_job_id', MAX_TASKS);
+  return ids.map((id) => ({ id, path: 'import_job_id' }));
+}
+
+/** A build's task ids as stored: 24 hex digits each (`taskId`), packed into 12 bytes. */
+const packTaskIds = (ids: string[]) => Buffer.from(ids.join(''), 'hex');
+const unpackTaskIds = (packed: Uint8Array) => Buffer.from(packed).toString('hex').match(/.{24}/g) ?? [];
+
+/** The build's task ids (one read of its packed ids: 24 KB for 2 000 tasks). */
+export async function buildTaskIds(build: RouteBuild): Promise<string[]> {
+  const out = await db().send(
+    new GetCommand({
+      TableName: mainTableName(),
+      Key: buildTasksKey(build.planning_id, build.id),
+      ConsistentRead: true,
+    }),
+  );
+  return unpackTaskIds(out.Item?.['ids'] as Uint8Array);
+}
+
+/** The build's entry in its planning's list: what X25 shows of it (its progress aside), rewritten at each change. */
+export const buildListing = (build: RouteBuild) => ({
+  ...buildListKey(build.planning_id, build.created_at, build.id),
+  entity: 'route_build_listing',
+  view: toBuildView(build),
+  expires_at: build.expires_at,
+});
+
+/** Writes the build's list entry as the build now stands (1 WCU). */
+export async function listBuild(build: RouteBuild): Promise<void> {
+  await db().send(new PutCommand({ TableName: mainTableName(), Item: buildListing(build) }));
 }
 
 /**
@@ -123,13 +175,7 @@ export async function startBuild(caller: Caller, planningId: string, input: Crea
     throw conflict('version_rev is stale: read the planning again and retry', 'conflict', [
       { path: 'version_rev', message: 'is not the planning’s current version' },
     ]);
-  const named = await namedTasks(planning.org_id, input);
-  // As P5 (contract 4.6): an unknown task is a 400, one in a runsheet (of any planning) a 409, each at its path.
-  await checkClaims(
-    planning.org_id,
-    planning.id,
-    named.map((t) => ({ runsheetId: '', taskId: t.id, path: t.path })),
-  );
+  const named = await namedTasks(planning.org_id, planning.id, input);
   const drivers = input.vehicles.flatMap((vehicle, i) => (vehicle.driver_id ? [{ id: vehicle.driver_id, i }] : []));
   if (drivers.length > 0) {
     const found = await getAll<{ id: string }>(
@@ -150,7 +196,7 @@ export async function startBuild(caller: Caller, planningId: string, input: Crea
     org_id: planning.org_id,
     status: 'queued',
     request: { ...request, ...(jobId ? { import_job_id: jobId } : {}) },
-    task_ids: named.map((t) => t.id),
+    task_count: named.length,
     vehicle_count: input.vehicles.reduce((sum, vehicle) => sum + (vehicle.count ?? 1), 0),
     base_rev: planning.version_rev,
     caller: {
@@ -162,16 +208,25 @@ export async function startBuild(caller: Caller, planningId: string, input: Crea
     },
     created_at: now,
     updated_at: now,
+    expires_at: retainedUntil(now),
   };
   // Its organisation's place first (build-slots.ts): past the bound a 429, and nothing is written.
   await takeBuildPlace(planning.org_id, planning.id, build.id);
   try {
+    await putAll(mainTableName(), [
+      {
+        ...buildTasksKey(planning.id, build.id),
+        entity: 'route_build_tasks',
+        ids: packTaskIds(named.map((t) => t.id)),
+        expires_at: build.expires_at,
+      },
+      buildListing(build),
+    ]);
     await db().send(
       new PutCommand({
         TableName: mainTableName(),
         Item: {
           ...buildKey(planning.id, build.id),
-          ...buildListKeys(planning.id, now, build.id),
           // Watched by the requeue sweep (shared/workers/requeue.ts) until it ends, in case its message is lost.
           GSI3PK: activeJobsPartition(planning.org_id),
           GSI3SK: requeueAt(clock.nowMs()),
@@ -183,9 +238,12 @@ export async function startBuild(caller: Caller, planningId: string, input: Crea
     );
   } catch (error) {
     // A request retried with its Idempotency-Key whose first attempt wrote the build (and lost its answer): that
-    // build, which holds the place. Any other failure gives the place back.
+    // build, which holds the place (its list entry written again as it stands). Any other failure gives the place back.
     const earlier = isConditionalFailure(error) ? await findBuild(planning.id, build.id, true) : undefined;
-    if (earlier) return { route_build: toBuildView(earlier) };
+    if (earlier) {
+      await listBuild(earlier);
+      return { route_build: toBuildView(earlier) };
+    }
     await releaseBuildPlace(planning.org_id, planning.id, build.id);
     throw error;
   }
@@ -204,40 +262,74 @@ export async function findBuild(planningId: string, buildId: string, consistent 
   return out.Item as RouteBuild | undefined;
 }
 
-/** The stored result of a build (its parts joined), when it has one. */
-export async function readResult(build: RouteBuild): Promise<BuildResult | undefined> {
+/**
+ * The stored result of a build (its parts joined), when it has one. X24 reads it eventually consistent (half the
+ * units: the parts were written before the build named them), and consistently again should a part not show yet.
+ */
+export async function readResult(build: RouteBuild, consistent = true): Promise<BuildResult | undefined> {
   if (!build.result_parts) return undefined;
   const parts = await queryAll<{ text: string }>({
     TableName: mainTableName(),
-    ConsistentRead: true,
+    ...(consistent ? { ConsistentRead: true } : {}),
     KeyConditionExpression: 'PK = :pk',
     ExpressionAttributeValues: { ':pk': resultPartition(build.id) },
   });
+  if (parts.length < build.result_parts) return readResult(build, true);
   return JSON.parse(parts.map((p) => p.text).join('')) as BuildResult;
 }
 
-/** X24. */
+/** The progress of the builds given (one read of their small progress items), by build id. */
+async function progressOf(planningId: string, buildIds: string[]): Promise<Map<string, BuildProgress>> {
+  const found = await getAll<BuildProgress & { build_id: string }>(
+    mainTableName(),
+    buildIds.map((id) => buildProgressKey(planningId, id)),
+    { ProjectionExpression: 'build_id, progress, updated_at' },
+  );
+  return new Map(found.map((item) => [item.build_id, item]));
+}
+
+/** X24: the build, with its progress while solving (one small read more) and its result once completed. */
 export async function readBuild(caller: Caller, planningId: string, buildId: string) {
   await visiblePlanning(caller, planningId);
   const build = await findBuild(planningId, buildId);
   if (!build) throw notFound('route build');
-  const result = build.status === 'completed' ? await readResult(build) : undefined;
-  return { route_build: toBuildView(build, result) };
+  const result = build.status === 'completed' ? await readResult(build, false) : undefined;
+  const progress = build.status === 'solving' ? (await progressOf(planningId, [build.id])).get(build.id) : undefined;
+  return { route_build: toBuildView(build, result, progress) };
 }
 
-/** X25: newest first, one Query of GSI1 a page, without results. */
+/**
+ * X25: newest first, one Query a page of the planning's list entries (each some 400 bytes: 50 in about 3 RCU, where
+ * the builds themselves cost 0.5 each at least), without results; the solving ones' progress in one read more.
+ */
 export async function listBuilds(caller: Caller, planningId: string, page: PageRequest) {
   await visiblePlanning(caller, planningId);
   const found = await queryPage(
     {
       TableName: mainTableName(),
-      IndexName: 'GSI1',
-      KeyConditionExpression: 'GSI1PK = :pk',
+      KeyConditionExpression: 'PK = :pk',
       ExpressionAttributeValues: { ':pk': buildListPartition(planningId) },
       ScanIndexForward: false,
     },
     page,
-    (item) => toBuildView(item as unknown as RouteBuild),
+    (item) => item['view'] as BuildView,
+    undefined,
+    async (views) => {
+      const solving = views.filter((view) => view.status === 'solving');
+      if (solving.length === 0) return views;
+      const progress = await progressOf(
+        planningId,
+        solving.map((view) => view.id),
+      );
+      return views.map((view) => withProgress(view, progress.get(view.id)));
+    },
   );
   return { route_builds: found.items, meta: found.meta };
+}
+
+/** A listed build's view with its progress, as X24 shows it (`toBuildView`). */
+function withProgress(view: BuildView, progress: BuildProgress | undefined): BuildView {
+  if (!progress) return view;
+  const updated = progress.updated_at > view.updated_at ? progress.updated_at : view.updated_at;
+  return { ...view, updated_at: updated, progress: progress.progress };
 }

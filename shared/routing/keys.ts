@@ -1,7 +1,8 @@
 /**
  * Keys of route planning's records (contract 4.10), all in one place. A planning's builds are a partition of their
  * own (`ROUTES#<planning>`), so that reading a planning (its `PLANNING#` partition) never reads a build; X25 lists
- * them newest first with one Query of GSI1 (`buildListKeys`). A build's result is a partition of its own.
+ * them newest first with one Query of a list partition of their own (`buildListKey`). A build's result is a
+ * partition of its own.
  */
 
 export const buildsPartition = (planningId: string) => `ROUTES#${planningId}`;
@@ -15,10 +16,24 @@ export const buildKey = (planningId: string, buildId: string) => ({
 /** The start of every build's sort key. */
 export const BUILD_PREFIX = 'BUILD#';
 
-/** A build's entry in its planning's list (GSI1), by creation time. */
-export const buildListKeys = (planningId: string, createdAt: string, buildId: string) => ({
-  GSI1PK: buildListPartition(planningId),
-  GSI1SK: `${createdAt}#${buildId}`,
+/**
+ * What a build keeps apart from its record, in the same partition, so that the record stays about 1 KB and each of
+ * its updates (claim, result noted, end) costs a unit or two: its task ids, packed (written once, by X23), and its
+ * progress while solving (rewritten every 2 s by the worker, read by X24).
+ */
+export const buildTasksKey = (planningId: string, buildId: string) => ({
+  PK: buildsPartition(planningId),
+  SK: `BUILD#${buildId}#TASKS`,
+});
+export const buildProgressKey = (planningId: string, buildId: string) => ({
+  PK: buildsPartition(planningId),
+  SK: `BUILD#${buildId}#PROGRESS`,
+});
+
+/** A build's entry in its planning's list (X25): a small item of what X25 shows, by creation time. */
+export const buildListKey = (planningId: string, createdAt: string, buildId: string) => ({
+  PK: buildListPartition(planningId),
+  SK: `${createdAt}#${buildId}`,
 });
 export const buildListPartition = (planningId: string) => `ROUTES#${planningId}#BUILDS`;
 

@@ -8,7 +8,7 @@
  * `route_build.failed` on `planning.<id>` and to the organisation's partners.
  */
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { putAll } from '#shared/db/batch';
@@ -22,9 +22,9 @@ import { findPlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { applyResult, builtRunsheets, fitsPlanning, planningChanged, settleFailedApply } from '#shared/routing/apply';
 import { releaseBuildPlace } from '#shared/routing/build-slots';
-import { findBuild, type RouteBuild, readResult } from '#shared/routing/builds';
+import { buildTaskIds, findBuild, listBuild, type RouteBuild, readResult } from '#shared/routing/builds';
 import { checkCallerStillMay } from '#shared/routing/caller-access';
-import { buildKey, resultPartKey } from '#shared/routing/keys';
+import { buildKey, buildProgressKey, resultPartKey } from '#shared/routing/keys';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
 import { solveInThread } from '#shared/routing/solve-runner';
@@ -75,15 +75,42 @@ async function updateHeld(build: RouteBuild, owner: string, set: Record<string, 
       ReturnValues: 'ALL_NEW',
     }),
   );
-  return out.Attributes as RouteBuild;
+  const updated = out.Attributes as RouteBuild;
+  await listBuild(updated);
+  return updated;
 }
 
-/** The build's tasks as stored now, with their import jobs' service types. */
+/**
+ * The solver's latest figures, in the build's progress item (some 200 bytes, 1 WCU; the record itself was rewritten
+ * before, 75–86 KB with its task ids: 85 WCU every 2 s). Unconditional: a lapsed run's late write shows its own
+ * figures until the run that took over writes its next ones, and X24 shows progress only while the build is solving.
+ */
+export async function writeProgress(build: RouteBuild, progress: { best_distance_m: number; elapsed_ms: number }) {
+  await db().send(
+    new PutCommand({
+      TableName: mainTableName(),
+      Item: {
+        ...buildProgressKey(build.planning_id, build.id),
+        entity: 'route_build_progress',
+        build_id: build.id,
+        progress,
+        updated_at: clock.nowIso(),
+        expires_at: build.expires_at,
+      },
+    }),
+  );
+}
+
+/**
+ * The build's tasks as imported, with their import jobs' service types. Eventually consistent, half a unit a task:
+ * what the solver reads of a task (addresses, windows, loads) never changes after its import completed; only its
+ * planned mark does, which the apply claims conditionally.
+ */
 async function loadTasks(build: RouteBuild): Promise<BuildTask[]> {
+  const ids = await buildTaskIds(build);
   const items = await getAll(
     mainTableName(),
-    build.task_ids.map((id) => taskKey(id)),
-    { ConsistentRead: true },
+    ids.map((id) => taskKey(id)),
   );
   const byId = new Map(items.map((item) => [String(item['id']), item]));
   const jobIds = [...new Set(items.map((item) => String(item['import_job_id'])))];
@@ -91,7 +118,7 @@ async function loadTasks(build: RouteBuild): Promise<BuildTask[]> {
   const typeOf = new Map(
     jobs.map((job) => [String(job['id']), (job['details'] as { service_type?: string } | undefined)?.service_type]),
   );
-  return build.task_ids.flatMap((id) => {
+  return ids.flatMap((id) => {
     const item = byId.get(id);
     if (!item) return [];
     return [{ item, serviceType: typeOf.get(String(item['import_job_id'])) }];
@@ -101,7 +128,7 @@ async function loadTasks(build: RouteBuild): Promise<BuildTask[]> {
 /** A seed that follows from the build, so that a rerun searches as the first run did. */
 const seedOf = (buildId: string) => Number.parseInt(buildId.replace(/-/g, '').slice(0, 8), 16) >>> 0;
 
-async function solveBuild(build: RouteBuild, owner: string, tasks: BuildTask[]): Promise<BuildResult> {
+async function solveBuild(build: RouteBuild, tasks: BuildTask[]): Promise<BuildResult> {
   const prepared = await prepareProblem(
     build,
     tasks,
@@ -118,9 +145,7 @@ async function solveBuild(build: RouteBuild, owner: string, tasks: BuildTask[]):
       // One write at a time, the latest figures: a slow write never queues up behind the solver.
       writing = writing
         .then(() =>
-          updateHeld(build, owner, {
-            progress: { best_distance_m: Math.round(bestDistanceM), elapsed_ms: Math.round(elapsedMs) },
-          }),
+          writeProgress(build, { best_distance_m: Math.round(bestDistanceM), elapsed_ms: Math.round(elapsedMs) }),
         )
         .then(
           () => undefined,
@@ -129,7 +154,7 @@ async function solveBuild(build: RouteBuild, owner: string, tasks: BuildTask[]):
     },
   });
   await writing;
-  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_ids.length);
+  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_count);
 }
 
 /** Stores the result in parts and notes it on the build (a rerun then applies it instead of solving again). */
@@ -141,6 +166,7 @@ async function saveResult(build: RouteBuild, owner: string, result: BuildResult)
     Array.from({ length: parts }, (_, i) => ({
       ...resultPartKey(build.id, i),
       entity: 'route_build_result',
+      expires_at: build.expires_at,
       text: text.slice(i * RESULT_PART_CHARS, (i + 1) * RESULT_PART_CHARS),
     })),
   );
@@ -206,9 +232,11 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
   const found = await findBuild(String(message['planning_id']), String(message['build_id']), true);
   if (!found) return;
   if (found.status === 'completed' || found.status === 'failed') {
-    // A run that died between its end and giving its place back: given back now (nothing if it was).
+    // A run that died between its end and giving its place back and announcing it: its place given back now
+    // (nothing if it was), its list entry (which may still show it solving) written again, its end told.
     if (found.announced === false) {
       await releaseBuildPlace(found.org_id, found.planning_id, found.id);
+      await listBuild(found);
       await announce(found);
     }
     return;
@@ -216,6 +244,7 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
   const owner = message.message_id ?? randomUUID();
   let build = await claimBuild(found, owner);
   if (!build) return;
+  await listBuild(build);
   try {
     if ((build.attempts ?? 1) > MAX_BUILD_ATTEMPTS) {
       await endFailed(build, owner, {
@@ -234,7 +263,7 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
     if (!result) {
       // Its caller's access, as it stands when the build starts solving (caller-access.ts) ...
       await checkCallerStillMay(build);
-      result = await solveBuild(build, owner, tasks);
+      result = await solveBuild(build, tasks);
       build = await saveResult(build, owner, result);
     }
     // ... and again before it applies: a caller who lost it meanwhile gets nothing added.

@@ -9,16 +9,20 @@ import { capacityScenario } from '../../bench/capacity.ts';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { resetClock, setClock } from '../../shared/clock.ts';
-import { type Tally, tallyObservers } from '../../shared/db/capacity.ts';
+import { type Tally, tallyObservers, withCapacity } from '../../shared/db/capacity.ts';
 import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts';
 import { locationsTable, mainTable } from '../../shared/db/tables.ts';
 import { MAX_INDEX_QUERIES } from '../../shared/locations/geo.ts';
 import { GEO_TIME_GRANULARITY_S, importLocations, locationAt } from '../../shared/locations/locations.ts';
+import { findBuild } from '../../shared/routing/builds.ts';
+import { buildProgressKey } from '../../shared/routing/keys.ts';
+import { writeProgress } from '../../shared/routing/worker.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
-import { importTasks } from '../support/imports.ts';
+import { importCsv, importTasks, tasksCsv } from '../support/imports.ts';
 import { constantKey, type KeyTallyProxy, startKeyTallyProxy } from '../support/key-tally-proxy.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { storedItems } from '../support/stored.ts';
+import { until } from '../support/until.ts';
 
 let host: RunningHost;
 /** Every write of this file's host, by partition key (issue 45: the last test reads them). */
@@ -404,6 +408,211 @@ describe('capacity of P5 naming imported tasks (issue 33 item 3: task_ids amplif
     // included (some 210 bytes; every read puts them back): 116 a runsheet (579).
     expect(tally).toEqual({ calls: 1032, rcu: 1011, wcu: 4580 });
   }, 120_000);
+});
+
+describe('capacity of route builds (issue 51 findings 3 and 4: X23, X24, X25)', () => {
+  let planner: string;
+  let planning: { id: string; version_rev: string };
+  /** 2 000 tasks imported through the real worker, in file order, and their import job. */
+  let job: { importJobId: string; taskIds: string[] };
+  const vehicles = [
+    {
+      id: 'van',
+      count: 10,
+      start: { latitude: 1.3343, longitude: 103.8563 },
+      shift_start_utc: '2026-11-22T00:00:00Z',
+      shift_end_utc: '2026-11-22T12:00:00Z',
+    },
+  ];
+  type BuildView = { route_build: { id: string; status: string; created_at: string } };
+  const COORDINATES_HEADER =
+    'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,from_latitude,from_longitude,to_latitude,to_longitude,total_item_weight,total_weight_unit';
+  const buildRoutes = (names: object) =>
+    api.post<BuildView>(
+      `/v1/plannings/${planning.id}/routes`,
+      { vehicles, time_limit_s: 1, dry_run: true, version_rev: planning.version_rev, ...names },
+      planner,
+    );
+  const readBuild = (id: string) => api.get<BuildView>(`/v1/plannings/${planning.id}/routes/${id}`, planner);
+  /** Reads the build until it has ended. */
+  const ended = (id: string) =>
+    until(
+      () => readBuild(id),
+      (read) => ['completed', 'failed'].includes(read.body.route_build.status),
+      120_000,
+      200,
+    );
+
+  beforeAll(async () => {
+    const shop = (
+      await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Routes', kind: 'merchant' }, admin)
+    ).body.id;
+    planner = (await invitedMember(api, admin, 'Merchant', ROLES.Merchant, shop)).token;
+    const refs = Array.from({ length: 2000 }, (_, i) => `R${i}`);
+    const imported = await importCsv(api, planner, tasksCsv(refs));
+    // importCsv answers X10's first page (1 000): the rest is its second.
+    const rest = await api.get<{ tasks: { id: string }[] }>(
+      `/v1/tasks?import_job_id=${imported.importJobId}&order=asc&per_page=1000&page=2`,
+      planner,
+    );
+    job = { importJobId: imported.importJobId, taskIds: [...imported.taskIds, ...rest.body.tasks.map((t) => t.id)] };
+    expect(new Set(job.taskIds).size).toBe(2000);
+    planning = (await api.post<{ id: string; version_rev: string }>('/v1/plannings', { name: 'Routes day' }, planner))
+      .body;
+  }, 600_000);
+
+  it('X23 with 2 000 tasks by task_ids and by import_job_id, X24 of a completed build, X25 a page of 50', async () => {
+    const startedAt = Math.floor(Date.now() / 1000);
+    let byIds: Awaited<ReturnType<typeof buildRoutes>> | undefined;
+    let byJob: Awaited<ReturnType<typeof buildRoutes>> | undefined;
+    const x23Ids = await measure('X23', async () => {
+      byIds = await buildRoutes({ task_ids: job.taskIds });
+    });
+    expect(byIds!.status, JSON.stringify(byIds!.body).slice(0, 300)).toBe(202);
+    await ended(byIds!.body.route_build.id);
+    const x23Job = await measure('X23', async () => {
+      byJob = await buildRoutes({ import_job_id: job.importJobId });
+    });
+    expect(byJob!.status, JSON.stringify(byJob!.body).slice(0, 300)).toBe(202);
+    const done = await ended(byJob!.body.route_build.id);
+    // The worker's run of it (its own tally): the task ids, the tasks, the result, the record's few updates.
+    // (its end is seen by X24 before its run has told the end and finished)
+    const worker = (await until(
+      async () => seen.find((entry) => entry.label === 'queue:route_build'),
+      (entry) => entry !== undefined,
+      60_000,
+      50,
+    ))!.tally;
+    let answer: Awaited<ReturnType<typeof readBuild>> | undefined;
+    const x24 = await measure('X24', async () => {
+      answer = await readBuild(byJob!.body.route_build.id);
+    });
+    expect(answer!.body).toEqual(done.body);
+    // 48 more builds of one task each: a page of 50, the two of 2 000 tasks among them.
+    let small: Awaited<ReturnType<typeof buildRoutes>> | undefined;
+    const x23One = await measure('X23', async () => {
+      small = await buildRoutes({ task_ids: [job.taskIds[0]!] });
+    });
+    expect(small!.status).toBe(202);
+    await ended(small!.body.route_build.id);
+    for (let i = 1; i < 48; i++) {
+      small = await buildRoutes({ task_ids: [job.taskIds[i]!] });
+      expect(small.status).toBe(202);
+      await ended(small.body.route_build.id);
+    }
+    let listed: { route_builds: { id: string }[] } | undefined;
+    const x25 = await measure('X25', async () => {
+      listed = (
+        await api.get<{ route_builds: { id: string }[] }>(`/v1/plannings/${planning.id}/routes?per_page=50`, planner)
+      ).body;
+    });
+    expect(listed!.route_builds).toHaveLength(50);
+    expect(listed!.route_builds.at(-1)).toEqual(
+      expect.objectContaining({ id: byIds!.body.route_build.id, tasks: 2000 }),
+    );
+    // Issue 51 before: X23 by task_ids 24 calls / 2 002 RCU / 52 WCU (every task read whole, consistently: 1 RCU
+    // each; the build record of 2 000 ids and the request: 50 KB, with its GSI1 list entry), by import_job_id 26 /
+    // 2 039.5 / 52 (the job's GSI1 entries, then every task whole); X24 of it completed 4 / 104.5 (the result's 200
+    // KB consistently, the record 50 KB); X25's page of 50 4 / 39.5 (each build read whole through GSI1).
+    // Now X23 by task_ids: the caller's token, the planning, the first task (eventually consistent) for its import
+    // job, the job, the job's GSI1 and GSI2 entries (keys only, some 180 bytes each: every named task is of that job,
+    // so no other task is read; the ids of other jobs would be read at 0.5 RCU each); the packed ids (24 KB) and the
+    // list entry in one BatchWriteItem, the record (about 1 KB) with its GSI3 entry. By import_job_id: the same
+    // without the first task. X24: the result eventually consistent. X25: one Query of the list entries.
+    // One task of that job: its job's first 11 entries show the job larger than ten a named task, so the task is
+    // read again as P5 would (eventually consistent).
+    expect({ x23Ids, x23Job, x23One, x24, x25, worker }).toEqual({
+      x23One: { calls: 9, rcu: 3.5, wcu: 4 },
+      x23Ids: { calls: 8, rcu: 78.5, wcu: 27 },
+      x23Job: { calls: 7, rcu: 78, wcu: 27 },
+      x24: { calls: 4, rcu: 50, wcu: 0 },
+      x25: { calls: 3, rcu: 4.5, wcu: 0 },
+      // The record consistently, its claim, the packed ids (6 RCU), the 2 000 tasks eventually consistent (they were 1
+      // RCU each), the job, the result in parts, the record's few updates (1–2 WCU each, and a list entry each).
+      worker: { calls: 36, rcu: 1010.5, wcu: 404 },
+    });
+    // Every item of a build expires 30 days after it was asked for (contract 4.10): its record, task ids, list
+    // entry, progress and result parts (the next test reads a progress item's).
+    const kept: Record<string, unknown>[] = [];
+    let cursor: Record<string, unknown> | undefined;
+    do {
+      const page = await db().send(
+        new ScanCommand({
+          TableName: mainTableName(),
+          FilterExpression: 'begins_with(entity, :build)',
+          ExpressionAttributeValues: { ':build': 'route_build' },
+          ExclusiveStartKey: cursor,
+        }),
+      );
+      kept.push(...(page.Items ?? []));
+      cursor = page.LastEvaluatedKey;
+    } while (cursor);
+    // (a progress item too when a build's first plan took its 2 s: these had no coordinates, and it may not)
+    expect([...new Set(kept.map((item) => item['entity']))].filter((e) => e !== 'route_build_progress').sort()).toEqual(
+      ['route_build', 'route_build_listing', 'route_build_result', 'route_build_tasks'],
+    );
+    for (const item of kept) {
+      expect(item['expires_at'], String(item['entity'])).toBeGreaterThanOrEqual(startedAt + 30 * 86_400);
+      expect(item['expires_at'], String(item['entity'])).toBeLessThanOrEqual(Date.now() / 1000 + 30 * 86_400);
+    }
+  }, 900_000);
+
+  it('X24 and X25 of a build while it solves: its progress from an item of its own, a progress write 1 WCU', async () => {
+    // 400 tasks with coordinates, pickups at 20 hubs and drop-offs spread over the city: a search that runs seconds.
+    const rows = Array.from({ length: 400 }, (_, i) => {
+      const from = `${(1.28 + (i % 20) * 0.004).toFixed(4)},${(103.8 + (i % 20) * 0.004).toFixed(4)}`;
+      const to = `${(1.3 + ((i * 37) % 100) * 0.001).toFixed(4)},${(103.75 + ((i * 53) % 100) * 0.002).toFixed(4)}`;
+      return `S${i},1 Depot Rd,Singapore,SG,1 Mall,Singapore,SG,2026-11-22T01:00:00Z,2026-11-22T09:00:00Z,Asia/Singapore,2026-11-22T01:00:00Z,2026-11-22T11:00:00Z,Asia/Singapore,${from},${to},5,kg`;
+    });
+    const city = await importCsv(api, planner, [COORDINATES_HEADER, ...rows].join('\n'));
+    const queued = await buildRoutes({ import_job_id: city.importJobId, time_limit_s: 20 });
+    expect(queued.status, JSON.stringify(queued.body).slice(0, 300)).toBe(202);
+    const id = queued.body.route_build.id;
+    type Progressing = { route_build: { status: string; progress?: object; updated_at: string } };
+    await until(
+      () => api.get<Progressing>(`/v1/plannings/${planning.id}/routes/${id}`, planner),
+      (read) => read.body.route_build.progress !== undefined || read.body.route_build.status !== 'solving',
+      60_000,
+      100,
+    );
+    let one: Progressing | undefined;
+    let page: { route_builds: Progressing['route_build'][] } | undefined;
+    const x24 = await measure('X24', async () => {
+      one = (await api.get<Progressing>(`/v1/plannings/${planning.id}/routes/${id}`, planner)).body;
+    });
+    const x25 = await measure('X25', async () => {
+      page = (
+        await api.get<{ route_builds: Progressing['route_build'][] }>(
+          `/v1/plannings/${planning.id}/routes?per_page=1`,
+          planner,
+        )
+      ).body;
+    });
+    expect(one!.route_build.status).toBe('solving');
+    expect(one!.route_build.progress).toEqual({ best_distance_m: expect.any(Number), elapsed_ms: expect.any(Number) });
+    // X25 shows it as X24 does, progress and all (unless a progress write fell between the two reads).
+    expect(page!.route_builds[0]).toEqual({
+      ...one!.route_build,
+      progress: expect.any(Object),
+      updated_at: expect.any(String),
+    });
+    const build = (await findBuild(planning.id, id))!;
+    const write = await withCapacity(() => writeProgress(build, { best_distance_m: 1, elapsed_ms: 2 }));
+    const written = await db().send(
+      new GetCommand({ TableName: mainTableName(), Key: buildProgressKey(planning.id, id) }),
+    );
+    expect(written.Item?.['expires_at']).toBe(build.expires_at);
+    expect(build.expires_at).toBe(Math.floor(Date.parse(build.created_at) / 1000) + 30 * 86_400);
+    await ended(id);
+    // X24: the caller's token, the planning, the build (about 1 KB) and its progress item; X25 a page of one entry
+    // and the progress of the one solving. A progress write: one PutItem of some 200 bytes.
+    // Before issue 51 a progress write rewrote the whole record (75–86 KB with 2 000 task ids: 85 WCU every 2 s).
+    expect({ x24, x25, progress: write.tally }).toEqual({
+      x24: { calls: 4, rcu: 2, wcu: 0 },
+      x25: { calls: 4, rcu: 2, wcu: 0 },
+      progress: { calls: 1, rcu: 0, wcu: 1 },
+    });
+  }, 300_000);
 });
 
 describe('capacity of a duty toggle (X15)', () => {

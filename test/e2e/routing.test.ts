@@ -316,6 +316,18 @@ describe('X23 checks its body', () => {
     });
     expect(taken.status).toBe(409);
     expect(taken.body).toMatchObject({ errors: [{ path: 'task_ids[1]' }] });
+    // Issue 51: the named tasks of one import are checked from its index entries, the others read; the first refusal
+    // in request order is still the one answered, and an import job with a planned task is a 409 at import_job_id.
+    const refusalAt = async (names: Record<string, unknown>) => {
+      const r = await build(planning.id, { ...names, vehicles: [van('v1')], version_rev: planning.version_rev });
+      return [r.status, (r.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path)];
+    };
+    const unknownId = 'ffffffffffffffffffffffff';
+    expect(await refusalAt({ task_ids: [first, unknownId, second] })).toEqual([400, ['task_ids[1]']]);
+    expect(await refusalAt({ task_ids: [second, unknownId] })).toEqual([409, ['task_ids[0]']]);
+    expect(await refusalAt({ task_ids: [unknownId, second] })).toEqual([400, ['task_ids[0]']]);
+    const jobOf = await api.get<{ task: { import_job_id: string } }>(`/v1/tasks/${second}`, planner);
+    expect(await refusalAt({ import_job_id: jobOf.body.task.import_job_id })).toEqual([409, ['import_job_id']]);
     // Nothing was queued by any of these.
     const list = await api.get<{ route_builds: unknown[] }>(`/v1/plannings/${planning.id}/routes`, planner);
     expect(list.body.route_builds).toEqual([]);

@@ -27,9 +27,15 @@ const TASK_WINDOWS =
  * the tasks' ids in file order once the job has completed (it throws otherwise).
  */
 export async function importTasks(api: Client, token: string, refs: string[]): Promise<string[]> {
-  const rows = refs.map((ref, i) => `${ref},${i + 1} Depot Way,Singapore,SG,1 Mall,Singapore,SG,${TASK_WINDOWS}`);
-  return (await importCsv(api, token, [TASKS_HEADER, ...rows].join('\n'))).taskIds;
+  return (await importCsv(api, token, tasksCsv(refs))).taskIds;
 }
+
+/** A tasks file of one task per ref (the required columns, no coordinates). */
+export const tasksCsv = (refs: string[]) =>
+  [
+    TASKS_HEADER,
+    ...refs.map((ref, i) => `${ref},${i + 1} Depot Way,Singapore,SG,1 Mall,Singapore,SG,${TASK_WINDOWS}`),
+  ].join('\n');
 
 /** Imports a whole tasks file as one job (`IMPORT_WINDOW`'s service type): its id and its tasks' ids in file order. */
 export async function importCsv(api: Client, token: string, csv: string) {
