@@ -1930,8 +1930,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A runsheet with its tasks in order, each with its status, timeline and proofs (signed URLs, 15 minutes)
-         * @description A runsheet with its status (contract 4.7/4.8: `in_progress` with `tasks_done`/`tasks_total`, `completed` with `completed_at`) and its tasks in order, each with its `status`, `timeline[]` (in the order events happened) and `proofs[]` as signed GET URLs valid 15 minutes. The planning’s readers and the runsheet’s assigned driver; anyone else a 404.
+         * A runsheet with its tasks in order, each with its status, timeline, proofs (signed URLs, 15 minutes) and, while it is assigned or in progress, live ETAs
+         * @description A runsheet with its status (contract 4.7/4.8: `in_progress` with `tasks_done`/`tasks_total`, `completed` with `completed_at`) and its tasks in order, each with its `status`, `timeline[]` (in the order events happened) and `proofs[]` as signed GET URLs valid 15 minutes. The planning’s readers and the runsheet’s assigned driver; anyone else a 404. While it is `assigned` or `in_progress` (contract 4.11), live ETAs computed as it is read: each task’s `eta_pickup_utc`/`eta_dropoff_utc` (when that stop’s service is expected to start; `null` once it is done) and `late_by_s` beside a built task’s `planned_*`, and the runsheet’s `eta_updated_at` and `delay_s`; reckoned from the assigned driver’s last fix at the later of its time and now, along the stops still to do (`stops[]` order for a built runsheet, else task order) with the runsheet’s travel model, waiting for windows and spending service times. Without a fix in 10 minutes every ETA is `null` and `eta_reason` is `no_recent_position`. Any other status: no ETA members.
          *
          *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin, Driver, OrgDriver or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X22.
          */
@@ -17264,6 +17264,12 @@ export interface operations {
                             tasks_done?: number;
                             /** Format: date-time */
                             completed_at?: string;
+                            /** @description The moment the ETAs are reckoned from (the later of the driver’s last fix and now); null with eta_reason */
+                            eta_updated_at?: string | null;
+                            /** @description The largest late_by_s of the stops still to do; null with eta_reason */
+                            delay_s?: number | null;
+                            /** @description Why every ETA is null: no_recent_position (the driver has no fix in the last 10 minutes) */
+                            eta_reason?: "no_recent_position" | null;
                             tasks: {
                                 id: string;
                                 total_item_weight?: number | null;
@@ -17339,6 +17345,12 @@ export interface operations {
                                     /** Format: date-time */
                                     expires_at: string;
                                 }[];
+                                /** @description The pickup’s ETA; null once picked up (or failed), or without a recent position */
+                                eta_pickup_utc?: string | null;
+                                /** @description The drop-off’s ETA; null once delivered or failed, or without a recent position */
+                                eta_dropoff_utc?: string | null;
+                                /** @description Seconds its latest stop still to do is expected past its window’s end (0 on time); null unknown */
+                                late_by_s?: number | null;
                             }[];
                             stops?: {
                                 task_id: string;
