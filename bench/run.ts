@@ -9,6 +9,7 @@ import { benchFanOut } from './fanout.ts';
 import { stopBenchHost } from './host.ts';
 import { benchHotKeys } from './hot-keys.ts';
 import { benchImports } from './imports.ts';
+import { benchLiveEtas } from './live-etas.ts';
 import { benchLiveOps } from './liveops.ts';
 import { benchLocations } from './locations.ts';
 import { benchOperations } from './operations.ts';
@@ -35,6 +36,8 @@ await benchLocations();
 await benchFanOut();
 await benchLiveOps();
 await benchPositionLag();
+// 500 drivers for 1 minute here (a 2-core machine); `npx tsx bench/live-etas.ts` runs the issue's 5 minutes.
+await benchLiveEtas({ drivers: 500, minutes: 1 });
 await benchImports();
 benchPairing();
 await benchPlanning();

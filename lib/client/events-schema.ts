@@ -284,6 +284,44 @@ export interface components {
                 recipient_name?: string | null;
                 proof_ids?: string[];
             };
+            /** @description A stop still to do became at risk: its ETA lies after its window’s end. Once, until it is on time again or done. */
+            "task.late_risk": {
+                planning_id: string;
+                runsheet_id: string;
+                task_id: string;
+                task_ref?: string | null;
+                driver: {
+                    id: string;
+                    name: string;
+                };
+                /** @enum {string} */
+                stop_kind: "pickup" | "dropoff";
+                /** @description The end of the stop’s window. */
+                window_end_utc: string | null;
+                /** @description When the stop is expected to start (X22’s ETA at the check). */
+                eta_utc: string;
+                /** @description Seconds past the window’s end (0 when on time). */
+                late_by_s: number;
+            };
+            /** @description A stop at risk is on time again (a stop done says nothing more: its task event did). */
+            "task.back_on_time": {
+                planning_id: string;
+                runsheet_id: string;
+                task_id: string;
+                task_ref?: string | null;
+                driver: {
+                    id: string;
+                    name: string;
+                };
+                /** @enum {string} */
+                stop_kind: "pickup" | "dropoff";
+                /** @description The end of the stop’s window. */
+                window_end_utc: string | null;
+                /** @description When the stop is expected to start (X22’s ETA at the check). */
+                eta_utc: string;
+                /** @description Seconds past the window’s end (0 when on time). */
+                late_by_s: number;
+            };
             /** @description The runsheet’s last task was delivered or failed (X20). */
             "runsheet.completed": {
                 planning_id: string;

@@ -188,7 +188,7 @@ function conditionFailureItem(error: unknown): LocationRecord | undefined {
 
 /**
  * Stores a newer fix of a driver whose location is in `expectedCell`: one UpdateItem, its condition the ordering rule.
- * 'stored', or what is stored instead (undefined when the driver has no location yet).
+ * The server time of the fix it replaced once stored, or what is stored instead (undefined: no location yet).
  */
 async function moveIfNewer(
   driverId: string,
@@ -196,7 +196,7 @@ async function moveIfNewer(
   fields: Fields,
   point: Point,
   expectedCell: string,
-): Promise<'stored' | LocationRecord | undefined> {
+): Promise<{ previousServerTime: string | undefined } | LocationRecord | undefined> {
   const values: Record<string, unknown> = {
     ...fields,
     ...geoKeys(driverId, point),
@@ -204,7 +204,7 @@ async function moveIfNewer(
   };
   const names = Object.keys(values);
   try {
-    await db().send(
+    const out = await db().send(
       new UpdateCommand({
         TableName: locationsTableName(),
         Key: locationKey(driverId, orgId),
@@ -217,9 +217,11 @@ async function moveIfNewer(
           ':expected': expectedCell,
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        // The replaced fix's time (free: a write's return values cost no read unit): the risk check's due mark.
+        ReturnValues: 'UPDATED_OLD',
       }),
     );
-    return 'stored';
+    return { previousServerTime: out.Attributes?.['server_time'] as string | undefined };
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
     return conditionFailureItem(error);
@@ -245,16 +247,30 @@ function clientTimeOf(fix: Fix, path: string): string {
  * nothing); then only the newest is offered to L1's write, so a batch costs what one fix costs. `accepted` is 1 when
  * that fix was stored (0 when the stored fix is as new or newer); every other fix is `ignored`.
  */
-export async function recordFixes(caller: Caller, fixes: Fix[]): Promise<{ accepted: number; ignored: number }> {
+export async function recordFixes(
+  caller: Caller,
+  fixes: Fix[],
+): Promise<{ accepted: number; ignored: number; stored: StoredFix | undefined }> {
   let newest: { fix: Fix; at: number } | undefined;
   fixes.forEach((fix, i) => {
     const at = Date.parse(clientTimeOf(fix, `fixes[${i}].client_time_utc`));
     // Equal client times: the later one in the buffer wins (a phone appends in the order it took them).
     if (!newest || at >= newest.at) newest = { fix, at };
   });
-  if (!newest) return { accepted: 0, ignored: 0 };
-  const accepted = (await recordFix(caller, newest.fix)) ? 1 : 0;
-  return { accepted, ignored: fixes.length - accepted };
+  if (!newest) return { accepted: 0, ignored: 0, stored: undefined };
+  const stored = await storeFix(caller, newest.fix);
+  const accepted = stored ? 1 : 0;
+  return { accepted, ignored: fixes.length - accepted, stored };
+}
+
+/**
+ * A fix the service stored: whose, where and when (its `server_time`), and the server time of the fix it replaced
+ * (undefined for a driver's first): what the risk check after it (planning/late-risk.ts) needs, without a read.
+ */
+export interface StoredFix {
+  driverId: string;
+  fix: Point & { server_time: string };
+  previousServerTime: string | undefined;
 }
 
 /**
@@ -268,6 +284,11 @@ export async function recordFixes(caller: Caller, fixes: Fix[]): Promise<{ accep
  * organisation it was moved out of.
  */
 export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
+  return (await storeFix(caller, fix)) !== undefined;
+}
+
+/** L1 as `recordFix`, answering the fix stored (undefined: ignored, not newer than the stored one). */
+export async function storeFix(caller: Caller, fix: Fix): Promise<StoredFix | undefined> {
   const clientTime = clientTimeOf(fix, 'client_time_utc');
   const point = { latitude: fix.latitude, longitude: fix.longitude };
   const cell = directoryCellOf(point);
@@ -281,30 +302,31 @@ export async function recordFix(caller: Caller, fix: Fix): Promise<boolean> {
     client_timezone: fix.client_timezone ?? null,
     server_time: clock.nowIso(),
   };
+  const storedFix = { driverId: caller.id, fix: { ...point, server_time: fields.server_time } };
   let expectedCell = cell;
   let orgId = caller.orgId;
   for (let attempt = 0; attempt < 4; attempt++) {
     // The steady state: a newer fix within the stored partition cell.
     const found = await moveIfNewer(caller.id, orgId, fields, point, expectedCell);
-    if (found === 'stored') {
+    if (found && 'previousServerTime' in found) {
       if (expectedCell !== cell) await releaseDirectory(leaving(expectedCell, cell));
-      return true;
+      return { ...storedFix, previousServerTime: found.previousServerTime };
     }
     if (expectedCell !== cell) await releaseDirectory(leaving(cell, expectedCell)); // the crossing lost a race
     if (!found) {
       const first = await storeFirstFix(caller.id, orgId, fields, point);
-      if (first === 'stored') return true;
+      if (first === 'stored') return { ...storedFix, previousServerTime: undefined };
       // The driver's organisation is not the token's (a token minted before A25): its item is under the profile's.
       if (first !== 'lost') orgId = first.orgId;
       continue;
     }
-    if (Date.parse(found.client_time_utc) >= Date.parse(clientTime)) return false;
+    if (Date.parse(found.client_time_utc) >= Date.parse(clientTime)) return undefined;
     // A crossing into another partition cell: count the driver in the new cells first, then move.
     const stored = directoryCellOf(found);
     await adjustDirectory(leaving(cell, stored), +1);
     expectedCell = stored;
   }
-  return false;
+  return undefined;
 }
 
 /** The directory entries of `from` that `to` does not share. */

@@ -101,6 +101,23 @@ const taskReport = v.pipe(
   v.description('A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md).'),
 );
 
+/** A stop's risk moving (contract 4.11): the same members both ways; `late_by_s` 0 once it is on time again. */
+const stopRisk = (description: string) =>
+  v.pipe(
+    v.object({
+      planning_id: id,
+      runsheet_id: id,
+      task_id: id,
+      task_ref: v.optional(nullableString),
+      driver: driverRef,
+      stop_kind: v.picklist(['pickup', 'dropoff']),
+      window_end_utc: v.pipe(nullableString, v.description('The end of the stop’s window.')),
+      eta_utc: v.pipe(v.string(), v.description('When the stop is expected to start (X22’s ETA at the check).')),
+      late_by_s: v.pipe(v.number(), v.description('Seconds past the window’s end (0 when on time).')),
+    }),
+    v.description(description),
+  );
+
 const count = v.number();
 
 /** What a dispatch has come to (`dispatchCounts`), on an ended job's `planning_job.status`. */
@@ -163,6 +180,10 @@ export const PLANNING_EVENTS = {
   'task.picked_up': taskReport,
   'task.delivered': taskReport,
   'task.failed': taskReport,
+  'task.late_risk': stopRisk(
+    'A stop still to do became at risk: its ETA lies after its window’s end. Once, until it is on time again or done.',
+  ),
+  'task.back_on_time': stopRisk('A stop at risk is on time again (a stop done says nothing more: its task event did).'),
   'runsheet.completed': v.pipe(
     v.object({
       planning_id: id,

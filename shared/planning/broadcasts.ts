@@ -37,6 +37,7 @@ import {
   assignKey,
   driverRunsheetKeys,
   groupKey,
+  liveRunsheetKeys,
   pairKey,
   planIdOf,
   planPartitions,
@@ -711,6 +712,8 @@ function claimWrites(record: PairRecord, happenedAt: string, limit: number): Tra
           ...assignKey(planId, record.pair.runsheet.id),
           // The driver's app names a runsheet by its id alone (X20): its claim is found in the driver's list.
           ...driverRunsheetKeys(record.pair.driver.id, record.pair.runsheet.id, planId),
+          // The clock check's list of runsheets under way (late-risk.ts), until its last task finishes.
+          ...liveRunsheetKeys(record.org_id, record.pair.driver.id, record.pair.runsheet.id),
           entity: 'runsheet_assignment',
           pair_id: record.id,
           driver_id: record.pair.driver.id,

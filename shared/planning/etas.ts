@@ -159,36 +159,49 @@ export interface RunsheetEtas {
   taskEtas: (taskId: string) => TaskEtas;
 }
 
-/**
- * The ETAs of a runsheet `assigned` or `in_progress` (the caller asks only for those) whose driver's last fix is
- * `fix`: from its position at the later of its time and `nowMs`, along the remaining stops, with `travel` (the
- * runsheet's build's; 4.10's default otherwise). Without a fix at most FIX_MAX_AGE_MS old every ETA is null and the
- * runsheet says `no_recent_position`. A task with nothing left to do has null ETAs and `late_by_s` 0.
- */
-export function runsheetEtas(input: {
+/** What `runsheetEtas` and the risk check (late-risk.ts) reckon from: a runsheet, its tasks' statuses, a fix, now. */
+export interface EtaInput {
   tasks: readonly Task[];
   stops?: readonly Record<string, unknown>[] | undefined;
   travel?: TravelSettings | undefined;
   statusOf: StatusOf;
   fix: LastFix | undefined;
   nowMs: number;
-}): RunsheetEtas {
+}
+
+/** A stop still to do with its ETA: the stop as `remainingStops` says it, `reckonStops`' answer beside it. */
+export type ReckonedStop = EtaStop & StopEta;
+
+/**
+ * The remaining stops of a runsheet with their ETAs, from the fix at the later of its time and `nowMs` (`startMs`);
+ * undefined without a fix at most FIX_MAX_AGE_MS old (no position to reckon from).
+ */
+export function reckonRunsheet(input: EtaInput): { startMs: number; stops: ReckonedStop[] } | undefined {
   const fixMs = input.fix ? Date.parse(input.fix.server_time) : Number.NaN;
-  if (!input.fix || !(input.nowMs - fixMs <= FIX_MAX_AGE_MS)) {
+  if (!input.fix || !(input.nowMs - fixMs <= FIX_MAX_AGE_MS)) return undefined;
+  const travel = input.travel ?? DEFAULT_TRAVEL;
+  const startMs = Math.max(fixMs, input.nowMs);
+  const remaining = remainingStops(input.tasks, input.stops, input.statusOf);
+  const reckoned = reckonStops(input.fix, startMs, remaining, (a, b) => straightLineLeg(travel, a, b).seconds);
+  return { startMs, stops: remaining.map((stop, i) => ({ ...stop, ...reckoned[i]! })) };
+}
+
+/**
+ * The ETAs of a runsheet `assigned` or `in_progress` (the caller asks only for those) whose driver's last fix is
+ * `fix`: from its position at the later of its time and `nowMs`, along the remaining stops, with `travel` (the
+ * runsheet's build's; 4.10's default otherwise). Without a fix at most FIX_MAX_AGE_MS old every ETA is null and the
+ * runsheet says `no_recent_position`. A task with nothing left to do has null ETAs and `late_by_s` 0.
+ */
+export function runsheetEtas(input: EtaInput): RunsheetEtas {
+  const reckoning = reckonRunsheet(input);
+  if (!reckoning) {
     const unknown: TaskEtas = { eta_pickup_utc: null, eta_dropoff_utc: null, late_by_s: null };
     return {
       runsheet: { eta_updated_at: null, delay_s: null, eta_reason: 'no_recent_position' },
       taskEtas: () => unknown,
     };
   }
-  const travel = input.travel ?? DEFAULT_TRAVEL;
-  const startMs = Math.max(fixMs, input.nowMs);
-  const reckoned = reckonStops(
-    input.fix,
-    startMs,
-    remainingStops(input.tasks, input.stops, input.statusOf),
-    (a, b) => straightLineLeg(travel, a, b).seconds,
-  );
+  const { startMs, stops: reckoned } = reckoning;
   const byTask = new Map<string, TaskEtas>();
   for (const stop of reckoned) {
     const etas = byTask.get(stop.taskId) ?? { eta_pickup_utc: null, eta_dropoff_utc: null, late_by_s: 0 };

@@ -8,7 +8,8 @@
  * count as read) and the runsheet's offer group (condition: not cancelled), so the events of one runsheet are judged
  * one at a time in arrival order: of two concurrent events the later is judged again against what the first wrote,
  * and nothing is lost. The machine itself is data (`TASK_MOVES` in lifecycle.ts, beside the pair's and the runsheet's).
- * X22 adds the runsheet's live ETAs (4.11), reckoned by etas.ts as it is read.
+ * X22 adds the runsheet's live ETAs (4.11), reckoned by etas.ts as it is read; each event checks the runsheet's
+ * stops at risk (late-risk.ts).
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
@@ -27,8 +28,8 @@ import {
   groupKey,
   planIdOf,
   progressKey,
-  runsheetKey,
 } from '#shared/planning/keys';
+import { checkRunsheetRisk } from '#shared/planning/late-risk';
 import {
   isFinished,
   nextStatus,
@@ -37,10 +38,10 @@ import {
   type TaskStatus,
   taskRefusal,
 } from '#shared/planning/lifecycle';
-import { findPlanning, runsheetTasksOf, visiblePlanning } from '#shared/planning/plannings';
+import { readRunsheetItem } from '#shared/planning/planning-records';
+import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import { checkProofs, namingRefusal, namingWrites, proofViews } from '#shared/planning/proofs';
 import { ARRIVALS_LIMIT, type FAILURE_REASONS, TIMELINE_LIMIT } from '#shared/planning/schemas';
-import type { TravelSettings } from '#shared/routing/travel';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export type { TaskEventType, TaskStatus } from '#shared/planning/lifecycle';
@@ -154,20 +155,6 @@ async function heldRunsheet(caller: Caller, runsheetId: string) {
     )[0];
   if (!held) throw notFound('runsheet');
   return { planId: planIdOf(held.PK), claim: held };
-}
-
-export async function readRunsheetItem(planId: string, runsheetId: string) {
-  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planId, runsheetId) }));
-  if (!out.Item) throw notFound('runsheet');
-  return { ...out.Item, tasks: runsheetTasksOf(out.Item) } as {
-    id: string;
-    name?: string;
-    service_type?: string;
-    tasks?: Task[];
-    stops?: Record<string, unknown>[];
-    /** A built runsheet's travel model (routing/apply.ts); none on a hand-made one or one built before it was kept. */
-    travel?: TravelSettings;
-  };
 }
 
 const taskWords = (task: Task) => `task ${String(task['task_ref'] ?? task.id)}`;
@@ -301,8 +288,9 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
           Update: {
             TableName: mainTableName(),
             Key: assignKey(planId, runsheetId),
-            // A completed runsheet moves to the driver's list of completed ones (keys.ts).
-            UpdateExpression: `SET events = :next, started_at = if_not_exists(started_at, :now), tasks_done = :done, tasks_failed = :failed, tasks_total = :total${completes ? ', completed_at = :now, GSI1PK = :completed' : ''}`,
+            // A completed runsheet moves to the driver's list of completed ones and leaves the clock check's list of
+            // runsheets under way (keys.ts).
+            UpdateExpression: `SET events = :next, started_at = if_not_exists(started_at, :now), tasks_done = :done, tasks_failed = :failed, tasks_total = :total${completes ? ', completed_at = :now, GSI1PK = :completed REMOVE GSI3PK, GSI3SK' : ''}`,
             ConditionExpression: 'driver_id = :me AND (attribute_not_exists(events) OR events = :events)',
             ExpressionAttributeValues: {
               ':next': events + 1,
@@ -343,6 +331,9 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
       ...(completes ? { completed_at: now } : {}),
     };
     await announce(planId, runsheet, task, caller, next, after, happened, event.type);
+    // Contract 4.11: a stop done leaves the stops at risk (silently), and what follows it is reckoned again.
+    const fix = (await currentFixes(caller.orgId ?? null, [caller.id])).get(caller.id);
+    await checkRunsheetRisk(planId, runsheetId, caller.id, fix);
     return { created: true, ...taskView(planId, runsheetId, taskId, next) };
   }
   throw conflict(CONTENDED);

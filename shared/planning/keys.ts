@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { shardOf } from '#shared/db/shards';
+import { orgSweepPartition, shardOf } from '#shared/db/shards';
 
 /** Keys of a planning record, shared by the planning area and the channels that name a planning. */
 export const planningKey = (id: string) => ({ PK: `PLANNING#${id}`, SK: 'PROFILE' });
@@ -87,8 +87,25 @@ export function pairIdOf(jobId: string, runsheetId: string, driverId: string): s
  */
 export const progressKey = (planId: string, runsheetId: string, taskId: string) => ({
   PK: planPartition(planId, idShard(runsheetId)),
-  SK: `PROGRESS#${encodeURIComponent(runsheetId)}#${encodeURIComponent(taskId)}`,
+  SK: `${progressPrefix(runsheetId)}${encodeURIComponent(taskId)}`,
 });
+
+/** The start of a runsheet's task progress keys in its shard (`progressKey`): one Query reads them all. */
+export const progressPrefix = (runsheetId: string) => `PROGRESS#${encodeURIComponent(runsheetId)}#`;
+
+/**
+ * The clock check's work list (shared/planning/late-risk.ts): a runsheet's claim is listed in the sweep index (GSI3
+ * `LIVE#<org>`, its planning's organisation) from the win until its last task finishes (a cancel or a give-back
+ * deletes the claim, and its entry with it), so the list holds the runsheets under way and nothing else. The sort
+ * key names the driver, whose last fix the check starts from.
+ */
+export const LIVE_RUNSHEETS = 'LIVE';
+export const liveRunsheetKeys = (orgId: string, driverId: string, runsheetId: string) => ({
+  GSI3PK: orgSweepPartition(LIVE_RUNSHEETS, orgId),
+  GSI3SK: `${driverId}#${encodeURIComponent(runsheetId)}`,
+});
+/** The driver's id from a `liveRunsheetKeys` sort key. */
+export const liveDriverOf = (sk: unknown) => String(sk).split('#')[0] ?? '';
 
 /** A proof a driver declared (X21): who, what type and size, where its object is. */
 export const proofKey = (proofId: string) => ({ PK: `PROOF#${proofId}`, SK: 'PROOF' });

@@ -8,8 +8,9 @@ import { type Caller, seesAllOrganisations } from '#shared/auth/caller';
 import { db, mainTableName, queryAll } from '#shared/db/client';
 import { notFound } from '#shared/errors';
 import { storedTaskCopy, taskFromCopy } from '#shared/imports/tasks';
-import { planningKey } from '#shared/planning/keys';
+import { planningKey, runsheetKey } from '#shared/planning/keys';
 import type { JobStatus } from '#shared/planning/lifecycle';
+import type { TravelSettings } from '#shared/routing/travel';
 
 export type { JobStatus } from '#shared/planning/lifecycle';
 
@@ -82,6 +83,21 @@ export const runsheetTasksOf = (item: Record<string, unknown>): Record<string, u
   const tasks = (item['tasks'] as Record<string, unknown>[] | undefined) ?? [];
   return Array.isArray(item['task_ids']) ? tasks.map(taskFromCopy) : tasks;
 };
+
+/** A runsheet item as the execution reads it (X20, X22, the risk check): its tasks, its built stops and travel. */
+export async function readRunsheetItem(planId: string, runsheetId: string) {
+  const out = await db().send(new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planId, runsheetId) }));
+  if (!out.Item) throw notFound('runsheet');
+  return { ...out.Item, tasks: runsheetTasksOf(out.Item) } as {
+    id: string;
+    name?: string;
+    service_type?: string;
+    tasks?: (Record<string, unknown> & { id: string })[];
+    stops?: Record<string, unknown>[];
+    /** A built runsheet's travel model (routing/apply.ts); none on a hand-made one or one built before it was kept. */
+    travel?: TravelSettings;
+  };
+}
 
 export async function findPlanning(id: string, consistent = false): Promise<Planning | undefined> {
   const out = await db().send(

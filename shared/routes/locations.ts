@@ -10,7 +10,10 @@ export const locationsRoutes = [
     path: '/v1/driver/location',
     area: 'locations',
     handler: 'locations/record-fix',
-    needs: { locations: 'write' },
+    // The first fix of a minute checks the driver's stops at risk (4.11, planning/late-risk.ts): their runsheets under
+    // way (GSI1 on the claims), each one's claim, item and progress; a change of risk written to the claim and told on
+    // the planning's channel and to its partners (GSI2, the queue).
+    needs: { locations: 'write', main: 'write', indexes: ['GSI1', 'GSI2'], queue: true, realtime: true },
     access: ['Driver', 'OrgDriver'],
     summary: "Store the driver's current location (an older fix than the stored one is ignored)",
     status: 200,
@@ -23,7 +26,10 @@ export const locationsRoutes = [
     path: '/v1/driver/locations',
     area: 'locations',
     handler: 'locations/record-fixes',
-    needs: { locations: 'write' },
+    // The first fix of a minute checks the driver's stops at risk (4.11, planning/late-risk.ts): their runsheets under
+    // way (GSI1 on the claims), each one's claim, item and progress; a change of risk written to the claim and told on
+    // the planning's channel and to its partners (GSI2, the queue).
+    needs: { locations: 'write', main: 'write', indexes: ['GSI1', 'GSI2'], queue: true, realtime: true },
     access: ['Driver', 'OrgDriver'],
     summary:
       "Store a phone's buffer of fixes (1–100): the newest one newer than the stored fix is stored as L1 stores it, the others are counted as ignored",

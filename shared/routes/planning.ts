@@ -460,9 +460,11 @@ export const planningRoutes = [
     area: 'planning',
     handler: 'planning/task-event',
     // The driver's runsheets (GSI1 on the claims), the proofs' objects (copied to the key X22 serves, then
-    // HeadObject), the event on the planning's channel and to its partners (GSI2).
+    // HeadObject), the event on the planning's channel and to its partners (GSI2); the driver's last fix, from which
+    // the runsheet's stops at risk are checked again (4.11).
     needs: {
       main: 'write',
+      locations: 'read',
       indexes: ['GSI1', 'GSI2'],
       queue: true,
       realtime: true,

@@ -38,6 +38,9 @@ export const PARTNER_EVENTS = {
   'task.picked_up': taskEvent,
   'task.delivered': taskEvent,
   'task.failed': taskEvent,
+  // A stop at risk and back on time (contract 4.11): the task, its stop's window and ETA; no position.
+  'task.late_risk': plannings,
+  'task.back_on_time': plannings,
   'route_build.completed': plannings,
   'route_build.failed': plannings,
   'webhook.test': { scope: null },

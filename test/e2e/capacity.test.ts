@@ -163,13 +163,15 @@ describe('capacity of a driver standing still (issue 27.2)', () => {
       // Before issue 27.2 a fix standing still updated the entry in place (its position and times are projected):
       // 2 WCU. Now: the item alone (1 WCU), moving or not, while the driver stays in its precision-6 cell (issue 27;
       // before, its precision-9 cell: 3 WCU for `within`); into another cell 3 (the entry's sort key moves); the
-      // first fix of a new granule rewrites the entry's geo_time (2).
+      // first fix of a new granule rewrites the entry's geo_time (2). Issue 52.2: the granule's fix is also the first of
+      // a new clock minute, so it checks the driver's stops at risk: the Query of its runsheets under way (GSI1, none
+      // here: 1 call, 0.5 RCU); the fix itself writes and reads nothing more.
       expect({ move, within, still, batch, granule }).toEqual({
         move: { calls: 2, rcu: 0.5, wcu: 3 },
         within: { calls: 2, rcu: 0.5, wcu: 1 },
         still: { calls: 2, rcu: 0.5, wcu: 1 },
         batch: { calls: 2, rcu: 0.5, wcu: 1 },
-        granule: { calls: 2, rcu: 0.5, wcu: 2 },
+        granule: { calls: 3, rcu: 1, wcu: 2 },
       });
     } finally {
       resetClock();
@@ -248,8 +250,10 @@ describe('capacity of a driver on the road and standing, upload by upload (issue
       crossing: wcus.filter((w) => w > 3).length,
       rcu: tallies.reduce((sum, tally) => sum + tally.rcu, 0) / tallies.length,
       // Measured: 60 uploads, 39 the item alone, 6 a granule's turn, 13 a move into another precision-6 cell, 2 a
-      // crossing into another precision-5 cell (its counts): 1.667 WCU an upload, 0.5 RCU (the caller check).
-    }).toEqual({ perUpload: 1.667, item: 39, granule: 6, cell: 13, crossing: 2, rcu: 0.5 });
+      // crossing into another precision-5 cell (its counts): 1.667 WCU an upload, 0.5 RCU (the caller check). Issue
+      // 52.2: every other upload is its driver's first of a clock minute and Queries its runsheets under way (GSI1,
+      // none here, 0.5 RCU): 0.25 RCU more an upload, no write (a driver at work: the test below).
+    }).toEqual({ perUpload: 1.667, item: 39, granule: 6, cell: 13, crossing: 2, rcu: 0.75 });
   });
 
   it('a driver standing still for 10 minutes: one X13 every 30 s with its one fix', async () => {
@@ -278,6 +282,80 @@ describe('capacity of a driver on the road and standing, upload by upload (issue
     // Before (G = 60 s): 1.5. bench/cost-model.ts's standing upload: this average.
     expect(perUpload).toBe(1 + UPLOAD_MS / G);
     expect(perUpload).toBe(1.1);
+  });
+});
+
+describe('capacity of a driver at work (issue 52.2: stops at risk)', () => {
+  it('a runsheet of 20 tasks under way, one L1 every 10 s for 5 minutes: at most 1 RCU more a fix, no write', async () => {
+    const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
+    const planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org)).token;
+    const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'At work' }, planner);
+    await api.post(`/v1/plannings/${planning.body.id}/drivers`, { drivers: [{ id: driver.id }] }, planner);
+    const day = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString();
+    const stop = (i: number, side: 'from' | 'to') => ({
+      street_address: `${10 + i} ${side === 'from' ? 'Depot' : 'Orchard'} Road`,
+      city: 'Singapore',
+      country: 'SG',
+      latitude: 1.29 + i * 0.003,
+      longitude: 103.83 + (side === 'from' ? 0 : 0.01),
+    });
+    // Windows the whole day: no stop at risk, so no check writes anything.
+    const tasks = Array.from({ length: 20 }, (_, i) => ({
+      id: `W-${i}`,
+      task_ref: `WORK-${i}`,
+      from_address: stop(i, 'from'),
+      to_address: stop(i, 'to'),
+      from_time_window: { start_time_utc: day(-1), end_time_utc: day(12) },
+      to_time_window: { start_time_utc: day(-1), end_time_utc: day(12) },
+    }));
+    const added = await api.post(
+      `/v1/plannings/${planning.body.id}/runsheets`,
+      { runsheets: [{ id: 'RS-WORK', tasks }] },
+      planner,
+    );
+    expect(added.status).toBe(200);
+    const given = await api.post(
+      `/v1/plannings/${planning.body.id}/runsheets/RS-WORK/assign`,
+      { driver_id: driver.id },
+      planner,
+    );
+    expect(given.status).toBe(200);
+    // The service's clock, 5 s into a granule (a minute too), moved 10 s a fix; a 20 m step each time.
+    const G = GEO_TIME_GRANULARITY_S * 1000;
+    let now = Math.ceil(Date.now() / G) * G + 5000;
+    setClock(() => now);
+    const send = (i: number) =>
+      api.put(
+        '/v1/driver/location',
+        { latitude: 1.3 + i * 0.0002, longitude: 103.84, client_time_utc: new Date(now - 1000).toISOString() },
+        driver.token,
+      );
+    const tallies: Tally[] = [];
+    try {
+      await alone(async () => {
+        await send(0);
+        for (let i = 1; i <= 30; i++) {
+          now += 10_000;
+          tallies.push(await measure('L1', () => send(i)));
+        }
+      });
+    } finally {
+      resetClock();
+    }
+    const checks = tallies.filter((tally) => tally.calls > 2);
+    const perFix = (key: 'rcu' | 'wcu') =>
+      Math.round((tallies.reduce((sum, tally) => sum + tally[key], 0) / tallies.length) * 1000) / 1000;
+    // Of 30 fixes, the 5 that open a clock minute check: the driver's runsheets (GSI1), the runsheet's claim, item
+    // (20 tasks) and progress (a Query): 5 calls, 3 RCU more than the fix's own; the other 25 cost what a fix cost
+    // before (the item, 0.5 RCU for the caller check). Amortised: 0.5 RCU more a fix (the bound: 1). No write but the
+    // fix's own item (1 WCU; 3 when it leaves its precision-6 cell; the granule's turn 1 more).
+    expect({ checks: checks.length, check: checks[0], rcu: perFix('rcu') }).toEqual({
+      checks: 5,
+      check: { calls: 6, rcu: 3.5, wcu: 1 },
+      rcu: 1,
+    });
+    expect(perFix('rcu') - 0.5).toBeLessThanOrEqual(1);
+    expect(tallies.every((tally) => tally.wcu === 1 || tally.wcu === 2 || tally.wcu === 3)).toBe(true);
   });
 });
 
