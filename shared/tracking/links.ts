@@ -24,9 +24,9 @@ import { taskKey } from '#shared/imports/tasks';
 import { dispatchRecords } from '#shared/planning/dispatch';
 import { remainingStops } from '#shared/planning/etas';
 import { liveEtas, type TimelineEntry } from '#shared/planning/execution';
-import { readRunsheetItem } from '#shared/planning/planning-records';
 import { progressKey } from '#shared/planning/keys';
 import type { TaskStatus } from '#shared/planning/lifecycle';
+import { readRunsheetItem } from '#shared/planning/planning-records';
 import { LINK_LIFETIME_MS, linkExpiresMs, type Placement, trackingView } from '#shared/tracking/view';
 
 /** X29's budgets: requests a minute from one address, and for one token from anywhere. */
