@@ -34,7 +34,8 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
   mainFields: ['module', 'main'],
   // The DynamoDB client is on every hot path, so it is bundled: one file imports in half the time of the runtime's
   // many. What is left out is never loaded on a request: the credential providers past the environment (Lambda
-  // hands credentials in environment variables) Secrets Manager (read once per cold start in the cloud), SES (loaded when a mail is sent) and S3, KMS, SQS, SNS and the WebSocket management API (loaded on first use). The
+  // hands credentials in environment variables) Secrets Manager (read once per cold start in the cloud), SES (loaded when a mail is sent) S3, KMS, SQS, SNS and the WebSocket management API (loaded on first use), and Amazon Location's routes (the road
+  // travel model, loaded on a build's first matrix, only where a deployment turned it on). The
   // Node 24 runtime ships them all, should they be asked for.
   externalModules: [
     '@aws-sdk/client-secrets-manager',
@@ -44,6 +45,7 @@ export const BUNDLING: NodejsFunctionProps['bundling'] = {
     '@aws-sdk/client-s3',
     '@aws-sdk/client-sns',
     '@aws-sdk/client-apigatewaymanagementapi',
+    '@aws-sdk/client-geo-routes',
     '@aws-sdk/nested-clients',
     '@aws-sdk/credential-provider-sso',
     '@aws-sdk/credential-provider-ini',

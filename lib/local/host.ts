@@ -411,6 +411,9 @@ export function createHostServer(configuredHost?: string): Server {
       const requestId = randomUUID();
       const problem = (error as Problem).status ? (error as Problem) : internal();
       if (problem.status === 500) console.error(requestId, error);
+      // A body refused part-way (413) may still be arriving: the answer closes the connection, so that no client
+      // sends its next request on a socket whose last body was never read to its end.
+      if (problem.status === 413) response.shouldKeepAlive = false;
       if (!response.headersSent) sendProblem(response, problem, requestId);
       else response.end();
     });

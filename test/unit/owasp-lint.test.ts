@@ -79,6 +79,7 @@ const ALLOWED: readonly Allowance[] = [
       'checksum_method',
       'page_token',
       'Idempotency-Key',
+      'token',
     ],
     reason:
       'Passwords and opaque tokens and keys: a pattern would describe how they are made today and invite clients ' +
@@ -131,6 +132,15 @@ const ALLOWED: readonly Allowance[] = [
     side: 'request',
     fields: ['page_token'],
     reason: '`page_token` is a paging cursor (contract section 1), not a credential: the ruleset matches its name.',
+  },
+  {
+    rule: rule('api2:2023-no-credentials-in-url'),
+    side: 'request',
+    fields: ['token'],
+    reason:
+      'X29’s `token` is a tracking link (contract 4.11): a capability a recipient opens from a message, so it is the ' +
+      'URL by design. It reads one task’s public view only, is 256 bits, stored hashed, revocable (X28), expires, and ' +
+      'is held to 60 requests a minute per token and per address (docs/tracking.md).',
   },
   // Responses: the service writes them, so their bounds document nothing a client must keep to.
   ...['api4:2023-string-limit', 'api4:2023-string-restricted', 'api4:2023-integer-limit', 'api4:2023-array-limit'].map(
