@@ -1838,6 +1838,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks/{taskID}/tracking": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a tracking link for the task's recipient, or show the one it has
+         * @description Makes a tracking link for the task’s recipient (201), or shows the one it has (200, the same `url`) while it works. Give `url` to the recipient: it opens a page (`/track/<token>`) with what X29 shows, refreshed every 30 seconds, no account needed. The link works 7 days after it was made, and stops 24 hours after the task is delivered, failed or cancelled; X28 revokes it at once, and X27 then makes a new one. The token is 256 bits, stored hashed (docs/tracking.md).
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope imports or plannings (a partner then answers as an OrgAdmin of its organisation). Spec X27.
+         */
+        post: operations["X27"];
+        /**
+         * Revoke the task's tracking link: it stops working at once
+         * @description Revokes the task’s tracking link: X29 and the page answer 404 from now on. A task without a link answers 200 too (its `message` says so); a later X27 makes a new link.
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope imports or plannings (a partner then answers as an OrgAdmin of its organisation). Spec X28.
+         */
+        delete: operations["X28"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracking/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a tracking link's recipient sees: status, window, ETA, the driver's first name
+         * @description What the recipient of a tracking link may see, with no account: the organisation’s name, the task’s `task_ref`, its `status` (`scheduled`; `on_the_way` while its drop-off is the driver’s next stop; `delivered`; `failed` with the failure reason’s code; `cancelled`), the drop-off’s window and city, its ETA to the minute (contract 4.11), the driver’s first name, and the driver’s position to 3 decimals only while `on_the_way`. Nothing of another task or stop. An unknown, revoked or expired token is the same 404.
+         *
+         *     Access: public (no token). Spec X29.
+         */
+        get: operations["X29"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/plannings": {
         parameters: {
             query?: never;
@@ -1930,8 +1980,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A runsheet with its tasks in order, each with its status, timeline and proofs (signed URLs, 15 minutes)
-         * @description A runsheet with its status (contract 4.7/4.8: `in_progress` with `tasks_done`/`tasks_total`, `completed` with `completed_at`) and its tasks in order, each with its `status`, `timeline[]` (in the order events happened) and `proofs[]` as signed GET URLs valid 15 minutes. The planning’s readers and the runsheet’s assigned driver; anyone else a 404.
+         * A runsheet with its tasks in order, each with its status, timeline, proofs (signed URLs, 15 minutes) and, while it is assigned or in progress, live ETAs
+         * @description A runsheet with its status (contract 4.7/4.8: `in_progress` with `tasks_done`/`tasks_total`, `completed` with `completed_at`) and its tasks in order, each with its `status`, `timeline[]` (in the order events happened) and `proofs[]` as signed GET URLs valid 15 minutes. The planning’s readers and the runsheet’s assigned driver; anyone else a 404. While it is `assigned` or `in_progress` (contract 4.11), live ETAs computed as it is read: each task’s `eta_pickup_utc`/`eta_dropoff_utc` (when that stop’s service is expected to start; `null` once it is done) and `late_by_s` beside a built task’s `planned_*`, and the runsheet’s `eta_updated_at` and `delay_s`; reckoned from the assigned driver’s last fix at the later of its time and now, along the stops still to do (`stops[]` order for a built runsheet, else task order) with the runsheet’s travel model, waiting for windows and spending service times. Without a fix in 10 minutes every ETA is `null` and `eta_reason` is `no_recent_position`. Any other status: no ETA members.
          *
          *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin, Driver, OrgDriver or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X22.
          */
@@ -15697,6 +15747,363 @@ export interface operations {
             };
         };
     };
+    X27: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The task’s id (24 hexadecimal characters, as X10 lists it)
+                 * @example 6571f0c2e4b0a1b2c3d4e5fa
+                 */
+                taskID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The same request again: recorded once, answered as it stands */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tracking: {
+                            url: string;
+                            token_hint: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tracking: {
+                            url: string;
+                            token_hint: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X27 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope imports or plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X28: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The task’s id (24 hexadecimal characters, as X10 lists it)
+                 * @example 6571f0c2e4b0a1b2c3d4e5fa
+                 */
+                taskID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        code: "success";
+                        message: string;
+                        /** Format: date-time */
+                        server_time: string;
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X28 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope imports or plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X29: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token of the link X27 made (the last part of its `url`)
+                 * @example q3Z9vR2mXk7LwT4pN8cB1yH6fJ0sD5aG2eU7iO3rQ9w
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tracking: {
+                            organisation_name: string;
+                            task_ref: string;
+                            /** @enum {string} */
+                            status: "scheduled" | "on_the_way" | "delivered" | "failed" | "cancelled";
+                            failure_reason: ("recipient_absent" | "address_not_found" | "refused" | "damaged" | "access_denied" | "other") | null;
+                            window: {
+                                start_time_utc: string | null;
+                                end_time_utc: string | null;
+                            } | null;
+                            eta_utc: string | null;
+                            city: string | null;
+                            driver_first_name: string | null;
+                            driver_position: {
+                                latitude: number;
+                                longitude: number;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description More than 60 requests a minute for this token, or from this address (`Retry-After` says when to ask again) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     P1: {
         parameters: {
             query?: {
@@ -17274,6 +17681,12 @@ export interface operations {
                             tasks_done?: number;
                             /** Format: date-time */
                             completed_at?: string;
+                            /** @description The moment the ETAs are reckoned from (the later of the driver’s last fix and now); null with eta_reason */
+                            eta_updated_at?: string | null;
+                            /** @description The largest late_by_s of the stops still to do; null with eta_reason */
+                            delay_s?: number | null;
+                            /** @description Why every ETA is null: no_recent_position (the driver has no fix in the last 10 minutes) */
+                            eta_reason?: "no_recent_position" | null;
                             tasks: {
                                 id: string;
                                 total_item_weight?: number | null;
@@ -17349,6 +17762,12 @@ export interface operations {
                                     /** Format: date-time */
                                     expires_at: string;
                                 }[];
+                                /** @description The pickup’s ETA; null once picked up (or failed), or without a recent position */
+                                eta_pickup_utc?: string | null;
+                                /** @description The drop-off’s ETA; null once delivered or failed, or without a recent position */
+                                eta_dropoff_utc?: string | null;
+                                /** @description Seconds its latest stop still to do is expected past its window’s end (0 on time); null unknown */
+                                late_by_s?: number | null;
                             }[];
                             stops?: {
                                 task_id: string;
