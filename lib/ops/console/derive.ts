@@ -308,7 +308,10 @@ export function attentionItems(): AttentionItem[] {
   return items;
 }
 
-/** Worse than when it was seen: more stops past their window or at risk, or the worst 10 minutes later. */
+/**
+ * Worse than when it was seen: more stops past their window, more past or at risk, or the worst stop at risk expected
+ * 10 minutes later (a stop past its window grows older by the clock alone: that is not news).
+ */
 const WORSE_BY_S = 600;
 const worseThan = (now: Severity, seen: Severity) =>
   now.past > seen.past || now.stops > seen.stops || now.worstS >= seen.worstS + WORSE_BY_S;
@@ -323,7 +326,7 @@ function lateStopsItem(planningId: string, r: Runsheet, tasks: Task[], who: stri
   const severity: Severity = {
     past: standing.past,
     stops: standing.past + standing.atRisk,
-    worstS: Math.max(standing.worstPast?.byS ?? 0, standing.worstAtRisk?.byS ?? 0),
+    worstS: standing.worstAtRisk?.byS ?? 0,
   };
   const key = `late:${planningId}:${r.id}`;
   const seen = dismissed.get(key);

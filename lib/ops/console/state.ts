@@ -133,7 +133,7 @@ export interface Severity {
   past: number;
   /** Stops past their window or at risk. */
   stops: number;
-  /** The worst of them, seconds past its window's end (now or expected). */
+  /** The worst stop at risk: seconds its ETA lies past its window's end. */
   worstS: number;
 }
 /** Attention items (a failed task, a runsheet's late stops) the dispatcher marked as seen, with how bad they were. */
