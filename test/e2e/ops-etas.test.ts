@@ -48,7 +48,7 @@ const FAR = { latitude: 1.3, longitude: 103.98 };
 const refOf = (n: number) => `<img src=x onerror=window.__pwned=${n}>R-${n}`;
 
 const fixAt = (at: { latitude: number; longitude: number }) => ({ ...at, client_time_utc: new Date().toISOString() });
-const wait = (what: string, timeout = 30_000) => page.waitForFunction(what, { timeout });
+const wait = (what: string, timeout = 60_000) => page.waitForFunction(what, { timeout });
 const textOf = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
 
 beforeAll(async () => {
@@ -188,7 +188,7 @@ describe('ETAs and stops at risk on /ops (issue 52 item 4)', () => {
     // Markup in a task_ref is text: nothing ran, no element was made of it.
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
     expect(await page.$$eval('#attention-list img, #board img', (imgs) => imgs.length)).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('counts on the board: at risk, behind plan (inside its window, not late) and past its window apart', async () => {
     // vanB-1: three drop-offs at risk; its four pickups and R-4's drop-off expected long after their planned times
@@ -205,7 +205,7 @@ describe('ETAs and stops at risk on /ops (issue 52 item 4)', () => {
     expect(await textOf('#attention-list li[data-kind="late_stops"][data-runsheet="RS-PAST"] .attention-open')).toMatch(
       /^RS-PAST: 1 stop past its window, worst P-1 by (10|11) min · /,
     );
-  }, 60_000);
+  }, 120_000);
 
   it('shows each stop’s window, planned time and ETA side by side in the detail', async () => {
     await page.click(`${vanRow()} button.rs-open`);
@@ -257,7 +257,7 @@ describe('ETAs and stops at risk on /ops (issue 52 item 4)', () => {
     await wait(`document.documentElement.scrollWidth <= 390`);
     await page.setViewport({ width: 1366, height: 768 });
     await page.click('#detail-close');
-  }, 60_000);
+  }, 120_000);
 
   it('"Seen" hides the item until it is worse', async () => {
     const count = async () => Number(await textOf('#attention-count'));
@@ -286,7 +286,7 @@ describe('ETAs and stops at risk on /ops (issue 52 item 4)', () => {
     expect(again.status, JSON.stringify(again.body)).toBe(201);
     await wait(`document.querySelector('${lateItem()}')`);
     expect(await textOf(`${lateItem()} .attention-open`)).toMatch(/^vanB-1: \d stops at risk, worst /);
-  }, 90_000);
+  }, 150_000);
 });
 
 async function taskIdOf(ref: string): Promise<string> {
