@@ -181,7 +181,7 @@ export function opsPage(config: OpsConfig): string {
       <div id="cancel-form" hidden><label>Reason <input id="cancel-reason" maxlength="500"></label>
         <button type="button" class="cancel-button" data-action="confirm-cancel">Cancel the runsheet</button></div>
       <p id="action-result" role="status"></p>
-      <h3 id="detail-stops-head" hidden>Planned stops</h3><ol id="detail-stops" class="stops"></ol>
+      <h3 id="detail-stops-head" hidden>Stops</h3><ol id="detail-stops" class="stops"></ol>
       <h3>Tasks</h3><ol id="detail-tasks"></ol>
       <h3>Offers</h3><ul id="detail-offers"></ul>
     </div>

@@ -1,6 +1,7 @@
 /**
  * The board: the runsheets grouped by what needs a person (X14's statuses, contract 4.7), the planning filter, and
- * the attention list (unassigned runsheets, offers about to expire, failed tasks, stale drivers on a runsheet).
+ * the attention list (unassigned runsheets, offers about to expire, failed tasks, a runsheet's stops past their window
+ * or at risk, stale drivers on a runsheet).
  */
 import {
   attentionItems,
@@ -101,15 +102,15 @@ export function renderAttention(): void {
           if (item.runsheet && item.planningId) screen.select(item.planningId, item.runsheet.id);
         });
         li.append(open);
-        const key = item.key;
-        if (key) {
+        const { key, severity } = item;
+        if (key && severity) {
           const done = button('Seen', {
             class: 'dismiss',
             'aria-label': `mark as seen: ${item.text}`,
             'data-focus-key': `seen:${key}`,
           });
           done.addEventListener('click', () => {
-            dismissed.add(key);
+            dismissed.set(key, severity);
             renderAttention();
           });
           li.append(done);

@@ -1,6 +1,7 @@
 /**
  * What the console works out from what it knows (no calls, no drawing but the small elements of a sentence): each
- * driver's state, which positions are stale, how each runsheet is said, which tasks are late, what needs a person.
+ * driver's state, which positions are stale, how each runsheet is said (its stops' standing: timeliness.ts), what needs
+ * a person.
  */
 import { $, clockTime, text } from './dom.ts';
 import {
@@ -14,9 +15,11 @@ import {
   plannings,
   type Runsheet,
   rsKey,
+  type Severity,
   type Task,
   taskCache,
 } from './state.ts';
+import { standingCounts, standingOf, standingSentence, taskStopViews } from './timeliness.ts';
 
 /** The board's groups, in the order a dispatcher works them. */
 export const GROUPS = [
@@ -129,34 +132,16 @@ export const countdownSpan = (iso: string, short = false) =>
 /** The task's last event of `type` (its failure, its delivery). */
 export const lastEventOf = (task: Task, type: string) => (task.timeline || []).findLast?.((e) => e.type === type);
 
-/** Tasks of a started runsheet that are late: not done by their drop-off window's end, or done after it. */
-function lateTasks(tasks: Task[] | undefined): Task[] {
-  return (tasks || []).filter((t) => isLate(t));
+/** A runsheet's standing from its tasks as X22 last answered them (none read: nothing to say). */
+function standingOfListed(r: Runsheet, planningId: string) {
+  const tasks = taskCache.get(rsKey(planningId, r.id))?.tasks;
+  return tasks ? standingOf(taskStopViews(tasks)) : null;
 }
-export function isLate(task: Task): boolean {
-  if (behindPlan(task)) return true;
-  const end = Date.parse(task.to_time_window?.end_time_utc || '');
-  if (!Number.isFinite(end)) return false;
-  if (task.status === 'delivered' || task.status === 'failed') {
-    const doneAt = lastEventOf(task, task.status)?.happened_at_utc;
-    return doneAt ? Date.parse(doneAt) > end : false;
-  }
-  return now() > end;
-}
-
-/**
- * A built runsheet's task behind its plan (route planning, 4.10): its planned pickup has passed with nothing reported
- * for it, or its planned drop-off has passed before it was delivered or failed. Answers which planned stop it missed.
- */
-export function behindPlan(task: Task): { kind: 'pickup' | 'drop-off'; at: string } | null {
-  const at = now();
-  const pickup = task.planned_pickup_utc;
-  if (pickup && task.status === 'pending' && (task.timeline || []).length === 0 && Date.parse(pickup) < at)
-    return { kind: 'pickup', at: pickup };
-  const dropoff = task.planned_dropoff_utc;
-  if (dropoff && (task.status === 'pending' || task.status === 'picked_up') && Date.parse(dropoff) < at)
-    return { kind: 'drop-off', at: dropoff };
-  return null;
+/** The board's counters after a runsheet's sentence: " · 1 stop past its window · 3 at risk" (or nothing). */
+function countersOf(r: Runsheet, planningId: string): string {
+  const standing = standingOfListed(r, planningId);
+  const counts = standing ? standingCounts(standing) : '';
+  return counts ? ` · ${counts}` : '';
 }
 
 /** An element saying `sentence`; an offered runsheet's time left is a countdown kept current by `tick`. */
@@ -185,11 +170,9 @@ export function statusSentence(r: Runsheet, planningId: string): string {
         ? `wave ${r.wave} · ${r.offers_open} open · ${countdown(r.offer_expires_at)}`
         : `wave ${r.wave} · next wave coming`;
     case 'assigned':
-      return `assigned ${clockTime(r.assigned_at)}`;
-    case 'in_progress': {
-      const late = lateTasks(taskCache.get(rsKey(planningId, r.id))?.tasks).length;
-      return `${r.tasks_done} of ${r.tasks_total} done${late ? ` · ${late} late` : ''}`;
-    }
+      return `assigned ${clockTime(r.assigned_at)}${countersOf(r, planningId)}`;
+    case 'in_progress':
+      return `${r.tasks_done} of ${r.tasks_total} done${countersOf(r, planningId)}`;
     case 'completed':
       return `completed ${clockTime(r.completed_at)}`;
     case 'cancelled':
@@ -253,13 +236,14 @@ export const visiblePlannings = () =>
   [...plannings.values()].filter((p) => !filterValue() || p.id === filterValue()).filter((p) => p.runsheets.size);
 
 export interface AttentionItem {
-  kind: 'unassigned' | 'expiring' | 'failed_task' | 'late_task' | 'stale_driver';
+  kind: 'unassigned' | 'expiring' | 'failed_task' | 'late_stops' | 'stale_driver';
   planningId: string | null;
   runsheet: Runsheet;
   text: string;
   expires?: string;
-  /** A failed task's: the dispatcher may mark it as seen. */
+  /** A failed task's, a runsheet's late stops': the dispatcher may mark it as seen (until it is worse). */
   key?: string;
+  severity?: Severity;
   driverId?: string;
 }
 
@@ -289,26 +273,20 @@ export function attentionItems(): AttentionItem[] {
           expires: r.offer_expires_at,
         });
       }
-      for (const task of taskCache.get(rsKey(p.id, r.id))?.tasks || []) {
-        const behind = r.status === 'assigned' || r.status === 'in_progress' ? behindPlan(task) : null;
-        if (behind) {
-          const who = r.assigned_driver ? ` · ${driverName(r.assigned_driver.id)}` : '';
-          items.push({
-            kind: 'late_task',
-            planningId: p.id,
-            runsheet: r,
-            text: `${name} · task ${task.task_ref || task.id} late: ${behind.kind} planned at ${clockTime(behind.at)}${who}`,
-          });
-        }
+      const tasks = taskCache.get(rsKey(p.id, r.id))?.tasks || [];
+      const who = r.assigned_driver ? ` · ${driverName(r.assigned_driver.id)}` : '';
+      const late = r.status === 'assigned' || r.status === 'in_progress' ? lateStopsItem(p.id, r, tasks, who) : null;
+      if (late) items.push(late);
+      for (const task of tasks) {
         if (task.status !== 'failed') continue;
         const key = `failed:${p.id}:${r.id}:${task.id}`;
         if (dismissed.has(key)) continue;
         const failure = lastEventOf(task, 'failed');
         const reason = failure?.failure_reason ? ` (${failure.failure_reason.replace(/_/g, ' ')})` : '';
-        const who = r.assigned_driver ? ` · ${driverName(r.assigned_driver.id)}` : '';
         items.push({
           kind: 'failed_task',
           key,
+          severity: { past: 0, stops: 0, worstS: 0 },
           planningId: p.id,
           runsheet: r,
           text: `${name} · task ${task.task_ref || task.id} failed${reason}${who}`,
@@ -328,6 +306,39 @@ export function attentionItems(): AttentionItem[] {
     });
   }
   return items;
+}
+
+/**
+ * Worse than when it was seen: more stops past their window, more past or at risk, or the worst stop at risk expected
+ * 10 minutes later (a stop past its window grows older by the clock alone: that is not news).
+ */
+const WORSE_BY_S = 600;
+const worseThan = (now: Severity, seen: Severity) =>
+  now.past > seen.past || now.stops > seen.stops || now.worstS >= seen.worstS + WORSE_BY_S;
+
+/**
+ * A runsheet under way whose stops still to do are past their window or at risk: one item for them all, named by
+ * the worst ("vanB-1: 4 stops at risk, worst LC-041 by 23 min"); hidden once seen, until it is worse.
+ */
+function lateStopsItem(planningId: string, r: Runsheet, tasks: Task[], who: string): AttentionItem | null {
+  const standing = standingOf(taskStopViews(tasks), true);
+  if (!standing.past && !standing.atRisk) return null;
+  const severity: Severity = {
+    past: standing.past,
+    stops: standing.past + standing.atRisk,
+    worstS: standing.worstAtRisk?.byS ?? 0,
+  };
+  const key = `late:${planningId}:${r.id}`;
+  const seen = dismissed.get(key);
+  if (seen && !worseThan(severity, seen)) return null;
+  return {
+    kind: 'late_stops',
+    key,
+    severity,
+    planningId,
+    runsheet: r,
+    text: `${r.name || r.id}: ${standingSentence(standing)}${who}`,
+  };
 }
 
 function planningOf(runsheet: Runsheet): string | null {

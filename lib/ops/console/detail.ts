@@ -1,14 +1,52 @@
 /**
- * The selected runsheet: its status said in words, its driver, its tasks in order (status, failure, lateness), its
- * offers, and the actions that apply (actions.ts); its stops on the map.
+ * The selected runsheet: its status said in words, its driver, its stops in the order its driver takes them (each
+ * with its window, planned time and ETA side by side, and where it stands: timeliness.ts), its tasks in order
+ * (status, failure, lateness), its offers, and the actions that apply (actions.ts); its stops on the map.
  */
 import { renderActions } from './actions.ts';
 import { api } from './api.ts';
 import { renderBoard } from './board.ts';
-import { GROUPS, isLate, lastEventOf, pairWords, sentenceNode, statusSentence } from './derive.ts';
+import { GROUPS, lastEventOf, pairWords, sentenceNode, statusSentence } from './derive.ts';
 import { $, clockTime, enc, show, text } from './dom.ts';
 import { clearStops, drawStops, fitMap } from './map.ts';
-import { type Answer, driverName, plannings, rsKey, stopsOf, taskCache, tasksOf, view } from './state.ts';
+import { type Answer, driverName, plannings, rsKey, stopsOf, taskCache, taskReadOf, tasksOf, view } from './state.ts';
+import { isLate, type StopView, standingWords, stopViews } from './timeliness.ts';
+
+/** A window as a dispatcher reads it: "09:00 GMT+8–11:00 GMT+8", "until 11:00 GMT+8", or "none". */
+const windowWords = (start: string | null, end: string | null) =>
+  start && end
+    ? `${clockTime(start)}–${clockTime(end)}`
+    : end
+      ? `until ${clockTime(end)}`
+      : start
+        ? `from ${clockTime(start)}`
+        : 'none';
+
+/** One stop: what and where in the order, then its window, planned time and ETA side by side, and its standing. */
+function stopRow(stop: StopView, i: number): HTMLElement {
+  const li = text('li', '', {
+    'data-stop': `${stop.task.id}:${stop.kind}`,
+    'data-planned': stop.planned,
+    'data-eta': stop.eta,
+    'data-standing': stop.standing,
+    class: `stop standing-${stop.standing}`,
+  });
+  const leg = stop.distanceM && stop.distanceM > 0 ? ` · ${kilometres(stop.distanceM)}` : '';
+  const times = text('span', '', { class: 'stop-times' });
+  times.append(
+    text('span', `window ${windowWords(stop.windowStart, stop.windowEnd)}`, { class: 'stop-window' }),
+    text('span', `planned ${stop.planned ? clockTime(stop.planned) : '—'}`, { class: 'stop-planned' }),
+    text('span', `ETA ${stop.eta ? clockTime(stop.eta) : stop.done ? 'done' : '—'}`, { class: 'stop-eta' }),
+  );
+  li.append(
+    text('span', `${i + 1}. ${stop.kind === 'pickup' ? 'pickup' : 'drop-off'} `, { class: 'stop-what' }),
+    text('strong', stop.task.task_ref || stop.task.id),
+    text('span', leg, { class: 'muted' }),
+    times,
+    text('span', standingWords(stop), { class: 'stop-standing' }),
+  );
+  return li;
+}
 
 /** A leg's planned distance as a dispatcher reads it. */
 const kilometres = (metres: number) => (metres < 1000 ? `${Math.round(metres)} m` : `${(metres / 1000).toFixed(1)} km`);
@@ -65,11 +103,7 @@ export async function loadSelected(): Promise<void> {
       listed.set(runsheetId, { ...before, ...status });
     }
     if (['assigned', 'in_progress', 'completed'].includes(found.runsheet.status))
-      taskCache.set(rsKey(planningId, runsheetId), {
-        done: found.runsheet.tasks_done,
-        status: found.runsheet.status,
-        tasks: found.runsheet.tasks,
-      });
+      taskCache.set(rsKey(planningId, runsheetId), taskReadOf(found.runsheet));
   } catch (error) {
     $('action-result').textContent = `Could not read the runsheet: ${(error as Error).message}`;
   }
@@ -112,20 +146,9 @@ export function renderDetail(): void {
       return li;
     }),
   );
-  const stops = stopsOf(r);
-  const refOf = new Map(tasksOf(r).map((task) => [task.id, task.task_ref || task.id]));
+  const stops = stopViews(r);
   $('detail-stops-head').hidden = stops.length === 0;
-  show(
-    $('detail-stops'),
-    stops.map((stop, i) =>
-      text(
-        'li',
-        `${i + 1}. ${clockTime(stop.start_utc)} ${stop.kind === 'pickup' ? 'pickup' : 'drop-off'} ${refOf.get(stop.task_id) || stop.task_id}` +
-          (stop.distance_from_previous_m > 0 ? ` · ${kilometres(stop.distance_from_previous_m)}` : ''),
-        { 'data-stop': `${stop.task_id}:${stop.kind}`, 'data-planned': stop.start_utc },
-      ),
-    ),
-  );
+  show($('detail-stops'), stops.map(stopRow));
   const offers = [...(planning?.pairs.values() || [])]
     .filter((p) => p.runsheet_id === runsheetId)
     .sort((a, b) => String(a.first || a.at).localeCompare(String(b.first || b.at)));

@@ -1,6 +1,7 @@
 /**
  * The plannings shown: the newest with runsheets, each read whole once (P3: its drivers and job) and its statuses
- * (X14), offers (R2) and started runsheets' tasks (X22) kept fresh, read again shortly after its events.
+ * (X14), offers (R2) and started runsheets' tasks and ETAs (X22, within a budget a minute) kept fresh, read again
+ * shortly after its events.
  */
 import { allPages, api, eachLimited, subscribe } from './api.ts';
 import { renderFilter } from './board.ts';
@@ -12,6 +13,7 @@ import {
   drivers,
   isSysAdmin,
   type ListedRunsheet,
+  now,
   orgId,
   type Pair,
   plannings,
@@ -21,6 +23,7 @@ import {
   session,
   subscribed,
   taskCache,
+  taskReadOf,
   view,
 } from './state.ts';
 
@@ -131,20 +134,55 @@ export async function loadPlanning(planningId: string): Promise<void> {
     // At sign-in, the planning's recent history fills "Latest events" (the live events then join it).
     if (firstRead) notifyHistory(planningId, records);
   }
-  // Assigned and started runsheets: their tasks (X22), for failures and lateness (a built runsheet's tasks behind
-  // their plan before its driver reports anything too); read again when their status or progress moves.
+  // Assigned and started runsheets: their tasks (X22), for failures, lateness and ETAs; read again when their status
+  // or progress moves (a task event, `task.late_risk` and `task.back_on_time` drop them from the cache at once), and
+  // their ETAs once a minute within a budget (etasDue).
   const moved = runsheets.filter((r) => {
     if (r.status !== 'assigned' && r.status !== 'in_progress' && r.status !== 'completed') return false;
     const cached = taskCache.get(rsKey(planningId, r.id));
     return !cached || cached.done !== r.tasks_done || cached.status !== r.status;
   });
-  await eachLimited(moved.slice(0, 100), 4, async (r) => {
+  const stale = etasDue(planningId, runsheets, new Set(moved));
+  await eachLimited([...moved.slice(0, 100), ...stale], 4, async (r) => {
     const found = await api<Answer<'/v1/plannings/{planningID}/runsheets/{runsheetID}', 'get'>>(
       `/v1/plannings/${enc(planningId)}/runsheets/${enc(r.id)}`,
     );
-    taskCache.set(rsKey(planningId, r.id), { done: r.tasks_done, status: r.status, tasks: found.runsheet.tasks });
+    taskCache.set(rsKey(planningId, r.id), taskReadOf(found.runsheet));
   });
   if (view.selected?.planningId === planningId) await screen.loadSelected();
+}
+
+/** ETAs move with the clock and the driver (contract 4.11): a runsheet's are read again once they are a minute old. */
+const ETA_REFRESH_MS = 60_000;
+/**
+ * At most this many of those reads a minute, over every planning shown, the oldest first: a day of 200 runsheets under
+ * way is 30 reads a minute (each runsheet's ETAs then at most about 7 minutes old), not 200.
+ */
+const ETA_READS_PER_MINUTE = 30;
+/** When the last minute's ETA reads were made. */
+const etaReads: number[] = [];
+
+/**
+ * The runsheets under way (not `moved`, which are read anyway) whose ETAs are due again: read a minute ago or more,
+ * and with ETAs then or a fix of their driver since (a driver with no recent fix has none: nothing changes until a
+ * fix comes). As many as the minute's budget leaves, the oldest read first.
+ */
+function etasDue(planningId: string, runsheets: ListedRunsheet[], moved: Set<ListedRunsheet>): ListedRunsheet[] {
+  const at = now();
+  while (etaReads.length && (etaReads[0] ?? 0) <= at - 60_000) etaReads.shift();
+  const due = runsheets
+    .filter((r) => (r.status === 'assigned' || r.status === 'in_progress') && !moved.has(r))
+    .map((r) => ({ r, cached: taskCache.get(rsKey(planningId, r.id)) }))
+    .filter(({ r, cached }) => {
+      if (!cached || at - cached.readAt < ETA_REFRESH_MS) return false;
+      const fixAt = Date.parse(drivers.get(r.assigned_driver?.id ?? '')?.location?.server_time ?? '');
+      return cached.etas || fixAt > cached.readAt;
+    })
+    .sort((a, b) => (a.cached?.readAt ?? 0) - (b.cached?.readAt ?? 0))
+    .slice(0, Math.max(0, ETA_READS_PER_MINUTE - etaReads.length))
+    .map(({ r }) => r);
+  for (const _ of due) etaReads.push(at);
+  return due;
 }
 
 const reloads = new Map<string, ReturnType<typeof setTimeout>>();

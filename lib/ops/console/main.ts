@@ -9,8 +9,8 @@
  * `textContent` and elements built here, never `innerHTML`; Leaflet's tooltips get such an element, never a string
  * (a string is HTML to Leaflet).
  *
- * The parts, each importing only those before it: dom, state, api, derive, map, drivers, notifications, board, load,
- * actions, detail, render, connection; this file wires the page's controls and the `screen` the parts ask.
+ * The parts, each importing only those before it: dom, state, timeliness, api, derive, map, drivers, notifications,
+ * board, load, actions, detail, render, connection; this file wires the page's controls and the `screen` the parts ask.
  */
 import { confirmCancel } from './actions.ts';
 import { signIn, signOutAndEnd, watchChosen } from './connection.ts';

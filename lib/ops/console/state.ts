@@ -70,11 +70,15 @@ export interface Planning {
   pairsDirty?: boolean;
 }
 
-/** The tasks of a started runsheet, with the progress they were read at. */
+/** The tasks of a started runsheet (with their ETAs), with the progress they were read at and when. */
 export interface TaskRead {
   done: number | undefined;
   status: string;
   tasks: Task[];
+  /** When X22 answered (the service's clock). */
+  readAt: number;
+  /** X22 answered ETAs (its driver had a recent fix): they move with the clock, so they are read again. */
+  etas: boolean;
 }
 
 export interface Selected {
@@ -111,12 +115,29 @@ export const current = (mine: number) => session.signedIn && mine === session.nu
 export const drivers = new Map<string, Driver>();
 /** id → the planning shown. */
 export const plannings = new Map<string, Planning>();
-/** `<planning>/<runsheet>` → X22's tasks (for progress, lateness and failures). */
+/** What X22's answer tells the console of a runsheet's tasks. */
+export const taskReadOf = (r: RunsheetDetail): TaskRead => ({
+  done: r.tasks_done,
+  status: r.status,
+  tasks: r.tasks,
+  readAt: now(),
+  etas: r.eta_updated_at != null,
+});
+/** `<planning>/<runsheet>` → X22's tasks (for progress, lateness, ETAs and failures). */
 export const taskCache = new Map<string, TaskRead>();
 /** Channels the connection holds. */
 export const subscribed = new Set<string>();
-/** Failed tasks the dispatcher marked as seen. */
-export const dismissed = new Set<string>();
+/** How bad an attention item was when the dispatcher marked it as seen: it shows again only once it is worse. */
+export interface Severity {
+  /** Stops past their window. */
+  past: number;
+  /** Stops past their window or at risk. */
+  stops: number;
+  /** The worst stop at risk: seconds its ETA lies past its window's end. */
+  worstS: number;
+}
+/** Attention items (a failed task, a runsheet's late stops) the dispatcher marked as seen, with how bad they were. */
+export const dismissed = new Map<string, Severity>();
 export const view = { selected: null as Selected | null };
 
 /** What main.ts provides: the redraws and the detail, asked for by the parts it is made of. */
