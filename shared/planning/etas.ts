@@ -33,6 +33,11 @@ export interface EtaStop {
   opensMs: number | undefined;
   closesMs: number | undefined;
   serviceS: number;
+  /**
+   * A built stop's planned leg: the stop its plan drove from (the one before it in `stops[]`) and the seconds that
+   * leg took (its arrival less that stop's departure). Only a road model's ETAs take it (`reckonRunsheet`).
+   */
+  plannedLeg?: { from: string; seconds: number };
 }
 
 export interface StopEta {
@@ -62,6 +67,9 @@ const pointOf = (value: unknown): Point | undefined => {
 };
 const msOf = (iso: unknown) =>
   typeof iso === 'string' && !Number.isNaN(Date.parse(iso)) ? Date.parse(iso) : undefined;
+
+/** A stop's name in a plan: its task and kind. */
+const stopName = (taskId: string, kind: string) => `${taskId}:${kind}`;
 
 const SIDE = {
   pickup: { address: 'from_address', window: 'from_time_window', service: 'from_service_s' },
@@ -97,12 +105,27 @@ export function remainingStops(
   const byId = new Map(tasks.map((task) => [task.id, task]));
   const named = new Set<string>();
   const ordered: EtaStop[] = [];
+  let previous: Record<string, unknown> | undefined;
   for (const stop of built ?? []) {
     const task = byId.get(String(stop['task_id']));
     const kind = stop['kind'];
+    const before = previous;
+    previous = stop;
     if (!task || (kind !== 'pickup' && kind !== 'dropoff')) continue;
     named.add(task.id);
-    ordered.push(stopOf(task, kind, stop));
+    const leftMs = msOf(before?.['departure_utc']);
+    const arrivedMs = msOf(stop['arrival_utc']);
+    ordered.push({
+      ...stopOf(task, kind, stop),
+      ...(before && leftMs !== undefined && arrivedMs !== undefined
+        ? {
+            plannedLeg: {
+              from: stopName(String(before['task_id']), String(before['kind'])),
+              seconds: (arrivedMs - leftMs) / 1000,
+            },
+          }
+        : {}),
+    });
   }
   for (const task of tasks) if (!named.has(task.id)) ordered.push(stopOf(task, 'pickup'), stopOf(task, 'dropoff'));
   return ordered.filter((stop) => !isStopDone(stop.kind, statusOf(stop.taskId)));
@@ -116,17 +139,17 @@ export function reckonStops(
   from: Point,
   startMs: number,
   stops: readonly EtaStop[],
-  legS: (a: Point, b: Point) => number,
+  legS: (a: Point, b: Point, stop: EtaStop, previous: EtaStop | undefined) => number,
 ): StopEta[] {
   let at: Point | undefined = from;
   let clockMs = startMs;
-  return stops.map((stop) => {
+  return stops.map((stop, i) => {
     if (!at || !stop.point) {
       at = undefined;
       return { taskId: stop.taskId, kind: stop.kind, etaMs: null, lateByS: null };
     }
     // Whole milliseconds, as ISO times hold them: a stop whose ETA is after its window's end by any of them is late.
-    const arrivalMs = clockMs + Math.round(legS(at, stop.point) * 1000);
+    const arrivalMs = clockMs + Math.round(legS(at, stop.point, stop, stops[i - 1]) * 1000);
     const etaMs = Math.max(arrivalMs, stop.opensMs ?? arrivalMs);
     const lateByS = stop.closesMs === undefined ? 0 : Math.max(0, Math.ceil((etaMs - stop.closesMs) / 1000));
     clockMs = etaMs + stop.serviceS * 1000;
@@ -163,7 +186,8 @@ export interface RunsheetEtas {
 export interface EtaInput {
   tasks: readonly Task[];
   stops?: readonly Record<string, unknown>[] | undefined;
-  travel?: TravelSettings | undefined;
+  /** The runsheet's travel model: its build's settings, and `model` when the build drove road travel times. */
+  travel?: (TravelSettings & { model?: string }) | undefined;
   statusOf: StatusOf;
   fix: LastFix | undefined;
   nowMs: number;
@@ -182,7 +206,15 @@ export function reckonRunsheet(input: EtaInput): { startMs: number; stops: Recko
   const travel = input.travel ?? DEFAULT_TRAVEL;
   const startMs = Math.max(fixMs, input.nowMs);
   const remaining = remainingStops(input.tasks, input.stops, input.statusOf);
-  const reckoned = reckonStops(input.fix, startMs, remaining, (a, b) => straightLineLeg(travel, a, b).seconds);
+  const reckoned = reckonStops(input.fix, startMs, remaining, (a, b, stop, previous) =>
+    // A road model's leg between two stops the plan drove one after the other is the plan's own (the road matrix's
+    // time); the leg from the driver's position, and any other, is the straight line with the build's settings.
+    input.travel?.model === 'amazon-location' &&
+    previous &&
+    stop.plannedLeg?.from === stopName(previous.taskId, previous.kind)
+      ? stop.plannedLeg.seconds
+      : straightLineLeg(travel, a, b).seconds,
+  );
   return { startMs, stops: remaining.map((stop, i) => ({ ...stop, ...reckoned[i]! })) };
 }
 

@@ -95,7 +95,7 @@ export async function readRunsheetItem(planId: string, runsheetId: string) {
     tasks?: (Record<string, unknown> & { id: string })[];
     stops?: Record<string, unknown>[];
     /** A built runsheet's travel model (routing/apply.ts); none on a hand-made one or one built before it was kept. */
-    travel?: TravelSettings;
+    travel?: TravelSettings & { model?: string };
   };
 }
 

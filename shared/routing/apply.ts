@@ -32,6 +32,7 @@ import {
 import { type RouteBuild, readResult } from '#shared/routing/builds';
 import type { BuildTask } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
+import { travelModel } from '#shared/routing/travel-model';
 
 export const planningChanged = (detail: string) => conflict(detail, 'planning_changed');
 export const planningTooLarge = (detail: string) => conflict(detail, 'planning_too_large');
@@ -131,8 +132,9 @@ export async function applyResult(build: RouteBuild, runsheets: Runsheet[], resu
       entity: 'runsheet',
       ...r,
       tasks: storedRunsheetTasks(r),
-      // The build's travel model, which the runsheet's live ETAs drive with (4.11; planning/etas.ts).
-      travel: build.request.travel,
+      // The build's travel model, which the runsheet's live ETAs drive with (4.11; planning/etas.ts): its settings,
+      // and the deployment's model (road legs between planned stops are the plan's own).
+      travel: { ...build.request.travel, model: travelModel() },
     })),
   );
   await assignDrivers(build, result);

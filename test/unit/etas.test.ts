@@ -122,6 +122,56 @@ describe('runsheetEtas', () => {
     expect(answer.taskEtas('B').eta_dropoff_utc! > answer.taskEtas('A').eta_dropoff_utc!).toBe(true);
   });
 
+  it('drives a road-built runsheet’s legs between planned stops as its plan did, and the straight line from the driver', () => {
+    const tasks = [task('A', 2, 5), task('B', 1, 8)];
+    const order = visits(tasks, 'B:pickup', 'A:pickup', 'A:dropoff', 'B:dropoff');
+    // The plan's road legs: 10, 20 and 30 minutes between stops (arrival less the previous stop's departure), each
+    // far from what the straight line would take; the plan's own times are an hour before now.
+    const roadLegsS = [600, 1200, 1800];
+    let clockMs = NOW - minutes(60);
+    const stops = order.map(([t, kind], i) => {
+      if (i > 0) clockMs += roadLegsS[i - 1]! * 1000;
+      const arrival = clockMs;
+      clockMs += (kind === 'pickup' ? MODEL_DEFAULTS.pickupS : MODEL_DEFAULTS.dropoffS) * 1000;
+      return { ...builtStop(t, kind), arrival_utc: iso(arrival), start_utc: iso(arrival), departure_utc: iso(clockMs) };
+    });
+    const reckon = (model?: string) =>
+      runsheetEtas({
+        tasks,
+        stops,
+        travel: { ...MODEL_DEFAULTS.travel, ...(model ? { model } : {}) },
+        statusOf: pending,
+        fix: fixAt(DEPOT),
+        nowMs: NOW,
+      });
+    const road = reckon('amazon-location');
+    // From the driver to the first stop: the straight line (1 km at 30 km/h × 1.3: 156 s).
+    const first = Date.parse(road.taskEtas('B').eta_pickup_utc!);
+    expect(first - NOW).toBe(156_000);
+    // Then each planned leg as planned, after each stop's service.
+    const second = Date.parse(road.taskEtas('A').eta_pickup_utc!);
+    expect(second - first).toBe((MODEL_DEFAULTS.pickupS + roadLegsS[0]!) * 1000);
+    const third = Date.parse(road.taskEtas('A').eta_dropoff_utc!);
+    expect(third - second).toBe((MODEL_DEFAULTS.pickupS + roadLegsS[1]!) * 1000);
+    const fourth = Date.parse(road.taskEtas('B').eta_dropoff_utc!);
+    expect(fourth - third).toBe((MODEL_DEFAULTS.dropoffS + roadLegsS[2]!) * 1000);
+    // A straight-line build's runsheet ignores the plan's legs: the model alone.
+    compare(reckon(), order, DEPOT, NOW);
+    // A stop done out of the plan's order: the leg from the driver's last place to the next is the straight line.
+    const skipped = runsheetEtas({
+      tasks,
+      stops,
+      travel: { ...MODEL_DEFAULTS.travel, model: 'amazon-location' },
+      statusOf: statuses({ A: 'picked_up' }),
+      fix: fixAt(DEPOT),
+      nowMs: NOW,
+    });
+    const bPickup = Date.parse(skipped.taskEtas('B').eta_pickup_utc!);
+    const aDropoff = Date.parse(skipped.taskEtas('A').eta_dropoff_utc!);
+    // B's pickup (1 km east) to A's drop-off (5 km east): 4 km by the straight line, not the plan's legs.
+    expect(aDropoff - bPickup).toBe((MODEL_DEFAULTS.pickupS + 624) * 1000);
+  });
+
   it('waits for a window to open, and counts the next leg from the service that follows', () => {
     // A's pickup opens an hour from now, 2 km away: the driver waits there.
     const tasks = [task('A', 2, 5, { pickup: [60, 90], dropoff: [0, 240] })];
