@@ -21,6 +21,7 @@ import { benchRouting } from './routing.ts';
 import { benchRoutingScale } from './routing-scale.ts';
 import { benchRoutingSolver } from './routing-solver.ts';
 import { benchScale } from './scale.ts';
+import { benchTracking } from './tracking.ts';
 import { benchValidation } from './validation.ts';
 
 console.log(`# Dispatch benchmarks  (node ${process.version}, ${new Date().toISOString()})`);
@@ -38,6 +39,7 @@ await benchLiveOps();
 await benchPositionLag();
 // 500 drivers for 1 minute here (a 2-core machine); `npx tsx bench/live-etas.ts` runs the issue's 5 minutes.
 await benchLiveEtas({ drivers: 500, minutes: 1 });
+await benchTracking();
 await benchImports();
 benchPairing();
 await benchPlanning();
