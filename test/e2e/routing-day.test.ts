@@ -140,6 +140,19 @@ describe('a day built by route planning, from CSV to delivered', () => {
     expect(open.body.tasks.map((task) => task.id).sort()).toEqual(tasks.map((task) => task.id).sort());
   });
 
+  it('a route leaves as late as delays none of its stops: no hour-long wait at its first drop-off', async () => {
+    // The pickups at the hub open at the shift's start, the drop-offs an hour later: the van picks up just in time.
+    const { result } = await built(true);
+    for (const runsheet of result.runsheets) {
+      const leaves = Date.parse(runsheet.planned_start_utc);
+      expect(leaves).toBeGreaterThan(hour(0.5));
+      const firstDrop = runsheet.stops.find((stop) => stop.kind === 'dropoff')!;
+      const waitedS = (Date.parse(firstDrop.start_utc) - Date.parse(firstDrop.arrival_utc)) / 1000;
+      expect(waitedS).toBeLessThan(60);
+      expect(runsheet.planned_duration_s).toBe(Math.round((Date.parse(runsheet.planned_end_utc) - leaves) / 1000));
+    }
+  });
+
   it('X18 releases the imported tasks of a cancelled runsheet: X10 lists them unplanned, X23 builds them again', async () => {
     const openTasks = async () =>
       (
