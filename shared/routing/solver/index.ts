@@ -5,15 +5,7 @@
  * See docs/routing.md, "The solver", for the algorithm and the constraint checks.
  */
 import { buildInstance, type Instance } from './instance.ts';
-import type {
-  Load,
-  PlannedRoute,
-  PlannedStop,
-  RoutingProblem,
-  RoutingSolution,
-  SolveOptions,
-  UnplannedCode,
-} from './model.ts';
+import type { Load, PlannedRoute, PlannedStop, RoutingProblem, RoutingSolution, SolveOptions } from './model.ts';
 import { Random } from './random.ts';
 import { search } from './search.ts';
 import type { Solution } from './solution.ts';
@@ -92,9 +84,12 @@ function solutionOf(
     distanceM += distance;
     durationS += arrival - departure;
   }
-  const unplanned: { task: number; code: UnplannedCode }[] = [];
-  for (let t = 0; t < inst.tasks; t++)
-    if (best.taskRoute[t]! < 0) unplanned.push({ task: t, code: inst.impossible[t] ?? 'not_enough_vehicles' });
+  const unplanned: RoutingSolution['unplanned'][number][] = [];
+  for (let t = 0; t < inst.tasks; t++) {
+    if (best.taskRoute[t]! >= 0) continue;
+    const missed = inst.missed[t];
+    unplanned.push({ task: t, code: inst.impossible[t] ?? 'not_enough_vehicles', ...(missed ? { missed } : {}) });
+  }
   return { routes, unplanned, distanceM, durationS, stopped, iterations };
 }
 
