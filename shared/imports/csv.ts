@@ -504,6 +504,11 @@ export function parseTask(row: Row): TaskRow {
     from_service_s: checks.field(() => number(row, 'from_service_s', SERVICE_SECONDS)) ?? null,
     to_service_s: checks.field(() => number(row, 'to_service_s', SERVICE_SECONDS)) ?? null,
   };
+  // Contract 4.5: a drop-off window that closes before the pickup window opens, no vehicle could ever serve.
+  const opens = value.from_time_window.start_time_utc;
+  const closes = value.to_time_window.end_time_utc;
+  if (opens !== undefined && closes !== undefined && Date.parse(closes) < Date.parse(opens))
+    checks.problems.push('to_end_time_utc: closes before from_start_time_utc (no vehicle could deliver it)');
   return checks.done(value);
 }
 

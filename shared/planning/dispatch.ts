@@ -40,6 +40,7 @@ import { type PageRequest, queryPage } from '#shared/db/paging';
 import { queryPartitions } from '#shared/db/shards';
 import { conflict, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { newUuid } from '#shared/ids';
+import { releaseTasks } from '#shared/imports/tasks';
 import { currentFixes, driversIndexedNear } from '#shared/locations/locations';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
@@ -89,6 +90,7 @@ import {
   waveDrivers,
   wavePairId,
 } from '#shared/planning/offer-groups';
+import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { duePage, registeredPlannings, waveDueKey, wavePlansPartition } from '#shared/planning/wave-plans';
@@ -1244,15 +1246,29 @@ export async function reofferRunsheet(
 }
 
 /**
+ * X18's release: the cancelled runsheet's imported tasks are in no runsheet again (X10 `planned=false`, plannable by
+ * P5, X23, X30), each on condition that it is still this runsheet's (a task another runsheet took since stays there).
+ * The runsheet keeps `task_ids` and its tasks as history.
+ */
+async function releaseCancelledTasks(orgId: string, planId: string, runsheetId: string) {
+  const taskIds = (await planningRunsheets(planId, [runsheetId])).get(runsheetId)?.task_ids ?? [];
+  await releaseTasks(orgId, planId, runsheetId, taskIds);
+}
+
+/**
  * X18: the planner takes the runsheet out of dispatch. Its open offers are closed (`runsheet_cancelled`, each driver
- * told), a driver who held it is told (`runsheet.cancelled` on `user.<id>`) and gets their place back. A second
- * cancel answers as the first.
+ * told), a driver who held it is told (`runsheet.cancelled` on `user.<id>`) and gets their place back, and its
+ * imported tasks are released. A second cancel answers as the first.
  */
 export async function cancelRunsheet(caller: Caller, planId: string, runsheetId: string, reason: string) {
   const planning = await visiblePlanning(caller, planId);
   const current = await runsheetSummary(planId, runsheetId);
   // (A runsheet under way, contract 4.8, is its driver's: `in_progress` and `completed` refuse.)
-  if (askRunsheet('cancel', current) === 'again') return current;
+  if (askRunsheet('cancel', current) === 'again') {
+    // A cancel that died after its mark left its tasks marked: the repeat frees them.
+    await releaseCancelledTasks(planning.org_id, planId, runsheetId);
+    return current;
+  }
   const at = clock.nowIso();
   const mark = {
     TableName: mainTableName(),
@@ -1286,6 +1302,7 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
       throw runsheetRefusal('cancel', { ...current, status: 'in_progress' });
     }
   }
+  await releaseCancelledTasks(planning.org_id, planId, runsheetId);
   const claim = await readClaim(planId, runsheetId);
   const key = `${runsheetId}:cancelled`;
   if (claim) {

@@ -33,7 +33,7 @@ import {
 import { listingPartition, listingPartitions } from '#shared/db/shards';
 import { conflict, forbidden, invalidAt, notFound } from '#shared/errors';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
-import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask } from '#shared/imports/tasks';
+import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask, releaseTasks } from '#shared/imports/tasks';
 import { planningStatuses } from '#shared/planning/dispatch';
 import { planningDriverKey, planningKey, runsheetKey } from '#shared/planning/keys';
 import { askJob } from '#shared/planning/lifecycle';
@@ -76,8 +76,7 @@ async function beginRelease(planning: Planning, runsheetId: string, taskIds: rea
 }
 
 async function finishRelease(planning: Planning, runsheetId: string, taskIds: readonly string[]) {
-  for (let i = 0; i < taskIds.length; i += 25)
-    await Promise.all(taskIds.slice(i, i + 25).map((t) => releaseTask(planning.org_id, planning.id, runsheetId, t)));
+  await releaseTasks(planning.org_id, planning.id, runsheetId, taskIds);
   await db().send(new DeleteCommand({ TableName: mainTableName(), Key: releaseKey(planning.id, runsheetId) }));
 }
 

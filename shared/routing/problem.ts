@@ -7,7 +7,7 @@ import type { RouteBuild } from '#shared/routing/builds';
 import { builtRunsheetId } from '#shared/routing/keys';
 import type { BuildResult, VehicleInput } from '#shared/routing/schemas';
 import { MAX_RUNSHEET_TASKS } from '#shared/routing/schemas';
-import type { Load, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/model';
+import type { Load, MissedWindow, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/model';
 import type { Point, ProblemToSolve, TravelPort } from '#shared/routing/travel';
 
 type Stored = Record<string, unknown>;
@@ -145,6 +145,16 @@ const DETAIL: Record<BuildResult['unplanned'][number]['code'], string> = {
     'it could be served, but not together with the other tasks: add vehicles, lengthen shifts or widen its windows',
 };
 
+/** A `time_window` task's detail: which window (or the shift's end) no vehicle meets, even with the task alone. */
+const MISSED_DETAIL: Record<MissedWindow, string> = {
+  pickup:
+    'no vehicle can reach its pickup before its pickup window (from_end_time_utc) closes, even with this task alone',
+  dropoff:
+    'no vehicle can reach its drop-off before its drop-off window (to_end_time_utc) closes after the pickup, even with this task alone',
+  shift_end:
+    'its pickup and drop-off windows can be met, but no vehicle is back by its shift’s end afterwards, even with this task alone',
+};
+
 const round = (n: number, digits = 0) => {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
@@ -193,9 +203,17 @@ export function toResult(
     };
   });
   const unplanned = [
-    ...prepared.noCoordinates.map((task) => ({ task_id: String(task.item['id']), code: 'no_coordinates' as const })),
-    ...solution.unplanned.map((u) => ({ task_id: problem.tasks[u.task]!.id, code: u.code })),
-  ].map((u) => ({ ...u, detail: DETAIL[u.code] }));
+    ...prepared.noCoordinates.map((task) => ({
+      task_id: String(task.item['id']),
+      code: 'no_coordinates' as const,
+      detail: DETAIL.no_coordinates,
+    })),
+    ...solution.unplanned.map((u) => ({
+      task_id: problem.tasks[u.task]!.id,
+      code: u.code,
+      detail: u.missed ? MISSED_DETAIL[u.missed] : DETAIL[u.code],
+    })),
+  ];
   return {
     runsheets,
     unplanned,

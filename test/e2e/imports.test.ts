@@ -935,6 +935,17 @@ describe('files as spreadsheets save them (contract 4.5): each job ends at once,
     expect(outcome.stored[0]).not.toHaveProperty('colour');
   });
 
+  it('refuses a row whose drop-off window closes before its pickup window opens, and imports the rest', async () => {
+    const impossible =
+      'T2,3 C St,Berlin,DE,4 D Rd,Berlin,DE,2026-11-22T05:00:00Z,2026-11-22T06:00:00Z,Europe/Berlin,2026-11-22T03:00:00Z,2026-11-22T04:00:00Z,Europe/Berlin';
+    const outcome = await run('tasks.csv', Buffer.from(`${HEADER}\r\n${ROW('T1')}\r\n${impossible}\r\n`));
+    expect(outcome.status).toBe('completed');
+    expect(outcome.result).toMatchObject({ total_tasks_counted: 2, total_tasks_imported: 1, total_tasks_rejected: 1 });
+    expect(outcome.result.errors).toEqual([
+      'tasks.csv row 3 (task_ref T2): to_end_time_utc: closes before from_start_time_utc (no vehicle could deliver it)',
+    ]);
+  });
+
   it('I3 has one limit, and its 413 names it and points to the presigned upload (I1)', async () => {
     const post = async (bytes: number) => {
       const form = new FormData();

@@ -140,6 +140,56 @@ describe('a day built by route planning, from CSV to delivered', () => {
     expect(open.body.tasks.map((task) => task.id).sort()).toEqual(tasks.map((task) => task.id).sort());
   });
 
+  it('a route leaves as late as delays none of its stops: no hour-long wait at its first drop-off', async () => {
+    // The pickups at the hub open at the shift's start, the drop-offs an hour later: the van picks up just in time.
+    const { result } = await built(true);
+    for (const runsheet of result.runsheets) {
+      const leaves = Date.parse(runsheet.planned_start_utc);
+      expect(leaves).toBeGreaterThan(hour(0.5));
+      const firstDrop = runsheet.stops.find((stop) => stop.kind === 'dropoff')!;
+      const waitedS = (Date.parse(firstDrop.start_utc) - Date.parse(firstDrop.arrival_utc)) / 1000;
+      expect(waitedS).toBeLessThan(60);
+      expect(runsheet.planned_duration_s).toBe(Math.round((Date.parse(runsheet.planned_end_utc) - leaves) / 1000));
+    }
+  });
+
+  it('X18 releases the imported tasks of a cancelled runsheet: X10 lists them unplanned, X23 builds them again', async () => {
+    const openTasks = async () =>
+      (
+        await api.get<{ tasks: { id: string }[] }>(
+          `/v1/tasks?import_job_id=${importJobId}&planned=false&per_page=100`,
+          planner,
+        )
+      ).body.tasks
+        .map((task) => task.id)
+        .sort();
+    const cancelAll = async (planning: string, result: RouteBuildResult) => {
+      for (const runsheet of result.runsheets) {
+        const path = `/v1/plannings/${planning}/runsheets/${runsheet.id}`;
+        const cancelled = await api.post(`${path}/cancel`, { reason: 'van off the road' }, planner);
+        expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+        // The cancelled runsheet keeps its task list as history.
+        const read = await api.get<RunsheetReply>(path, planner);
+        expect(read.body.runsheet.status).toBe('cancelled');
+        expect(read.body.runsheet.tasks.map((task) => task.id).sort()).toEqual(
+          runsheet.stops
+            .filter((s) => s.kind === 'pickup')
+            .map((s) => s.task_id)
+            .sort(),
+        );
+      }
+    };
+    const first = await built(false);
+    expect(await openTasks()).toEqual([]);
+    await cancelAll(first.planning, first.result);
+    expect(await openTasks()).toEqual(tasks.map((task) => task.id).sort());
+    // Before the release, X23 refused them (409: each task still in the cancelled runsheet).
+    const again = await built(false);
+    // Free them again for the day below.
+    await cancelAll(again.planning, again.result);
+    expect(await openTasks()).toHaveLength(ROWS.length);
+  });
+
   it('import → X23 → X24 → P3/X22 with stops and planned times → P9 → accept → X20 → completed', async () => {
     const { planning, build, result } = await built(false, async (id) => {
       const added = await api.post(`/v1/plannings/${id}/drivers`, { drivers: [{ id: driver.id }] }, planner);

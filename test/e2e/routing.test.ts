@@ -440,6 +440,8 @@ describe('a dry run', () => {
       // Its pickup window closed before any shift began.
       { ref: 'LATE', from: [1.35, 103.86], to: [1.3, 103.85], pickup: ['00:00', '00:00'] },
       { ref: 'HEAVY', from: [1.34, 103.86], to: [1.3, 103.85], kg: 5000 },
+      // Its drop-off, 20 km from its pickup, closes ten minutes after the pickup window opens.
+      { ref: 'LATEDROP', from: [1.34, 103.86], to: [1.35, 104.0], dropoff: ['01:00', '01:10'] },
       // Two pickups 25 km apart in the same five minutes: one van serves either, not both.
       { ref: 'EAST', from: [1.35, 104.0], to: [1.35, 104.0], pickup: ['02:00', '02:05'], dropoff: ['02:00', '02:30'] },
       { ref: 'WEST', from: [1.35, 103.7], to: [1.35, 103.7], pickup: ['02:00', '02:05'], dropoff: ['02:00', '02:30'] },
@@ -454,19 +456,24 @@ describe('a dry run', () => {
     };
     const queued = await build(planning.id, body);
     expect(queued.status, JSON.stringify(queued.body)).toBe(202);
-    expect(queued.body.route_build).toMatchObject({ status: 'queued', dry_run: true, tasks: 7, vehicles: 1 });
+    expect(queued.body.route_build).toMatchObject({ status: 'queued', dry_run: true, tasks: 8, vehicles: 1 });
     const done = await ended(planning.id, queued.body.route_build.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     const result = done.result!;
     const code = (ref: string, id = ids[ref]) => result.unplanned.find((u) => u.task_id === id)?.code;
     expect(code('NOCOORD')).toBe('no_coordinates');
     expect(code('LATE')).toBe('time_window');
+    expect(code('LATEDROP')).toBe('time_window');
+    // The reason names the window that cannot be met.
+    const detail = (ref: string) => result.unplanned.find((u) => u.task_id === ids[ref])?.detail;
+    expect(detail('LATE')).toMatch(/its pickup window \(from_end_time_utc\) closes/);
+    expect(detail('LATEDROP')).toMatch(/its drop-off window \(to_end_time_utc\) closes/);
     expect(code('HEAVY')).toBe('capacity');
     expect(code('LORRY', lorry['LORRY'])).toBe('service_type');
     // One of the two is planned, the other left out for want of a second van.
     expect([code('EAST'), code('WEST')].filter((c) => c !== undefined)).toEqual(['not_enough_vehicles']);
     for (const u of result.unplanned) expect(u.detail.length).toBeGreaterThan(20);
-    expect(result.summary).toMatchObject({ tasks: 7, planned: 2, unplanned: 5, vehicles_used: 1 });
+    expect(result.summary).toMatchObject({ tasks: 8, planned: 2, unplanned: 6, vehicles_used: 1 });
     // The one runsheet: each task picked up before it is dropped off, every stop within its window, OK's own service.
     const [sheet] = result.runsheets;
     expect(sheet!.vehicle_id).toBe('van');

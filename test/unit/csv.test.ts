@@ -183,6 +183,16 @@ describe('files as spreadsheets save them', () => {
       'row 3 (no task_ref): task_ref: is required; from_latitude: is not a number: "52,52" (write the decimal ' +
         'separator as a point); from_street_address: is required',
     ]);
+    // A drop-off window that closes before the pickup window opens: no vehicle could ever serve the row.
+    const impossible = await collect(
+      `${TASK_HEADER}\n` +
+        'T3,1 A St,Singapore,SG,2 B Rd,Singapore,SG,2026-11-22T05:00:00Z,2026-11-22T06:00:00Z,Asia/Singapore,2026-11-22T03:00:00Z,2026-11-22T04:00:00Z,Asia/Singapore\n',
+      'tasks',
+      parseTask,
+    );
+    expect(impossible.map((r) => r.error)).toEqual([
+      'row 2 (task_ref T3): to_end_time_utc: closes before from_start_time_utc (no vehicle could deliver it)',
+    ]);
     const items = await collect('task_ref,description,quantity\n,,0\n', 'items', parseItem);
     expect(items.map((r) => r.error)).toEqual([
       'row 2 (no task_ref): task_ref: is required; description: is required; quantity: must be at least 1',

@@ -156,6 +156,9 @@ describe('what cannot be planned, and why', () => {
     expect(codes['untyped']).toBe('service_type');
     expect(codes['heavy']).toBe('capacity');
     expect(codes['late']).toBe('time_window');
+    // Its pickup can be met; its drop-off's window closes before any vehicle gets there.
+    expect(solution.unplanned.find((u) => problem.tasks[u.task]!.id === 'late')?.missed).toBe('dropoff');
+    expect(solution.unplanned.filter((u) => u.missed !== undefined)).toHaveLength(1);
     // 'ok' and 'bulky' cannot be on board together (1 + 5 > 5 items) but fit one after the other.
     expect(codes['ok']).toBeUndefined();
     expect(codes['bulky']).toBeUndefined();

@@ -5,15 +5,7 @@
  * See docs/routing.md, "The solver", for the algorithm and the constraint checks.
  */
 import { buildInstance, type Instance } from './instance.ts';
-import type {
-  Load,
-  PlannedRoute,
-  PlannedStop,
-  RoutingProblem,
-  RoutingSolution,
-  SolveOptions,
-  UnplannedCode,
-} from './model.ts';
+import type { Load, PlannedRoute, PlannedStop, RoutingProblem, RoutingSolution, SolveOptions } from './model.ts';
 import { Random } from './random.ts';
 import { search } from './search.ts';
 import type { Solution } from './solution.ts';
@@ -43,12 +35,7 @@ function solutionOf(
     const v = route.vehicle;
     const start = inst.vStart[v]!;
     const end = inst.vEnd[v]!;
-    const first = loc[nodes[0]!]!;
-    // Leave as late as still reaches the first stop when it opens (never before the shift starts).
-    const departure = Math.max(
-      inst.shiftStart[v]!,
-      Math.min(route.earliest[0]!, open[nodes[0]!]!) - dur[start * size + first]!,
-    );
+    const departure = latestDeparture(inst, nodes, v);
     let time = departure;
     let prev = start;
     let distance = 0;
@@ -97,8 +84,35 @@ function solutionOf(
     distanceM += distance;
     durationS += arrival - departure;
   }
-  const unplanned: { task: number; code: UnplannedCode }[] = [];
-  for (let t = 0; t < inst.tasks; t++)
-    if (best.taskRoute[t]! < 0) unplanned.push({ task: t, code: inst.impossible[t] ?? 'not_enough_vehicles' });
+  const unplanned: RoutingSolution['unplanned'][number][] = [];
+  for (let t = 0; t < inst.tasks; t++) {
+    if (best.taskRoute[t]! >= 0) continue;
+    const missed = inst.missed[t];
+    unplanned.push({ task: t, code: inst.impossible[t] ?? 'not_enough_vehicles', ...(missed ? { missed } : {}) });
+  }
   return { routes, unplanned, distanceM, durationS, stopped, iterations };
+}
+
+/**
+ * Contract 4.10's `planned_start_utc`: the latest departure that delays none of the route's stops past its window and
+ * the route's end not at all, so a vehicle does not leave early to wait (Savelsbergh's forward time slack, bounded by
+ * the waiting on the way). From the schedule that leaves at the shift's start: the waiting up to a stop (`waited`) is
+ * delay a later departure absorbs there; a stop before the last wait starts later by the delay not yet absorbed, which
+ * its window's close bounds (close - start + waited), and no stop after the last wait moves.
+ */
+function latestDeparture(inst: Instance, nodes: readonly number[], v: number): number {
+  const { dur, size, loc, open, close, service } = inst;
+  let time = inst.shiftStart[v]!;
+  let prev = inst.vStart[v]!;
+  let waited = 0;
+  let slack = Number.POSITIVE_INFINITY;
+  for (const node of nodes) {
+    const arrival = time + dur[prev * size + loc[node]!]!;
+    const begin = Math.max(arrival, open[node]!);
+    waited += begin - arrival;
+    slack = Math.min(slack, waited + Math.max(0, close[node]! - begin));
+    time = begin + service[node]!;
+    prev = loc[node]!;
+  }
+  return inst.shiftStart[v]! + Math.max(0, Math.min(slack, waited));
 }

@@ -3,10 +3,13 @@
  * 2t + 1), by task and by vehicle; which vehicle may take which task; which tasks no vehicle can take and why; each
  * task's nearest tasks (the candidate lists that keep insertion and Shaw removal near-linear on large problems).
  */
-import type { RoutingProblem, UnplannedCode } from './model.ts';
+import type { MissedWindow, RoutingProblem, UnplannedCode } from './model.ts';
 
 /** Slack for floating-point sums of times (seconds): a start this far past a window's close still counts as in it. */
 export const EPS = 1e-7;
+
+/** The stages of a task alone, in order: the furthest one missed names a `time_window` task's reason. */
+const MISSED: readonly MissedWindow[] = ['pickup', 'dropoff', 'shift_end'];
 
 /** How many nearest tasks each task keeps as candidates. */
 const NEIGHBOURS = 60;
@@ -40,6 +43,8 @@ export interface Instance {
   readonly canServe: Uint8Array;
   /** Per task: why no vehicle can take it even alone, or null. */
   readonly impossible: readonly (UnplannedCode | null)[];
+  /** Per `time_window` task: the furthest any vehicle got alone, the window (or the shift's end) it could not meet. */
+  readonly missed: readonly (MissedWindow | null)[];
   /** Nearest tasks first, `neighbours[t * k ... t * k + k)`; -1 pads. */
   readonly neighbours: Int32Array;
   readonly k: number;
@@ -127,11 +132,13 @@ export function buildInstance(problem: RoutingProblem): Instance {
 
   const canServe = new Uint8Array(n * m);
   const impossible: (UnplannedCode | null)[] = [];
+  const missed: (MissedWindow | null)[] = [];
   for (let t = 0; t < n; t++) {
     const type = taskSpecs[t]!.serviceType;
     let typed = false;
     let fits = false;
     let served = false;
+    let furthest = -1;
     for (let v = 0; v < m; v++) {
       const types = vehicleSpecs[v]!.serviceTypes;
       if (types && (type === undefined || !types.includes(type))) continue;
@@ -144,25 +151,29 @@ export function buildInstance(problem: RoutingProblem): Instance {
       )
         continue;
       fits = true;
-      if (aloneFeasible(t, v)) {
+      const miss = aloneMissed(t, v);
+      if (miss === null) {
         served = true;
         canServe[t * m + v] = 1;
-      }
+      } else furthest = Math.max(furthest, MISSED.indexOf(miss));
     }
-    impossible.push(served ? null : !typed ? 'service_type' : !fits ? 'capacity' : 'time_window');
+    const code = served ? null : !typed ? 'service_type' : !fits ? 'capacity' : 'time_window';
+    impossible.push(code);
+    missed.push(code === 'time_window' ? MISSED[furthest]! : null);
   }
 
-  function aloneFeasible(t: number, v: number): boolean {
+  /** The task alone on vehicle v: null when it is feasible, else the first window (or the shift's end) it misses. */
+  function aloneMissed(t: number, v: number): MissedWindow | null {
     const p = 2 * t;
     const d = p + 1;
     const s = vStart[v]!;
     let time = Math.max(open[p]!, shiftStart[v]! + dur[s * size + loc[p]!]!);
-    if (time > close[p]! + EPS) return false;
+    if (time > close[p]! + EPS) return 'pickup';
     time = Math.max(open[d]!, time + service[p]! + dur[loc[p]! * size + loc[d]!]!);
-    if (time > close[d]! + EPS) return false;
+    if (time > close[d]! + EPS) return 'dropoff';
     const e = vEnd[v]!;
     time += service[d]! + (e < 0 ? 0 : dur[loc[d]! * size + e]!);
-    return time <= shiftEnd[v]! + EPS;
+    return time <= shiftEnd[v]! + EPS ? null : 'shift_end';
   }
 
   // Nearest tasks by the pickups' and the drop-offs' distances (both ways), among tasks that can be planned.
@@ -233,6 +244,7 @@ export function buildInstance(problem: RoutingProblem): Instance {
     classes: classKeys.size,
     canServe,
     impossible,
+    missed,
     neighbours,
     k,
     reverseNeighbours: reverse,

@@ -104,10 +104,17 @@ export interface PlannedRoute {
 
 export type UnplannedCode = 'time_window' | 'capacity' | 'service_type' | 'not_enough_vehicles';
 
+/** Of a `time_window` task: which it cannot meet, even alone (the furthest any vehicle got). */
+export type MissedWindow = 'pickup' | 'dropoff' | 'shift_end';
+
 export interface RoutingSolution {
   /** One per vehicle used, in the order of `problem.vehicles`. */
   readonly routes: readonly PlannedRoute[];
-  readonly unplanned: readonly { readonly task: number; readonly code: UnplannedCode }[];
+  readonly unplanned: readonly {
+    readonly task: number;
+    readonly code: UnplannedCode;
+    readonly missed?: MissedWindow | undefined;
+  }[];
   readonly distanceM: number;
   readonly durationS: number;
   readonly stopped: 'time_limit' | 'converged';
