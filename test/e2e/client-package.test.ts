@@ -72,6 +72,11 @@ beforeAll(async () => {
 }, 240_000);
 afterAll(() => host?.stop());
 
+/** docs/driver-app.md's positions snippet, exactly: a driver app built from it must send its fixes. */
+const DOCS_SNIPPET = /```ts\n(const uploader = new LocationUploader[^`]*)```/.exec(
+  readFileSync(join(ROOT, 'docs/driver-app.md'), 'utf8'),
+)![1]!;
+
 const DRIVER_APP = `
 import {
   dispatchClient,
@@ -95,6 +100,18 @@ for (const [i, latitude] of [1.3, 1.301, 1.302].entries()) {
 }
 await uploader.flush();
 uploader.stop();
+// docs/driver-app.md's positions snippet as the docs give it (issue 55 item 2): storage, and no start().
+const storage = { load: () => [], save: () => undefined };
+const watchPosition = (callback: (p: { lat: number; lng: number }) => void) => callback({ lat: 1.302, lng: 103.8 });
+const docsSession = new TokenSession({ baseUrl: url, tokens: { bearer_token: token, refresh_token: 'unused' } });
+{
+  const session = docsSession;
+  ${DOCS_SNIPPET}
+  for (let i = 0; i < 50 && uploader.stats.sent === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  var docsSent = uploader.stats.sent;
+  var docsFlush = await uploader.flush();
+  uploader.stop();
+}
 const offers = must(await api.GET('/v1/driver/offers', { params: { query: { state: 'all' } } }), 'my offers');
 const frame: ServerFrame = {
   type: 'event',
@@ -116,6 +133,8 @@ console.log(
   JSON.stringify({
     id: me.user.id,
     sent: uploader.stats.sent,
+    docsSent,
+    docsFlush,
     offers: offers.offers.length,
     runsheet,
     renewals: new Set(renewed).size,
@@ -158,7 +177,7 @@ describe('the client package, installed from its tarball', () => {
     expect(compile(DRIVER_APP).status).toBe(0);
   }, 120_000);
 
-  it('runs the driver app against the service: who am I, three fixes sent by the uploader, my offers, a renewal', async () => {
+  it('runs the driver app against the service: who am I, three fixes sent by the uploader, the docs snippet sending without start(), my offers, a renewal', async () => {
     // Not spawnSync: the host answers from this very process.
     const child = spawn(process.execPath, [join(app, 'out/app.js')], {
       cwd: app,
@@ -176,6 +195,8 @@ describe('the client package, installed from its tarball', () => {
     expect(JSON.parse(run.stdout.trim())).toEqual({
       id: driver.id,
       sent: 3,
+      docsSent: 1,
+      docsFlush: { sent: 0, pending: 0, reason: 'nothing_waiting' },
       offers: 0,
       runsheet: 'RS-1',
       renewals: 1,
