@@ -30,15 +30,16 @@ beforeAll(async () => {
   const org = await newOrganisation(api, admin, 'Packaged Ltd', 'transporter');
   driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
 
-  // Packed as `npm publish` would (its prepack builds dist/), then installed from the tarball alone.
-  const packs = mkdtempSync(join(tmpdir(), 'client-pack-'));
-  const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--workspace', 'lib/client', '--pack-destination', packs, '--json'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    }),
-  ) as { filename: string; files: { path: string }[] }[];
-  tarball = join(packs, packed[0]!.filename);
+  // Packed as `npm publish` would (its prepack builds dist/), then installed from the tarball alone: with
+  // docs/client.md's own commands, into a folder that does not exist yet, as a newcomer's app folder (issue 55 item 6).
+  const packs = join(mkdtempSync(join(tmpdir(), 'client-pack-')), 'my-driver-app');
+  const commands = /```sh\n([^`]*)```/
+    .exec(readFileSync(join(ROOT, 'docs/client.md'), 'utf8'))![1]!
+    .split('\n')
+    .filter((line) => /^(mkdir|npm pack)/.test(line))
+    .map((line) => line.replace(/#.*$/, '').replaceAll('../my-driver-app', packs));
+  for (const command of commands) execFileSync('sh', ['-c', command], { cwd: ROOT, encoding: 'utf8' });
+  tarball = join(packs, readdirSync(packs).find((name) => name.endsWith('.tgz'))!);
   app = mkdtempSync(join(tmpdir(), 'driver-app-'));
   writeFileSync(
     join(app, 'package.json'),
@@ -165,6 +166,13 @@ describe('the client package, installed from its tarball', () => {
         expect(specifier.startsWith('./') || specifier === 'openapi-fetch', `${file} imports ${specifier}`).toBe(true);
       }
     }
+  });
+
+  it('docs/client.md says the app is an ES module (its snippets use top-level await), as this app is', () => {
+    const doc = readFileSync(join(ROOT, 'docs/client.md'), 'utf8');
+    expect(doc).toContain('"type": "module"');
+    expect(doc).toContain('TS1309');
+    expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))).toMatchObject({ type: 'module' });
   });
 
   it('type-checks a driver app against its declarations, and refuses a path the service does not have', () => {
