@@ -78,6 +78,11 @@ const DOCS_SNIPPET = /```ts\n(const uploader = new LocationUploader[^`]*)```/.ex
   readFileSync(join(ROOT, 'docs/driver-app.md'), 'utf8'),
 )![1]!;
 
+/** docs/driver-app.md's visiting order (X22's stops[], planned times and ETAs): type-checked against the package. */
+const VISITING_ORDER = /```ts\nimport type \{ paths \} from '@dispatch\/client';\n([^`]*)```/.exec(
+  readFileSync(join(ROOT, 'docs/driver-app.md'), 'utf8'),
+)![1]!;
+
 const DRIVER_APP = `
 import {
   dispatchClient,
@@ -85,9 +90,11 @@ import {
   isEvent,
   LocationUploader,
   must,
+  type paths,
   type ServerFrame,
   TokenSession,
 } from '@dispatch/client';
+${VISITING_ORDER}
 
 declare const process: { env: Record<string, string | undefined> };
 const url = process.env.DISPATCH_URL!;
