@@ -2,9 +2,10 @@
 """A partner's day, from its credentials to a finished planning (docs/partners.md), in Python with the standard
 library only: `python3 examples/partner/partner.py` against `npm start`.
 
-With PARTNER_CLIENT_KEY, PARTNER_SECRET_KEY and PARTNER_ORG_ID set it acts as that partner; otherwise (local mode) it
-first plays the platform's SysAdmin to make an organisation and a partner of it with every scope (T3). Its drivers
-are people with phones; locally the script plays them too (the mail outbox, a location, an answer to each offer).
+With PARTNER_CLIENT_KEY, PARTNER_SECRET_KEY and PARTNER_ORG_ID set it acts on those partner credentials alone: it
+never signs in as the SysAdmin. Without them (local mode) it first plays the platform's SysAdmin to make an
+organisation and a partner of it with every scope (T3), as the platform would hand you your keys. Its drivers are
+people with phones; locally the script plays them too (the mail outbox, a location, an answer to each offer).
 """
 import base64
 import json
@@ -63,14 +64,15 @@ def until(read, done, what):
     raise RuntimeError("gave up waiting for " + what)
 
 
-# ----- 0. Local mode: the platform makes the organisation and its partner (T3), as it would hand you your keys -----
+# ----- 0. Local mode only (no keys given): the platform makes the organisation and its partner (T3) -----
 client_key = os.environ.get("PARTNER_CLIENT_KEY")
 secret_key = os.environ.get("PARTNER_SECRET_KEY")
 org_id = os.environ.get("PARTNER_ORG_ID", "")
-admin_email = os.environ.get("DISPATCH_ADMIN_EMAIL") or "admin@dispatch.local"
-admin_password = os.environ.get("DISPATCH_ADMIN_PASSWORD") or "admin-password-change-me"
-admin = call("POST", "/v1/auth/login", body={"user": {"email": admin_email, "password": admin_password}})["bearer_token"]
 if not client_key or not secret_key:
+    admin_email = os.environ.get("DISPATCH_ADMIN_EMAIL") or "admin@dispatch.local"
+    admin_password = os.environ.get("DISPATCH_ADMIN_PASSWORD") or "admin-password-change-me"
+    login = {"user": {"email": admin_email, "password": admin_password}}
+    admin = call("POST", "/v1/auth/login", body=login)["bearer_token"]
     org_id = call("POST", "/v1/admin/organisations", admin, {"name": "Partnered " + TAG, "kind": "transporter"})["id"]
     partner = call(
         "POST",
@@ -85,6 +87,10 @@ if not client_key or not secret_key:
     )
     client_key, secret_key = partner["client_key"], partner["secret_key"]
     step(f"T3: partner {partner['id']} of organisation {org_id} with scopes {', '.join(partner['scopes'])}")
+elif not org_id:
+    raise SystemExit("PARTNER_ORG_ID is needed with PARTNER_CLIENT_KEY: the organisation your partner acts for (T3)")
+else:
+    step(f"T3: partner of organisation {org_id} from PARTNER_CLIENT_KEY (no SysAdmin)")
 
 # ----- 1. X5: a bearer token from the client credentials (an hour; ask again when it expires) -----
 basic = base64.b64encode(f"{client_key}:{secret_key}".encode()).decode()
@@ -93,8 +99,8 @@ token = call(
 )["bearer_token"]
 step("X5: partner token issued")
 
-# ----- 2. A9: invite the drivers (locally the script accepts for them and sends each one's position) -----
-driver_role = next(r for r in call("GET", "/v1/roles", admin)["roles"] if r["name"] == "OrgDriver")
+# ----- 2. A9: invite the drivers (X4 read with the partner's own token; locally the script accepts for them) -----
+driver_role = next(r for r in call("GET", "/v1/roles", token)["roles"] if r["name"] == "OrgDriver")
 drivers = []
 for i in range(3):
     email = f"driver{i}.{TAG}@partner.example"

@@ -2,9 +2,10 @@
  * A partner's day, from its credentials to a finished planning (docs/partners.md), in TypeScript with nothing but
  * Node's fetch: `npx tsx examples/partner/partner.ts` against `npm start`.
  *
- * With PARTNER_CLIENT_KEY and PARTNER_SECRET_KEY set it acts as that partner; otherwise (local mode) it first plays the
- * platform's SysAdmin to make an organisation and a partner of it with every scope (T3). Its drivers are people with
- * phones; locally the script plays them too (the mail outbox, a location, an answer to each offer).
+ * With PARTNER_CLIENT_KEY, PARTNER_SECRET_KEY and PARTNER_ORG_ID set it acts on those partner credentials alone: it never signs in as the SysAdmin. Without them (local mode) it first plays the
+ * platform's SysAdmin to make an organisation and a partner of it with every scope (T3), as the platform would hand
+ * you your keys. Its drivers are people with phones; locally the script plays them too (the mail outbox, a location,
+ * an answer to each offer).
  */
 export {}; // a module: top-level await
 
@@ -46,16 +47,16 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, wha
   throw new Error(`gave up waiting for ${what}`);
 }
 
-// ----- 0. Local mode: the platform makes the organisation and its partner (T3), as it would hand you your keys -----
+// ----- 0. Local mode only (no keys given): the platform makes the organisation and its partner (T3) -----
 let clientKey = process.env['PARTNER_CLIENT_KEY'];
 let secretKey = process.env['PARTNER_SECRET_KEY'];
 let orgId = process.env['PARTNER_ORG_ID'] ?? '';
-const adminEmail = process.env['DISPATCH_ADMIN_EMAIL'] || 'admin@dispatch.local';
-const adminPassword = process.env['DISPATCH_ADMIN_PASSWORD'] || 'admin-password-change-me';
-const admin = (
-  await call('POST', '/v1/auth/login', undefined, { user: { email: adminEmail, password: adminPassword } })
-)['bearer_token'] as string;
 if (!clientKey || !secretKey) {
+  const adminEmail = process.env['DISPATCH_ADMIN_EMAIL'] || 'admin@dispatch.local';
+  const adminPassword = process.env['DISPATCH_ADMIN_PASSWORD'] || 'admin-password-change-me';
+  const admin = (
+    await call('POST', '/v1/auth/login', undefined, { user: { email: adminEmail, password: adminPassword } })
+  )['bearer_token'] as string;
   orgId = (await call('POST', '/v1/admin/organisations', admin, { name: `Partnered ${tag}`, kind: 'transporter' }))[
     'id'
   ];
@@ -68,6 +69,10 @@ if (!clientKey || !secretKey) {
   clientKey = partner['client_key'];
   secretKey = partner['secret_key'];
   step(`T3: partner ${partner['id']} of organisation ${orgId} with scopes ${partner['scopes'].join(', ')}`);
+} else if (!orgId) {
+  throw new Error('PARTNER_ORG_ID is needed with PARTNER_CLIENT_KEY: the organisation your partner acts for (T3)');
+} else {
+  step(`T3: partner of organisation ${orgId} from PARTNER_CLIENT_KEY (no SysAdmin)`);
 }
 
 // ----- 1. X5: a bearer token from the client credentials (an hour; ask again when it expires) -----
@@ -83,8 +88,8 @@ const token = (
 )['bearer_token'] as string;
 step('X5: partner token issued');
 
-// ----- 2. A9: invite the drivers (locally the script accepts for them and sends each one's position) -----
-const driverRole = ((await call('GET', '/v1/roles', admin))['roles'] as Json[]).find((r) => r['name'] === 'OrgDriver')!;
+// ----- 2. A9: invite the drivers (X4 read with the partner's own token; locally the script accepts for them) -----
+const driverRole = ((await call('GET', '/v1/roles', token))['roles'] as Json[]).find((r) => r['name'] === 'OrgDriver')!;
 const drivers: { id: string; token: string }[] = [];
 for (let i = 0; i < 3; i++) {
   const email = `driver${i}.${tag}@partner.example`;

@@ -122,6 +122,7 @@ export {
 } from './events.ts';
 export {
   type Fix,
+  type FlushResult,
   LocationUploader,
   MAX_FIXES_PER_REQUEST,
   type RecordOutcome,

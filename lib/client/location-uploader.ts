@@ -18,12 +18,18 @@
  * dropped: when `maxBuffered` are waiting, `record` refuses new samples instead (and says so). `flush()` sends what
  * waits now, whatever the interval.
  *
+ * It starts itself on the first `record()` or `flush()` (with `storage`, once the last run's fixes are loaded: they go
+ * first), so `new LocationUploader(…)` then `record(…)` sends, as docs/driver-app.md shows; `start()` is there to load
+ * the stored fixes before the first sample (an app opening with no GPS yet) and to go on after `stop()`. `flush()`
+ * answers what it sent and, when fixes still wait or nothing was there to send, why (`reason`, `detail`).
+ *
  * It needs only `fetch`, timers and the service's own distance function (`shared/locations/geo.ts`, pure code), so a
  * React Native app can use it as it is; `storage` lets the app keep the waiting fixes across restarts (AsyncStorage,
  * a file).
  *
- *   const uploader = new LocationUploader({ baseUrl, token: () => session.bearer });
- *   navigator.geolocation.watchPosition((p) => uploader.record({ latitude: p.coords.latitude, … }));
+ *   const uploader = new LocationUploader({ baseUrl, token: () => session.bearer, storage });
+ *   navigator.geolocation.watchPosition((p) => uploader.record({ latitude: p.coords.latitude, … })); // starts it
+ *   const { sent, reason } = await uploader.flush(); // the end of a shift: `reason` says why nothing went
  */
 
 import { distanceM } from './geo.ts';
@@ -88,6 +94,20 @@ const SLACK_MS = 1000;
 
 export type RecordOutcome = 'queued' | 'filtered' | 'invalid' | 'full';
 
+/**
+ * What `flush()` did: `sent` fixes reached the service during it, `pending` still wait. `reason` says why something
+ * was not sent: `nothing_recorded` (no fix was ever kept: `record` was not called, or every sample was `invalid`),
+ * `nothing_waiting` (everything kept was sent before), `send_failed` (the service or the network refused the batch:
+ * `detail`; it is sent again by itself), `storage_failed` (`storage.load` threw: `detail`; nothing is sent, so as not
+ * to overwrite what the last run kept).
+ */
+export interface FlushResult {
+  sent: number;
+  pending: number;
+  reason?: 'nothing_recorded' | 'nothing_waiting' | 'send_failed' | 'storage_failed';
+  detail?: string;
+}
+
 export interface UploaderStats {
   recorded: number;
   filtered: number;
@@ -130,6 +150,12 @@ export class LocationUploader {
   /** A resend is scheduled: neither a full batch nor the upload timer sends before it (no hammering an outage). */
   private retryPending = false;
   private stopped = false;
+  /** `stop()` was called: a later `record` does not start it again (only `start` does). */
+  private stoppedByApp = false;
+  /** Why the last request failed (its status and detail), for `flush`'s answer. */
+  private lastFailure: string | undefined;
+  /** What `storage.load` threw, when it did. */
+  private loadFailure: string | undefined;
   /** The fixes `storage` kept are in `waiting` (true from the start without storage): nothing is sent or saved before. */
   private loaded: boolean;
   private loading: Promise<void> | undefined;
@@ -153,8 +179,12 @@ export class LocationUploader {
     }
   }
 
-  /** Loads the fixes a previous run left waiting (with `storage`; they may go at once) and starts sending. */
+  /**
+   * Loads the fixes a previous run left waiting (with `storage`; they may go at once) and starts sending. The first
+   * `record` or `flush` does it by itself; call it to load before the first sample, or to go on after `stop()`.
+   */
   async start(): Promise<void> {
+    this.stoppedByApp = false;
     // Fixes recorded before the stored ones are loaded wait behind them (order), and are saved only with them (a save
     // before the load would overwrite what the last run kept).
     this.loading ??= (async () => {
@@ -165,7 +195,9 @@ export class LocationUploader {
       await this.persist();
     })();
     await this.loading;
-    this.stopped = false;
+    // A `stop()` while the stored fixes were loading holds.
+    this.stopped = this.stoppedByApp;
+    if (this.stopped) return;
     this.retryPending = false;
     this.next();
   }
@@ -190,6 +222,7 @@ export class LocationUploader {
       }
     }
     if (this.pending.length >= this.options.maxBuffered) return 'full';
+    this.autoStart();
     this.lastKept = { fix, at };
     this.waiting.push(fix);
     const now = this.options.clock.now();
@@ -206,16 +239,36 @@ export class LocationUploader {
    * Sends what is waiting now, whatever the interval (and whatever arrives meanwhile), resolving when nothing is left or
    * a send failed: for the app's own moments (the end of a shift), not a loop.
    */
-  flush(): Promise<void> {
+  async flush(): Promise<FlushResult> {
+    const before = this.stats.sent;
+    this.autoStart();
+    await this.loading?.catch(() => undefined);
     this.flushing = true;
-    return this.kick();
+    await this.kick();
+    const sent = this.stats.sent - before;
+    const pending = this.pending.length;
+    if (this.loadFailure !== undefined) return { sent, pending, reason: 'storage_failed', detail: this.loadFailure };
+    if (pending > 0 && this.failures > 0) return { sent, pending, reason: 'send_failed', detail: this.lastFailure };
+    if (sent === 0 && pending === 0) {
+      return { sent, pending, reason: this.stats.recorded === 0 ? 'nothing_recorded' : 'nothing_waiting' };
+    }
+    return { sent, pending };
   }
 
   /** Stops the timers (a request under way finishes). Waiting fixes stay (and stay in `storage`); `start` again to go on. */
   stop(): void {
+    this.stoppedByApp = true;
     this.stopped = true;
     this.options.clock.clearTimeout(this.timer);
     this.options.clock.clearTimeout(this.retryTimer);
+  }
+
+  /** The first `record` or `flush` starts it (loading `storage`) unless the app stopped it; a failed load is kept. */
+  private autoStart() {
+    if (this.loading || this.stoppedByApp) return;
+    this.start().catch((error: unknown) => {
+      this.loadFailure = error instanceof Error ? error.message : String(error);
+    });
   }
 
   private filtered(): RecordOutcome {
@@ -313,11 +366,13 @@ export class LocationUploader {
         body: JSON.stringify({ fixes: batch.fixes }),
       });
     } catch {
+      this.lastFailure = 'no answer from the service (network)';
       this.options.onError?.({ status: 'network' });
       return this.failed(undefined);
     }
     if (response.ok) return 'sent';
     const detail = await response.text().catch(() => '');
+    this.lastFailure = `${response.status}${detail ? `: ${detail}` : ''}`;
     this.options.onError?.({ status: response.status, detail });
     // A 400 names a fix the service will never take (the uploader checks fixes as L1 does, so this is a contract
     // change or a bug): keeping it would block every later fix. A 409 with this key is another body under the key,

@@ -848,7 +848,7 @@ export interface paths {
         get: operations["T6"];
         /**
          * Update a partner authorization
-         * @description Changes a partner authorization’s name, webhook URL and scopes. New scopes take effect at the partner’s next token (X5); a token already issued keeps the scopes it carries until it expires.
+         * @description Replaces a partner authorization’s name, webhook URL and scopes: a PUT, a whole replacement, so name and webhook_url are required every time (as T6 shows them); scopes left out stay as they are. New scopes take effect at the partner’s next token (X5); a scope change ends the tokens issued before it (a 401).
          *
          *     Access: SysAdmin. Spec T5.
          */

@@ -133,7 +133,10 @@ function toFieldError(issue: v.BaseIssue<unknown>, prefix: string): FieldError {
 }
 
 function messageOf(issue: v.BaseIssue<unknown>): string {
-  if (issue.received === 'undefined' && issue.kind === 'schema') return 'is required';
+  // A schema may say why a field is required (T5's whole replacement): its message then starts with "is required".
+  if (issue.received === 'undefined' && issue.kind === 'schema') {
+    return issue.message.startsWith('is required') ? issue.message : 'is required';
+  }
   // valibot's default messages start with "Invalid …"; ours are written for people.
   return issue.message.startsWith('Invalid ') ? `must be ${issue.expected ?? 'valid'}` : issue.message;
 }

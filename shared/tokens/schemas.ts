@@ -25,12 +25,21 @@ export const createPartnerBody = v.object({
   /** Default `["users:invite"]`. */
   scopes: v.optional(partnerScopes),
 });
-/** `scopes` left out keeps the partner's; sent, it replaces them (an empty list grants none). */
-export const updatePartnerBody = v.object({
-  name: nonEmptyString(200),
-  webhook_url: webhookUrl,
-  scopes: v.optional(partnerScopes),
-});
+/**
+ * T5 is a `PUT` (contract 4.2): a whole replacement of the name and webhook URL, both required (a missing one says so,
+ * and why); `scopes` left out keeps the partner's; sent, it replaces them (an empty list grants none).
+ */
+const WHOLE_REPLACEMENT =
+  'is required (T5 is a PUT: it replaces the partner authorization whole; send name and webhook_url, as T6 shows ' +
+  'them, and scopes if they change)';
+export const updatePartnerBody = v.object(
+  {
+    name: nonEmptyString(200),
+    webhook_url: webhookUrl,
+    scopes: v.optional(partnerScopes),
+  },
+  WHOLE_REPLACEMENT,
+);
 export const partnerParams = v.object({ partnerAuthorizationID: uuid });
 export const clientKeyParams = v.object({ client_key: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) });
 export const listPartnersQuery = v.object(pageQuery(200, 1000));

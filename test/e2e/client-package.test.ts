@@ -30,15 +30,16 @@ beforeAll(async () => {
   const org = await newOrganisation(api, admin, 'Packaged Ltd', 'transporter');
   driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
 
-  // Packed as `npm publish` would (its prepack builds dist/), then installed from the tarball alone.
-  const packs = mkdtempSync(join(tmpdir(), 'client-pack-'));
-  const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--workspace', 'lib/client', '--pack-destination', packs, '--json'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    }),
-  ) as { filename: string; files: { path: string }[] }[];
-  tarball = join(packs, packed[0]!.filename);
+  // Packed as `npm publish` would (its prepack builds dist/), then installed from the tarball alone: with
+  // docs/client.md's own commands, into a folder that does not exist yet, as a newcomer's app folder (issue 55 item 6).
+  const packs = join(mkdtempSync(join(tmpdir(), 'client-pack-')), 'my-driver-app');
+  const commands = /```sh\n([^`]*)```/
+    .exec(readFileSync(join(ROOT, 'docs/client.md'), 'utf8'))![1]!
+    .split('\n')
+    .filter((line) => /^(mkdir|npm pack)/.test(line))
+    .map((line) => line.replace(/#.*$/, '').replaceAll('../my-driver-app', packs));
+  for (const command of commands) execFileSync('sh', ['-c', command], { cwd: ROOT, encoding: 'utf8' });
+  tarball = join(packs, readdirSync(packs).find((name) => name.endsWith('.tgz'))!);
   app = mkdtempSync(join(tmpdir(), 'driver-app-'));
   writeFileSync(
     join(app, 'package.json'),
@@ -72,6 +73,16 @@ beforeAll(async () => {
 }, 240_000);
 afterAll(() => host?.stop());
 
+/** docs/driver-app.md's positions snippet, exactly: a driver app built from it must send its fixes. */
+const DOCS_SNIPPET = /```ts\n(const uploader = new LocationUploader[^`]*)```/.exec(
+  readFileSync(join(ROOT, 'docs/driver-app.md'), 'utf8'),
+)![1]!;
+
+/** docs/driver-app.md's visiting order (X22's stops[], planned times and ETAs): type-checked against the package. */
+const VISITING_ORDER = /```ts\nimport type \{ paths \} from '@dispatch\/client';\n([^`]*)```/.exec(
+  readFileSync(join(ROOT, 'docs/driver-app.md'), 'utf8'),
+)![1]!;
+
 const DRIVER_APP = `
 import {
   dispatchClient,
@@ -79,9 +90,11 @@ import {
   isEvent,
   LocationUploader,
   must,
+  type paths,
   type ServerFrame,
   TokenSession,
 } from '@dispatch/client';
+${VISITING_ORDER}
 
 declare const process: { env: Record<string, string | undefined> };
 const url = process.env.DISPATCH_URL!;
@@ -95,6 +108,18 @@ for (const [i, latitude] of [1.3, 1.301, 1.302].entries()) {
 }
 await uploader.flush();
 uploader.stop();
+// docs/driver-app.md's positions snippet as the docs give it (issue 55 item 2): storage, and no start().
+const storage = { load: () => [], save: () => undefined };
+const watchPosition = (callback: (p: { lat: number; lng: number }) => void) => callback({ lat: 1.302, lng: 103.8 });
+const docsSession = new TokenSession({ baseUrl: url, tokens: { bearer_token: token, refresh_token: 'unused' } });
+{
+  const session = docsSession;
+  ${DOCS_SNIPPET}
+  for (let i = 0; i < 50 && uploader.stats.sent === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  var docsSent = uploader.stats.sent;
+  var docsFlush = await uploader.flush();
+  uploader.stop();
+}
 const offers = must(await api.GET('/v1/driver/offers', { params: { query: { state: 'all' } } }), 'my offers');
 const frame: ServerFrame = {
   type: 'event',
@@ -116,6 +141,8 @@ console.log(
   JSON.stringify({
     id: me.user.id,
     sent: uploader.stats.sent,
+    docsSent,
+    docsFlush,
     offers: offers.offers.length,
     runsheet,
     renewals: new Set(renewed).size,
@@ -148,6 +175,13 @@ describe('the client package, installed from its tarball', () => {
     }
   });
 
+  it('docs/client.md says the app is an ES module (its snippets use top-level await), as this app is', () => {
+    const doc = readFileSync(join(ROOT, 'docs/client.md'), 'utf8');
+    expect(doc).toContain('"type": "module"');
+    expect(doc).toContain('TS1309');
+    expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))).toMatchObject({ type: 'module' });
+  });
+
   it('type-checks a driver app against its declarations, and refuses a path the service does not have', () => {
     const good = compile(DRIVER_APP);
     expect(good.status, good.stdout + good.stderr).toBe(0);
@@ -158,7 +192,7 @@ describe('the client package, installed from its tarball', () => {
     expect(compile(DRIVER_APP).status).toBe(0);
   }, 120_000);
 
-  it('runs the driver app against the service: who am I, three fixes sent by the uploader, my offers, a renewal', async () => {
+  it('runs the driver app against the service: who am I, three fixes sent by the uploader, the docs snippet sending without start(), my offers, a renewal', async () => {
     // Not spawnSync: the host answers from this very process.
     const child = spawn(process.execPath, [join(app, 'out/app.js')], {
       cwd: app,
@@ -176,6 +210,8 @@ describe('the client package, installed from its tarball', () => {
     expect(JSON.parse(run.stdout.trim())).toEqual({
       id: driver.id,
       sent: 3,
+      docsSent: 1,
+      docsFlush: { sent: 0, pending: 0, reason: 'nothing_waiting' },
       offers: 0,
       runsheet: 'RS-1',
       renewals: 1,

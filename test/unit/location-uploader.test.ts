@@ -379,3 +379,52 @@ describe('LocationUploader', () => {
     up.stop();
   });
 });
+
+describe('LocationUploader used as docs/driver-app.md shows it (issue 55 item 2)', () => {
+  const memory = (stored: Fix[] = []) => ({ load: () => [...stored], save: () => undefined });
+
+  it('with storage and no start(), the first record starts it: the fixes go, and flush says what it sent', async () => {
+    const network = fakeNetwork();
+    const up = uploader(network, new FakeClock(), { storage: memory([fix(0)]) });
+    expect(up.record(fix(40, 100))).toBe('queued');
+    await settle();
+    // The stored fix goes first, then the new one.
+    expect(network.requests.flatMap((r) => r.fixes)).toEqual([fix(0), fix(40, 100)]);
+    expect(await up.flush()).toEqual({ sent: 0, pending: 0, reason: 'nothing_waiting' });
+    up.stop();
+  });
+
+  it('flush starts it too, and says why nothing was sent', async () => {
+    const clock = new FakeClock();
+    const none = uploader(fakeNetwork(), clock, { storage: memory() });
+    expect(await none.flush()).toEqual({ sent: 0, pending: 0, reason: 'nothing_recorded' });
+    none.stop();
+
+    const down = uploader(fakeNetwork([503]), clock, { storage: memory() });
+    down.record(fix(0));
+    const failed = await down.flush();
+    expect(failed).toMatchObject({ sent: 0, pending: 1, reason: 'send_failed' });
+    expect(failed.detail).toMatch(/^503/);
+    down.stop();
+
+    const broken = uploader(fakeNetwork(), clock, {
+      storage: { load: () => Promise.reject(new Error('disk gone')), save: () => undefined },
+    });
+    broken.record(fix(0));
+    expect(await broken.flush()).toEqual({ sent: 0, pending: 1, reason: 'storage_failed', detail: 'disk gone' });
+  });
+
+  it('after stop(), a record does not start it again (start does)', async () => {
+    const network = fakeNetwork();
+    const up = uploader(network, new FakeClock());
+    await up.start();
+    up.stop();
+    up.record(fix(0));
+    await settle();
+    expect(network.requests).toHaveLength(0);
+    await up.start();
+    await settle();
+    expect(network.requests).toHaveLength(1);
+    up.stop();
+  });
+});

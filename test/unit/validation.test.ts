@@ -198,3 +198,13 @@ describe('validation in time linear in the body, whatever it holds (issue 51.1)'
     });
   });
 });
+
+describe("T5's body (issue 55 item 4)", () => {
+  it('a PUT with scopes alone says it replaces the partner authorization whole, and which fields it needs', async () => {
+    const { updatePartnerBody } = await import('../../shared/tokens/schemas.ts');
+    const problem = problemOf(() => validate(updatePartnerBody, { scopes: ['imports'] }, ''));
+    expect(problem.errors.map((e) => e.path)).toEqual(['name', 'webhook_url']);
+    expect(problem.message).toContain('name: is required (T5 is a PUT: it replaces the partner authorization whole;');
+    expect(problem.message).toContain('send name and webhook_url');
+  });
+});
