@@ -232,10 +232,36 @@ export async function checkRisksAfterFix(stored: StoredFix | undefined): Promise
   return sent;
 }
 
-/** The sweep's mark of the minute it last checked in: one sweep a minute checks, however often the sweep runs. */
-const SWEEP_MARK = { PK: 'SWEEP#LATE_RISK', SK: 'MINUTE' };
+/**
+ * An organisation's mark of the minute its runsheets were last checked by the clock: one sweep a minute checks them,
+ * however often the sweep runs and in however many containers (a key of the organisation's own: no key is shared by
+ * every organisation).
+ */
+const sweepMarkKey = (orgId: string) => ({ PK: `ORG#${orgId}#LATERISK`, SK: 'MINUTE' });
 /** Runsheets a sweep checks at once. */
 const CHECKS_IN_FLIGHT = 8;
+/** The minute this process's sweep last looked: within it, a sweep reads nothing (the host sweeps every 2 s). */
+let lookedInMinute: number | undefined;
+
+/** Marks `minute` as the organisation's checked one; false when another sweep marked it already. */
+async function markMinute(orgId: string, minute: number): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: sweepMarkKey(orgId),
+        UpdateExpression: 'SET #minute = :minute',
+        ConditionExpression: 'attribute_not_exists(#minute) OR #minute <> :minute',
+        ExpressionAttributeNames: { '#minute': 'minute' },
+        ExpressionAttributeValues: { ':minute': minute },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalFailure(error)) return false;
+    throw error;
+  }
+}
 
 /**
  * The clock's check (the sweep, `orgs` its run's organisations): once a clock minute, every runsheet under way whose
@@ -245,26 +271,18 @@ const CHECKS_IN_FLIGHT = 8;
 export async function sweepLateRisks(orgs: readonly string[]): Promise<number> {
   const nowMs = clock.nowMs();
   const minute = minuteOf(nowMs);
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: SWEEP_MARK,
-        UpdateExpression: 'SET #minute = :minute',
-        ConditionExpression: 'attribute_not_exists(#minute) OR #minute <> :minute',
-        ExpressionAttributeNames: { '#minute': 'minute' },
-        ExpressionAttributeValues: { ':minute': minute },
-      }),
-    );
-  } catch (error) {
-    if (isConditionalFailure(error)) return 0;
-    throw error;
-  }
-  const entries = await orgListEntries<{ PK: string; SK: string; GSI3SK: string }>(
+  if (lookedInMinute === minute) return 0;
+  lookedInMinute = minute;
+  const listed = await orgListEntries<{ PK: string; SK: string; GSI3SK: string }>(
     LIVE_RUNSHEETS,
     { TableName: mainTableName(), IndexName: 'GSI3', ProjectionExpression: 'PK, SK, GSI3SK' },
     orgs,
   );
+  // Each organisation with runsheets under way is checked by one sweep a minute: the one that marks its minute.
+  const marked = new Set<string>();
+  for (const orgId of new Set(listed.map((entry) => entry.orgId)))
+    if (await markMinute(orgId, minute)) marked.add(orgId);
+  const entries = listed.filter((entry) => marked.has(entry.orgId));
   const byOrg = new Map<string, Set<string>>();
   for (const { orgId, item } of entries)
     byOrg.set(orgId, (byOrg.get(orgId) ?? new Set()).add(liveDriverOf(item.GSI3SK)));
