@@ -221,8 +221,12 @@ const bodies: Record<string, () => unknown> = {
   X20: () => ({ type: 'arrived', happened_at_utc: now() }),
 };
 
-/** T7's partner basics are the platform's, readable with any token by contract: not an organisation's thing. */
-const PLATFORM_WIDE = new Set(['T7']);
+/**
+ * T7's partner basics are the platform's, readable with any token by contract: not an organisation's thing. X29 is
+ * public: its path's token is the credential (a recipient's tracking link, contract 4.11), and a wrong one is the same
+ * 404 for everyone (test/e2e/tracking.test.ts).
+ */
+const PLATFORM_WIDE = new Set(['T7', 'X29']);
 
 const tenancyRoutes = (routes as readonly RouteDef[]).filter(
   (route) =>
@@ -254,6 +258,8 @@ describe('tenancy', () => {
         'X23',
         'X24',
         'X25',
+        'X27',
+        'X28',
       ]),
     );
   });
