@@ -129,12 +129,12 @@ describe.each(STAGES)('safe deploys in %s (issue 25.3)', (_name, context) => {
         }
       }
     }
-    // Each HTTP route has its integration (the two /ops routes share one, and so do the API reference's), and $default
-    // and the WebSocket routes theirs.
+    // Each HTTP route has its integration (the console's routes share one: /ops, its assets and the recipients'
+    // /track/{token}; and so do the API reference's), and $default and the WebSocket routes theirs.
     expect(integrations).toBe(routes.length + 1 + 1 + websocketRoutes.length + 1);
-    // One permission per HTTP route (/ops and the reference: one per route), one for $default, one per WebSocket
-    // route, the authorizer.
-    expect(permissions).toBe(routes.length + 2 + REFERENCE_ROUTES.length + 1 + websocketRoutes.length + 1);
+    // One permission per HTTP route (the console's three and the reference: one per route), one for $default, one
+    // per WebSocket route, the authorizer.
+    expect(permissions).toBe(routes.length + 3 + REFERENCE_ROUTES.length + 1 + websocketRoutes.length + 1);
   });
 
   it('moves every alias by canary through its own deployment group, rolling back on that function’s error alarm', () => {
