@@ -463,12 +463,15 @@ describe('the bundles as deployed', () => {
  * records: 1.7 kB). The budget moved from 400 to 410 kB. Issue 44.4 and 45 then took planning/reoffer-runsheet to
  * 413 kB: its wave is now chosen from the geo index around the runsheet (the location index's search, geo.ts and
  * ngeohash: 9.5 kB) so that X17's reads do not grow with the planning, and the lifecycle module (4 kB) answers its
- * moves; planning/start-job is 407 kB. The budget is 420 kB.
+ * moves; planning/start-job is 407 kB. The budget was 420 kB. Issues 51 and 52 took planning/reoffer-runsheet to
+ * 421.0 kB, again a little from several modules: the webhook events' scope map (webhooks/events.ts), the check of
+ * every number a body holds against DynamoDB's range (db/numbers.ts, validate.ts) and the claim's entry among the
+ * runsheets under way (planning keys). The budget is 425 kB.
  */
-const BUNDLE_BUDGET = 420_000;
+const BUNDLE_BUDGET = 425_000;
 
 describe('bundle sizes (issue 25.7)', () => {
-  it('keeps every function bundle, as deployed, within the 420 kB budget', () => {
+  it('keeps every function bundle, as deployed, within the 425 kB budget', () => {
     expect(bundleBytes.size).toBeGreaterThan(100);
     const over = [...bundleBytes]
       .filter(([, bytes]) => bytes > BUNDLE_BUDGET)
