@@ -272,12 +272,13 @@ export async function sweepLateRisks(orgs: readonly string[]): Promise<number> {
   const nowMs = clock.nowMs();
   const minute = minuteOf(nowMs);
   if (lookedInMinute === minute) return 0;
-  lookedInMinute = minute;
   const listed = await orgListEntries<{ PK: string; SK: string; GSI3SK: string }>(
     LIVE_RUNSHEETS,
     { TableName: mainTableName(), IndexName: 'GSI3', ProjectionExpression: 'PK, SK, GSI3SK' },
     orgs,
   );
+  // Only once the lists were read: a read that failed (a dependency's fault) leaves the minute to the next sweep.
+  lookedInMinute = minute;
   // Each organisation with runsheets under way is checked by one sweep a minute: the one that marks its minute.
   const marked = new Set<string>();
   for (const orgId of new Set(listed.map((entry) => entry.orgId)))
