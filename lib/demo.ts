@@ -233,9 +233,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
           client_timezone: 'Asia/Singapore',
         });
       }
-      await uploader.flush();
+      // A batch whose send failed stays with the uploader, which sends it again on its own retry timer (1 s, then
+      // doubling): the app flushes again after a pause, as a driver's app would at its next moment, a few times.
+      let flushed = await uploader.flush();
+      for (let again = 0; again < 5 && flushed.pending > 0 && flushed.reason === 'send_failed'; again++) {
+        await pause(2 ** again * 1000, signal);
+        flushed = await uploader.flush();
+      }
       if (uploader.pending.length > 0 || uploader.stats.sent !== 3)
-        throw new Error(`${driver.name}'s fixes were not sent`);
+        throw new Error(
+          `${driver.name}'s fixes were not sent (${uploader.stats.sent} of 3 sent, ${uploader.stats.rejected} refused; ${flushed.reason ?? 'no reason'}: ${flushed.detail ?? ''})`,
+        );
       uploaders.push(uploader);
     }
     step('every driver sent three fixes in one batch (X13) while driving to their first area');
