@@ -50,6 +50,18 @@ type Input = Record<string, unknown> & {
 };
 
 /**
+ * An UpdateItem asking for its old image (ALL_OLD, UPDATED_OLD) was applied, but its answer was lost and the SDK's
+ * retry met the write itself: the item as it stands is the new one, the old image is gone. A caller that can go on
+ * without the old image (X13's replaced fix time) catches this; any other fails loudly.
+ */
+export class OldImageLostError extends Error {
+  override readonly name = 'OldImageLostError';
+  constructor(returned: string) {
+    super(`an UpdateItem asking for ${returned} was applied but its answer was lost: the old image is gone`);
+  }
+}
+
+/**
  * A write whose answer was lost (the connection reset after DynamoDB had applied it) is retried by the SDK. A
  * conditional one then fails its own condition: without this, "create if absent" would answer 409 (or 500) for a
  * write that happened, and a claim would think another worker holds what it took itself; an update such as
@@ -105,9 +117,7 @@ const ownRetriedWrites = (next: any, context: { commandName?: string }) => async
     // image is gone: an empty answer would pass for "there was nothing" (a claim's task answered as nulls), so
     // ALL_OLD / UPDATED_OLD fail loudly here; ask for the new image instead.
     if (returned === 'ALL_OLD' || returned === 'UPDATED_OLD') {
-      throw new Error(
-        `an UpdateItem asking for ${returned} was applied but its answer was lost: the old image is gone`,
-      );
+      throw new OldImageLostError(returned);
     }
     return {
       output: {

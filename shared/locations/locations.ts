@@ -35,6 +35,7 @@ import {
   getAll,
   isConditionalFailure,
   locationsTableName,
+  OldImageLostError,
   queryAll,
   type TransactItem,
   transactWrite,
@@ -223,6 +224,9 @@ async function moveIfNewer(
     );
     return { previousServerTime: out.Attributes?.['server_time'] as string | undefined };
   } catch (error) {
+    // Stored, its answer lost: the replaced fix's time with it. The risk check after the fix then waits for the
+    // minute's sweep (planning/late-risk.ts), which checks every runsheet under way anyway.
+    if (error instanceof OldImageLostError) return { previousServerTime: undefined };
     if (!isConditionalFailure(error)) throw error;
     return conditionFailureItem(error);
   }

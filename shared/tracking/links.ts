@@ -121,7 +121,11 @@ export async function makeTrackingLink(caller: Caller, taskId: string, origin: s
     const expiresMs = linkExpiresMs({ placement, madeAtMs: Date.parse(current.made_at) });
     if (expiresMs > now) return { created: false, ...linkView(key, current, origin, expiresMs) };
   }
-  const link: Link = { link_id: randomBytes(16).toString('base64url'), token_hash: '', made_at: new Date(now).toISOString() };
+  const link: Link = {
+    link_id: randomBytes(16).toString('base64url'),
+    token_hash: '',
+    made_at: new Date(now).toISOString(),
+  };
   link.token_hash = hashOf(tokenOf(key, link.link_id));
   const ttl = Math.ceil((now + LINK_LIFETIME_MS) / 1000);
   try {
