@@ -190,10 +190,10 @@ function placeLabel(
 /**
  * The map's labels laid out in one pass, after each is put back where Leaflet places it (all measured, then all
  * moved). The selected runsheet's stop labels first (issue 55 item 8): each beside its marker where it leaves the map
- * and covers no other label; one with no such place (a crowd at the widest zoom) hidden (`crowded`) until its marker
- * is pointed at. Then the drivers' labels (issue 46.7): one that would leave the map at its right goes to the
- * marker's left; one that would cover a label already shown is hidden (`crowded`) until its marker is pointed at or
- * the map is zoomed in far enough to part them.
+ * and covers no other label nor the map's controls; one with no such place (a crowd at the widest zoom), or whose
+ * marker is out of view, hidden (`crowded`) until its marker is pointed at. Then the drivers' labels (issue 46.7):
+ * one that would leave the map at its right goes to the marker's left; one that would cover a label already shown is
+ * hidden (`crowded`) until its marker is pointed at or the map is zoomed in far enough to part them.
  */
 function layoutLabels(): void {
   if (!map) return;
@@ -217,7 +217,10 @@ function layoutLabels(): void {
     box: tip.getBoundingClientRect(),
     marker: markers.get(id)?.getElement()?.getBoundingClientRect(),
   }));
-  const kept: Box[] = [];
+  // The map's own controls (zoom, attribution) are in the way too: no label goes under them.
+  const kept: Box[] = [...$('map').querySelectorAll('.leaflet-control')].map((control) =>
+    control.getBoundingClientRect(),
+  );
   stopTips.forEach((tip, i) => {
     const at = stopBoxes[i];
     if (!at || at.width === 0) return;
@@ -362,6 +365,7 @@ export function markStops(stops: readonly StopView[]): void {
 
 /** The selected runsheet's stops taken off the map. */
 export const clearStops = () => {
+  stopLabels.clear();
   stopLayer?.clearLayers();
   routeLayer?.clearLayers();
 };
