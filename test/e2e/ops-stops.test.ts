@@ -162,16 +162,16 @@ interface Box {
 
 /** Every label the map shows (its tooltips, stops' and drivers'), and the map's own box, as the page lays them out. */
 const laidOut = () =>
-  page.evaluate(() => {
-    const map = document.getElementById('map')!.getBoundingClientRect();
-    const labels = [...document.querySelectorAll<HTMLElement>('#map .leaflet-tooltip')]
+  page.evaluate(`(() => {
+    const map = document.getElementById('map').getBoundingClientRect();
+    const labels = [...document.querySelectorAll('#map .leaflet-tooltip')]
       .filter((tip) => tip.offsetParent !== null && getComputedStyle(tip).visibility !== 'hidden')
       .map((tip) => {
         const box = tip.getBoundingClientRect();
-        return { label: tip.textContent ?? '', left: box.left, top: box.top, right: box.right, bottom: box.bottom };
+        return { label: tip.textContent, left: box.left, top: box.top, right: box.right, bottom: box.bottom };
       });
     return { map: { left: map.left, top: map.top, right: map.right, bottom: map.bottom }, labels };
-  });
+  })()`) as Promise<{ map: Omit<Box, 'label'>; labels: Box[] }>;
 
 /** The labels outside the map's box, and the pairs of labels that cover one another (a pixel's rounding spared). */
 function faults({ map, labels }: { map: Omit<Box, 'label'>; labels: Box[] }) {
@@ -190,7 +190,7 @@ function faults({ map, labels }: { map: Omit<Box, 'label'>; labels: Box[] }) {
 const shownStops = () =>
   page.$$eval('#map .stop-tip', (tips) =>
     tips
-      .filter((tip) => (tip as HTMLElement).offsetParent !== null)
+      .filter((tip) => (tip as unknown as { offsetParent: unknown }).offsetParent !== null)
       .map((tip) => tip.textContent ?? '')
       .sort((a, b) => Number(a) - Number(b)),
   );
@@ -243,6 +243,8 @@ describe("a runsheet's stops on /ops (issue 55 item 8)", () => {
     await expectLabelsClear(1440);
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
     expect(await page.$$eval('#map img, #detail img', (imgs) => imgs.length)).toBe(0);
+    // The layout threw nothing as the page resized twice.
+    expect(pageErrors).toEqual([]);
   }, 120_000);
 
   it('lists each stop with its status (done, failed, to do), its window and its address', async () => {
