@@ -8,9 +8,9 @@ import { api } from './api.ts';
 import { renderBoard } from './board.ts';
 import { GROUPS, lastEventOf, pairWords, sentenceNode, statusSentence } from './derive.ts';
 import { $, clockTime, enc, show, text } from './dom.ts';
-import { clearStops, drawStops, fitMap } from './map.ts';
+import { clearStops, drawStops, fitMap, markStops } from './map.ts';
 import { type Answer, driverName, plannings, rsKey, stopsOf, taskCache, taskReadOf, tasksOf, view } from './state.ts';
-import { isLate, type StopView, standingWords, stopViews } from './timeliness.ts';
+import { isLate, PROGRESS_WORDS, type StopView, standingWords, stopViews } from './timeliness.ts';
 
 /** A window as a dispatcher reads it: "09:00 GMT+8–11:00 GMT+8", "until 11:00 GMT+8", or "none". */
 const windowWords = (start: string | null, end: string | null) =>
@@ -22,28 +22,38 @@ const windowWords = (start: string | null, end: string | null) =>
         ? `from ${clockTime(start)}`
         : 'none';
 
-/** One stop: what and where in the order, then its window, planned time and ETA side by side, and its standing. */
+/**
+ * One stop: what and where in the order, its progress (done, failed, to do, or cancelled by its task's failed pickup)
+ * and its address, then its window, planned time and ETA side by side, and its standing.
+ */
 function stopRow(stop: StopView, i: number): HTMLElement {
   const li = text('li', '', {
     'data-stop': `${stop.task.id}:${stop.kind}`,
     'data-planned': stop.planned,
     'data-eta': stop.eta,
     'data-standing': stop.standing,
-    class: `stop standing-${stop.standing}`,
+    'data-progress': stop.progress,
+    class: `stop standing-${stop.standing} progress-${stop.progress}`,
   });
   const leg = stop.distanceM && stop.distanceM > 0 ? ` · ${kilometres(stop.distanceM)}` : '';
   const times = text('span', '', { class: 'stop-times' });
   times.append(
     text('span', `window ${windowWords(stop.windowStart, stop.windowEnd)}`, { class: 'stop-window' }),
     text('span', `planned ${stop.planned ? clockTime(stop.planned) : '—'}`, { class: 'stop-planned' }),
-    text('span', `ETA ${stop.eta ? clockTime(stop.eta) : stop.done ? 'done' : '—'}`, { class: 'stop-eta' }),
+    text('span', `ETA ${stop.eta ? clockTime(stop.eta) : stop.progress === 'done' ? 'done' : '—'}`, {
+      class: 'stop-eta',
+    }),
   );
+  // Its progress says done or failed: the standing adds only what it knows beyond (late, at risk, behind plan).
+  const standing = stop.standing === 'done' ? '' : standingWords(stop);
   li.append(
     text('span', `${i + 1}. ${stop.kind === 'pickup' ? 'pickup' : 'drop-off'} `, { class: 'stop-what' }),
     text('strong', stop.task.task_ref || stop.task.id),
     text('span', leg, { class: 'muted' }),
+    text('span', PROGRESS_WORDS[stop.progress], { class: 'stop-progress' }),
+    text('span', stop.address, { class: 'stop-address' }),
     times,
-    text('span', standingWords(stop), { class: 'stop-standing' }),
+    text('span', standing, { class: 'stop-standing' }),
   );
   return li;
 }
@@ -63,7 +73,7 @@ export async function select(planningId: string, runsheetId: string): Promise<vo
   $('detail-title').focus();
   await loadSelected();
   const detail = view.selected?.detail;
-  drawStops(detail ? tasksOf(detail) : undefined, detail ? stopsOf(detail) : undefined);
+  drawStops(detail ? stopViews(detail) : [], detail ? stopsOf(detail).length > 0 : false);
   if (window.matchMedia?.('(max-width: 760px)').matches) $('detail').scrollIntoView({ block: 'start' });
 }
 
@@ -149,6 +159,7 @@ export function renderDetail(): void {
   const stops = stopViews(r);
   $('detail-stops-head').hidden = stops.length === 0;
   show($('detail-stops'), stops.map(stopRow));
+  markStops(stops);
   const offers = [...(planning?.pairs.values() || [])]
     .filter((p) => p.runsheet_id === runsheetId)
     .sort((a, b) => String(a.first || a.at).localeCompare(String(b.first || b.at)));

@@ -32,7 +32,12 @@ export interface CircleMarker extends Layer {
   on(event: 'mouseover' | 'mouseout', handler: () => void): this;
   bindTooltip(
     content: HTMLElement,
-    options: { permanent: boolean; direction: 'left' | 'right'; offset: [number, number]; className: string },
+    options: {
+      permanent: boolean;
+      direction: 'left' | 'right' | 'center';
+      offset: [number, number];
+      className: string;
+    },
   ): this;
 }
 
@@ -46,7 +51,7 @@ export interface LeafletMap {
   setView(center: LatLngLike, zoom: number): this;
   /** The map's size read again from its container (Leaflet tracks the window's resizing only). */
   invalidateSize(options: { pan: boolean }): this;
-  on(events: 'zoomend moveend', handler: () => void): this;
+  on(events: 'zoomend moveend' | 'resize', handler: () => void): this;
   fitBounds(bounds: Bounds, options: { maxZoom: number }): this;
   remove(): this;
 }

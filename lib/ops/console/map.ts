@@ -1,13 +1,15 @@
 /**
  * The map: the drivers as markers coloured by their state, each labelled with their name (an element, as text: a
- * string is HTML to Leaflet), and the selected runsheet's stops. Without the map library, the drivers' positions on
- * a plain grid.
+ * string is HTML to Leaflet), and the selected runsheet's stops, each labelled with its number in the detail's stop
+ * list (its words on its marker, as an SVG title), the labels laid out apart and inside the map (`layoutLabels`).
+ * Without the map library, the drivers' positions on a plain grid.
  */
 
 import { type DriverState, isStale, stateOf } from './derive.ts';
 import { $, clockTime, config, text } from './dom.ts';
 import { type CircleMarker, type LatLng, type LayerGroup, type LeafletMap, leaflet } from './leaflet.ts';
-import { driverName, drivers, type PlannedStop, type Task, view } from './state.ts';
+import { driverName, drivers, view } from './state.ts';
+import { PROGRESS_WORDS, type StopView } from './timeliness.ts';
 
 export const STATE_COLOURS: Record<DriverState, string> = {
   available: '#2a9d8f',
@@ -24,6 +26,8 @@ let routeLayer: LayerGroup | null = null;
 const STOP_COLOURS = { pickup: '#6a4c93', dropoff: '#c1121f' } as const;
 const markers = new Map<string, CircleMarker>();
 const labels = new Map<string, HTMLElement>();
+/** The selected runsheet's stop labels by stop (`task:kind`), in the stop list's order. */
+const stopLabels = new Map<string, HTMLElement>();
 /** While the drivers are first read: the map is fitted once at the end, not for each marker. */
 export const fitting = { bulk: false };
 
@@ -47,7 +51,11 @@ export function setUpMap(): void {
       })
       .addTo(map);
   }
-  map.on('zoomend moveend', declutter);
+  map.on('zoomend moveend', layoutLabels);
+  // The window resized (a laptop's window narrowed, a phone turned): the selected runsheet's stops fitted again.
+  map.on('resize', () => {
+    if (view.selected) fitMap();
+  });
   driverLayer = L.layerGroup().addTo(map);
   routeLayer = L.layerGroup().addTo(map);
   stopLayer = L.layerGroup().addTo(map);
@@ -57,6 +65,7 @@ export function setUpMap(): void {
 export function removeMap(): void {
   markers.clear();
   labels.clear();
+  stopLabels.clear();
   if (map) {
     map.remove();
     map = driverLayer = stopLayer = routeLayer = null;
@@ -102,26 +111,144 @@ export function refreshMarkers(): void {
     marker.setStyle?.(style);
   }
   if (!map) renderGrid();
-  else declutter();
+  else layoutLabels();
+}
+
+interface Box {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+const covers = (a: Box, b: Box) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+/** Inside the map's box, a pixel in from its edges. */
+const inside = (box: Box, within: Box) =>
+  box.left >= within.left + 1 &&
+  box.right <= within.right - 1 &&
+  box.top >= within.top + 1 &&
+  box.bottom <= within.bottom - 1;
+const boxAt = (x: number, y: number, width: number, height: number): Box => ({
+  left: x - width / 2,
+  top: y - height / 2,
+  right: x + width / 2,
+  bottom: y + height / 2,
+});
+const widened = (box: Box, by: number): Box => ({
+  left: box.left - by,
+  top: box.top - by,
+  right: box.right + by,
+  bottom: box.bottom + by,
+});
+
+/** From a stop marker's centre to the nearest edge of its label: clear of the marker's ring (radius 6, weight 3). */
+const STOP_LABEL_GAP_PX = 10;
+/** How far out a stop's label may go when the places nearer are taken: rings this far apart, this many. */
+const RING_STEP_PX = 12;
+const RINGS = 7;
+/** Right, left, above, below, then the corners: the first of them free takes the label. */
+const DIRECTIONS: readonly [number, number][] = [
+  [1, 0],
+  [-1, 0],
+  [0, -1],
+  [0, 1],
+  [1, -1],
+  [1, 1],
+  [-1, -1],
+  [-1, 1],
+];
+
+/**
+ * Where a stop's label goes (issue 55 item 8): its centre `(x, y)` is its marker's; the first place around it, ring by
+ * ring, that lies inside the map and covers no label placed before it (nor, on the first pass, another stop's
+ * marker). None: null.
+ */
+function placeLabel(
+  x: number,
+  y: number,
+  width: number,
+  height: number,
+  within: Box,
+  taken: readonly Box[],
+  markerBoxes: readonly Box[],
+): Box | null {
+  for (const avoidMarkers of [true, false])
+    for (let ring = 0; ring < RINGS; ring++) {
+      const gap = STOP_LABEL_GAP_PX + ring * RING_STEP_PX;
+      for (const [dx, dy] of DIRECTIONS) {
+        const diagonal = dx !== 0 && dy !== 0 ? Math.SQRT1_2 : 1;
+        const box = boxAt(x + dx * (gap * diagonal + width / 2), y + dy * (gap * diagonal + height / 2), width, height);
+        if (!inside(box, within)) continue;
+        const spaced = widened(box, 1);
+        if (taken.some((t) => covers(spaced, t))) continue;
+        if (avoidMarkers && markerBoxes.some((m) => covers(box, m))) continue;
+        return box;
+      }
+    }
+  return null;
 }
 
 /**
- * Driver labels that would cover one another (issue 46.7): the first of each overlap shown, the others hidden
- * (`crowded`) until their marker is pointed at or the map is zoomed in far enough to part them. All measured in one
- * pass, after every label is shown again.
+ * The map's labels laid out in one pass, after each is put back where Leaflet places it (all measured, then all
+ * moved). The selected runsheet's stop labels first (issue 55 item 8): each beside its marker where it leaves the map
+ * and covers no other label nor the map's controls; one with no such place (a crowd at the widest zoom), or whose
+ * marker is out of view, hidden (`crowded`) until its marker is pointed at. Then the drivers' labels (issue 46.7):
+ * one that would leave the map at its right goes to the marker's left; one that would cover a label already shown is
+ * hidden (`crowded`) until its marker is pointed at or the map is zoomed in far enough to part them.
  */
-function declutter(): void {
-  const tips = [...labels.values()].flatMap((label) => (label.parentElement ? [label.parentElement] : []));
-  for (const tip of tips) tip.classList.remove('crowded');
-  const boxes = tips.map((tip) => tip.getBoundingClientRect());
-  const kept: DOMRect[] = [];
-  boxes.forEach((box, i) => {
-    const covers = kept.some(
-      (k) => k.left < box.right && box.left < k.right && k.top < box.bottom && box.top < k.bottom,
-    );
-    if (covers) tips[i]?.classList.add('crowded');
-    else kept.push(box);
+function layoutLabels(): void {
+  if (!map) return;
+  const within = $('map').getBoundingClientRect();
+  const stopTips = [...stopLabels.values()].flatMap((label) => (label.parentElement ? [label.parentElement] : []));
+  const driverTips = [...labels].flatMap(([id, label]) =>
+    label.parentElement ? [{ id, tip: label.parentElement }] : [],
+  );
+  for (const tip of [...stopTips, ...driverTips.map((d) => d.tip)]) {
+    tip.classList.remove('crowded');
+    tip.style.marginLeft = '';
+    tip.style.marginTop = '';
+  }
+  const stopBoxes = stopTips.map((tip) => tip.getBoundingClientRect());
+  const markerBoxes = (stopLayer?.getLayers() || []).flatMap((marker) => {
+    const box = marker.getElement()?.getBoundingClientRect();
+    return box ? [box] : [];
   });
+  const driverBoxes = driverTips.map(({ id, tip }) => ({
+    tip,
+    box: tip.getBoundingClientRect(),
+    marker: markers.get(id)?.getElement()?.getBoundingClientRect(),
+  }));
+  // The map's own controls (zoom, attribution) are in the way too: no label goes under them.
+  const kept: Box[] = [...$('map').querySelectorAll('.leaflet-control')].map((control) =>
+    control.getBoundingClientRect(),
+  );
+  stopTips.forEach((tip, i) => {
+    const at = stopBoxes[i];
+    if (!at || at.width === 0) return;
+    // A stop's tip is centred on its marker (direction 'center'): its centre is the marker's.
+    const [x, y] = [at.left + at.width / 2, at.top + at.height / 2];
+    const seen = x >= within.left && x <= within.right && y >= within.top && y <= within.bottom;
+    // A stop out of view (the map panned) has no label: one at the map's edge would name a place it is not.
+    const placed = seen ? placeLabel(x, y, at.width, at.height, within, kept, markerBoxes) : null;
+    if (!placed) {
+      tip.classList.add('crowded');
+      return;
+    }
+    tip.style.marginLeft = `${placed.left - at.left}px`;
+    tip.style.marginTop = `${placed.top - at.top}px`;
+    kept.push(placed);
+  });
+  for (const { tip, box, marker } of driverBoxes) {
+    if (box.width === 0) continue;
+    let placed: Box = box;
+    if (box.right > within.right - 1 && marker) {
+      // To the marker's left, as far from it as the right-hand place was.
+      const shift = marker.left - (box.left - marker.right) - box.right;
+      placed = { left: box.left + shift, right: box.right + shift, top: box.top, bottom: box.bottom };
+      tip.style.marginLeft = `${shift}px`;
+    }
+    if (kept.some((k) => covers(k, placed))) tip.classList.add('crowded');
+    else kept.push(placed);
+  }
 }
 
 /**
@@ -165,66 +292,80 @@ function renderGrid(): void {
 }
 
 /**
- * The selected runsheet's pickups and drop-offs, then the map fitted to them. A built runsheet (route planning, 4.10)
- * shows its planned stops numbered in visiting order, each with its planned time, and its route as a line through them.
+ * The selected runsheet's stops (stopViews: the detail's list, in its order), then the map fitted to them. Each marker
+ * is labelled with its number in the list (a built runsheet's visiting order), its words (number, kind, task, planned
+ * time, progress) its SVG title; a built runsheet's route (route planning, 4.10) is a line through them.
  */
-export function drawStops(tasks: Task[] | undefined, planned: PlannedStop[] | undefined = undefined): void {
+export function drawStops(stops: readonly StopView[], built: boolean): void {
   const L = leaflet();
   if (!map || !L || !stopLayer || !routeLayer) return;
   stopLayer.clearLayers();
   routeLayer.clearLayers();
-  const nameOf = new Map((tasks || []).map((task) => [task.id, task.task_ref || task.id]));
-  const stopMarker = (at: [number, number], colour: string, label: HTMLElement) =>
-    L.circleMarker(at, {
+  stopLabels.clear();
+  const route: [number, number][] = [];
+  stops.forEach((stop, i) => {
+    if (!stop.at) return;
+    const key = `${stop.task.id}:${stop.kind}`;
+    const order = String(i + 1);
+    const label = text('span', order, {
+      class: 'stop-label',
+      'data-stop': key,
+      'data-order': order,
+      'data-progress': stop.progress,
+    });
+    const marker = L.circleMarker(stop.at, {
       radius: 6,
-      color: colour,
+      color: STOP_COLOURS[stop.kind],
       weight: 3,
       fillColor: '#fff',
       fillOpacity: 1,
       className: 'stop-marker',
     })
-      .bindTooltip(label, { permanent: true, direction: 'left', offset: [-8, 0], className: 'stop-tip' })
+      .bindTooltip(label, { permanent: true, direction: 'center', offset: [0, 0], className: 'stop-tip' })
       .addTo(stopLayer as LayerGroup);
-  if (planned?.length) {
-    planned.forEach((stop, i) => {
-      const kind = stop.kind === 'pickup' ? 'pickup' : 'drop-off';
-      const label = text(
-        'span',
-        `${i + 1} ${nameOf.get(stop.task_id) || stop.task_id} ${kind} ${clockTime(stop.start_utc)}`,
-        {
-          class: 'stop-label',
-          'data-stop': `${stop.task_id}:${stop.kind}`,
-          'data-order': String(i + 1),
-        },
-      );
-      stopMarker([stop.latitude, stop.longitude], STOP_COLOURS[stop.kind], label);
-    });
-    L.polyline(
-      planned.map((stop): [number, number] => [stop.latitude, stop.longitude]),
-      { color: '#1d5fbf', weight: 3, opacity: 0.7 },
-    ).addTo(routeLayer);
-    fitMap();
-    return;
-  }
-  for (const task of tasks || []) {
-    const name = task.task_ref || task.id;
-    for (const [kind, address] of [
-      ['pickup', task.from_address],
-      ['dropoff', task.to_address],
-    ] as const) {
-      if (address?.latitude == null || address?.longitude == null) continue;
-      const label = text('span', `${name} ${kind === 'pickup' ? 'pickup' : 'drop-off'}`, {
-        class: 'stop-label',
-        'data-stop': `${task.id}:${kind}`,
-      });
-      stopMarker([address.latitude, address.longitude], STOP_COLOURS[kind], label);
+    const path = marker.getElement();
+    if (path) {
+      path.setAttribute('data-stop', key);
+      const title = document.createElementNS('http://www.w3.org/2000/svg', 'title');
+      title.textContent = stopWords(stop, order);
+      path.append(title);
     }
-  }
+    // A label hidden for crowding shows while its marker is pointed at.
+    marker.on('mouseover', () => label.parentElement?.classList.add('pointed'));
+    marker.on('mouseout', () => label.parentElement?.classList.remove('pointed'));
+    stopLabels.set(key, label);
+    route.push(stop.at);
+  });
+  markStops(stops);
+  if (built && route.length > 1) L.polyline(route, { color: '#1d5fbf', weight: 3, opacity: 0.7 }).addTo(routeLayer);
   fitMap();
+  layoutLabels();
+}
+
+/** A stop in words, as its marker's title says it: "3. drop-off T-17 · planned 09:12 GMT+8 · to do". */
+const stopWords = (stop: StopView, order: string) =>
+  [
+    `${order}. ${stop.kind === 'pickup' ? 'pickup' : 'drop-off'} ${stop.task.task_ref || stop.task.id}`,
+    stop.planned ? `planned ${clockTime(stop.planned)}` : '',
+    PROGRESS_WORDS[stop.progress],
+  ]
+    .filter(Boolean)
+    .join(' · ');
+
+/** The stops' progress on their labels (a stop done, failed or cancelled is drawn faint), as the detail reads it. */
+export function markStops(stops: readonly StopView[]): void {
+  for (const stop of stops) {
+    const label = stopLabels.get(`${stop.task.id}:${stop.kind}`);
+    if (!label || label.dataset['progress'] === stop.progress) continue;
+    label.dataset['progress'] = stop.progress;
+  }
+  for (const label of stopLabels.values())
+    label.parentElement?.classList.toggle('stop-tip-ended', label.dataset['progress'] !== 'to_do');
 }
 
 /** The selected runsheet's stops taken off the map. */
 export const clearStops = () => {
+  stopLabels.clear();
   stopLayer?.clearLayers();
   routeLayer?.clearLayers();
 };

@@ -10,11 +10,24 @@
  *
  * The ETAs are X22's (contract 4.11, shared/planning/etas.ts reckons them): this file only reads them against the
  * windows, the plan and the service's clock.
+ *
+ * Each stop's **progress** too: done, failed, to do, or **cancelled** (a drop-off whose task failed at its pickup: it
+ * will not happen, so it is not to do; the ETAs count it done alike, `remainingStops`, and the contract's 4.11: both
+ * stops are done once the task failed).
  */
-import { now, type Runsheet, stopsOf, type Task, tasksOf } from './state.ts';
+import { now, type PlannedStop, type Runsheet, stopsOf, type Task, tasksOf } from './state.ts';
 
 export type StopKind = 'pickup' | 'dropoff';
 export type StopStanding = 'past_window' | 'at_risk' | 'behind_plan' | 'on_time' | 'done';
+/** Where the stop's work is: `cancelled` is a drop-off whose task failed at its pickup. */
+export type StopProgress = 'to_do' | 'done' | 'failed' | 'cancelled';
+/** A stop's progress as the detail says it. */
+export const PROGRESS_WORDS: Record<StopProgress, string> = {
+  to_do: 'to do',
+  done: 'done',
+  failed: 'failed',
+  cancelled: 'cancelled: the pickup failed',
+};
 
 /** Less than this after its planned time, a stop is on plan (ETAs move by seconds with every fix). */
 const BEHIND_PLAN_FROM_S = 60;
@@ -27,7 +40,13 @@ export interface StopView {
   windowEnd: string | null;
   planned: string | null;
   eta: string | null;
+  /** Not to do any more: done, failed, or cancelled by its task's failed pickup. */
   done: boolean;
+  progress: StopProgress;
+  /** The stop's address as a dispatcher reads it: "12 Kent Rd, Singapore" (empty without one). */
+  address: string;
+  /** Where it is on the map: a built stop's own coordinates, else its address's; null without them. */
+  at: [number, number] | null;
   standing: StopStanding;
   /** Seconds: past its window's end (past its window, at risk) or after its planned time (behind plan); else 0. */
   byS: number;
@@ -37,19 +56,50 @@ export interface StopView {
 
 const ms = (iso: string | null | undefined) => (iso ? Date.parse(iso) : Number.NaN);
 
-/** When the stop was done (its task's event), or null while it is still to do. */
-function doneAt(task: Task, kind: StopKind): string | null | undefined {
+/**
+ * The stop's progress from its task's status and timeline (a task fails from `pending`, its pickup failed, or from
+ * `picked_up`, its drop-off failed), and when it ended: the event's time, null while it is to do or when it was
+ * cancelled (it never happened: it cannot be late).
+ */
+function progressOf(task: Task, kind: StopKind): { progress: StopProgress; at: string | null } {
   const events = task.timeline || [];
-  const last = (type: string) => events.findLast?.((e) => e.type === type)?.happened_at_utc;
-  if (task.status === 'delivered' || task.status === 'failed') return last(task.status) ?? last('picked_up') ?? '';
-  if (kind === 'pickup' && task.status === 'picked_up') return last('picked_up') ?? '';
-  return null;
+  const last = (type: string) => events.findLast?.((e) => e.type === type)?.happened_at_utc ?? '';
+  const pickedUp = events.some((e) => e.type === 'picked_up');
+  const pickup = kind === 'pickup';
+  switch (task.status) {
+    case 'delivered':
+      return { progress: 'done', at: last(pickup ? 'picked_up' : 'delivered') };
+    case 'failed':
+      if (pickup)
+        return pickedUp ? { progress: 'done', at: last('picked_up') } : { progress: 'failed', at: last('failed') };
+      return pickedUp ? { progress: 'failed', at: last('failed') } : { progress: 'cancelled', at: null };
+    case 'picked_up':
+      return pickup ? { progress: 'done', at: last('picked_up') } : { progress: 'to_do', at: null };
+    default:
+      return { progress: 'to_do', at: null };
+  }
 }
 
-/** Where one stop stands (the definitions above), with its window, planned time and ETA. */
-export function stopView(task: Task, kind: StopKind, distanceM?: number): StopView {
+type Address = {
+  street_address?: string | null;
+  city?: string | null;
+  latitude?: number | null;
+  longitude?: number | null;
+};
+const addressWords = (address: Address | null | undefined) =>
+  [address?.street_address, address?.city].filter(Boolean).join(', ');
+const pointOf = (
+  p: { latitude?: number | null; longitude?: number | null } | null | undefined,
+): [number, number] | null =>
+  typeof p?.latitude === 'number' && typeof p.longitude === 'number' ? [p.latitude, p.longitude] : null;
+
+/** Where one stop stands (the definitions above), with its window, planned time, ETA, progress and address. */
+export function stopView(task: Task, kind: StopKind, built?: PlannedStop): StopView {
   const pickup = kind === 'pickup';
   const window = pickup ? task.from_time_window : task.to_time_window;
+  const address = (pickup ? task.from_address : task.to_address) as Address | null | undefined;
+  const { progress, at: endedAt } = progressOf(task, kind);
+  const distanceM = built?.distance_from_previous_m;
   const view: StopView = {
     task,
     kind,
@@ -57,17 +107,18 @@ export function stopView(task: Task, kind: StopKind, distanceM?: number): StopVi
     windowEnd: window?.end_time_utc ?? null,
     planned: (pickup ? task.planned_pickup_utc : task.planned_dropoff_utc) ?? null,
     eta: (pickup ? task.eta_pickup_utc : task.eta_dropoff_utc) ?? null,
-    done: false,
+    done: progress !== 'to_do',
+    progress,
+    address: addressWords(address),
+    at: pointOf(built) ?? pointOf(address),
     standing: 'on_time',
     byS: 0,
-    ...(distanceM === undefined ? {} : { distanceM }),
+    ...(distanceM == null ? {} : { distanceM }),
   };
   const end = ms(view.windowEnd);
-  const finished = doneAt(task, kind);
   const at = now();
-  if (finished != null) {
-    view.done = true;
-    const when = ms(finished);
+  if (view.done) {
+    const when = ms(endedAt);
     const late = Number.isFinite(end) && when > end;
     return { ...view, standing: late ? 'past_window' : 'done', byS: late ? Math.ceil((when - end) / 1000) : 0 };
   }
@@ -95,7 +146,7 @@ export function stopViews(r: Runsheet): StopView[] {
     const task = byId.get(stop.task_id);
     if (!task) continue;
     named.add(task.id);
-    views.push(stopView(task, stop.kind, stop.distance_from_previous_m));
+    views.push(stopView(task, stop.kind, stop));
   }
   views.push(...taskStopViews(tasks.filter((task) => !named.has(task.id))));
   return views;
