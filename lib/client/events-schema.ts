@@ -138,7 +138,7 @@ export interface components {
                 runsheet_id: string;
                 reason: string | null;
             };
-            /** @description A route build (X23) ended: its summary once completed, its error once failed (contract 4.10). */
+            /** @description A route build (X23) ended: its summary once completed, its error once failed (contract 4.10); a dry run applied by X31 is told once more, with `applied_at`. */
             "route_build.completed": {
                 planning_id: string;
                 route_build_id: string;
@@ -160,8 +160,9 @@ export interface components {
                     code: string;
                     detail: string;
                 };
+                applied_at?: string;
             };
-            /** @description A route build (X23) ended: its summary once completed, its error once failed (contract 4.10). */
+            /** @description A route build (X23) ended: its summary once completed, its error once failed (contract 4.10); a dry run applied by X31 is told once more, with `applied_at`. */
             "route_build.failed": {
                 planning_id: string;
                 route_build_id: string;
@@ -183,6 +184,7 @@ export interface components {
                     code: string;
                     detail: string;
                 };
+                applied_at?: string;
             };
             /** @description A task event a driver reported (X20), as the partner webhooks tell it too (docs/webhooks.md). */
             "task.arrived": {

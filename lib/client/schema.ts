@@ -2584,6 +2584,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/plannings/{planningID}/routes/{buildID}/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a completed dry run: its runsheets, stops and planned times added to the planning as answered
+         * @description Applies a completed dry run (X23 with `dry_run: true`) exactly as X24 answered it: its stored `result`, the same runsheets, stops and planned times, is added to the planning as a build adds its own (as P5 adds runsheets, the tasks marked, a vehicle’s driver assigned as X16 does), and `route_build.completed` goes out again with `applied_at`. Once: a second apply is a 409, and of two at once exactly one wins. Only while the planning is as it was when the dry run began: a planning moved since, or a stale `version_rev`, is a 409 `planning_changed`; a task of the result in a runsheet now is a 409 naming it; a build that is not a completed dry run is a 409. 410 once the dry run was asked for 24 hours ago or more. `Idempotency-Key` is honoured: a repeat answers the first apply, and a retry after a failure finishes it. docs/routing.md explains the review.
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X31.
+         */
+        post: operations["X31"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -22506,6 +22528,7 @@ export interface operations {
                                 /** @enum {string} */
                                 stopped: "time_limit" | "converged";
                             };
+                            applied_at?: string;
                         }[];
                         meta: {
                             page: number;
@@ -22811,6 +22834,7 @@ export interface operations {
                                 /** @enum {string} */
                                 stopped: "time_limit" | "converged";
                             };
+                            applied_at?: string;
                             result?: {
                                 runsheets: {
                                     id: string;
@@ -23026,6 +23050,7 @@ export interface operations {
                                 /** @enum {string} */
                                 stopped: "time_limit" | "converged";
                             };
+                            applied_at?: string;
                             result?: {
                                 runsheets: {
                                     id: string;
@@ -23110,6 +23135,246 @@ export interface operations {
             };
             /** @description Not found, or not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X31: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The planning the dry run was built for
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+                /**
+                 * @description The dry run’s id (X23 answered it)
+                 * @example 2f6b9d13-7e4a-4c5b-8a1f-3d9e6c2b7a58
+                 */
+                buildID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version_rev": "3-kq7Lm2xP"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The planning’s current `version_rev` (P3), which must still be the one the dry run began at */
+                    version_rev: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        route_build: {
+                            id: string;
+                            planning_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "solving" | "completed" | "failed";
+                            dry_run: boolean;
+                            /** @enum {string} */
+                            objective: "distance" | "vehicles";
+                            time_limit_s: number;
+                            tasks: number;
+                            vehicles: number;
+                            created_at: string;
+                            updated_at: string;
+                            progress?: {
+                                best_distance_m: number;
+                                elapsed_ms: number;
+                            };
+                            error?: {
+                                code: string;
+                                detail: string;
+                            };
+                            summary?: {
+                                tasks: number;
+                                planned: number;
+                                unplanned: number;
+                                vehicles_used: number;
+                                total_distance_m: number;
+                                total_duration_s: number;
+                                solve_ms: number;
+                                /** @enum {string} */
+                                stopped: "time_limit" | "converged";
+                            };
+                            applied_at?: string;
+                            result?: {
+                                runsheets: {
+                                    id: string;
+                                    name: string;
+                                    vehicle_id: string;
+                                    driver_id?: string;
+                                    planned_start_utc: string;
+                                    planned_end_utc: string;
+                                    planned_distance_m: number;
+                                    planned_duration_s: number;
+                                    peak_load: {
+                                        weight_kg?: number;
+                                        volume_m3?: number;
+                                        items?: number;
+                                    };
+                                    stops: {
+                                        task_id: string;
+                                        /** @enum {string} */
+                                        kind: "pickup" | "dropoff";
+                                        latitude: number;
+                                        longitude: number;
+                                        arrival_utc: string;
+                                        start_utc: string;
+                                        departure_utc: string;
+                                        distance_from_previous_m: number;
+                                    }[];
+                                }[];
+                                unplanned: {
+                                    task_id: string;
+                                    /** @enum {string} */
+                                    code: "no_coordinates" | "time_window" | "capacity" | "service_type" | "not_enough_vehicles";
+                                    detail: string;
+                                }[];
+                                summary: {
+                                    tasks: number;
+                                    planned: number;
+                                    unplanned: number;
+                                    vehicles_used: number;
+                                    total_distance_m: number;
+                                    total_duration_s: number;
+                                    solve_ms: number;
+                                    /** @enum {string} */
+                                    stopped: "time_limit" | "converged";
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X31 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The planning changed since the dry run began, or `version_rev` is stale (`planning_changed`); a task of the result is in a runsheet now; the dry run was applied already; or the build is not a completed dry run */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The dry run was asked for 24 hours ago or more: its result may no longer be applied (`gone`); build again */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -97,6 +97,32 @@ export const routingDocs: AreaDocs = {
       'params/buildID': 'The build’s id (X23 answered it)',
     },
   },
+  X31: {
+    description:
+      'Applies a completed dry run (X23 with `dry_run: true`) exactly as X24 answered it: its stored `result`, the ' +
+      'same runsheets, stops and planned times, is added to the planning as a build adds its own (as P5 adds ' +
+      'runsheets, the tasks marked, a vehicle’s driver assigned as X16 does), and `route_build.completed` goes out ' +
+      'again with `applied_at`. Once: a second apply is a 409, and of two at once exactly one wins. Only while the ' +
+      'planning is as it was when the dry run began: a planning moved since, or a stale `version_rev`, is a 409 ' +
+      '`planning_changed`; a task of the result in a runsheet now is a 409 naming it; a build that is not a completed ' +
+      'dry run is a 409. 410 once the dry run was asked for 24 hours ago or more. `Idempotency-Key` is honoured: a ' +
+      'repeat answers the first apply, and a retry after a failure finishes it. docs/routing.md explains the review.',
+    example: {
+      params: { planningID: EXAMPLE.planningID, buildID: EXAMPLE.routeBuildID },
+      body: { version_rev: EXAMPLE.versionRev },
+    },
+    errors: {
+      409:
+        'The planning changed since the dry run began, or `version_rev` is stale (`planning_changed`); a task of the ' +
+        'result is in a runsheet now; the dry run was applied already; or the build is not a completed dry run',
+      410: 'The dry run was asked for 24 hours ago or more: its result may no longer be applied (`gone`); build again',
+    },
+    fields: {
+      'params/planningID': 'The planning the dry run was built for',
+      'params/buildID': 'The dry run’s id (X23 answered it)',
+      'body/version_rev': 'The planning’s current `version_rev` (P3), which must still be the one the dry run began at',
+    },
+  },
   X25: {
     description: 'The planning’s route builds, newest first, each without its `result` (X24 has it). Paged.',
     example: { params: { planningID: EXAMPLE.planningID }, query: { per_page: '20' } },

@@ -72,8 +72,12 @@ const routeBuildEnd = v.pipe(
     dry_run: v.boolean(),
     summary: v.optional(buildResult.entries.summary),
     error: v.optional(v.object({ code: v.string(), detail: v.string() })),
+    applied_at: v.optional(v.string()),
   }),
-  v.description('A route build (X23) ended: its summary once completed, its error once failed (contract 4.10).'),
+  v.description(
+    'A route build (X23) ended: its summary once completed, its error once failed (contract 4.10); a dry run applied ' +
+      'by X31 is told once more, with `applied_at`.',
+  ),
 );
 
 const driverRef = v.object({ id, name: v.string() });

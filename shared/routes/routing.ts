@@ -55,4 +55,22 @@ export const routingRoutes = [
     request: { params: planning.planningParams, query: routing.buildsQuery },
     response: routing.routeBuildList,
   },
+  {
+    id: 'X31',
+    method: 'POST',
+    path: '/v1/plannings/{planningID}/routes/{buildID}/apply',
+    area: 'routing',
+    handler: 'routing/apply-build',
+    // Reads the build, its result and its tasks; adds the runsheets as the build's own apply does (tasks marked, the
+    // planning's version moved with the build marked applied, in one transaction), assigns a driver's runsheet as X16
+    // does (its pair events on the planning's channel and to partners: GSI2 and the queue, as X16's needs say).
+    needs: { main: 'write', indexes: ['GSI2'], queue: true, realtime: true },
+    access: BUILD_ROLES,
+    scopes: BUILD_SCOPES,
+    throttle: THROTTLES.routeBuilds,
+    summary: 'Apply a completed dry run: its runsheets, stops and planned times added to the planning as answered',
+    status: 200,
+    request: { params: routing.buildParams, body: routing.applyBuildBody },
+    response: routing.routeBuildView,
+  },
 ] as const satisfies readonly RouteDef[];

@@ -12,9 +12,10 @@
  */
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
-import { db, getAll, mainTableName } from '#shared/db/client';
+import { db, getAll, mainTableName, type TransactItem } from '#shared/db/client';
 import { PAGE_ANSWER_BUDGET_BYTES } from '#shared/db/paging';
 import { conflict, isDomainError } from '#shared/errors';
+import { jobKey } from '#shared/imports/jobs';
 import { claimTask, importedTask, releaseTask, taskKey } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
 import { assignRunsheet } from '#shared/planning/dispatch';
@@ -36,6 +37,31 @@ import { travelModel } from '#shared/routing/travel-model';
 
 export const planningChanged = (detail: string) => conflict(detail, 'planning_changed');
 export const planningTooLarge = (detail: string) => conflict(detail, 'planning_too_large');
+
+/**
+ * Tasks as imported, with their import jobs' service types, in the order of `ids` (a task gone is left out).
+ * Eventually consistent unless `consistent`: what a build reads of a task (addresses, windows, loads) never changes
+ * after its import completed; only its planned mark does, which the apply claims conditionally (X31 reads it
+ * consistently to refuse a task planned since its dry run).
+ */
+export async function loadBuildTasks(ids: string[], consistent = false): Promise<BuildTask[]> {
+  const items = await getAll(
+    mainTableName(),
+    ids.map((id) => taskKey(id)),
+    consistent ? { ConsistentRead: true } : {},
+  );
+  const byId = new Map(items.map((item) => [String(item['id']), item]));
+  const jobIds = [...new Set(items.map((item) => String(item['import_job_id'])))];
+  const jobs = await getAll(mainTableName(), jobIds.map(jobKey), { ProjectionExpression: 'id, details' });
+  const typeOf = new Map(
+    jobs.map((job) => [String(job['id']), (job['details'] as { service_type?: string } | undefined)?.service_type]),
+  );
+  return ids.flatMap((id) => {
+    const item = byId.get(id);
+    if (!item) return [];
+    return [{ item, serviceType: typeOf.get(String(item['import_job_id'])) }];
+  });
+}
 
 /** The runsheets a result adds, as the planning stores them. */
 export function builtRunsheets(result: BuildResult, tasks: Map<string, BuildTask>): Runsheet[] {
@@ -71,11 +97,27 @@ export async function fitsPlanning(planningId: string, runsheets: Runsheet[]): P
   return planningBytes([...contents.runsheets, ...runsheets], contents.drivers) <= PAGE_ANSWER_BUDGET_BYTES;
 }
 
+/**
+ * What an apply outside the build's own run (X31: a dry run applied, apply-dry-run.ts) holds the build by: `items`
+ * are written in the one transaction that moves the planning's version (the build marked applied, on the condition
+ * that no other apply marked it), so of two applies exactly one moves it. `mayResume` is asked when the planning
+ * names the build already (a retried apply): only the apply that holds the build goes on. `refused` is asked when the
+ * transaction failed: it throws the answer when the build (not the planning) refused it.
+ */
+export interface ApplyHold {
+  items: TransactItem[];
+  mayResume: () => Promise<void>;
+  refused: () => Promise<void>;
+}
+
 /** Moves the planning's version from the build's, naming the build; a rerun finds it moved by itself already. */
-async function takePlanning(build: RouteBuild, runsheets: Runsheet[]): Promise<Planning> {
+async function takePlanning(build: RouteBuild, runsheets: Runsheet[], hold?: ApplyHold): Promise<Planning> {
   const planning = await findPlanning(build.planning_id, true);
   if (!planning) throw planningChanged('the planning was deleted while the routes were built');
-  if (planning.route_build === build.id) return planning;
+  if (planning.route_build === build.id) {
+    await hold?.mayResume();
+    return planning;
+  }
   if (planning.version_rev !== build.base_rev)
     throw planningChanged(
       `the planning changed while the routes were built (version ${build.base_rev.split('-')[0]} then, ${planning.version_seq} now): nothing was added; build again`,
@@ -85,10 +127,12 @@ async function takePlanning(build: RouteBuild, runsheets: Runsheet[]): Promise<P
       'these runsheets would make the planning larger than one planning may hold (P3’s answer): nothing was added; plan fewer tasks or use another planning',
     );
   try {
-    return await changePlanning(planning, build.base_rev, { route_build: build.id });
+    return await changePlanning(planning, build.base_rev, { route_build: build.id }, hold?.items);
   } catch (error) {
-    if (isDomainError(error, 'conflict'))
+    if (isDomainError(error, 'conflict')) {
+      await hold?.refused();
       throw planningChanged('the planning changed while the routes were built: nothing was added; build again');
+    }
     throw error;
   }
 }
@@ -118,9 +162,14 @@ async function claimTasks(planning: Planning, runsheets: Runsheet[]) {
   throw planningChanged(`a task was planned elsewhere while the routes were built (${taken}): nothing was added`);
 }
 
-/** Adds the runsheets (see the module's note); answers the planning after. */
-export async function applyResult(build: RouteBuild, runsheets: Runsheet[], result: BuildResult): Promise<void> {
-  const planning = await takePlanning(build, runsheets);
+/** Adds the runsheets (see the module's note); `hold`: an apply outside the build's run (X31, `ApplyHold`). */
+export async function applyResult(
+  build: RouteBuild,
+  runsheets: Runsheet[],
+  result: BuildResult,
+  hold?: ApplyHold,
+): Promise<void> {
+  const planning = await takePlanning(build, runsheets, hold);
   await claimTasks(planning, runsheets);
   await addMembers(
     planning,

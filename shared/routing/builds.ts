@@ -64,6 +64,9 @@ export interface RouteBuild {
   attempts?: number;
   /** Whether the end (completed or failed) was told on the channel and to partners. */
   announced?: boolean;
+  /** A dry run applied (X31, apply-dry-run.ts): when, and which apply holds it (a retry of that apply finishes it). */
+  applied_at?: string;
+  apply_owner?: string;
 }
 
 /** Its progress while solving, as the worker last wrote it (an item of its own). */
@@ -93,6 +96,7 @@ export function toBuildView(build: RouteBuild, result?: BuildResult, progress?: 
     ...(solving ? { progress: progress.progress } : {}),
     ...(build.error ? { error: build.error } : {}),
     ...(build.summary ? { summary: build.summary } : {}),
+    ...(build.applied_at ? { applied_at: build.applied_at } : {}),
     ...(result ? { result } : {}),
   };
 }

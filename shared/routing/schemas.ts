@@ -190,6 +190,9 @@ export type CreateBuildInput = v.InferOutput<typeof createBuildBody>;
 export type VehicleInput = CreateBuildInput['vehicles'][number];
 
 export const buildParams = v.object({ planningID: uuid, buildID: uuid });
+/** X31's body: the planning's version the planner reviewed the dry run against. */
+export const applyBuildBody = v.object({ version_rev: versionRev });
+export type ApplyBuildInput = v.InferOutput<typeof applyBuildBody>;
 /** X25: `per_page` default 50, at most 1 000 (contract section 1: 100 for user lists, 1 000 elsewhere). */
 export const buildsQuery = v.object({ ...pageQuery(50, 1000) });
 
@@ -252,6 +255,8 @@ const buildFields = {
   progress: v.optional(v.object({ best_distance_m: v.number(), elapsed_ms: v.number() })),
   error: v.optional(v.object({ code: v.string(), detail: v.string() })),
   summary: v.optional(buildResult.entries.summary),
+  /** A dry run applied by X31: when. */
+  applied_at: v.optional(v.string()),
 };
 
 export const routeBuildListed = v.object(buildFields);

@@ -12,15 +12,20 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { putAll } from '#shared/db/batch';
-import { db, getAll, mainTableName } from '#shared/db/client';
+import { db, mainTableName } from '#shared/db/client';
 import { DomainError } from '#shared/errors';
-import { jobKey } from '#shared/imports/jobs';
-import { taskKey } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
 import { publishEvent } from '#shared/notifications/realtime';
 import { findPlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
-import { applyResult, builtRunsheets, fitsPlanning, planningChanged, settleFailedApply } from '#shared/routing/apply';
+import {
+  applyResult,
+  builtRunsheets,
+  fitsPlanning,
+  loadBuildTasks,
+  planningChanged,
+  settleFailedApply,
+} from '#shared/routing/apply';
 import { releaseBuildPlace } from '#shared/routing/build-slots';
 import { buildTaskIds, findBuild, listBuild, type RouteBuild, readResult } from '#shared/routing/builds';
 import { checkCallerStillMay } from '#shared/routing/caller-access';
@@ -101,29 +106,8 @@ export async function writeProgress(build: RouteBuild, progress: { best_distance
   );
 }
 
-/**
- * The build's tasks as imported, with their import jobs' service types. Eventually consistent, half a unit a task:
- * what the solver reads of a task (addresses, windows, loads) never changes after its import completed; only its
- * planned mark does, which the apply claims conditionally.
- */
-async function loadTasks(build: RouteBuild): Promise<BuildTask[]> {
-  const ids = await buildTaskIds(build);
-  const items = await getAll(
-    mainTableName(),
-    ids.map((id) => taskKey(id)),
-  );
-  const byId = new Map(items.map((item) => [String(item['id']), item]));
-  const jobIds = [...new Set(items.map((item) => String(item['import_job_id'])))];
-  const jobs = await getAll(mainTableName(), jobIds.map(jobKey), { ProjectionExpression: 'id, details' });
-  const typeOf = new Map(
-    jobs.map((job) => [String(job['id']), (job['details'] as { service_type?: string } | undefined)?.service_type]),
-  );
-  return ids.flatMap((id) => {
-    const item = byId.get(id);
-    if (!item) return [];
-    return [{ item, serviceType: typeOf.get(String(item['import_job_id'])) }];
-  });
-}
+/** The build's tasks as imported (apply.ts `loadBuildTasks`: eventually consistent, half a unit a task). */
+const loadTasks = async (build: RouteBuild): Promise<BuildTask[]> => loadBuildTasks(await buildTaskIds(build));
 
 /** A seed that follows from the build, so that a rerun searches as the first run did. */
 const seedOf = (buildId: string) => Number.parseInt(buildId.replace(/-/g, '').slice(0, 8), 16) >>> 0;

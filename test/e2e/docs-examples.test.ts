@@ -507,6 +507,15 @@ const FIXTURES: Record<keyof typeof EXAMPLE, (made: Made) => Promise<string>> = 
     const body = { task_ids: [await importedTask()], vehicles: [vehicle], time_limit_s: 1, dry_run: true, version_rev };
     const build = await api.post<{ route_build: { id: string } }>(`/v1/plannings/${id}/routes`, body, admin);
     expect(build.status, JSON.stringify(build.body)).toBe(202);
+    // Completed before the example runs: X31's applies a completed dry run (a second of solving).
+    for (let attempt = 0; attempt < 600; attempt++) {
+      const read = await api.get<{ route_build: { status: string } }>(
+        `/v1/plannings/${id}/routes/${build.body.route_build.id}`,
+        admin,
+      );
+      if (read.body.route_build.status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     return build.body.route_build.id;
   },
   versionRev: async (made) => (await planning(made)).version_rev,
