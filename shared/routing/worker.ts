@@ -21,9 +21,11 @@ import { publishEvent } from '#shared/notifications/realtime';
 import { findPlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { applyResult, builtRunsheets, fitsPlanning, planningChanged, settleFailedApply } from '#shared/routing/apply';
+import { applyInsertion, settleFailedInsertion } from '#shared/routing/apply-insertion';
 import { releaseBuildPlace } from '#shared/routing/build-slots';
 import { buildTaskIds, findBuild, listBuild, type RouteBuild, readResult } from '#shared/routing/builds';
 import { checkCallerStillMay } from '#shared/routing/caller-access';
+import { liveTravel, prepareLive, readLiveRoutes, toLiveResult } from '#shared/routing/live';
 import { buildKey, buildProgressKey, resultPartKey } from '#shared/routing/keys';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
@@ -157,6 +159,26 @@ async function solveBuild(build: RouteBuild, tasks: BuildTask[]): Promise<BuildR
   return toResult(build, prepared, solution, clock.nowMs() - started, build.task_count);
 }
 
+/**
+ * X30's solve (contract 4.11; live.ts): the live routes as they stand now, the same solver handed them as its
+ * starting state, the result in 4.10's shape with what was added. Answers the travel it drove with (the live
+ * runsheets' own when they agree), which the apply gives the runsheets it makes.
+ */
+async function solveInsertion(build: RouteBuild, tasks: BuildTask[]) {
+  const now = clock.nowMs();
+  const routes = await readLiveRoutes(build, now);
+  const travel = liveTravel(routes);
+  const prepared = await prepareLive(build, routes, tasks, now, travelPortFor(travel, now));
+  const started = clock.nowMs();
+  const solution = await solveInThread(prepared.problem, {
+    seed: seedOf(build.id),
+    timeLimitMs: build.request.time_limit_s * 1000,
+    progressEveryMs: PROGRESS_EVERY_MS,
+    onProgress: () => undefined,
+  });
+  return { result: toLiveResult(build, prepared, solution, clock.nowMs() - started), travel };
+}
+
 /** Stores the result in parts and notes it on the build (a rerun then applies it instead of solving again). */
 async function saveResult(build: RouteBuild, owner: string, result: BuildResult): Promise<RouteBuild> {
   const text = JSON.stringify(result);
@@ -197,7 +219,7 @@ async function end(
  * freed, nothing added. A build whose runsheets were all added already is finished and ends `completed` instead.
  */
 async function endFailed(build: RouteBuild, owner: string, error: { code: string; detail: string }) {
-  const completed = await settleFailedApply(build);
+  const completed = build.kind === 'insertion' ? await settleFailedInsertion(build) : await settleFailedApply(build);
   await announce(await (completed ? end(build, owner, 'completed') : end(build, owner, 'failed', { error })));
 }
 
@@ -260,18 +282,25 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
       );
     const tasks = await loadTasks(build);
     let result = await readResult(build);
+    let travel = build.request.travel;
     if (!result) {
       // Its caller's access, as it stands when the build starts solving (caller-access.ts) ...
       await checkCallerStillMay(build);
-      result = await solveBuild(build, tasks);
+      if (build.kind === 'insertion') ({ result, travel } = await solveInsertion(build, tasks));
+      else result = await solveBuild(build, tasks);
       build = await saveResult(build, owner, result);
     }
     // ... and again before it applies: a caller who lost it meanwhile gets nothing added.
     await checkCallerStillMay(build);
-    const runsheets = builtRunsheets(result, new Map(tasks.map((t) => [String(t.item['id']), t])));
-    if (!build.request.dry_run) await applyResult(build, runsheets, result);
-    else if (!(await fitsPlanning(build.planning_id, runsheets)))
-      logger.info('a dry run’s result would not fit its planning', { build_id: build.id });
+    const byId = new Map(tasks.map((t) => [String(t.item['id']), t]));
+    if (build.kind === 'insertion') {
+      if (!build.request.dry_run) await applyInsertion(build, result, byId, travel);
+    } else {
+      const runsheets = builtRunsheets(result, byId);
+      if (!build.request.dry_run) await applyResult(build, runsheets, result);
+      else if (!(await fitsPlanning(build.planning_id, runsheets)))
+        logger.info('a dry run’s result would not fit its planning', { build_id: build.id });
+    }
     await announce(await end(build, owner, 'completed'));
   } catch (thrown) {
     let error = thrown;

@@ -54,9 +54,9 @@ function replay(problem: RoutingProblem, v: number, stops: readonly Stop[]): num
   for (const [t, task] of problem.tasks.entries())
     if (task.onBoard === v && stops.some((s) => s.task === t)) {
       picked.add(t);
-      load[0] += task.load.weight;
-      load[1] += task.load.volume;
-      load[2] += task.load.items;
+      load[0]! += task.load.weight;
+      load[1]! += task.load.volume;
+      load[2]! += task.load.items;
     }
   const cap = [vehicle.capacity.weight, vehicle.capacity.volume, vehicle.capacity.items];
   if (load.some((l, d) => l > cap[d]! + 1e-7)) return Number.POSITIVE_INFINITY;
@@ -72,9 +72,9 @@ function replay(problem: RoutingProblem, v: number, stops: readonly Stop[]): num
     if (time > spec.close + 1e-7) return Number.POSITIVE_INFINITY;
     time += spec.serviceS;
     const sign = stop.kind === 'pickup' ? 1 : -1;
-    load[0] += sign * task.load.weight;
-    load[1] += sign * task.load.volume;
-    load[2] += sign * task.load.items;
+    load[0]! += sign * task.load.weight;
+    load[1]! += sign * task.load.volume;
+    load[2]! += sign * task.load.items;
     if (load.some((l, d) => l > cap[d]! + 1e-7)) return Number.POSITIVE_INFINITY;
     at = spec.location;
   }

@@ -17,8 +17,15 @@ import type { Instance } from './instance.ts';
 import type { InitialRoute, RoutingProblem, RoutingSolution, TaskSpec } from './model.ts';
 import { Solution } from './solution.ts';
 
-/** The problem with every on-board task's pickup made a pickup at its vehicle's start, and the starting routes so. */
+/**
+ * The problem with every on-board task's pickup made a pickup at its vehicle's start, the starting routes so, and what
+ * a starting route misses already from its start relaxed to what it keeps (`relaxLate`).
+ */
 export function withStartingState(problem: RoutingProblem): RoutingProblem {
+  return problem.initial ? relaxLate(withOnBoardPickups(problem)) : withOnBoardPickups(problem);
+}
+
+function withOnBoardPickups(problem: RoutingProblem): RoutingProblem {
   if (!problem.tasks.some((task) => task.onBoard !== undefined)) return problem;
   const tasks: TaskSpec[] = problem.tasks.map((task) => {
     if (task.onBoard === undefined) return task;
@@ -43,6 +50,54 @@ export function withStartingState(problem: RoutingProblem): RoutingProblem {
     };
   });
   return { ...problem, tasks, ...(initial ? { initial } : {}) };
+}
+
+/**
+ * A day under way can be late already: a driver behind plan reaches a stop of their route after its window closes,
+ * back after the shift's end, or (a hand-made runsheet) carries more than the vehicle's room. Driven in its starting
+ * order from the vehicle's start, each window a starting route misses closes when the route reaches it, its vehicle's
+ * shift ends when the route does, and its room is the route's peak load: the starting route is feasible, and no
+ * insertion may make any of its stops later than it is already (nor a late one later still).
+ */
+function relaxLate(problem: RoutingProblem): RoutingProblem {
+  const { size, durationS } = problem.matrix;
+  const tasks = problem.tasks.slice();
+  const vehicles = problem.vehicles.slice();
+  for (const route of problem.initial ?? []) {
+    const vehicle = vehicles[route.vehicle];
+    if (!vehicle || route.stops.length === 0) continue;
+    let at = vehicle.start;
+    let time = vehicle.shiftStart;
+    const load = [0, 0, 0];
+    const peak = [0, 0, 0];
+    for (const stop of route.stops) {
+      const task = tasks[stop.task];
+      if (!task) continue;
+      const spec = task[stop.kind];
+      time = Math.max(spec.open, time + durationS[at * size + spec.location]!);
+      if (time > spec.close) tasks[stop.task] = { ...task, [stop.kind]: { ...spec, close: time } };
+      time += spec.serviceS;
+      const sign = stop.kind === 'pickup' ? 1 : -1;
+      const q = [task.load.weight, task.load.volume, task.load.items];
+      for (let d = 0; d < 3; d++) {
+        load[d]! += sign * q[d]!;
+        peak[d] = Math.max(peak[d]!, load[d]!);
+      }
+      at = spec.location;
+    }
+    if (vehicle.end !== null) time += durationS[at * size + vehicle.end]!;
+    const { capacity } = vehicle;
+    vehicles[route.vehicle] = {
+      ...vehicle,
+      shiftEnd: Math.max(vehicle.shiftEnd, time),
+      capacity: {
+        weight: Math.max(capacity.weight, peak[0]!),
+        volume: Math.max(capacity.volume, peak[1]!),
+        items: Math.max(capacity.items, peak[2]!),
+      },
+    };
+  }
+  return { ...problem, tasks, vehicles };
 }
 
 const nodesOf = (route: InitialRoute) => route.stops.map((stop) => 2 * stop.task + (stop.kind === 'dropoff' ? 1 : 0));
