@@ -34,7 +34,7 @@ import {
   planningChanged,
   takePlanning,
 } from '#shared/routing/apply';
-import { readResult, type RouteBuild } from '#shared/routing/builds';
+import { type RouteBuild, readResult } from '#shared/routing/builds';
 import { builtRunsheetId } from '#shared/routing/keys';
 import { type BuildTask, expandVehicles } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';

@@ -17,7 +17,8 @@ import { conflict, invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 import { findJob } from '#shared/imports/jobs';
 import { checkJobClaims, checkNamedClaims } from '#shared/imports/tasks';
-import { planningDriverKey } from '#shared/planning/keys';
+import { dispatchRecords } from '#shared/planning/dispatch';
+import { planningDriverKey, runsheetKey } from '#shared/planning/keys';
 import { visiblePlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, routeQueue } from '#shared/ports/queue';
 import { releaseBuildPlace, takeBuildPlace } from '#shared/routing/build-slots';
@@ -29,8 +30,6 @@ import {
   buildTasksKey,
   resultPartition,
 } from '#shared/routing/keys';
-import { dispatchRecords } from '#shared/planning/dispatch';
-import { runsheetKey } from '#shared/planning/keys';
 import type { BuildResult, CreateBuildInput, CreateInsertionInput, VehicleInput } from '#shared/routing/schemas';
 import { MAX_TASKS, ROUTE_DEFAULTS } from '#shared/routing/schemas';
 import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';

@@ -16,13 +16,13 @@
  * runsheets as X23 makes them, `unplanned[]` for the tasks asked for. apply-insertion.ts applies it.
  */
 import { getAll, mainTableName, queryAll } from '#shared/db/client';
+import { currentFixes } from '#shared/locations/locations';
 import { logger } from '#shared/log';
-import { type RunsheetStatusView, dispatchRecords } from '#shared/planning/dispatch';
+import { dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch';
 import { DEFAULT_TRAVEL, type EtaStop, FIX_MAX_AGE_MS, remainingStops } from '#shared/planning/etas';
 import { assignKey, progressPrefix, runsheetKey } from '#shared/planning/keys';
 import type { TaskStatus } from '#shared/planning/lifecycle';
 import { planningContents, runsheetTasksOf } from '#shared/planning/plannings';
-import { currentFixes } from '#shared/locations/locations';
 import type { RouteBuild } from '#shared/routing/builds';
 import { builtRunsheetId } from '#shared/routing/keys';
 import { type BuildTask, expandVehicles, loadOf } from '#shared/routing/problem';

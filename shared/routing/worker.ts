@@ -25,8 +25,8 @@ import { applyInsertion, settleFailedInsertion } from '#shared/routing/apply-ins
 import { releaseBuildPlace } from '#shared/routing/build-slots';
 import { buildTaskIds, findBuild, listBuild, type RouteBuild, readResult } from '#shared/routing/builds';
 import { checkCallerStillMay } from '#shared/routing/caller-access';
-import { liveTravel, prepareLive, readLiveRoutes, toLiveResult } from '#shared/routing/live';
 import { buildKey, buildProgressKey, resultPartKey } from '#shared/routing/keys';
+import { liveTravel, prepareLive, readLiveRoutes, toLiveResult } from '#shared/routing/live';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
 import { solveInThread } from '#shared/routing/solve-runner';
