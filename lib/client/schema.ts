@@ -2562,6 +2562,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/plannings/{planningID}/routes/insertions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add tasks to the live runsheets: each into the route it fits best from where its driver is, or a new one
+         * @description Add tasks to the live runsheets: each into the route it fits best from where its driver is, or a new one.
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X30.
+         */
+        post: operations["X30"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/plannings/{planningID}/routes/{buildID}": {
         parameters: {
             query?: never;
@@ -22479,6 +22501,8 @@ export interface operations {
                             planning_id: string;
                             /** @enum {string} */
                             status: "queued" | "solving" | "completed" | "failed";
+                            /** @enum {string} */
+                            kind: "build" | "insertion";
                             dry_run: boolean;
                             /** @enum {string} */
                             objective: "distance" | "vehicles";
@@ -22784,6 +22808,8 @@ export interface operations {
                             planning_id: string;
                             /** @enum {string} */
                             status: "queued" | "solving" | "completed" | "failed";
+                            /** @enum {string} */
+                            kind: "build" | "insertion";
                             dry_run: boolean;
                             /** @enum {string} */
                             objective: "distance" | "vehicles";
@@ -22837,6 +22863,7 @@ export interface operations {
                                         departure_utc: string;
                                         distance_from_previous_m: number;
                                     }[];
+                                    added?: string[];
                                 }[];
                                 unplanned: {
                                     task_id: string;
@@ -22967,28 +22994,67 @@ export interface operations {
             };
         };
     };
-    X24: {
+    X30: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
-                /**
-                 * @description The planning’s id
-                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
-                 */
+                /** @description The planning’s id */
                 planningID: string;
-                /**
-                 * @description The build’s id (X23 answered it)
-                 * @example 2f6b9d13-7e4a-4c5b-8a1f-3d9e6c2b7a58
-                 */
-                buildID: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    task_ids?: string[];
+                    import_job_id?: string;
+                    runsheet_ids?: string[];
+                    vehicles?: {
+                        id: string;
+                        /** Format: int32 */
+                        count?: number;
+                        /** Format: uuid */
+                        driver_id?: string;
+                        start: {
+                            latitude: number;
+                            longitude: number;
+                        };
+                        end?: {
+                            latitude: number;
+                            longitude: number;
+                        } | null;
+                        /** Format: date-time */
+                        shift_start_utc: string;
+                        /** Format: date-time */
+                        shift_end_utc: string;
+                        capacity?: {
+                            weight_kg?: number;
+                            volume_m3?: number;
+                            /** Format: int32 */
+                            items?: number;
+                        };
+                        service_types?: ("ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft")[];
+                        /** Format: int32 */
+                        max_stops?: number;
+                    }[];
+                    /**
+                     * Format: int32
+                     * @default 5
+                     */
+                    time_limit_s?: number;
+                    /** @default false */
+                    dry_run?: boolean;
+                    version_rev: string;
+                };
+            };
+        };
         responses: {
-            /** @description OK */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22999,6 +23065,8 @@ export interface operations {
                             planning_id: string;
                             /** @enum {string} */
                             status: "queued" | "solving" | "completed" | "failed";
+                            /** @enum {string} */
+                            kind: "build" | "insertion";
                             dry_run: boolean;
                             /** @enum {string} */
                             objective: "distance" | "vehicles";
@@ -23052,6 +23120,225 @@ export interface operations {
                                         departure_utc: string;
                                         distance_from_previous_m: number;
                                     }[];
+                                    added?: string[];
+                                }[];
+                                unplanned: {
+                                    task_id: string;
+                                    /** @enum {string} */
+                                    code: "no_coordinates" | "time_window" | "capacity" | "service_type" | "not_enough_vehicles";
+                                    detail: string;
+                                }[];
+                                summary: {
+                                    tasks: number;
+                                    planned: number;
+                                    unplanned: number;
+                                    vehicles_used: number;
+                                    total_distance_m: number;
+                                    total_duration_s: number;
+                                    solve_ms: number;
+                                    /** @enum {string} */
+                                    stopped: "time_limit" | "converged";
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X30 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 524288 bytes (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` with `Retry-After` (A1, T10 wrong passwords), or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X24: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+                /**
+                 * @description The build’s id (X23 answered it)
+                 * @example 2f6b9d13-7e4a-4c5b-8a1f-3d9e6c2b7a58
+                 */
+                buildID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        route_build: {
+                            id: string;
+                            planning_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "solving" | "completed" | "failed";
+                            /** @enum {string} */
+                            kind: "build" | "insertion";
+                            dry_run: boolean;
+                            /** @enum {string} */
+                            objective: "distance" | "vehicles";
+                            time_limit_s: number;
+                            tasks: number;
+                            vehicles: number;
+                            created_at: string;
+                            updated_at: string;
+                            progress?: {
+                                best_distance_m: number;
+                                elapsed_ms: number;
+                            };
+                            error?: {
+                                code: string;
+                                detail: string;
+                            };
+                            summary?: {
+                                tasks: number;
+                                planned: number;
+                                unplanned: number;
+                                vehicles_used: number;
+                                total_distance_m: number;
+                                total_duration_s: number;
+                                solve_ms: number;
+                                /** @enum {string} */
+                                stopped: "time_limit" | "converged";
+                            };
+                            result?: {
+                                runsheets: {
+                                    id: string;
+                                    name: string;
+                                    vehicle_id: string;
+                                    driver_id?: string;
+                                    planned_start_utc: string;
+                                    planned_end_utc: string;
+                                    planned_distance_m: number;
+                                    planned_duration_s: number;
+                                    peak_load: {
+                                        weight_kg?: number;
+                                        volume_m3?: number;
+                                        items?: number;
+                                    };
+                                    stops: {
+                                        task_id: string;
+                                        /** @enum {string} */
+                                        kind: "pickup" | "dropoff";
+                                        latitude: number;
+                                        longitude: number;
+                                        arrival_utc: string;
+                                        start_utc: string;
+                                        departure_utc: string;
+                                        distance_from_previous_m: number;
+                                    }[];
+                                    added?: string[];
                                 }[];
                                 unplanned: {
                                     task_id: string;
