@@ -208,7 +208,7 @@ export const createInsertionBody = allProblems(
               v.pipe(
                 v.string('must be a string'),
                 v.minLength(1, 'must not be empty'),
-                v.maxLength(200, 'must be at most 200 characters'),
+                v.maxLength(100, 'must be at most 100 characters'),
               ),
             ),
             v.minLength(1, 'must name at least one runsheet'),

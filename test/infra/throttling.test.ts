@@ -52,7 +52,23 @@ beforeAll(() => {
 describe('per-route throttles (issue 33 item 10)', () => {
   it('the documented table names the expensive and public routes of the issue', () => {
     expect([...documented().keys()].sort()).toEqual(
-      ['A1', 'T1', 'X5', 'X29', 'L3', 'L4', 'P5', 'X23', 'I3', 'I3.ops', 'I4a', 'I4b', '$connect', 'subscribe'].sort(),
+      [
+        'A1',
+        'T1',
+        'X5',
+        'X29',
+        'L3',
+        'L4',
+        'P5',
+        'X23',
+        'X30',
+        'I3',
+        'I3.ops',
+        'I4a',
+        'I4b',
+        '$connect',
+        'subscribe',
+      ].sort(),
     );
   });
 
@@ -71,8 +87,8 @@ describe('per-route throttles (issue 33 item 10)', () => {
           return [row.key, { ThrottlingRateLimit: row.rate, ThrottlingBurstLimit: row.burst }];
         }),
     );
-    // With X23 and X29 (issues 51 and 52): 12 throttled HTTP routes.
-    expect(Object.keys(expected)).toHaveLength(12);
+    // With X23 and X29 (issues 51 and 52) and X30 (issue 54): 13 throttled HTTP routes.
+    expect(Object.keys(expected)).toHaveLength(13);
     expect(stage['RouteSettings']).toEqual(expected);
   });
 
