@@ -138,12 +138,22 @@ async function solveBuild(build: RouteBuild, tasks: BuildTask[]): Promise<BuildR
     travelPortFor(build.request.travel, earliestShiftStartMs(build.request.vehicles)),
   );
   const started = clock.nowMs();
-  let writing = Promise.resolve();
+  const progress = progressWriter(build);
   const solution = await solveInThread(prepared.problem, {
     seed: seedOf(build.id),
     timeLimitMs: build.request.time_limit_s * 1000,
     progressEveryMs: PROGRESS_EVERY_MS,
-    onProgress: ({ bestDistanceM, elapsedMs }) => {
+    onProgress: progress.onProgress,
+  });
+  await progress.written();
+  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_count);
+}
+
+/** The solver's progress written on the build as it comes (X24's `progress`), one write at a time. */
+function progressWriter(build: RouteBuild) {
+  let writing = Promise.resolve();
+  return {
+    onProgress: ({ bestDistanceM, elapsedMs }: { bestDistanceM: number; elapsedMs: number }) => {
       // One write at a time, the latest figures: a slow write never queues up behind the solver.
       writing = writing
         .then(() =>
@@ -154,9 +164,8 @@ async function solveBuild(build: RouteBuild, tasks: BuildTask[]): Promise<BuildR
           (error: unknown) => logger.warn('route build progress not written', { error: error as Error }),
         );
     },
-  });
-  await writing;
-  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_count);
+    written: () => writing,
+  };
 }
 
 /**
@@ -170,12 +179,14 @@ async function solveInsertion(build: RouteBuild, tasks: BuildTask[]) {
   const travel = liveTravel(routes);
   const prepared = await prepareLive(build, routes, tasks, now, travelPortFor(travel, now));
   const started = clock.nowMs();
+  const progress = progressWriter(build);
   const solution = await solveInThread(prepared.problem, {
     seed: seedOf(build.id),
     timeLimitMs: build.request.time_limit_s * 1000,
     progressEveryMs: PROGRESS_EVERY_MS,
-    onProgress: () => undefined,
+    onProgress: progress.onProgress,
   });
+  await progress.written();
   return { result: toLiveResult(build, prepared, solution, clock.nowMs() - started), travel };
 }
 
