@@ -23017,7 +23017,7 @@ export interface operations {
                  *       "task_ids": [
                  *         "6571f0c2e4b0a1b2c3d4e5fa"
                  *       ],
-                 *       "time_limit_s": 5,
+                 *       "time_limit_s": 1,
                  *       "dry_run": true,
                  *       "version_rev": "3-kq7Lm2xP"
                  *     }

@@ -104,7 +104,7 @@ export const routingDocs: AreaDocs = {
       params: { planningID: EXAMPLE.planningID },
       body: {
         task_ids: [EXAMPLE.taskID],
-        time_limit_s: 5,
+        time_limit_s: 1,
         dry_run: true,
         version_rev: EXAMPLE.versionRev,
       },
