@@ -153,7 +153,7 @@ describe('reserved concurrency', () => {
         .map((route) => [route.handler, rows.get(route.routeKey)!.concurrency] as const),
     ]);
     expect(found).toEqual(expected);
-    expect([...expected.values()].reduce((sum, n) => sum + n, 0)).toBe(175);
+    expect([...expected.values()].reduce((sum, n) => sum + n, 0)).toBe(185);
     expect(() => buildApp(newApp({ reserveConcurrency: 'yes' }), ENV)).toThrow(/reserveConcurrency "yes"/);
   });
 });
