@@ -32,6 +32,18 @@ export interface components {
                 runsheet_id: string;
                 reason: string | null;
             };
+            /** @description Tasks were added to a runsheet they hold (X30): `added` names them, `stops` is the new order of the stops left (read X22 for the rest). */
+            "runsheet.updated": {
+                planning_id: string;
+                runsheet_id: string;
+                route_build_id: string;
+                added: string[];
+                stops: {
+                    task_id: string;
+                    /** @enum {string} */
+                    kind: "pickup" | "dropoff";
+                }[];
+            };
         };
         OrgEvents: {
             /** @description The drivers that moved in one window, each once (its newest version). */

@@ -2562,6 +2562,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/plannings/{planningID}/routes/insertions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add tasks to the live runsheets: each into the route it fits best from where its driver is, or a new one
+         * @description Adds tasks that are in no runsheet (new imports, or tasks P6/X18 freed) to the planning’s live runsheets: those named by `runsheet_ids` (default: every runsheet of imported tasks that is not completed or cancelled and holds at most 199 tasks). The same solver as X23, started from the routes as they are: the stops done stay where they are, a runsheet under way starts from its driver’s last position at the later of the fix’s time and now, the loads on board count, each runsheet keeps its vehicle (a hand-made one: no capacity limit, its shift to the end of the day) and a runsheet the search adds nothing to keeps its order; `vehicles[]` (as X23’s) may add new runsheets for tasks that fit nowhere. Answers 202 with a build of `kind: "insertion"` (X24 reads it, X25 lists it). Its result is X23’s: each runsheet added to with its whole remaining stop list and `added[]`, new runsheets as X23 makes them, `unplanned[]`. Unless `dry_run`, it is applied as one change of the planning: the tasks join their runsheets, each changed runsheet’s assigned driver hears `runsheet.updated`, open offers show the new tasks, ETAs follow the new order. 409 when `version_rev` is stale, a task is already in a runsheet (at its path) or a named runsheet is completed, cancelled or of inline tasks; a build that finds the planning changed before it applies fails with `planning_changed`. docs/live-operations.md explains a planner’s afternoon.
+         *
+         *     Access: OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings (a partner then answers as an OrgAdmin of its organisation). Spec X30.
+         */
+        post: operations["X30"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/plannings/{planningID}/routes/{buildID}": {
         parameters: {
             query?: never;
@@ -22501,6 +22523,8 @@ export interface operations {
                             planning_id: string;
                             /** @enum {string} */
                             status: "queued" | "solving" | "completed" | "failed";
+                            /** @enum {string} */
+                            kind: "build" | "insertion";
                             dry_run: boolean;
                             /** @enum {string} */
                             objective: "distance" | "vehicles";
@@ -22807,6 +22831,8 @@ export interface operations {
                             planning_id: string;
                             /** @enum {string} */
                             status: "queued" | "solving" | "completed" | "failed";
+                            /** @enum {string} */
+                            kind: "build" | "insertion";
                             dry_run: boolean;
                             /** @enum {string} */
                             objective: "distance" | "vehicles";
@@ -22861,6 +22887,7 @@ export interface operations {
                                         departure_utc: string;
                                         distance_from_previous_m: number;
                                     }[];
+                                    added?: string[];
                                 }[];
                                 unplanned: {
                                     task_id: string;
@@ -22991,28 +23018,118 @@ export interface operations {
             };
         };
     };
-    X24: {
+    X30: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours (same key and body); another body is 409 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /**
-                 * @description The planning’s id
+                 * @description The planning whose live runsheets take the tasks
                  * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
                  */
                 planningID: string;
-                /**
-                 * @description The build’s id (X23 answered it)
-                 * @example 2f6b9d13-7e4a-4c5b-8a1f-3d9e6c2b7a58
-                 */
-                buildID: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "task_ids": [
+                 *         "6571f0c2e4b0a1b2c3d4e5fa"
+                 *       ],
+                 *       "time_limit_s": 1,
+                 *       "dry_run": true,
+                 *       "version_rev": "3-kq7Lm2xP"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The tasks to add: 1–2 000 X10 task ids of the planning’s organisation (or `import_job_id`) */
+                    task_ids?: string[];
+                    /** @description Add every task of this import job instead of naming them (at most 2 000) */
+                    import_job_id?: string;
+                    /** @description The runsheets that may take tasks (1–500 of the planning’s, of imported tasks, neither completed nor cancelled); default: every live one with at most 199 tasks */
+                    runsheet_ids?: string[];
+                    /** @description New vehicles for tasks no live runsheet can take (as X23’s `vehicles`): used only where needed */
+                    vehicles?: {
+                        /** @description The vehicle’s id (letters, digits, `_ . : -`); with `count`, ids `<id>-1` … `<id>-<count>`; every vehicle’s id, expanded, differs from the others (a repeat is a 400 at its `id`) */
+                        id: string;
+                        /**
+                         * Format: int32
+                         * @description This many identical vehicles (1–500); 1 with a `driver_id`
+                         */
+                        count?: number;
+                        /**
+                         * Format: uuid
+                         * @description A driver of the planning (P7): the vehicle’s runsheet is assigned to them
+                         */
+                        driver_id?: string;
+                        /** @description Where the vehicle leaves from */
+                        start: {
+                            /** @description Latitude, −90 to 90 */
+                            latitude: number;
+                            /** @description Longitude, −180 to 180 */
+                            longitude: number;
+                        };
+                        /** @description Where the vehicle must be by `shift_end_utc` (default: `start`); `null`: the route ends at its last stop */
+                        end?: {
+                            /** @description Latitude, −90 to 90 */
+                            latitude: number;
+                            /** @description Longitude, −180 to 180 */
+                            longitude: number;
+                        } | null;
+                        /**
+                         * Format: date-time
+                         * @description The vehicle leaves `start` no earlier than this
+                         */
+                        shift_start_utc: string;
+                        /**
+                         * Format: date-time
+                         * @description The vehicle is at `end` (or done with its last stop) by this
+                         */
+                        shift_end_utc: string;
+                        /** @description What it may carry at once; a dimension not given is unlimited */
+                        capacity?: {
+                            /** @description Kilograms (a task’s `total_item_weight` after its unit) */
+                            weight_kg?: number;
+                            /** @description Cubic metres (a task’s `total_item_volume` after its unit) */
+                            volume_m3?: number;
+                            /**
+                             * Format: int32
+                             * @description Items (a task’s `total_item_count`)
+                             */
+                            items?: number;
+                        };
+                        /** @description Only tasks whose import job’s `service_type` is one of these (contract 4.7); all when absent */
+                        service_types?: ("ltl" | "motorcycle" | "car" | "mpv" | "van_1.7m" | "van_2.4m" | "lorry_10ft" | "lorry_14ft" | "lorry_24ft" | "lorry_40ft")[];
+                        /**
+                         * Format: int32
+                         * @description At most this many stops (pickups and drop-offs; 2–400, default 400)
+                         */
+                        max_stops?: number;
+                    }[];
+                    /**
+                     * Format: int32
+                     * @description How long the search may run, 1–60 s (default 5)
+                     * @default 5
+                     */
+                    time_limit_s?: number;
+                    /**
+                     * @description Compute and answer the result without adding anything to the planning (default false)
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /** @description The planning’s current `version_rev` (P3): a stale one is a 409 at once */
+                    version_rev: string;
+                };
+            };
+        };
         responses: {
-            /** @description OK */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23023,6 +23140,8 @@ export interface operations {
                             planning_id: string;
                             /** @enum {string} */
                             status: "queued" | "solving" | "completed" | "failed";
+                            /** @enum {string} */
+                            kind: "build" | "insertion";
                             dry_run: boolean;
                             /** @enum {string} */
                             objective: "distance" | "vehicles";
@@ -23077,6 +23196,225 @@ export interface operations {
                                         departure_utc: string;
                                         distance_from_previous_m: number;
                                     }[];
+                                    added?: string[];
+                                }[];
+                                unplanned: {
+                                    task_id: string;
+                                    /** @enum {string} */
+                                    code: "no_coordinates" | "time_window" | "capacity" | "service_type" | "not_enough_vehicles";
+                                    detail: string;
+                                }[];
+                                summary: {
+                                    tasks: number;
+                                    planned: number;
+                                    unplanned: number;
+                                    vehicles_used: number;
+                                    total_distance_m: number;
+                                    total_duration_s: number;
+                                    solve_ms: number;
+                                    /** @enum {string} */
+                                    stopped: "time_limit" | "converged";
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `errors[]` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid bearer token (problem+json), or no Authorization header (API Gateway: {"message":"Unauthorized"}). A token of ours that is only expired or revoked says which and how to get a new one, in `detail` and in `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) */
+            401: {
+                headers: {
+                    /** @description For an expired or revoked token: `Bearer error="invalid_token", error_description="…"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @constant */
+                        message: "Unauthorized";
+                    };
+                };
+            };
+            /** @description The token may not call this operation: `detail` names what it has and what X30 needs (OrgAdmin, OrgTransporter, Merchant, SysAdmin or a partner scope plannings) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 524288 bytes (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The organisation has 2 builds queued or solving already, the most it may (`rate_limited`, X23 and X30 together); `Retry-After` says when one may have ended. Or API Gateway stage throttling */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable (`unavailable`, contract section 2) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure (contract section 2) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    X24: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The planning’s id
+                 * @example 0c4f8e2a-6b1d-4e7f-a3c9-8d2b5e1f7a40
+                 */
+                planningID: string;
+                /**
+                 * @description The build’s id (X23 answered it)
+                 * @example 2f6b9d13-7e4a-4c5b-8a1f-3d9e6c2b7a58
+                 */
+                buildID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        route_build: {
+                            id: string;
+                            planning_id: string;
+                            /** @enum {string} */
+                            status: "queued" | "solving" | "completed" | "failed";
+                            /** @enum {string} */
+                            kind: "build" | "insertion";
+                            dry_run: boolean;
+                            /** @enum {string} */
+                            objective: "distance" | "vehicles";
+                            time_limit_s: number;
+                            tasks: number;
+                            vehicles: number;
+                            created_at: string;
+                            updated_at: string;
+                            progress?: {
+                                best_distance_m: number;
+                                elapsed_ms: number;
+                            };
+                            error?: {
+                                code: string;
+                                detail: string;
+                            };
+                            summary?: {
+                                tasks: number;
+                                planned: number;
+                                unplanned: number;
+                                vehicles_used: number;
+                                total_distance_m: number;
+                                total_duration_s: number;
+                                solve_ms: number;
+                                /** @enum {string} */
+                                stopped: "time_limit" | "converged";
+                            };
+                            result?: {
+                                runsheets: {
+                                    id: string;
+                                    name: string;
+                                    vehicle_id: string;
+                                    driver_id?: string;
+                                    planned_start_utc: string;
+                                    planned_end_utc: string;
+                                    planned_distance_m: number;
+                                    planned_duration_s: number;
+                                    peak_load: {
+                                        weight_kg?: number;
+                                        volume_m3?: number;
+                                        items?: number;
+                                    };
+                                    stops: {
+                                        task_id: string;
+                                        /** @enum {string} */
+                                        kind: "pickup" | "dropoff";
+                                        latitude: number;
+                                        longitude: number;
+                                        arrival_utc: string;
+                                        start_utc: string;
+                                        departure_utc: string;
+                                        distance_from_previous_m: number;
+                                    }[];
+                                    added?: string[];
                                 }[];
                                 unplanned: {
                                     task_id: string;

@@ -84,6 +84,50 @@ export const routingDocs: AreaDocs = {
       'body/version_rev': 'The planning’s current `version_rev` (P3): a stale one is a 409 at once',
     },
   },
+  X30: {
+    description:
+      'Adds tasks that are in no runsheet (new imports, or tasks P6/X18 freed) to the planning’s live runsheets: ' +
+      'those named by `runsheet_ids` (default: every runsheet of imported tasks that is not completed or cancelled ' +
+      'and holds at most 199 tasks). The same solver as X23, started from the routes as they are: the stops done ' +
+      'stay where they are, a runsheet under way starts from its driver’s last position at the later of the fix’s ' +
+      'time and now, the loads on board count, each runsheet keeps its vehicle (a hand-made one: no capacity limit, ' +
+      'its shift to the end of the day) and a runsheet the search adds nothing to keeps its order; `vehicles[]` ' +
+      '(as X23’s) may add new runsheets for tasks that fit nowhere. Answers 202 with a build of `kind: "insertion"` ' +
+      '(X24 reads it, X25 lists it). Its result is X23’s: each runsheet added to with its whole remaining stop list ' +
+      'and `added[]`, new runsheets as X23 makes them, `unplanned[]`. Unless `dry_run`, it is applied as one change ' +
+      'of the planning: the tasks join their runsheets, each changed runsheet’s assigned driver hears ' +
+      '`runsheet.updated`, open offers show the new tasks, ETAs follow the new order. 409 when `version_rev` is stale, ' +
+      'a task is already in a runsheet (at its path) or a named runsheet is completed, cancelled or of inline tasks; ' +
+      'a build that finds the planning changed before it applies fails with `planning_changed`. docs/live-operations.md ' +
+      'explains a planner’s afternoon.',
+    example: {
+      params: { planningID: EXAMPLE.planningID },
+      body: {
+        task_ids: [EXAMPLE.taskID],
+        time_limit_s: 1,
+        dry_run: true,
+        version_rev: EXAMPLE.versionRev,
+      },
+    },
+    errors: {
+      429:
+        'The organisation has 2 builds queued or solving already, the most it may (`rate_limited`, X23 and X30 ' +
+        'together); `Retry-After` says when one may have ended. Or API Gateway stage throttling',
+    },
+    fields: {
+      'params/planningID': 'The planning whose live runsheets take the tasks',
+      'body/task_ids': 'The tasks to add: 1–2 000 X10 task ids of the planning’s organisation (or `import_job_id`)',
+      'body/task_ids/*': 'An imported task’s id (X10), in no runsheet yet',
+      'body/import_job_id': 'Add every task of this import job instead of naming them (at most 2 000)',
+      'body/runsheet_ids':
+        'The runsheets that may take tasks (1–500 of the planning’s, of imported tasks, neither completed nor cancelled); default: every live one with at most 199 tasks',
+      'body/runsheet_ids/*': 'A runsheet’s id (P3)',
+      'body/vehicles': 'New vehicles for tasks no live runsheet can take (as X23’s `vehicles`): used only where needed',
+      'body/time_limit_s': 'How long the search may run, 1–60 s (default 5)',
+      'body/dry_run': 'Compute and answer the result without adding anything to the planning (default false)',
+      'body/version_rev': 'The planning’s current `version_rev` (P3): a stale one is a 409 at once',
+    },
+  },
   X24: {
     description:
       'A route build: `status` `queued` → `solving` → `completed` | `failed`; `progress` (best distance so far, ' +
@@ -129,3 +173,9 @@ export const routingDocs: AreaDocs = {
     fields: { 'params/planningID': 'The planning’s id' },
   },
 };
+
+// X30's vehicles are X23's: the same fields, said once.
+Object.assign(
+  routingDocs['X30']!.fields!,
+  Object.fromEntries(Object.entries(routingDocs['X23']!.fields!).filter(([key]) => key.startsWith('body/vehicles/'))),
+);

@@ -41,6 +41,18 @@ export const DRIVER_EVENTS = {
     v.object({ pair_id: id, planning_id: id, runsheet_id: id, reason: nullableString }),
     v.description('A runsheet they held was taken out of dispatch (X18): stop working on it.'),
   ),
+  'runsheet.updated': v.pipe(
+    v.object({
+      planning_id: id,
+      runsheet_id: id,
+      route_build_id: id,
+      added: v.array(id),
+      stops: v.array(v.object({ task_id: id, kind: v.picklist(['pickup', 'dropoff']) })),
+    }),
+    v.description(
+      'Tasks were added to a runsheet they hold (X30): `added` names them, `stops` is the new order of the stops left (read X22 for the rest).',
+    ),
+  ),
 };
 
 /** A driver's position as `org.<id>` tells it (L2's `location`, less what only a read of one driver carries). */

@@ -27,6 +27,23 @@ export const routingRoutes = [
     response: routing.routeBuildView,
   },
   {
+    id: 'X30',
+    method: 'POST',
+    path: '/v1/plannings/{planningID}/routes/insertions',
+    area: 'routing',
+    handler: 'routing/create-insertion',
+    // As X23, and the named runsheets' items and dispatch records; the worker reads the live state (routing/live.ts).
+    needs: { main: 'write', indexes: ['GSI1', 'GSI2'], routeQueue: true },
+    access: BUILD_ROLES,
+    scopes: BUILD_SCOPES,
+    throttle: THROTTLES.routeBuilds,
+    summary: 'Add tasks to the live runsheets: each into the route it fits best from where its driver is, or a new one',
+    status: 202,
+    maxBodyBytes: routing.MAX_BUILD_BODY_BYTES,
+    request: { params: planning.planningParams, body: routing.createInsertionBody },
+    response: routing.routeBuildView,
+  },
+  {
     id: 'X24',
     method: 'GET',
     path: '/v1/plannings/{planningID}/routes/{buildID}',

@@ -25,6 +25,7 @@ import { conflict, DomainError, gone, notFound } from '#shared/errors';
 import { publishEvent } from '#shared/notifications/realtime';
 import { visiblePlanning } from '#shared/planning/planning-records';
 import { type ApplyHold, applyResult, builtRunsheets, loadBuildTasks, planningChanged } from '#shared/routing/apply';
+import { applyInsertion } from '#shared/routing/apply-insertion';
 import { findBuild, listBuild, type RouteBuild, readResult, toBuildView } from '#shared/routing/builds';
 import { buildKey } from '#shared/routing/keys';
 import type { ApplyBuildInput, BuildResult } from '#shared/routing/schemas';
@@ -148,7 +149,10 @@ export async function applyDryRun(
   // The apply assigns a driver's runsheet as X16 would, as the planner who applies it.
   const applier: RouteBuild = { ...build, caller: callerRecord(caller) };
   try {
-    await applyResult(applier, builtRunsheets(result, byId), result, holdFor(build, owner, appliedAt));
+    const hold = holdFor(build, owner, appliedAt);
+    // An insertion's dry run (X30) adds to the live runsheets as its own apply would have.
+    if (build.kind === 'insertion') await applyInsertion(applier, result, byId, build.request.travel, hold);
+    else await applyResult(applier, builtRunsheets(result, byId), result, hold);
   } catch (error) {
     // A task claimed elsewhere meanwhile: the claims were undone and nothing was added.
     if (error instanceof DomainError && error.code === 'planning_changed') await letGo(build, owner);

@@ -31,8 +31,10 @@ import {
   storedRunsheetTasks,
 } from '#shared/planning/plannings';
 import { type RouteBuild, readResult } from '#shared/routing/builds';
-import type { BuildTask } from '#shared/routing/problem';
+import type { StoredVehicle } from '#shared/routing/live';
+import { type BuildTask, expandVehicles } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
+import type { TravelSettings } from '#shared/routing/travel';
 import { travelModel } from '#shared/routing/travel-model';
 
 export const planningChanged = (detail: string) => conflict(detail, 'planning_changed');
@@ -111,7 +113,7 @@ export interface ApplyHold {
 }
 
 /** Moves the planning's version from the build's, naming the build; a rerun finds it moved by itself already. */
-async function takePlanning(build: RouteBuild, runsheets: Runsheet[], hold?: ApplyHold): Promise<Planning> {
+export async function takePlanning(build: RouteBuild, runsheets: Runsheet[], hold?: ApplyHold): Promise<Planning> {
   const planning = await findPlanning(build.planning_id, true);
   if (!planning) throw planningChanged('the planning was deleted while the routes were built');
   if (planning.route_build === build.id) {
@@ -138,7 +140,7 @@ async function takePlanning(build: RouteBuild, runsheets: Runsheet[], hold?: App
 }
 
 /** Marks each task as in its runsheet; a task taken meanwhile (a P5 between) undoes them all: nothing is added. */
-async function claimTasks(planning: Planning, runsheets: Runsheet[]) {
+export async function claimTasks(planning: Planning, runsheets: Pick<Runsheet, 'id' | 'task_ids'>[]) {
   const claims = runsheets.flatMap((r) => (r.task_ids ?? []).map((taskId) => ({ runsheetId: r.id, taskId })));
   let taken: string | undefined;
   for (let i = 0; i < claims.length && !taken; i += 25) {
@@ -171,6 +173,30 @@ export async function applyResult(
 ): Promise<void> {
   const planning = await takePlanning(build, runsheets, hold);
   await claimTasks(planning, runsheets);
+  await addBuiltRunsheets(build, planning, runsheets, result);
+  await assignDrivers(build, result);
+}
+
+/**
+ * A built runsheet's vehicle as its item keeps it (X30 adds to the runsheet with it: live.ts), `count` expanded: the
+ * entry of the result's `vehicle_id`.
+ */
+export function storedVehicle(build: RouteBuild, vehicleId: string): StoredVehicle | undefined {
+  const found = expandVehicles(build.request.vehicles).find((v) => v.id === vehicleId);
+  if (!found) return undefined;
+  const { count: _count, driver_id: _driver, ...entry } = found.entry;
+  return { ...entry, id: found.id };
+}
+
+/** Writes new built runsheets (X23's, and X30's new vehicles') with their build's travel and vehicle. */
+export async function addBuiltRunsheets(
+  build: RouteBuild,
+  planning: Planning,
+  runsheets: Runsheet[],
+  result: BuildResult,
+  travel: TravelSettings = build.request.travel,
+): Promise<void> {
+  const vehicleOf = new Map(result.runsheets.map((r) => [r.id, storedVehicle(build, r.vehicle_id)]));
   await addMembers(
     planning,
     'total_runsheets',
@@ -183,14 +209,14 @@ export async function applyResult(
       tasks: storedRunsheetTasks(r),
       // The build's travel model, which the runsheet's live ETAs drive with (4.11; planning/etas.ts): its settings,
       // and the deployment's model (road legs between planned stops are the plan's own).
-      travel: { ...build.request.travel, model: travelModel() },
+      travel: { ...travel, model: travelModel() },
+      ...(vehicleOf.get(r.id) ? { vehicle: vehicleOf.get(r.id) } : {}),
     })),
   );
-  await assignDrivers(build, result);
 }
 
 /** A vehicle with its driver: the runsheet is theirs, as X16 gives it (a retry finds it theirs and changes nothing). */
-async function assignDrivers(build: RouteBuild, result: BuildResult) {
+export async function assignDrivers(build: RouteBuild, result: BuildResult) {
   for (const built of result.runsheets) {
     if (!built.driver_id) continue;
     try {

@@ -17,7 +17,8 @@ import { conflict, invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 import { findJob } from '#shared/imports/jobs';
 import { checkJobClaims, checkNamedClaims } from '#shared/imports/tasks';
-import { planningDriverKey } from '#shared/planning/keys';
+import { dispatchRecords } from '#shared/planning/dispatch';
+import { planningDriverKey, runsheetKey } from '#shared/planning/keys';
 import { visiblePlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, routeQueue } from '#shared/ports/queue';
 import { releaseBuildPlace, takeBuildPlace } from '#shared/routing/build-slots';
@@ -29,8 +30,8 @@ import {
   buildTasksKey,
   resultPartition,
 } from '#shared/routing/keys';
-import type { BuildResult, CreateBuildInput } from '#shared/routing/schemas';
-import { MAX_TASKS } from '#shared/routing/schemas';
+import type { BuildResult, CreateBuildInput, CreateInsertionInput, VehicleInput } from '#shared/routing/schemas';
+import { MAX_TASKS, ROUTE_DEFAULTS } from '#shared/routing/schemas';
 import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';
 
 export type BuildStatus = 'queued' | 'solving' | 'completed' | 'failed';
@@ -41,8 +42,13 @@ export interface RouteBuild {
   planning_id: string;
   org_id: string;
   status: BuildStatus;
-  /** The request as X23 checked it, with the task ids resolved (an import job's tasks named one by one). */
-  request: Omit<CreateBuildInput, 'task_ids' | 'import_job_id'> & { import_job_id?: string };
+  /** X30's builds say `insertion` (tasks added to the live runsheets: shared/routing/live.ts); X23's say nothing. */
+  kind?: 'insertion';
+  /**
+   * The request as X23 checked it, with the task ids resolved (an import job's tasks named one by one). X30's: its
+   * own fields, 4.10's defaults for the rest (`vehicles` empty when it names none), and the runsheets it named.
+   */
+  request: Omit<CreateBuildInput, 'task_ids' | 'import_job_id'> & { import_job_id?: string; runsheet_ids?: string[] };
   /** How many tasks it names: the ids themselves are an item of their own (`buildTaskIds`). */
   task_count: number;
   /** Total vehicles, each `count` expanded. */
@@ -86,6 +92,7 @@ export function toBuildView(build: RouteBuild, result?: BuildResult, progress?: 
     id: build.id,
     planning_id: build.planning_id,
     status: build.status,
+    kind: build.kind ?? ('build' as const),
     dry_run: build.request.dry_run,
     objective: build.request.objective,
     time_limit_s: build.request.time_limit_s,
@@ -106,7 +113,7 @@ type BuildView = ReturnType<typeof toBuildView>;
 async function namedTasks(
   orgId: string,
   planningId: string,
-  input: CreateBuildInput,
+  input: Pick<CreateBuildInput, 'task_ids' | 'import_job_id'>,
 ): Promise<{ id: string; path: string }[]> {
   if (input.task_ids) {
     const seen = new Set<string>();
@@ -180,28 +187,113 @@ export async function startBuild(caller: Caller, planningId: string, input: Crea
       { path: 'version_rev', message: 'is not the planning’s current version' },
     ]);
   const named = await namedTasks(planning.org_id, planning.id, input);
-  const drivers = input.vehicles.flatMap((vehicle, i) => (vehicle.driver_id ? [{ id: vehicle.driver_id, i }] : []));
-  if (drivers.length > 0) {
-    const found = await getAll<{ id: string }>(
-      mainTableName(),
-      drivers.map((d) => planningDriverKey(planning.id, d.id)),
-      { ProjectionExpression: 'id' },
-    );
-    const known = new Set(found.map((d) => d.id));
-    for (const d of drivers)
-      if (!known.has(d.id))
-        throw invalidAt(`vehicles[${d.i}].driver_id`, 'is not a driver of this planning (add them with P7 first)');
-  }
-  const now = clock.nowIso();
+  await checkVehicleDrivers(planning.id, input.vehicles);
   const { task_ids: _ids, import_job_id: jobId, ...request } = input;
+  return queueBuild(caller, planning, named, { ...request, ...(jobId ? { import_job_id: jobId } : {}) });
+}
+
+/** Each vehicle's `driver_id` names a driver of the planning (P7), else a 400 at its path. */
+async function checkVehicleDrivers(planningId: string, vehicles: readonly VehicleInput[]) {
+  const drivers = vehicles.flatMap((vehicle, i) => (vehicle.driver_id ? [{ id: vehicle.driver_id, i }] : []));
+  if (drivers.length === 0) return;
+  const found = await getAll<{ id: string }>(
+    mainTableName(),
+    drivers.map((d) => planningDriverKey(planningId, d.id)),
+    { ProjectionExpression: 'id' },
+  );
+  const known = new Set(found.map((d) => d.id));
+  for (const d of drivers)
+    if (!known.has(d.id))
+      throw invalidAt(`vehicles[${d.i}].driver_id`, 'is not a driver of this planning (add them with P7 first)');
+}
+
+/**
+ * X30 (contract 4.11): checks the request as X23 does (version, tasks, vehicles' drivers) and the runsheets it names
+ * (each the planning's, live, of imported tasks: `checkLiveRunsheets`), stores the build queued with `kind:
+ * "insertion"`, queues it. The worker solves it from the live state (shared/routing/live.ts).
+ */
+export async function startInsertion(caller: Caller, planningId: string, input: CreateInsertionInput) {
+  const planning = await visiblePlanning(caller, planningId);
+  if (input.version_rev !== planning.version_rev)
+    throw conflict('version_rev is stale: read the planning again and retry', 'conflict', [
+      { path: 'version_rev', message: 'is not the planning’s current version' },
+    ]);
+  if (input.runsheet_ids) await checkLiveRunsheets(planning.id, input.runsheet_ids);
+  const named = await namedTasks(planning.org_id, planning.id, input);
+  await checkVehicleDrivers(planning.id, input.vehicles ?? []);
+  const { task_ids: _ids, import_job_id: jobId, vehicles, ...rest } = input;
+  return queueBuild(
+    caller,
+    planning,
+    named,
+    {
+      ...rest,
+      vehicles: vehicles ?? [],
+      // The live runsheets drive with their own travel (live.ts); these are 4.10's defaults, for X24 to show.
+      travel: { speed_kmh: ROUTE_DEFAULTS.speed_kmh, detour_factor: ROUTE_DEFAULTS.detour_factor },
+      service_s: { pickup: ROUTE_DEFAULTS.pickup_s, dropoff: ROUTE_DEFAULTS.dropoff_s },
+      objective: 'distance',
+      ...(jobId ? { import_job_id: jobId } : {}),
+    },
+    'insertion',
+  );
+}
+
+/**
+ * The runsheets X30 names: each once, the planning's (else a 400 at its path), of imported tasks (a runsheet given
+ * its tasks inline by P5 holds no task X30 could add to: a 409), and neither completed nor cancelled (a 409).
+ */
+async function checkLiveRunsheets(planningId: string, ids: readonly string[]) {
+  const seen = new Set<string>();
+  ids.forEach((id, i) => {
+    if (seen.has(id)) throw invalidAt(`runsheet_ids[${i}]`, 'repeats an earlier runsheet of this request');
+    seen.add(id);
+  });
+  const [items, statusOf] = await Promise.all([
+    getAll<{ id: string; task_ids?: unknown }>(
+      mainTableName(),
+      ids.map((id) => runsheetKey(planningId, id)),
+      { ProjectionExpression: 'id, task_ids' },
+    ),
+    dispatchRecords(planningId, [...ids]),
+  ]);
+  const byId = new Map(items.map((item) => [item.id, item]));
+  ids.forEach((id, i) => {
+    const item = byId.get(id);
+    if (!item) throw invalidAt(`runsheet_ids[${i}]`, 'is not a runsheet of this planning');
+    const { status } = statusOf(id);
+    if (status === 'completed' || status === 'cancelled')
+      throw conflict(`runsheet ${id} is ${status}: tasks are added to live runsheets only`, 'conflict', [
+        { path: `runsheet_ids[${i}]`, message: `is ${status}` },
+      ]);
+    if (!Array.isArray(item.task_ids))
+      throw conflict(`runsheet ${id} holds tasks given inline (P5 tasks), not imported tasks`, 'conflict', [
+        {
+          path: `runsheet_ids[${i}]`,
+          message: 'holds tasks given inline: X30 adds imported tasks to runsheets of imported tasks',
+        },
+      ]);
+  });
+}
+
+/** Stores a checked build queued (its organisation's place first: build-slots.ts) and queues it (X23, X30). */
+async function queueBuild(
+  caller: Caller,
+  planning: { id: string; org_id: string; version_rev: string },
+  named: { id: string }[],
+  request: RouteBuild['request'],
+  kind?: 'insertion',
+) {
+  const now = clock.nowIso();
   const build: RouteBuild = {
     id: recordUuid(),
     planning_id: planning.id,
     org_id: planning.org_id,
     status: 'queued',
-    request: { ...request, ...(jobId ? { import_job_id: jobId } : {}) },
+    ...(kind ? { kind } : {}),
+    request,
     task_count: named.length,
-    vehicle_count: input.vehicles.reduce((sum, vehicle) => sum + (vehicle.count ?? 1), 0),
+    vehicle_count: request.vehicles.reduce((sum, vehicle) => sum + (vehicle.count ?? 1), 0),
     base_rev: planning.version_rev,
     caller: {
       kind: caller.kind,

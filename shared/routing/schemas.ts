@@ -138,17 +138,20 @@ const vehiclesInAll = v.rawCheck<v.InferOutput<typeof vehicle>[]>(({ dataset, ad
   });
 });
 
+/** The tasks a build names (X23, X30): 1–2 000 X10 ids. */
+const taskIds = v.optional(
+  v.pipe(
+    v.array(objectId),
+    v.minLength(1, 'must name at least one task'),
+    v.maxLength(MAX_TASKS, `must name at most ${MAX_TASKS} tasks`),
+  ),
+);
+
 export const createBuildBody = allProblems(
   v.pipe(
     firstProblem(
       v.object({
-        task_ids: v.optional(
-          v.pipe(
-            v.array(objectId),
-            v.minLength(1, 'must name at least one task'),
-            v.maxLength(MAX_TASKS, `must name at most ${MAX_TASKS} tasks`),
-          ),
-        ),
+        task_ids: taskIds,
         import_job_id: v.optional(objectId),
         vehicles: v.pipe(
           v.array(vehicle),
@@ -187,6 +190,55 @@ export const createBuildBody = allProblems(
   ),
 );
 export type CreateBuildInput = v.InferOutput<typeof createBuildBody>;
+
+/** X30's bounds (contract 4.11): its own `time_limit_s` (1–60, default 5); the runsheets it may name. */
+export const INSERTION_DEFAULTS = { time_limit_s: 5, max_time_limit_s: 60 } as const;
+export const MAX_INSERTION_RUNSHEETS = 500;
+
+/** X30: tasks into the live runsheets (contract 4.11), X23's fields where it has them. */
+export const createInsertionBody = allProblems(
+  v.pipe(
+    firstProblem(
+      v.object({
+        task_ids: taskIds,
+        import_job_id: v.optional(objectId),
+        runsheet_ids: v.optional(
+          v.pipe(
+            v.array(
+              v.pipe(
+                v.string('must be a string'),
+                v.minLength(1, 'must not be empty'),
+                v.maxLength(100, 'must be at most 100 characters'),
+              ),
+            ),
+            v.minLength(1, 'must name at least one runsheet'),
+            v.maxLength(MAX_INSERTION_RUNSHEETS, `must name at most ${MAX_INSERTION_RUNSHEETS} runsheets`),
+          ),
+        ),
+        vehicles: v.optional(
+          v.pipe(
+            v.array(vehicle),
+            v.minLength(1, 'must name at least one vehicle (or leave vehicles out)'),
+            v.maxLength(MAX_VEHICLE_ENTRIES, `must hold at most ${MAX_VEHICLE_ENTRIES} entries`),
+            vehiclesInAll,
+          ),
+        ),
+        time_limit_s: v.optional(whole(1, INSERTION_DEFAULTS.max_time_limit_s), INSERTION_DEFAULTS.time_limit_s),
+        dry_run: v.optional(v.boolean('must be true or false'), false),
+        version_rev: versionRev,
+      }),
+    ),
+    forwardTo(
+      v.partialCheck(
+        [['task_ids'], ['import_job_id']],
+        (x) => (x.task_ids === undefined) !== (x.import_job_id === undefined),
+        'give task_ids or import_job_id',
+      ),
+      ['task_ids'],
+    ),
+  ),
+);
+export type CreateInsertionInput = v.InferOutput<typeof createInsertionBody>;
 export type VehicleInput = CreateBuildInput['vehicles'][number];
 
 export const buildParams = v.object({ planningID: uuid, buildID: uuid });
@@ -223,6 +275,8 @@ export const buildResult = v.object({
       planned_duration_s: v.number(),
       peak_load: load,
       stops: v.array(builtStop),
+      /** X30: the tasks this build added to the runsheet (a live runsheet's `stops` are its remaining ones). */
+      added: v.optional(v.array(v.string())),
     }),
   ),
   unplanned: v.array(v.object({ task_id: v.string(), code: v.picklist(UNPLANNED_CODES), detail: v.string() })),
@@ -240,11 +294,14 @@ export const buildResult = v.object({
 export type BuildResult = v.InferOutput<typeof buildResult>;
 
 export const BUILD_STATUSES = ['queued', 'solving', 'completed', 'failed'] as const;
+export const BUILD_KINDS = ['build', 'insertion'] as const;
 
 const buildFields = {
   id: v.string(),
   planning_id: v.string(),
   status: v.picklist(BUILD_STATUSES),
+  /** `build` (X23: new runsheets) or `insertion` (X30: tasks added to the live runsheets). */
+  kind: v.picklist(BUILD_KINDS),
   dry_run: v.boolean(),
   objective: v.picklist(['distance', 'vehicles']),
   time_limit_s: v.number(),

@@ -26,10 +26,12 @@ import {
   planningChanged,
   settleFailedApply,
 } from '#shared/routing/apply';
+import { applyInsertion, settleFailedInsertion } from '#shared/routing/apply-insertion';
 import { releaseBuildPlace } from '#shared/routing/build-slots';
 import { buildTaskIds, findBuild, listBuild, type RouteBuild, readResult } from '#shared/routing/builds';
 import { checkCallerStillMay } from '#shared/routing/caller-access';
 import { buildKey, buildProgressKey, resultPartKey } from '#shared/routing/keys';
+import { liveTravel, prepareLive, readLiveRoutes, toLiveResult } from '#shared/routing/live';
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
 import { solveInThread } from '#shared/routing/solve-runner';
@@ -120,12 +122,22 @@ async function solveBuild(build: RouteBuild, tasks: BuildTask[]): Promise<BuildR
     travelPortFor(build.request.travel, earliestShiftStartMs(build.request.vehicles)),
   );
   const started = clock.nowMs();
-  let writing = Promise.resolve();
+  const progress = progressWriter(build);
   const solution = await solveInThread(prepared.problem, {
     seed: seedOf(build.id),
     timeLimitMs: build.request.time_limit_s * 1000,
     progressEveryMs: PROGRESS_EVERY_MS,
-    onProgress: ({ bestDistanceM, elapsedMs }) => {
+    onProgress: progress.onProgress,
+  });
+  await progress.written();
+  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_count);
+}
+
+/** The solver's progress written on the build as it comes (X24's `progress`), one write at a time. */
+function progressWriter(build: RouteBuild) {
+  let writing = Promise.resolve();
+  return {
+    onProgress: ({ bestDistanceM, elapsedMs }: { bestDistanceM: number; elapsedMs: number }) => {
       // One write at a time, the latest figures: a slow write never queues up behind the solver.
       writing = writing
         .then(() =>
@@ -136,9 +148,30 @@ async function solveBuild(build: RouteBuild, tasks: BuildTask[]): Promise<BuildR
           (error: unknown) => logger.warn('route build progress not written', { error: error as Error }),
         );
     },
+    written: () => writing,
+  };
+}
+
+/**
+ * X30's solve (contract 4.11; live.ts): the live routes as they stand now, the same solver handed them as its
+ * starting state, the result in 4.10's shape with what was added. Answers the travel it drove with (the live
+ * runsheets' own when they agree), which the apply gives the runsheets it makes.
+ */
+async function solveInsertion(build: RouteBuild, tasks: BuildTask[]) {
+  const now = clock.nowMs();
+  const routes = await readLiveRoutes(build, now);
+  const travel = liveTravel(routes);
+  const prepared = await prepareLive(build, routes, tasks, now, travelPortFor(travel, now));
+  const started = clock.nowMs();
+  const progress = progressWriter(build);
+  const solution = await solveInThread(prepared.problem, {
+    seed: seedOf(build.id),
+    timeLimitMs: build.request.time_limit_s * 1000,
+    progressEveryMs: PROGRESS_EVERY_MS,
+    onProgress: progress.onProgress,
   });
-  await writing;
-  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_count);
+  await progress.written();
+  return { result: toLiveResult(build, prepared, solution, clock.nowMs() - started), travel };
 }
 
 /** Stores the result in parts and notes it on the build (a rerun then applies it instead of solving again). */
@@ -181,7 +214,7 @@ async function end(
  * freed, nothing added. A build whose runsheets were all added already is finished and ends `completed` instead.
  */
 async function endFailed(build: RouteBuild, owner: string, error: { code: string; detail: string }) {
-  const completed = await settleFailedApply(build);
+  const completed = build.kind === 'insertion' ? await settleFailedInsertion(build) : await settleFailedApply(build);
   await announce(await (completed ? end(build, owner, 'completed') : end(build, owner, 'failed', { error })));
 }
 
@@ -244,18 +277,25 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
       );
     const tasks = await loadTasks(build);
     let result = await readResult(build);
+    let travel = build.request.travel;
     if (!result) {
       // Its caller's access, as it stands when the build starts solving (caller-access.ts) ...
       await checkCallerStillMay(build);
-      result = await solveBuild(build, tasks);
+      if (build.kind === 'insertion') ({ result, travel } = await solveInsertion(build, tasks));
+      else result = await solveBuild(build, tasks);
       build = await saveResult(build, owner, result);
     }
     // ... and again before it applies: a caller who lost it meanwhile gets nothing added.
     await checkCallerStillMay(build);
-    const runsheets = builtRunsheets(result, new Map(tasks.map((t) => [String(t.item['id']), t])));
-    if (!build.request.dry_run) await applyResult(build, runsheets, result);
-    else if (!(await fitsPlanning(build.planning_id, runsheets)))
-      logger.info('a dry run’s result would not fit its planning', { build_id: build.id });
+    const byId = new Map(tasks.map((t) => [String(t.item['id']), t]));
+    if (build.kind === 'insertion') {
+      if (!build.request.dry_run) await applyInsertion(build, result, byId, travel);
+    } else {
+      const runsheets = builtRunsheets(result, byId);
+      if (!build.request.dry_run) await applyResult(build, runsheets, result);
+      else if (!(await fitsPlanning(build.planning_id, runsheets)))
+        logger.info('a dry run’s result would not fit its planning', { build_id: build.id });
+    }
     await announce(await end(build, owner, 'completed'));
   } catch (thrown) {
     let error = thrown;

@@ -62,6 +62,7 @@ describe('per-route throttles (issue 33 item 10)', () => {
         'P5',
         'X23',
         'X31',
+        'X30',
         'I3',
         'I3.ops',
         'I4a',
@@ -87,8 +88,8 @@ describe('per-route throttles (issue 33 item 10)', () => {
           return [row.key, { ThrottlingRateLimit: row.rate, ThrottlingBurstLimit: row.burst }];
         }),
     );
-    // With X23 and X29 (issues 51 and 52), X31 (issue 54): 13 throttled HTTP routes.
-    expect(Object.keys(expected)).toHaveLength(13);
+    // With X23 and X29 (issues 51 and 52), X30 and X31 (issue 54): 14 throttled HTTP routes.
+    expect(Object.keys(expected)).toHaveLength(14);
     expect(stage['RouteSettings']).toEqual(expected);
   });
 
@@ -153,7 +154,7 @@ describe('reserved concurrency', () => {
         .map((route) => [route.handler, rows.get(route.routeKey)!.concurrency] as const),
     ]);
     expect(found).toEqual(expected);
-    expect([...expected.values()].reduce((sum, n) => sum + n, 0)).toBe(185);
+    expect([...expected.values()].reduce((sum, n) => sum + n, 0)).toBe(195);
     expect(() => buildApp(newApp({ reserveConcurrency: 'yes' }), ENV)).toThrow(/reserveConcurrency "yes"/);
   });
 });

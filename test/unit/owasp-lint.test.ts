@@ -91,6 +91,7 @@ const ALLOWED: readonly Allowance[] = [
     fields: [
       'id',
       'runsheetID',
+      'runsheet_ids',
       'taskID',
       'code',
       'device_id',

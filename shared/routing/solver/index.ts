@@ -9,14 +9,19 @@ import type { Load, PlannedRoute, PlannedStop, RoutingProblem, RoutingSolution, 
 import { Random } from './random.ts';
 import { search } from './search.ts';
 import type { Solution } from './solution.ts';
+import { keepUnchangedOrder, warmStart, withoutOnBoardPickups, withStartingState } from './starting-state.ts';
 
 export type * from './model.ts';
 
 export function solve(problem: RoutingProblem, options: SolveOptions): RoutingSolution {
-  const inst = buildInstance(problem);
+  // A day under way (X30): on-board tasks and starting routes in the search's own terms (starting-state.ts).
+  const started = withStartingState(problem);
+  const inst = buildInstance(started);
   const random = new Random(options.seed);
-  const { best, iterations, stopped } = search(inst, problem.objective, options, random);
-  return solutionOf(inst, best, iterations, stopped);
+  const initial = started.initial ? warmStart(inst, started.initial) : undefined;
+  const { best, iterations, stopped } = search(inst, started.objective, options, random, initial);
+  if (started.initial) keepUnchangedOrder(best, started.initial);
+  return withoutOnBoardPickups(started, solutionOf(inst, best, iterations, stopped));
 }
 
 function solutionOf(

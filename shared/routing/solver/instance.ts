@@ -134,6 +134,15 @@ export function buildInstance(problem: RoutingProblem): Instance {
   const impossible: (UnplannedCode | null)[] = [];
   const missed: (MissedWindow | null)[] = [];
   for (let t = 0; t < n; t++) {
+    const pinned = taskSpecs[t]!.vehicles;
+    if (pinned) {
+      // A pinned task (starting-state.ts: a live runsheet's own) goes on its vehicles alone, and is never left out
+      // for a reason found alone: the routes' own checks judge each place it is put in.
+      for (const v of pinned) if (v >= 0 && v < m) canServe[t * m + v] = 1;
+      impossible.push(null);
+      missed.push(null);
+      continue;
+    }
     const type = taskSpecs[t]!.serviceType;
     let typed = false;
     let fits = false;

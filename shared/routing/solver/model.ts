@@ -38,6 +38,17 @@ export interface TaskSpec {
   readonly load: Load;
   /** The task's import job's service type, when known. */
   readonly serviceType?: string | undefined;
+  /**
+   * The vehicles (indices into `problem.vehicles`) that may take it, when it is pinned (a live runsheet's own task
+   * stays on that runsheet's vehicle): no other vehicle is tried. Absent: any vehicle that can serve it.
+   */
+  readonly vehicles?: readonly number[] | undefined;
+  /**
+   * The vehicle (an index) that already carries it: its pickup is done, only its drop-off is left, by that vehicle,
+   * and its load is on board from the vehicle's start (starting-state.ts). Its `pickup` is not looked at; the solution
+   * names no pickup stop for it.
+   */
+  readonly onBoard?: number | undefined;
 }
 
 export interface VehicleSpec {
@@ -60,6 +71,18 @@ export interface RoutingProblem {
   readonly vehicles: readonly VehicleSpec[];
   /** `distance`: most tasks, then least distance. `vehicles`: most tasks, then fewest vehicles, then least distance. */
   readonly objective: 'distance' | 'vehicles';
+  /**
+   * A warm start (starting-state.ts): routes the search begins from, each a vehicle's stops in order (every task
+   * named in them with both its stops, or its drop-off alone when it is `onBoard`). The tasks not named are inserted
+   * into them first. A route the search ends with the same tasks it began with is answered in its starting order.
+   */
+  readonly initial?: readonly InitialRoute[] | undefined;
+}
+
+/** A vehicle's route to start from: its stops by task (an index into `problem.tasks`) and kind, in order. */
+export interface InitialRoute {
+  readonly vehicle: number;
+  readonly stops: readonly { readonly task: number; readonly kind: StopKind }[];
 }
 
 export interface SolveOptions {

@@ -278,6 +278,8 @@ export function search(
   objective: 'distance' | 'vehicles',
   options: SolveOptions,
   random: Random,
+  /** A warm start (starting-state.ts): the search begins from it, the tasks it leaves out inserted first. */
+  initial?: Solution,
 ): SearchResult {
   const weights = costWeights(inst, objective);
   const clock: Clock = {
@@ -289,10 +291,14 @@ export function search(
     bestDistance: 0,
   };
   const inserter = new Inserter(inst);
-  let solution = new Solution(inst);
+  let solution = initial ?? new Solution(inst);
   const tasks: number[] = [];
   for (let t = 0; t < inst.tasks; t++) if (inst.impossible[t] === null) tasks.push(t);
-  if (inst.tasks <= ALL_ROUTES_UP_TO)
+  if (initial) {
+    const pending = plannableUnplanned(solution);
+    if (pending.length > 0)
+      inserter.insert(solution, pending, { regret: 2, noise: 0, vehicleCost: weights.vehicle }, random);
+  } else if (inst.tasks <= ALL_ROUTES_UP_TO)
     inserter.insert(solution, tasks, { regret: 2, noise: 0, vehicleCost: weights.vehicle }, random);
   else {
     // Most urgent first: the earliest drop-off close, then the earliest pickup close.

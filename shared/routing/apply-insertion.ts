@@ -1,0 +1,219 @@
+/**
+ * Applies an insertion (X30, contract 4.11) from its stored result alone, so that a dry run's result can be applied
+ * later as it was answered (X31): one change of the planning, as X23's apply (apply.ts) makes it.
+ * - the planning's version moves from the one the build was asked against, naming the build (`takePlanning`): a
+ *   stale one fails the build with `planning_changed`, and a rerun of the same build finds its own name and finishes;
+ * - the tasks are marked as in their runsheets (`claimTasks`: one taken meanwhile undoes them all);
+ * - each runsheet added to is written whole: its tasks with the added ones after them (their planned times with
+ *   them), its `stops[]` the stops done as they were followed by the result's remaining stops (a rerun writes the
+ *   same item again); its ETAs, computed from it as X22 is read (planning/etas.ts), follow the new order at once;
+ *   open offers of it read its tasks from it (their pairs refer to it: offered-runsheets.ts) and show the new tasks;
+ * - new runsheets (`vehicles[]`) are added as X23 adds its own, a vehicle's driver assigned;
+ * - the assigned driver of each runsheet added to hears `runsheet.updated` on `user.<id>`.
+ */
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
+import { importedTask, releaseTask, taskKey } from '#shared/imports/tasks';
+import { logger } from '#shared/log';
+import { publishEvent } from '#shared/notifications/realtime';
+import { dispatchRecords } from '#shared/planning/dispatch';
+import { assignKey, runsheetKey } from '#shared/planning/keys';
+import {
+  addMembers,
+  findPlanning,
+  planningContents,
+  type Runsheet,
+  runsheetTasksOf,
+  storedRunsheetTasks,
+} from '#shared/planning/plannings';
+import {
+  type ApplyHold,
+  addBuiltRunsheets,
+  assignDrivers,
+  builtRunsheets,
+  claimTasks,
+  planningChanged,
+  takePlanning,
+} from '#shared/routing/apply';
+import { type RouteBuild, readResult } from '#shared/routing/builds';
+import { builtRunsheetId } from '#shared/routing/keys';
+import { type BuildTask, expandVehicles } from '#shared/routing/problem';
+import type { BuildResult } from '#shared/routing/schemas';
+import type { TravelSettings } from '#shared/routing/travel';
+import { travelModel } from '#shared/routing/travel-model';
+
+type BuiltRunsheet = BuildResult['runsheets'][number];
+
+/** The result's new runsheets (its `vehicles[]`'), apart from the live ones it added to. */
+export function splitInsertion(build: RouteBuild, result: BuildResult) {
+  const fresh = new Set(expandVehicles(build.request.vehicles).map((v) => builtRunsheetId(build.id, v.id)));
+  return {
+    changed: result.runsheets.filter((r) => !fresh.has(r.id)),
+    fresh: result.runsheets.filter((r) => fresh.has(r.id)),
+  };
+}
+
+const stopKey = (stop: Record<string, unknown>) => `${String(stop['task_id'])}:${String(stop['kind'])}`;
+
+/** The runsheet item with the result's tasks added and its stops left replaced (see the module's note). */
+function withAdded(
+  item: Record<string, unknown>,
+  built: BuiltRunsheet,
+  tasks: Map<string, BuildTask>,
+  travel: TravelSettings,
+) {
+  const planned = new Map<string, { pickup?: string; dropoff?: string }>();
+  for (const stop of built.stops) {
+    const times = planned.get(stop.task_id) ?? {};
+    times[stop.kind] = stop.start_utc;
+    planned.set(stop.task_id, times);
+  }
+  const left = new Set(built.stops.map((stop) => stopKey(stop)));
+  const done = ((item['stops'] as Record<string, unknown>[] | undefined) ?? []).filter(
+    (stop) => !left.has(stopKey(stop)),
+  );
+  const held = (item['task_ids'] as string[] | undefined) ?? [];
+  const holds = new Set(held);
+  const adding = (built.added ?? []).filter((id) => !holds.has(id));
+  const retimed = runsheetTasksOf(item).map((task) => {
+    const times = planned.get(String(task['id']));
+    if (!times || !('planned_pickup_utc' in task)) return task;
+    return {
+      ...task,
+      ...(times.pickup ? { planned_pickup_utc: times.pickup } : {}),
+      ...(times.dropoff ? { planned_dropoff_utc: times.dropoff } : {}),
+    };
+  });
+  const added = adding.map((id) => {
+    const task = tasks.get(id);
+    if (!task) throw planningChanged(`task ${id} is no longer there to add: nothing more was added`);
+    return {
+      ...importedTask(task.item),
+      planned_pickup_utc: planned.get(id)?.pickup ?? null,
+      planned_dropoff_utc: planned.get(id)?.dropoff ?? null,
+    };
+  });
+  const taskIds = [...held, ...adding];
+  return {
+    ...item,
+    tasks: storedRunsheetTasks({ tasks: [...retimed, ...added], task_ids: taskIds }),
+    task_ids: taskIds,
+    stops: [...done, ...built.stops],
+    travel: item['travel'] ?? { ...travel, model: travelModel() },
+  };
+}
+
+/** Applies the insertion's result (see the module's note); `hold`: applied by X31 from a dry run (apply.ts `ApplyHold`). */
+export async function applyInsertion(
+  build: RouteBuild,
+  result: BuildResult,
+  tasks: Map<string, BuildTask>,
+  travel: TravelSettings = build.request.travel,
+  hold?: ApplyHold,
+): Promise<void> {
+  const { changed, fresh } = splitInsertion(build, result);
+  const freshRunsheets = builtRunsheets({ ...result, runsheets: fresh }, tasks);
+  const growth: Runsheet[] = changed.map((r) => ({
+    id: r.id,
+    tasks: (r.added ?? []).flatMap((id) => (tasks.get(id) ? [importedTask(tasks.get(id)!.item)] : [])),
+  }));
+  const planning = await takePlanning(build, [...freshRunsheets, ...growth], hold);
+  await claimTasks(planning, [...changed.map((r) => ({ id: r.id, task_ids: r.added ?? [] })), ...freshRunsheets]);
+  for (const built of changed) {
+    const out = await db().send(
+      new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planning.id, built.id), ConsistentRead: true }),
+    );
+    if (!out.Item) throw planningChanged(`runsheet ${built.id} was taken out while the tasks were placed`);
+    const item = withAdded(out.Item, built, tasks, travel);
+    await db().send(new PutCommand({ TableName: mainTableName(), Item: item }));
+    await recountStarted(planning.id, built.id, (item.task_ids as string[]).length);
+  }
+  if (fresh.length > 0) {
+    await addBuiltRunsheets(build, planning, freshRunsheets, { ...result, runsheets: fresh }, travel);
+    await assignDrivers(build, { ...result, runsheets: fresh });
+  }
+  await tellDrivers(build, changed);
+}
+
+/** A runsheet under way counts its tasks on its claim (X22's `tasks_total`): the added ones with them. */
+async function recountStarted(planId: string, runsheetId: string, total: number) {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: assignKey(planId, runsheetId),
+        UpdateExpression: 'SET tasks_total = :total',
+        ConditionExpression: 'attribute_exists(started_at) AND attribute_not_exists(completed_at)',
+        ExpressionAttributeValues: { ':total': total },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+  }
+}
+
+/** `runsheet.updated` to the assigned driver of each runsheet added to (once a build and runsheet: its key). */
+async function tellDrivers(build: RouteBuild, changed: BuiltRunsheet[]) {
+  if (changed.length === 0) return;
+  const statusOf = await dispatchRecords(
+    build.planning_id,
+    changed.map((r) => r.id),
+    true,
+  );
+  for (const built of changed) {
+    const status = statusOf(built.id);
+    if (status.status !== 'assigned' && status.status !== 'in_progress') continue;
+    await publishEvent(`user.${status.assigned_driver.id}`, 'runsheet.updated', {
+      key: `${build.id}:${built.id}:updated`,
+      data: {
+        planning_id: build.planning_id,
+        runsheet_id: built.id,
+        route_build_id: build.id,
+        added: built.added ?? [],
+        stops: built.stops.map((stop) => ({ task_id: stop.task_id, kind: stop.kind })),
+      },
+    });
+  }
+}
+
+/**
+ * What an insertion that ends `failed` leaves (apply.ts `settleFailedApply` for X23's): an added task marked as in a
+ * runsheet that does not hold it (the run failed between its marks and its writes) is freed; what was written is whole
+ * (each runsheet item holds its tasks and their marks) and stays. Answers true when every task was added (the build is
+ * rather `completed`: the planning's runsheet count is taken again and the drivers told).
+ */
+export async function settleFailedInsertion(build: RouteBuild): Promise<boolean> {
+  if (build.request.dry_run) return false;
+  const result = await readResult(build);
+  const planning = await findPlanning(build.planning_id, true);
+  if (!result || result.runsheets.length === 0 || planning?.route_build !== build.id) return false;
+  const ours = new Set(result.runsheets.map((r) => r.id));
+  const items = await getAll<{ id: string; task_ids?: string[] }>(
+    mainTableName(),
+    [...ours].map((id) => runsheetKey(planning.id, id)),
+    { ConsistentRead: true, ProjectionExpression: 'id, task_ids' },
+  );
+  const holds = new Map(items.map((item) => [item.id, new Set(item.task_ids ?? [])]));
+  const added = result.runsheets.flatMap((r) => (r.added ?? []).map((taskId) => ({ runsheetId: r.id, taskId })));
+  const missing = added.filter((a) => !holds.get(a.runsheetId)?.has(a.taskId));
+  if (missing.length === 0) {
+    const { changed, fresh } = splitInsertion(build, result);
+    if (fresh.length > 0)
+      await addMembers(planning, 'total_runsheets', 'runsheets', [], [], await planningContents(planning.id, true));
+    await tellDrivers(build, changed);
+    return true;
+  }
+  const marks = await getAll<{ id: string; planning_id?: string; runsheet_id?: string }>(
+    mainTableName(),
+    missing.map((m) => taskKey(m.taskId)),
+    { ConsistentRead: true, ProjectionExpression: 'id, planning_id, runsheet_id' },
+  );
+  const held = marks.filter(
+    (t) =>
+      t.planning_id === planning.id && ours.has(String(t.runsheet_id)) && !holds.get(String(t.runsheet_id))?.has(t.id),
+  );
+  for (const t of held) await releaseTask(build.org_id, planning.id, String(t.runsheet_id), t.id);
+  if (held.length > 0)
+    logger.info('a failed insertion’s marks undone', { build_id: build.id, tasks_freed: held.length });
+  return false;
+}
