@@ -187,7 +187,7 @@ export function benchRoutingSolver(
     const bks = instance.bestKnownDistance ?? Number.NaN;
     if (homberger) {
       const gap = ((truncated - bks) / bks) * 100;
-      const g = (gaps[instance.family] ??= { ours: [], vroom: [] });
+      const g = gaps[instance.family]!;
       g.ours.push(gap);
       const vr = (x: VrpInstance['vroom']) =>
         x ? `${pct(x.gapPercent).padStart(8)} (${String(x.vehicles).padStart(3)})` : '         -     ';
@@ -252,7 +252,18 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
   }
   if (arg('share')) LARGE.consolidate = Number(arg('share'));
   if (arg('lambda')) LARGE.lambda = Number(arg('lambda'));
-  if (process.argv.some((a) => a.startsWith('--ablate') || a.startsWith('--share') || a.startsWith('--lambda')))
+  if (arg('qmax')) LARGE.qMax = Number(arg('qmax'));
+  if (arg('worse')) LARGE.startWorse = Number(arg('worse'));
+  if (
+    process.argv.some(
+      (a) =>
+        a.startsWith('--ablate') ||
+        a.startsWith('--share') ||
+        a.startsWith('--lambda') ||
+        a.startsWith('--qmax') ||
+        a.startsWith('--worse'),
+    )
+  )
     console.log(`large-problem parts: ${JSON.stringify(LARGE)}`);
   if (arg('scale')) benchRoutingScale({ limitsS: arg('scale')!.split(',').map(Number), clock });
   else

@@ -47,8 +47,10 @@ const POLISH_WITHIN = 0;
  * - `minimise`: route minimisation (emptying the smallest routes) on the first plan and between the phases.
  * - `consolidate`: the share of the time spent with a price on each vehicle used (objective `distance`), `lambda`
  *   times a round trip from the depot to the mean task; the rest is spent on distance alone.
+ * - `qMax`: the most tasks an ALNS iteration removes; `startWorse`: the simulated annealing's starting temperature
+ *   (a solution this much worse, relative, is accepted with probability 1/2 at the start).
  */
-export const LARGE = { inter: true, minimise: true, consolidate: 0.5, lambda: 1 };
+export const LARGE = { inter: true, minimise: true, consolidate: 0.5, lambda: 1, qMax: 30, startWorse: 0.005 };
 
 export interface SearchResult {
   readonly best: Solution;
@@ -173,11 +175,13 @@ class Alns {
     let bestCost = currentCost;
     const phaseStartMs = clock.options.now();
     const phaseStartIteration = clock.iterations;
-    const t0 = Math.max(1e-9, (START_WORSE * Math.max(current.distance(), 1)) / Math.LN2);
+    const large = inst.tasks > ALL_ROUTES_UP_TO;
+    const startWorse = large ? LARGE.startWorse : START_WORSE;
+    const t0 = Math.max(1e-9, (startWorse * Math.max(current.distance(), 1)) / Math.LN2);
     let sinceBest = 0;
     const plannable = inst.impossible.filter((c) => c === null).length;
     const qMin = Math.min(4, plannable);
-    const qMax = Math.max(qMin, Math.min(100, Math.round(0.4 * plannable)));
+    const qMax = Math.max(qMin, Math.min(large ? LARGE.qMax : 100, Math.round(0.4 * plannable)));
     const noise = 0.025 * inst.maxEdge;
     let segment = 0;
     if (options.done?.(best)) return { best, converged: true };
