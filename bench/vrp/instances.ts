@@ -39,6 +39,10 @@ export interface VrpInstance {
   readonly vroom:
     | { readonly distance: number; readonly vehicles: number; readonly gapPercent: number; readonly seconds: number }
     | undefined;
+  /** VROOM `-x 0` on this instance (`vroom-x0.txt`, the homberger set only). */
+  readonly vroomX0?:
+    | { readonly distance: number; readonly vehicles: number; readonly gapPercent: number; readonly seconds: number }
+    | undefined;
 }
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -139,10 +143,16 @@ interface BksEntry {
   solved_with_vehicles: number;
 }
 
-/** Every instance of both families (Solomon first), optionally only those named (case-insensitive). */
-export function loadVrpInstances(options: { dir?: string; names?: readonly string[] } = {}): VrpInstance[] {
+/**
+ * Every instance of both families (Solomon first), optionally only those named (case-insensitive); with `set`
+ * `homberger`, Gehring & Homberger's 1 000-customer instances of `homberger/` instead (Solomon's layout).
+ */
+export function loadVrpInstances(
+  options: { dir?: string; names?: readonly string[]; set?: 'classic' | 'homberger' } = {},
+): VrpInstance[] {
   const dir = options.dir ?? vrpDirectory();
   const wanted = options.names?.map((n) => n.toLowerCase());
+  if (options.set === 'homberger') return loadHomberger(join(dir, 'homberger'), wanted);
   const vroomPath = join(dir, 'vroom-x5.txt');
   const vroom = existsSync(vroomPath) ? parseVroom(readFileSync(vroomPath, 'utf8')) : new Map();
   const out: VrpInstance[] = [];
@@ -166,6 +176,30 @@ export function loadVrpInstances(options: { dir?: string; names?: readonly strin
         vroom: vroom.get(name),
       });
     }
+  }
+  return out;
+}
+
+function loadHomberger(folder: string, wanted: readonly string[] | undefined): VrpInstance[] {
+  if (!existsSync(folder)) return [];
+  const read = (file: string) => (existsSync(join(folder, file)) ? readFileSync(join(folder, file), 'utf8') : '');
+  const x5 = parseVroom(read('vroom-x5.txt'));
+  const x0 = parseVroom(read('vroom-x0.txt'));
+  const bksText = read('BKS.json');
+  const bks: Record<string, BksEntry> = bksText ? JSON.parse(bksText) : {};
+  const out: VrpInstance[] = [];
+  for (const file of readdirSync(folder).sort()) {
+    if (!file.endsWith('.txt') || file.startsWith('vroom')) continue;
+    const name = file.slice(0, -4);
+    if (wanted && !wanted.includes(name.toLowerCase())) continue;
+    const best = bks[`${name}_distance`] ?? bks[name];
+    out.push({
+      ...parseSolomon(name, read(file)),
+      bestKnownDistance: best?.best_known_cost,
+      bestKnown: best ? { cost: best.best_known_cost, vehicles: best.solved_with_vehicles } : undefined,
+      vroom: x5.get(name),
+      vroomX0: x0.get(name),
+    });
   }
   return out;
 }
