@@ -244,7 +244,7 @@ interface FirstWaveOf {
 }
 
 /**
- * The dispatch record a runsheet's wave 1 starts (shared/planning/dispatch.ts): due in the wave worker's index shortly
+ * The dispatch record a runsheet's wave 1 starts (shared/planning/dispatch-records.ts): due in the wave worker's index shortly
  * after its offers expire, or at once when it has none. Its pairs are named by their drivers and the job
  * (shared/planning/offer-groups.ts), not listed by id.
  */

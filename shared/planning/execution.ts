@@ -18,7 +18,7 @@ import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, tran
 import { conflict, invalidAt, notFound } from '#shared/errors';
 import { currentFixes } from '#shared/locations/locations';
 import { publishEvent } from '#shared/notifications/realtime';
-import { type Assignment, dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch';
+import { type Assignment, dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch-records';
 import { runsheetEtas } from '#shared/planning/etas';
 import {
   assignKey,

@@ -30,15 +30,7 @@ import {
   servicePair,
   watchOffers,
 } from '#shared/planning/broadcasts';
-import {
-  dispatchCounts,
-  dispatchRunsheet,
-  driverFacts,
-  parametersOf,
-  planningRecords,
-  runsheetStatus,
-  runsheetsWon,
-} from '#shared/planning/dispatch';
+import { dispatchCounts, planningRecords, runsheetStatus } from '#shared/planning/dispatch-records';
 import { exclusionOf } from '#shared/planning/eligibility';
 import { groupKey, groupRunsheetIdOf, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
 import { askNewJob } from '#shared/planning/lifecycle';
@@ -56,6 +48,7 @@ import {
   toPlanningView,
   visiblePlanning,
 } from '#shared/planning/plannings';
+import { dispatchRunsheet, driverFacts, parametersOf, runsheetsWon } from '#shared/planning/wave-drivers';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';

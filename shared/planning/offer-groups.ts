@@ -1,5 +1,5 @@
 /**
- * What a runsheet's offer group (`RSPAIRS#<runsheet>`, its dispatch record: shared/planning/dispatch.ts) stores of its
+ * What a runsheet's offer group (`RSPAIRS#<runsheet>`, its dispatch record: shared/planning/dispatch-records.ts) stores of its
  * offers, kept small (issue 45 item 3: a group over 1 KB costs every wave's claim and end a unit more).
  *
  * - `offered`: one entry a driver offered the runsheet, `<wave>#<driver>`. A wave's pair id follows from the group's

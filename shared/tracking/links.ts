@@ -21,7 +21,7 @@ import { db, getAll, isConditionalFailure, mainTableName, transactWrite } from '
 import { admitInWindow } from '#shared/db/window-counter';
 import { notFound } from '#shared/errors';
 import { taskKey } from '#shared/imports/tasks';
-import { dispatchRecords } from '#shared/planning/dispatch';
+import { dispatchRecords } from '#shared/planning/dispatch-records';
 import { remainingStops } from '#shared/planning/etas';
 import { liveEtas, type TimelineEntry } from '#shared/planning/execution';
 import { progressKey } from '#shared/planning/keys';
@@ -121,7 +121,11 @@ export async function makeTrackingLink(caller: Caller, taskId: string, origin: s
     const expiresMs = linkExpiresMs({ placement, madeAtMs: Date.parse(current.made_at) });
     if (expiresMs > now) return { created: false, ...linkView(key, current, origin, expiresMs) };
   }
-  const link: Link = { link_id: randomBytes(16).toString('base64url'), token_hash: '', made_at: new Date(now).toISOString() };
+  const link: Link = {
+    link_id: randomBytes(16).toString('base64url'),
+    token_hash: '',
+    made_at: new Date(now).toISOString(),
+  };
   link.token_hash = hashOf(tokenOf(key, link.link_id));
   const ttl = Math.ceil((now + LINK_LIFETIME_MS) / 1000);
   try {

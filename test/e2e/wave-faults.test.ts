@@ -10,7 +10,7 @@ import { ROLES } from '../../shared/auth/roles.ts';
 import { resetClock, setClock } from '../../shared/clock.ts';
 import { runningFunction } from '../../shared/local-invocation.ts';
 import { expireOffers, pairFromItem } from '../../shared/planning/broadcasts.ts';
-import { WaveJudge } from '../../shared/planning/dispatch.ts';
+import { WaveJudge } from '../../shared/planning/waves.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { withMiddleware } from '../support/middleware.ts';
