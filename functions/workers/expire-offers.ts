@@ -9,8 +9,8 @@
 import { deliverOutbox } from '#shared/accounts/outbox';
 import { withCapacity } from '#shared/db/capacity';
 import { sweptOrganisations } from '#shared/db/shards';
-import { expireOffers } from '#shared/planning/broadcasts';
 import { sweepLateRisks } from '#shared/planning/late-risk';
+import { expireOffers } from '#shared/planning/offer-expiry';
 import { sendDueWaves } from '#shared/planning/waves';
 import { requeueStaleJobs } from '#shared/workers/requeue';
 

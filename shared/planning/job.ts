@@ -17,24 +17,21 @@ import { recordUuid } from '#shared/ids';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publishEvent, publishEvents } from '#shared/notifications/realtime';
+import { dispatchCounts, planningRecords, runsheetStatus } from '#shared/planning/dispatch-records';
+import { exclusionOf } from '#shared/planning/eligibility';
+import { addFirstWave, type FirstWave, putFirstGroups, putFirstOffers } from '#shared/planning/first-offers';
+import { groupKey, groupRunsheetIdOf, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
+import { askNewJob } from '#shared/planning/lifecycle';
+import { watchOffers } from '#shared/planning/offer-expiry';
+import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
 import {
-  addFirstWave,
-  type FirstWave,
   offerNew,
   type PairRecord,
   pairEventKey,
-  putFirstGroups,
-  putFirstOffers,
   putNewPair,
   readPair,
   servicePair,
-  watchOffers,
-} from '#shared/planning/broadcasts';
-import { dispatchCounts, planningRecords, runsheetStatus } from '#shared/planning/dispatch-records';
-import { exclusionOf } from '#shared/planning/eligibility';
-import { groupKey, groupRunsheetIdOf, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
-import { askNewJob } from '#shared/planning/lifecycle';
-import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
+} from '#shared/planning/pair-records';
 import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,

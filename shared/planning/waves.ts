@@ -26,20 +26,7 @@ import { isDomainError } from '#shared/errors';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publishEvent, publishEvents } from '#shared/notifications/realtime';
-import {
-  closedAlready,
-  EXPIRY_GRACE_MS,
-  offerNew,
-  type PairRecord,
-  type PairState,
-  pairEventKey,
-  pairFromItem,
-  putNewPair,
-  readPair,
-  recordEvent,
-  type StatusEntry,
-  servicePair,
-} from '#shared/planning/broadcasts';
+import { closedAlready, recordEvent } from '#shared/planning/broadcasts';
 import type { DispatchGroup } from '#shared/planning/dispatch-records';
 import {
   eligibleDrivers,
@@ -47,6 +34,7 @@ import {
   type UnassignedReason,
   unassignedReason,
 } from '#shared/planning/eligibility';
+import { EXPIRY_GRACE_MS } from '#shared/planning/first-offers';
 import { assignKey, groupKey, groupRunsheetIdOf, pairKey, runsheetKey } from '#shared/planning/keys';
 import { isOpenPair } from '#shared/planning/lifecycle';
 import {
@@ -57,6 +45,17 @@ import {
   waveDrivers,
   wavePairId,
 } from '#shared/planning/offer-groups';
+import {
+  offerNew,
+  type PairRecord,
+  type PairState,
+  pairEventKey,
+  pairFromItem,
+  putNewPair,
+  readPair,
+  type StatusEntry,
+  servicePair,
+} from '#shared/planning/pair-records';
 import { findPlanning, type Planning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { parametersOf, runsheetsWonBy, WaveDrivers, withOffered } from '#shared/planning/wave-drivers';
