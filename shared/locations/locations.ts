@@ -1,3 +1,31 @@
+/**
+ * Driver locations (L1–L4). One item per driver holds the newest fix (under 1 KB), with the driver's organisation and
+ * service types kept on it (A21 and A25 keep them current), so that a fix in the steady state is ONE conditional
+ * UpdateItem: the ordering rule (a fix older than the stored one is ignored) is its condition, not a read before it.
+ * One geo index, `Geo`, lists every driver in partitions of precision 4 (3 from ±56.25°, polar caps beyond ±80°) split
+ * into GEO_SHARDS shards by driver (no partition key takes a crowded cell's whole write rate), sorted by precision-6
+ * geohash; an organisation's search
+ * reads the same index and keeps its own drivers. A cell directory counts drivers at precision 3 and 5, so that a
+ * nearest search with nothing nearby goes straight to the occupied cells instead of walking empty ones; it changes
+ * only on a first fix or a crossing into another precision-5 cell, counting up before the move and down after it, so
+ * that a failure between the two can only leave a count too high (a search reads an empty cell), never too low.
+ *
+ * Capacity (AWS's rules, pinned by test/e2e/capacity.test.ts): a fix 1 WCU for the item and no read; its index
+ * entry 2 WCU more when the fix leaves its precision-6 cell (the sort key moves: a delete and a put), 1 when its
+ * granule turns; a first fix and a crossing of partition cells at most 6 WCU.
+ *
+ * The index entry (issues 27.2 and 32) holds only what a fix leaves alone while the driver stays in its precision-6
+ * cell (about 1.2 km × 0.6 km) and granule: the keys, the organisation, the service types and `geo_time`, the fix's
+ * server time rounded down to GEO_TIME_GRANULARITY_S. Every fix sets them all, in the same one UpdateItem; DynamoDB
+ * writes an index entry only when one of its attributes changes, so a fix in the same cell costs the item alone
+ * (1 WCU), the entry once a granule (1 WCU more) and a move into another cell 2 WCU more. L3 and L4 choose candidates
+ * from the index (the precision-6 cell bounds the position, geo_time the age to within the granule) and then read the
+ * candidates' items, whose fix they answer and filter exactly.
+ *
+ * This file: the item, its keys, its index entry and the cell directory, its view, and the moves A21, A25 and an
+ * organisation's changes make of it. Fixes are written by shared/locations/fixes.ts, read by positions.ts, and
+ * searched by search.ts (L4, the dispatch's near read) and nearest.ts (L3).
+ */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { clock } from '#shared/clock';

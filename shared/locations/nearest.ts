@@ -1,3 +1,9 @@
+/**
+ * L3, the closest visible driver: best-first over regions of the geo index in order of their least distance from the
+ * point (`RegionQueue`), first small cells around it, then the occupied cells of the cell directory
+ * (`occupiedRegions`), which reach any distance; a search stops only when no unvisited region can hold a closer driver, or at its index
+ * Query bound. The candidates and their reads are shared/locations/search.ts's.
+ */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
 import { db, locationsTableName } from '#shared/db/client';

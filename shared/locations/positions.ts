@@ -1,3 +1,8 @@
+/**
+ * Where drivers are now, as others read it: L1 (`readDriverLocation`: a driver's own, or their organisation's for
+ * those who watch it), the current fixes the dispatch judges by (`currentFixes`, `currentPositions`), and the live
+ * stream's position of a changed location item (`livePositionOf`, for shared/notifications/live-positions.ts).
+ */
 import { type Caller, hasRole, hasScope, isSysAdmin } from '#shared/auth/caller';
 import { getAll, locationsTableName } from '#shared/db/client';
 import { notFound } from '#shared/errors';

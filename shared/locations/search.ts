@@ -1,3 +1,9 @@
+/**
+ * The geo index's search: the candidate cells' Queries over the index's shards (counted: `SearchStats`), candidates
+ * from their entries (the precision-6 cell bounds the position, `geo_time` the age), then the candidates' items read
+ * to answer and filter exactly. `driversWithin` is L4, `driversIndexedNear` the dispatch's read of the drivers near a
+ * runsheet (the index alone, within a radius). L3, the nearest driver: shared/locations/nearest.ts.
+ */
 import { BatchGetCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { type Caller, isSysAdmin } from '#shared/auth/caller';
 import { clock } from '#shared/clock';

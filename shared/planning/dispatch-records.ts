@@ -1,3 +1,17 @@
+/**
+ * A runsheet's dispatch records and the status every reader sees (contract 4.7).
+ *
+ * A runsheet's offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`) is its dispatch record: it holds the drivers ever
+ * offered it by wave (`offered`, which with `job_id` names their pairs: shared/planning/offer-groups.ts), the last wave
+ * sent (`wave`) and how many may be (`waves_allowed`), how many offers are open and the soonest expiry (`open`), and,
+ * once the service stops, `unassigned` (the reason) or `cancelled`. Who won it
+ * is the claim `ASSIGN#<runsheet>` that the accept writes in its transaction; a driver's count of the planning's
+ * runsheets is `WINS#<driver>`. The status every reader sees (`runsheetStatus`) follows from those two items alone.
+ *
+ * Read here for X14's list (`listRunsheets`), a runsheet's or a planning's statuses and the job's counts
+ * (`dispatchCounts`); the wave worker (shared/planning/waves.ts) and the dispatcher's moves
+ * (shared/planning/dispatch.ts) write them.
+ */
 import type { Caller } from '#shared/auth/caller';
 import { getAll, mainTableName } from '#shared/db/client';
 import { type PageRequest, queryPage } from '#shared/db/paging';
