@@ -116,7 +116,7 @@ async function run() {
   });
   const { createUser } = await import('#shared/accounts/users');
   const { mapLimited } = await import('#shared/concurrency');
-  const { importLocations } = await import('#shared/locations/locations');
+  const { importLocations } = await import('#shared/locations/fixes');
   const { addDrivers, addRunsheets, createPlanning, findPlanning } = await import('#shared/planning/plannings');
 
   const call = (method: string, path: string, token: string, body?: unknown) =>

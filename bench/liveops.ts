@@ -22,7 +22,7 @@ const percentile = (values: number[], p: number) => {
 
 export async function benchLiveOps() {
   const host = await startBenchHost('liveops');
-  const { importLocations, storeFixes } = await import('#shared/locations/locations');
+  const { importLocations, storeFixes } = await import('#shared/locations/fixes');
   const login = (await (
     await fetch(`${host.url}/v1/auth/login`, {
       method: 'POST',

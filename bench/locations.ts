@@ -27,7 +27,9 @@ const inArea = (margin = 0) => ({
 
 export async function benchLocations() {
   await startBenchHost('locations');
-  const { importLocations, driversWithin, locationAt, nearestDriver } = await import('#shared/locations/locations');
+  const { importLocations, locationAt } = await import('#shared/locations/fixes');
+  const { driversWithin } = await import('#shared/locations/search');
+  const { nearestDriver } = await import('#shared/locations/nearest');
   const { distanceM } = await import('#shared/locations/geo');
   const { db, locationsTableName } = await import('#shared/db/client');
   const loadStarted = performance.now();
@@ -127,7 +129,9 @@ export async function benchLocations() {
  */
 export async function benchPolarLocations() {
   await startBenchHost('locations');
-  const { importLocations, driversWithin, locationAt, nearestDriver } = await import('#shared/locations/locations');
+  const { importLocations, locationAt } = await import('#shared/locations/fixes');
+  const { driversWithin } = await import('#shared/locations/search');
+  const { nearestDriver } = await import('#shared/locations/nearest');
   const { withCapacity } = await import('#shared/db/capacity');
   const fleet = Array.from({ length: 2000 }, (_, i) =>
     locationAt(`00000000-0000-4000-9000-${String(i).padStart(12, '0')}`, {

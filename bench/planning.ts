@@ -9,7 +9,7 @@ export async function benchPlanning() {
   await startBenchHost('planning');
   const { createOrganisation } = await import('#shared/accounts/organisations');
   const { createUser } = await import('#shared/accounts/users');
-  const { importLocations } = await import('#shared/locations/locations');
+  const { importLocations } = await import('#shared/locations/fixes');
   const { createPlanning, addRunsheets, addDrivers, findPlanning } = await import('#shared/planning/plannings');
   const { startPlanningJob } = await import('#shared/planning/job');
   const { JOB_DEFAULTS } = await import('#shared/planning/schemas');

@@ -2,7 +2,7 @@
 import { endpoint } from '#shared/http/endpoint';
 import { notFound } from '#shared/http/problems';
 import { ok } from '#shared/http/responses';
-import { nearestDriver } from '#shared/locations/locations';
+import { nearestDriver } from '#shared/locations/nearest';
 import { locationsRoutes } from '#shared/routes/locations';
 
 export const handler = endpoint(locationsRoutes, 'L3', async ({ query, caller }) => {

@@ -1,7 +1,7 @@
 // L1 PUT /v1/driver/location
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
-import { storeFix } from '#shared/locations/locations';
+import { storeFix } from '#shared/locations/fixes';
 import { checkRisksAfterFix } from '#shared/planning/late-risk';
 import { locationsRoutes } from '#shared/routes/locations';
 

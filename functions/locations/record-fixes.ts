@@ -1,7 +1,7 @@
 // X13 POST /v1/driver/locations
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
-import { recordFixes } from '#shared/locations/locations';
+import { recordFixes } from '#shared/locations/fixes';
 import { checkRisksAfterFix } from '#shared/planning/late-risk';
 import { locationsRoutes } from '#shared/routes/locations';
 

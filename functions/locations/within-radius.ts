@@ -1,7 +1,7 @@
 // L4 GET /v1/driver-locations
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
-import { driversWithin } from '#shared/locations/locations';
+import { driversWithin } from '#shared/locations/search';
 import { locationsRoutes } from '#shared/routes/locations';
 
 export const handler = endpoint(locationsRoutes, 'L4', async ({ query, caller }) =>

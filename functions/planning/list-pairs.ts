@@ -2,7 +2,7 @@
 import { endpoint } from '#shared/http/endpoint';
 import { pageOf } from '#shared/http/list-queries';
 import { ok } from '#shared/http/responses';
-import { listPairRecords } from '#shared/planning/broadcasts';
+import { listPairRecords } from '#shared/planning/pair-records';
 import { planningRoutes } from '#shared/routes/planning';
 
 export const handler = endpoint(planningRoutes, 'R2', async ({ params, query, caller }) => {

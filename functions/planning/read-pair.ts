@@ -1,7 +1,7 @@
 // R1 GET /v1/broadcast-plans/{plan_id}/pairs/{pair_id}
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
-import { readPairRecord } from '#shared/planning/broadcasts';
+import { readPairRecord } from '#shared/planning/pair-records';
 import { planningRoutes } from '#shared/routes/planning';
 
 export const handler = endpoint(planningRoutes, 'R1', async ({ params, caller }) =>

@@ -1,5 +1,5 @@
 // The sweep (an EventBridge schedule, every minute): unanswered broadcast pairs past expiry are closed, runsheets
-// whose offers all closed get their next wave or their unassigned reason (shared/planning/dispatch.ts), mail held in
+// whose offers all closed get their next wave or their unassigned reason (shared/planning/waves.ts), mail held in
 // the outbox (shared/accounts/outbox.ts) is sent, and jobs whose work message was lost get a new one
 // (shared/workers/requeue.ts), and once a minute the runsheets under way whose driver stood still are checked for
 // stops at risk (shared/planning/late-risk.ts). Each part runs even when another fails; a failure is thrown after all of them, so that
@@ -9,9 +9,9 @@
 import { deliverOutbox } from '#shared/accounts/outbox';
 import { withCapacity } from '#shared/db/capacity';
 import { sweptOrganisations } from '#shared/db/shards';
-import { expireOffers } from '#shared/planning/broadcasts';
-import { sendDueWaves } from '#shared/planning/dispatch';
 import { sweepLateRisks } from '#shared/planning/late-risk';
+import { expireOffers } from '#shared/planning/offer-expiry';
+import { sendDueWaves } from '#shared/planning/waves';
 import { requeueStaleJobs } from '#shared/workers/requeue';
 
 export const handler = async (): Promise<{

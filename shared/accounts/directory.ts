@@ -197,7 +197,7 @@ export async function assignOrganisation(userId: string, orgId: string): Promise
   await requireOrganisation(orgId, 'user.org_id');
   if (user.org_id) throw conflict('the user already belongs to an organisation');
   // The driver's location moves to the organisation's key in the same transaction as the user's change (the profile
-  // and the item's key never disagree: shared/locations/locations.ts, recordFix). A fix stored between the location's
+  // and the item's key never disagree: shared/locations/fixes.ts, recordFix). A fix stored between the location's
   // read and the transaction cancels it: read both again.
   for (let attempt = 0; ; attempt++) {
     const current = attempt === 0 ? user : await getUser(userId);

@@ -49,14 +49,8 @@ import { logger } from '#shared/log';
 import { getObject, headObject } from '#shared/ports/object-storage';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
-import {
-  claimLease,
-  extendLease as extendLeaseOf,
-  isLastAttempt,
-  type LeasedRecord,
-  MAX_ATTEMPTS,
-  releaseLease,
-} from '#shared/workers/lease';
+import { failRun, finishJob } from '#shared/workers/endings';
+import { claimLease, extendLease as extendLeaseOf, type LeasedRecord, MAX_ATTEMPTS } from '#shared/workers/lease';
 
 export const LEASE_MS = 15 * 60 * 1000;
 /** The writing pass extends the lease every this many items. */
@@ -419,10 +413,11 @@ async function saveOnce(job: ImportJob, result: ImportResult): Promise<void> {
  * is queued: if queueing fails, the run fails (the queue hands the message back) and the retry finds the job ended
  * but unannounced, and announces it (with the same webhook-id).
  */
-async function finish(job: ImportJob, status: 'completed' | 'failed', error?: string) {
-  const done = await moveStatus(job, 'processing', status, { ...(error ? { error } : {}), announced: false });
-  await announce(done);
-  return done;
+function finish(job: ImportJob, status: 'completed' | 'failed', error?: string) {
+  return finishJob(
+    () => moveStatus(job, 'processing', status, { ...(error ? { error } : {}), announced: false }),
+    announce,
+  );
 }
 
 async function announce(job: ImportJob): Promise<void> {
@@ -502,20 +497,15 @@ export async function runImport(message: QueuedMessage): Promise<void> {
       await finish(job, 'failed', error.message);
       return;
     }
-    const fault = isDependencyFailure(error);
-    if (!fault && isLastAttempt(job.attempts)) {
+    // Failed for good on its last attempt; else the queue's retry takes the job over (a dependency's fault uncounted).
+    await failRun({ record: leased(job.id), owner, attempts: job.attempts }, error, async () => {
       logger.error('import failed for good', { import_job_id: job.id, error: error as Error });
       await saveOnce(job, {
         ...emptyResult(job),
         errors: [`the import did not finish after ${MAX_ATTEMPTS} attempts`],
       });
       await finish(job, 'failed', `the import did not finish after ${MAX_ATTEMPTS} attempts`);
-      return;
-    }
-    // The queue's retry takes the job over; a dependency's fault is handed back uncounted.
-    await releaseLease(leased(job.id), owner, fault);
-    logger.warn('import run interrupted; the queue will retry it', { import_job_id: job.id, error: error as Error });
-    throw error;
+    });
   }
 }
 

@@ -9,7 +9,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type LivePosition, livePositionOf } from '#shared/locations/locations';
+import { type LivePosition, livePositionOf } from '#shared/locations/positions';
 import { logger } from '#shared/log';
 import { GenerationReads, publishEvents } from '#shared/notifications/realtime';
 

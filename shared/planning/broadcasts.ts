@@ -5,20 +5,16 @@
  * Accepting also claims the runsheet (`ASSIGN#<runsheet>`, condition: nobody has) in the same transaction, so of two
  * simultaneous accepts exactly one wins; the runsheet's other open pairs are then closed by the system.
  * A runsheet's pairs are named by its offer group (`BPLAN#<plan>#<n> / RSPAIRS#<runsheet>`: its drivers offered, by
- * wave, and the few pairs listed by id, shared/planning/offer-groups.ts), which the accept reads to find the rivals. The planning job's pairs do not copy their runsheet (`runsheet_ref`: R1/R2
- * assemble it from the planning's runsheet item) and carry no index entry: the plan's offer watch
- * (`BPLAN#<plan>#<n> / OFFERS`) carries the earliest open expiry of them all in the sparse sweep index (GSI3
- * `OFFERS#<org>`, its organisation's list), one entry a planning. A pair broadcast one by one (R5) carries its own
- * expiry there.
+ * wave, and the few pairs listed by id, shared/planning/offer-groups.ts), which the accept reads to find the rivals.
+ *
+ * The record, its item and its reads: shared/planning/pair-records.ts; the planning job's wave 1: first-offers.ts;
+ * the expiry sweep: offer-expiry.ts.
  */
-
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getUser } from '#shared/accounts/users';
 import { describeCaller } from '#shared/auth/access';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
-import { mapLimited } from '#shared/concurrency';
-import { putAll } from '#shared/db/batch';
 import {
   cancelledIndexes,
   db,
@@ -29,489 +25,39 @@ import {
   type TransactItem,
   transactWrite,
 } from '#shared/db/client';
-import { type PageRequest, queryPage, queryPartitionsPage } from '#shared/db/paging';
-import { dueEntriesByOrg, orgSweepPartition, queryPartitions } from '#shared/db/shards';
 import { conflict, dependencyUnavailable, forbidden, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { publishEvent } from '#shared/notifications/realtime';
-import {
-  assignKey,
-  driverRunsheetKeys,
-  groupKey,
-  liveRunsheetKeys,
-  pairKey,
-  planIdOf,
-  planPartitions,
-  watchKey,
-  winsKey,
-} from '#shared/planning/keys';
+import { addToGroup } from '#shared/planning/first-offers';
+import { assignKey, driverRunsheetKeys, groupKey, liveRunsheetKeys, pairKey, winsKey } from '#shared/planning/keys';
 import {
   driverAtCapacity,
   isOpenPair,
-  OPEN_OFFER,
   PAIR_MOVES,
   type PairAction,
   type PairState,
   pairMove,
   pairRefusal,
   pairRunsheetTaken,
-  pairStateAfter,
   runsheetRefusal,
 } from '#shared/planning/lifecycle';
+import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
 import {
-  addOpenOffers,
-  groupPairIds,
-  keptOffers,
-  type OfferListing,
-  type OpenOffers,
-  offeredEntry,
-  openOffers,
-} from '#shared/planning/offer-groups';
-import { planningRunsheets } from '#shared/planning/offered-runsheets';
-import { findPlanning, visiblePlanning } from '#shared/planning/planning-records';
+  DECLINED_BY_DRIVER,
+  offerNew,
+  type PairRecord,
+  pairEventKey,
+  pairItem,
+  putNewPair,
+  readPair,
+  type StatusEntry,
+} from '#shared/planning/pair-records';
+import { findPlanning } from '#shared/planning/planning-records';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
-import { waveDueKey, wavePlansPartition, wavesPartition } from '#shared/planning/wave-plans';
+import { waveDueKey, wavePlansPartition } from '#shared/planning/wave-plans';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
-
-export type { PairAction, PairState } from '#shared/planning/lifecycle';
 
 /** The closes after which the runsheet may need its next wave (not those that mean somebody has it, or nobody wants it). */
 const NO_WAVE_AFTER = new Set(['assigned_to_other_driver', 'runsheet_cancelled']);
-
-export interface StatusEntry {
-  current_state: PairState;
-  action: PairAction;
-  reason: string | null;
-  expired_time: string | null;
-  happened_at_utc: string;
-  saved_at_utc: string;
-}
-
-export interface PairRecord {
-  id: string;
-  pair: {
-    id: string;
-    runsheet: { id: string; name?: string; tasks: unknown[] };
-    driver: { id: string; name: string };
-  };
-  plan: { id: string; name?: string };
-  statuses: StatusEntry[];
-  current_state: PairState;
-  org_id: string;
-  rev: number;
-  offer_ttl_s: number;
-  /** The runsheet is the planning's (`pair.runsheet` stored without its tasks; reads assemble it). */
-  runsheet_ref?: boolean;
-  /** The plan's offer watch covers this pair's expiry (the planning job's pairs), not an index entry of its own. */
-  plan_swept?: boolean;
-  /**
-   * A later wave's pair (contract 4.7): the wave worker closes it when it expires (its runsheet is due in the wave
-   * worker's index then), so the plan's offer watch is neither moved for it nor reads it.
-   */
-  wave_judged?: boolean;
-  /**
-   * The planning's `version_seq` when the pair took its runsheet (R3, or the planning job): its tasks show it as
-   * their `version_seq` (spec: present on tasks inside pair records). Absent on records written before it was kept.
-   */
-  version_seq?: number;
-}
-
-const watchSweepKey = (expiry: string, planId: string) => `${expiry}#${planId}#OFFERS`;
-
-/**
- * A status entry as stored (issue 45): a tuple `[action, happened_at_utc, saved_at_utc, reason?, expired_time?]`
- * (trailing nulls left off; the state follows from the action), so that a pair record stays under 1 KB after three
- * entries and each write of it costs 1 WCU (2 in a transaction). The API shows the whole entry (`toPairView`).
- */
-type StoredStatus = [PairAction, string, string, (string | null)?, (string | null)?];
-
-function storedStatus(status: StatusEntry): StoredStatus {
-  const tuple: StoredStatus = [
-    status.action,
-    status.happened_at_utc,
-    status.saved_at_utc,
-    status.reason,
-    status.expired_time,
-  ];
-  while (tuple.length > 3 && tuple.at(-1) === null) tuple.pop();
-  return tuple;
-}
-
-/** A stored entry read back whole (an entry stored whole, as before issue 45, reads as it is). */
-function statusOf(stored: StoredStatus | StatusEntry): StatusEntry {
-  if (!Array.isArray(stored)) return stored;
-  const [action, happened, saved, reason, expired] = stored;
-  return {
-    current_state: pairStateAfter(action),
-    action,
-    reason: reason ?? null,
-    expired_time: expired ?? null,
-    happened_at_utc: happened,
-    saved_at_utc: saved,
-  };
-}
-
-/** A stored pair item (or a projection of it holding `statuses`) with its status entries read back whole. */
-export function pairFromItem<T extends { statuses?: unknown }>(
-  item: T,
-): Omit<T, 'statuses'> & { statuses: StatusEntry[] } {
-  const statuses = (item.statuses as (StoredStatus | StatusEntry)[] | undefined) ?? [];
-  return { ...item, statuses: statuses.map(statusOf) };
-}
-
-/**
- * A pair record the service writes itself (the planning job's, a wave's, a dispatcher's): its runsheet is the
- * planning's (`runsheet_ref`: R1/R2 fill in its tasks, the record stays small), its expiry is watched by the plan's
- * offer watch or the wave worker (`plan_swept`). With `offer`, it is written already broadcast (the created and
- * broadcast events in one write); without, created.
- */
-export function servicePair(input: {
-  id: string;
-  planning: { id: string; name: string; org_id: string; version_seq: number };
-  runsheet: { id: string; name?: string | undefined };
-  driver: { id: string; name: string };
-  at: string;
-  offerTtlS: number;
-  offer?: { expires: string; reason: string | null };
-  /** The wave worker closes it at its expiry (a later wave's pair), not the plan's offer watch. */
-  waveJudged?: boolean;
-}): PairRecord {
-  const { id, planning, runsheet, driver, at, offer } = input;
-  const created: StatusEntry = {
-    current_state: 'created',
-    action: 'created',
-    reason: null,
-    expired_time: null,
-    happened_at_utc: at,
-    saved_at_utc: at,
-  };
-  const broadcast: StatusEntry[] = offer
-    ? [
-        {
-          current_state: 'broadcasted',
-          action: 'broadcast',
-          reason: offer.reason,
-          expired_time: offer.expires,
-          happened_at_utc: at,
-          saved_at_utc: at,
-        },
-      ]
-    : [];
-  return {
-    id,
-    pair: {
-      id,
-      runsheet: { id: runsheet.id, ...(runsheet.name ? { name: runsheet.name } : {}), tasks: [] },
-      driver: { id: driver.id, name: driver.name },
-    },
-    plan: { id: planning.id, name: planning.name },
-    statuses: [created, ...broadcast],
-    current_state: offer ? 'broadcasted' : 'created',
-    org_id: planning.org_id,
-    rev: offer ? 2 : 1,
-    offer_ttl_s: input.offerTtlS,
-    runsheet_ref: true,
-    plan_swept: true,
-    ...(input.waveJudged ? { wave_judged: true } : {}),
-    version_seq: planning.version_seq,
-  };
-}
-
-/** Lists pairs on their runsheet's offer group (a set: listing a pair again changes nothing). */
-export async function addToGroup(planId: string, runsheetId: string, pairIds: string[]) {
-  if (pairIds.length === 0) return;
-  await db().send(
-    new UpdateCommand({
-      TableName: mainTableName(),
-      Key: groupKey(planId, runsheetId),
-      UpdateExpression: 'ADD pair_ids :ids SET entity = :entity',
-      ExpressionAttributeValues: { ':ids': new Set(pairIds), ':entity': 'runsheet_offers' },
-    }),
-  );
-}
-
-/** A runsheet's wave 1 as the planning job decided it: its pairs and their drivers (none when nobody may be offered it). */
-export interface FirstWave {
-  runsheetId: string;
-  pairIds: string[];
-  driverIds: string[];
-}
-
-/** The planning job's wave 1: when its offers expire, how many waves a runsheet may have, the job (its pairs' ids). */
-interface FirstWaveOf {
-  expires: string;
-  maxWaves: number;
-  jobId: string;
-}
-
-/**
- * The dispatch record a runsheet's wave 1 starts (shared/planning/dispatch.ts): due in the wave worker's index shortly
- * after its offers expire, or at once when it has none. Its pairs are named by their drivers and the job
- * (shared/planning/offer-groups.ts), not listed by id.
- */
-function firstWaveFields(planId: string, group: FirstWave, wave: FirstWaveOf) {
-  const due =
-    group.pairIds.length > 0 ? new Date(Date.parse(wave.expires) + EXPIRY_GRACE_MS).toISOString() : clock.nowIso();
-  return {
-    wave: 1,
-    waves_allowed: wave.maxWaves,
-    open: openOffers(Object.fromEntries(group.pairIds.map((id) => [id, wave.expires]))),
-    GSI3PK: wavesPartition(planId, group.runsheetId),
-    GSI3SK: waveDueKey(due, planId, group.runsheetId),
-    gen: 0,
-  };
-}
-
-/** The offer groups a planning's runsheets had when its job started, by runsheet id (what `putFirstGroups` keeps). */
-export type EarlierGroups = ReadonlyMap<string, OfferListing & { open?: OpenOffers }>;
-
-/**
- * The first run of a planning job: none of its pairs can exist yet (pair ids derive from the job, which no run has
- * taken before), so they are written whole in batches; the groups first, as `addFirstWave` and `putNewPair` do.
- */
-export async function putFirstOffers(
-  planId: string,
-  orgId: string,
-  groups: FirstWave[],
-  records: PairRecord[],
-  wave: FirstWaveOf,
-  earlier: EarlierGroups = new Map(),
-) {
-  await putFirstGroups(planId, orgId, groups, wave, earlier);
-  await putAll(mainTableName(), records.map(pairItem), FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
-}
-
-/**
- * A job's wave 1 groups written whole. A group an earlier job left (`earlier`) is replaced: this job starts the
- * runsheet's dispatch over (the job skips runsheets held or cancelled), but the earlier job's, R3's and X16's pairs stay
- * the runsheet's, listed by id (their drivers as `0#<driver>`), and their open offers counted beside the new ones.
- */
-export async function putFirstGroups(
-  planId: string,
-  orgId: string,
-  groups: FirstWave[],
-  wave: FirstWaveOf,
-  earlier: EarlierGroups = new Map(),
-) {
-  const groupItems = groups.map((group, i) => {
-    const fields = firstWaveFields(planId, group, wave);
-    const before = earlier.get(group.runsheetId);
-    const kept = before ? keptOffers(before, group.runsheetId) : undefined;
-    const offered = [...group.driverIds.map((d) => offeredEntry(1, d)), ...(kept?.offered ?? [])];
-    return {
-      ...groupKey(planId, group.runsheetId),
-      entity: 'runsheet_offers',
-      job_id: wave.jobId,
-      ...(offered.length > 0 ? { offered: new Set(offered) } : {}),
-      ...fields,
-      ...(kept && kept.pairIds.length > 0 ? { pair_ids: new Set(kept.pairIds) } : {}),
-      ...(kept ? { open: addOpenOffers(fields.open, kept.open) } : {}),
-      // The first in the wave worker's registry: the planning's registration (shared/planning/wave-plans.ts).
-      ...(i === 0 ? { GSI3PK: wavePlansPartition(orgId) } : {}),
-    };
-  });
-  await putAll(mainTableName(), groupItems, FIRST_OFFERS_IN_FLIGHT, FIRST_OFFERS_PER_S);
-}
-
-/**
- * A rerun's wave 1: the pairs named again (sets), the dispatch record started unless an earlier run started it.
- * `register`: the group goes into the wave worker's registry (a chunk's first: shared/planning/wave-plans.ts). On a
- * group an earlier job left (its `job_id` another), the pairs are listed by id, their drivers as `0#<driver>`.
- */
-export async function addFirstWave(
-  planId: string,
-  orgId: string,
-  group: FirstWave,
-  wave: FirstWaveOf,
-  register = false,
-) {
-  const fields = firstWaveFields(planId, group, wave);
-  const listed = group.pairIds.length > 0;
-  const write = (named: boolean) =>
-    db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: groupKey(planId, group.runsheetId),
-        UpdateExpression: `SET entity = :entity, wave = if_not_exists(wave, :wave), waves_allowed = if_not_exists(waves_allowed, :allowed), #open = if_not_exists(#open, :open), GSI3PK = :waves, GSI3SK = if_not_exists(GSI3SK, :due)${named ? ', job_id = if_not_exists(job_id, :job)' : ''}${listed ? ` ADD offered :drivers${named ? '' : ', pair_ids :ids'}` : ''}`,
-        ...(named ? { ConditionExpression: 'attribute_not_exists(job_id) OR job_id = :job' } : {}),
-        ExpressionAttributeNames: { '#open': 'open' },
-        ExpressionAttributeValues: {
-          ':entity': 'runsheet_offers',
-          ':wave': 1,
-          ':allowed': fields.waves_allowed,
-          ':open': fields.open,
-          ':waves': register ? wavePlansPartition(orgId) : fields.GSI3PK,
-          ':due': fields.GSI3SK,
-          ...(named ? { ':job': wave.jobId } : {}),
-          ...(listed
-            ? {
-                ':drivers': new Set(group.driverIds.map((d) => offeredEntry(named ? 1 : 0, d))),
-                ...(named ? {} : { ':ids': new Set(group.pairIds) }),
-              }
-            : {}),
-        },
-      }),
-    );
-  await write(true).catch((error: unknown) => {
-    if (!isConditionalFailure(error)) throw error;
-    return write(false);
-  });
-}
-
-const FIRST_OFFERS_IN_FLIGHT = 4;
-/**
- * The first run's pace, items a second: spread over the planning's `PLAN_SHARDS` keys, 250 writes a second a key, under
- * issue 45's 300 (four BatchWriteItems in flight would reach ~5 000 items a second in the cloud: 625 a key).
- */
-const FIRST_OFFERS_PER_S = 2_000;
-
-/**
- * Brings the plan's offer watch forward to `expiry` unless it is due sooner already, and moves its generation either
- * way. The job calls it before its pairs (a job that dies halfway leaves them watched) and again after the last one:
- * a sweep drops or moves the watch only if its generation is the one it read before it read the pairs, so a pair
- * written after that read is never left without a watch.
- */
-export async function watchOffers(planId: string, orgId: string, expiry: string): Promise<void> {
-  const due = watchSweepKey(expiry, planId);
-  const values = { ':due': due, ':one': 1 };
-  // Each round loses only to a sweep that moved or dropped the watch in between; a few rounds settle it.
-  for (let round = 0; round < 5; round++) {
-    try {
-      await db().send(
-        new UpdateCommand({
-          TableName: mainTableName(),
-          Key: watchKey(planId),
-          UpdateExpression: 'SET entity = :entity, GSI3PK = :offers, GSI3SK = :due ADD gen :one',
-          ConditionExpression: 'attribute_not_exists(GSI3SK) OR GSI3SK >= :due',
-          ExpressionAttributeValues: {
-            ...values,
-            ':entity': 'offer_watch',
-            ':offers': orgSweepPartition(OFFERS, orgId),
-          },
-        }),
-      );
-      return;
-    } catch (error) {
-      if (!isConditionalFailure(error)) throw error;
-    }
-    try {
-      // Due sooner already: only the generation moves (not projected, so the index entry is not rewritten).
-      await db().send(
-        new UpdateCommand({
-          TableName: mainTableName(),
-          Key: watchKey(planId),
-          UpdateExpression: 'ADD gen :one',
-          ConditionExpression: 'GSI3SK < :due',
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return;
-    } catch (error) {
-      // A sweep moved the watch later or dropped it between the two: set it again.
-      if (!isConditionalFailure(error)) throw error;
-    }
-  }
-  throw conflict('the offer watch kept changing; retry');
-}
-
-/** The largest epoch milliseconds a sort key counts down from (year 2286): newest history first in ascending order. */
-const LATEST_MS = 9_999_999_999_999;
-
-/**
- * A driver's offers (X12) in GSI2 `DRIVER#<id>#OFFERS`, read through: an open offer sorts `0#<expired_time>…`
- * (soonest to expire first), any other pair that was ever offered `1#<ms to the year 2286 from its last event>…`
- * (newest first after the open ones). A pair never broadcast has no entry. The entry follows the pair's state.
- */
-function driverOfferKeys(record: PairRecord, offer: StatusEntry | undefined) {
-  if (!record.statuses.some((s) => s.action === 'broadcast')) return {};
-  const tail = `${record.plan.id}#${record.id}`;
-  const last = Math.max(...record.statuses.map((s) => Date.parse(s.happened_at_utc)));
-  return {
-    GSI2PK: `DRIVER#${record.pair.driver.id}#OFFERS`,
-    GSI2SK: offer?.expired_time
-      ? `0#${offer.expired_time}#${tail}`
-      : `1#${String(LATEST_MS - last).padStart(13, '0')}#${tail}`,
-  };
-}
-
-/**
- * The stored item of a record: its indexes follow its state. A record read from the table carries the index entries
- * of its former state: they are dropped and set again from the new one, so a pair that closes leaves the sweep's
- * index (GSI3 `OFFERS`, where R5 put it) instead of keeping an entry every sweep would read again.
- */
-export function pairItem(record: PairRecord) {
-  const offer =
-    record.current_state === 'broadcasted'
-      ? [...record.statuses].reverse().find((s) => s.action === 'broadcast')
-      : undefined;
-  const {
-    GSI2PK: _offers,
-    GSI2SK: _offersAt,
-    GSI3PK: _sweep,
-    GSI3SK: _dueAt,
-    ...fields
-  } = record as PairRecord & Record<string, unknown>;
-  return {
-    ...fields,
-    statuses: record.statuses.map(storedStatus),
-    ...pairKey(record.plan.id, record.id),
-    entity: 'pair_record',
-    ...(offer?.expired_time && !record.plan_swept
-      ? {
-          GSI3PK: orgSweepPartition(OFFERS, record.org_id),
-          GSI3SK: `${offer.expired_time}#${record.plan.id}#${record.id}`,
-        }
-      : {}),
-    ...driverOfferKeys(record, offer),
-  };
-}
-
-/**
- * A pair record as the API shows it (R1, R2): the spec's Broadcast pair record, member by member, never the stored
- * item (its keys, index entries, `entity`, revision and bookkeeping stay in storage). Each task carries the
- * `version_seq` of the planning the pair took it at (a record from before it was kept: 1, the first version).
- */
-export function toPairView(record: PairRecord) {
-  const versionSeq = record.version_seq ?? 1;
-  const { runsheet, driver } = record.pair;
-  return {
-    id: record.id,
-    pair: {
-      id: record.pair.id,
-      runsheet: {
-        id: runsheet.id,
-        ...(runsheet.name !== undefined ? { name: runsheet.name } : {}),
-        tasks: runsheet.tasks.map((task) => ({ ...(task as Record<string, unknown>), version_seq: versionSeq })),
-      },
-      driver: { id: driver.id, name: driver.name },
-    },
-    plan: { id: record.plan.id, ...(record.plan.name !== undefined ? { name: record.plan.name } : {}) },
-    statuses: record.statuses.map((status) => ({
-      current_state: status.current_state,
-      action: status.action,
-      reason: status.reason,
-      expired_time: status.expired_time,
-      happened_at_utc: status.happened_at_utc,
-      saved_at_utc: status.saved_at_utc,
-    })),
-    current_state: record.current_state,
-  };
-}
-
-/** The records as the API shows them: a referenced runsheet is filled in from the planning's runsheet item. */
-async function assembled(planId: string, records: PairRecord[], all = false) {
-  const wanted = [...new Set(records.filter((r) => r.runsheet_ref).map((r) => r.pair.runsheet.id))];
-  const runsheets = wanted.length === 0 ? new Map() : await planningRunsheets(planId, all ? undefined : wanted);
-  return records.map((record) => {
-    if (!record.runsheet_ref) return toPairView(record);
-    const stored = runsheets.get(record.pair.runsheet.id);
-    const runsheet = {
-      id: record.pair.runsheet.id,
-      ...(record.pair.runsheet.name !== undefined ? { name: record.pair.runsheet.name } : {}),
-      tasks: stored?.tasks ?? [],
-    };
-    return toPairView({ ...record, pair: { ...record.pair, runsheet } });
-  });
-}
 
 function entry(
   action: PairAction,
@@ -534,23 +80,6 @@ function entry(
 function inHappenedOrder(statuses: StatusEntry[], status: StatusEntry): StatusEntry[] {
   const index = statuses.findIndex((s) => s.happened_at_utc > status.happened_at_utc);
   return index === -1 ? [...statuses, status] : [...statuses.slice(0, index), status, ...statuses.slice(index)];
-}
-
-/** Writes a pair record unless one with its id exists; false when it did (the record there stands). */
-export async function putNewPair(record: PairRecord): Promise<boolean> {
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: mainTableName(),
-        Item: pairItem(record),
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalFailure(error)) return false;
-    throw error;
-  }
 }
 
 /** R3. */
@@ -586,13 +115,6 @@ export async function createPair(input: {
   }
   await addToGroup(planning.id, record.pair.runsheet.id, [record.id]);
   return record;
-}
-
-export async function readPair(planId: string, pairId: string, consistent = false): Promise<PairRecord | undefined> {
-  const out = await db().send(
-    new GetCommand({ TableName: mainTableName(), Key: pairKey(planId, pairId), ConsistentRead: consistent }),
-  );
-  return out.Item ? (pairFromItem(out.Item) as unknown as PairRecord) : undefined;
 }
 
 const CONTENDED = 'the pair record kept changing; retry';
@@ -785,27 +307,6 @@ async function refusal(record: PairRecord, action: Exclude<PairAction, 'created'
   return pairRefusal(record, action, !!caller && hasRole(caller, 'Driver', 'OrgDriver'));
 }
 
-/**
- * What a pair's event is about: the pair and its move. A pair makes each move at most once (PAIR_MOVES only goes forward),
- * so this names one event; its retry (same action, same happened_at_utc) names the same one. It keys the WebSocket
- * frames' `id` and the partners' `webhook-id` alike.
- */
-export const pairEventKey = (pairId: string, action: PairAction) => `${pairId}:${action}`;
-
-/** The `reason` of a `pair.rejected` event when the driver declined the offer (R7), which carries none of its own. */
-export const DECLINED_BY_DRIVER = 'declined_by_driver';
-
-/** `offer.new` on `user.<driver>`: what the driver needs to answer it (R6/R7 take the plan and the pair). */
-export const offerNew = (record: PairRecord, expiredTime: string | null) => ({
-  key: pairEventKey(record.id, 'broadcast'),
-  data: {
-    pair_id: record.id,
-    planning_id: record.plan.id,
-    runsheet_id: record.pair.runsheet.id,
-    expired_time: expiredTime,
-  },
-});
-
 async function afterEvent(record: PairRecord, action: PairAction, judgedNow = false): Promise<void> {
   const channel = `planning.${record.plan.id}`;
   const driverChannel = `user.${record.pair.driver.id}`;
@@ -876,26 +377,6 @@ async function runsheetPairIds(planId: string, runsheetId: string): Promise<stri
 }
 
 /**
- * The open pairs of a plan that its offer watch covers (id, state, history), read by one strongly consistent Query: a
- * pair written before the sweep read the watch is among them. A later wave's pairs are the wave worker's to close
- * (`wave_judged`): left out, as are closed pairs, so that the sweep's work is the open offers, not the day's history.
- */
-async function watchedPairs(planId: string) {
-  const pairs = await queryPartitions<{ id: string; current_state: PairState; statuses: unknown }>(
-    planPartitions(planId),
-    {
-      TableName: mainTableName(),
-      ConsistentRead: true,
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
-      FilterExpression: 'plan_swept = :true AND current_state = :open AND attribute_not_exists(wave_judged)',
-      ProjectionExpression: 'id, current_state, statuses',
-      ExpressionAttributeValues: { ':pair': 'PAIR#', ':true': true, ':open': OPEN_OFFER },
-    },
-  );
-  return pairs.map(pairFromItem);
-}
-
-/**
  * Asks the wave worker to look at the runsheet now (its offer group's entry in its planning's wave list, due
  * now; `gen` moves so that a worker that read the group before this judges it again). A withdrawal also allows one
  * wave past `max_waves`: the runsheet goes back to dispatch however many waves it had.
@@ -929,15 +410,6 @@ export async function checkWaveSoon(
     if (extraWave) await checkWaveSoon(planId, orgId, runsheetId, false);
   }
 }
-
-/**
- * How long after its offers' expiry a runsheet is due in the wave worker's index: the worker closes what expired
- * (`expired`) and sends the next wave in the same look, so the contract's 10 seconds hold whatever the offer watch does.
- */
-export const EXPIRY_GRACE_MS = 1_000;
-
-/** The expiry sweep's work lists: plans' offer watches and R5's pairs (`OFFERS#<org>`, one an organisation). */
-export const OFFERS = 'OFFERS';
 
 /**
  * After a win that fills the driver's last place (`max_runsheets_per_driver`): their other open offers of the
@@ -986,169 +458,6 @@ async function closeOtherPairs(winner: PairRecord): Promise<void> {
       throw error;
     });
   }
-}
-
-/** R1. */
-export async function readPairRecord(caller: Caller, planId: string, pairId: string) {
-  await visiblePlanning(caller, planId);
-  const record = await readPair(planId, pairId);
-  if (!record) throw notFound('pair record');
-  return (await assembled(planId, [record]))[0]!;
-}
-
-/** R2. */
-export async function listPairRecords(caller: Caller, planId: string, page: PageRequest) {
-  await visiblePlanning(caller, planId);
-  return queryPartitionsPage(
-    planPartitions(planId),
-    {
-      TableName: mainTableName(),
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :pair)',
-      ExpressionAttributeValues: { ':pair': 'PAIR#' },
-    },
-    page,
-    (item) => pairFromItem(item) as unknown as PairRecord,
-    (records) => assembled(planId, records),
-  );
-}
-
-/**
- * X12: the caller's own pair records, open offers first (soonest to expire first), then, with `state=all`, the
- * others newest first. One Query a page on GSI2 (read through); each page's runsheets assembled per planning before
- * the page is cut to the answer budget.
- */
-export async function listDriverOffers(caller: Caller, state: 'broadcasted' | 'all', page: PageRequest) {
-  const found = await queryPage(
-    {
-      TableName: mainTableName(),
-      IndexName: 'GSI2',
-      KeyConditionExpression: state === 'all' ? 'GSI2PK = :pk' : 'GSI2PK = :pk AND begins_with(GSI2SK, :open)',
-      ExpressionAttributeValues: {
-        ':pk': `DRIVER#${caller.id}#OFFERS`,
-        ...(state === 'all' ? {} : { ':open': '0#' }),
-      },
-      ScanIndexForward: true,
-    },
-    page,
-    (item) => pairFromItem(item) as unknown as PairRecord,
-    undefined,
-    assembledByPlanning,
-  );
-  return {
-    // A pair closed between the index read and the record's read is not an open offer any more.
-    offers: found.items.filter((r) => state === 'all' || r.current_state === 'broadcasted'),
-    meta: found.meta,
-  };
-}
-
-/** Pair records of any plannings, assembled a planning at a time, in the order given. */
-async function assembledByPlanning(records: PairRecord[]) {
-  const byPlan = new Map<string, PairRecord[]>();
-  for (const record of records) byPlan.set(record.plan.id, [...(byPlan.get(record.plan.id) ?? []), record]);
-  const views = new Map<string, ReturnType<typeof toPairView>>();
-  for (const [planId, ofPlan] of byPlan) {
-    const shown = await assembled(planId, ofPlan);
-    for (const [i, record] of ofPlan.entries()) views.set(`${planId}#${record.id}`, shown[i]!);
-  }
-  return records.map((record) => views.get(`${record.plan.id}#${record.id}`)!);
-}
-
-/** Expired offers of one planning closed at once by the sweep. */
-const CLOSES_AT_ONCE = 8;
-
-/**
- * The expiry sweep: every broadcasted pair past its expiry is closed by the system with reason `expired`. Every
- * organisation's list is read (`orgs`: the sweep's run's, read when not given).
- */
-export async function expireOffers(orgs?: readonly string[]): Promise<number> {
-  const now = clock.nowIso();
-  const out = await dueEntriesByOrg(OFFERS, now, 500, orgs);
-  let closed = 0;
-  let failed: unknown;
-  // True unless the close failed; the others are still closed, and this one is retried by the next sweep. A pair of
-  // its own entry found closed already is one an earlier version left in the index when it closed: its entry goes.
-  const close = (planId: string, pairId: string, expiredTime: string, ownEntry = false) =>
-    recordEvent(planId, pairId, 'system_rejected', expiredTime, { reason: 'expired' })
-      .then(() => {
-        closed++;
-        return true;
-      })
-      .catch(async (error: unknown) => {
-        if (closedAlready(error)) {
-          // (If that fails, the next sweep finds the entry again: the others are swept meanwhile.)
-          if (ownEntry) await dropSweepEntry(planId, pairId).catch((drop: unknown) => (failed ??= drop));
-          return true;
-        }
-        failed ??= error;
-        return false;
-      });
-  for (const item of out.items) {
-    const planId = planIdOf(item['PK']);
-    const sk = String(item['SK']);
-    const sweepKey = String(item['GSI3SK']);
-    if (sk.startsWith('PAIR#')) {
-      await close(planId, sk.slice('PAIR#'.length), sweepKey.slice(0, sweepKey.indexOf('#')), true);
-      continue;
-    }
-    // The plan's offer watch: close its expired offers, then move the watch to the next open expiry (or drop it),
-    // unless a job touched it after this read (its generation moved): the next sweep judges it again.
-    const watch = (
-      await db().send(new GetCommand({ TableName: mainTableName(), Key: watchKey(planId), ConsistentRead: true }))
-    ).Item;
-    if (watch?.['GSI3SK'] !== sweepKey) continue;
-    let next: string | undefined;
-    const open = (await watchedPairs(planId)).flatMap((pair) => {
-      if (pair.current_state !== 'broadcasted') return [];
-      const expiry = [...pair.statuses].reverse().find((s) => s.action === 'broadcast')?.expired_time;
-      return expiry ? [{ id: pair.id, expiry }] : [];
-    });
-    // The expired ones are closed a few at a time (a big planning's wave expires at once).
-    const closedNow = await mapLimited(open, CLOSES_AT_ONCE, async (pair) =>
-      pair.expiry < now ? close(planId, pair.id, pair.expiry) : false,
-    );
-    open.forEach((pair, i) => {
-      // A pair that failed to close keeps the watch at its expiry, so that the next sweep tries it again.
-      if (closedNow[i]) return;
-      if (!next || pair.expiry < next) next = pair.expiry;
-    });
-    await db()
-      .send(
-        new UpdateCommand({
-          TableName: mainTableName(),
-          Key: watchKey(planId),
-          UpdateExpression: next ? 'SET GSI3SK = :next' : 'REMOVE GSI3PK, GSI3SK',
-          // (A watch written before generations existed has none: the same test, on its absence.)
-          ConditionExpression: `GSI3SK = :read AND ${watch['gen'] === undefined ? 'attribute_not_exists(gen)' : 'gen = :gen'}`,
-          ExpressionAttributeValues: {
-            ':read': sweepKey,
-            ...(watch['gen'] === undefined ? {} : { ':gen': watch['gen'] }),
-            ...(next ? { ':next': watchSweepKey(next, planId) } : {}),
-          },
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!isConditionalFailure(error)) throw error;
-      });
-  }
-  if (failed) throw failed;
-  return closed;
-}
-
-/** Removes a closed pair's entry from the sweep's index (one that is open again, or gone, is left alone). */
-async function dropSweepEntry(planId: string, pairId: string): Promise<void> {
-  await db()
-    .send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: pairKey(planId, pairId),
-        UpdateExpression: 'REMOVE GSI3PK, GSI3SK',
-        ConditionExpression: 'attribute_exists(PK) AND current_state <> :open',
-        ExpressionAttributeValues: { ':open': OPEN_OFFER },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionalFailure(error)) throw error;
-    });
 }
 
 /** Drivers may act only on their own pairs; workers on any. */

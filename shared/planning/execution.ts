@@ -16,9 +16,9 @@ import type { Caller } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { conflict, invalidAt, notFound } from '#shared/errors';
-import { currentFixes } from '#shared/locations/locations';
+import { currentFixes } from '#shared/locations/positions';
 import { publishEvent } from '#shared/notifications/realtime';
-import { type Assignment, dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch';
+import { type Assignment, dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch-records';
 import { runsheetEtas } from '#shared/planning/etas';
 import {
   assignKey,

@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '#shared/auth/caller';
-import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
 import { mainTableName } from '#shared/db/client';
@@ -17,32 +16,21 @@ import { recordUuid } from '#shared/ids';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publishEvent, publishEvents } from '#shared/notifications/realtime';
+import { dispatchCounts, planningRecords, runsheetStatus } from '#shared/planning/dispatch-records';
+import { exclusionOf } from '#shared/planning/eligibility';
+import { addFirstWave, type FirstWave, putFirstGroups, putFirstOffers } from '#shared/planning/first-offers';
+import { groupKey, groupRunsheetIdOf, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
+import { askNewJob } from '#shared/planning/lifecycle';
+import { watchOffers } from '#shared/planning/offer-expiry';
+import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
 import {
-  addFirstWave,
-  type FirstWave,
   offerNew,
   type PairRecord,
   pairEventKey,
-  putFirstGroups,
-  putFirstOffers,
   putNewPair,
   readPair,
   servicePair,
-  watchOffers,
-} from '#shared/planning/broadcasts';
-import {
-  dispatchCounts,
-  dispatchRunsheet,
-  driverFacts,
-  parametersOf,
-  planningRecords,
-  runsheetStatus,
-  runsheetsWon,
-} from '#shared/planning/dispatch';
-import { exclusionOf } from '#shared/planning/eligibility';
-import { groupKey, groupRunsheetIdOf, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
-import { askNewJob } from '#shared/planning/lifecycle';
-import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
+} from '#shared/planning/pair-records';
 import { pairCandidates } from '#shared/planning/pairing';
 import {
   announcePending,
@@ -56,10 +44,12 @@ import {
   toPlanningView,
   visiblePlanning,
 } from '#shared/planning/plannings';
+import { dispatchRunsheet, driverFacts, parametersOf, runsheetsWon } from '#shared/planning/wave-drivers';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';
-import { claimLease, isLastAttempt, type LeasedRecord, MAX_ATTEMPTS, releaseLease } from '#shared/workers/lease';
+import { failRun, finishJob } from '#shared/workers/endings';
+import { claimLease, type LeasedRecord, MAX_ATTEMPTS } from '#shared/workers/lease';
 
 export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ?? 'driver-app';
 
@@ -369,8 +359,10 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     }).catch((error: unknown) => {
       if (!isDomainError(error, 'conflict')) throw error;
     });
-    const done = await moveJob(current, 'completed');
-    await announce(done, 'completed');
+    await finishJob(
+      () => moveJob(current, 'completed'),
+      (done) => announce(done, 'completed'),
+    );
     return { pairs };
   } catch (error) {
     logger.error('planning job run failed', { planning_id: planning.id, attempt: job.attempts, error: error as Error });
@@ -386,14 +378,14 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
       throw error;
     }
     if (latest?.job?.id !== job.id || latest.job.current_status !== 'processing') return undefined;
-    const fault = isDependencyFailure(error);
-    if (!fault && isLastAttempt(job.attempts)) {
-      await announce(await moveJob(latest, 'failed'), 'failed');
-      return undefined;
-    }
-    // The queue's retry takes the job over; a dependency's fault is handed back uncounted.
-    await releaseLease(leased(planning.id, job.id), owner, fault);
-    throw error;
+    // Failed for good on its last attempt; else the queue's retry takes the job over (a dependency's fault uncounted).
+    await failRun({ record: leased(planning.id, job.id), owner, attempts: job.attempts }, error, () =>
+      finishJob(
+        () => moveJob(latest, 'failed'),
+        (done) => announce(done, 'failed'),
+      ),
+    );
+    return undefined;
   }
 }
 

@@ -23,7 +23,8 @@ import { mapLimited } from '#shared/concurrency';
 import { db, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
 import { orgListEntries } from '#shared/db/shards';
 import { isDomainError } from '#shared/errors';
-import { currentFixes, type StoredFix } from '#shared/locations/locations';
+import type { StoredFix } from '#shared/locations/fixes';
+import { currentFixes } from '#shared/locations/positions';
 import { publishEvent } from '#shared/notifications/realtime';
 import {
   type EtaStop,

@@ -1,6 +1,6 @@
 /**
- * What a runsheet's offer group (`RSPAIRS#<runsheet>`, its dispatch record: shared/planning/dispatch.ts) stores of its
- * offers, kept small (issue 45 item 3: a group over 1 KB costs every wave's claim and end a unit more).
+ * What a runsheet's offer group (`RSPAIRS#<runsheet>`, its dispatch record: shared/planning/dispatch-records.ts)
+ * stores of its offers, kept small (issue 45 item 3: a group over 1 KB costs every wave's claim and end a unit more).
  *
  * - `offered`: one entry a driver offered the runsheet, `<wave>#<driver>`. A wave's pair id follows from the group's
  *   `job_id`, the wave, the runsheet and the driver (`wavePairId`: the planning job's wave 1 by the job, a later wave

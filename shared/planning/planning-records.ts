@@ -1,7 +1,7 @@
 /**
  * A planning's stored records and their reads: the planning `PLANNING#<id> / PROFILE` (name, counts, version, job)
- * and the runsheets and drivers of its partition. Below plannings.ts (its changes) and dispatch.ts (its offers),
- * which both read a planning through these.
+ * and the runsheets and drivers of its partition. Below plannings.ts (its changes) and the dispatch (its offers:
+ * waves.ts, wave-drivers.ts, dispatch.ts), which both read a planning through these.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';

@@ -34,7 +34,7 @@ import { listingPartition, listingPartitions } from '#shared/db/shards';
 import { conflict, forbidden, invalidAt, notFound } from '#shared/errors';
 import { newSecret, newUuid, recordUuid } from '#shared/ids';
 import { checkClaims, claimTask, importedTask, isInRunsheet, releaseTask, releaseTasks } from '#shared/imports/tasks';
-import { planningStatuses } from '#shared/planning/dispatch';
+import { planningStatuses } from '#shared/planning/dispatch-records';
 import { planningDriverKey, planningKey, runsheetKey } from '#shared/planning/keys';
 import { askJob } from '#shared/planning/lifecycle';
 import { keepOfferedRunsheets, planningRunsheets } from '#shared/planning/offered-runsheets';

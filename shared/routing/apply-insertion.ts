@@ -16,7 +16,7 @@ import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/clie
 import { importedTask, releaseTask, taskKey } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
 import { publishEvent } from '#shared/notifications/realtime';
-import { dispatchRecords } from '#shared/planning/dispatch';
+import { dispatchRecords } from '#shared/planning/dispatch-records';
 import { assignKey, runsheetKey } from '#shared/planning/keys';
 import {
   addMembers,

@@ -17,7 +17,7 @@ import { conflict, invalidAt, notFound } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 import { findJob } from '#shared/imports/jobs';
 import { checkJobClaims, checkNamedClaims } from '#shared/imports/tasks';
-import { dispatchRecords } from '#shared/planning/dispatch';
+import { dispatchRecords } from '#shared/planning/dispatch-records';
 import { planningDriverKey, runsheetKey } from '#shared/planning/keys';
 import { visiblePlanning } from '#shared/planning/plannings';
 import { type QueuedMessage, routeQueue } from '#shared/ports/queue';

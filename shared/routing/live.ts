@@ -16,9 +16,9 @@
  * runsheets as X23 makes them, `unplanned[]` for the tasks asked for. apply-insertion.ts applies it.
  */
 import { getAll, mainTableName, queryAll } from '#shared/db/client';
-import { currentFixes } from '#shared/locations/locations';
+import { currentFixes } from '#shared/locations/positions';
 import { logger } from '#shared/log';
-import { dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch';
+import { dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch-records';
 import { DEFAULT_TRAVEL, type EtaStop, FIX_MAX_AGE_MS, remainingStops } from '#shared/planning/etas';
 import { assignKey, progressPrefix, runsheetKey } from '#shared/planning/keys';
 import type { TaskStatus } from '#shared/planning/lifecycle';

@@ -2,14 +2,13 @@
  * The route-build worker (contract 4.10): runs one build from the route queue, in a function of its own. It takes
  * the build with a lease (the planning job's and the import runner's shape: `queued` → `solving` on a conditional
  * write naming the message, a lapsed lease taken over, three attempts at most, watched by the requeue sweep until it
- * ends), checks its caller's access again (caller-access.ts), reads the tasks, solves in a thread (the travel matrix
+ * ends; its runs end as theirs do, shared/workers/endings.ts), checks its caller's access again (caller-access.ts), reads the tasks, solves in a thread (the travel matrix
  * built there too; writing `progress` as it comes), stores the result, checks the caller again, adds the runsheets
  * unless `dry_run` (apply.ts: exactly once), and tells `route_build.completed` or
  * `route_build.failed` on `planning.<id>` and to the organisation's partners.
  */
 import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isDependencyFailure } from '#shared/aws/faults';
 import { clock } from '#shared/clock';
 import { putAll } from '#shared/db/batch';
 import { db, mainTableName } from '#shared/db/client';
@@ -37,7 +36,8 @@ import type { BuildResult } from '#shared/routing/schemas';
 import { solveInThread } from '#shared/routing/solve-runner';
 import { earliestShiftStartMs, travelPortFor } from '#shared/routing/travel-model';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
-import { claimLease, type LeasedRecord, MAX_ATTEMPTS, releaseLease } from '#shared/workers/lease';
+import { failRun, finishJob } from '#shared/workers/endings';
+import { claimLease, type LeasedRecord, MAX_ATTEMPTS } from '#shared/workers/lease';
 
 export const MAX_BUILD_ATTEMPTS = MAX_ATTEMPTS;
 /** The lease outlives the function's timeout (lib/stacks/workers-stack.ts: ROUTE_WORKER_TIMEOUT), so no live run loses it. */
@@ -215,7 +215,10 @@ async function end(
  */
 async function endFailed(build: RouteBuild, owner: string, error: { code: string; detail: string }) {
   const completed = build.kind === 'insertion' ? await settleFailedInsertion(build) : await settleFailedApply(build);
-  await announce(await (completed ? end(build, owner, 'completed') : end(build, owner, 'failed', { error })));
+  await finishJob(
+    () => (completed ? end(build, owner, 'completed') : end(build, owner, 'failed', { error })),
+    announce,
+  );
 }
 
 /** Tells the end on the planning's channel and to partners, then marks it told (a retry tells it again if not). */
@@ -263,13 +266,6 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
   if (!build) return;
   await listBuild(build);
   try {
-    if ((build.attempts ?? 1) > MAX_BUILD_ATTEMPTS) {
-      await endFailed(build, owner, {
-        code: 'build_failed',
-        detail: `the build failed ${MAX_BUILD_ATTEMPTS} times: nothing was added; build again`,
-      });
-      return;
-    }
     const planning = await findPlanning(build.planning_id, true);
     if (!planning || (planning.version_rev !== build.base_rev && planning.route_build !== build.id))
       throw planningChanged(
@@ -296,7 +292,8 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
       else if (!(await fitsPlanning(build.planning_id, runsheets)))
         logger.info('a dry run’s result would not fit its planning', { build_id: build.id });
     }
-    await announce(await end(build, owner, 'completed'));
+    const finished = build;
+    await finishJob(() => end(finished, owner, 'completed'), announce);
   } catch (thrown) {
     let error = thrown;
     if (
@@ -312,9 +309,14 @@ export async function runRouteBuild(message: QueuedMessage): Promise<void> {
       error = ending;
     }
     logger.error('route build run failed', { build_id: build.id, attempt: build.attempts, error: error as Error });
-    // The queue's retry takes the build over; a dependency's fault is handed back uncounted.
-    await releaseLease(leased(build), owner, isDependencyFailure(error));
-    throw error;
+    // Failed for good on its last attempt; else the queue's retry takes the build over (a dependency's fault uncounted).
+    const failed = build;
+    await failRun({ record: leased(failed), owner, attempts: failed.attempts }, error, () =>
+      endFailed(failed, owner, {
+        code: 'build_failed',
+        detail: `the build failed ${MAX_BUILD_ATTEMPTS} times: nothing was added; build again`,
+      }),
+    );
   }
 }
 

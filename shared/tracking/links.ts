@@ -21,7 +21,7 @@ import { db, getAll, isConditionalFailure, mainTableName, transactWrite } from '
 import { admitInWindow } from '#shared/db/window-counter';
 import { notFound } from '#shared/errors';
 import { taskKey } from '#shared/imports/tasks';
-import { dispatchRecords } from '#shared/planning/dispatch';
+import { dispatchRecords } from '#shared/planning/dispatch-records';
 import { remainingStops } from '#shared/planning/etas';
 import { liveEtas, type TimelineEntry } from '#shared/planning/execution';
 import { progressKey } from '#shared/planning/keys';

@@ -4,7 +4,7 @@
  * its ETA to the minute, the drop-off's city, the driver's first name, and the driver's position (3 decimals) only
  * while the drop-off is the runsheet's next stop. Nothing of another task, stop, proof or address.
  */
-import type { RunsheetStatusView } from '#shared/planning/dispatch';
+import type { RunsheetStatusView } from '#shared/planning/dispatch-records';
 import type { LastFix } from '#shared/planning/etas';
 import type { TimelineEntry } from '#shared/planning/execution';
 import type { TaskStatus } from '#shared/planning/lifecycle';

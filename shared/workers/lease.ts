@@ -8,6 +8,7 @@
  * requeue sweep's watch list (shared/workers/active-jobs.ts) to the lease's end, so a run whose message is lost is
  * handed a new one. A run that fails lets its lease lapse at once, so the queue's retry takes it over; a dependency's
  * fault is no attempt of the job's own and is handed back. A job fails for good after MAX_ATTEMPTS runs of its own.
+ * How a run ends (the end written then told, a failure failing the job or handing it back): shared/workers/endings.ts.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';

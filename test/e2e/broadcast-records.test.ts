@@ -309,7 +309,7 @@ describe('a closed pair that an earlier version left in the sweep’s index', ()
   it('has its entry removed by the next sweep, which would otherwise read it again every time', async () => {
     const { db, mainTableName } = await import('../../shared/db/client.ts');
     const { GetCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { expireOffers } = await import('../../shared/planning/broadcasts.ts');
+    const { expireOffers } = await import('../../shared/planning/offer-expiry.ts');
     const pairId = '6f6f6f6f-0000-4000-8000-00000000006f';
     expect((await api.post('/v1/broadcast-plans/pairs', pairBody(pairId, at(40)), recordWorker)).status).toBe(201);
     const path = `/v1/broadcast-plans/${planId}/pairs/${pairId}`;

@@ -12,8 +12,9 @@ import { resetClock, setClock } from '../../shared/clock.ts';
 import { type Tally, tallyObservers, withCapacity } from '../../shared/db/capacity.ts';
 import { db, locationsTableName, mainTableName } from '../../shared/db/client.ts';
 import { locationsTable, mainTable } from '../../shared/db/tables.ts';
+import { importLocations, locationAt } from '../../shared/locations/fixes.ts';
 import { MAX_INDEX_QUERIES } from '../../shared/locations/geo.ts';
-import { GEO_TIME_GRANULARITY_S, importLocations, locationAt } from '../../shared/locations/locations.ts';
+import { GEO_TIME_GRANULARITY_S } from '../../shared/locations/locations.ts';
 import { findBuild } from '../../shared/routing/builds.ts';
 import { buildProgressKey } from '../../shared/routing/keys.ts';
 import { writeProgress } from '../../shared/routing/worker.ts';
@@ -1036,7 +1037,7 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
       (await pairs('RS-2')).map((offer) => ({ id: offer.id, token: tokenOf(offer) })),
     );
     const { withCapacity } = await import('../../shared/db/capacity.ts');
-    const { WaveJudge } = await import('../../shared/planning/dispatch.ts');
+    const { WaveJudge } = await import('../../shared/planning/waves.ts');
     const wave = await withCapacity(async () => {
       expect(await new WaveJudge(planning).judge('RS-2', { force: true })).toBe('wave');
     });
@@ -1117,7 +1118,7 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
     // One wave: RS-1 and RS-2 declined with the service's clock a minute on (their due entries a minute ahead, so the
     // host's own sweep leaves them), then judged here, each sent to its next driver.
     const { withCapacity } = await import('../../shared/db/capacity.ts');
-    const { WaveJudge } = await import('../../shared/planning/dispatch.ts');
+    const { WaveJudge } = await import('../../shared/planning/waves.ts');
     const ahead = Date.now() + 60_000;
     setClock(() => ahead);
     try {
@@ -1217,7 +1218,7 @@ describe('capacity of dispatching (issue 34: X14, a wave, X16–X19)', () => {
 
   it('X17 reads every driver of a planning of 6, and as much in one just above EVERY_DRIVER_MAX as in one of 66 (issue 45)', async () => {
     const { createUser } = await import('../../shared/accounts/users.ts');
-    const { EVERY_DRIVER_MAX } = await import('../../shared/planning/dispatch.ts');
+    const { EVERY_DRIVER_MAX } = await import('../../shared/planning/wave-drivers.ts');
     const planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org)).token;
     // Six drivers 100 m apart north of the runsheet's pickup, the first the nearest; sixty more 90 km east of it, as
     // fresh (written directly: only their number matters here).

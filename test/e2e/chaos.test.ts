@@ -16,7 +16,7 @@ import { type RetryTally, retryingFetch } from '../../lib/client/index.ts';
 import { type DemoSummary, runDemo } from '../../lib/demo.ts';
 import { LOCAL_CREDENTIALS } from '../../lib/local/emulators.ts';
 import { type RunningHost, startLocal } from '../../lib/local/start.ts';
-import { pairFromItem } from '../../shared/planning/broadcasts.ts';
+import { pairFromItem } from '../../shared/planning/pair-records.ts';
 import { type FaultProxy, seededRandom, startFaultProxy } from '../support/fault-proxy.ts';
 import { ADMIN } from '../support/local.ts';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHost } from '../../lib/local/start.ts';
 import { ROLES, type Role } from '../../shared/auth/roles.ts';
 import { resetClock, setClock } from '../../shared/clock.ts';
-import { expireOffers } from '../../shared/planning/broadcasts.ts';
+import { expireOffers } from '../../shared/planning/offer-expiry.ts';
 import { type Client, client, invitedMember, loginAs } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { openSocket } from '../support/sockets.ts';

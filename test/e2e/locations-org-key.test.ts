@@ -11,13 +11,8 @@ import type { RunningHost } from '../../lib/local/start.ts';
 import { authenticate } from '../../shared/auth/authorizer.ts';
 import { ROLES } from '../../shared/auth/roles.ts';
 import { db, locationsTableName, mainTableName, transactWrite } from '../../shared/db/client.ts';
-import {
-  importLocations,
-  locationAt,
-  locationKey,
-  organisationMove,
-  recordFix,
-} from '../../shared/locations/locations.ts';
+import { importLocations, locationAt, recordFix } from '../../shared/locations/fixes.ts';
+import { locationKey, organisationMove } from '../../shared/locations/locations.ts';
 import { type Client, client, freelanceDriver, invitedMember, loginAs, newOrganisation } from '../support/http.ts';
 import { ADMIN, startTestHost } from '../support/local.ts';
 import { withMiddleware } from '../support/middleware.ts';

@@ -606,7 +606,7 @@ describe('a second job whose worker died before it reached a runsheet the first 
 describe('a planning job that fails for good after a sweep dropped the offer watch', () => {
   it('leaves the pairs it wrote watched: they still expire', async () => {
     const { runPlanningJob, MAX_JOB_ATTEMPTS } = await import('../../shared/planning/job.ts');
-    const { expireOffers, watchOffers } = await import('../../shared/planning/broadcasts.ts');
+    const { expireOffers, watchOffers } = await import('../../shared/planning/offer-expiry.ts');
     const { watchKey } = await import('../../shared/planning/keys.ts');
     const { db, mainTableName } = await import('../../shared/db/client.ts');
     const { GetCommand } = await import('@aws-sdk/lib-dynamodb');

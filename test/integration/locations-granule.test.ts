@@ -8,9 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { useLocalServices } from '../support/local.ts';
 
 await useLocalServices();
-const { importLocations, driversWithin, nearestDriver, GEO_TIME_GRANULARITY_S } = await import(
-  '../../shared/locations/locations.ts'
-);
+const { importLocations } = await import('../../shared/locations/fixes.ts');
+const { driversWithin } = await import('../../shared/locations/search.ts');
+const { nearestDriver } = await import('../../shared/locations/nearest.ts');
+const { GEO_TIME_GRANULARITY_S } = await import('../../shared/locations/locations.ts');
 const { setClock, resetClock } = await import('../../shared/clock.ts');
 const { distanceM } = await import('../../shared/locations/geo.ts');
 type LocationRecord = Parameters<typeof importLocations>[0][number];

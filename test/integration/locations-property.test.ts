@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useLocalServices } from '../support/local.ts';
 
 await useLocalServices();
-const { importLocations, driversWithin, nearestDriver } = await import('../../shared/locations/locations.ts');
+const { importLocations } = await import('../../shared/locations/fixes.ts');
+const { driversWithin } = await import('../../shared/locations/search.ts');
+const { nearestDriver } = await import('../../shared/locations/nearest.ts');
 const { distanceM, MAX_INDEX_QUERIES } = await import('../../shared/locations/geo.ts');
 const { resetClock, setClock } = await import('../../shared/clock.ts');
 type LocationRecord = Parameters<typeof importLocations>[0][number];

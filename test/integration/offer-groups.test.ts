@@ -12,7 +12,7 @@ import { useLocalServices } from '../support/local.ts';
 await useLocalServices();
 const { db, mainTableName } = await import('../../shared/db/client.ts');
 const { groupKey, pairIdOf } = await import('../../shared/planning/keys.ts');
-const { addFirstWave } = await import('../../shared/planning/broadcasts.ts');
+const { addFirstWave } = await import('../../shared/planning/first-offers.ts');
 const { groupPairIds, offeredDrivers } = await import('../../shared/planning/offer-groups.ts');
 
 const groupOf = async (planId: string, runsheetId: string) =>

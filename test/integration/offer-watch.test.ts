@@ -1,5 +1,5 @@
 /**
- * The plan's offer watch (shared/planning/broadcasts.ts): one sweep entry for all of a planning job's pairs. A sweep
+ * The plan's offer watch (shared/planning/offer-expiry.ts): one sweep entry for all of a planning job's pairs. A sweep
  * reads the watch, then the pairs, then moves or drops the watch; a job may write pairs in between (a planning whose
  * offers expire before its job has written them all, or a second job of the same planning). Found by a review: the
  * sweep dropped the watch over pairs it had not seen, and they stayed offered for ever. Also the accept's rival close
@@ -19,10 +19,11 @@ const { db, mainTableName } = await import('../../shared/db/client.ts');
 const { orgSweepPartition } = await import('../../shared/db/shards.ts');
 const { PLAN_SHARDS, watchKey } = await import('../../shared/planning/keys.ts');
 const { asProblem } = await import('../../shared/http/problems.ts');
-const { addToGroup, expireOffers, putNewPair, readPair, recordEvent, watchOffers } = await import(
-  '../../shared/planning/broadcasts.ts'
-);
-type PairRecord = import('../../shared/planning/broadcasts.ts').PairRecord;
+const { recordEvent } = await import('../../shared/planning/broadcasts.ts');
+const { addToGroup } = await import('../../shared/planning/first-offers.ts');
+const { expireOffers, watchOffers } = await import('../../shared/planning/offer-expiry.ts');
+const { putNewPair, readPair } = await import('../../shared/planning/pair-records.ts');
+type PairRecord = import('../../shared/planning/pair-records.ts').PairRecord;
 
 /** The organisation of this file's plannings: its own list in the sweep index, the one the sweeps here read. */
 const ORG = randomUUID();

@@ -1,13 +1,13 @@
 /**
  * Issue 44.2 and 44.6: `npm run lint`'s check of the house (bin/check-house.ts) finds nothing in the house as it is,
  * and finds what it is for: a circle, an import from shared/ into lib/, a domain file speaking HTTP, a climbing
- * import, a file in no room of docs/design.md's map.
+ * import, a file in no room of docs/design.md's map; issue 56.2: a file of shared/ over the bound of lines.
  */
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { circles, findings } from '../../bin/check-house.ts';
+import { circles, findings, LONG_PENDING, linesOf, longFiles, MAX_LINES } from '../../bin/check-house.ts';
 
 describe("the house's shape", () => {
   it('holds: no circle, no climbing import, every file in a room of the map', () => {
@@ -42,5 +42,41 @@ describe("the house's shape", () => {
       'shared/log.ts (shared/log.ts, floor 1) imports lib/paths.ts (lib/, floor 5): imports run down',
     );
     expect(found).toContain("shared/attic.ts is in no room of docs/design.md's map");
+  });
+
+  describe('the bound of a room (issue 56.2)', () => {
+    it('lists only files that were over it when the bound came, at no more than their length then', () => {
+      // The list may only shrink: a new entry, or a longer length, fails here.
+      const then: Record<string, number> = { 'shared/imports/csv.ts': 652, 'shared/planning/plannings.ts': 719 };
+      for (const [file, lines] of Object.entries(LONG_PENDING)) {
+        expect(then[file], `${file} was not over the bound when it came`).toBeDefined();
+        expect(lines).toBeLessThanOrEqual(then[file]!);
+        expect(lines).toBeGreaterThan(MAX_LINES);
+      }
+    });
+
+    it('counts lines as wc -l does', () => {
+      expect(linesOf('a\nb\n')).toBe(2);
+      expect(linesOf('a\nb')).toBe(2);
+      expect(linesOf('')).toBe(0);
+    });
+
+    it('fails a copy of the house given a long new file, a listed file grown and a listed file split', () => {
+      const root = mkdtempSync(join(tmpdir(), 'house-'));
+      for (const top of ['bin', 'lib', 'functions', 'shared', 'docs'])
+        cpSync(top, join(root, top), { recursive: true });
+      writeFileSync(join(root, 'shared/workers/long.ts'), 'export const x = 1;\n'.repeat(MAX_LINES + 1));
+      writeFileSync(join(root, 'shared/workers/at-bound.ts'), 'export const y = 1;\n'.repeat(MAX_LINES));
+      const [grown, split] = Object.keys(LONG_PENDING) as [string, string];
+      appendFileSync(join(root, grown), '\n'.repeat(LONG_PENDING[grown]! - linesOf(readFileSync(grown, 'utf8')) + 1));
+      writeFileSync(join(root, split), 'export {};\n');
+      const found = longFiles(root, ['shared/workers/long.ts', 'shared/workers/at-bound.ts', grown, split]);
+      expect(found).toEqual([
+        `shared/workers/long.ts has ${MAX_LINES + 1} lines, over the bound of ${MAX_LINES}: split it by what it is for (STYLE.md)`,
+        `${grown} has ${LONG_PENDING[grown]! + 1} lines, more than the ${LONG_PENDING[grown]} it is listed at in LONG_PENDING: it may only shrink`,
+        `${split} has 1 lines, within the bound of ${MAX_LINES}: take it off LONG_PENDING`,
+      ]);
+      expect(findings(root).join('\n')).toContain('shared/workers/long.ts has 601 lines, over the bound of 600');
+    });
   });
 });
