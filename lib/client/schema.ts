@@ -23388,6 +23388,7 @@ export interface operations {
                                 /** @enum {string} */
                                 stopped: "time_limit" | "converged";
                             };
+                            applied_at?: string;
                             result?: {
                                 runsheets: {
                                     id: string;
@@ -23565,6 +23566,8 @@ export interface operations {
                             planning_id: string;
                             /** @enum {string} */
                             status: "queued" | "solving" | "completed" | "failed";
+                            /** @enum {string} */
+                            kind: "build" | "insertion";
                             dry_run: boolean;
                             /** @enum {string} */
                             objective: "distance" | "vehicles";
@@ -23619,6 +23622,7 @@ export interface operations {
                                         departure_utc: string;
                                         distance_from_previous_m: number;
                                     }[];
+                                    added?: string[];
                                 }[];
                                 unplanned: {
                                     task_id: string;
