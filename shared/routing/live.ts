@@ -25,7 +25,7 @@ import type { TaskStatus } from '#shared/planning/lifecycle';
 import { planningContents, runsheetTasksOf } from '#shared/planning/plannings';
 import type { RouteBuild } from '#shared/routing/builds';
 import { builtRunsheetId } from '#shared/routing/keys';
-import { type BuildTask, expandVehicles, loadOf } from '#shared/routing/problem';
+import { type BuildTask, expandVehicles, loadOf, round, routeView } from '#shared/routing/problem';
 import type { BuildResult, VehicleInput } from '#shared/routing/schemas';
 import { MAX_RUNSHEET_TASKS, ROUTE_DEFAULTS } from '#shared/routing/schemas';
 import type { InitialRoute, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/model';
@@ -351,11 +351,6 @@ export async function prepareLive(
   };
 }
 
-const round = (n: number, digits = 0) => {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
-};
-
 const UNPLANNED_DETAIL: Record<BuildResult['unplanned'][number]['code'], string> = {
   no_coordinates:
     'its pickup or drop-off address has no coordinates: import it with from_latitude/from_longitude and to_latitude/to_longitude',
@@ -374,7 +369,6 @@ export function toLiveResult(
   solution: RoutingSolution,
   solveMs: number,
 ): BuildResult {
-  const iso = (s: number) => new Date(prepared.baseMs + Math.round(s * 1000)).toISOString();
   const { problem, routes, firstNew } = prepared;
   const runsheets = solution.routes.flatMap((route) => {
     const added = [
@@ -390,28 +384,7 @@ export function toLiveResult(
         name: live ? live.name : vehicle!.id,
         vehicle_id: live ? (live.vehicle?.id ?? live.id) : vehicle!.id,
         ...(driverId ? { driver_id: driverId } : {}),
-        planned_start_utc: iso(route.departure),
-        planned_end_utc: iso(route.arrival),
-        planned_distance_m: round(route.distanceM),
-        planned_duration_s: round(route.durationS),
-        peak_load: {
-          weight_kg: round(route.peakLoad.weight, 3),
-          volume_m3: round(route.peakLoad.volume, 6),
-          items: route.peakLoad.items,
-        },
-        stops: route.stops.map((stop) => {
-          const point = prepared.points[stop.location]!;
-          return {
-            task_id: problem.tasks[stop.task]!.id,
-            kind: stop.kind,
-            latitude: point.latitude,
-            longitude: point.longitude,
-            arrival_utc: iso(stop.arrival),
-            start_utc: iso(stop.start),
-            departure_utc: iso(stop.departure),
-            distance_from_previous_m: round(stop.distanceFromPreviousM),
-          };
-        }),
+        ...routeView(prepared, route),
         added,
       },
     ];

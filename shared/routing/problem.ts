@@ -155,10 +155,45 @@ const MISSED_DETAIL: Record<MissedWindow, string> = {
     'its pickup and drop-off windows can be met, but no vehicle is back by its shift’s end afterwards, even with this task alone',
 };
 
-const round = (n: number, digits = 0) => {
+export const round = (n: number, digits = 0) => {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 };
+
+/**
+ * A solved route as contract 4.10's result shows it (X23's runsheets and X30's alike): its planned times, distance,
+ * duration and peak load, and its stops with their coordinates and times.
+ */
+export function routeView(
+  prepared: Pick<Prepared, 'problem' | 'baseMs' | 'points'>,
+  route: RoutingSolution['routes'][number],
+) {
+  const iso = (s: number) => new Date(prepared.baseMs + Math.round(s * 1000)).toISOString();
+  return {
+    planned_start_utc: iso(route.departure),
+    planned_end_utc: iso(route.arrival),
+    planned_distance_m: round(route.distanceM),
+    planned_duration_s: round(route.durationS),
+    peak_load: {
+      weight_kg: round(route.peakLoad.weight, 3),
+      volume_m3: round(route.peakLoad.volume, 6),
+      items: route.peakLoad.items,
+    },
+    stops: route.stops.map((stop) => {
+      const point = prepared.points[stop.location]!;
+      return {
+        task_id: prepared.problem.tasks[stop.task]!.id,
+        kind: stop.kind,
+        latitude: point.latitude,
+        longitude: point.longitude,
+        arrival_utc: iso(stop.arrival),
+        start_utc: iso(stop.start),
+        departure_utc: iso(stop.departure),
+        distance_from_previous_m: round(stop.distanceFromPreviousM),
+      };
+    }),
+  };
+}
 
 /** The result of contract 4.10 from the solver's solution. */
 export function toResult(
@@ -168,38 +203,15 @@ export function toResult(
   solveMs: number,
   tasksAsked: number,
 ): BuildResult {
-  const iso = (s: number) => new Date(prepared.baseMs + Math.round(s * 1000)).toISOString();
   const { problem } = prepared;
   const runsheets = solution.routes.map((route) => {
     const vehicle = prepared.vehicles[route.vehicle]!;
-    const peak: { weight_kg?: number; volume_m3?: number; items?: number } = {
-      weight_kg: round(route.peakLoad.weight, 3),
-      volume_m3: round(route.peakLoad.volume, 6),
-      items: route.peakLoad.items,
-    };
     return {
       id: builtRunsheetId(build.id, vehicle.id),
       name: vehicle.id,
       vehicle_id: vehicle.id,
       ...(vehicle.entry.driver_id ? { driver_id: vehicle.entry.driver_id } : {}),
-      planned_start_utc: iso(route.departure),
-      planned_end_utc: iso(route.arrival),
-      planned_distance_m: round(route.distanceM),
-      planned_duration_s: round(route.durationS),
-      peak_load: peak,
-      stops: route.stops.map((stop) => {
-        const point = prepared.points[stop.location]!;
-        return {
-          task_id: problem.tasks[stop.task]!.id,
-          kind: stop.kind,
-          latitude: point.latitude,
-          longitude: point.longitude,
-          arrival_utc: iso(stop.arrival),
-          start_utc: iso(stop.start),
-          departure_utc: iso(stop.departure),
-          distance_from_previous_m: round(stop.distanceFromPreviousM),
-        };
-      }),
+      ...routeView(prepared, route),
     };
   });
   const unplanned = [

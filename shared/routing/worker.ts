@@ -34,6 +34,7 @@ import { liveTravel, prepareLive, readLiveRoutes, toLiveResult } from '#shared/r
 import { type BuildTask, prepareProblem, toResult } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
 import { solveInThread } from '#shared/routing/solve-runner';
+import type { ProblemToSolve } from '#shared/routing/travel';
 import { earliestShiftStartMs, travelPortFor } from '#shared/routing/travel-model';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 import { failRun, finishJob } from '#shared/workers/endings';
@@ -122,15 +123,21 @@ async function solveBuild(build: RouteBuild, tasks: BuildTask[]): Promise<BuildR
     travelPortFor(build.request.travel, earliestShiftStartMs(build.request.vehicles)),
   );
   const started = clock.nowMs();
+  const solution = await solveWithProgress(build, prepared.problem);
+  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_count);
+}
+
+/** The build's problem solved in the solver's thread, its progress written on the build as it comes (X24's). */
+async function solveWithProgress(build: RouteBuild, problem: ProblemToSolve) {
   const progress = progressWriter(build);
-  const solution = await solveInThread(prepared.problem, {
+  const solution = await solveInThread(problem, {
     seed: seedOf(build.id),
     timeLimitMs: build.request.time_limit_s * 1000,
     progressEveryMs: PROGRESS_EVERY_MS,
     onProgress: progress.onProgress,
   });
   await progress.written();
-  return toResult(build, prepared, solution, clock.nowMs() - started, build.task_count);
+  return solution;
 }
 
 /** The solver's progress written on the build as it comes (X24's `progress`), one write at a time. */
@@ -163,14 +170,7 @@ async function solveInsertion(build: RouteBuild, tasks: BuildTask[]) {
   const travel = liveTravel(routes);
   const prepared = await prepareLive(build, routes, tasks, now, travelPortFor(travel, now));
   const started = clock.nowMs();
-  const progress = progressWriter(build);
-  const solution = await solveInThread(prepared.problem, {
-    seed: seedOf(build.id),
-    timeLimitMs: build.request.time_limit_s * 1000,
-    progressEveryMs: PROGRESS_EVERY_MS,
-    onProgress: progress.onProgress,
-  });
-  await progress.written();
+  const solution = await solveWithProgress(build, prepared.problem);
   return { result: toLiveResult(build, prepared, solution, clock.nowMs() - started), travel };
 }
 

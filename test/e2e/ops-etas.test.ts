@@ -188,6 +188,13 @@ describe('ETAs and stops at risk on /ops (issue 52 item 4)', () => {
     // Markup in a task_ref is text: nothing ran, no element was made of it.
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
     expect(await page.$$eval('#attention-list img, #board img', (imgs) => imgs.length)).toBe(0);
+    // At a phone's width (issue 55 item 3: 27 items there were two screens) the list holds the same one item, shown.
+    await page.setViewport({ width: 390, height: 844 });
+    expect(await page.$$eval(`#attention-list li[data-runsheet="${built.id}"]`, (items) => items.length)).toBe(1);
+    expect(await page.evaluate(`document.querySelector('${lateItem()}').getBoundingClientRect().height > 0`)).toBe(
+      true,
+    );
+    await page.setViewport({ width: 1366, height: 768 });
   }, 120_000);
 
   it('counts on the board: at risk, behind plan (inside its window, not late) and past its window apart', async () => {

@@ -214,7 +214,7 @@ describe('npm run deploy (bin/deploy.ts)', () => {
     const env = fakeEnv({ AWS_REGION: 'eu-west-1', FAKE_BOOTSTRAP_STATUS: 'CREATE_COMPLETE', FAKE_CONCURRENCY: '10' });
     const refused = await deploy([...base, '-c', 'reserveConcurrency=true', '--check'], env);
     expect(refused.code).toBe(1);
-    expect(refused.out).toContain('the quota in eu-west-1 must be at least 275, it is 10');
+    expect(refused.out).toContain('the quota in eu-west-1 must be at least 295, it is 10');
     const noted = await deploy([...base, '--check'], env);
     expect(noted.code).toBe(0);
     expect(noted.out).toContain('--quota-code L-B99A9384 --desired-value 1000 --region eu-west-1');

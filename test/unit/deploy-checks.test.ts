@@ -171,9 +171,9 @@ describe('the bootstrap stack', () => {
 describe('the Lambda concurrency quota (issue 35 item 4)', () => {
   it('refuses reserved concurrency the quota cannot hold, and notes a new account’s quota', () => {
     expect(concurrencyCheck(10, 'eu-west-1', { reserveConcurrency: 'true' }).problem).toMatch(
-      /must be at least 275, it is 10/,
+      /must be at least 295, it is 10/,
     );
-    expect(concurrencyCheck(275, 'eu-west-1', { reserveConcurrency: 'true' }).problem).toBeUndefined();
+    expect(concurrencyCheck(295, 'eu-west-1', { reserveConcurrency: 'true' }).problem).toBeUndefined();
     expect(concurrencyCheck(10, 'eu-west-1', {})).toEqual({ note: expect.stringContaining('L-B99A9384') });
     expect(concurrencyCheck(1000, 'eu-west-1', {})).toEqual({});
   });
