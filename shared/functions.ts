@@ -73,9 +73,11 @@ export const backgroundFunctions: readonly FunctionDef[] = [
     // Contract 4.10: reads the build's tasks and their import jobs, writes progress and the result, adds the runsheets
     // (tasks marked, the planning's version moved), assigns a driver's runsheet as X16 does (its pair events on the
     // planning's channel and to partners: GSI2 and the queue, as X16's needs say), tells route_build.* the same way.
+    // An insertion (X30, routing/live.ts) starts each live route from its driver's last fix: the locations, read.
     needs: {
       main: 'write',
       indexes: ['GSI2'],
+      locations: 'read',
       queue: true,
       realtime: true,
       roadTravel: true,

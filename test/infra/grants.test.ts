@@ -71,7 +71,9 @@ describe('least privilege per function', () => {
 
   it('holds far fewer DynamoDB grants than one read-write grant on everything (issue 16 counted 11 555)', () => {
     const total = policies.reduce((sum, policy) => sum + dynamodbGrantCount(policy), 0);
-    expect(total).toBeLessThan(1500);
+    // 1 521 at 149 functions (X30 and X31 brought about 40, each its own route's grants, no wildcard: the test
+    // above); the bound is 1 600, a seventh of the one grant on everything, and grows only with a reason here.
+    expect(total).toBeLessThan(1600);
   });
 
   it('lists each function’s grants in docs/grants.md, generated and current (npm run grants)', () => {
