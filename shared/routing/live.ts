@@ -15,6 +15,7 @@
  * The result is 4.10's: each runsheet the search added to with its whole remaining stop list and `added[]`, new
  * runsheets as X23 makes them, `unplanned[]` for the tasks asked for. apply-insertion.ts applies it.
  */
+import { mapLimited } from '#shared/concurrency';
 import { getAll, mainTableName, queryAll } from '#shared/db/client';
 import { currentFixes } from '#shared/locations/positions';
 import { logger } from '#shared/log';
@@ -30,6 +31,9 @@ import type { BuildResult, VehicleInput } from '#shared/routing/schemas';
 import { MAX_RUNSHEET_TASKS, ROUTE_DEFAULTS } from '#shared/routing/schemas';
 import type { InitialRoute, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/model';
 import type { Point, ProblemToSolve, TravelPort, TravelSettings } from '#shared/routing/travel';
+
+/** Live runsheets whose progress an insertion reads at once. */
+const PROGRESS_READS_AT_ONCE = 16;
 
 type Task = Record<string, unknown> & { id: string };
 
@@ -84,22 +88,21 @@ export async function readLiveRoutes(build: RouteBuild, nowMs: number): Promise<
   const drivers = live.flatMap((item) => driverOf(String(item['id'])) ?? []);
   const [fixes, progresses] = await Promise.all([
     drivers.length > 0 ? currentFixes(build.org_id, drivers) : new Map<string, Point & { server_time: string }>(),
-    Promise.all(
-      live.map(async (item) => {
-        const id = String(item['id']);
-        if (!driverOf(id)) return new Map<string, TaskStatus>();
-        const key = assignKey(planId, id);
-        const found = await queryAll<{ task_id: string; status: TaskStatus }>({
-          TableName: mainTableName(),
-          ConsistentRead: true,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :progress)',
-          ExpressionAttributeValues: { ':pk': key.PK, ':progress': progressPrefix(id) },
-          ProjectionExpression: 'task_id, #status',
-          ExpressionAttributeNames: { '#status': 'status' },
-        });
-        return new Map(found.map((p) => [p.task_id, p.status]));
-      }),
-    ),
+    // Each live runsheet's progress: one Query each, a few at a time (a planning may hold hundreds under way).
+    mapLimited(live, PROGRESS_READS_AT_ONCE, async (item) => {
+      const id = String(item['id']);
+      if (!driverOf(id)) return new Map<string, TaskStatus>();
+      const key = assignKey(planId, id);
+      const found = await queryAll<{ task_id: string; status: TaskStatus }>({
+        TableName: mainTableName(),
+        ConsistentRead: true,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :progress)',
+        ExpressionAttributeValues: { ':pk': key.PK, ':progress': progressPrefix(id) },
+        ProjectionExpression: 'task_id, #status',
+        ExpressionAttributeNames: { '#status': 'status' },
+      });
+      return new Map(found.map((p) => [p.task_id, p.status]));
+    }),
   ]);
   return live.map((item, k) => {
     const id = String(item['id']);
