@@ -26,12 +26,12 @@ export const DEFAULT_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'
  * and when CDK bundles the function.
  */
 export const OPS_ASSETS = {
-  'app.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/.cache/ops-console/app.js' },
+  'app.js': { type: 'text/javascript; charset=utf-8', source: '.build/ops-console/app.js' },
   'app.css': { type: 'text/css; charset=utf-8', source: 'shared/ops/app.css' },
   // Named by the page's <link rel="icon">, so that no browser asks for /favicon.ico (a 404 on every load).
   'favicon.svg': { type: 'image/svg+xml', source: 'shared/ops/favicon.svg' },
   // The recipients' tracking page (shared/tracking/page.ts): its script, bundled with the console's, and its styles.
-  'track.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/.cache/ops-console/track.js' },
+  'track.js': { type: 'text/javascript; charset=utf-8', source: '.build/ops-console/track.js' },
   'track.css': { type: 'text/css; charset=utf-8', source: 'shared/tracking/track.css' },
   'leaflet.js': { type: 'text/javascript; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.js' },
   'leaflet.css': { type: 'text/css; charset=utf-8', source: 'node_modules/leaflet/dist/leaflet.css' },
