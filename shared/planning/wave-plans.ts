@@ -16,10 +16,11 @@
  * list. The registry is written once a planning's dispatch starts or comes back, not on every close and wave.
  */
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { orgListEntries, orgSweepPartition, shardOf } from '#shared/db/shards';
-import { groupRunsheetIdOf, PLAN_SHARDS, planIdOf, waveWatchKey } from '#shared/planning/keys';
+import { groupKey, groupRunsheetIdOf, PLAN_SHARDS, planIdOf, waveWatchKey } from '#shared/planning/keys';
 
 /** A planning's list of runsheets whose next wave is due to be judged (GSI3PK: a runsheet's shard), an entry's sort key. */
 export const WAVES = 'WAVES';
@@ -142,4 +143,39 @@ export async function duePage(
       if (!isConditionalFailure(error)) throw error;
     });
   return { items: [], full: false };
+}
+
+/**
+ * Asks the wave worker to look at the runsheet now (its offer group's entry in its planning's wave list, due
+ * now; `gen` moves so that a worker that read the group before this judges it again). A withdrawal also allows one
+ * wave past `max_waves`: the runsheet goes back to dispatch however many waves it had.
+ */
+export async function checkWaveSoon(
+  planId: string,
+  orgId: string,
+  runsheetId: string,
+  extraWave = false,
+): Promise<void> {
+  const mark = (raise: boolean) =>
+    db().send(
+      new UpdateCommand({
+        TableName: mainTableName(),
+        Key: groupKey(planId, runsheetId),
+        // A group out of every list (settled) goes into the registry, so its planning is registered (above).
+        UpdateExpression: `SET GSI3PK = if_not_exists(GSI3PK, :waves), GSI3SK = :due${raise ? ', waves_allowed = wave + :one' : ''} ADD gen :one`,
+        // The extra wave only raises the limit: a runsheet still short of it keeps the waves it had left.
+        ConditionExpression: raise ? 'attribute_exists(wave) AND waves_allowed <= wave' : 'attribute_exists(wave)',
+        ExpressionAttributeValues: {
+          ':waves': wavePlansPartition(orgId),
+          ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
+          ':one': 1,
+        },
+      }),
+    );
+  try {
+    await mark(extraWave);
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    if (extraWave) await checkWaveSoon(planId, orgId, runsheetId, false);
+  }
 }
