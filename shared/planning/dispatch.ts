@@ -2,30 +2,42 @@
  * The dispatcher's moves on one runsheet (contract 4.7): X16 gives it to a driver (`assignRunsheet`), X17 offers it
  * again now (`reofferRunsheet`: a wave sent by the wave worker's machinery, shared/planning/waves.ts) and X18 takes it
  * out of dispatch (`cancelRunsheet`). Each answers with the runsheet as X14 lists it, read consistently after the
- * move. The records they move: shared/planning/dispatch-records.ts.
+ * move. The records they move: shared/planning/dispatch-records.ts. Each is a shell: it reads, asks
+ * shared/planning/runsheet-moves.ts what the move is (its legality, its writes as data, its refusal, what it tells),
+ * writes (shared/planning/writes.ts `writeAll`) and hands what it tells to shared/planning/announcements.ts `publish`;
+ * the pair moves it causes (the assignment, the closes) go through broadcasts.ts `recordEvent`.
  */
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { userKey } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
-import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
+import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { conflict, invalidAt, isDomainError, notFound } from '#shared/errors';
 import { newUuid } from '#shared/ids';
 import { releaseTasks } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
-import { publishEvent } from '#shared/notifications/realtime';
+import { publish } from '#shared/planning/announcements';
 import { recordEvent } from '#shared/planning/broadcasts';
 import { type Assignment, type DispatchGroup, dispatchRecords } from '#shared/planning/dispatch-records';
-import { assignKey, groupKey, pairKey, planningDriverKey, runsheetKey, winsKey } from '#shared/planning/keys';
-import { askRunsheet, isOpenPair, pairMove, runsheetRefusal } from '#shared/planning/lifecycle';
-import { groupPairIds, offeredEntry } from '#shared/planning/offer-groups';
+import { assignKey, groupKey, pairKey, planningDriverKey, runsheetKey } from '#shared/planning/keys';
+import { isOpenPair } from '#shared/planning/lifecycle';
+import { groupPairIds } from '#shared/planning/offer-groups';
 import { planningRunsheets } from '#shared/planning/offered-runsheets';
 import { type PairState, putNewPair, servicePair } from '#shared/planning/pair-records';
 import { visiblePlanning } from '#shared/planning/planning-records';
+import {
+  cancelAnnouncements,
+  cancelLost,
+  decideCancel,
+  judgeRunsheet,
+  listNewPair,
+  pairToAssign,
+  releaseClaim,
+  reofferWrite,
+} from '#shared/planning/runsheet-moves';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
-import { waveDueKey, wavePlansPartition } from '#shared/planning/wave-plans';
 import { WaveJudge } from '#shared/planning/waves';
-import { publishPartnerEvent } from '#shared/webhooks/deliveries';
+import { writeAll } from '#shared/planning/writes';
 
 /** A runsheet as X16–X18 answer it (X14's entry), read consistently after the action. */
 async function runsheetSummary(planId: string, runsheetId: string) {
@@ -74,14 +86,16 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
   );
   if (!member.Item) throw invalidAt('driver_id', 'is not a driver of this planning (add them with P7 first)');
   // The same assignment again (a retry) answers as the first did.
-  if (askRunsheet('assign', current, driverId) === 'again') return current;
+  const judged = judgeRunsheet('assign', current, driverId);
+  if (judged.kind === 'refused') throw judged.error;
+  if (judged.kind === 'again') return current;
   const group = await readGroup(planId, runsheetId);
   const pairs = await getAll<{ id: string; current_state: PairState; pair: { driver: { id: string } } }>(
     mainTableName(),
     groupPairIds(group, runsheetId).map((id) => pairKey(planId, id)),
     { ProjectionExpression: 'id, current_state, pair', ConsistentRead: true },
   );
-  let pair = pairs.find((p) => p.pair.driver.id === driverId && pairMove(p.current_state, 'assigned'));
+  let pair = pairToAssign(pairs, driverId);
   if (!pair) {
     const user = (
       await getAll<{ name?: string }>(mainTableName(), [userKey(driverId)], {
@@ -100,19 +114,8 @@ export async function assignRunsheet(caller: Caller, planId: string, runsheetId:
       at: now,
       offerTtlS: planning.job?.offer_ttl_s ?? JOB_DEFAULTS.offer_ttl_s,
     });
-    await db().send(
-      new UpdateCommand({
-        TableName: mainTableName(),
-        Key: groupKey(planId, runsheetId),
-        UpdateExpression: 'SET entity = :entity ADD pair_ids :ids, offered :drivers',
-        ExpressionAttributeValues: {
-          ':entity': 'runsheet_offers',
-          ':ids': new Set([id]),
-          // Its pair is listed by id (a new one each assignment): the driver's entry names no wave.
-          ':drivers': new Set([offeredEntry(0, driverId)]),
-        },
-      }),
-    );
+    // Its pair is listed by id (a new one each assignment): the driver's entry names no wave.
+    await writeAll([listNewPair(planId, runsheetId, id, driverId)]);
     await putNewPair(record);
     pair = { id, current_state: 'created', pair: { driver: { id: driverId } } };
   }
@@ -137,33 +140,11 @@ export async function reofferRunsheet(
   const { org_id: orgId } = await visiblePlanning(caller, planId);
   for (let round = 0; round < 5; round++) {
     const current = await runsheetSummary(planId, runsheetId);
-    askRunsheet('reoffer', current);
+    const judged = judgeRunsheet('reoffer', current);
+    if (judged.kind === 'refused') throw judged.error;
     const group = (await readGroup(planId, runsheetId))!;
-    const wave = group.wave ?? 1;
     try {
-      await db().send(
-        new UpdateCommand({
-          TableName: mainTableName(),
-          Key: groupKey(planId, runsheetId),
-          // A group out of every list (unassigned) goes into the registry: its planning is registered (wave-plans.ts).
-          UpdateExpression:
-            'SET reoffer = :reoffer, waves_allowed = :allowed, GSI3PK = if_not_exists(GSI3PK, :waves), GSI3SK = :due ADD gen :one',
-          ConditionExpression: 'wave = :wave AND (attribute_not_exists(gen) OR gen = :gen)',
-          ExpressionAttributeValues: {
-            ':reoffer': {
-              wave: wave + 1,
-              ...(settings.max_candidates ? { max_candidates: settings.max_candidates } : {}),
-              ...(settings.offer_ttl_s ? { offer_ttl_s: settings.offer_ttl_s } : {}),
-            },
-            ':allowed': Math.max(group.waves_allowed ?? wave, wave + 1),
-            ':waves': wavePlansPartition(orgId),
-            ':due': waveDueKey(clock.nowIso(), planId, runsheetId),
-            ':one': 1,
-            ':wave': wave,
-            ':gen': group.gen ?? 0,
-          },
-        }),
-      );
+      await writeAll([reofferWrite({ planId, orgId, runsheetId, now: clock.nowIso() }, group, settings)]);
     } catch (error) {
       if (isConditionalFailure(error)) continue; // a close or a wave came between: judge again
       throw error;
@@ -199,67 +180,30 @@ async function releaseCancelledTasks(orgId: string, planId: string, runsheetId: 
 export async function cancelRunsheet(caller: Caller, planId: string, runsheetId: string, reason: string) {
   const planning = await visiblePlanning(caller, planId);
   const current = await runsheetSummary(planId, runsheetId);
-  // (A runsheet under way, contract 4.8, is its driver's: `in_progress` and `completed` refuse.)
-  if (askRunsheet('cancel', current) === 'again') {
+  const ask = { planId, runsheetId, reason, by: caller.id, at: clock.nowIso() };
+  const decision = decideCancel(current, ask);
+  if (decision.kind === 'refused') throw decision.error;
+  if (decision.kind === 'again') {
     // A cancel that died after its mark left its tasks marked: the repeat frees them.
     await releaseCancelledTasks(planning.org_id, planId, runsheetId);
     return current;
   }
-  const at = clock.nowIso();
-  const mark = {
-    TableName: mainTableName(),
-    Key: groupKey(planId, runsheetId),
-    UpdateExpression: 'SET entity = :entity, cancelled = :cancelled REMOVE GSI3PK, GSI3SK ADD gen :one',
-    ConditionExpression: 'attribute_not_exists(cancelled)',
-    ExpressionAttributeValues: {
-      ':entity': 'runsheet_offers',
-      ':cancelled': { at, reason, by: caller.id },
-      ':one': 1,
-    },
-  };
   try {
-    if (current.status === 'assigned') {
-      // Its driver's first task event may land between the status read and the mark: the mark holds only while the
-      // claim has none (the event, for its part, holds only while the runsheet is not cancelled: execution.ts).
-      await transactWrite([
-        { Update: mark },
-        {
-          ConditionCheck: {
-            TableName: mainTableName(),
-            Key: assignKey(planId, runsheetId),
-            ConditionExpression: 'attribute_not_exists(started_at)',
-          },
-        },
-      ]);
-    } else await db().send(new UpdateCommand(mark));
+    await writeAll(decision.writes);
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
-    if (cancelledIndexes(error).includes(1)) {
-      throw runsheetRefusal('cancel', { ...current, status: 'in_progress' });
-    }
+    const refused = cancelLost(current, cancelledIndexes(error));
+    if (refused) throw refused;
   }
   await releaseCancelledTasks(planning.org_id, planId, runsheetId);
   const claim = await readClaim(planId, runsheetId);
-  const key = `${runsheetId}:cancelled`;
   if (claim) {
-    await db()
-      .send(
-        new UpdateCommand({
-          TableName: mainTableName(),
-          Key: winsKey(planId, claim.driver_id),
-          UpdateExpression: 'ADD wins :minus',
-          ConditionExpression: 'wins > :zero',
-          ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!isConditionalFailure(error)) throw error;
-      });
-    await db().send(new DeleteCommand({ TableName: mainTableName(), Key: assignKey(planId, runsheetId) }));
-    await publishEvent(`user.${claim.driver_id}`, 'runsheet.cancelled', {
-      key,
-      data: { planning_id: planId, runsheet_id: runsheetId, pair_id: claim.pair_id, reason },
+    const release = releaseClaim(ask, claim);
+    await writeAll([release.count]).catch((error: unknown) => {
+      if (!isConditionalFailure(error)) throw error;
     });
+    await writeAll([release.claim]);
+    await publish(release.told);
   }
   const group = await readGroup(planId, runsheetId);
   const pairs = await getAll<{ id: string; current_state: PairState }>(
@@ -275,8 +219,6 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
       },
     );
   }
-  const data = { planning_id: planId, runsheet_id: runsheetId, reason };
-  await publishEvent(`planning.${planId}`, 'runsheet.cancelled', { key, data });
-  await publishPartnerEvent(planning.org_id, 'runsheet.cancelled', data, key);
+  await publish(cancelAnnouncements(ask, planning.org_id));
   return runsheetSummary(planId, runsheetId);
 }

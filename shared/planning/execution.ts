@@ -17,7 +17,7 @@ import { clock, toUtcIso } from '#shared/clock';
 import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, transactWrite } from '#shared/db/client';
 import { conflict, invalidAt, notFound } from '#shared/errors';
 import { currentFixes } from '#shared/locations/positions';
-import { publishEvent } from '#shared/notifications/realtime';
+import { publish } from '#shared/planning/announcements';
 import { type Assignment, dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch-records';
 import { runsheetEtas } from '#shared/planning/etas';
 import {
@@ -41,8 +41,8 @@ import {
 import { readRunsheetItem } from '#shared/planning/planning-records';
 import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
 import { checkProofs, namingRefusal, namingWrites, proofViews } from '#shared/planning/proofs';
+import { taskAnnouncements } from '#shared/planning/runsheet-moves';
 import { ARRIVALS_LIMIT, type FAILURE_REASONS, TIMELINE_LIMIT } from '#shared/planning/schemas';
-import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export type { TaskEventType, TaskStatus } from '#shared/planning/lifecycle';
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -341,7 +341,7 @@ export async function recordTaskEvent(caller: Caller, runsheetId: string, taskId
 
 /**
  * The event on `planning.<id>` and to the organisation's partners, and `runsheet.completed` once every task is
- * delivered or failed. Keys name the event itself, so a repeat carries the same frame id and `webhook-id`.
+ * delivered or failed (runsheet-moves.ts `taskAnnouncements`), told by the one publisher.
  */
 async function announce(
   planId: string,
@@ -356,42 +356,18 @@ async function announce(
   const planning = await findPlanning(planId);
   if (!planning) return;
   const entry = progress.timeline.find((e) => e.type === type && e.happened_at_utc === happened)!;
-  const driver = { id: caller.id, name: claim.driver_name ?? '' };
-  const key = `${runsheet.id}:${task.id}:${type}:${happened}`;
-  const data = {
-    planning_id: planId,
-    runsheet_id: runsheet.id,
-    task_id: task.id,
-    ...(task['task_ref'] ? { task_ref: String(task['task_ref']) } : {}),
-    driver,
-    type,
-    status: entry.status,
-    happened_at_utc: happened,
-    latitude: entry.latitude ?? null,
-    longitude: entry.longitude ?? null,
-    failure_reason: entry.failure_reason ?? null,
-    ...(entry.note ? { note: entry.note } : {}),
-    ...(entry.recipient_name ? { recipient_name: entry.recipient_name } : {}),
-    proof_ids: entry.proof_ids ?? [],
-  };
-  await publishEvent(`planning.${planId}`, `task.${type}`, { key, data });
-  await publishPartnerEvent(planning.org_id, `task.${type}`, data, key);
-  if (claim.completed_at) {
-    const done = Number(claim.tasks_done ?? 0);
-    const failed = Number(claim.tasks_failed ?? 0);
-    const completedKey = `${runsheet.id}:completed:${claim.pair_id}`;
-    const completed = {
-      planning_id: planId,
-      runsheet_id: runsheet.id,
-      driver,
-      completed_at: claim.completed_at,
-      tasks_total: Number(claim.tasks_total ?? done),
-      tasks_delivered: done - failed,
-      tasks_failed: failed,
-    };
-    await publishEvent(`planning.${planId}`, 'runsheet.completed', { key: completedKey, data: completed });
-    await publishPartnerEvent(planning.org_id, 'runsheet.completed', completed, completedKey);
-  }
+  await publish(
+    taskAnnouncements({
+      planId,
+      orgId: planning.org_id,
+      runsheetId: runsheet.id,
+      task,
+      driver: { id: caller.id, name: claim.driver_name ?? '' },
+      type,
+      entry,
+      claim,
+    }),
+  );
 }
 
 /**

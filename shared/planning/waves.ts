@@ -26,6 +26,7 @@ import { isDomainError } from '#shared/errors';
 import { logger } from '#shared/log';
 import { sendPushMessages } from '#shared/notifications/push-keys';
 import { publishEvent, publishEvents } from '#shared/notifications/realtime';
+import { publish } from '#shared/planning/announcements';
 import { closedAlready, recordEvent } from '#shared/planning/broadcasts';
 import type { DispatchGroup } from '#shared/planning/dispatch-records';
 import {
@@ -57,10 +58,10 @@ import {
   servicePair,
 } from '#shared/planning/pair-records';
 import { findPlanning, type Planning } from '#shared/planning/planning-records';
+import { unassignAnnouncements } from '#shared/planning/runsheet-moves';
 import { JOB_DEFAULTS } from '#shared/planning/schemas';
 import { parametersOf, runsheetsWonBy, WaveDrivers, withOffered } from '#shared/planning/wave-drivers';
 import { duePage, registeredPlannings, waveDueKey } from '#shared/planning/wave-plans';
-import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 export const DRIVER_APPLICATION = () => process.env['DRIVER_APPLICATION_KEY'] ?? 'driver-app';
 
@@ -546,11 +547,7 @@ export class WaveJudge extends WaveDrivers {
       if (isConditionalFailure(error)) return;
       throw error;
     }
-    // One event per unassignment: X17 may find nobody left and unassign the runsheet again at the same wave.
-    const key = `${runsheetId}:unassigned:${group.wave}:${gen}`;
-    const data = { planning_id: planId, runsheet_id: runsheetId, unassigned_reason: reason };
-    await publishEvent(`planning.${planId}`, 'runsheet.unassigned', { key, data });
-    await publishPartnerEvent(planning.org_id, 'runsheet.unassigned', data, key);
+    await publish(unassignAnnouncements({ planId, orgId: planning.org_id, runsheetId, wave: group.wave, gen }, reason));
     await this.settle(runsheetId, gen + 1, {});
   }
 
