@@ -138,8 +138,10 @@ async function readMore(read: PairReading, need: 'record' | 'limit' | 'claim', p
   return { ...read, claim: (out.Item as ClaimFacts | undefined) ?? null };
 }
 
-/** Writes a decision's items; a write that lost says which conditions failed (and forgets the limit and claim it was
- * judged on: a refusal reads them as they are now). */
+/**
+ * Writes a decision's items; a write that lost says which conditions failed (and forgets the limit and claim it was
+ * judged on: a refusal reads them as they are now).
+ */
 async function write(read: PairReading, record: PairRecord, writes: Write[]): Promise<PairReading> {
   try {
     await writeAll(writes);
