@@ -4,7 +4,7 @@
  * follow its state: X12's `DRIVER#<id>#OFFERS`, R5's entry in the sweep index), its view, its first write
  * (`putNewPair`), its reads (R1, R2, X12), and the shapes of the events its moves announce (`pairEventKey`,
  * `offerNew`). The planning job's pairs do not copy their runsheet (`runsheet_ref`: R1/R2 assemble it from the
- * planning's runsheet item). The moves are shared/planning/broadcasts.ts's.
+ * planning's runsheet item). The moves are decided by shared/planning/pair-moves.ts and made by broadcasts.ts.
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#shared/auth/caller';
