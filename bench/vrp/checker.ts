@@ -273,7 +273,10 @@ export function checkRouteBuild(input: CheckInput): Violation[] {
         load[d] += task.load[d] ?? 0;
         peak[d] = Math.max(peak[d], load[d]);
         if (load[d] > capacityOf(vehicle, d) + 1e-9)
-          fail('capacity', `${where}: ${d} on board ${load[d]} at the start, over the capacity ${capacityOf(vehicle, d)}`);
+          fail(
+            'capacity',
+            `${where}: ${d} on board ${load[d]} at the start, over the capacity ${capacityOf(vehicle, d)}`,
+          );
       }
     }
 

@@ -42,7 +42,7 @@ import {
 } from '#shared/routing/apply';
 import { type RouteBuild, readResult } from '#shared/routing/builds';
 import { builtRunsheetId } from '#shared/routing/keys';
-import { liveTravel, type LiveRoute } from '#shared/routing/live';
+import { type LiveRoute, liveTravel } from '#shared/routing/live';
 import { type BuildTask, expandVehicles } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
 import type { TravelSettings } from '#shared/routing/travel';

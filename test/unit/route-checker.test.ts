@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import {
   type CheckTask,
   checkRouteBuild,
+  checkTaskOf,
   type LiveRunsheet,
   type LiveState,
-  checkTaskOf,
   type Point,
   plannedMetres,
   plannedSeconds,
