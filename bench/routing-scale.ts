@@ -18,12 +18,15 @@ import { routingSession } from './vrp/service.ts';
 const TASKS = Number(process.env['ROUTING_SCALE_TASKS'] ?? 2000);
 const VEHICLES = Number(process.env['ROUTING_SCALE_VEHICLES'] ?? 200);
 const DAY = Date.parse('2026-12-01T00:00:00Z');
-/** Singapore's day in UTC: 08:00 local is 00:00Z. */
-const hour = (h: number) => DAY + h * 3_600_000;
 const SEED = 43;
 
-/** A seeded day in a 25 km × 18 km city: its tasks and its fleet. */
-export function cityDay(tasks = TASKS, vehicles = VEHICLES) {
+/**
+ * A seeded day in a 25 km × 18 km city: its tasks and its fleet. `day`: its first instant (Singapore's day in UTC:
+ * 08:00 local is 00:00Z). The same seed gives the same first rows whatever the count: a longer day is a shorter one
+ * and more tasks after it.
+ */
+export function cityDay(tasks = TASKS, vehicles = VEHICLES, day = DAY) {
+  const hour = (h: number) => day + h * 3_600_000;
   const random = seededRandom(SEED);
   const centre = { latitude: 1.35, longitude: 103.82 };
   const around = (p: Point, km: number): Point => {

@@ -14,10 +14,12 @@
  * figure compared with the best known (Solomon `<name>_distance`; Li & Lim BKS.json) and with VROOM's
  * (`vroom-x5.txt`: v1.14.0, one thread, `-x 5`).
  *
- * Alone: `npx tsx bench/routing.ts [--time-limit 10] [C101,lr101,…]` (or ROUTING_TIME_LIMIT_S, ROUTING_INSTANCES).
+ * Alone: `npx tsx bench/routing.ts [--time-limit 10] [C101,lr101,…]` (or ROUTING_TIME_LIMIT_S, ROUTING_INSTANCES);
+ * `--insertion` runs the insertion case instead (bench/routing-insertion.ts: X30 on a city day under way).
  */
 import './env.ts';
 import { stopBenchHost } from './host.ts';
+import { benchRoutingInsertion } from './routing-insertion.ts';
 import { checkRouteBuild, checkTaskOf } from './vrp/checker.ts';
 import { routingCsv } from './vrp/csv.ts';
 import { loadVrpInstances } from './vrp/instances.ts';
@@ -128,7 +130,11 @@ export async function benchRouting(options: { timeLimitS?: number; names?: reado
   return rows;
 }
 
-if (process.argv[1]?.endsWith('routing.ts')) {
+if (process.argv[1]?.endsWith('routing.ts') && process.argv.includes('--insertion')) {
+  const limitAt = process.argv.indexOf('--time-limit');
+  await benchRoutingInsertion(limitAt >= 0 ? { timeLimitS: Number(process.argv[limitAt + 1]) } : {});
+  await stopBenchHost();
+} else if (process.argv[1]?.endsWith('routing.ts')) {
   const args = process.argv.slice(2);
   const limitAt = args.indexOf('--time-limit');
   const timeLimitS = limitAt >= 0 ? Number(args[limitAt + 1]) : undefined;

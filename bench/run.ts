@@ -18,6 +18,7 @@ import { benchPlanning } from './planning.ts';
 import { benchPositionLag } from './position-lag.ts';
 import { benchRequests } from './requests.ts';
 import { benchRouting } from './routing.ts';
+import { benchRoutingInsertion } from './routing-insertion.ts';
 import { benchRoutingScale } from './routing-scale.ts';
 import { benchRoutingSolver } from './routing-solver.ts';
 import { benchScale } from './scale.ts';
@@ -48,6 +49,7 @@ await benchDispatchDay();
 benchRoutingSolver({ limitS: Number(process.env['ROUTING_LIMIT_S'] ?? 10) });
 await benchRouting();
 await benchRoutingScale();
+await benchRoutingInsertion();
 // Its own process: its host's DynamoDB client points at the counting proxy.
 await benchHotKeys();
 await stopBenchHost();

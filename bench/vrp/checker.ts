@@ -121,11 +121,40 @@ export interface Violation {
   message: string;
 }
 
+/**
+ * A runsheet under way, as an insertion (X30, contract 4.11) starts from it: where and when its route may start (the
+ * driver's last position at the later of its fix's time and the request; else its vehicle's start and shift), the
+ * tasks on board (picked up, their drop-off still to do: the result names only their drop-off), and what is done.
+ */
+export interface LiveRunsheet {
+  /** The vehicle the runsheet keeps (an id of `vehicles`), its assigned driver (or none). */
+  vehicleId: string;
+  driverId?: string | null;
+  start: Point;
+  /** The route leaves `start` no earlier than this (epoch ms). */
+  notBeforeMs: number;
+  onBoard: readonly string[];
+  /** Tasks whose both stops are done, and stops done (pickups of on-board tasks among them). */
+  tasksDone: number;
+  stopsDone: number;
+}
+
+/** The live state an insertion's result is judged from: its runsheets by id, and the tasks the insertion was asked. */
+export interface LiveState {
+  runsheets: ReadonlyMap<string, LiveRunsheet>;
+  asked: ReadonlySet<string>;
+}
+
 export interface CheckInput {
   tasks: readonly CheckTask[];
   vehicles: readonly RequestVehicle[];
   travel: Travel;
   result: RouteBuildResult;
+  /**
+   * An insertion's result (X30): a runsheet named here starts from its live state (its stops done absent, its loads on
+   * board), every other one is a new route of `vehicles`; only the asked tasks must be accounted for.
+   */
+  live?: LiveState;
   /** Slack for rounded times (the result's instants are ISO strings): 1 s unless told. */
   toleranceS?: number;
 }
@@ -195,6 +224,9 @@ export function checkRouteBuild(input: CheckInput): Violation[] {
 
   for (const [r, runsheet] of result.runsheets.entries()) {
     const where = `runsheet ${r} (${runsheet.vehicle_id})`;
+    const live = runsheet.id === undefined ? undefined : input.live?.runsheets.get(runsheet.id);
+    if (live && live.vehicleId !== runsheet.vehicle_id)
+      fail('vehicle', `${where}: the live runsheet's vehicle is ${live.vehicleId}`);
     const vehicle = vehicleById.get(runsheet.vehicle_id);
     if (!vehicle) {
       // Nothing of the route can be judged without its vehicle; its tasks count as planned here.
@@ -206,26 +238,51 @@ export function checkRouteBuild(input: CheckInput): Violation[] {
     }
     if (usedVehicles.has(runsheet.vehicle_id)) fail('vehicle', `${where}: the vehicle drives two runsheets`);
     usedVehicles.add(runsheet.vehicle_id);
-    if ((runsheet.driver_id ?? undefined) !== vehicle.driver_id)
-      fail('vehicle', `${where}: driver ${runsheet.driver_id} is not the vehicle's ${vehicle.driver_id}`);
+    const driver = live ? (live.driverId ?? undefined) : vehicle.driver_id;
+    if ((runsheet.driver_id ?? undefined) !== driver)
+      fail('vehicle', `${where}: driver ${runsheet.driver_id} is not the vehicle's ${driver}`);
 
-    const shiftStart = Date.parse(vehicle.shift_start_utc);
+    const shiftStart = live ? live.notBeforeMs : Date.parse(vehicle.shift_start_utc);
     const shiftEnd = Date.parse(vehicle.shift_end_utc);
     const routeStart = Date.parse(runsheet.planned_start_utc);
     const routeEnd = Date.parse(runsheet.planned_end_utc);
     if (!(routeStart >= shiftStart - tolMs))
-      fail('shift_start', `${where}: leaves at ${runsheet.planned_start_utc}, before its shift starts`);
+      fail(
+        'shift_start',
+        `${where}: leaves at ${runsheet.planned_start_utc}, before ${live ? 'its live start' : 'its shift starts'}`,
+      );
 
     const onBoard = new Map<string, CheckTask>();
     const load: Record<Dimension, number> = { weight_kg: 0, volume_m3: 0, items: 0 };
     const peak: Record<Dimension, number> = { weight_kg: 0, volume_m3: 0, items: 0 };
     const seenHere = new Set<string>();
-    let previous: Point = vehicle.start;
+    let previous: Point = live?.start ?? vehicle.start;
     let previousDeparture = routeStart;
     let distance = 0;
+    // A live runsheet's loads on board count from its start; their pickups are done (not in the result).
+    for (const id of live?.onBoard ?? []) {
+      const task = taskById.get(id);
+      if (!task) {
+        fail('unknown_task', `${where}: task ${id} on board is not among the tasks given`);
+        continue;
+      }
+      plannedBy.set(id, where);
+      seenHere.add(`pickup ${id}`);
+      onBoard.set(id, task);
+      for (const d of DIMENSIONS) {
+        load[d] += task.load[d] ?? 0;
+        peak[d] = Math.max(peak[d], load[d]);
+        if (load[d] > capacityOf(vehicle, d) + 1e-9)
+          fail(
+            'capacity',
+            `${where}: ${d} on board ${load[d]} at the start, over the capacity ${capacityOf(vehicle, d)}`,
+          );
+      }
+    }
 
-    if (runsheet.stops.length > maxStopsOf(vehicle))
-      fail('max_stops', `${where}: ${runsheet.stops.length} stops, more than ${maxStopsOf(vehicle)}`);
+    const stopsBound = maxStopsOf(vehicle) - (live?.stopsDone ?? 0);
+    if (runsheet.stops.length > stopsBound)
+      fail('max_stops', `${where}: ${runsheet.stops.length} stops left, more than ${stopsBound}`);
 
     for (const [s, stop] of runsheet.stops.entries()) {
       const at = `${where} stop ${s} (${stop.kind} of ${stop.task_id})`;
@@ -286,7 +343,9 @@ export function checkRouteBuild(input: CheckInput): Violation[] {
     for (const task of onBoard.values())
       fail('pickup_order', `${where}: task ${task.id} picked up and never dropped off`);
 
-    const tasksHere = runsheet.stops.filter((stop) => stop.kind === 'pickup').length;
+    const tasksHere =
+      runsheet.stops.filter((stop) => stop.kind === 'pickup').length +
+      (live ? live.onBoard.length + live.tasksDone : 0);
     if (tasksHere > RUNSHEET_TASKS) fail('runsheet_tasks', `${where}: ${tasksHere} tasks, over ${RUNSHEET_TASKS}`);
 
     const end = endOf(vehicle);
@@ -330,7 +389,9 @@ export function checkRouteBuild(input: CheckInput): Violation[] {
     if (reason) fail('unplanned_code', `${at}: ${reason}`);
     if (!entry.detail) fail('unplanned_code', `${at}: no detail`);
   }
-  for (const task of tasks) {
+  // An insertion accounts for the tasks it was asked (the live runsheets' own are planned where they are).
+  const accounted = input.live ? tasks.filter((task) => input.live!.asked.has(task.id)) : tasks;
+  for (const task of accounted) {
     if (!plannedBy.has(task.id) && !unplannedIds.has(task.id))
       fail('unaccounted', `task ${task.id}: neither planned nor unplanned`);
   }
@@ -339,8 +400,8 @@ export function checkRouteBuild(input: CheckInput): Violation[] {
   const expect = (name: string, stated: number, actual: number, slack = 0) => {
     if (!(Math.abs(stated - actual) <= slack)) fail('summary', `summary.${name} ${stated}, recomputed ${actual}`);
   };
-  expect('tasks', summary.tasks, tasks.length);
-  expect('planned', summary.planned, plannedBy.size);
+  expect('tasks', summary.tasks, accounted.length);
+  expect('planned', summary.planned, accounted.filter((task) => plannedBy.has(task.id)).length);
   expect('unplanned', summary.unplanned, result.unplanned.length);
   expect('vehicles_used', summary.vehicles_used, result.runsheets.length);
   expect('total_distance_m', summary.total_distance_m, totalDistance, 1 + result.runsheets.length);

@@ -47,7 +47,11 @@ export async function routingSession(name: string) {
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   /** Imports a tasks CSV as one job of `serviceType`; answers the job's id and its tasks (X10, every page). */
-  async function importTasks(csv: string, serviceType = 'van_1.7m') {
+  async function importTasks(
+    csv: string,
+    serviceType = 'van_1.7m',
+    range = { start: '2026-12-01T00:00:00Z', end: '2026-12-08T00:00:00Z' },
+  ) {
     const link = await must<{ file: { url: string; storage_upload_key: string } }>(
       'GET',
       '/v1/task-import-jobs/upload-url?filename=routing.csv',
@@ -57,9 +61,9 @@ export async function routingSession(name: string) {
     const job = await must<{ id: string }>('POST', '/v1/task-import-jobs', {
       files: [{ storage_upload_key: link.file.storage_upload_key }],
       start_timezone: 'UTC',
-      start_time: '2026-12-01T00:00:00Z',
+      start_time: range.start,
       end_timezone: 'UTC',
-      end_time: '2026-12-08T00:00:00Z',
+      end_time: range.end,
       service_type: serviceType,
     });
     await must('POST', `/v1/task-import-jobs/${job.id}/start`, {});
@@ -95,12 +99,16 @@ export async function routingSession(name: string) {
   }
 
   /**
-   * X23, then X24 every `pollMs` until the build completes or fails: the build as last read, the wall time from the
+   * X23 (or X30: `path` `routes/insertions`), then X24 every `pollMs` until the build completes or fails: the build as last read, the wall time from the
    * request to the answer that showed its end, and the best distance each progress report gave.
    */
-  async function build(planningId: string, body: Json, pollMs = 250) {
+  async function build(planningId: string, body: Json, pollMs = 250, path: 'routes' | 'routes/insertions' = 'routes') {
     const started = performance.now();
-    const { route_build } = await must<{ route_build: RouteBuild }>('POST', `/v1/plannings/${planningId}/routes`, body);
+    const { route_build } = await must<{ route_build: RouteBuild }>(
+      'POST',
+      `/v1/plannings/${planningId}/${path}`,
+      body,
+    );
     const progress: { best_distance_m: number; elapsed_ms: number }[] = [];
     for (;;) {
       const read = await must<{ route_build: RouteBuild }>(
@@ -115,5 +123,25 @@ export async function routingSession(name: string) {
     }
   }
 
-  return { base, token, orgId: org.id, must, importTasks, newPlanning, build };
+  /** `count` drivers of the organisation (seeded through the domain, as the planner is), each with a bearer token. */
+  async function drivers(count: number) {
+    const made: { id: string; token: string }[] = [];
+    for (let i = 0; i < count; i++) {
+      const driver = await createUser({
+        email: `driver${i}.${org.id.slice(0, 8)}@bench.example`,
+        name: `Driver ${i}`,
+        roles: ['OrgDriver'],
+        org_id: org.id,
+        confirmed_at: new Date().toISOString(),
+      });
+      const bearer = await issueBearerToken(
+        { kind: 'user', id: driver.id, roles: ['OrgDriver'], orgId: org.id },
+        (await currentTokenGeneration(driver.id)) ?? 1,
+      );
+      made.push({ id: driver.id, token: bearer.bearer_token });
+    }
+    return made;
+  }
+
+  return { base, token, orgId: org.id, must, importTasks, newPlanning, build, drivers };
 }

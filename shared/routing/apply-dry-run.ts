@@ -93,9 +93,16 @@ async function letGo(build: RouteBuild, owner: string) {
   }
 }
 
-/** The tasks the result plans, each once, in the order the result first names them. */
-const plannedTaskIds = (result: BuildResult) => [
-  ...new Set(result.runsheets.flatMap((r) => r.stops.map((stop) => stop.task_id))),
+/**
+ * The tasks the result plans, each once, in the order the result first names them. An insertion's (X30) are the ones
+ * it adds (`added[]`): the other stops of a runsheet it changed are that runsheet's own tasks, in it already.
+ */
+const plannedTaskIds = (build: RouteBuild, result: BuildResult) => [
+  ...new Set(
+    result.runsheets.flatMap((r) =>
+      build.kind === 'insertion' ? (r.added ?? []) : r.stops.map((stop) => stop.task_id),
+    ),
+  ),
 ];
 
 /** X31. */
@@ -132,7 +139,7 @@ export async function applyDryRun(
     );
   const result = await readResult(build);
   if (!result) throw conflict('this dry run has no result to apply: build again');
-  const ids = plannedTaskIds(result);
+  const ids = plannedTaskIds(build, result);
   // Consistently: a task planned a moment ago (P5, X23, X30, another planning's) is refused here, by name.
   const tasks = await loadBuildTasks(ids, true);
   const byId = new Map(tasks.map((t) => [String(t.item['id']), t]));

@@ -1,17 +1,22 @@
 /**
  * Applies an insertion (X30, contract 4.11) from its stored result alone, so that a dry run's result can be applied
- * later as it was answered (X31): one change of the planning, as X23's apply (apply.ts) makes it.
+ * later as it was answered (X31): one change of the planning, as X23's apply (apply.ts) makes it, and never half of one.
+ * - the runsheets added to are read first (consistently): one gone, or a task of the result gone, refuses the apply
+ *   before anything is written (`planning_changed`); a change of the planning after that read moves its version, so
+ *   the next step refuses it too;
  * - the planning's version moves from the one the build was asked against, naming the build (`takePlanning`): a
  *   stale one fails the build with `planning_changed`, and a rerun of the same build finds its own name and finishes;
- * - the tasks are marked as in their runsheets (`claimTasks`: one taken meanwhile undoes them all);
- * - each runsheet added to is written whole: its tasks with the added ones after them (their planned times with
- *   them), its `stops[]` the stops done as they were followed by the result's remaining stops (a rerun writes the
- *   same item again); its ETAs, computed from it as X22 is read (planning/etas.ts), follow the new order at once;
- *   open offers of it read its tasks from it (their pairs refer to it: offered-runsheets.ts) and show the new tasks;
+ * - the tasks are marked as in their runsheets (`claimTasks`: one taken meanwhile undoes them all, nothing written);
+ * - from here on nothing refuses: what is left is written whole, by this run, a rerun, X31's retry with its
+ *   Idempotency-Key, or the settling of a run that failed for good (`settleFailedInsertion` finishes it). Each runsheet
+ *   added to is written whole: its tasks with the added ones after them (their planned times with them), its `stops[]`
+ *   the stops done as they were followed by the result's remaining stops (a rerun writes the same item again); its
+ *   ETAs, computed from it as X22 is read (planning/etas.ts), follow the new order at once; open offers of it read its
+ *   tasks from it (their pairs refer to it: offered-runsheets.ts) and show the new tasks;
  * - new runsheets (`vehicles[]`) are added as X23 adds its own, a vehicle's driver assigned;
  * - the assigned driver of each runsheet added to hears `runsheet.updated` on `user.<id>`.
  */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { importedTask, releaseTask, taskKey } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
@@ -19,9 +24,8 @@ import { publishEvent } from '#shared/notifications/realtime';
 import { dispatchRecords } from '#shared/planning/dispatch-records';
 import { assignKey, runsheetKey } from '#shared/planning/keys';
 import {
-  addMembers,
   findPlanning,
-  planningContents,
+  type Planning,
   type Runsheet,
   runsheetTasksOf,
   storedRunsheetTasks,
@@ -32,11 +36,13 @@ import {
   assignDrivers,
   builtRunsheets,
   claimTasks,
+  loadBuildTasks,
   planningChanged,
   takePlanning,
 } from '#shared/routing/apply';
 import { type RouteBuild, readResult } from '#shared/routing/builds';
 import { builtRunsheetId } from '#shared/routing/keys';
+import { type LiveRoute, liveTravel } from '#shared/routing/live';
 import { type BuildTask, expandVehicles } from '#shared/routing/problem';
 import type { BuildResult } from '#shared/routing/schemas';
 import type { TravelSettings } from '#shared/routing/travel';
@@ -74,7 +80,8 @@ function withAdded(
   );
   const held = (item['task_ids'] as string[] | undefined) ?? [];
   const holds = new Set(held);
-  const adding = (built.added ?? []).filter((id) => !holds.has(id));
+  // A task gone since it was claimed (its import deleted) is left out: there is nothing of it to add.
+  const adding = (built.added ?? []).filter((id) => !holds.has(id) && tasks.has(id));
   const retimed = runsheetTasksOf(item).map((task) => {
     const times = planned.get(String(task['id']));
     if (!times || !('planned_pickup_utc' in task)) return task;
@@ -85,8 +92,7 @@ function withAdded(
     };
   });
   const added = adding.map((id) => {
-    const task = tasks.get(id);
-    if (!task) throw planningChanged(`task ${id} is no longer there to add: nothing more was added`);
+    const task = tasks.get(id)!;
     return {
       ...importedTask(task.item),
       planned_pickup_utc: planned.get(id)?.pickup ?? null,
@@ -103,6 +109,16 @@ function withAdded(
   };
 }
 
+/** The runsheets an insertion adds to, as stored now (consistently), by id. */
+async function changedItems(planId: string, changed: BuiltRunsheet[]) {
+  const items = await getAll(
+    mainTableName(),
+    changed.map((r) => runsheetKey(planId, r.id)),
+    { ConsistentRead: true },
+  );
+  return new Map(items.map((item) => [String(item['id']), item]));
+}
+
 /** Applies the insertion's result (see the module's note); `hold`: applied by X31 from a dry run (apply.ts `ApplyHold`). */
 export async function applyInsertion(
   build: RouteBuild,
@@ -112,23 +128,54 @@ export async function applyInsertion(
   hold?: ApplyHold,
 ): Promise<void> {
   const { changed, fresh } = splitInsertion(build, result);
+  const items = await changedItems(build.planning_id, changed);
   const freshRunsheets = builtRunsheets({ ...result, runsheets: fresh }, tasks);
   const growth: Runsheet[] = changed.map((r) => ({
     id: r.id,
     tasks: (r.added ?? []).flatMap((id) => (tasks.get(id) ? [importedTask(tasks.get(id)!.item)] : [])),
   }));
-  const planning = await takePlanning(build, [...freshRunsheets, ...growth], hold);
+  const planning = await takePlanning(build, [...freshRunsheets, ...growth], hold, () => {
+    // Judged before anything is written: afterwards nothing may refuse (the module's note).
+    const gone = changed.find((r) => !items.has(r.id));
+    if (gone) throw planningChanged(`runsheet ${gone.id} was taken out after the tasks were placed: nothing was added`);
+    const lost = result.runsheets.flatMap((r) => r.added ?? []).find((id) => !tasks.has(id));
+    if (lost) throw planningChanged(`task ${lost} is no longer there to add: nothing was added`);
+  });
   await claimTasks(planning, [...changed.map((r) => ({ id: r.id, task_ids: r.added ?? [] })), ...freshRunsheets]);
+  await writeInsertion(build, planning, result, tasks, travel, items);
+}
+
+/**
+ * What an insertion writes once its tasks are claimed (see the module's note): whole, and the same again on a rerun.
+ * `items`: the runsheets added to as read before the planning was taken (a rerun reads them again).
+ */
+async function writeInsertion(
+  build: RouteBuild,
+  planning: Planning,
+  result: BuildResult,
+  tasks: Map<string, BuildTask>,
+  travel: TravelSettings,
+  items?: Map<string, Record<string, unknown>>,
+): Promise<void> {
+  const { changed, fresh } = splitInsertion(build, result);
+  const current = items ?? (await changedItems(planning.id, changed));
   for (const built of changed) {
-    const out = await db().send(
-      new GetCommand({ TableName: mainTableName(), Key: runsheetKey(planning.id, built.id), ConsistentRead: true }),
-    );
-    if (!out.Item) throw planningChanged(`runsheet ${built.id} was taken out while the tasks were placed`);
-    const item = withAdded(out.Item, built, tasks, travel);
+    const found = current.get(built.id);
+    if (!found) {
+      // Taken out by a P6 after this insertion took the planning: its tasks are in no runsheet again.
+      await Promise.all((built.added ?? []).map((id) => releaseTask(build.org_id, planning.id, built.id, id)));
+      logger.warn('an insertion’s runsheet was taken out before its tasks were written', {
+        build_id: build.id,
+        runsheet_id: built.id,
+      });
+      continue;
+    }
+    const item = withAdded(found, built, tasks, travel);
     await db().send(new PutCommand({ TableName: mainTableName(), Item: item }));
     await recountStarted(planning.id, built.id, (item.task_ids as string[]).length);
   }
   if (fresh.length > 0) {
+    const freshRunsheets = builtRunsheets({ ...result, runsheets: fresh }, tasks);
     await addBuiltRunsheets(build, planning, freshRunsheets, { ...result, runsheets: fresh }, travel);
     await assignDrivers(build, { ...result, runsheets: fresh });
   }
@@ -177,10 +224,12 @@ async function tellDrivers(build: RouteBuild, changed: BuiltRunsheet[]) {
 }
 
 /**
- * What an insertion that ends `failed` leaves (apply.ts `settleFailedApply` for X23's): an added task marked as in a
- * runsheet that does not hold it (the run failed between its marks and its writes) is freed; what was written is whole
- * (each runsheet item holds its tasks and their marks) and stays. Answers true when every task was added (the build is
- * rather `completed`: the planning's runsheet count is taken again and the drivers told).
+ * What an insertion that ends `failed` leaves (apply.ts `settleFailedApply` for X23's). Its apply refuses only before
+ * anything is written (the module's note), so:
+ * - every added task marked as in its runsheet (the claims were made; a write, a count or a telling may be left): the
+ *   apply is finished from the stored result, as a rerun would, and the build is rather `completed` (answers true);
+ * - else the claims were undone, or never made: a task still marked as in one of its runsheets that does not hold it
+ *   (a claim left by a run that died while undoing them) is freed; nothing was written (answers false).
  */
 export async function settleFailedInsertion(build: RouteBuild): Promise<boolean> {
   if (build.request.dry_run) return false;
@@ -188,26 +237,37 @@ export async function settleFailedInsertion(build: RouteBuild): Promise<boolean>
   const planning = await findPlanning(build.planning_id, true);
   if (!result || result.runsheets.length === 0 || planning?.route_build !== build.id) return false;
   const ours = new Set(result.runsheets.map((r) => r.id));
+  const added = result.runsheets.flatMap((r) => (r.added ?? []).map((taskId) => ({ runsheetId: r.id, taskId })));
+  const marks = await getAll<{ id: string; planning_id?: string; runsheet_id?: string }>(
+    mainTableName(),
+    added.map((a) => taskKey(a.taskId)),
+    { ConsistentRead: true, ProjectionExpression: 'id, planning_id, runsheet_id' },
+  );
+  const markOf = new Map(marks.map((m) => [m.id, m]));
+  const claimed = added.every(
+    (a) => markOf.get(a.taskId)?.planning_id === planning.id && markOf.get(a.taskId)?.runsheet_id === a.runsheetId,
+  );
+  if (claimed) {
+    const tasks = await loadBuildTasks(
+      added.map((a) => a.taskId),
+      true,
+    );
+    const { changed } = splitInsertion(build, result);
+    const items = await changedItems(planning.id, changed);
+    // The travel its run drove with: the runsheets' own when they agree (live.ts), else the build's.
+    const travel = build.request.dry_run
+      ? build.request.travel
+      : liveTravel([...items.values()].map((item) => ({ travel: item['travel'] }) as LiveRoute));
+    await writeInsertion(build, planning, result, new Map(tasks.map((t) => [String(t.item['id']), t])), travel, items);
+    logger.info('a failed insertion’s apply finished', { build_id: build.id });
+    return true;
+  }
   const items = await getAll<{ id: string; task_ids?: string[] }>(
     mainTableName(),
     [...ours].map((id) => runsheetKey(planning.id, id)),
     { ConsistentRead: true, ProjectionExpression: 'id, task_ids' },
   );
   const holds = new Map(items.map((item) => [item.id, new Set(item.task_ids ?? [])]));
-  const added = result.runsheets.flatMap((r) => (r.added ?? []).map((taskId) => ({ runsheetId: r.id, taskId })));
-  const missing = added.filter((a) => !holds.get(a.runsheetId)?.has(a.taskId));
-  if (missing.length === 0) {
-    const { changed, fresh } = splitInsertion(build, result);
-    if (fresh.length > 0)
-      await addMembers(planning, 'total_runsheets', 'runsheets', [], [], await planningContents(planning.id, true));
-    await tellDrivers(build, changed);
-    return true;
-  }
-  const marks = await getAll<{ id: string; planning_id?: string; runsheet_id?: string }>(
-    mainTableName(),
-    missing.map((m) => taskKey(m.taskId)),
-    { ConsistentRead: true, ProjectionExpression: 'id, planning_id, runsheet_id' },
-  );
   const held = marks.filter(
     (t) =>
       t.planning_id === planning.id && ours.has(String(t.runsheet_id)) && !holds.get(String(t.runsheet_id))?.has(t.id),

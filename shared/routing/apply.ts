@@ -112,14 +112,23 @@ export interface ApplyHold {
   refused: () => Promise<void>;
 }
 
-/** Moves the planning's version from the build's, naming the build; a rerun finds it moved by itself already. */
-export async function takePlanning(build: RouteBuild, runsheets: Runsheet[], hold?: ApplyHold): Promise<Planning> {
+/**
+ * Moves the planning's version from the build's, naming the build; a rerun finds it moved by itself already.
+ * `judge`: what must hold before the planning is taken (not on a rerun, which finishes what its first run began).
+ */
+export async function takePlanning(
+  build: RouteBuild,
+  runsheets: Runsheet[],
+  hold?: ApplyHold,
+  judge?: () => void,
+): Promise<Planning> {
   const planning = await findPlanning(build.planning_id, true);
   if (!planning) throw planningChanged('the planning was deleted while the routes were built');
   if (planning.route_build === build.id) {
     await hold?.mayResume();
     return planning;
   }
+  judge?.();
   if (planning.version_rev !== build.base_rev)
     throw planningChanged(
       `the planning changed while the routes were built (version ${build.base_rev.split('-')[0]} then, ${planning.version_seq} now): nothing was added; build again`,

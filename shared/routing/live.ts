@@ -373,7 +373,24 @@ export function toLiveResult(
   solveMs: number,
 ): BuildResult {
   const { problem, routes, firstNew } = prepared;
+  // A live route must still drop off every task of its own (each pinned to it, those on board with them). One that
+  // lost one (the search left it out) is answered as it was: the runsheet keeps its order, its new tasks unplanned.
+  const kept = new Set<number>();
+  const lostNew: number[] = [];
+  for (const route of solution.routes) {
+    if (route.vehicle >= routes.length) continue;
+    const dropped = new Set(route.stops.filter((s) => s.kind === 'dropoff').map((s) => s.task));
+    const own = problem.tasks.flatMap((t, k) => (k < firstNew && t.vehicles?.[0] === route.vehicle ? [k] : []));
+    if (own.every((k) => dropped.has(k))) continue;
+    kept.add(route.vehicle);
+    lostNew.push(...new Set(route.stops.filter((s) => s.task >= firstNew).map((s) => s.task)));
+    logger.warn('an insertion’s route left out a task of its own: answered as it was', {
+      build_id: build.id,
+      runsheet_id: routes[route.vehicle]!.id,
+    });
+  }
   const runsheets = solution.routes.flatMap((route) => {
+    if (kept.has(route.vehicle)) return [];
     const added = [
       ...new Set(route.stops.filter((stop) => stop.task >= firstNew).map((stop) => problem.tasks[stop.task]!.id)),
     ];
@@ -401,6 +418,11 @@ export function toLiveResult(
     ...solution.unplanned
       .filter((u) => u.task >= firstNew)
       .map((u) => ({ task_id: problem.tasks[u.task]!.id, code: u.code, detail: UNPLANNED_DETAIL[u.code] })),
+    ...lostNew.map((k) => ({
+      task_id: problem.tasks[k]!.id,
+      code: 'not_enough_vehicles' as const,
+      detail: UNPLANNED_DETAIL.not_enough_vehicles,
+    })),
   ];
   return {
     runsheets,

@@ -699,6 +699,131 @@ describe('capacity of route builds (issue 51 findings 3 and 4: X23, X24, X25)', 
   }, 300_000);
 });
 
+describe('capacity of insertions (issue 54: X30, X31)', () => {
+  // The stated size: one live runsheet of 40 imported tasks (built by X23), 10 tasks added to it by an X30 dry run
+  // applied with X31, then 10 more by an X30 that applies itself. Windows from now to a day on, one van without
+  // limits: every task fits, so each insertion changes that one runsheet and no other.
+  let planner: string;
+  let planningId: string;
+  const soon = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
+  const HEADER =
+    'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,from_latitude,from_longitude,to_latitude,to_longitude';
+  const csv = (prefix: string, count: number) =>
+    [
+      HEADER,
+      ...Array.from({ length: count }, (_, i) => {
+        const from = `${(1.3 + (i % 5) * 0.004).toFixed(4)},${(103.84 + (i % 5) * 0.004).toFixed(4)}`;
+        const to = `${(1.31 + ((i * 37) % 20) * 0.002).toFixed(4)},${(103.83 + ((i * 53) % 20) * 0.002).toFixed(4)}`;
+        return `${prefix}${i},1 Depot Rd,Singapore,SG,1 Mall,Singapore,SG,${soon(-30)},${soon(1200)},Asia/Singapore,${soon(-30)},${soon(1380)},Asia/Singapore,${from},${to}`;
+      }),
+    ].join('\n');
+  type Build = { route_build: { id: string; status: string; result?: { runsheets: { id: string }[] } } };
+  const ended = (id: string) =>
+    until(
+      () => api.get<Build>(`/v1/plannings/${planningId}/routes/${id}`, planner),
+      (read) => ['completed', 'failed'].includes(read.body.route_build.status),
+      60_000,
+      100,
+    );
+  const versionRev = async () =>
+    (await api.get<{ version_rev: string }>(`/v1/plannings/${planningId}`, planner)).body.version_rev;
+  let runsheetId: string;
+
+  beforeAll(async () => {
+    const shop = (
+      await api.post<{ id: string }>('/v1/admin/organisations', { name: 'Insertions', kind: 'merchant' }, admin)
+    ).body.id;
+    planner = (await invitedMember(api, admin, 'Merchant', ROLES.Merchant, shop)).token;
+    const morning = await importCsv(api, planner, csv('M', 40));
+    planningId = (await api.post<{ id: string }>('/v1/plannings', { name: 'Insertions day' }, planner)).body.id;
+    const built = await api.post<Build>(
+      `/v1/plannings/${planningId}/routes`,
+      {
+        import_job_id: morning.importJobId,
+        vehicles: [
+          {
+            id: 'van',
+            start: { latitude: 1.3343, longitude: 103.8563 },
+            shift_start_utc: soon(-60),
+            shift_end_utc: soon(1440),
+          },
+        ],
+        time_limit_s: 1,
+        version_rev: await versionRev(),
+      },
+      planner,
+    );
+    const done = await ended(built.body.route_build.id);
+    expect(done.body.route_build.status).toBe('completed');
+    runsheetId = done.body.route_build.result!.runsheets[0]!.id;
+  }, 120_000);
+
+  it('X30 asked (by import job and by task ids), X31 applying its dry run, and X30’s own run applying it', async () => {
+    const first = await importCsv(api, planner, csv('A', 10));
+    const second = await importCsv(api, planner, csv('B', 10));
+    let dry: { status: number; body: Build } | undefined;
+    const x30Job = await measure('X30', async () => {
+      dry = await api.post<Build>(
+        `/v1/plannings/${planningId}/routes/insertions`,
+        { import_job_id: first.importJobId, version_rev: await versionRev(), time_limit_s: 1, dry_run: true },
+        planner,
+      );
+    });
+    expect(dry!.status, JSON.stringify(dry!.body)).toBe(202);
+    const answered = await ended(dry!.body.route_build.id);
+    expect(answered.body.route_build.result!.runsheets.map((r) => r.id)).toEqual([runsheetId]);
+    let applied: { status: number } | undefined;
+    const rev = await versionRev();
+    const x31 = await measure('X31', async () => {
+      applied = await api.post(
+        `/v1/plannings/${planningId}/routes/${answered.body.route_build.id}/apply`,
+        { version_rev: rev },
+        planner,
+      );
+    });
+    expect(applied!.status).toBe(200);
+    let queued: { status: number; body: Build } | undefined;
+    const before = await versionRev();
+    const x30Ids = await measure('X30', async () => {
+      queued = await api.post<Build>(
+        `/v1/plannings/${planningId}/routes/insertions`,
+        { task_ids: second.taskIds, version_rev: before, time_limit_s: 1 },
+        planner,
+      );
+    });
+    expect(queued!.status).toBe(202);
+    const done = await ended(queued!.body.route_build.id);
+    expect(done.body.route_build.status).toBe('completed');
+    const worker = (await until(
+      async () => seen.find((entry) => entry.label === 'queue:route_build'),
+      (entry) => entry !== undefined,
+      60_000,
+      50,
+    ))!.tally;
+    // X30 asked: as X23 asks (the caller, the planning, the tasks' job and its entries, the build's record, ids and
+    // list entry, the organisation's place); by task ids the first task read for its job, one call more.
+    expect({ x30Job, x30Ids }).toEqual({
+      x30Job: { calls: 8, rcu: 2.5, wcu: 5 },
+      x30Ids: { calls: 9, rcu: 3, wcu: 5 },
+    });
+    // X31 and the worker write the changed runsheet whole (40 tasks and 10 added, its stops with their planned
+    // times): its size moves by a few bytes with the order the search found, so their units are pinned within 2.
+    const near = (tally: Tally, pinned: Tally) => {
+      // (a progress write, when the one-second search reaches one, is one call and 1 WCU more)
+      expect(Math.abs(tally.calls - pinned.calls)).toBeLessThanOrEqual(1);
+      expect(Math.abs(tally.rcu - pinned.rcu)).toBeLessThanOrEqual(2);
+      expect(Math.abs(tally.wcu - pinned.wcu)).toBeLessThanOrEqual(2);
+    };
+    // X31: the build and its result, the 10 tasks consistently, the runsheet read whole before the planning's
+    // transaction (the build marked applied in it), 10 claims (4 WCU each: the task and its GSI2 entry), the runsheet
+    // written whole (some 35 KB), its claim's count, the driver's news: 28 calls, 48.5 RCU, 104 WCU.
+    near(x31, { calls: 28, rcu: 48.5, wcu: 104 });
+    // The worker's run: the build, its ids and tasks, the live state (the planning's contents, the runsheet, its
+    // dispatch records), the result in parts, then the same apply as X31's and the record's updates.
+    near(worker, { calls: 41, rcu: 76.5, wcu: 152 });
+  }, 180_000);
+});
+
 describe('capacity of a duty toggle (X15)', () => {
   it('a change of state, and the same state again', async () => {
     const driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);

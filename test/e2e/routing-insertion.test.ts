@@ -24,12 +24,14 @@ let admin: string;
 let planner: string;
 type User = { id: string; token: string };
 let driver: User;
+let orgId: string;
 
 beforeAll(async () => {
   host = await startTestHost();
   api = client(host.url);
   admin = (await loginAs(api, ADMIN.email, ADMIN.password)).bearer_token;
   const org = await newOrganisation(api, admin, 'Afternoon');
+  orgId = org;
   planner = (await invitedMember(api, admin, 'OrgAdmin', ROLES.OrgAdmin, org)).token;
   driver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, org);
 }, 120_000);
@@ -43,17 +45,21 @@ interface Row {
   ref: string;
   from: ModelPoint;
   to: ModelPoint;
+  /** Minutes from now the drop-off window opens and closes: 30 minutes ago to 6 h on unless told. */
+  dropoff?: [number, number];
+  weightKg?: number;
 }
-/** Imports tasks whose windows are open from half an hour ago to 4 h (pickup) and 6 h (drop-off) from now. */
-async function importTasks(rows: Row[]) {
+/** One import job of these tasks, their pickup windows open from half an hour ago to 4 h on: its id and the tasks'. */
+async function importJob(rows: Row[]) {
   const header =
-    'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,from_latitude,from_longitude,to_latitude,to_longitude';
-  const lines = rows.map(
-    (r) =>
-      `${r.ref},1 Depot Rd,Singapore,SG,1 Mall,Singapore,SG,${soon(-30)},${soon(240)},Asia/Singapore,${soon(-30)},${soon(360)},Asia/Singapore,${r.from.latitude},${r.from.longitude},${r.to.latitude},${r.to.longitude}`,
-  );
-  return (await importCsv(api, planner, [header, ...lines].join('\n'))).taskIds;
+    'task_ref,from_street_address,from_city,from_country,to_street_address,to_city,to_country,from_start_time_utc,from_end_time_utc,from_timezone,to_start_time_utc,to_end_time_utc,to_timezone,from_latitude,from_longitude,to_latitude,to_longitude,total_item_weight,total_weight_unit';
+  const lines = rows.map((r) => {
+    const [opens, closes] = r.dropoff ?? [-30, 360];
+    return `${r.ref},1 Depot Rd,Singapore,SG,1 Mall,Singapore,SG,${soon(-30)},${soon(240)},Asia/Singapore,${soon(opens)},${soon(closes)},Asia/Singapore,${r.from.latitude},${r.from.longitude},${r.to.latitude},${r.to.longitude},${r.weightKg ?? 1},kg`;
+  });
+  return importCsv(api, planner, [header, ...lines].join('\n'));
 }
+const importTasks = async (rows: Row[]) => (await importJob(rows)).taskIds;
 
 interface Stop {
   task_id: string;
@@ -343,4 +349,217 @@ describe('X30 adds tasks to the live routes', () => {
       (await insertion(planning.id, { task_ids: [task], version_rev: planning.version_rev }, driver.token)).status,
     ).toBe(403);
   }, 60_000);
+});
+
+/** A route for `driverId`'s van (capacity 100 kg) of one task near the depot, built and applied (X23): its runsheet. */
+async function builtRoute(planningId: string, versionRev: string, ref: string, driverId?: string) {
+  const tasks = await importTasks([
+    { ref, from: { latitude: 1.3363, longitude: 103.8573 }, to: { latitude: 1.3143, longitude: 103.8363 } },
+  ]);
+  const built = await api.post<{ route_build: Build }>(
+    `/v1/plannings/${planningId}/routes`,
+    {
+      task_ids: tasks,
+      vehicles: [
+        {
+          id: `van-${ref}`,
+          ...(driverId ? { driver_id: driverId } : {}),
+          start: DEPOT,
+          shift_start_utc: soon(-60),
+          shift_end_utc: soon(600),
+          capacity: { weight_kg: 100 },
+        },
+      ],
+      time_limit_s: 1,
+      version_rev: versionRev,
+    },
+    planner,
+  );
+  expect(built.status, JSON.stringify(built.body)).toBe(202);
+  const done = await ended(planningId, built.body.route_build.id);
+  expect(done.status, JSON.stringify(done.error)).toBe('completed');
+  return { runsheet: done.result!.runsheets[0]!, tasks };
+}
+
+describe('X30 in the planner’s afternoon', () => {
+  it('takes an import job’s tasks, and gives a new runsheet of vehicles[] the one that fits no live route', async () => {
+    const planning = await planningWithDrivers(api, planner, 'Job and truck', [driver.id]);
+    const { runsheet: van, tasks: morning } = await builtRoute(planning.id, planning.version_rev, 'JT-AM');
+    // One job: a parcel the van can carry, and a pallet it cannot (800 kg against its 100).
+    const job = await importJob([
+      {
+        ref: 'JT-LIGHT',
+        from: { latitude: 1.3353, longitude: 103.8583 },
+        to: { latitude: 1.3193, longitude: 103.8413 },
+      },
+      {
+        ref: 'JT-PALLET',
+        from: { latitude: 1.3373, longitude: 103.8553 },
+        to: { latitude: 1.3293, longitude: 103.8493 },
+        weightKg: 800,
+      },
+    ]);
+    const [light, pallet] = job.taskIds as [string, string];
+    const rev = (await planningOf(planning.id)).body.version_rev;
+    // Without a truck the pallet fits nowhere, and says why.
+    const alone = await insertion(planning.id, {
+      import_job_id: job.importJobId,
+      version_rev: rev,
+      time_limit_s: 1,
+      dry_run: true,
+    });
+    expect(alone.status, JSON.stringify(alone.body)).toBe(202);
+    const aloneDone = await ended(planning.id, alone.body.route_build.id);
+    expect(aloneDone.result!.unplanned).toEqual([expect.objectContaining({ task_id: pallet, code: 'capacity' })]);
+
+    const truck = {
+      id: 'truck',
+      driver_id: driver.id,
+      start: DEPOT,
+      shift_start_utc: soon(-10),
+      shift_end_utc: soon(600),
+      capacity: { weight_kg: 2000 },
+    };
+    const queued = await insertion(planning.id, {
+      import_job_id: job.importJobId,
+      vehicles: [truck],
+      version_rev: rev,
+      time_limit_s: 1,
+    });
+    expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+    expect(queued.body.route_build).toMatchObject({ kind: 'insertion', tasks: 2 });
+    const done = await ended(planning.id, queued.body.route_build.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    const result = done.result!;
+    expect(result.summary).toMatchObject({ tasks: 2, planned: 2, unplanned: 0, vehicles_used: 2 });
+    const onVan = result.runsheets.find((r) => r.id === van.id)!;
+    expect(onVan).toMatchObject({ vehicle_id: van.vehicle_id, added: [light] });
+    const onTruck = result.runsheets.find((r) => r.id !== van.id)!;
+    expect(onTruck).toMatchObject({ vehicle_id: 'truck', driver_id: driver.id, added: [pallet] });
+    expect(onTruck.stops.map((s) => `${s.task_id}:${s.kind}`)).toEqual([`${pallet}:pickup`, `${pallet}:dropoff`]);
+
+    // The records: the van holds its morning task and the parcel, a new runsheet the pallet, given to the truck's
+    // driver; each task planned where the answer put it (X10).
+    const after = await planningOf(planning.id);
+    const held = (id: string) => after.body.runsheets.find((r) => r.id === id)?.tasks.map((t) => t.id);
+    expect(held(van.id)).toEqual([...morning, light]);
+    expect(held(onTruck.id)).toEqual([pallet]);
+    const listed = await api.get<{ runsheets: { id: string; status: string; assigned_driver?: { id: string } }[] }>(
+      `/v1/plannings/${planning.id}/runsheets`,
+      planner,
+    );
+    expect(listed.body.runsheets.find((r) => r.id === onTruck.id)).toMatchObject({
+      status: 'assigned',
+      assigned_driver: { id: driver.id },
+    });
+    const planned = await api.get<{ tasks: { id: string; runsheet_id?: string }[] }>(
+      `/v1/tasks?import_job_id=${job.importJobId}&planned=true`,
+      planner,
+    );
+    expect(planned.body.tasks.map((t) => t.id).sort()).toEqual([light, pallet].sort());
+    // The job's tasks are planned now: asked again, a 409.
+    const again = await insertion(planning.id, { import_job_id: job.importJobId, version_rev: after.body.version_rev });
+    expect(again.status).toBe(409);
+  }, 120_000);
+
+  it('shows the added tasks in an open offer of the runsheet, as the driver reads it (X12)', async () => {
+    const offered = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgId);
+    const planning = await planningWithDrivers(api, planner, 'Offered', [offered.id]);
+    const { runsheet: van, tasks: morning } = await builtRoute(planning.id, planning.version_rev, 'OF-AM');
+    await api.put('/v1/driver/location', { ...DEPOT, client_time_utc: new Date().toISOString() }, offered.token);
+    const job = await api.post(
+      `/v1/plannings/${planning.id}/job`,
+      { version_rev: (await planningOf(planning.id)).body.version_rev, max_candidates: 1 },
+      planner,
+    );
+    expect(job.status, JSON.stringify(job.body)).toBe(202);
+    type Offers = { offers: { pair: { runsheet: { id: string; tasks: { id: string }[] } } }[] };
+    const offerOf = async () =>
+      (await api.get<Offers>('/v1/driver/offers', offered.token)).body.offers.find(
+        (o) => o.pair.runsheet.id === van.id,
+      );
+    const open = await until(offerOf, (o) => o !== undefined, 30_000, 100);
+    expect(open!.pair.runsheet.tasks.map((t) => t.id)).toEqual(morning);
+
+    const [fresh] = (await importTasks([
+      { ref: 'OF-PM', from: { latitude: 1.3353, longitude: 103.8583 }, to: { latitude: 1.3193, longitude: 103.8413 } },
+    ])) as [string];
+    const queued = await insertion(planning.id, {
+      task_ids: [fresh],
+      version_rev: (await planningOf(planning.id)).body.version_rev,
+      time_limit_s: 1,
+    });
+    expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+    const done = await ended(planning.id, queued.body.route_build.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    expect(done.result!.runsheets.map((r) => r.id)).toEqual([van.id]);
+    // The offer still open, now with the task added: what the driver would accept.
+    const shown = await offerOf();
+    expect(shown!.pair.runsheet.tasks.map((t) => t.id)).toEqual([...morning, fresh]);
+  }, 120_000);
+
+  it('adds to a hand-made runsheet given to a driver (X16): no capacity limit, its shift to the day’s end', async () => {
+    const handDriver = await invitedMember(api, admin, 'OrgDriver', ROLES.OrgDriver, orgId);
+    const planning = await planningWithDrivers(api, planner, 'Hand-made', [handDriver.id]);
+    const own = await importTasks([
+      { ref: 'HM-1', from: { latitude: 1.35, longitude: 103.7 }, to: { latitude: 1.36, longitude: 103.69 } },
+      { ref: 'HM-2', from: { latitude: 1.34, longitude: 103.71 }, to: { latitude: 1.33, longitude: 103.7 } },
+    ]);
+    const made = await api.post(
+      `/v1/plannings/${planning.id}/runsheets`,
+      { runsheets: [{ id: 'RS-HAND', task_ids: own }] },
+      planner,
+    );
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const given = await api.post(
+      `/v1/plannings/${planning.id}/runsheets/RS-HAND/assign`,
+      { driver_id: handDriver.id },
+      planner,
+    );
+    expect(given.status, JSON.stringify(given.body)).toBe(200);
+    const fix = { latitude: 1.35, longitude: 103.7 };
+    await api.put('/v1/driver/location', { ...fix, client_time_utc: new Date().toISOString() }, handDriver.token);
+    // Two tonnes, its drop-off late in the evening (9 to 10 h from now): only a vehicle without a capacity limit
+    // whose shift runs to the day's end can take it.
+    const [heavy] = (await importTasks([
+      {
+        ref: 'HM-HEAVY',
+        from: { latitude: 1.345, longitude: 103.705 },
+        to: { latitude: 1.355, longitude: 103.695 },
+        weightKg: 2000,
+        dropoff: [540, 600],
+      },
+    ])) as [string];
+    const askedAt = Date.now();
+    const queued = await insertion(planning.id, {
+      task_ids: [heavy],
+      runsheet_ids: ['RS-HAND'],
+      version_rev: (await planningOf(planning.id)).body.version_rev,
+      time_limit_s: 1,
+    });
+    expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+    const done = await ended(planning.id, queued.body.route_build.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    const result = done.result!;
+    expect(result.summary).toMatchObject({ tasks: 1, planned: 1 });
+    const [changed] = result.runsheets;
+    expect(changed).toMatchObject({ id: 'RS-HAND', vehicle_id: 'RS-HAND', driver_id: handDriver.id, added: [heavy] });
+    const names = changed!.stops.map((s) => `${s.task_id}:${s.kind}`);
+    for (const id of [...own, heavy])
+      expect(names.indexOf(`${id}:dropoff`)).toBeGreaterThan(names.indexOf(`${id}:pickup`));
+    expect(names).toHaveLength(6);
+    // Nothing before the request; the heavy drop-off in its late window.
+    for (const stop of changed!.stops) expect(Date.parse(stop.arrival_utc)).toBeGreaterThanOrEqual(askedAt - 1000);
+    const drop = changed!.stops.find((s) => s.task_id === heavy && s.kind === 'dropoff')!;
+    expect(Date.parse(drop.start_utc)).toBeGreaterThanOrEqual(Date.parse(soon(540)) - 60_000);
+    expect(Date.parse(drop.start_utc)).toBeLessThanOrEqual(Date.parse(soon(600)));
+    // The driver reads it on their runsheet (X22), the heavy task with its planned drop-off.
+    const mine = await api.get<{ runsheet: { tasks: (Task & { planned_dropoff_utc?: string })[] } }>(
+      `/v1/plannings/${planning.id}/runsheets/RS-HAND`,
+      handDriver.token,
+    );
+    expect(mine.status).toBe(200);
+    expect(mine.body.runsheet.tasks.map((t) => t.id)).toEqual([...own, heavy]);
+    expect(mine.body.runsheet.tasks.find((t) => t.id === heavy)!.planned_dropoff_utc).toBe(drop.start_utc);
+  }, 120_000);
 });

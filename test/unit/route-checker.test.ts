@@ -7,6 +7,8 @@ import {
   type CheckTask,
   checkRouteBuild,
   checkTaskOf,
+  type LiveRunsheet,
+  type LiveState,
   type Point,
   plannedMetres,
   plannedSeconds,
@@ -50,12 +52,17 @@ const VEHICLES: RequestVehicle[] = [
 ];
 
 /** A runsheet scheduled as 4.10 says, leaving the start at the shift's start: the test's own arithmetic. */
-function runsheet(vehicleId: string, order: [string, 'pickup' | 'dropoff'][], tasks = TASKS): ResultRunsheet {
-  let at: Point = DEPOT;
-  let clock = minutes(0);
+function runsheet(
+  vehicleId: string,
+  order: [string, 'pickup' | 'dropoff'][],
+  tasks = TASKS,
+  from: { point: Point; ms: number; load: number } = { point: DEPOT, ms: minutes(0), load: 0 },
+): ResultRunsheet {
+  let at: Point = from.point;
+  let clock = from.ms;
   let distance = 0;
-  let load = 0;
-  let peak = 0;
+  let load = from.load;
+  let peak = load;
   const stops = order.map(([id, kind]) => {
     const t = tasks.find((candidate) => candidate.id === id)!;
     const spec = kind === 'pickup' ? t.pickup : t.dropoff;
@@ -84,10 +91,10 @@ function runsheet(vehicleId: string, order: [string, 'pickup' | 'dropoff'][], ta
     id: `rs-${vehicleId}`,
     name: vehicleId,
     vehicle_id: vehicleId,
-    planned_start_utc: iso(minutes(0)),
+    planned_start_utc: iso(from.ms),
     planned_end_utc: iso(end),
     planned_distance_m: distance + home,
-    planned_duration_s: (end - minutes(0)) / 1000,
+    planned_duration_s: (end - from.ms) / 1000,
     peak_load: { weight_kg: peak, items: null },
     stops,
   };
@@ -395,6 +402,78 @@ describe('the route checker', () => {
       dropoff: { point: null, openMs: minutes(60), closeMs: minutes(120), serviceS: 60 },
       load: { weight_kg: 2, volume_m3: 0.028316846592, items: 3 },
       serviceType: 'van',
+    });
+  });
+
+  describe('from a live state (an insertion, X30)', () => {
+    // Van 1 is under way: at a fix halfway, 20 minutes in, with A on board (its pickup done); B is asked for.
+    const FIX = { latitude: 1.305, longitude: 103.81 };
+    const live = (overrides: Partial<LiveRunsheet> = {}): LiveState => ({
+      runsheets: new Map([
+        [
+          'rs-van-1',
+          {
+            vehicleId: 'van-1',
+            driverId: 'drv-1',
+            start: FIX,
+            notBeforeMs: minutes(20),
+            onBoard: ['A'],
+            tasksDone: 0,
+            stopsDone: 1,
+            ...overrides,
+          },
+        ],
+      ]),
+      asked: new Set(['B']),
+    });
+    const inserted = (from = { point: FIX, ms: minutes(20), load: 10 }) => {
+      const rs = runsheet(
+        'van-1',
+        [
+          ['B', 'pickup'],
+          ['A', 'dropoff'],
+          ['B', 'dropoff'],
+        ],
+        TASKS,
+        from,
+      );
+      rs.driver_id = 'drv-1';
+      const result = resultOf([rs], []);
+      result.summary.tasks = 1;
+      result.summary.planned = 1;
+      return result;
+    };
+    const liveRules = (result: RouteBuildResult, state = live()) =>
+      [
+        ...new Set(
+          checkRouteBuild({ tasks: TASKS, vehicles: VEHICLES, travel: TRAVEL, result, live: state }).map((v) => v.rule),
+        ),
+      ].sort();
+
+    it('passes a route that starts at the driver’s position and time with its load on board', () => {
+      expect(
+        checkRouteBuild({ tasks: TASKS, vehicles: VEHICLES, travel: TRAVEL, result: inserted(), live: live() }),
+      ).toEqual([]);
+    });
+
+    it('catches what the live state forbids', () => {
+      // Judged as a new route: the on-board drop-off has no pickup, the driver is not the vehicle's.
+      expect(rulesOf(inserted())).toEqual(expect.arrayContaining(['pickup_order', 'vehicle']));
+      // Leaving before the live start.
+      expect(liveRules(inserted({ point: FIX, ms: minutes(10), load: 10 }))).toContain('shift_start');
+      // From the depot, not the fix: the first leg is not the one planned.
+      expect(liveRules(inserted(), live({ start: DEPOT }))).toContain('distance');
+      // More on board than the van carries.
+      expect(liveRules(inserted(), live({ onBoard: ['A', 'C'] }))).toContain('capacity');
+      // Another driver, another vehicle.
+      expect(liveRules(inserted(), live({ driverId: 'drv-2' }))).toEqual(['vehicle']);
+      expect(liveRules(inserted(), live({ vehicleId: 'van-2' }))).toContain('vehicle');
+      // The stops done count against max_stops and the runsheet's 200 tasks.
+      expect(liveRules(inserted(), live({ stopsDone: 398 }))).toEqual(['max_stops']);
+      expect(liveRules(inserted(), live({ tasksDone: 199 }))).toEqual(['runsheet_tasks']);
+      // An asked task neither planned nor unplanned.
+      const asked = live();
+      expect(liveRules(inserted(), { ...asked, asked: new Set(['B', 'C']) })).toEqual(['summary', 'unaccounted']);
     });
   });
 });
