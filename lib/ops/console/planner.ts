@@ -78,12 +78,15 @@ export function setUpPlanner(): void {
   $('planner-insert').addEventListener('click', () => void dryRun('insertion'));
   $('planner-apply').addEventListener('click', () => void applyReview());
   $('planner-discard').addEventListener('click', () => discard('Dry run discarded: nothing was added.'));
-  $('planner-refresh').addEventListener('click', () => void readUnplanned());
+  $('planner-refresh').addEventListener('click', () => void openPlanner());
   for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="planner-source"]'))
     radio.addEventListener('change', () => renderUnplanned());
 }
 
-/** Opened: the plannings, the import jobs and the unplanned tasks read; the shift set to the next ten hours. */
+/**
+ * Opened (or "read again"): the plannings, the import jobs and the unplanned tasks read; the shift, unless set, the
+ * next ten hours.
+ */
 async function openPlanner(): Promise<void> {
   if (!input('planner-shift-start').value) {
     const start = Math.floor(now() / 60_000) * 60_000;
