@@ -77,7 +77,7 @@ async function reviewShown() {
     `!document.getElementById('planner-review').hidden || document.getElementById('planner-status').dataset.outcome === 'refused'`,
     90_000,
   );
-  expect(await page.$eval('#planner-status', (el) => el.getAttribute('data-outcome') + ': ' + el.textContent)).toMatch(
+  expect(await page.$eval('#planner-status', (el) => `${el.getAttribute('data-outcome')}: ${el.textContent}`)).toMatch(
     /^review: /,
   );
 }
