@@ -163,7 +163,7 @@ async function expectReviewOf(build: Build) {
 }
 
 /** Every element of the planner inside the screen's width (a pixel's rounding spared), and the page not wider. */
-async function expectPlannerFits(width: number) {
+async function expectPlannerFits(width: number, shot: string) {
   const outside = (await page.evaluate(`(() => {
     const out = [];
     for (const el of document.querySelectorAll('#planner, #planner *')) {
@@ -176,7 +176,7 @@ async function expectPlannerFits(width: number) {
   expect(outside, `planner boxes leaving the screen at ${width} px`).toEqual([]);
   expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
   mkdirSync(OUTPUT, { recursive: true });
-  await page.screenshot({ path: join(OUTPUT, `planner-${width}.png`), fullPage: true });
+  await page.screenshot({ path: join(OUTPUT, `planner-${shot}-${width}.png`), fullPage: true });
 }
 
 beforeAll(async () => {
@@ -254,6 +254,8 @@ describe('the planner on /ops (issue 54 item 6)', () => {
 
     const dry = await newestBuild();
     expect([dry.kind, dry.dry_run, dry.status]).toEqual(['build', true, 'completed']);
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: join(OUTPUT, 'planner-review-1440.png') });
     expect(dry.result!.runsheets).toHaveLength(2);
     expect(dry.result!.unplanned.map((u) => [refs.get(u.task_id), u.code])).toEqual([['P-0', 'time_window']]);
     await expectReviewOf(dry);
@@ -335,6 +337,11 @@ describe('the planner on /ops (issue 54 item 6)', () => {
     await appliedShown();
     expect((await buildRead(dry.id)).applied_at).toBeTruthy();
     expect((await tasksOf('planned=false')).map((t) => t.task_ref)).toEqual(['P-0']);
+    // Latest events: the applied dry run, by the planning's name.
+    await wait(
+      `[...document.querySelectorAll('#notifications span')].some((s) => s.textContent === 'routes built · Planner day · 2 planned, 1 left out · dry run applied')`,
+      30_000,
+    );
     await wait(`document.getElementById('planner-unplanned-count').textContent === '1'`);
   }, 150_000);
 
@@ -357,22 +364,22 @@ describe('the planner on /ops (issue 54 item 6)', () => {
     await page.click('#detail-close');
     await page.setViewport({ width: 390, height: 844 });
     await wait(`document.documentElement.scrollWidth <= 390`);
-    await expectPlannerFits(390);
+    await expectPlannerFits(390, 'before-review');
     await page.click('#planner-insert');
     await reviewShown();
     const dry = await newestBuild();
     expect([dry.kind, dry.dry_run, dry.status]).toEqual(['insertion', true, 'completed']);
     await expectReviewOf(dry);
-    await expectPlannerFits(390);
+    await expectPlannerFits(390, 'review');
     await page.click('#planner-apply');
     await appliedShown();
     const left = dry.result!.unplanned.map((u) => u.task_id).sort();
     expect(left.map((id) => refs.get(id))).toContain('P-0');
     await wait(`document.getElementById('planner-unplanned-count').textContent === '${left.length}'`);
     expect((await tasksOf('planned=false')).map((t) => t.id).sort()).toEqual(left);
-    await expectPlannerFits(390);
+    await expectPlannerFits(390, 'applied');
     await page.setViewport({ width: 1440, height: 900 });
-    await expectPlannerFits(1440);
+    await expectPlannerFits(1440, 'applied');
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
     expect(await page.$$eval('#planner img', (imgs) => imgs.length)).toBe(0);
     expect(pageErrors).toEqual([]);
