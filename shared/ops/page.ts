@@ -181,7 +181,7 @@ export function opsPage(config: OpsConfig): string {
         <button type="button" id="planner-insert">Fit the unplanned tasks into the live routes</button></div>
       <p id="planner-status" role="status"></p>
       <div id="planner-review" hidden aria-label="the dry run under review">
-        <p id="planner-summary"></p>
+        <p id="planner-summary" tabindex="-1"></p>
         <table><thead><tr><th>runsheet</th><th>driver</th><th>stops</th><th>km</th><th>hours</th><th>when</th></tr></thead>
         <tbody id="planner-routes"></tbody></table>
         <h3>Left out</h3><ul id="planner-left-out"></ul>

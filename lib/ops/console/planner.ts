@@ -259,6 +259,8 @@ async function dryRun(kind: 'build' | 'insertion'): Promise<void> {
     renderReview();
     renderUnplanned();
     say('A dry run: nothing was added yet. Review it, then apply it or discard it.', 'review');
+    // The review in view (the panel scrolls), and the keyboard at its summary.
+    $('planner-summary').focus();
   } catch (error) {
     say(`Refused: ${(error as Error).message}`, 'refused');
   } finally {
