@@ -97,8 +97,8 @@ async function openPlanner(): Promise<void> {
     const [list, jobs] = await Promise.all([
       api<Answer<'/v1/plannings', 'get'>>(`/v1/plannings?per_page=50${scoped('&')}`),
       isSysAdmin()
-        ? allPages<ImportJob>(`/v1/admin/task-import-jobs?per_page=50${scoped('&')}`, 'task_import_jobs', 1)
-        : allPages<ImportJob>('/v1/task-import-jobs?per_page=50', 'task_import_jobs', 1),
+        ? allPages<ImportJob>(`/v1/admin/task-import-jobs?per_page=50&order=desc${scoped('&')}`, 'task_import_jobs', 1)
+        : allPages<ImportJob>('/v1/task-import-jobs?per_page=50&order=desc', 'task_import_jobs', 1),
     ]);
     const select = $<HTMLSelectElement>('planner-planning');
     const wanted = planner.planningId || $<HTMLSelectElement>('planning-filter').value;
