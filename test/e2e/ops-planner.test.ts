@@ -371,6 +371,8 @@ describe('the planner on /ops (issue 54 item 6)', () => {
     expect([dry.kind, dry.dry_run, dry.status]).toEqual(['insertion', true, 'completed']);
     await expectReviewOf(dry);
     await expectPlannerFits(390, 'review');
+    await page.$eval('#map', (el) => el.scrollIntoView());
+    await (await page.$('#map'))!.screenshot({ path: join(OUTPUT, 'planner-review-map-390.png') });
     await page.click('#planner-apply');
     await appliedShown();
     const left = dry.result!.unplanned.map((u) => u.task_id).sort();

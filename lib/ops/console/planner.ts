@@ -309,9 +309,13 @@ function renderReview(): void {
       row.append(
         name,
         text('td', r.driver_id ? driverName(r.driver_id) : '—'),
-        text('td', insertion ? `${r.stops.length} (+${r.added?.length || 0} tasks)` : String(r.stops.length), {
-          class: 'num',
-        }),
+        text(
+          'td',
+          `${plural(r.stops.length, 'stop')}${insertion ? ` (+${plural(r.added?.length || 0, 'task')})` : ''}`,
+          {
+            class: 'num',
+          },
+        ),
         text('td', km(r.planned_distance_m), { class: 'num', 'data-km': (r.planned_distance_m / 1000).toFixed(1) }),
         text('td', hours(r.planned_duration_s), {
           class: 'num',
