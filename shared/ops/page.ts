@@ -164,6 +164,34 @@ export function opsPage(config: OpsConfig): string {
   <section class="col work" aria-label="runsheets">
     <div class="panel" id="attention"><h2>Needs attention</h2>
       <ul id="attention-list"></ul><p class="empty" id="attention-empty">Nothing needs a person now.</p></div>
+    <details class="panel" id="planner"><summary><h2>Route planning</h2></summary>
+      <label class="filter">Planning <select id="planner-planning"></select></label>
+      <fieldset><legend>Tasks</legend>
+        <label><input type="radio" name="planner-source" value="import" checked> the unplanned tasks of the import
+          <select id="planner-import" aria-label="import job"></select></label>
+        <label><input type="radio" name="planner-source" value="unplanned"> every unplanned task</label>
+      </fieldset>
+      <fieldset><legend>Fleet: the planning's drivers, one vehicle each at their last position</legend>
+        <div class="shift"><label>Shift from <input type="datetime-local" id="planner-shift-start"></label>
+          <label>to <input type="datetime-local" id="planner-shift-end"></label>
+          <label>Search for <input type="number" id="planner-time" min="1" max="60" value="5"> s</label></div>
+        <ul id="planner-vehicles" class="plain"></ul>
+      </fieldset>
+      <div class="actions"><button type="button" id="planner-build">Build a dry run</button>
+        <button type="button" id="planner-insert">Fit the unplanned tasks into the live routes</button></div>
+      <p id="planner-status" role="status"></p>
+      <div id="planner-review" hidden aria-label="the dry run under review">
+        <p id="planner-summary" tabindex="-1"></p>
+        <table><thead><tr><th>runsheet</th><th>driver</th><th>stops</th><th>km</th><th>hours</th><th>when</th></tr></thead>
+        <tbody id="planner-routes"></tbody></table>
+        <h3>Left out</h3><ul id="planner-left-out"></ul>
+        <div class="actions"><button type="button" id="planner-apply">Apply this plan</button>
+          <button type="button" id="planner-discard">Discard</button></div>
+      </div>
+      <h3>Unplanned tasks (<span id="planner-unplanned-count">0</span>)
+        <button type="button" id="planner-refresh" class="link">read again</button></h3>
+      <ul id="planner-unplanned"></ul><p class="empty" id="planner-unplanned-empty">No task waits for a route.</p>
+    </details>
     <div class="panel" id="runsheets"><h2>Runsheets</h2>
       <label class="filter">Planning <select id="planning-filter"><option value="">All plannings</option></select></label>
       <div id="board"><p class="empty">No runsheets yet.</p></div></div>

@@ -25,7 +25,7 @@ import { conflict, DomainError, gone, notFound } from '#shared/errors';
 import { publishEvent } from '#shared/notifications/realtime';
 import { visiblePlanning } from '#shared/planning/planning-records';
 import { type ApplyHold, applyResult, builtRunsheets, loadBuildTasks, planningChanged } from '#shared/routing/apply';
-import { applyInsertion } from '#shared/routing/apply-insertion';
+import { applyInsertion, splitInsertion } from '#shared/routing/apply-insertion';
 import { findBuild, listBuild, type RouteBuild, readResult, toBuildView } from '#shared/routing/builds';
 import { buildKey } from '#shared/routing/keys';
 import type { ApplyBuildInput, BuildResult } from '#shared/routing/schemas';
@@ -94,16 +94,21 @@ async function letGo(build: RouteBuild, owner: string) {
 }
 
 /**
- * The tasks the result plans, each once, in the order the result first names them. An insertion's (X30) are the ones
- * it adds (`added[]`): the other stops of a runsheet it changed are that runsheet's own tasks, in it already.
+ * The tasks the result places, each once, in the order the result first names them: a build's every task; an
+ * insertion's (X30) the tasks it adds to a live runsheet (`added[]`) and those of its new runsheets, never the tasks
+ * a live runsheet already held (they are in it, as they were when the dry run began: the planning has not moved).
  */
-const plannedTaskIds = (build: RouteBuild, result: BuildResult) => [
-  ...new Set(
-    result.runsheets.flatMap((r) =>
-      build.kind === 'insertion' ? (r.added ?? []) : r.stops.map((stop) => stop.task_id),
-    ),
-  ),
-];
+const plannedTaskIds = (build: RouteBuild, result: BuildResult) => {
+  if (build.kind !== 'insertion')
+    return [...new Set(result.runsheets.flatMap((r) => r.stops.map((stop) => stop.task_id)))];
+  const { changed, fresh } = splitInsertion(build, result);
+  return [
+    ...new Set([
+      ...changed.flatMap((r) => r.added ?? []),
+      ...fresh.flatMap((r) => r.stops.map((stop) => stop.task_id)),
+    ]),
+  ];
+};
 
 /** X31. */
 export async function applyDryRun(

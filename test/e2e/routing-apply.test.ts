@@ -2,7 +2,8 @@
  * X31 over HTTP (contract 4.10, issue 54 item 1): a completed dry run applied exactly as it was answered. The planner
  * reviews a dry run (X23 `dry_run: true`, X24), applies it, and the planning holds the very runsheets, stops and
  * planned times X24 showed, stop for stop (P3, X22), its driver's runsheet assigned, the tasks planned (X10), told
- * on the planning's channel and to partners. Refused: a stale `version_rev` or a planning moved since the dry run
+ * on the planning's channel and to partners; an insertion's dry run (X30) applied into a runsheet that holds tasks
+ * (only the tasks it places are judged). Refused: a stale `version_rev` or a planning moved since the dry run
  * (409 `planning_changed`), a task planned elsewhere since (409 naming it), a second apply (409, and of two at once
  * exactly one wins), a result past its 24 hours (410), a build that is no completed dry run (409), another
  * organisation's build (404), a driver (403). One host; every build has `time_limit_s: 1`.
@@ -301,6 +302,53 @@ describe('X31 applies a dry run', () => {
     expect(after.body.total_runsheets).toBe(dry.result!.runsheets.length);
     const held = after.body.runsheets.flatMap((r) => r.tasks.map((t) => t['id']));
     expect(held.sort()).toEqual([...ids].sort());
+  }, 60_000);
+
+  it('an insertion’s dry run (X30) applied: the tasks its runsheet already held are not refused, the new ones join', async () => {
+    // The day the tasks are for, an hour into it (X30 plans from now), the clock moving.
+    const [dayMs, realMs] = [Date.parse(at('01:00')), Date.now()];
+    setClock(() => dayMs + (Date.now() - realMs));
+    const planning = await newPlanning('Insertion applied');
+    const ids = await importTasks('INS', 3);
+    const [morning, later] = [ids.slice(0, 2), ids.slice(2)];
+    const built = await builtDry(planning, morning, [van('ins')], false);
+    const route = built.result!.runsheets[0]!;
+    const before = await planningOf(planning.id);
+    const queued = await api.post<{ route_build: Build }>(
+      `/v1/plannings/${planning.id}/routes/insertions`,
+      { task_ids: later, time_limit_s: 1, dry_run: true, version_rev: before.body.version_rev },
+      planner.token,
+    );
+    expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+    const dry = (
+      await until(
+        () =>
+          api.get<{
+            route_build: Omit<Build, 'result'> & {
+              result?: Omit<Result, 'runsheets'> & {
+                runsheets: (Result['runsheets'][number] & { added?: string[] })[];
+              };
+            };
+          }>(`/v1/plannings/${planning.id}/routes/${queued.body.route_build.id}`, planner.token),
+        (r) => ['completed', 'failed'].includes(r.body.route_build?.status),
+        60_000,
+        100,
+      )
+    ).body.route_build;
+    expect(dry.status).toBe('completed');
+    expect(
+      dry.result!.runsheets.map((r) => [r.id, r.added]),
+      JSON.stringify(dry.result!.unplanned),
+    ).toEqual([[route.id, later]]);
+    // Its runsheet holds the morning's tasks: X31 judges only the tasks the insertion places.
+    const applied = await apply(planning.id, dry.id, before.body.version_rev);
+    expect(applied.status, JSON.stringify(applied.body)).toBe(200);
+    const after = await planningOf(planning.id);
+    const sheet = after.body.runsheets.find((r) => r.id === route.id)!;
+    expect(sheet.tasks.map((t) => t['id']).sort()).toEqual([...ids].sort());
+    expect(sheet.stops!.map((stop) => `${stop.task_id}:${stop.kind}`)).toEqual(
+      dry.result!.runsheets[0]!.stops.map((stop) => `${stop.task_id}:${stop.kind}`),
+    );
   }, 60_000);
 });
 

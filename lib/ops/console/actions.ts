@@ -272,5 +272,6 @@ async function perform(
   }
   await loadPlanning(planningId).catch(() => {});
   screen.renderAll();
+  if (action === 'cancel') await screen.plannerChanged();
   $('detail-title').focus();
 }

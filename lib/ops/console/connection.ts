@@ -10,6 +10,7 @@ import { loadDrivers, moveDriver } from './drivers.ts';
 import { cancelReloads, loadPlannings, scheduleReload } from './load.ts';
 import { fitMap, removeMap, setUpMap } from './map.ts';
 import { describe, eventWords, loadNotifications, notify } from './notifications.ts';
+import { resetPlanner } from './planner.ts';
 import { renderSoon, tick } from './render.ts';
 import {
   type Answer,
@@ -170,6 +171,7 @@ function signOut(message: string): void {
   clearInterval(tickTimer);
   clearInterval(keepaliveTimer);
   cancelReloads();
+  resetPlanner();
   if (session.socket) {
     session.socket.onclose = null;
     session.socket.close();

@@ -15,6 +15,8 @@ export interface Bounds {
 
 export interface Layer {
   addTo(target: LeafletMap | LayerGroup): this;
+  /** The layer's SVG element, once on the map (a vector layer's). */
+  getElement?(): Element | undefined;
 }
 
 /** The tile layer's load events: the console says so on the map when no tile comes (no network). */

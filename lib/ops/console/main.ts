@@ -10,16 +10,18 @@
  * (a string is HTML to Leaflet).
  *
  * The parts, each importing only those before it: dom, state, timeliness, api, derive, map, drivers, notifications,
- * board, load, actions, detail, render, connection; this file wires the page's controls and the `screen` the parts ask.
+ * board, load, planner, actions, detail, render, connection; this file wires the page's controls and the `screen` the parts ask.
  */
 import { confirmCancel } from './actions.ts';
 import { signIn, signOutAndEnd, watchChosen } from './connection.ts';
 import { closeAndRefocus, closeDetail, loadSelected, select } from './detail.ts';
 import { $ } from './dom.ts';
+import { plannerChanged, setUpPlanner } from './planner.ts';
 import { renderAll, renderSoon } from './render.ts';
 import { screen } from './state.ts';
 
-Object.assign(screen, { renderAll, renderSoon, loadSelected, closeDetail, select });
+Object.assign(screen, { renderAll, renderSoon, loadSelected, closeDetail, select, plannerChanged });
+setUpPlanner();
 
 $<HTMLFormElement>('signin').addEventListener('submit', signIn);
 $('signout').addEventListener('click', signOutAndEnd);

@@ -23,6 +23,10 @@ let driverLayer: LayerGroup | null = null;
 let stopLayer: LayerGroup | null = null;
 /** The selected built runsheet's route, apart from its stops (fitMap reads the stops' positions). */
 let routeLayer: LayerGroup | null = null;
+/** The planner's reviewed plan (its routes, each a colour), apart from the selected runsheet's stops. */
+let planLayer: LayerGroup | null = null;
+/** The points of the plan drawn (the map is fitted to them while no runsheet is selected). */
+let planPoints: LatLng[] = [];
 const STOP_COLOURS = { pickup: '#6a4c93', dropoff: '#c1121f' } as const;
 const markers = new Map<string, CircleMarker>();
 const labels = new Map<string, HTMLElement>();
@@ -57,6 +61,7 @@ export function setUpMap(): void {
     if (view.selected) fitMap();
   });
   driverLayer = L.layerGroup().addTo(map);
+  planLayer = L.layerGroup().addTo(map);
   routeLayer = L.layerGroup().addTo(map);
   stopLayer = L.layerGroup().addTo(map);
 }
@@ -68,7 +73,8 @@ export function removeMap(): void {
   stopLabels.clear();
   if (map) {
     map.remove();
-    map = driverLayer = stopLayer = routeLayer = null;
+    map = driverLayer = stopLayer = routeLayer = planLayer = null;
+    planPoints = [];
   }
   $('map').replaceChildren();
 }
@@ -266,7 +272,8 @@ export function fitMap(): void {
     const driverId = selected.detail?.assigned_driver?.id;
     const marker = driverId ? markers.get(driverId) : undefined;
     if (marker) points.push(marker.getLatLng());
-  } else for (const m of markers.values()) points.push(m.getLatLng());
+  } else if (planPoints.length) points.push(...planPoints);
+  else for (const m of markers.values()) points.push(m.getLatLng());
   if (points.length === 0) return;
   const bounds = L.latLngBounds(points);
   if (points.length === 1) map.setView(bounds.getCenter(), 14);
@@ -369,3 +376,62 @@ export const clearStops = () => {
   stopLayer?.clearLayers();
   routeLayer?.clearLayers();
 };
+
+/** The colours of a reviewed plan's routes, in the order the planner's table lists them (app.css's swatches too). */
+export const PLAN_COLOURS = ['#1d5fbf', '#c1121f', '#2a9d8f', '#e9a100', '#6a4c93', '#3a5a40', '#d62f91', '#5c6570'];
+
+/** One route of a reviewed plan: its stops in visiting order (an insertion's remaining ones), its words as a title. */
+export interface PlanRoute {
+  id: string;
+  title: string;
+  stops: readonly { latitude: number; longitude: number }[];
+}
+
+/**
+ * A reviewed plan on the map (the planner's dry run): each route a line through its stops in its colour, each stop a
+ * small dot, the route's words (name, driver, km, hours) the line's SVG title; the map fitted to it. Nothing a user
+ * typed reaches Leaflet as a string.
+ */
+export function drawPlan(routes: readonly PlanRoute[]): void {
+  const L = leaflet();
+  planPoints = [];
+  if (!map || !L || !planLayer) return;
+  planLayer.clearLayers();
+  routes.forEach((route, i) => {
+    const colour = PLAN_COLOURS[i % PLAN_COLOURS.length] as string;
+    const line: [number, number][] = route.stops.map((stop) => [stop.latitude, stop.longitude]);
+    for (const at of line) {
+      L.circleMarker(at, {
+        radius: 3,
+        color: colour,
+        weight: 2,
+        fillColor: colour,
+        fillOpacity: 1,
+        className: 'plan-stop',
+      })
+        .addTo(planLayer as LayerGroup)
+        .getElement()
+        ?.setAttribute('data-plan-route', route.id);
+      planPoints.push({ lat: at[0], lng: at[1] });
+    }
+    if (line.length > 1) {
+      const drawn = L.polyline(line, { color: colour, weight: 3, opacity: 0.8 }).addTo(planLayer as LayerGroup);
+      const path = drawn.getElement?.();
+      if (path) {
+        path.setAttribute('data-plan-route', route.id);
+        path.classList.add('plan-route');
+        const title = document.createElementNS('http://www.w3.org/2000/svg', 'title');
+        title.textContent = route.title;
+        path.append(title);
+      }
+    }
+  });
+  if (!view.selected) fitMap();
+}
+
+/** The reviewed plan taken off the map (applied, discarded, signed out). */
+export function clearPlan(): void {
+  planPoints = [];
+  planLayer?.clearLayers();
+  if (map && !view.selected) fitMap();
+}

@@ -88,6 +88,9 @@ interface EventNames {
   driver?: { id: string; name: string };
   reason?: string | null;
   failure_reason?: string | null;
+  /** A route build's (`route_build.completed`): what it planned, and when its dry run was applied (X31). */
+  summary?: { planned: number; unplanned: number };
+  applied_at?: string;
 }
 
 /** A line a dispatcher reads for an event: the runsheet's and the driver's names where it has them. */
@@ -102,5 +105,10 @@ export function describe(frame: { channel: string; data: unknown }): string {
   if (driverId) parts.push(data.driver?.name || driverName(driverId));
   if (data.reason) parts.push(REASONS[data.reason] || data.reason);
   if (data.failure_reason) parts.push(data.failure_reason.replace(/_/g, ' '));
+  if (data.summary) parts.push(`${data.summary.planned} planned, ${data.summary.unplanned} left out`);
+  if (data.applied_at) parts.push('dry run applied');
+  // An event of the planning as a whole (a route build): the planning's name, not its channel.
+  const planningName = planningId ? plannings.get(planningId)?.name : undefined;
+  if (planningName && !data.runsheet_id) parts.unshift(planningName);
   return parts.length ? parts.join(' · ') : frame.channel;
 }

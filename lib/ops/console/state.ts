@@ -152,6 +152,8 @@ export const screen = {
   closeDetail: () => {},
   /** The runsheet shown in the detail. */
   select: async (_planningId: string, _runsheetId: string) => {},
+  /** A runsheet was cancelled (its tasks freed, X18): the planner's unplanned tasks read again. */
+  plannerChanged: async () => {},
 };
 
 /** A runsheet's tasks: X22's carry them, X14's do not. */
