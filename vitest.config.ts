@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 const env = {
@@ -27,11 +26,11 @@ const WORKER_FILES = [
 
 export default defineConfig({
   test: {
-    // Files at a time: one less than the cores (Vitest's default; VITEST_MAX_WORKERS overrides), so on CI's 2-core
-    // machine one. Two at a time took a clean-clone CI run from about 38 to 21-29 minutes, but two timing-bound files
-    // (chaos.test.ts's demo day, driver-events.test.ts's expiry close) then failed in one run of two: they must hold
-    // under two files at once before two become the default (docs/testing.md).
-    maxWorkers: Number(process.env['VITEST_MAX_WORKERS'] || Math.max(1, availableParallelism() - 1)),
+    // Two files at a time by default (VITEST_MAX_WORKERS overrides): on CI's 2-core machine a clean-clone run took
+    // about 37 minutes one file at a time, near the 40-minute bound. Every file must hold with another beside it: the
+    // causes found so far (X13's lost answer, an expiry announced twice, the label layout racing the map's fit) are
+    // fixed, not retried (docs/testing.md, "Files at a time").
+    maxWorkers: Number(process.env['VITEST_MAX_WORKERS'] || 2),
     projects: [
       {
         test: {
