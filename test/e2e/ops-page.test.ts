@@ -849,9 +849,15 @@ describe('driver labels on the /ops map (issue 46.7)', () => {
     await watching.waitForFunction(`document.querySelectorAll('#map path.driver-marker').length === 2`, {
       timeout: 30_000,
     });
-    await watching.waitForFunction(`document.querySelectorAll('#map .driver-tip.crowded').length === 1`, {
-      timeout: 10_000,
-    });
+    // Judged as the dispatcher sees it: both labels reading the drivers' names (until a name is read a label is a
+    // short id, narrow enough to sit beside the other) and the map at rest (no zoom under way).
+    await watching.waitForFunction(
+      `(() => { const tips = [...document.querySelectorAll('#map .driver-tip')];
+        return tips.length === 2 && tips.every((tip) => tip.textContent === 'OrgDriver User') &&
+          !document.querySelector('#map .leaflet-zoom-anim') &&
+          document.querySelectorAll('#map .driver-tip.crowded').length === 1; })()`,
+      { timeout: 30_000 },
+    );
     const visible = [await shown(left.id), await shown(right.id)];
     expect(visible.filter(Boolean)).toHaveLength(1);
     const hidden = visible[0] ? right : left;

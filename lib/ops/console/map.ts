@@ -199,10 +199,14 @@ function placeLabel(
  * and covers no other label nor the map's controls; one with no such place (a crowd at the widest zoom), or whose
  * marker is out of view, hidden (`crowded`) until its marker is pointed at. Then the drivers' labels (issue 46.7):
  * one that would leave the map at its right goes to the marker's left; one that would cover a label already shown is
- * hidden (`crowded`) until its marker is pointed at or the map is zoomed in far enough to part them.
+ * hidden (`crowded`) until its marker is pointed at or the map is zoomed in far enough to part them. Never while a
+ * zoom is under way (its `zoomend` lays them out).
  */
 function layoutLabels(): void {
   if (!map) return;
+  // Mid-zoom the labels' boxes are between two scales: a layout then would hide or show labels by where they pass,
+  // not where they land. Leaflet marks its pane while it animates and ends with zoomend, which lays them out.
+  if ($('map').querySelector('.leaflet-zoom-anim')) return;
   const within = $('map').getBoundingClientRect();
   const stopTips = [...stopLabels.values()].flatMap((label) => (label.parentElement ? [label.parentElement] : []));
   const driverTips = [...labels].flatMap(([id, label]) =>
