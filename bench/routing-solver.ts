@@ -261,6 +261,8 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
   // --delivery=off: no delivery-only moves of depot loads; --fleet=on|off: the ALNS's repair kept to the current fleet.
   if (arg('delivery')) LARGE.delivery = arg('delivery') !== 'off';
   if (arg('fleet')) LARGE.fleet = arg('fleet') === 'on';
+  if (arg('polish')) LARGE.polish = Number(arg('polish'));
+  if (arg('seeds')) LARGE.seeds = arg('seeds') === 'on';
   if (
     process.argv.some(
       (a) =>
@@ -271,7 +273,9 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
         a.startsWith('--qmax') ||
         a.startsWith('--worse') ||
         a.startsWith('--delivery') ||
-        a.startsWith('--fleet'),
+        a.startsWith('--fleet') ||
+        a.startsWith('--polish') ||
+        a.startsWith('--seeds'),
     )
   )
     console.log(`large-problem parts: ${JSON.stringify(LARGE)}`);

@@ -65,6 +65,10 @@ export const LARGE = {
   delivery: true,
   /** ALNS's repair opens no vehicle beyond the current plan's unless a task would be left out. */
   fleet: false,
+  /** Local search polishes a candidate within this share of the current plan's distance (POLISH_WITHIN below). */
+  polish: 0,
+  /** The delivery moves of a polished candidate start from the tasks it removed and put back (else its routes'). */
+  seeds: true,
 };
 
 export interface SearchResult {
@@ -126,12 +130,23 @@ function pick(weights: Float64Array, random: Random): number {
  * (relocate, exchange) of their tasks within their granular neighbourhoods, then intra-route 2-opt and or-opt on
  * every route changed.
  */
-function improveDirty(solution: Solution, local: LocalSearch, inter?: InterRoute, delivery?: DeliverySearch): void {
+function improveDirty(
+  solution: Solution,
+  local: LocalSearch,
+  inter?: InterRoute,
+  delivery?: DeliverySearch,
+  /** The tasks the delivery moves start from (a move re-queues what it touches); absent: the changed routes' tasks. */
+  seeds?: readonly number[],
+): void {
   const { dirty } = solution;
   if (delivery) {
-    const tasks: number[] = [];
-    for (let r = 0; r < dirty.length; r++)
-      if (dirty[r] === 1) for (const node of solution.routes[r]!.nodes) if ((node & 1) === 1) tasks.push(node >> 1);
+    let tasks = seeds;
+    if (!tasks) {
+      const all: number[] = [];
+      for (let r = 0; r < dirty.length; r++)
+        if (dirty[r] === 1) for (const node of solution.routes[r]!.nodes) if ((node & 1) === 1) all.push(node >> 1);
+      tasks = all;
+    }
     delivery.improve(solution, tasks);
   }
   if (inter) {
@@ -198,6 +213,7 @@ class Alns {
     const phaseStartMs = clock.options.now();
     const phaseStartIteration = clock.iterations;
     const large = inst.tasks > ALL_ROUTES_UP_TO;
+    const polishWithin = large ? LARGE.polish : POLISH_WITHIN;
     const capFleet = large && LARGE.fleet && current.allowed.every((a) => a === 1);
     const startWorse = large ? LARGE.startWorse : START_WORSE;
     const t0 = Math.max(1e-9, (startWorse * Math.max(current.distance(), 1)) / Math.LN2);
@@ -236,8 +252,8 @@ class Alns {
         } else inserter.insert(candidate, pending, insertOptions, random);
         let cost = costOf(candidate, weights);
         // Polish only what might be kept: a candidate near the current solution.
-        if (cost < currentCost + POLISH_WITHIN * current.distance()) {
-          improveDirty(candidate, this.local, this.inter, this.delivery);
+        if (cost < currentCost + polishWithin * current.distance()) {
+          improveDirty(candidate, this.local, this.inter, this.delivery, LARGE.seeds ? removed : undefined);
           cost = costOf(candidate, weights);
         }
         let score = 0;
