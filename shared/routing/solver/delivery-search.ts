@@ -129,7 +129,6 @@ export class DeliverySearch {
     const view = this.views[r]!;
     if (view.stamp === this.stamp) return view;
     view.stamp = this.stamp;
-    const { inst } = this;
     const nodes = solution.routes[r]!.nodes;
     const L = nodes.length;
     const n = L >> 1;
