@@ -65,8 +65,8 @@ export const LARGE = {
   delivery: true,
   /** ALNS's repair opens no vehicle beyond the current plan's unless a task would be left out. */
   fleet: false,
-  /** Local search polishes a candidate within this share of the current plan's distance (POLISH_WITHIN below). */
-  polish: 0,
+  /** Where the delivery moves run: polish a candidate within this share of the current distance (POLISH_WITHIN). */
+  polish: 0.02,
   /** The delivery moves of a polished candidate start from the tasks it removed and put back (else its routes'). */
   seeds: true,
 };
@@ -213,7 +213,8 @@ class Alns {
     const phaseStartMs = clock.options.now();
     const phaseStartIteration = clock.iterations;
     const large = inst.tasks > ALL_ROUTES_UP_TO;
-    const polishWithin = large ? LARGE.polish : POLISH_WITHIN;
+    // Near-misses are polished only where the delivery moves run (cheap O(1) moves; elsewhere they cost iterations).
+    const polishWithin = large && this.delivery ? LARGE.polish : POLISH_WITHIN;
     const capFleet = large && LARGE.fleet && current.allowed.every((a) => a === 1);
     const startWorse = large ? LARGE.startWorse : START_WORSE;
     const t0 = Math.max(1e-9, (startWorse * Math.max(current.distance(), 1)) / Math.LN2);
