@@ -106,9 +106,21 @@ export class DeliverySearch {
       }
   }
 
-  /** Whether any task is a depot load (the search is worth running). */
+  /** Whether most plannable tasks are depot loads for some vehicle (the search, and polishing with it, pay). */
   applies(): boolean {
-    return this.front.some((f) => f === 1);
+    const { tasks, classes, impossible } = this.inst;
+    let plannable = 0;
+    let loads = 0;
+    for (let t = 0; t < tasks; t++) {
+      if (impossible[t] !== null) continue;
+      plannable++;
+      for (let c = 0; c < classes; c++)
+        if (this.front[t * classes + c] === 1) {
+          loads++;
+          break;
+        }
+    }
+    return plannable > 0 && 2 * loads >= plannable;
   }
 
   private eligible(t: number, v: number): boolean {
