@@ -258,6 +258,11 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
   if (arg('lambda')) LARGE.lambda = Number(arg('lambda'));
   if (arg('qmax')) LARGE.qMax = Number(arg('qmax'));
   if (arg('worse')) LARGE.startWorse = Number(arg('worse'));
+  // --delivery=off: no delivery-only moves of depot loads; --fleet=on|off: the ALNS's repair kept to the current fleet.
+  if (arg('delivery')) LARGE.delivery = arg('delivery') !== 'off';
+  if (arg('fleet')) LARGE.fleet = arg('fleet') === 'on';
+  if (arg('polish')) LARGE.polish = Number(arg('polish'));
+  if (arg('seeds')) LARGE.seeds = arg('seeds') === 'on';
   if (
     process.argv.some(
       (a) =>
@@ -266,7 +271,11 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
         a.startsWith('--share') ||
         a.startsWith('--lambda') ||
         a.startsWith('--qmax') ||
-        a.startsWith('--worse'),
+        a.startsWith('--worse') ||
+        a.startsWith('--delivery') ||
+        a.startsWith('--fleet') ||
+        a.startsWith('--polish') ||
+        a.startsWith('--seeds'),
     )
   )
     console.log(`large-problem parts: ${JSON.stringify(LARGE)}`);

@@ -7,6 +7,7 @@
  * phase first tries to empty one vehicle at a time (its tasks must find room in the others) before the distance search.
  */
 
+import { DeliverySearch } from './delivery-search.ts';
 import { ALL_ROUTES_UP_TO, Inserter } from './insertion.ts';
 import type { Instance } from './instance.ts';
 import { InterRoute } from './inter-route.ts';
@@ -53,7 +54,22 @@ const POLISH_WITHIN = 0;
 // Off by default: measured at 60 CPU-s on the six homberger instances, the parts together were worse than the search
 // without them on four of six (mean gap 22.1 % against 20.3 %, docs/routing.md "At a thousand customers"); the
 // benchmark switches them on (`--parts=on`) until they pay.
-export const LARGE = { inter: false, minimise: false, consolidate: 0, lambda: 1, qMax: 100, startWorse: 0.05 };
+export const LARGE = {
+  inter: false,
+  minimise: false,
+  consolidate: 0,
+  lambda: 1,
+  qMax: 100,
+  startWorse: 0.05,
+  /** Inter-route moves of depot loads as delivery-only stops (delivery-search.ts). */
+  delivery: true,
+  /** ALNS's repair opens no vehicle beyond the current plan's unless a task would be left out. */
+  fleet: false,
+  /** Where the delivery moves run: polish a candidate within this share of the current distance (POLISH_WITHIN). */
+  polish: 0.02,
+  /** The delivery moves of a polished candidate start from the tasks it removed and put back (else its routes'). */
+  seeds: true,
+};
 
 export interface SearchResult {
   readonly best: Solution;
@@ -114,8 +130,25 @@ function pick(weights: Float64Array, random: Random): number {
  * (relocate, exchange) of their tasks within their granular neighbourhoods, then intra-route 2-opt and or-opt on
  * every route changed.
  */
-function improveDirty(solution: Solution, local: LocalSearch, inter?: InterRoute): void {
+function improveDirty(
+  solution: Solution,
+  local: LocalSearch,
+  inter?: InterRoute,
+  delivery?: DeliverySearch,
+  /** The tasks the delivery moves start from (a move re-queues what it touches); absent: the changed routes' tasks. */
+  seeds?: readonly number[],
+): void {
   const { dirty } = solution;
+  if (delivery) {
+    let tasks = seeds;
+    if (!tasks) {
+      const all: number[] = [];
+      for (let r = 0; r < dirty.length; r++)
+        if (dirty[r] === 1) for (const node of solution.routes[r]!.nodes) if ((node & 1) === 1) all.push(node >> 1);
+      tasks = all;
+    }
+    delivery.improve(solution, tasks);
+  }
   if (inter) {
     const tasks: number[] = [];
     for (let r = 0; r < dirty.length; r++)
@@ -154,6 +187,7 @@ class Alns {
     private readonly random: Random,
     private readonly clock: Clock,
     private readonly inter?: InterRoute,
+    private readonly delivery?: DeliverySearch,
   ) {}
 
   /**
@@ -179,6 +213,9 @@ class Alns {
     const phaseStartMs = clock.options.now();
     const phaseStartIteration = clock.iterations;
     const large = inst.tasks > ALL_ROUTES_UP_TO;
+    // Near-misses are polished only where the delivery moves run (cheap O(1) moves; elsewhere they cost iterations).
+    const polishWithin = large && this.delivery ? LARGE.polish : POLISH_WITHIN;
+    const capFleet = large && LARGE.fleet && current.allowed.every((a) => a === 1);
     const startWorse = large ? LARGE.startWorse : START_WORSE;
     const t0 = Math.max(1e-9, (startWorse * Math.max(current.distance(), 1)) / Math.LN2);
     let sinceBest = 0;
@@ -206,11 +243,18 @@ class Alns {
       if (removed.length > 0 && takeOut(candidate, removed)) {
         const pending = plannableUnplanned(candidate);
         random.shuffle(pending);
-        inserter.insert(candidate, pending, { regret, noise: noisy ? noise : 0, vehicleCost: weights.vehicle }, random);
+        const insertOptions = { regret, noise: noisy ? noise : 0, vehicleCost: weights.vehicle };
+        if (capFleet) {
+          // The fleet of the current plan only; a vehicle more only for what would be left out.
+          for (let v = 0; v < inst.vehicles; v++) candidate.allowed[v] = current.routes[v]!.nodes.length > 0 ? 1 : 0;
+          const left = inserter.insert(candidate, pending, insertOptions, random);
+          candidate.allowed.set(current.allowed);
+          if (left.length > 0) inserter.insert(candidate, left, insertOptions, random);
+        } else inserter.insert(candidate, pending, insertOptions, random);
         let cost = costOf(candidate, weights);
         // Polish only what might be kept: a candidate near the current solution.
-        if (cost < currentCost + POLISH_WITHIN * current.distance()) {
-          improveDirty(candidate, this.local, this.inter);
+        if (cost < currentCost + polishWithin * current.distance()) {
+          improveDirty(candidate, this.local, this.inter, this.delivery, LARGE.seeds ? removed : undefined);
           cost = costOf(candidate, weights);
         }
         let score = 0;
@@ -346,6 +390,9 @@ export function search(
   const large = inst.tasks > ALL_ROUTES_UP_TO;
   const inter = large && LARGE.inter ? new InterRoute(inst) : undefined;
   if (inter) inter.stop = () => timeUp(clock);
+  const delivery = large && LARGE.delivery ? new DeliverySearch(inst) : undefined;
+  if (delivery) delivery.stop = () => timeUp(clock);
+  const deliveryUsed = delivery?.applies() ? delivery : undefined;
   // What one vehicle less is worth while consolidating (objective distance) or always (objective vehicles).
   const lambda = objective === 'vehicles' ? weights.vehicle : LARGE.lambda * roundTrip(inst);
   const minimise = (s: Solution) => {
@@ -356,7 +403,7 @@ export function search(
     if (helper.minimiseRoutes(s, lambda, s.used()) > 0) improveDirty(s, local, inter);
   };
   solution.dirty.fill(1);
-  improveDirty(solution, local, inter);
+  improveDirty(solution, local, inter, deliveryUsed);
   minimise(solution);
   report(clock, solution);
   if (tasks.length === 0) return { best: solution, iterations: 0, stopped: 'converged' };
@@ -385,7 +432,7 @@ export function search(
     solution.allowed.fill(1);
     minimise(solution);
   }
-  const alns = new Alns(inst, inserter, local, weights, random, clock, inter);
+  const alns = new Alns(inst, inserter, local, weights, random, clock, inter, deliveryUsed);
   const { best, converged } = alns.run(solution, {
     patience,
     endMs: Number.POSITIVE_INFINITY,

@@ -1,0 +1,521 @@
+/**
+ * Inter-route local search for routes of depot loads (issue 53): a task whose pickup is at the vehicle's own start,
+ * takes no time and may happen at the shift's first instant (a VRPTW customer, a parcel loaded at the depot) is, for
+ * the moves, a delivery-only stop: its pickup sits in the run of pickups at the route's head, the vehicle leaves with
+ * the route's whole load, and the route is its drop-offs alone. On such routes the standard VRPTW moves are O(1) each
+ * (Savelsbergh's forward and backward slack, as VROOM and HGS keep them): per drop-off its earliest service start
+ * given the drop-offs before it, the latest that keeps every later one and the shift's end, and prefix sums of load
+ * and distance, so a move's feasibility and cost join two or three pieces of routes without re-timing either.
+ *
+ * Moves, each between two routes and only towards the granular neighbourhood (a task's nearest tasks, instance.ts):
+ * relocate (u before or after a neighbour w), swap (u and w trade places), 2-opt* (the head of one route up to u
+ * joined to the tail of the other from w, and the other way), and or-opt (a run of 2 or 3 drop-offs from u moved
+ * before or after w). First improvement, the moved routes' tasks queued again, until no move improves: a local
+ * optimum. A route is never opened (the fleet does not grow); a route may empty. A route that holds any other kind of
+ * task (a pickup elsewhere, an on-board load) is left to the other operators.
+ */
+import { EPS, type Instance } from './instance.ts';
+import type { Solution } from './solution.ts';
+
+/** How many of a task's nearest tasks its moves look at. */
+export const DELIVERY_GRANULAR = 20;
+const OR_MAX = 3;
+/** A move must shorten the plan by more than this (metres) to count: no cycling on rounding. */
+const GAIN = 1e-6;
+
+/** A depot-load route seen as its drop-offs: times, loads and distances by position. */
+interface View {
+  stamp: number;
+  /** False: the route holds a task that is not a depot load for its vehicle (or its pickups are not all at its head). */
+  ok: boolean;
+  n: number;
+  /** Drop-off nodes in order. */
+  x: Int32Array;
+  /** Earliest service start, latest service start, per position. */
+  e: Float64Array;
+  l: Float64Array;
+  /** Load through position k, `q[3 k + d]`. */
+  q: Float64Array;
+  /** Distance from the start through position k (`pre[k]`), and from position k to the end (`suf[k]`). */
+  pre: Float64Array;
+  suf: Float64Array;
+}
+
+function emptyView(): View {
+  return {
+    stamp: -1,
+    ok: false,
+    n: 0,
+    x: new Int32Array(8),
+    e: new Float64Array(8),
+    l: new Float64Array(8),
+    q: new Float64Array(24),
+    pre: new Float64Array(8),
+    suf: new Float64Array(8),
+  };
+}
+
+export class DeliverySearch {
+  /** `front[t * classes + c]`: task t is a depot load for vehicles of class c (and one of them can serve it). */
+  readonly front: Uint8Array;
+  private readonly views: View[];
+  private stamp = 0;
+  private readonly queued: Uint8Array;
+  /** The tasks that have t among their granular neighbours: `watchers[watchersStart[t] .. watchersStart[t + 1])`. */
+  private readonly watchers: Int32Array;
+  private readonly watchersStart: Int32Array;
+  /** Checked before each task: true stops the search (the search's clock). */
+  stop: () => boolean = () => false;
+  /** Moves applied, by kind (the benchmark's profile). */
+  readonly applied = { relocate: 0, swap: 0, twoOptStar: 0, orOpt: 0 };
+
+  constructor(private readonly inst: Instance) {
+    const { tasks, classes, vehicles, loc, open, close, service, vClass, vStart, shiftStart, impossible } = inst;
+    this.front = new Uint8Array(tasks * classes);
+    const rep = new Int32Array(classes).fill(-1);
+    for (let v = 0; v < vehicles; v++) if (rep[vClass[v]!]! < 0) rep[vClass[v]!] = v;
+    for (let t = 0; t < tasks; t++) {
+      if (impossible[t] !== null) continue;
+      const p = 2 * t;
+      for (let c = 0; c < classes; c++) {
+        const v = rep[c]!;
+        if (v < 0) continue;
+        const s = shiftStart[v]!;
+        if (loc[p] === vStart[v] && service[p] === 0 && open[p]! <= s + EPS && s <= close[p]! + EPS)
+          this.front[t * classes + c] = 1;
+      }
+    }
+    this.views = Array.from({ length: vehicles }, emptyView);
+    this.queued = new Uint8Array(tasks);
+    // Who looks at whom: a task whose route changed is a new chance for the tasks that list it as a neighbour.
+    const K = Math.min(inst.k, DELIVERY_GRANULAR);
+    const count = new Int32Array(tasks + 1);
+    for (let u = 0; u < tasks; u++)
+      for (let g = 0; g < K; g++) {
+        const w = inst.neighbours[u * inst.k + g]!;
+        if (w >= 0) count[w + 1]!++;
+      }
+    for (let t = 0; t < tasks; t++) count[t + 1]! += count[t]!;
+    this.watchersStart = count;
+    this.watchers = new Int32Array(count[tasks]!);
+    const fill = count.slice(0, tasks);
+    for (let u = 0; u < tasks; u++)
+      for (let g = 0; g < K; g++) {
+        const w = inst.neighbours[u * inst.k + g]!;
+        if (w >= 0) this.watchers[fill[w]!++] = u;
+      }
+  }
+
+  /** Whether most plannable tasks are depot loads for some vehicle (the search, and polishing with it, pay). */
+  applies(): boolean {
+    const { tasks, classes, impossible } = this.inst;
+    let plannable = 0;
+    let loads = 0;
+    for (let t = 0; t < tasks; t++) {
+      if (impossible[t] !== null) continue;
+      plannable++;
+      for (let c = 0; c < classes; c++)
+        if (this.front[t * classes + c] === 1) {
+          loads++;
+          break;
+        }
+    }
+    return plannable > 0 && 2 * loads >= plannable;
+  }
+
+  private eligible(t: number, v: number): boolean {
+    const { inst } = this;
+    return this.front[t * inst.classes + inst.vClass[v]!] === 1 && inst.canServe[t * inst.vehicles + v] === 1;
+  }
+
+  private d(a: number, b: number): number {
+    return a < 0 || b < 0 ? 0 : this.inst.dist[a * this.inst.size + b]!;
+  }
+
+  private t(a: number, b: number): number {
+    return a < 0 || b < 0 ? 0 : this.inst.dur[a * this.inst.size + b]!;
+  }
+
+  /** Route r's view, rebuilt when stale. */
+  private view(solution: Solution, r: number): View {
+    const view = this.views[r]!;
+    if (view.stamp === this.stamp) return view;
+    view.stamp = this.stamp;
+    const nodes = solution.routes[r]!.nodes;
+    const L = nodes.length;
+    const n = L >> 1;
+    view.ok = false;
+    view.n = n;
+    if (L === 0 || (L & 1) === 1) return view;
+    for (let k = 0; k < n; k++) if ((nodes[k]! & 1) === 1 || !this.eligible(nodes[k]! >> 1, r)) return view;
+    if (view.x.length < n) {
+      const c = 2 * n;
+      view.x = new Int32Array(c);
+      view.e = new Float64Array(c);
+      view.l = new Float64Array(c);
+      view.q = new Float64Array(3 * c);
+      view.pre = new Float64Array(c);
+      view.suf = new Float64Array(c);
+    }
+    for (let k = 0; k < n; k++) {
+      const node = nodes[n + k]!;
+      if ((node & 1) === 0) return view;
+      view.x[k] = node;
+    }
+    this.retime(view, r);
+    view.ok = true;
+    return view;
+  }
+
+  /** Fills e, l, q, pre and suf of a view from its drop-offs, for vehicle v. */
+  private retime(view: View, v: number): void {
+    const { inst } = this;
+    const { loc, open, close, service, load } = inst;
+    const { n, x, e, l, q, pre, suf } = view;
+    let prev = inst.vStart[v]!;
+    let time = inst.shiftStart[v]!;
+    let dist = 0;
+    let w = 0;
+    let vol = 0;
+    let it = 0;
+    for (let k = 0; k < n; k++) {
+      const node = x[k]!;
+      const lk = loc[node]!;
+      dist += this.d(prev, lk);
+      time = Math.max(open[node]!, time + this.t(prev, lk));
+      e[k] = time;
+      time += service[node]!;
+      pre[k] = dist;
+      const t3 = 3 * (node >> 1);
+      w += load[t3]!;
+      vol += load[t3 + 1]!;
+      it += load[t3 + 2]!;
+      q[3 * k] = w;
+      q[3 * k + 1] = vol;
+      q[3 * k + 2] = it;
+      prev = lk;
+    }
+    const end = inst.vEnd[v]!;
+    let latest = inst.shiftEnd[v]!;
+    let next = end;
+    let back = 0;
+    for (let k = n - 1; k >= 0; k--) {
+      const node = x[k]!;
+      const lk = loc[node]!;
+      back += this.d(lk, next);
+      suf[k] = back;
+      latest = Math.min(close[node]!, latest - this.t(lk, next) - service[node]!);
+      l[k] = latest;
+      next = lk;
+    }
+  }
+
+  private locAt(view: View, k: number, v: number): number {
+    if (k < 0) return this.inst.vStart[v]!;
+    if (k >= view.n) return this.inst.vEnd[v]!;
+    return this.inst.loc[view.x[k]!]!;
+  }
+
+  /** When the vehicle leaves position k (its start at the shift's start for k = -1). */
+  private depAt(view: View, k: number, v: number): number {
+    return k < 0 ? this.inst.shiftStart[v]! : view.e[k]! + this.inst.service[view.x[k]!]!;
+  }
+
+  /** Leaving `from` at `dep`, can route v go on with positions k.. of its view and reach its end in time? */
+  private reach(view: View, k: number, v: number, from: number, dep: number): boolean {
+    if (k >= view.n) return dep + this.t(from, this.inst.vEnd[v]!) <= this.inst.shiftEnd[v]! + EPS;
+    const node = view.x[k]!;
+    return Math.max(this.inst.open[node]!, dep + this.t(from, this.inst.loc[node]!)) <= view.l[k]! + EPS;
+  }
+
+  /** Serving node after leaving `from` at `dep`: its departure, or -1 when its window is missed. */
+  private serve(node: number, from: number, dep: number): number {
+    const { inst } = this;
+    const start = Math.max(inst.open[node]!, dep + this.t(from, inst.loc[node]!));
+    return start > inst.close[node]! + EPS ? -1 : start + inst.service[node]!;
+  }
+
+  private fits(v: number, w: number, vol: number, items: number, drops: number): boolean {
+    const { cap, maxStops } = this.inst;
+    return (
+      w <= cap[3 * v]! + EPS &&
+      vol <= cap[3 * v + 1]! + EPS &&
+      items <= cap[3 * v + 2]! + EPS &&
+      2 * drops <= maxStops[v]!
+    );
+  }
+
+  /** Distance saved by taking positions i..i+len-1 out of a route of vehicle v (the route's whole when it empties). */
+  private removalGain(view: View, v: number, i: number, len: number): number {
+    if (len >= view.n) return view.pre[view.n - 1]! + view.suf[view.n - 1]!;
+    const a = this.locAt(view, i - 1, v);
+    const b = this.locAt(view, i + len, v);
+    const inner = view.pre[i + len - 1]! - view.pre[i]!;
+    return (
+      this.d(a, this.locAt(view, i, v)) +
+      inner +
+      this.d(this.locAt(view, i + len - 1, v), b) -
+      (i === 0 && i + len >= view.n ? 0 : this.d(a, b))
+    );
+  }
+
+  /**
+   * Local search to a local optimum over the depot-load routes, starting from `tasks` (every task when omitted);
+   * returns how many moves it applied. Routes it changes are refreshed (their `dirty` flag set).
+   */
+  improve(solution: Solution, tasks?: readonly number[]): number {
+    const { inst } = this;
+    this.stamp++;
+    const queue: number[] = [];
+    const list = tasks ?? Array.from({ length: inst.tasks }, (_, t) => t);
+    for (const t of list) {
+      if (solution.taskRoute[t]! < 0 || this.queued[t] === 1) continue;
+      this.queued[t] = 1;
+      queue.push(t);
+    }
+    let moves = 0;
+    let head = 0;
+    while (head < queue.length) {
+      if (head > 4096 && head * 2 > queue.length) {
+        queue.splice(0, head);
+        head = 0;
+      }
+      const u = queue[head++]!;
+      this.queued[u] = 0;
+      if (this.stop()) break;
+      const changed = this.tryTask(solution, u);
+      if (changed === null) continue;
+      moves++;
+      // Every task of the two routes, and every task that looks at one of them, may have a move again.
+      const push = (t: number) => {
+        if (this.queued[t] === 0 && solution.taskRoute[t]! >= 0) {
+          this.queued[t] = 1;
+          queue.push(t);
+        }
+      };
+      for (const r of changed)
+        for (const node of solution.routes[r]!.nodes) {
+          if ((node & 1) === 0) continue;
+          const t = node >> 1;
+          push(t);
+          for (let k = this.watchersStart[t]!; k < this.watchersStart[t + 1]!; k++) push(this.watchers[k]!);
+        }
+      push(u);
+    }
+    for (let k = head; k < queue.length; k++) this.queued[queue[k]!] = 0;
+    return moves;
+  }
+
+  /** The first improving move of task u towards its neighbours, applied; the routes it changed, or null. */
+  private tryTask(solution: Solution, u: number): number[] | null {
+    const { inst } = this;
+    const a = solution.taskRoute[u]!;
+    if (a < 0) return null;
+    const A = this.view(solution, a);
+    if (!A.ok) return null;
+    const i = solution.pos[2 * u + 1]! - A.n;
+    const K = Math.min(inst.k, DELIVERY_GRANULAR);
+    for (let g = 0; g < K; g++) {
+      const w = inst.neighbours[u * inst.k + g]!;
+      if (w < 0) break;
+      const b = solution.taskRoute[w]!;
+      if (b < 0 || b === a) continue;
+      const B = this.view(solution, b);
+      if (!B.ok) continue;
+      const j = solution.pos[2 * w + 1]! - B.n;
+      if (
+        this.relocate(solution, A, a, i, B, b, j) ||
+        this.relocate(solution, A, a, i, B, b, j + 1) ||
+        this.swap(solution, A, a, i, B, b, j) ||
+        this.twoOptStar(solution, A, a, i, B, b, j) ||
+        this.twoOptStar(solution, B, b, j, A, a, i) ||
+        this.orOpt(solution, A, a, i, B, b, j) ||
+        this.orOpt(solution, A, a, i, B, b, j + 1)
+      )
+        return [a, b];
+    }
+    return null;
+  }
+
+  /** Relocate: the drop-off at A's position i goes before B's position j. */
+  private relocate(solution: Solution, A: View, a: number, i: number, B: View, b: number, j: number): boolean {
+    return this.moveRun(solution, A, a, i, 1, B, b, j, 'relocate');
+  }
+
+  /** Or-opt: the run of 2 or 3 drop-offs from A's position i goes before B's position j, as it is. */
+  private orOpt(solution: Solution, A: View, a: number, i: number, B: View, b: number, j: number): boolean {
+    for (let len = 2; len <= OR_MAX && i + len <= A.n; len++)
+      if (this.moveRun(solution, A, a, i, len, B, b, j, 'orOpt')) return true;
+    return false;
+  }
+
+  private moveRun(
+    solution: Solution,
+    A: View,
+    a: number,
+    i: number,
+    len: number,
+    B: View,
+    b: number,
+    j: number,
+    kind: 'relocate' | 'orOpt',
+  ): boolean {
+    const { inst } = this;
+    const { loc, load } = inst;
+    const first = A.x[i]!;
+    const last = A.x[i + len - 1]!;
+    let w = 0;
+    let vol = 0;
+    let items = 0;
+    for (let k = i; k < i + len; k++) {
+      const t = A.x[k]! >> 1;
+      if (!this.eligible(t, b)) return false;
+      w += load[3 * t]!;
+      vol += load[3 * t + 1]!;
+      items += load[3 * t + 2]!;
+    }
+    const qb = 3 * (B.n - 1);
+    if (!this.fits(b, B.q[qb]! + w, B.q[qb + 1]! + vol, B.q[qb + 2]! + items, B.n + len)) return false;
+    const pb = this.locAt(B, j - 1, b);
+    const nb = this.locAt(B, j, b);
+    const inner = A.pre[i + len - 1]! - A.pre[i]!;
+    const added = this.d(pb, loc[first]!) + inner + this.d(loc[last]!, nb) - this.d(pb, nb);
+    const gain = this.removalGain(A, a, i, len);
+    if (added - gain >= -GAIN) return false;
+    // Times: the run in B, then B's rest; A without the run.
+    let from = pb;
+    let dep = this.depAt(B, j - 1, b);
+    for (let k = i; k < i + len; k++) {
+      dep = this.serve(A.x[k]!, from, dep);
+      if (dep < 0) return false;
+      from = loc[A.x[k]!]!;
+    }
+    if (!this.reach(B, j, b, from, dep)) return false;
+    if (len < A.n && !this.reach(A, i + len, a, this.locAt(A, i - 1, a), this.depAt(A, i - 1, a))) return false;
+    const newA: number[] = [];
+    for (let k = 0; k < A.n; k++) if (k < i || k >= i + len) newA.push(A.x[k]!);
+    const newB: number[] = [];
+    for (let k = 0; k < B.n; k++) {
+      if (k === j) for (let m = i; m < i + len; m++) newB.push(A.x[m]!);
+      newB.push(B.x[k]!);
+    }
+    if (j === B.n) for (let m = i; m < i + len; m++) newB.push(A.x[m]!);
+    if (!this.apply(solution, a, newA, b, newB)) return false;
+    this.applied[kind]++;
+    return true;
+  }
+
+  /** Swap: A's drop-off at i and B's at j trade places. */
+  private swap(solution: Solution, A: View, a: number, i: number, B: View, b: number, j: number): boolean {
+    const { inst } = this;
+    const { loc, load } = inst;
+    const nu = A.x[i]!;
+    const nw = B.x[j]!;
+    const tu = nu >> 1;
+    const tw = nw >> 1;
+    if (!this.eligible(tu, b) || !this.eligible(tw, a)) return false;
+    const qa = 3 * (A.n - 1);
+    const qb = 3 * (B.n - 1);
+    const dw = load[3 * tw]! - load[3 * tu]!;
+    const dv = load[3 * tw + 1]! - load[3 * tu + 1]!;
+    const di = load[3 * tw + 2]! - load[3 * tu + 2]!;
+    if (!this.fits(a, A.q[qa]! + dw, A.q[qa + 1]! + dv, A.q[qa + 2]! + di, A.n)) return false;
+    if (!this.fits(b, B.q[qb]! - dw, B.q[qb + 1]! - dv, B.q[qb + 2]! - di, B.n)) return false;
+    const pa = this.locAt(A, i - 1, a);
+    const na = this.locAt(A, i + 1, a);
+    const pb = this.locAt(B, j - 1, b);
+    const nb = this.locAt(B, j + 1, b);
+    const lu = loc[nu]!;
+    const lw = loc[nw]!;
+    const delta =
+      this.d(pa, lw) +
+      this.d(lw, na) -
+      this.d(pa, lu) -
+      this.d(lu, na) +
+      this.d(pb, lu) +
+      this.d(lu, nb) -
+      this.d(pb, lw) -
+      this.d(lw, nb);
+    if (delta >= -GAIN) return false;
+    const depA = this.serve(nw, pa, this.depAt(A, i - 1, a));
+    if (depA < 0 || !this.reach(A, i + 1, a, lw, depA)) return false;
+    const depB = this.serve(nu, pb, this.depAt(B, j - 1, b));
+    if (depB < 0 || !this.reach(B, j + 1, b, lu, depB)) return false;
+    const newA = Array.from(A.x.subarray(0, A.n));
+    const newB = Array.from(B.x.subarray(0, B.n));
+    newA[i] = nw;
+    newB[j] = nu;
+    if (!this.apply(solution, a, newA, b, newB)) return false;
+    this.applied.swap++;
+    return true;
+  }
+
+  /**
+   * 2-opt*: A's head through position i joined to B's tail from position j (the new edge u → w), and B's head before
+   * j to A's tail after i. Between vehicles of one class only (same start, end, shift and capacity).
+   */
+  private twoOptStar(solution: Solution, A: View, a: number, i: number, B: View, b: number, j: number): boolean {
+    const { inst } = this;
+    if (inst.vClass[a] !== inst.vClass[b]) return false;
+    const q = (V: View, k: number, d: number) => (k < 0 ? 0 : V.q[3 * k + d]!);
+    const lenA = i + 1 + (B.n - j);
+    const lenB = j + (A.n - i - 1);
+    if (
+      !this.fits(
+        a,
+        q(A, i, 0) + q(B, B.n - 1, 0) - q(B, j - 1, 0),
+        q(A, i, 1) + q(B, B.n - 1, 1) - q(B, j - 1, 1),
+        q(A, i, 2) + q(B, B.n - 1, 2) - q(B, j - 1, 2),
+        lenA,
+      ) ||
+      !this.fits(
+        b,
+        q(B, j - 1, 0) + q(A, A.n - 1, 0) - q(A, i, 0),
+        q(B, j - 1, 1) + q(A, A.n - 1, 1) - q(A, i, 1),
+        q(B, j - 1, 2) + q(A, A.n - 1, 2) - q(A, i, 2),
+        lenB,
+      )
+    )
+      return false;
+    // Each new route: a head (positions 0..h of X) and a tail (positions s.. of Y), joined.
+    const join = (X: View, h: number, Y: View, s: number) => {
+      if (h < 0 && s >= Y.n) return 0;
+      return (h < 0 ? 0 : X.pre[h]!) + this.d(this.locAt(X, h, a), this.locAt(Y, s, a)) + (s >= Y.n ? 0 : Y.suf[s]!);
+    };
+    const before = A.pre[A.n - 1]! + A.suf[A.n - 1]! + B.pre[B.n - 1]! + B.suf[B.n - 1]!;
+    const after = join(A, i, B, j) + join(B, j - 1, A, i + 1);
+    if (after - before >= -GAIN) return false;
+    if (!this.reach(B, j, a, this.locAt(A, i, a), this.depAt(A, i, a))) return false;
+    if (!this.reach(A, i + 1, b, this.locAt(B, j - 1, b), this.depAt(B, j - 1, b))) return false;
+    const newA = [...A.x.subarray(0, i + 1), ...B.x.subarray(j, B.n)];
+    const newB = [...B.x.subarray(0, j), ...A.x.subarray(i + 1, A.n)];
+    if (!this.apply(solution, a, newA, b, newB)) return false;
+    this.applied.twoOptStar++;
+    return true;
+  }
+
+  /**
+   * Writes two routes back as depot loads (each drop-off's pickup in the run at the head, in the drop-offs' order)
+   * and refreshes them; if either is not feasible as the solver replays it (never, unless a check above is wrong),
+   * both are put back as they were and the move is refused.
+   */
+  private apply(solution: Solution, a: number, dropsA: number[], b: number, dropsB: number[]): boolean {
+    const ra = solution.routes[a]!;
+    const rb = solution.routes[b]!;
+    const oldA = ra.nodes;
+    const oldB = rb.nodes;
+    ra.nodes = [...dropsA.map((x) => x - 1), ...dropsA];
+    rb.nodes = [...dropsB.map((x) => x - 1), ...dropsB];
+    const ok = solution.refresh(a) && solution.refresh(b);
+    if (!ok) {
+      ra.nodes = oldA;
+      rb.nodes = oldB;
+      solution.refresh(a);
+      solution.refresh(b);
+    }
+    // The views of both routes are stale now.
+    this.views[a]!.stamp = -1;
+    this.views[b]!.stamp = -1;
+    return ok;
+  }
+}
