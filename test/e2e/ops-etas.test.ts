@@ -136,15 +136,8 @@ beforeAll(async () => {
   // The van's driver is far from the stops.
   expect((await api.put('/v1/driver/location', fixAt(FAR), vanDriver.token)).status).toBe(200);
 
-  const { launchBrowser } = await import('../support/browser.ts');
-  browser = await launchBrowser();
-  page = await browser.newPage();
-  await page.setViewport({ width: 1366, height: 768 });
-  await page.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
-  await page.type('#email', planner.email);
-  await page.type('#password', planner.password);
-  await page.click('#signin button[type=submit]');
-  await wait(`document.getElementById('status').textContent.includes('live')`);
+  const { signedInConsole } = await import('../support/browser.ts');
+  ({ browser, page } = await signedInConsole(host.url, planner, { width: 1366, height: 768 }));
 }, 180_000);
 
 afterAll(async () => {

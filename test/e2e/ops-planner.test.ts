@@ -214,19 +214,8 @@ beforeAll(async () => {
   await tasksOf(`import_job_id=${morningJob}`);
   planning = (await planningWithDrivers(api, planner.token, 'Planner day', [north.id, south.id])).id;
 
-  const { launchBrowser } = await import('../support/browser.ts');
-  browser = await launchBrowser();
-  page = await browser.newPage();
-  page.on('pageerror', (error) => pageErrors.push(String(error)));
-  page.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
-  });
-  await page.setViewport({ width: 1440, height: 900 });
-  await page.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
-  await page.type('#email', planner.email);
-  await page.type('#password', planner.password);
-  await page.click('#signin button[type=submit]');
-  await wait(`document.getElementById('status').textContent.includes('live')`);
+  const { signedInConsole } = await import('../support/browser.ts');
+  ({ browser, page } = await signedInConsole(host.url, planner, { width: 1440, height: 900 }, pageErrors));
 }, 180_000);
 
 afterAll(async () => {

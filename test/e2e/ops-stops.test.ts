@@ -119,19 +119,8 @@ beforeAll(async () => {
   await report('S-2', 'failed', { failure_reason: 'address_not_found' });
   await report('S-3', 'picked_up');
 
-  const { launchBrowser } = await import('../support/browser.ts');
-  browser = await launchBrowser();
-  page = await browser.newPage();
-  page.on('pageerror', (error) => pageErrors.push(String(error)));
-  page.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
-  });
-  await page.setViewport({ width: 1440, height: 900 });
-  await page.goto(`${host.url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
-  await page.type('#email', planner.email);
-  await page.type('#password', planner.password);
-  await page.click('#signin button[type=submit]');
-  await wait(`document.getElementById('status').textContent.includes('live')`);
+  const { signedInConsole } = await import('../support/browser.ts');
+  ({ browser, page } = await signedInConsole(host.url, planner, { width: 1440, height: 900 }, pageErrors));
   await wait(`document.querySelector('#board li[data-runsheet="${built.id}"] button.rs-open')`);
   await page.click(`#board li[data-runsheet="${built.id}"] button.rs-open`);
   await wait(`document.querySelectorAll('#detail-stops li').length === 14`);

@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { inject } from 'vitest';
 
 /** Where each platform's installers put Chrome, Chromium and Edge. */
@@ -79,4 +79,29 @@ export async function launchBrowser(): Promise<Browser> {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-zygote', '--single-process'],
   });
+}
+
+/**
+ * A browser with the console open at `url`/ops in a window of the given size, signed in as `user` and live (its
+ * WebSocket connected). Every error the page throws or logs goes into `pageErrors`.
+ */
+export async function signedInConsole(
+  url: string,
+  user: { email: string; password: string },
+  viewport: { width: number; height: number },
+  pageErrors: string[] = [],
+): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchBrowser();
+  const page = await browser.newPage();
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
+  });
+  await page.setViewport(viewport);
+  await page.goto(`${url}/ops`, { waitUntil: 'networkidle0', timeout: 60_000 });
+  await page.type('#email', user.email);
+  await page.type('#password', user.password);
+  await page.click('#signin button[type=submit]');
+  await page.waitForFunction(`document.getElementById('status').textContent.includes('live')`, { timeout: 60_000 });
+  return { browser, page };
 }

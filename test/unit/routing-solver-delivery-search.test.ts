@@ -5,7 +5,7 @@ import { buildInstance } from '../../shared/routing/solver/instance.ts';
 import type { RoutingProblem } from '../../shared/routing/solver/model.ts';
 import { bestInsertion, insertAt } from '../../shared/routing/solver/route.ts';
 import { Solution } from '../../shared/routing/solver/solution.ts';
-import { checkRouting, randomProblem } from '../support/routing-problems.ts';
+import { checkRouting, randomProblem, replay } from '../support/routing-problems.ts';
 
 /**
  * The delivery-only moves of depot loads (delivery-search.ts) against brute force on small VRPTW-like problems, where
@@ -13,37 +13,6 @@ import { checkRouting, randomProblem } from '../support/routing-problems.ts';
  * between two routes, enumerated here over every position and replayed from the problem's own specs, may shorten the
  * plan (a local optimum); every route stays feasible; no vehicle is opened; routes holding other tasks are left alone.
  */
-
-/** The distance of vehicle v driving `order`, from the problem's specs; Infinity when any constraint breaks. */
-function replay(problem: RoutingProblem, v: number, order: readonly number[]): number {
-  const vehicle = problem.vehicles[v]!;
-  const { size, distanceM: D, durationS: T } = problem.matrix;
-  let at = vehicle.start;
-  let time = vehicle.shiftStart;
-  let distance = 0;
-  let weight = 0;
-  const picked = new Set<number>();
-  if (order.length > vehicle.maxStops) return Number.POSITIVE_INFINITY;
-  if (order.length === 0) return 0;
-  for (const node of order) {
-    const task = problem.tasks[node >> 1]!;
-    const spec = node & 1 ? task.dropoff : task.pickup;
-    if (node & 1 && !picked.has(node >> 1)) return Number.POSITIVE_INFINITY;
-    picked.add(node >> 1);
-    distance += D[at * size + spec.location]!;
-    time = Math.max(spec.open, time + T[at * size + spec.location]!);
-    if (time > spec.close + 1e-6) return Number.POSITIVE_INFINITY;
-    time += spec.serviceS;
-    weight += (node & 1 ? -1 : 1) * task.load.weight;
-    if (weight > vehicle.capacity.weight + 1e-9) return Number.POSITIVE_INFINITY;
-    at = spec.location;
-  }
-  if (vehicle.end !== null) {
-    distance += D[at * size + vehicle.end]!;
-    time += T[at * size + vehicle.end]!;
-  }
-  return time > vehicle.shiftEnd + 1e-6 ? Number.POSITIVE_INFINITY : distance;
-}
 
 /** A route of drop-off nodes as the vehicle drives it: every pickup loaded at the head, in the drop-offs' order. */
 const loaded = (drops: readonly number[]) => [...drops.map((x) => x - 1), ...drops];

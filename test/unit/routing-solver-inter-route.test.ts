@@ -4,48 +4,13 @@ import { InterRoute } from '../../shared/routing/solver/inter-route.ts';
 import type { RoutingProblem } from '../../shared/routing/solver/model.ts';
 import { bestInsertion, insertAt } from '../../shared/routing/solver/route.ts';
 import { Solution } from '../../shared/routing/solver/solution.ts';
-import { randomProblem } from '../support/routing-problems.ts';
+import { randomProblem, replay } from '../support/routing-problems.ts';
 
 /**
  * The inter-route moves of large problems (inter-route.ts) against brute force on small ones, where a task's granular
  * neighbourhood holds every other task: each move must find the best the brute force finds (every route, every pair
  * of positions, replayed from the problem's own specs), and no move may break a constraint.
  */
-
-/** The distance of vehicle v driving `order`, from the problem's specs; Infinity when any constraint breaks. */
-function replay(problem: RoutingProblem, v: number, order: readonly number[]): number {
-  const vehicle = problem.vehicles[v]!;
-  const { size, distanceM: D, durationS: T } = problem.matrix;
-  let at = vehicle.start;
-  let time = vehicle.shiftStart;
-  let distance = 0;
-  let weight = 0;
-  let items = 0;
-  const picked = new Set<number>();
-  if (order.length > vehicle.maxStops) return Number.POSITIVE_INFINITY;
-  if (order.length === 0) return 0;
-  for (const node of order) {
-    const task = problem.tasks[node >> 1]!;
-    const spec = node & 1 ? task.dropoff : task.pickup;
-    if (node & 1 && !picked.has(node >> 1)) return Number.POSITIVE_INFINITY;
-    picked.add(node >> 1);
-    distance += D[at * size + spec.location]!;
-    time = Math.max(spec.open, time + T[at * size + spec.location]!);
-    if (time > spec.close + 1e-6) return Number.POSITIVE_INFINITY;
-    time += spec.serviceS;
-    const sign = node & 1 ? -1 : 1;
-    weight += sign * task.load.weight;
-    items += sign * task.load.items;
-    if (weight > vehicle.capacity.weight + 1e-9 || items > vehicle.capacity.items + 1e-9)
-      return Number.POSITIVE_INFINITY;
-    at = spec.location;
-  }
-  if (vehicle.end !== null) {
-    distance += D[at * size + vehicle.end]!;
-    time += T[at * size + vehicle.end]!;
-  }
-  return time > vehicle.shiftEnd + 1e-6 ? Number.POSITIVE_INFINITY : distance;
-}
 
 /** The cheapest feasible way to put task t into `nodes` on vehicle v: the added distance, Infinity when none. */
 function bruteInsert(problem: RoutingProblem, v: number, nodes: readonly number[], t: number): number {

@@ -6,44 +6,7 @@ import { Random } from '../../shared/routing/solver/random.ts';
 import { removalGain, takeOut } from '../../shared/routing/solver/removal.ts';
 import { bestInsertion, insertAt } from '../../shared/routing/solver/route.ts';
 import { Solution } from '../../shared/routing/solver/solution.ts';
-import { randomProblem } from '../support/routing-problems.ts';
-
-/**
- * The distance of vehicle v driving `order` (node 2t: task t's pickup, 2t + 1: its drop-off), recomputed from the
- * problem's own specs; Infinity when any constraint breaks.
- */
-function replay(problem: RoutingProblem, v: number, order: readonly number[]): number {
-  const vehicle = problem.vehicles[v]!;
-  const { size, distanceM: D, durationS: T } = problem.matrix;
-  let at = vehicle.start;
-  let time = vehicle.shiftStart;
-  let distance = 0;
-  let weight = 0;
-  let items = 0;
-  const picked = new Set<number>();
-  if (order.length + 0 > vehicle.maxStops) return Number.POSITIVE_INFINITY;
-  for (const node of order) {
-    const task = problem.tasks[node >> 1]!;
-    const spec = node & 1 ? task.dropoff : task.pickup;
-    if (node & 1 && !picked.has(node >> 1)) return Number.POSITIVE_INFINITY;
-    picked.add(node >> 1);
-    distance += D[at * size + spec.location]!;
-    time = Math.max(spec.open, time + T[at * size + spec.location]!);
-    if (time > spec.close + 1e-6) return Number.POSITIVE_INFINITY;
-    time += spec.serviceS;
-    const sign = node & 1 ? -1 : 1;
-    weight += sign * task.load.weight;
-    items += sign * task.load.items;
-    if (weight > vehicle.capacity.weight + 1e-9 || items > vehicle.capacity.items + 1e-9)
-      return Number.POSITIVE_INFINITY;
-    at = spec.location;
-  }
-  if (vehicle.end !== null) {
-    distance += D[at * size + vehicle.end]!;
-    time += T[at * size + vehicle.end]!;
-  }
-  return time > vehicle.shiftEnd + 1e-6 ? Number.POSITIVE_INFINITY : distance;
-}
+import { randomProblem, replay } from '../support/routing-problems.ts';
 
 /** A solution of the problem built by putting tasks one by one at their cheapest place (bestInsertion itself). */
 function greedySolution(problem: RoutingProblem, skip: ReadonlySet<number>) {
