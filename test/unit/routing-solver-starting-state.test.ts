@@ -252,6 +252,60 @@ describe('the solver from a day under way (brute force)', () => {
     expect(solved).toBeGreaterThan(0);
   });
 
+  it('never leaves out a task it carries or a live runsheet holds to plan a new one in its place', () => {
+    // One van of one item's room, the parcel on board to drop 9 km away; a new task beside the van, its windows closing
+    // before the van could be back. Either the parcel or the new task: as many tasks either way, the new one far
+    // shorter. A task on board (or on a live runsheet) is the driver's already: it is kept, the new one left out.
+    const matrix = planeMatrix([
+      [0, 0],
+      [0, 0],
+      [9, 0],
+      [0, 1],
+      [0, 2],
+      [5, 5],
+    ]);
+    const tasks: TaskSpec[] = [
+      {
+        id: 'carried',
+        pickup: { location: 5, open: 0, close: 20_000, serviceS: 0 },
+        dropoff: { location: 2, open: 0, close: 20_000, serviceS: 60 },
+        load: { weight: 1, volume: 0, items: 1 },
+        onBoard: 0,
+      },
+      {
+        id: 'new',
+        pickup: { location: 3, open: 0, close: 300, serviceS: 60 },
+        dropoff: { location: 4, open: 0, close: 600, serviceS: 60 },
+        load: { weight: 1, volume: 0, items: 1 },
+      },
+    ];
+    const problem: RoutingProblem = {
+      matrix,
+      tasks,
+      vehicles: [
+        {
+          id: 'a',
+          start: 1,
+          end: null,
+          shiftStart: 0,
+          shiftEnd: 20_000,
+          capacity: { ...UNLIMITED, items: 1 },
+          maxStops: 400,
+        },
+      ],
+      objective: 'distance',
+      initial: [{ vehicle: 0, stops: [{ task: 0, kind: 'dropoff' }] }],
+    };
+    for (const seed of [1, 2, 3]) {
+      const solution = solve(problem, budget(500, seed));
+      expect(replay(problem, 0, solution.routes[0]?.stops ?? [])).toBeLessThan(Number.POSITIVE_INFINITY);
+      expect(solution.routes.flatMap((r) => r.stops.map((stop) => `${tasks[stop.task]!.id}:${stop.kind}`))).toEqual([
+        'carried:dropoff',
+      ]);
+      expect(solution.unplanned.map((u) => tasks[u.task]!.id)).toEqual(['new']);
+    }
+  });
+
   it('starts from the routes it is given, adds the new tasks, and finds the optimum', () => {
     let solved = 0;
     for (const seed of [21, 22, 23]) {

@@ -43,6 +43,11 @@ export interface Instance {
   readonly canServe: Uint8Array;
   /** Per task: why no vehicle can take it even alone, or null. */
   readonly impossible: readonly (UnplannedCode | null)[];
+  /**
+   * Per task: 1 when it is pinned (starting-state.ts: on board, or a live runsheet's own). Leaving one out costs more
+   * than leaving out every other task: the driver has it already, a new task never takes its place.
+   */
+  readonly kept: Uint8Array;
   /** Per `time_window` task: the furthest any vehicle got alone, the window (or the shift's end) it could not meet. */
   readonly missed: readonly (MissedWindow | null)[];
   /** Nearest tasks first, `neighbours[t * k ... t * k + k)`; -1 pads. */
@@ -131,6 +136,7 @@ export function buildInstance(problem: RoutingProblem): Instance {
   }
 
   const canServe = new Uint8Array(n * m);
+  const kept = new Uint8Array(n);
   const impossible: (UnplannedCode | null)[] = [];
   const missed: (MissedWindow | null)[] = [];
   for (let t = 0; t < n; t++) {
@@ -139,6 +145,7 @@ export function buildInstance(problem: RoutingProblem): Instance {
       // A pinned task (starting-state.ts: a live runsheet's own) goes on its vehicles alone, and is never left out
       // for a reason found alone: the routes' own checks judge each place it is put in.
       for (const v of pinned) if (v >= 0 && v < m) canServe[t * m + v] = 1;
+      kept[t] = 1;
       impossible.push(null);
       missed.push(null);
       continue;
@@ -253,6 +260,7 @@ export function buildInstance(problem: RoutingProblem): Instance {
     classes: classKeys.size,
     canServe,
     impossible,
+    kept,
     missed,
     neighbours,
     k,

@@ -60,6 +60,18 @@ export class Solution {
     return count;
   }
 
+  /**
+   * The plannable tasks left out, as the cost counts them: one each, but a kept task (`Instance.kept`: on board, or a
+   * live runsheet's own) as many as all the tasks and one more, so no number of new tasks planned pays for one.
+   */
+  leftOutWeight(): number {
+    const { tasks, impossible, kept } = this.inst;
+    let weight = 0;
+    for (let t = 0; t < tasks; t++)
+      if (this.taskRoute[t]! < 0 && impossible[t] === null) weight += kept[t] ? tasks + 1 : 1;
+    return weight;
+  }
+
   /** The tasks planned, in no particular order. */
   planned(): number[] {
     const out: number[] = [];
@@ -94,7 +106,7 @@ export class Solution {
 export interface CostWeights {
   /** Added per vehicle used (0 for objective `distance`). */
   readonly vehicle: number;
-  /** Added per plannable task left out. */
+  /** Added per plannable task left out (per task and one more for a kept one: `Solution.leftOutWeight`). */
   readonly unplanned: number;
 }
 
@@ -109,6 +121,6 @@ export function costOf(solution: Solution, weights: CostWeights): number {
   return (
     solution.distance() +
     (weights.vehicle > 0 ? weights.vehicle * solution.used() : 0) +
-    weights.unplanned * solution.unplanned()
+    weights.unplanned * solution.leftOutWeight()
   );
 }
