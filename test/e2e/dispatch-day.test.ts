@@ -242,6 +242,10 @@ describe('a dispatch day (issue 34)', () => {
     // event. A look that finds a wave's claim still standing sends that wave's records again, and an offer already
     // written is announced again with the same event id (contract 4.3: stable across redelivery; the apps
     // de-duplicate by it): a second wave would be other offers, or another id for the same offer.
+    // A wave announces its offers after writing them: a driver can take one (and the board settle) before the frames
+    // of that last wave reach the screen. Heard once they arrive; one never announced still fails below.
+    const heard = () => new Set(screen.events('pair.broadcast').map((f) => f.data!['pair_id']));
+    await screen.when(() => pairs.every((p) => heard().has(p.id)), 30_000);
     const broadcasts = screen.events('pair.broadcast');
     const waveOf = new Map(broadcasts.map((f) => [f.data!['pair_id'] as string, f.data!['wave'] as number]));
     for (const [runsheetId, offered] of byRunsheet) {
@@ -265,7 +269,9 @@ describe('a dispatch day (issue 34)', () => {
     const retaken = board.find((r) => r.id === withdrawn!.runsheetId)!;
     expect(retaken.assigned_driver?.id).not.toBe(withdrawn!.driverId);
     expect(screen.events('pair.withdrawn').map((f) => f.data!['pair_id'])).toEqual([withdrawn!.pairId]);
-    // The dispatcher heard of every unassigned runsheet on the planning's channel.
+    // The dispatcher heard of every unassigned runsheet on the planning's channel (the last may be on its way).
+    const unassignedHeard = () => new Set(screen.events('runsheet.unassigned').map((f) => f.data!['runsheet_id']));
+    await screen.when(() => unassigned.every((r) => unassignedHeard().has(r.id)), 30_000);
     expect(new Set(screen.events('runsheet.unassigned').map((f) => f.data!['runsheet_id']))).toEqual(
       new Set(unassigned.map((r) => r.id)),
     );
