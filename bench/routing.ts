@@ -15,6 +15,8 @@
  * (`vroom-x5.txt`: v1.14.0, one thread, `-x 5`).
  *
  * Alone: `npx tsx bench/routing.ts [--time-limit 10] [C101,lr101,…]` (or ROUTING_TIME_LIMIT_S, ROUTING_INSTANCES);
+ * `--homberger` runs the six 1 000-customer instances of `../shared/vrp/homberger/` instead (issue 53: gaps by DIMACS's
+ * convention, VROOM's `-x 0` beside `-x 5`);
  * `--insertion` runs the insertion case instead (bench/routing-insertion.ts: X30 on a city day under way).
  */
 import './env.ts';
@@ -32,10 +34,14 @@ const pad = (value: string | number, width: number) => String(value).padStart(wi
 const gapOf = (distance: number, best: number | undefined) =>
   best === undefined ? Number.NaN : Math.round((10_000 * (distance - best)) / best) / 100 || 0;
 
-export async function benchRouting(options: { timeLimitS?: number; names?: readonly string[] } = {}) {
+export async function benchRouting(
+  options: { timeLimitS?: number; names?: readonly string[]; set?: 'classic' | 'homberger' } = {},
+) {
   const timeLimitS = options.timeLimitS ?? Number(process.env['ROUTING_TIME_LIMIT_S'] ?? 10);
   const names = options.names ?? process.env['ROUTING_INSTANCES']?.split(',').filter(Boolean);
-  const instances = loadVrpInstances(names ? { names } : {});
+  // Gehring & Homberger's 1 000 customers (issue 53): distances by DIMACS's convention, as their best known figures.
+  const homberger = options.set === 'homberger';
+  const instances = loadVrpInstances({ ...(names ? { names } : {}), ...(homberger ? { set: 'homberger' } : {}) });
   console.log(
     `\n## Route planning on the published instances: X23 dry run at time_limit_s ${timeLimitS}, through the service`,
   );
@@ -96,7 +102,8 @@ export async function benchRouting(options: { timeLimitS?: number; names?: reado
       }),
     );
     const euclid = euclideanOf(instance, routes);
-    const gap = gapOf(euclid.total, instance.bestKnownDistance);
+    const distance = homberger ? euclid.truncated : euclid.total;
+    const gap = gapOf(distance, instance.bestKnownDistance);
     const complete = result.summary.planned === mapped.rows.length;
     const feasible = violations.length === 0 && euclid.broken.length === 0;
     rows.push({
@@ -108,15 +115,27 @@ export async function benchRouting(options: { timeLimitS?: number; names?: reado
       feasible,
     });
     console.log(
-      `${instance.name.padEnd(9)}${pad(euclid.total.toFixed(2), 10)}${pad(result.runsheets.length, 5)}` +
+      `${instance.name.padEnd(9)}${pad(distance.toFixed(2), 10)}${pad(result.runsheets.length, 5)}` +
         `${pad(instance.bestKnownDistance?.toFixed(2) ?? '?', 10)}${pad(`${gap.toFixed(2)}%`, 8)}` +
         `${pad((wallMs / 1000).toFixed(1), 7)}${pad(instance.vroom?.distance.toFixed(2) ?? '?', 10)}` +
         `${pad(instance.vroom?.vehicles ?? '?', 5)}${pad(`${instance.vroom?.gapPercent.toFixed(2) ?? '?'}%`, 8)}` +
         `  ${pad(`${result.summary.planned}/${mapped.rows.length}`, 7)}  ${pad(violations.length === 0 ? 'ok' : violations.length, 7)}` +
-        `  ${pad(euclid.broken.length === 0 ? 'ok' : euclid.broken.length, 6)}`,
+        `  ${pad(euclid.broken.length === 0 ? 'ok' : euclid.broken.length, 6)}` +
+        (instance.vroomX0
+          ? `  VROOM -x 0: ${instance.vroomX0.distance.toFixed(1)} (${instance.vroomX0.vehicles}) ${instance.vroomX0.gapPercent.toFixed(2)} %`
+          : ''),
     );
     for (const violation of [...violations.map((v) => `${v.rule}: ${v.message}`), ...euclid.broken].slice(0, 3))
       console.log(`           ${violation}`);
+  }
+  if (homberger) {
+    const x0 = instances.flatMap((i) => (i.vroomX0 ? [i.vroomX0.gapPercent] : []));
+    console.log(
+      `mean homberger (${rows.length}): gap ${mean(rows.map((r) => r.gap)).toFixed(2)} % (VROOM -x 0 ${mean(x0).toFixed(2)} %),` +
+        ` ${mean(rows.map((r) => r.seconds)).toFixed(1)} s per instance, ${rows.filter((r) => r.complete).length}/${rows.length} complete,` +
+        ` ${rows.filter((r) => r.feasible).length}/${rows.length} feasible`,
+    );
+    return rows;
   }
   for (const family of ['solomon', 'lilim']) {
     const set = rows.filter((row) => row.family === family);
@@ -141,6 +160,7 @@ if (process.argv[1]?.endsWith('routing.ts') && process.argv.includes('--insertio
   const names = args.filter((arg, i) => !arg.startsWith('--') && (limitAt < 0 || i !== limitAt + 1));
   await benchRouting({
     ...(timeLimitS ? { timeLimitS } : {}),
+    ...(args.includes('--homberger') ? { set: 'homberger' as const } : {}),
     ...(names.length ? { names: names.flatMap((n) => n.split(',')) } : {}),
   });
   await stopBenchHost();

@@ -78,6 +78,9 @@ export function euclideanOf(
   const depot = instance.nodes[0]!;
   const distance = (a: { x: number; y: number }, b: { x: number; y: number }) => Math.hypot(a.x - b.x, a.y - b.y);
   let total = 0;
+  // DIMACS's convention (the homberger best known figures): each edge's length truncated to one decimal.
+  let truncated = 0;
+  const cut = (leg: number) => Math.floor(leg * 10) / 10;
   const broken: string[] = [];
   for (const [r, route] of routes.entries()) {
     let previous = depot;
@@ -87,6 +90,7 @@ export function euclideanOf(
       const node = instance.nodes[stop.node]!;
       const leg = distance(previous, node);
       total += leg;
+      truncated += cut(leg);
       // Solomon's pickups are the depot at the shift's first instant, served in no time.
       const ready = stop.pickup && instance.family === 'solomon' ? depot.ready : node.ready;
       const due = stop.pickup && instance.family === 'solomon' ? depot.ready : node.due;
@@ -99,7 +103,8 @@ export function euclideanOf(
       previous = node;
     }
     total += distance(previous, depot);
+    truncated += cut(distance(previous, depot));
     if (clock + distance(previous, depot) > depot.due + 1e-6) broken.push(`route ${r}: back after the depot closes`);
   }
-  return { total, broken };
+  return { total, truncated, broken };
 }
