@@ -601,7 +601,10 @@ describe('capacity of route builds (issue 51 findings 3 and 4: X23, X24, X25)', 
     // One task of that job: its job's first 11 entries show the job larger than ten a named task, so the task is
     // read again as P5 would (eventually consistent). Issue 51 item 2: the organisation's place (build-slots.ts) is
     // taken before the build is written, one conditional write on its small item (1 WCU, 1 call more).
-    expect({ x23Ids, x23Job, x23One, x24, x25, worker }).toEqual({
+    // The worker's writes hold the result in parts, whose size follows the plan the search finds in its time (a
+    // machine's speed changes it by a kilobyte either way): its WCU within 2, as the insertions' are pinned.
+    expect(Math.abs(worker.wcu - 405)).toBeLessThanOrEqual(2);
+    expect({ x23Ids, x23Job, x23One, x24, x25, worker: { ...worker, wcu: 405 } }).toEqual({
       x23One: { calls: 10, rcu: 3.5, wcu: 5 },
       x23Ids: { calls: 10, rcu: 78.5, wcu: 28 },
       x23Job: { calls: 8, rcu: 78, wcu: 28 },

@@ -816,11 +816,21 @@ describe('the map without its tiles on /ops (issue 46.8)', () => {
     await watching.waitForFunction(`document.querySelector('#map path.driver-marker[data-driver="${offered.id}"]')`, {
       timeout: 30_000,
     });
-    const reached = await watching.evaluate(`(() => {
-      const marker = document.querySelector('#map path.driver-marker[data-driver="${offered.id}"]');
-      const at = marker.getBoundingClientRect();
-      return document.elementFromPoint(at.left + at.width / 2, at.top + at.height / 2) === marker;
-    })()`);
+    // Judged with the map at rest: mid-zoom the marker's box and what is drawn at it are at two scales.
+    const reached = await watching
+      .waitForFunction(
+        `(() => {
+          if (document.querySelector('#map .leaflet-zoom-anim')) return false;
+          const marker = document.querySelector('#map path.driver-marker[data-driver="${offered.id}"]');
+          const at = marker.getBoundingClientRect();
+          return document.elementFromPoint(at.left + at.width / 2, at.top + at.height / 2) === marker;
+        })()`,
+        { timeout: 30_000 },
+      )
+      .then(
+        () => true,
+        () => false,
+      );
     expect(reached).toBe(true);
     await watching.close();
   }, 90_000);
