@@ -4,7 +4,11 @@
  * programming over (each task not picked / on board / delivered, last stop) with Pareto labels (distance, time), for
  * every split of the tasks among the vehicles: brute force, for up to 8 tasks.
  */
+
+import { buildInstance } from '../../shared/routing/solver/instance.ts';
 import type { RoutingProblem, RoutingSolution, TaskSpec, VehicleSpec } from '../../shared/routing/solver/model.ts';
+import { bestInsertion, insertAt } from '../../shared/routing/solver/route.ts';
+import { Solution } from '../../shared/routing/solver/solution.ts';
 import { seededRandom } from './random.ts';
 
 export interface PlaneProblem extends RoutingProblem {
@@ -385,4 +389,23 @@ export function replay(problem: RoutingProblem, v: number, order: readonly numbe
     time += T[at * size + vehicle.end]!;
   }
   return time > vehicle.shiftEnd + 1e-6 ? Number.POSITIVE_INFINITY : distance;
+}
+
+/** A first solution spread over the vehicles: each task at its cheapest place, a new vehicle at half price. */
+export function spreadSolution(problem: RoutingProblem) {
+  const inst = buildInstance(problem);
+  const solution = new Solution(inst);
+  const out = { cost: 0, i: 0, j: 0 };
+  for (let t = 0; t < problem.tasks.length; t++) {
+    let best = { cost: Number.POSITIVE_INFINITY, r: -1, i: 0, j: 0 };
+    for (let r = 0; r < problem.vehicles.length; r++) {
+      bestInsertion(inst, solution.routes[r]!, t, 0, out);
+      const cost = solution.routes[r]!.nodes.length === 0 ? out.cost * 0.5 : out.cost;
+      if (cost < best.cost) best = { cost, r, i: out.i, j: out.j };
+    }
+    if (best.r < 0) continue;
+    insertAt(solution.routes[best.r]!, t, best.i, best.j);
+    if (!solution.refresh(best.r)) throw new Error(`task ${t} put where its route does not replay`);
+  }
+  return { inst, solution };
 }

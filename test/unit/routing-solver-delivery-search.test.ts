@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DeliverySearch } from '../../shared/routing/solver/delivery-search.ts';
 import { solve } from '../../shared/routing/solver/index.ts';
-import { buildInstance } from '../../shared/routing/solver/instance.ts';
 import type { RoutingProblem } from '../../shared/routing/solver/model.ts';
-import { bestInsertion, insertAt } from '../../shared/routing/solver/route.ts';
-import { Solution } from '../../shared/routing/solver/solution.ts';
-import { checkRouting, randomProblem, replay } from '../support/routing-problems.ts';
+import { checkRouting, randomProblem, replay, spreadSolution } from '../support/routing-problems.ts';
 
 /**
  * The delivery-only moves of depot loads (delivery-search.ts) against brute force on small VRPTW-like problems, where
@@ -17,25 +14,6 @@ import { checkRouting, randomProblem, replay } from '../support/routing-problems
 /** A route of drop-off nodes as the vehicle drives it: every pickup loaded at the head, in the drop-offs' order. */
 const loaded = (drops: readonly number[]) => [...drops.map((x) => x - 1), ...drops];
 const dropsOf = (nodes: readonly number[]) => nodes.filter((x) => (x & 1) === 1);
-
-/** A first solution spread over the vehicles: each task at its cheapest place, a new vehicle at half price. */
-function spreadSolution(problem: RoutingProblem) {
-  const inst = buildInstance(problem);
-  const solution = new Solution(inst);
-  const out = { cost: 0, i: 0, j: 0 };
-  for (let t = 0; t < problem.tasks.length; t++) {
-    let best = { cost: Number.POSITIVE_INFINITY, r: -1, i: 0, j: 0 };
-    for (let r = 0; r < problem.vehicles.length; r++) {
-      bestInsertion(inst, solution.routes[r]!, t, 0, out);
-      const cost = solution.routes[r]!.nodes.length === 0 ? out.cost * 0.5 : out.cost;
-      if (cost < best.cost) best = { cost, r, i: out.i, j: out.j };
-    }
-    if (best.r < 0) continue;
-    insertAt(solution.routes[best.r]!, t, best.i, best.j);
-    expect(solution.refresh(best.r)).toBe(true);
-  }
-  return { inst, solution };
-}
 
 /**
  * The best distance change of any one inter-route move on these routes (drop-off sequences), every position tried and

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { buildInstance } from '../../shared/routing/solver/instance.ts';
 import { InterRoute } from '../../shared/routing/solver/inter-route.ts';
 import type { RoutingProblem } from '../../shared/routing/solver/model.ts';
-import { bestInsertion, insertAt } from '../../shared/routing/solver/route.ts';
-import { Solution } from '../../shared/routing/solver/solution.ts';
-import { randomProblem, replay } from '../support/routing-problems.ts';
+import type { Solution } from '../../shared/routing/solver/solution.ts';
+import { randomProblem, replay, spreadSolution } from '../support/routing-problems.ts';
 
 /**
  * The inter-route moves of large problems (inter-route.ts) against brute force on small ones, where a task's granular
@@ -27,26 +25,6 @@ function bruteInsert(problem: RoutingProblem, v: number, nodes: readonly number[
 }
 
 const without = (nodes: readonly number[], t: number) => nodes.filter((n) => n >> 1 !== t);
-
-/** A first solution: each task at its cheapest place over every vehicle (bestInsertion itself), in index order. */
-function greedySolution(problem: RoutingProblem) {
-  const inst = buildInstance(problem);
-  const solution = new Solution(inst);
-  const out = { cost: 0, i: 0, j: 0 };
-  for (let t = 0; t < problem.tasks.length; t++) {
-    let best = { cost: Number.POSITIVE_INFINITY, r: -1, i: 0, j: 0 };
-    for (let r = 0; r < problem.vehicles.length; r++) {
-      bestInsertion(inst, solution.routes[r]!, t, 0, out);
-      // Spread the tasks: a new vehicle unless one in use is cheaper by far (moves need several routes to work on).
-      const cost = solution.routes[r]!.nodes.length === 0 ? out.cost * 0.5 : out.cost;
-      if (cost < best.cost) best = { cost, r, i: out.i, j: out.j };
-    }
-    if (best.r < 0) continue;
-    insertAt(solution.routes[best.r]!, t, best.i, best.j);
-    expect(solution.refresh(best.r)).toBe(true);
-  }
-  return { inst, solution };
-}
 
 /** Every route replays feasibly to its cached distance; returns the total. */
 function checked(problem: RoutingProblem, solution: Solution): number {
@@ -82,7 +60,7 @@ describe('relocate against brute force', () => {
     let moved = 0;
     let kept = 0;
     for (const problem of problems) {
-      const { inst, solution } = greedySolution(problem);
+      const { inst, solution } = spreadSolution(problem);
       const inter = new InterRoute(inst);
       for (const t of solution.planned()) {
         const a = solution.taskRoute[t]!;
@@ -115,7 +93,7 @@ describe('exchange against brute force', () => {
   it('swaps a task with another route’s task exactly when the best swap (each at its best place) shortens the plan', () => {
     let swapped = 0;
     for (const problem of problems) {
-      const { inst, solution } = greedySolution(problem);
+      const { inst, solution } = spreadSolution(problem);
       const inter = new InterRoute(inst);
       for (const t of solution.planned()) {
         const a = solution.taskRoute[t]!;
@@ -153,7 +131,7 @@ describe('route minimisation and the whole inter-route search', () => {
     let refused = 0;
     for (const problem of problems)
       for (const value of [0, 1e9]) {
-        const { inst, solution } = greedySolution(problem);
+        const { inst, solution } = spreadSolution(problem);
         const inter = new InterRoute(inst);
         const used = solution.routes.filter((r) => r.nodes.length > 0).map((r) => r.vehicle);
         for (const r of used) {
@@ -179,7 +157,7 @@ describe('route minimisation and the whole inter-route search', () => {
   it('improve never breaks a constraint nor lengthens the plan, and leaves no improving relocate', () => {
     let improved = 0;
     for (const problem of problems) {
-      const { inst, solution } = greedySolution(problem);
+      const { inst, solution } = spreadSolution(problem);
       const inter = new InterRoute(inst);
       const before = checked(problem, solution);
       const planned = solution.planned();
