@@ -3,8 +3,19 @@
  * with the cfn-guard binary in its npm tarball, so synth needs no download and works offline) run on every synth
  * besides cdk-nag. Each finding the service accepts is acknowledged here, once for the app, with its reason.
  */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
-import { type App, Validations } from 'aws-cdk-lib';
+import {
+  type App,
+  type IPolicyValidationContextBeta1,
+  type IPolicyValidationPluginBeta1,
+  type PolicyValidationPluginReportBeta1,
+  type PolicyViolationBeta1,
+  Validations,
+} from 'aws-cdk-lib';
+import { ROOT } from '#lib/paths';
 
 export const GUARD_ACKNOWLEDGEMENTS: Record<string, string> = {
   lambda_inside_vpc_check:
@@ -35,7 +46,131 @@ export const GUARD_ACKNOWLEDGEMENTS: Record<string, string> = {
     'The secret-box key has CDK’s default key policy: the account may administer it so that IAM policies decide (the IAM proof evaluates those); no role is granted kms:CreateGrant.',
 };
 
-export const guardValidator = () => new CfnGuardValidator();
+/** Where each template's findings are kept, by a hash of the rules' version and the template's bytes. */
+const CACHE = join(ROOT, 'node_modules', '.cache', 'cfn-guard');
+
+/** Waits `ms` in synchronous code (a synth's validation is synchronous; two test files may synthesize at once). */
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The Guard rules, each template judged once: cfn-guard takes about a minute of CPU for the service's 14 templates
+ * (5 to 15 s for each large one), and most synths (the test files', a second `cdk synth`) judge templates already
+ * judged. A template's findings depend only on its bytes and the rules, so they are kept under node_modules/.cache
+ * by that hash, and only the templates not seen before go to cfn-guard (one run for all of them, as the plugin's
+ * own). Two processes judging the same template at once: the first takes a lock, the other waits for its findings
+ * (or takes over a lock whose process is gone). The findings are the plugin's, rule for rule: acknowledgements
+ * apply to them as before (same plugin name).
+ */
+export class CachedGuardValidator implements IPolicyValidationPluginBeta1 {
+  readonly name: string;
+  readonly version?: string;
+  readonly ruleIds?: string[];
+
+  constructor(
+    private readonly guard = new CfnGuardValidator(),
+    private readonly cache = CACHE,
+  ) {
+    this.name = guard.name;
+    this.version = guard.version;
+    this.ruleIds = guard.ruleIds;
+  }
+
+  validate(context: IPolicyValidationContextBeta1): PolicyValidationPluginReportBeta1 {
+    mkdirSync(this.cache, { recursive: true });
+    const templates = context.templatePaths.map((path) => ({
+      path,
+      file: join(this.cache, `${this.keyOf(path)}.json`),
+    }));
+    const findings = new Map<string, PolicyViolationBeta1[]>();
+    for (let waited = 0; ; waited += 500) {
+      const open = templates.filter(({ path, file }) => !findings.has(path) && !this.read(file, path, findings));
+      if (open.length === 0) break;
+      const mine = open.filter(({ file }) => this.lock(file));
+      if (mine.length > 0) {
+        try {
+          this.judge(context, mine, findings);
+        } finally {
+          for (const { file } of mine) rmSync(`${file}.lock`, { force: true });
+        }
+        continue;
+      }
+      if (waited > 10 * 60_000) throw new Error('gave up waiting for another process to run cfn-guard');
+      pause(500);
+    }
+    const violations = context.templatePaths.flatMap((path) => findings.get(path) ?? []);
+    return { success: violations.length === 0, violations, ...(this.version ? { pluginVersion: this.version } : {}) };
+  }
+
+  private keyOf(path: string): string {
+    return createHash('sha256')
+      .update(`${this.name}@${this.version ?? ''}\0`)
+      .update(readFileSync(path))
+      .digest('hex')
+      .slice(0, 32);
+  }
+
+  /** The kept findings of `file` for the template at `path` (their paths made its own), if they are kept. */
+  private read(file: string, path: string, into: Map<string, PolicyViolationBeta1[]>): boolean {
+    if (!existsSync(file)) return false;
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as PolicyViolationBeta1[];
+    into.set(
+      path,
+      kept.map((violation) => ({
+        ...violation,
+        violatingResources: violation.violatingResources.map((resource) => ({ ...resource, templatePath: path })),
+      })),
+    );
+    return true;
+  }
+
+  /** Takes the lock of `file`'s template, taking over one whose process is gone. */
+  private lock(file: string): boolean {
+    const lock = `${file}.lock`;
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch {
+      const holder = Number(readFileSync(lock, 'utf8'));
+      if (holder && !alive(holder)) rmSync(lock, { force: true });
+      return false;
+    }
+  }
+
+  /** cfn-guard over `templates`, once; each template's findings kept and added to `into`. */
+  private judge(
+    context: IPolicyValidationContextBeta1,
+    templates: { path: string; file: string }[],
+    into: Map<string, PolicyViolationBeta1[]>,
+  ): void {
+    const report = this.guard.validate({ ...context, templatePaths: templates.map(({ path }) => path) });
+    const paths = new Set(templates.map(({ path }) => path));
+    const stray = report.violations.flatMap((v) => v.violatingResources).find((r) => !paths.has(r.templatePath));
+    // Never a finding lost to a path written another way.
+    if (stray) throw new Error(`cfn-guard named a template it was not given: ${stray.templatePath}`);
+    for (const { path, file } of templates) {
+      // A finding names resources of one or more templates: each template keeps its own part of it.
+      const own = report.violations.flatMap((violation) => {
+        const resources = violation.violatingResources.filter((resource) => resource.templatePath === path);
+        return resources.length > 0 ? [{ ...violation, violatingResources: resources }] : [];
+      });
+      const writing = `${file}.${process.pid}`;
+      writeFileSync(writing, JSON.stringify(own));
+      renameSync(writing, file);
+      into.set(path, own);
+    }
+  }
+}
+
+export const guardValidator = () => new CachedGuardValidator();
 
 /** Acknowledges the accepted findings for the whole app. */
 export function acknowledgeGuardFindings(app: App): void {

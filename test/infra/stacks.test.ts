@@ -28,6 +28,8 @@ beforeAll(() => {
   const app = newApp();
   built = buildApp(app, { env: { account: '123456789012', region: 'eu-west-1' } });
   stacks = app.node.children.filter((child): child is Stack => child instanceof Stack);
+  // Synthesized here, under the hook's bound, not in the first test's 30 s: Template.fromStack reads this assembly.
+  app.synth();
 });
 
 const templateOf = (stack: Stack) => Template.fromStack(stack);
