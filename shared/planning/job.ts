@@ -19,6 +19,7 @@ import { publishEvent, publishEvents } from '#shared/notifications/realtime';
 import { dispatchCounts, planningRecords, runsheetStatus } from '#shared/planning/dispatch-records';
 import { exclusionOf } from '#shared/planning/eligibility';
 import { addFirstWave, type FirstWave, putFirstGroups, putFirstOffers } from '#shared/planning/first-offers';
+import { announcePending, markAnnounced, moveJob, saveJobResult } from '#shared/planning/job-records';
 import { groupKey, groupRunsheetIdOf, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
 import { askNewJob } from '#shared/planning/lifecycle';
 import { watchOffers } from '#shared/planning/offer-expiry';
@@ -32,18 +33,8 @@ import {
   servicePair,
 } from '#shared/planning/pair-records';
 import { pairCandidates } from '#shared/planning/pairing';
-import {
-  announcePending,
-  changePlanning,
-  findPlanning,
-  markAnnounced,
-  moveJob,
-  type Planning,
-  planningContents,
-  saveJobResult,
-  toPlanningView,
-  visiblePlanning,
-} from '#shared/planning/plannings';
+import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/planning-records';
+import { changePlanning, toPlanningView } from '#shared/planning/plannings';
 import { dispatchRunsheet, driverFacts, parametersOf, runsheetsWon } from '#shared/planning/wave-drivers';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
 import { publishPartnerEvent } from '#shared/webhooks/deliveries';

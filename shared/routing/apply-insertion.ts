@@ -29,7 +29,7 @@ import {
   type Runsheet,
   runsheetTasksOf,
   storedRunsheetTasks,
-} from '#shared/planning/plannings';
+} from '#shared/planning/planning-records';
 import {
   type ApplyHold,
   addBuiltRunsheets,
