@@ -6,7 +6,8 @@
  * as conditions of one transaction, the refusals, what the move announces), reads what the decision still needs,
  * writes what it says, and hands the announcements to shared/planning/announcements.ts `publish`. The closes a win
  * causes are moves of their own, here: the runsheet's other open offers (named by its offer group, `RSPAIRS#`,
- * shared/planning/offer-groups.ts) and, when the win fills the driver's last place, the driver's other offers.
+ * shared/planning/offer-groups.ts) and, when the win fills the driver's last place, the driver's other offers. Every
+ * system close (these, the waves', the expiry sweep's, X18's) goes through one helper, `closeOffer`.
  *
  * The record, its item and its reads: shared/planning/pair-records.ts; the planning job's wave 1: first-offers.ts;
  * the expiry sweep: offer-expiry.ts.

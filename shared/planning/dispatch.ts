@@ -5,7 +5,7 @@
  * move. The records they move: shared/planning/dispatch-records.ts. Each is a shell: it reads, asks
  * shared/planning/runsheet-moves.ts what the move is (its legality, its writes as data, its refusal, what it tells),
  * writes (shared/planning/writes.ts `writeAll`) and hands what it tells to shared/planning/announcements.ts `publish`;
- * the pair moves it causes (the assignment, the closes) go through broadcasts.ts `recordEvent`.
+ * the pair moves it causes go through broadcasts.ts (the assignment `recordEvent`, the closes `closeOffer`).
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { userKey } from '#shared/accounts/users';
