@@ -117,7 +117,9 @@ async function run() {
   const { createUser } = await import('#shared/accounts/users');
   const { mapLimited } = await import('#shared/concurrency');
   const { importLocations } = await import('#shared/locations/fixes');
-  const { addDrivers, addRunsheets, createPlanning, findPlanning } = await import('#shared/planning/plannings');
+  const { addDrivers, addRunsheets } = await import('#shared/planning/planning-members');
+  const { findPlanning } = await import('#shared/planning/planning-records');
+  const { createPlanning } = await import('#shared/planning/plannings');
 
   const call = (method: string, path: string, token: string, body?: unknown) =>
     httpCall(host.url, method, path, token, body);

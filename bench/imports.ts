@@ -158,7 +158,7 @@ async function rawRates(written: Written) {
  */
 async function expectedWrites(tasksPath: string, itemsPath: string): Promise<Written> {
   const { parse } = await import('csv-parse/sync');
-  const { parseItem, parseTask } = await import('#shared/imports/csv');
+  const { parseItem, parseTask } = await import('#shared/imports/csv-rows');
   const first = (path: string) => {
     const [header, row] = readFileSync(path, 'utf8').split('\n', 2) as [string, string];
     return (parse(`${header}\n${row}\n`, { columns: true }) as Record<string, string>[])[0]!;

@@ -10,7 +10,9 @@ export async function benchPlanning() {
   const { createOrganisation } = await import('#shared/accounts/organisations');
   const { createUser } = await import('#shared/accounts/users');
   const { importLocations } = await import('#shared/locations/fixes');
-  const { createPlanning, addRunsheets, addDrivers, findPlanning } = await import('#shared/planning/plannings');
+  const { addRunsheets, addDrivers } = await import('#shared/planning/planning-members');
+  const { findPlanning } = await import('#shared/planning/planning-records');
+  const { createPlanning } = await import('#shared/planning/plannings');
   const { startPlanningJob } = await import('#shared/planning/job');
   const { JOB_DEFAULTS } = await import('#shared/planning/schemas');
   const { db, mainTableName } = await import('#shared/db/client');

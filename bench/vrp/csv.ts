@@ -2,7 +2,7 @@
  * A tasks file of 4.5 for route planning: every row with its coordinates (full precision) and service seconds, so a
  * benchmark or a test imports exactly the places and times it will check a build against.
  */
-import { TASK_REQUIRED } from '#shared/imports/csv';
+import { TASK_REQUIRED } from '#shared/imports/csv-rows';
 import type { Point } from './checker.ts';
 
 /** One task of a routing CSV: instants in epoch milliseconds, loads in kg and m³. */

@@ -1,7 +1,7 @@
 // P7 POST /v1/plannings/{planningID}/drivers
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
-import { addDrivers } from '#shared/planning/plannings';
+import { addDrivers } from '#shared/planning/planning-members';
 import { planningRoutes } from '#shared/routes/planning';
 
 export const handler = endpoint(planningRoutes, 'P7', async ({ params, body, caller }) =>

@@ -2,7 +2,7 @@
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
 import { moveJobByRequest } from '#shared/planning/job';
-import { jobStatusView } from '#shared/planning/plannings';
+import { jobStatusView } from '#shared/planning/job-records';
 import { planningRoutes } from '#shared/routes/planning';
 
 export const handler = endpoint(planningRoutes, 'P13', async ({ params, caller }) =>

@@ -1,7 +1,8 @@
 // P12 GET /v1/plannings/{planningID}/job/status
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
-import { jobStatusView, visiblePlanning } from '#shared/planning/plannings';
+import { jobStatusView } from '#shared/planning/job-records';
+import { visiblePlanning } from '#shared/planning/planning-records';
 import { planningRoutes } from '#shared/routes/planning';
 
 export const handler = endpoint(planningRoutes, 'P12', async ({ params, caller }) =>

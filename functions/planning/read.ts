@@ -1,7 +1,8 @@
 // P3 GET /v1/plannings/{planningID}
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
-import { toPlanningView, visiblePlanning } from '#shared/planning/plannings';
+import { visiblePlanning } from '#shared/planning/planning-records';
+import { toPlanningView } from '#shared/planning/plannings';
 import { planningRoutes } from '#shared/routes/planning';
 
 export const handler = endpoint(planningRoutes, 'P3', async ({ params, caller }) =>

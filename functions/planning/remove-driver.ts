@@ -1,7 +1,7 @@
 // P8 DELETE /v1/plannings/{planningID}/drivers/{driverID}
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
-import { removeDriver } from '#shared/planning/plannings';
+import { removeDriver } from '#shared/planning/planning-members';
 import { planningRoutes } from '#shared/routes/planning';
 
 export const handler = endpoint(planningRoutes, 'P8', async ({ params, caller }) =>

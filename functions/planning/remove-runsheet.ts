@@ -1,7 +1,7 @@
 // P6 DELETE /v1/plannings/{planningID}/runsheets/{runsheetID}
 import { endpoint } from '#shared/http/endpoint';
 import { ok } from '#shared/http/responses';
-import { removeRunsheet } from '#shared/planning/plannings';
+import { removeRunsheet } from '#shared/planning/planning-members';
 import { planningRoutes } from '#shared/routes/planning';
 
 export const handler = endpoint(planningRoutes, 'P6', async ({ params, caller }) =>

@@ -20,19 +20,9 @@ import { putAll } from '#shared/db/batch';
 import { db, mainTableName } from '#shared/db/client';
 import { isDomainError } from '#shared/errors';
 import { newObjectId } from '#shared/ids';
-import {
-  decodeStart,
-  type FileKind,
-  FileProblem,
-  type ItemRow,
-  kindOfText,
-  MAX_FILE_BYTES,
-  parseItem,
-  parseTask,
-  readRows,
-  rowError,
-  type TaskRow,
-} from '#shared/imports/csv';
+import { kindOfText, MAX_FILE_BYTES, readRows } from '#shared/imports/csv';
+import { type FileKind, type ItemRow, parseItem, parseTask, rowError, type TaskRow } from '#shared/imports/csv-rows';
+import { decodeStart, FileProblem } from '#shared/imports/csv-text';
 import {
   type FileData,
   findJob,

@@ -6,7 +6,8 @@
  * as conditions of one transaction, the refusals, what the move announces), reads what the decision still needs,
  * writes what it says, and hands the announcements to shared/planning/announcements.ts `publish`. The closes a win
  * causes are moves of their own, here: the runsheet's other open offers (named by its offer group, `RSPAIRS#`,
- * shared/planning/offer-groups.ts) and, when the win fills the driver's last place, the driver's other offers.
+ * shared/planning/offer-groups.ts) and, when the win fills the driver's last place, the driver's other offers. Every
+ * system close (these, the waves', the expiry sweep's, X18's) goes through one helper, `closeOffer`.
  *
  * The record, its item and its reads: shared/planning/pair-records.ts; the planning job's wave 1: first-offers.ts;
  * the expiry sweep: offer-expiry.ts.
@@ -17,7 +18,7 @@ import { describeCaller } from '#shared/auth/access';
 import { type Caller, hasRole } from '#shared/auth/caller';
 import { clock, toUtcIso } from '#shared/clock';
 import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName, queryAll } from '#shared/db/client';
-import { conflict, dependencyUnavailable, forbidden, invalidAt, isDomainError } from '#shared/errors';
+import { conflict, dependencyUnavailable, forbidden, invalidAt } from '#shared/errors';
 import { type Closes, publish } from '#shared/planning/announcements';
 import { addToGroup } from '#shared/planning/first-offers';
 import { assignKey, groupKey, pairKey, winsKey } from '#shared/planning/keys';
@@ -25,7 +26,8 @@ import { isOpenPair, type PairState } from '#shared/planning/lifecycle';
 import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
 import {
   type ClaimFacts,
-  CONTENDED,
+  type ContendedClose,
+  closeFailure,
   decidePairMove,
   type PairAsk,
   type PairMoveAction,
@@ -82,8 +84,31 @@ export async function createPair(input: {
   return record;
 }
 
-/** A close that found the pair closed already (not one that lost to a contended write: that one is retried). */
-export const closedAlready = (error: unknown) => isDomainError(error, 'conflict') && error.message !== CONTENDED;
+/**
+ * The system closes an open offer (`system_rejected`, with `reason`): every close goes through here (the waves', the
+ * expiry sweep's, X18's, a win's). Answers the record closed, or undefined when the pair was answered or closed
+ * already (or kept changing, when `contended` is `skip`); pair-moves.ts `closeFailure` says how each failure ends.
+ */
+export async function closeOffer(
+  planId: string,
+  pairId: string,
+  reason: string,
+  options: { at?: string; judgedNow?: boolean; contended: ContendedClose },
+): Promise<PairRecord | undefined> {
+  try {
+    return await recordEvent(planId, pairId, 'system_rejected', options.at ?? clock.nowIso(), {
+      reason,
+      ...(options.judgedNow ? { judgedNow: true } : {}),
+    });
+  } catch (error) {
+    const outcome = closeFailure(error, options.contended);
+    if (outcome === 'none') return undefined;
+    // The accept is recorded; its retry (same event) closes what is left. A 409 would say nothing was recorded.
+    if (outcome === 'unavailable')
+      throw dependencyUnavailable(1, 'the accept is recorded but a rival offer kept changing; retry the same event');
+    throw error;
+  }
+}
 
 /**
  * R4–R8, X16's assignment, X19's give-back and every system close: read → decide → write → announce. What was read
@@ -201,11 +226,7 @@ async function closeAtCapacity(winner: PairRecord): Promise<void> {
   for (const offer of open) {
     const pairId = offer.SK.slice('PAIR#'.length);
     if (!offer.GSI2SK.endsWith(`#${planId}#${pairId}`) || pairId === winner.id) continue;
-    await recordEvent(planId, pairId, 'system_rejected', clock.nowIso(), { reason: 'driver_at_capacity' }).catch(
-      (error: unknown) => {
-        if (!closedAlready(error)) throw error;
-      },
-    );
+    await closeOffer(planId, pairId, 'driver_at_capacity', { contended: 'throw' });
   }
 }
 
@@ -214,16 +235,7 @@ async function closeOtherPairs(winner: PairRecord): Promise<void> {
   const rivals = (await runsheetPairIds(winner.plan.id, winner.pair.runsheet.id)).filter((id) => id !== winner.id);
   for (const other of await pairStates(winner.plan.id, rivals)) {
     if (!isOpenPair(other.current_state)) continue;
-    await recordEvent(winner.plan.id, other.id, 'system_rejected', clock.nowIso(), {
-      reason: 'assigned_to_other_driver',
-    }).catch((error: unknown) => {
-      if (closedAlready(error)) return;
-      // The accept is recorded; its retry (same event) closes what is left. A 409 would say nothing was recorded.
-      if ((error as Error).message === CONTENDED) {
-        throw dependencyUnavailable(1, 'the accept is recorded but a rival offer kept changing; retry the same event');
-      }
-      throw error;
-    });
+    await closeOffer(winner.plan.id, other.id, 'assigned_to_other_driver', { contended: 'unavailable' });
   }
 }
 

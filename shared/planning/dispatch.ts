@@ -5,19 +5,19 @@
  * move. The records they move: shared/planning/dispatch-records.ts. Each is a shell: it reads, asks
  * shared/planning/runsheet-moves.ts what the move is (its legality, its writes as data, its refusal, what it tells),
  * writes (shared/planning/writes.ts `writeAll`) and hands what it tells to shared/planning/announcements.ts `publish`;
- * the pair moves it causes (the assignment, the closes) go through broadcasts.ts `recordEvent`.
+ * the pair moves it causes go through broadcasts.ts (the assignment `recordEvent`, the closes `closeOffer`).
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { userKey } from '#shared/accounts/users';
 import type { Caller } from '#shared/auth/caller';
 import { clock } from '#shared/clock';
 import { cancelledIndexes, db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { conflict, invalidAt, isDomainError, notFound } from '#shared/errors';
+import { conflict, invalidAt, notFound } from '#shared/errors';
 import { newUuid } from '#shared/ids';
 import { releaseTasks } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
 import { publish } from '#shared/planning/announcements';
-import { recordEvent } from '#shared/planning/broadcasts';
+import { closeOffer, recordEvent } from '#shared/planning/broadcasts';
 import { type Assignment, type DispatchGroup, dispatchRecords } from '#shared/planning/dispatch-records';
 import { assignKey, groupKey, pairKey, planningDriverKey, runsheetKey } from '#shared/planning/keys';
 import { isOpenPair } from '#shared/planning/lifecycle';
@@ -213,11 +213,7 @@ export async function cancelRunsheet(caller: Caller, planId: string, runsheetId:
   );
   for (const pair of pairs) {
     if (!isOpenPair(pair.current_state)) continue;
-    await recordEvent(planId, pair.id, 'system_rejected', clock.nowIso(), { reason: 'runsheet_cancelled' }).catch(
-      (error: unknown) => {
-        if (!isDomainError(error, 'conflict')) throw error;
-      },
-    );
+    await closeOffer(planId, pair.id, 'runsheet_cancelled', { contended: 'skip' });
   }
   await publish(cancelAnnouncements(ask, planning.org_id));
   return runsheetSummary(planId, runsheetId);

@@ -38,8 +38,7 @@ import {
   type TaskStatus,
   taskRefusal,
 } from '#shared/planning/lifecycle';
-import { readRunsheetItem } from '#shared/planning/planning-records';
-import { findPlanning, visiblePlanning } from '#shared/planning/plannings';
+import { findPlanning, readRunsheetItem, visiblePlanning } from '#shared/planning/planning-records';
 import { checkProofs, namingRefusal, namingWrites, proofViews } from '#shared/planning/proofs';
 import { taskAnnouncements } from '#shared/planning/runsheet-moves';
 import { ARRIVALS_LIMIT, type FAILURE_REASONS, TIMELINE_LIMIT } from '#shared/planning/schemas';

@@ -14,39 +14,27 @@ import { queryPartitions } from '#shared/db/shards';
 import { conflict, isDomainError } from '#shared/errors';
 import { recordUuid } from '#shared/ids';
 import { logger } from '#shared/log';
-import { sendPushMessages } from '#shared/notifications/push-keys';
-import { publishEvent, publishEvents } from '#shared/notifications/realtime';
+import { frame, publish, toPartners } from '#shared/planning/announcements';
 import { dispatchCounts, planningRecords, runsheetStatus } from '#shared/planning/dispatch-records';
 import { exclusionOf } from '#shared/planning/eligibility';
 import { addFirstWave, type FirstWave, putFirstGroups, putFirstOffers } from '#shared/planning/first-offers';
+import { announcePending, markAnnounced, moveJob, saveJobResult } from '#shared/planning/job-records';
 import { groupKey, groupRunsheetIdOf, pairIdOf, planningKey, planPartitions } from '#shared/planning/keys';
 import { askNewJob } from '#shared/planning/lifecycle';
+import {
+  broadcastAnnouncements,
+  type DriverOffer,
+  driverOffer,
+  runOfferAnnouncements,
+} from '#shared/planning/offer-announcements';
 import { watchOffers } from '#shared/planning/offer-expiry';
 import { groupPairIds, type OfferListing } from '#shared/planning/offer-groups';
-import {
-  offerNew,
-  type PairRecord,
-  pairEventKey,
-  putNewPair,
-  readPair,
-  servicePair,
-} from '#shared/planning/pair-records';
+import { type PairRecord, putNewPair, readPair, servicePair } from '#shared/planning/pair-records';
 import { pairCandidates } from '#shared/planning/pairing';
-import {
-  announcePending,
-  changePlanning,
-  findPlanning,
-  markAnnounced,
-  moveJob,
-  type Planning,
-  planningContents,
-  saveJobResult,
-  toPlanningView,
-  visiblePlanning,
-} from '#shared/planning/plannings';
+import { findPlanning, type Planning, planningContents, visiblePlanning } from '#shared/planning/planning-records';
+import { changePlanning, toPlanningView } from '#shared/planning/plannings';
 import { dispatchRunsheet, driverFacts, parametersOf, runsheetsWon } from '#shared/planning/wave-drivers';
 import { type QueuedMessage, queue, registerLocalWorker } from '#shared/ports/queue';
-import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 import { activeJobsPartition, requeueAt } from '#shared/workers/active-jobs';
 import { failRun, finishJob } from '#shared/workers/endings';
 import { claimLease, type LeasedRecord, MAX_ATTEMPTS } from '#shared/workers/lease';
@@ -226,14 +214,13 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
     const expires = new Date(startedMs + job.offer_ttl_s * 1000).toISOString();
     let pairs = 0;
     // Each driver's offers of this run: one push and one `offer.new` delivery (one subscriber Query) per driver.
-    const offers = new Map<string, { pairIds: string[]; events: ReturnType<typeof offerNew>[] }>();
+    const offers: DriverOffer[] = [];
     // The expiry sweep's one entry for every pair this run writes (before them and after them: see watchOffers). A
     // rerun touches it even with nothing left to pair: an earlier run's pairs may be open.
     if ((runsheets.length > 0 && drivers.length > 0) || (job.attempts ?? 1) > 1) {
       await watchOffers(planning.id, planning.org_id, expires);
       watchedUntil = expires;
     }
-    const channel = `planning.${planning.id}`;
     // Runsheets a few at a time, their pairs written concurrently: the job's time is the store's round trips.
     for (let start = 0; start < runsheets.length; start += RUNSHEETS_AT_ONCE) {
       // A big planning takes a while to write: an offer's time to answer (`offer_ttl_s`) starts when its chunk is
@@ -310,45 +297,16 @@ export async function runPlanningJob(message: QueuedMessage): Promise<{ pairs: n
           return { record, expiredTime };
         });
       }
-      const events = offered.flatMap((offer) => {
-        if (!offer) return [];
-        const { pair } = offer.record;
-        const mine = offers.get(pair.driver.id) ?? { pairIds: [], events: [] };
-        mine.pairIds.push(pair.id);
-        mine.events.push(offerNew(offer.record, offer.expiredTime));
-        offers.set(pair.driver.id, mine);
-        return [
-          {
-            key: pairEventKey(pair.id, 'broadcast'),
-            data: {
-              pair_id: pair.id,
-              runsheet_id: pair.runsheet.id,
-              driver_id: pair.driver.id,
-              expired_time: offer.expiredTime,
-              wave: 1,
-            },
-          },
-        ];
-      });
+      const told = offered.flatMap((offer) => (offer ? [offer] : []));
+      offers.push(...told.map(driverOffer));
       // One delivery (one read of the channel's subscribers) for the chunk's events, in runsheet order.
-      if (events.length > 0) await publishEvents(channel, 'pair.broadcast', events);
+      await publish(broadcastAnnouncements(planning.id, told, 1));
     }
     // Again after the last pair: a sweep that read the watch while the pairs were being written then leaves it be.
     if (watchedUntil) await watchOffers(planning.id, planning.org_id, watchedUntil);
-    // Each driver hears of their own offers on `user.<id>` (contract 4.3), in one delivery however many they are.
-    await mapLimited([...offers], WRITES_IN_FLIGHT, ([driverId, mine]) =>
-      publishEvents(`user.${driverId}`, 'offer.new', mine.events),
-    );
-    // One push per driver, however many runsheets are offered to them.
-    const messages = [...offers].map(([driverId, { pairIds }]) => ({
-      user_id: driverId,
-      title: 'New runsheets offered',
-      body: `${pairIds.length} runsheet${pairIds.length === 1 ? '' : 's'} of ${planning.name} await your answer`,
-      data: { planning_id: planning.id, pair_ids: pairIds },
-    }));
-    for (let i = 0; i < messages.length; i += 500) {
-      await sendPushMessages({ application_key: DRIVER_APPLICATION(), push_messages: messages.slice(i, i + 500) });
-    }
+    // Each driver hears of their own offers on `user.<id>` (contract 4.3), in one delivery however many they are, and
+    // gets one push however many runsheets are offered to them.
+    await publish(runOfferAnnouncements(planning, offers, DRIVER_APPLICATION()));
     await saveJobResult(current, {
       planning_job_id: job.id,
       total_pairs_counted: pairs,
@@ -400,18 +358,23 @@ async function announce(planning: Planning, status: string) {
   const jobId = planning.job?.id;
   const ended = status === 'completed' || status === 'failed' || status === 'cancelled';
   const counts = ended ? await dispatchCounts(planning.id, planning.total_runsheets) : {};
-  await publishEvent(`planning.${planning.id}`, 'planning_job.status', {
-    key: `${jobId}:${status}`,
-    // A move is announced only for a planning that has its job.
-    data: { planning_job_id: jobId as string, status, ...counts },
-  });
-  if (ended)
-    await publishPartnerEvent(
-      planning.org_id,
-      `planning_job.${status}`,
-      { planning_id: planning.id, planning_job_id: jobId, status, ...counts },
-      `${jobId}:${status}`,
-    );
+  await publish([
+    frame(`planning.${planning.id}`, 'planning_job.status', {
+      key: `${jobId}:${status}`,
+      // A move is announced only for a planning that has its job.
+      data: { planning_job_id: jobId as string, status, ...counts },
+    }),
+    ...(ended
+      ? [
+          toPartners(
+            planning.org_id,
+            `planning_job.${status}`,
+            { planning_id: planning.id, planning_job_id: jobId, status, ...counts },
+            `${jobId}:${status}`,
+          ),
+        ]
+      : []),
+  ]);
   await markAnnounced(planning, status);
 }
 

@@ -25,7 +25,7 @@ import { orgListEntries } from '#shared/db/shards';
 import { isDomainError } from '#shared/errors';
 import type { StoredFix } from '#shared/locations/fixes';
 import { currentFixes } from '#shared/locations/positions';
-import { publishEvent } from '#shared/notifications/realtime';
+import { type Announcement, frame, publish, toPartners } from '#shared/planning/announcements';
 import {
   type EtaStop,
   FIX_MAX_AGE_MS,
@@ -45,7 +45,6 @@ import {
 } from '#shared/planning/keys';
 import type { TaskStatus } from '#shared/planning/lifecycle';
 import { findPlanning, readRunsheetItem } from '#shared/planning/planning-records';
-import { publishPartnerEvent } from '#shared/webhooks/deliveries';
 
 /** A driver's runsheets are checked at most once a clock minute: by its first fix in it, else by the sweep. */
 export const RISK_CHECK_PERIOD_MS = 60_000;
@@ -181,8 +180,27 @@ export async function checkRunsheetRisk(
   const planning = await findPlanning(planId);
   if (!planning) return 0;
   const driver = { id: driverId, name: String(claim['driver_name'] ?? '') };
+  await publish(
+    riskAnnouncements({ planId, orgId: planning.org_id, runsheetId, driver, now }, announced, claim, tasks),
+  );
+  return announced.length;
+}
+
+/**
+ * What the written moves tell (pure), in order: a raise `task.late_risk`, a clear `task.back_on_time`, each on the
+ * planning's channel, then to its partners; a drop tells nothing. `claim` is the claim as read before the moves (a
+ * clear names the raise's time from it), `tasks` the runsheet's (a stop's `task_ref`).
+ */
+export function riskAnnouncements(
+  at: { planId: string; orgId: string; runsheetId: string; driver: { id: string; name: string }; now: string },
+  moves: readonly (RiskMove | undefined)[],
+  claim: Record<string, unknown>,
+  tasks: readonly { id: string; [field: string]: unknown }[],
+): Announcement[] {
+  const { planId, runsheetId, driver, now } = at;
   const refOf = new Map(tasks.map((task) => [task.id, task['task_ref']]));
-  for (const move of announced) {
+  const told: Announcement[] = [];
+  for (const move of moves) {
     if (move?.move !== 'raise' && move?.move !== 'clear') continue;
     const { stop } = move;
     const raised = move.move === 'raise';
@@ -202,10 +220,9 @@ export async function checkRunsheetRisk(
       eta_utc: new Date(stop.etaMs).toISOString(),
       late_by_s: stop.lateByS,
     };
-    await publishEvent(`planning.${planId}`, name, { key, data });
-    await publishPartnerEvent(planning.org_id, name, data, key);
+    told.push(frame(`planning.${planId}`, name, { key, data }), toPartners(at.orgId, name, data, key));
   }
-  return announced.length;
+  return told;
 }
 
 /**

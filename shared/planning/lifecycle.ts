@@ -2,7 +2,7 @@
  * One lifecycle, one module (issue 44 item 4): the planning job's statuses (contract 4.6), the runsheet's (4.7), the
  * pair's moves (4.6/4.7) and the task's statuses (4.8), as state machines written as data. For each move: from which
  * states it is legal, the state it leaves, what it causes, and the refusal (the 409's code and sentence) from every
- * other state. Repositories store, workers drive, decisions ask: plannings.ts, job.ts, pair-moves.ts (a pair's
+ * other state. Repositories store, workers drive, decisions ask: job-records.ts, job.ts, pair-moves.ts (a pair's
  * moves), runsheet-moves.ts (the dispatcher's) and execution.ts ask this module which move is legal and what a refused
  * one says; where their writes' conditions name a state, it is this module's (`OPEN_OFFER`). The runsheet's status is
  * not stored (dispatch-records.ts `runsheetStatus` derives it from the offer group and the claim), so its writes hold

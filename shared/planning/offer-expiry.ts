@@ -11,7 +11,7 @@ import { mapLimited } from '#shared/concurrency';
 import { db, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { dueEntriesByOrg, orgSweepPartition, queryPartitions } from '#shared/db/shards';
 import { conflict } from '#shared/errors';
-import { closedAlready, recordEvent } from '#shared/planning/broadcasts';
+import { closeOffer } from '#shared/planning/broadcasts';
 import { pairKey, planIdOf, planPartitions, watchKey } from '#shared/planning/keys';
 import { OPEN_OFFER, type PairState } from '#shared/planning/lifecycle';
 import { OFFERS, pairFromItem } from '#shared/planning/pair-records';
@@ -102,20 +102,21 @@ export async function expireOffers(orgs?: readonly string[]): Promise<number> {
   // True unless the close failed; the others are still closed, and this one is retried by the next sweep. A pair of
   // its own entry found closed already is one an earlier version left in the index when it closed: its entry goes.
   const close = (planId: string, pairId: string, expiredTime: string, ownEntry = false) =>
-    recordEvent(planId, pairId, 'system_rejected', expiredTime, { reason: 'expired' })
-      .then(() => {
-        closed++;
-        return true;
-      })
-      .catch(async (error: unknown) => {
-        if (closedAlready(error)) {
-          // (If that fails, the next sweep finds the entry again: the others are swept meanwhile.)
-          if (ownEntry) await dropSweepEntry(planId, pairId).catch((drop: unknown) => (failed ??= drop));
+    closeOffer(planId, pairId, 'expired', { at: expiredTime, contended: 'throw' }).then(
+      async (record) => {
+        if (record) {
+          closed++;
           return true;
         }
+        // Closed already. (If the drop fails, the next sweep finds the entry again: the others are swept meanwhile.)
+        if (ownEntry) await dropSweepEntry(planId, pairId).catch((drop: unknown) => (failed ??= drop));
+        return true;
+      },
+      (error: unknown) => {
         failed ??= error;
         return false;
-      });
+      },
+    );
   for (const item of out.items) {
     const planId = planIdOf(item['PK']);
     const sk = String(item['SK']);

@@ -8,7 +8,7 @@
  *
  * Pure: no I/O, no clock (the ask carries `now`). Its writes name no table (shared/planning/writes.ts: the shell names it).
  */
-import { conflict, type DomainError, notFound } from '#shared/errors';
+import { conflict, type DomainError, isDomainError, notFound } from '#shared/errors';
 import { type Announcement, frame, toPartners } from '#shared/planning/announcements';
 import { assignKey, driverRunsheetKeys, liveRunsheetKeys, winsKey } from '#shared/planning/keys';
 import {
@@ -305,4 +305,23 @@ export function pairAnnouncements(record: PairRecord, action: PairMoveAction, ju
       break;
   }
   return told;
+}
+
+/**
+ * What a system close (`system_rejected`) that met a conflict does with it, by what its caller asked for a close
+ * that kept losing its write (`contended`): `skip` (the caller looks at the runsheet again anyway: the waves, X18),
+ * `throw` (the error as it is: the close's retry or the next sweep closes it), `unavailable` (a win's rival closes:
+ * the win is recorded, so a 409 would say wrongly that nothing was; a 503 asks for its retry).
+ */
+export type ContendedClose = 'skip' | 'throw' | 'unavailable';
+
+/**
+ * How a system close's failure ends: `none` (the pair was answered or closed already, or contended and skipped:
+ * nothing closed, nothing to tell), `throw` (rethrown as it is) or `unavailable` (a 503 instead). Not a conflict:
+ * always thrown.
+ */
+export function closeFailure(error: unknown, contended: ContendedClose): 'none' | 'throw' | 'unavailable' {
+  if (!isDomainError(error, 'conflict')) return 'throw';
+  if (error.message !== CONTENDED || contended === 'skip') return 'none';
+  return contended;
 }

@@ -1,7 +1,8 @@
 /**
  * A planning's stored records and their reads: the planning `PLANNING#<id> / PROFILE` (name, counts, version, job)
- * and the runsheets and drivers of its partition. Below plannings.ts (its changes) and the dispatch (its offers:
- * waves.ts, wave-drivers.ts, dispatch.ts), which both read a planning through these.
+ * and the runsheets and drivers of its partition. Below plannings.ts (its changes), planning-members.ts (P5–P8),
+ * job-records.ts (its job) and the dispatch (its offers: waves.ts, wave-drivers.ts, dispatch.ts), which all read a
+ * planning through these.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Caller, seesAllOrganisations } from '#shared/auth/caller';

@@ -59,7 +59,7 @@ export const runsheet = v.object({
 
 /**
  * A runsheet as P5 takes it: its tasks carried inline (`tasks`), or named as imported tasks (`task_ids`, X10 ids)
- * that it then holds as imported, in that order. One of the two (plannings.ts says so with a 400 otherwise).
+ * that it then holds as imported, in that order. One of the two (planning-members.ts says so with a 400 otherwise).
  */
 export const plannedRunsheet = v.object({
   id: runsheet.entries.id,

@@ -22,12 +22,9 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '#shared/clock';
 import { mapLimited } from '#shared/concurrency';
 import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
-import { isDomainError } from '#shared/errors';
 import { logger } from '#shared/log';
-import { sendPushMessages } from '#shared/notifications/push-keys';
-import { publishEvent, publishEvents } from '#shared/notifications/realtime';
 import { publish } from '#shared/planning/announcements';
-import { closedAlready, recordEvent } from '#shared/planning/broadcasts';
+import { closeOffer } from '#shared/planning/broadcasts';
 import type { DispatchGroup } from '#shared/planning/dispatch-records';
 import {
   eligibleDrivers,
@@ -38,6 +35,7 @@ import {
 import { EXPIRY_GRACE_MS } from '#shared/planning/first-offers';
 import { assignKey, groupKey, groupRunsheetIdOf, pairKey, runsheetKey } from '#shared/planning/keys';
 import { isOpenPair } from '#shared/planning/lifecycle';
+import { waveOfferAnnouncements } from '#shared/planning/offer-announcements';
 import {
   groupPairIds,
   offeredDrivers,
@@ -47,10 +45,8 @@ import {
   wavePairId,
 } from '#shared/planning/offer-groups';
 import {
-  offerNew,
   type PairRecord,
   type PairState,
-  pairEventKey,
   pairFromItem,
   putNewPair,
   readPair,
@@ -198,13 +194,7 @@ export class WaveJudge extends WaveDrivers {
       // out in this same look instead of after another sweep. Not marked due by the closes (judged now); an offer
       // answered meanwhile (a 409 that records nothing) or contended sends the runsheet round again, read afresh.
       const closed = await mapLimited(expired, JUDGED_AT_ONCE, (p) =>
-        recordEvent(planId, p.id, 'system_rejected', open[p.id]!, { reason: 'expired', judgedNow: true }).then(
-          (record) => record,
-          (error: unknown) => {
-            if (!isDomainError(error, 'conflict')) throw error;
-            return undefined;
-          },
-        ),
+        closeOffer(planId, p.id, 'expired', { at: open[p.id]!, judgedNow: true, contended: 'skip' }),
       );
       if (closed.some((record) => !record) && !how.expiredClosed) {
         return this.judge(runsheetId, { force: true, expiredClosed: true });
@@ -403,34 +393,15 @@ export class WaveJudge extends WaveDrivers {
       };
     });
     const sent = offered.flatMap((o) => (o ? [o] : []));
-    if (sent.length > 0) {
-      await publishEvents(
-        `planning.${planId}`,
-        'pair.broadcast',
-        sent.map(({ record, expiredTime }) => ({
-          key: pairEventKey(record.id, 'broadcast'),
-          data: {
-            pair_id: record.id,
-            runsheet_id: runsheetId,
-            driver_id: record.pair.driver.id,
-            expired_time: expiredTime,
-            wave: pending.wave,
-          },
-        })),
-      );
-      await mapLimited(sent, 8, ({ record, expiredTime }) =>
-        publishEvent(`user.${record.pair.driver.id}`, 'offer.new', offerNew(record, expiredTime)),
-      );
-      await sendPushMessages({
-        application_key: DRIVER_APPLICATION(),
-        push_messages: sent.map(({ record }) => ({
-          user_id: record.pair.driver.id,
-          title: 'New runsheet offered',
-          body: `${runsheetName ?? runsheetId} of ${planning.name} awaits your answer`,
-          data: { planning_id: planId, pair_ids: [record.id] },
-        })),
-      });
-    }
+    await publish(
+      waveOfferAnnouncements(
+        planning,
+        { id: runsheetId, name: runsheetName },
+        pending.wave,
+        sent,
+        DRIVER_APPLICATION(),
+      ),
+    );
     // The claim ends; the runsheet is looked at again shortly after its offers expire, or at once if anything asked
     // for a look while the wave was being sent (a driver declined a pair already written: `gen` moved).
     // The claim made it due at the expiry already (issue 45): then the end writes the item alone, no index entry.
@@ -472,9 +443,7 @@ export class WaveJudge extends WaveDrivers {
     const late = async (reason: string, winner?: unknown) => {
       for (const { record } of sent) {
         if (record.id === winner) continue;
-        await recordEvent(planId, record.id, 'system_rejected', clock.nowIso(), { reason }).catch((error: unknown) => {
-          if (!closedAlready(error)) throw error;
-        });
+        await closeOffer(planId, record.id, reason, { contended: 'throw' });
       }
     };
     if (ended?.Attributes?.['cancelled']) return late('runsheet_cancelled');
@@ -511,12 +480,8 @@ export class WaveJudge extends WaveDrivers {
       records.map((record) => record.pair.driver.id),
     );
     for (const record of records.filter((r) => (wins.get(r.pair.driver.id) ?? 0) >= limit)) {
-      await recordEvent(this.planId, record.id, 'system_rejected', clock.nowIso(), {
-        reason: 'driver_at_capacity',
-      }).catch((error: unknown) => {
-        // Answered or closed meanwhile: nothing left to close.
-        if (!isDomainError(error, 'conflict')) throw error;
-      });
+      // Answered or closed meanwhile: nothing left to close.
+      await closeOffer(this.planId, record.id, 'driver_at_capacity', { contended: 'skip' });
     }
   }
 

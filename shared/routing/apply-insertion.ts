@@ -20,8 +20,8 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getAll, isConditionalFailure, mainTableName } from '#shared/db/client';
 import { importedTask, releaseTask, taskKey } from '#shared/imports/tasks';
 import { logger } from '#shared/log';
-import { publishEvent } from '#shared/notifications/realtime';
-import { dispatchRecords } from '#shared/planning/dispatch-records';
+import { type Announcement, frame, publish } from '#shared/planning/announcements';
+import { dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispatch-records';
 import { assignKey, runsheetKey } from '#shared/planning/keys';
 import {
   findPlanning,
@@ -29,7 +29,7 @@ import {
   type Runsheet,
   runsheetTasksOf,
   storedRunsheetTasks,
-} from '#shared/planning/plannings';
+} from '#shared/planning/planning-records';
 import {
   type ApplyHold,
   addBuiltRunsheets,
@@ -199,7 +199,7 @@ async function recountStarted(planId: string, runsheetId: string, total: number)
   }
 }
 
-/** `runsheet.updated` to the assigned driver of each runsheet added to (once a build and runsheet: its key). */
+/** `runsheet.updated` to the assigned driver of each runsheet added to (told by announcements.ts `publish`). */
 async function tellDrivers(build: RouteBuild, changed: BuiltRunsheet[]) {
   if (changed.length === 0) return;
   const statusOf = await dispatchRecords(
@@ -207,20 +207,34 @@ async function tellDrivers(build: RouteBuild, changed: BuiltRunsheet[]) {
     changed.map((r) => r.id),
     true,
   );
-  for (const built of changed) {
+  await publish(updatedAnnouncements(build, changed, statusOf));
+}
+
+/**
+ * What an insertion tells (pure): `runsheet.updated` on the driver's channel for each runsheet added to that a driver
+ * holds (assigned or under way), in the build's order, keyed once a build and runsheet.
+ */
+export function updatedAnnouncements(
+  build: { id: string; planning_id: string },
+  changed: readonly BuiltRunsheet[],
+  statusOf: (runsheetId: string) => RunsheetStatusView,
+): Announcement[] {
+  return changed.flatMap((built) => {
     const status = statusOf(built.id);
-    if (status.status !== 'assigned' && status.status !== 'in_progress') continue;
-    await publishEvent(`user.${status.assigned_driver.id}`, 'runsheet.updated', {
-      key: `${build.id}:${built.id}:updated`,
-      data: {
-        planning_id: build.planning_id,
-        runsheet_id: built.id,
-        route_build_id: build.id,
-        added: built.added ?? [],
-        stops: built.stops.map((stop) => ({ task_id: stop.task_id, kind: stop.kind })),
-      },
-    });
-  }
+    if (status.status !== 'assigned' && status.status !== 'in_progress') return [];
+    return [
+      frame(`user.${status.assigned_driver.id}`, 'runsheet.updated', {
+        key: `${build.id}:${built.id}:updated`,
+        data: {
+          planning_id: build.planning_id,
+          runsheet_id: built.id,
+          route_build_id: build.id,
+          added: built.added ?? [],
+          stops: built.stops.map((stop) => ({ task_id: stop.task_id, kind: stop.kind })),
+        },
+      }),
+    ];
+  });
 }
 
 /**

@@ -20,16 +20,15 @@ import { claimTask, importedTask, releaseTask, taskKey } from '#shared/imports/t
 import { logger } from '#shared/log';
 import { assignRunsheet } from '#shared/planning/dispatch';
 import { runsheetKey } from '#shared/planning/keys';
+import { addMembers } from '#shared/planning/planning-members';
 import {
-  addMembers,
-  changePlanning,
   findPlanning,
   type Planning,
-  planningBytes,
   planningContents,
   type Runsheet,
   storedRunsheetTasks,
-} from '#shared/planning/plannings';
+} from '#shared/planning/planning-records';
+import { changePlanning, planningBytes } from '#shared/planning/plannings';
 import { type RouteBuild, readResult } from '#shared/routing/builds';
 import type { StoredVehicle } from '#shared/routing/live';
 import { type BuildTask, expandVehicles } from '#shared/routing/problem';

@@ -19,7 +19,7 @@ import { findJob } from '#shared/imports/jobs';
 import { checkJobClaims, checkNamedClaims } from '#shared/imports/tasks';
 import { dispatchRecords } from '#shared/planning/dispatch-records';
 import { planningDriverKey, runsheetKey } from '#shared/planning/keys';
-import { visiblePlanning } from '#shared/planning/plannings';
+import { visiblePlanning } from '#shared/planning/planning-records';
 import { type QueuedMessage, routeQueue } from '#shared/ports/queue';
 import { releaseBuildPlace, takeBuildPlace } from '#shared/routing/build-slots';
 import {

@@ -23,7 +23,7 @@ import { dispatchRecords, type RunsheetStatusView } from '#shared/planning/dispa
 import { DEFAULT_TRAVEL, type EtaStop, FIX_MAX_AGE_MS, remainingStops } from '#shared/planning/etas';
 import { assignKey, progressPrefix, runsheetKey } from '#shared/planning/keys';
 import type { TaskStatus } from '#shared/planning/lifecycle';
-import { planningContents, runsheetTasksOf } from '#shared/planning/plannings';
+import { planningContents, runsheetTasksOf } from '#shared/planning/planning-records';
 import type { RouteBuild } from '#shared/routing/builds';
 import { builtRunsheetId } from '#shared/routing/keys';
 import { type BuildTask, expandVehicles, loadOf, round, routeView } from '#shared/routing/problem';

@@ -15,7 +15,7 @@ import { db, mainTableName } from '#shared/db/client';
 import { DomainError } from '#shared/errors';
 import { logger } from '#shared/log';
 import { publishEvent } from '#shared/notifications/realtime';
-import { findPlanning } from '#shared/planning/plannings';
+import { findPlanning } from '#shared/planning/planning-records';
 import { type QueuedMessage, registerLocalWorker } from '#shared/ports/queue';
 import {
   applyResult,

@@ -149,7 +149,8 @@ describe('the pair state machine', () => {
 
 describe('planning job moves by an external plan worker (P10–P16)', () => {
   it('follows the job machine, records one result, and refuses what the machine does not allow', async () => {
-    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+    const { findPlanning } = await import('../../shared/planning/planning-records.ts');
+    const { changePlanning } = await import('../../shared/planning/plannings.ts');
     const planning = (await findPlanning(planId))!;
     const jobId = '3c3c3c3c-0000-4000-8000-00000000003c';
     const now = new Date().toISOString();

@@ -676,7 +676,8 @@ describe('events a program can rely on (issue 36 item 6)', () => {
     });
 
     // A later job of the planning, moved by an external worker: its failure and a cancelled one carry the counts.
-    const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+    const { findPlanning } = await import('../../shared/planning/planning-records.ts');
+    const { changePlanning } = await import('../../shared/planning/plannings.ts');
     const queueJob = async (id: string) => {
       const at = new Date().toISOString();
       await changePlanning((await findPlanning(planning))!, undefined, {

@@ -353,7 +353,8 @@ async function started(made: Made): Promise<string> {
 async function planted(made: Made): Promise<string> {
   if (made.jobID) return made.jobID;
   const { id } = await planning(made);
-  const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+  const { findPlanning } = await import('../../shared/planning/planning-records.ts');
+  const { changePlanning } = await import('../../shared/planning/plannings.ts');
   const now = new Date().toISOString();
   const jobID = randomUUID();
   const processing = made.job === 'processing';

@@ -175,7 +175,8 @@ describe('a planning job taken by its worker while a request moves it', () => {
 
   /** A planning whose job is `queued` and not enqueued: only the test's "worker" takes it. */
   async function queuedPlanning(): Promise<string> {
-    const { changePlanning, findPlanning } = await import('../../shared/planning/plannings.ts');
+    const { findPlanning } = await import('../../shared/planning/planning-records.ts');
+    const { changePlanning } = await import('../../shared/planning/plannings.ts');
     const planning = (await api.post<{ id: string }>('/v1/plannings', { name: 'Raced' }, planner)).body;
     const now = new Date().toISOString();
     await changePlanning((await findPlanning(planning.id, true))!, undefined, {

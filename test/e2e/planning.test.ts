@@ -526,7 +526,8 @@ async function abandonedJob(name: string, driverCount: number, jobId: string, ma
 
 /** The planning's job a worker had claimed and then lost: processing, its lease lapsed, `attempts` runs so far. */
 async function abandon(planningId: string, jobId: string, maxCandidates: number, attempts: number) {
-  const { findPlanning, changePlanning } = await import('../../shared/planning/plannings.ts');
+  const { findPlanning } = await import('../../shared/planning/planning-records.ts');
+  const { changePlanning } = await import('../../shared/planning/plannings.ts');
   const now = new Date().toISOString();
   await changePlanning((await findPlanning(planningId))!, undefined, {
     job: {

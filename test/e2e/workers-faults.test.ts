@@ -296,7 +296,8 @@ describe('an accept whose effects fail after its commit', () => {
 
 describe('a job end whose announcement fails', () => {
   it('answers 503 with the move made; the retry announces it and marks it, a third call is 409', async () => {
-    const { changePlanning, findPlanning } = await import('../../shared/planning/plannings.ts');
+    const { findPlanning } = await import('../../shared/planning/planning-records.ts');
+    const { changePlanning } = await import('../../shared/planning/plannings.ts');
     const planning = await api.post<{ id: string }>('/v1/plannings', { name: 'Told late' }, planner);
     const now = new Date().toISOString();
     // A queued job that no worker will take (no work message): only the cancel below moves it.

@@ -1,17 +1,8 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import {
-  decodeStart,
-  FileProblem,
-  kindOfHeader,
-  kindOfText,
-  MAX_ROWS,
-  parseItem,
-  parseTask,
-  readRows,
-  rowError,
-  validatorMemoSizes,
-} from '../../shared/imports/csv.ts';
+import { kindOfText, MAX_ROWS, readRows } from '../../shared/imports/csv.ts';
+import { kindOfHeader, parseItem, parseTask, rowError, validatorMemoSizes } from '../../shared/imports/csv-rows.ts';
+import { decodeStart, FileProblem } from '../../shared/imports/csv-text.ts';
 import type { ImportResult } from '../../shared/imports/jobs.ts';
 import { boundResult, cutText, ErrorTally } from '../../shared/imports/result-bounds.ts';
 

@@ -6,7 +6,7 @@
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileProblem } from '../../shared/imports/csv.ts';
+import { FileProblem } from '../../shared/imports/csv-text.ts';
 import type { FileData } from '../../shared/imports/jobs.ts';
 import { classify } from '../../shared/imports/runner.ts';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../lib/openapi.ts';
 import { docsOf, OPERATION_DOCS } from '../../lib/openapi-docs/index.ts';
-import { KNOWN_COLUMNS } from '../../shared/imports/csv.ts';
+import { KNOWN_COLUMNS } from '../../shared/imports/csv-rows.ts';
 import type { RouteDef } from '../../shared/routes/types.ts';
 import { routes } from '../../shared/routes.ts';
 
