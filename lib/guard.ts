@@ -4,7 +4,7 @@
  * besides cdk-nag. Each finding the service accepts is acknowledged here, once for the app, with its reason.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import {
@@ -15,6 +15,7 @@ import {
   type PolicyViolationBeta1,
   Validations,
 } from 'aws-cdk-lib';
+import { pause, tryLock, unlock } from '#lib/file-lock';
 import { ROOT } from '#lib/paths';
 
 export const GUARD_ACKNOWLEDGEMENTS: Record<string, string> = {
@@ -49,18 +50,6 @@ export const GUARD_ACKNOWLEDGEMENTS: Record<string, string> = {
 /** Where each template's findings are kept, by a hash of the rules' version and the template's bytes. */
 const CACHE = join(ROOT, 'node_modules', '.cache', 'cfn-guard');
 
-/** Waits `ms` in synchronous code (a synth's validation is synchronous; two test files may synthesize at once). */
-const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /**
  * The Guard rules, each template judged once: cfn-guard takes about a minute of CPU for the service's 14 templates
  * (5 to 15 s for each large one), and most synths (the test files', a second `cdk synth`) judge templates already
@@ -94,12 +83,12 @@ export class CachedGuardValidator implements IPolicyValidationPluginBeta1 {
     for (let waited = 0; ; waited += 500) {
       const open = templates.filter(({ path, file }) => !findings.has(path) && !this.read(file, path, findings));
       if (open.length === 0) break;
-      const mine = open.filter(({ file }) => this.lock(file));
+      const mine = open.filter(({ file }) => tryLock(`${file}.lock`).taken);
       if (mine.length > 0) {
         try {
           this.judge(context, mine, findings);
         } finally {
-          for (const { file } of mine) rmSync(`${file}.lock`, { force: true });
+          for (const { file } of mine) unlock(`${file}.lock`);
         }
         continue;
       }
@@ -130,19 +119,6 @@ export class CachedGuardValidator implements IPolicyValidationPluginBeta1 {
       })),
     );
     return true;
-  }
-
-  /** Takes the lock of `file`'s template, taking over one whose process is gone. */
-  private lock(file: string): boolean {
-    const lock = `${file}.lock`;
-    try {
-      writeFileSync(lock, String(process.pid), { flag: 'wx' });
-      return true;
-    } catch {
-      const holder = Number(readFileSync(lock, 'utf8'));
-      if (holder && !alive(holder)) rmSync(lock, { force: true });
-      return false;
-    }
   }
 
   /** cfn-guard over `templates`, once; each template's findings kept and added to `into`. */

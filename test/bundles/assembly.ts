@@ -6,10 +6,11 @@
  * external) resolve to the project's copies, as they resolve to the runtime's in Lambda.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { buildApp } from '../../lib/app.ts';
+import { pause, tryLock, unlock } from '../../lib/file-lock.ts';
 import { ROOT } from '../../lib/paths.ts';
 import { ACCOUNT } from '../support/aws-calls.ts';
 
@@ -36,18 +37,6 @@ function sourceHash(): string {
 export const STACK_PROPS = { env: { account: ACCOUNT, region: 'us-east-1' } };
 export const CONTEXT = { '@aws-cdk/core:defaultCrossStackReferences': 'strong' };
 
-/** Waits `ms` in synchronous code (vitest's `beforeAll` of two files may ask for the assembly at once). */
-const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /**
  * The directory of a synthesized, bundled assembly of the current sources (made if missing). Test files in parallel
  * workers share it: the first takes a lock file and builds, the others wait for its manifest (or take over a lock
@@ -61,13 +50,10 @@ export function cloudAssembly(): { outdir: string; reused: boolean } {
   const lock = `${outdir}.lock`;
   mkdirSync(cache, { recursive: true });
   for (let waited = 0; !existsSync(manifest); waited += 1000) {
-    try {
-      writeFileSync(lock, String(process.pid), { flag: 'wx' });
-    } catch {
-      const holder = Number(readFileSync(lock, 'utf8'));
-      if (holder && !alive(holder)) rmSync(lock, { force: true });
-      else if (waited > 20 * 60_000) throw new Error(`gave up waiting for process ${holder} to build the assembly`);
-      else pause(1000);
+    const locked = tryLock(lock);
+    if (!locked.taken) {
+      if (waited > 20 * 60_000) throw new Error(`gave up waiting for process ${locked.holder} to build the assembly`);
+      pause(1000);
       continue;
     }
     try {
@@ -82,7 +68,7 @@ export function cloudAssembly(): { outdir: string; reused: boolean } {
       renameSync(building, outdir);
       return { outdir, reused: false };
     } finally {
-      rmSync(lock, { force: true });
+      unlock(lock);
     }
   }
   return { outdir, reused: true };
