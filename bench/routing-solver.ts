@@ -263,6 +263,13 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
   if (arg('fleet')) LARGE.fleet = arg('fleet') === 'on';
   if (arg('polish')) LARGE.polish = Number(arg('polish'));
   if (arg('seeds')) LARGE.seeds = arg('seeds') === 'on';
+  // --moves=-cross,-intra,-reverse: the delivery moves without cross-exchange, moves within a route, reversed runs.
+  for (const kind of arg('moves')?.split(',') ?? []) {
+    if (kind === '-cross') LARGE.cross = false;
+    else if (kind === '-intra') LARGE.intra = false;
+    else if (kind === '-reverse') LARGE.reverse = false;
+    else throw new Error(`--moves: no kind ${kind}`);
+  }
   if (
     process.argv.some(
       (a) =>
@@ -275,7 +282,8 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
         a.startsWith('--delivery') ||
         a.startsWith('--fleet') ||
         a.startsWith('--polish') ||
-        a.startsWith('--seeds'),
+        a.startsWith('--seeds') ||
+        a.startsWith('--moves'),
     )
   )
     console.log(`large-problem parts: ${JSON.stringify(LARGE)}`);

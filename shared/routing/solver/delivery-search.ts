@@ -67,7 +67,10 @@ export class DeliverySearch {
   /** Checked before each task: true stops the search (the search's clock). */
   stop: () => boolean = () => false;
   /** Moves applied, by kind (the benchmark's profile). */
-  readonly applied = { relocate: 0, swap: 0, twoOptStar: 0, orOpt: 0 };
+  readonly applied = { relocate: 0, swap: 0, twoOptStar: 0, orOpt: 0, cross: 0, intra: 0 };
+  /** Which move kinds run (the benchmark's ablation; all by default). */
+  readonly kinds = { cross: true, intra: true, reverse: true };
+  private seg: number[] = [];
 
   constructor(private readonly inst: Instance) {
     const { tasks, classes, vehicles, loc, open, close, service, vClass, vStart, shiftStart, impossible } = inst;
@@ -330,11 +333,209 @@ export class DeliverySearch {
         this.twoOptStar(solution, A, a, i, B, b, j) ||
         this.twoOptStar(solution, B, b, j, A, a, i) ||
         this.orOpt(solution, A, a, i, B, b, j) ||
-        this.orOpt(solution, A, a, i, B, b, j + 1)
+        this.orOpt(solution, A, a, i, B, b, j + 1) ||
+        (this.kinds.cross && this.crossAround(solution, A, a, i, B, b, j))
       )
         return [a, b];
     }
+    if (!this.kinds.intra) return null;
+    // Within u's own route: toward each neighbour the route holds.
+    for (let g = 0; g < K; g++) {
+      const w = inst.neighbours[u * inst.k + g]!;
+      if (w < 0) break;
+      if (w === u || solution.taskRoute[w] !== a) continue;
+      const A2 = this.view(solution, a);
+      const i2 = solution.pos[2 * u + 1]! - A2.n;
+      const j = solution.pos[2 * w + 1]! - A2.n;
+      if (this.intraAround(solution, A2, a, i2, j)) return [a];
+    }
     return null;
+  }
+
+  /**
+   * Cross-exchange (VROOM's cross and mixed exchange): a run of 1 to 3 drop-offs of A and a run of 1 to 3 of B trade
+   * places, each kept or reversed; the runs start at u and w (u and w trade places), after u and at w (the new edge
+   * u → w), or at u and after w (w → u). The single swap is `swap`'s.
+   */
+  private crossAround(solution: Solution, A: View, a: number, i: number, B: View, b: number, j: number): boolean {
+    for (let la = 1; la <= OR_MAX; la++)
+      for (let lb = 1; lb <= OR_MAX; lb++)
+        for (let orient = 0; orient < (this.kinds.reverse ? 4 : 1); orient++) {
+          const ra = (orient & 1) === 1;
+          const rb = (orient & 2) === 2;
+          if ((ra && la === 1) || (rb && lb === 1)) continue;
+          if (
+            (!(la === 1 && lb === 1) && this.cross(solution, A, a, i, la, ra, B, b, j, lb, rb)) ||
+            this.cross(solution, A, a, i + 1, la, ra, B, b, j, lb, rb) ||
+            this.cross(solution, A, a, i, la, ra, B, b, j + 1, lb, rb)
+          )
+            return true;
+        }
+    return false;
+  }
+
+  /** Distance along positions k..k+len-1 of a view, in order or reversed. */
+  private runDist(V: View, k: number, len: number, rev: boolean): number {
+    if (!rev) return V.pre[k + len - 1]! - V.pre[k]!;
+    const { loc } = this.inst;
+    let total = 0;
+    for (let m = k + len - 1; m > k; m--) total += this.d(loc[V.x[m]!]!, loc[V.x[m - 1]!]!);
+    return total;
+  }
+
+  /** Serves positions k..k+len-1 of V (reversed or not) after leaving `from` at `dep`: the departure, or -1. */
+  private serveRun(V: View, k: number, len: number, rev: boolean, from: number, dep: number): number {
+    const { loc } = this.inst;
+    for (let m = 0; m < len; m++) {
+      const node = V.x[rev ? k + len - 1 - m : k + m]!;
+      dep = this.serve(node, from, dep);
+      if (dep < 0) return -1;
+      from = loc[node]!;
+    }
+    return dep;
+  }
+
+  /** A's run at s (length la, reversed when ra) and B's at t (lb, rb) trade places. */
+  private cross(
+    solution: Solution,
+    A: View,
+    a: number,
+    s: number,
+    la: number,
+    ra: boolean,
+    B: View,
+    b: number,
+    t: number,
+    lb: number,
+    rb: boolean,
+  ): boolean {
+    if (s + la > A.n || t + lb > B.n) return false;
+    const { loc } = this.inst;
+    const pa = this.locAt(A, s - 1, a);
+    const na = this.locAt(A, s + la, a);
+    const pb = this.locAt(B, t - 1, b);
+    const nb = this.locAt(B, t + lb, b);
+    const firstA = loc[A.x[ra ? s + la - 1 : s]!]!;
+    const lastA = loc[A.x[ra ? s : s + la - 1]!]!;
+    const firstB = loc[B.x[rb ? t + lb - 1 : t]!]!;
+    const lastB = loc[B.x[rb ? t : t + lb - 1]!]!;
+    const before =
+      this.d(pa, loc[A.x[s]!]!) +
+      this.runDist(A, s, la, false) +
+      this.d(loc[A.x[s + la - 1]!]!, na) +
+      this.d(pb, loc[B.x[t]!]!) +
+      this.runDist(B, t, lb, false) +
+      this.d(loc[B.x[t + lb - 1]!]!, nb);
+    const after =
+      this.d(pa, firstB) +
+      this.runDist(B, t, lb, rb) +
+      this.d(lastB, na) +
+      this.d(pb, firstA) +
+      this.runDist(A, s, la, ra) +
+      this.d(lastA, nb);
+    if (after - before >= -GAIN) return false;
+    // Loads: each route's total less its run plus the other's.
+    const q = (V: View, k: number, d: number) => (k < 0 ? 0 : V.q[3 * k + d]!);
+    const runQ = (V: View, k: number, len: number, d: number) => q(V, k + len - 1, d) - q(V, k - 1, d);
+    for (let k = s; k < s + la; k++) if (!this.eligible(A.x[k]! >> 1, b)) return false;
+    for (let k = t; k < t + lb; k++) if (!this.eligible(B.x[k]! >> 1, a)) return false;
+    const fitsAfter = (X: View, x: number, k: number, lx: number, Y: View, y: number, ly: number) =>
+      this.fits(
+        x,
+        q(X, X.n - 1, 0) - runQ(X, k, lx, 0) + runQ(Y, y, ly, 0),
+        q(X, X.n - 1, 1) - runQ(X, k, lx, 1) + runQ(Y, y, ly, 1),
+        q(X, X.n - 1, 2) - runQ(X, k, lx, 2) + runQ(Y, y, ly, 2),
+        X.n - lx + ly,
+      );
+    if (!fitsAfter(A, a, s, la, B, t, lb) || !fitsAfter(B, b, t, lb, A, s, la)) return false;
+    let dep = this.serveRun(B, t, lb, rb, pa, this.depAt(A, s - 1, a));
+    if (dep < 0 || !this.reach(A, s + la, a, lastB, dep)) return false;
+    dep = this.serveRun(A, s, la, ra, pb, this.depAt(B, t - 1, b));
+    if (dep < 0 || !this.reach(B, t + lb, b, lastA, dep)) return false;
+    const runOf = (V: View, k: number, len: number, rev: boolean) => {
+      const out = Array.from(V.x.subarray(k, k + len));
+      return rev ? out.reverse() : out;
+    };
+    const newA = [...A.x.subarray(0, s), ...runOf(B, t, lb, rb), ...A.x.subarray(s + la, A.n)];
+    const newB = [...B.x.subarray(0, t), ...runOf(A, s, la, ra), ...B.x.subarray(t + lb, B.n)];
+    if (!this.apply(solution, a, newA, b, newB)) return false;
+    this.applied.cross++;
+    return true;
+  }
+
+  /**
+   * Moves within one route, between u (position i) and a neighbour w (position j) it holds: relocate u, or a run of
+   * 2 or 3 from u (kept or reversed), before or after w; u and w trade places; 2-opt: the stretch between them
+   * reversed (with either end or both).
+   */
+  private intraAround(solution: Solution, A: View, a: number, i: number, j: number): boolean {
+    const { x } = A;
+    const seg = this.seg;
+    for (let len = 1; len <= OR_MAX && i + len <= A.n; len++)
+      for (let rev = 0; rev < (len > 1 ? 2 : 1); rev++)
+        for (let dest = j; dest <= j + 1; dest++) {
+          if (dest >= i && dest <= i + len) continue;
+          seg.length = 0;
+          const run = (out: number[]) => {
+            for (let m = 0; m < len; m++) out.push(x[rev === 1 ? i + len - 1 - m : i + m]!);
+          };
+          if (dest < i) {
+            run(seg);
+            for (let k = dest; k < i; k++) seg.push(x[k]!);
+            if (this.intra(solution, A, a, dest, i + len - 1, seg)) return true;
+          } else {
+            for (let k = i + len; k < dest; k++) seg.push(x[k]!);
+            run(seg);
+            if (this.intra(solution, A, a, i, dest - 1, seg)) return true;
+          }
+        }
+    const lo = Math.min(i, j);
+    const hi = Math.max(i, j);
+    seg.length = 0;
+    seg.push(x[hi]!);
+    for (let k = lo + 1; k < hi; k++) seg.push(x[k]!);
+    seg.push(x[lo]!);
+    if (this.intra(solution, A, a, lo, hi, seg)) return true;
+    for (const [p, r] of [
+      [lo + 1, hi],
+      [lo, hi - 1],
+      [lo, hi],
+    ] as const) {
+      if (r - p < 1) continue;
+      seg.length = 0;
+      for (let k = r; k >= p; k--) seg.push(x[k]!);
+      if (this.intra(solution, A, a, p, r, seg)) return true;
+    }
+    return false;
+  }
+
+  /** Route a with positions lo..hi replaced by `seg` (the same drop-offs in another order), when it is shorter. */
+  private intra(solution: Solution, A: View, a: number, lo: number, hi: number, seg: readonly number[]): boolean {
+    const { loc } = this.inst;
+    const prev = this.locAt(A, lo - 1, a);
+    const next = this.locAt(A, hi + 1, a);
+    const before = this.d(prev, loc[A.x[lo]!]!) + (A.pre[hi]! - A.pre[lo]!) + this.d(loc[A.x[hi]!]!, next);
+    let after = 0;
+    let from = prev;
+    for (const node of seg) {
+      after += this.d(from, loc[node]!);
+      from = loc[node]!;
+    }
+    after += this.d(from, next);
+    if (after - before >= -GAIN) return false;
+    let dep = this.depAt(A, lo - 1, a);
+    from = prev;
+    for (const node of seg) {
+      dep = this.serve(node, from, dep);
+      if (dep < 0) return false;
+      from = loc[node]!;
+    }
+    if (!this.reach(A, hi + 1, a, from, dep)) return false;
+    const drops = Array.from(A.x.subarray(0, A.n));
+    for (let k = lo; k <= hi; k++) drops[k] = seg[k - lo]!;
+    if (!this.apply(solution, a, drops)) return false;
+    this.applied.intra++;
+    return true;
   }
 
   /** Relocate: the drop-off at A's position i goes before B's position j. */
@@ -499,14 +700,23 @@ export class DeliverySearch {
    * and refreshes them; if either is not feasible as the solver replays it (never, unless a check above is wrong),
    * both are put back as they were and the move is refused.
    */
-  private apply(solution: Solution, a: number, dropsA: number[], b: number, dropsB: number[]): boolean {
+  private apply(solution: Solution, a: number, dropsA: number[], b = -1, dropsB: number[] = []): boolean {
     const ra = solution.routes[a]!;
-    const rb = solution.routes[b]!;
     const oldA = ra.nodes;
-    const oldB = rb.nodes;
     ra.nodes = [...dropsA.map((x) => x - 1), ...dropsA];
+    let ok = solution.refresh(a);
+    this.views[a]!.stamp = -1;
+    if (b < 0) {
+      if (!ok) {
+        ra.nodes = oldA;
+        solution.refresh(a);
+      }
+      return ok;
+    }
+    const rb = solution.routes[b]!;
+    const oldB = rb.nodes;
     rb.nodes = [...dropsB.map((x) => x - 1), ...dropsB];
-    const ok = solution.refresh(a) && solution.refresh(b);
+    ok = solution.refresh(b) && ok;
     if (!ok) {
       ra.nodes = oldA;
       rb.nodes = oldB;
@@ -514,7 +724,6 @@ export class DeliverySearch {
       solution.refresh(b);
     }
     // The views of both routes are stale now.
-    this.views[a]!.stamp = -1;
     this.views[b]!.stamp = -1;
     return ok;
   }

@@ -69,6 +69,10 @@ export const LARGE = {
   polish: 0.02,
   /** The delivery moves of a polished candidate start from the tasks it removed and put back (else its routes'). */
   seeds: true,
+  /** The delivery moves' richer kinds: cross-exchange, moves within a route, runs reversed (delivery-search.ts). */
+  cross: true,
+  intra: true,
+  reverse: true,
 };
 
 export interface SearchResult {
@@ -391,7 +395,10 @@ export function search(
   const inter = large && LARGE.inter ? new InterRoute(inst) : undefined;
   if (inter) inter.stop = () => timeUp(clock);
   const delivery = large && LARGE.delivery ? new DeliverySearch(inst) : undefined;
-  if (delivery) delivery.stop = () => timeUp(clock);
+  if (delivery) {
+    delivery.stop = () => timeUp(clock);
+    Object.assign(delivery.kinds, { cross: LARGE.cross, intra: LARGE.intra, reverse: LARGE.reverse });
+  }
   const deliveryUsed = delivery?.applies() ? delivery : undefined;
   // What one vehicle less is worth while consolidating (objective distance) or always (objective vehicles).
   const lambda = objective === 'vehicles' ? weights.vehicle : LARGE.lambda * roundTrip(inst);
