@@ -263,11 +263,21 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
   if (arg('fleet')) LARGE.fleet = arg('fleet') === 'on';
   if (arg('polish')) LARGE.polish = Number(arg('polish'));
   if (arg('seeds')) LARGE.seeds = arg('seeds') === 'on';
-  // --moves=-cross,-intra,-reverse: the delivery moves without cross-exchange, moves within a route, reversed runs.
+  // --starts=4: first plans built and taken to their local optimum (the best kept), within --start-share of the time.
+  if (arg('starts')) LARGE.starts = Number(arg('starts'));
+  if (arg('start-share')) LARGE.startShare = Number(arg('start-share'));
+  // --finish=0.05: the share of the time kept at the end for the richer moves on the best plan.
+  if (arg('finish')) LARGE.finish = Number(arg('finish'));
+  // --moves=-cross,-intra,-reverse: the delivery moves without cross-exchange, moves within a route, reversed runs;
+  // --moves=first,best,every: the richer kinds on the first plans, each new best, every polished candidate too (else
+  // only on the best plan in the time's last share, --finish).
   for (const kind of arg('moves')?.split(',') ?? []) {
     if (kind === '-cross') LARGE.cross = false;
     else if (kind === '-intra') LARGE.intra = false;
     else if (kind === '-reverse') LARGE.reverse = false;
+    else if (kind === 'every') LARGE.richEvery = true;
+    else if (kind === 'best') LARGE.richBest = true;
+    else if (kind === 'first') LARGE.richFirst = true;
     else throw new Error(`--moves: no kind ${kind}`);
   }
   if (
@@ -283,7 +293,10 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
         a.startsWith('--fleet') ||
         a.startsWith('--polish') ||
         a.startsWith('--seeds') ||
-        a.startsWith('--moves'),
+        a.startsWith('--moves') ||
+        a.startsWith('--starts') ||
+        a.startsWith('--start-share') ||
+        a.startsWith('--finish'),
     )
   )
     console.log(`large-problem parts: ${JSON.stringify(LARGE)}`);

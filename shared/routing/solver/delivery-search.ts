@@ -68,8 +68,11 @@ export class DeliverySearch {
   stop: () => boolean = () => false;
   /** Moves applied, by kind (the benchmark's profile). */
   readonly applied = { relocate: 0, swap: 0, twoOptStar: 0, orOpt: 0, cross: 0, intra: 0 };
-  /** Which move kinds run (the benchmark's ablation; all by default). */
-  readonly kinds = { cross: true, intra: true, reverse: true };
+  /**
+   * Which move kinds run (all by default; the benchmark's ablation and the tests switch them): `inter` relocate, swap,
+   * 2-opt* and or-opt between routes; `cross` cross-exchange; `intra` moves within a route; `reverse` reversed runs.
+   */
+  readonly kinds = { inter: true, cross: true, intra: true, reverse: true };
   private seg: number[] = [];
 
   constructor(private readonly inst: Instance) {
@@ -322,7 +325,7 @@ export class DeliverySearch {
       const w = inst.neighbours[u * inst.k + g]!;
       if (w < 0) break;
       const b = solution.taskRoute[w]!;
-      if (b < 0 || b === a) continue;
+      if (b < 0 || b === a || !this.kinds.inter) continue;
       const B = this.view(solution, b);
       if (!B.ok) continue;
       const j = solution.pos[2 * w + 1]! - B.n;
@@ -354,8 +357,8 @@ export class DeliverySearch {
 
   /**
    * Cross-exchange (VROOM's cross and mixed exchange): a run of 1 to 3 drop-offs of A and a run of 1 to 3 of B trade
-   * places, each kept or reversed; the runs start at u and w (u and w trade places), after u and at w (the new edge
-   * u → w), or at u and after w (w → u). The single swap is `swap`'s.
+   * places, each kept or reversed; the runs start after u and at w (the new edge u → w), or at u and after w (w → u),
+   * or at u and w when one of them heads its route (no predecessor gives that pair). The single swap is `swap`'s.
    */
   private crossAround(solution: Solution, A: View, a: number, i: number, B: View, b: number, j: number): boolean {
     for (let la = 1; la <= OR_MAX; la++)
@@ -365,7 +368,10 @@ export class DeliverySearch {
           const rb = (orient & 2) === 2;
           if ((ra && la === 1) || (rb && lb === 1)) continue;
           if (
-            (!(la === 1 && lb === 1) && this.cross(solution, A, a, i, la, ra, B, b, j, lb, rb)) ||
+            // At u and w both only at a route's head (elsewhere the two variants below cover it from the neighbours).
+            (!(la === 1 && lb === 1) &&
+              (i === 0 || j === 0) &&
+              this.cross(solution, A, a, i, la, ra, B, b, j, lb, rb)) ||
             this.cross(solution, A, a, i + 1, la, ra, B, b, j, lb, rb) ||
             this.cross(solution, A, a, i, la, ra, B, b, j + 1, lb, rb)
           )
