@@ -12,7 +12,7 @@
 import { cpus, loadavg } from 'node:os';
 import type { RoutingProblem, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/index';
 import { solve } from '#shared/routing/solver/index';
-import { LARGE } from '#shared/routing/solver/search';
+import { LARGE, PROFILE } from '#shared/routing/solver/search';
 import { checkRouting, cityDay } from '../test/support/routing-problems.ts';
 import { loadVrpInstances, type VrpInstance } from './vrp/instances.ts';
 
@@ -193,8 +193,9 @@ export function benchRoutingSolver(
         x ? `${pct(x.gapPercent).padStart(8)} (${String(x.vehicles).padStart(3)})` : '         -     ';
       if (instance.vroomX0) g.vroom.push(instance.vroomX0.gapPercent);
       console.log(
-        `${instance.name.padEnd(9)} ${truncated.toFixed(1).padStart(11)} ${String(vehicles).padStart(4)}  ${bks.toFixed(1).padStart(10)} (${String(instance.bestKnown?.vehicles ?? '?').padStart(3)})  ${pct(gap).padStart(8)} ${seconds.toFixed(1).padStart(6)} ${cpuSeconds.toFixed(1).padStart(6)} ${String(solution.iterations).padStart(11)}  ${vr(instance.vroomX0)}  ${vr(instance.vroom)}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}`,
+        `${instance.name.padEnd(9)} ${truncated.toFixed(1).padStart(11)} ${String(vehicles).padStart(4)}  ${bks.toFixed(1).padStart(10)} (${String(instance.bestKnown?.vehicles ?? '?').padStart(3)})  ${pct(gap).padStart(8)} ${seconds.toFixed(1).padStart(6)} ${cpuSeconds.toFixed(1).padStart(6)} ${String(solution.iterations).padStart(11)}  ${vr(instance.vroomX0)}  ${vr(instance.vroom)}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}${PROFILE.finishFrom > 0 ? `  finish ${(PROFILE.finishFrom / 1000).toFixed(0)} → ${(PROFILE.finishTo / 1000).toFixed(0)}` : ''}`,
       );
+      PROFILE.finishFrom = 0;
       continue;
     }
     const gap = ((distance - bks) / bks) * 100;
