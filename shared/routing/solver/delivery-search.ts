@@ -10,11 +10,14 @@
  * Moves, each between two routes and only towards the granular neighbourhood (a task's nearest tasks, instance.ts):
  * relocate (u before or after a neighbour w), swap (u and w trade places), 2-opt* (the head of one route up to u
  * joined to the tail of the other from w, and the other way), and or-opt (a run of 2 or 3 drop-offs from u moved
- * before or after w). First improvement, the moved routes' tasks queued again, until no move improves: a local
- * optimum. A route is never opened (the fleet does not grow); a route may empty. A route that holds any other kind of
- * task (a pickup elsewhere, an on-board load) is left to the other operators.
+ * before or after w); the richer kinds (VROOM's neighbourhood): cross-exchange (runs of 1 to 3 of two routes trade
+ * places, either kept or reversed) and moves within a route (relocate or or-opt before or after a neighbour, exchange,
+ * 2-opt reversal). First improvement, the moved routes' tasks queued again, until no move improves: a local optimum.
+ * A route is never opened (the fleet does not grow); a route may empty. A route that holds any other kind of task (a
+ * pickup elsewhere, an on-board load) is left to the other operators. Views, joins and writing back: delivery-view.ts.
  */
-import { EPS, type Instance } from './instance.ts';
+import { DeliveryRoutes, type View } from './delivery-view.ts';
+import type { Instance } from './instance.ts';
 import type { Solution } from './solution.ts';
 
 /** How many of a task's nearest tasks its moves look at. */
@@ -23,43 +26,7 @@ const OR_MAX = 3;
 /** A move must shorten the plan by more than this (metres) to count: no cycling on rounding. */
 const GAIN = 1e-6;
 
-/** A depot-load route seen as its drop-offs: times, loads and distances by position. */
-interface View {
-  stamp: number;
-  /** False: the route holds a task that is not a depot load for its vehicle (or its pickups are not all at its head). */
-  ok: boolean;
-  n: number;
-  /** Drop-off nodes in order. */
-  x: Int32Array;
-  /** Earliest service start, latest service start, per position. */
-  e: Float64Array;
-  l: Float64Array;
-  /** Load through position k, `q[3 k + d]`. */
-  q: Float64Array;
-  /** Distance from the start through position k (`pre[k]`), and from position k to the end (`suf[k]`). */
-  pre: Float64Array;
-  suf: Float64Array;
-}
-
-function emptyView(): View {
-  return {
-    stamp: -1,
-    ok: false,
-    n: 0,
-    x: new Int32Array(8),
-    e: new Float64Array(8),
-    l: new Float64Array(8),
-    q: new Float64Array(24),
-    pre: new Float64Array(8),
-    suf: new Float64Array(8),
-  };
-}
-
-export class DeliverySearch {
-  /** `front[t * classes + c]`: task t is a depot load for vehicles of class c (and one of them can serve it). */
-  readonly front: Uint8Array;
-  private readonly views: View[];
-  private stamp = 0;
+export class DeliverySearch extends DeliveryRoutes {
   private readonly queued: Uint8Array;
   /** The tasks that have t among their granular neighbours: `watchers[watchersStart[t] .. watchersStart[t + 1])`. */
   private readonly watchers: Int32Array;
@@ -75,23 +42,9 @@ export class DeliverySearch {
   readonly kinds = { inter: true, cross: true, intra: true, reverse: true };
   private seg: number[] = [];
 
-  constructor(private readonly inst: Instance) {
-    const { tasks, classes, vehicles, loc, open, close, service, vClass, vStart, shiftStart, impossible } = inst;
-    this.front = new Uint8Array(tasks * classes);
-    const rep = new Int32Array(classes).fill(-1);
-    for (let v = 0; v < vehicles; v++) if (rep[vClass[v]!]! < 0) rep[vClass[v]!] = v;
-    for (let t = 0; t < tasks; t++) {
-      if (impossible[t] !== null) continue;
-      const p = 2 * t;
-      for (let c = 0; c < classes; c++) {
-        const v = rep[c]!;
-        if (v < 0) continue;
-        const s = shiftStart[v]!;
-        if (loc[p] === vStart[v] && service[p] === 0 && open[p]! <= s + EPS && s <= close[p]! + EPS)
-          this.front[t * classes + c] = 1;
-      }
-    }
-    this.views = Array.from({ length: vehicles }, emptyView);
+  constructor(inst: Instance) {
+    super(inst);
+    const { tasks } = inst;
     this.queued = new Uint8Array(tasks);
     // Who looks at whom: a task whose route changed is a new chance for the tasks that list it as a neighbour.
     const K = Math.min(inst.k, DELIVERY_GRANULAR);
@@ -110,145 +63,6 @@ export class DeliverySearch {
         const w = inst.neighbours[u * inst.k + g]!;
         if (w >= 0) this.watchers[fill[w]!++] = u;
       }
-  }
-
-  /** Whether most plannable tasks are depot loads for some vehicle (the search, and polishing with it, pay). */
-  applies(): boolean {
-    const { tasks, classes, impossible } = this.inst;
-    let plannable = 0;
-    let loads = 0;
-    for (let t = 0; t < tasks; t++) {
-      if (impossible[t] !== null) continue;
-      plannable++;
-      for (let c = 0; c < classes; c++)
-        if (this.front[t * classes + c] === 1) {
-          loads++;
-          break;
-        }
-    }
-    return plannable > 0 && 2 * loads >= plannable;
-  }
-
-  private eligible(t: number, v: number): boolean {
-    const { inst } = this;
-    return this.front[t * inst.classes + inst.vClass[v]!] === 1 && inst.canServe[t * inst.vehicles + v] === 1;
-  }
-
-  private d(a: number, b: number): number {
-    return a < 0 || b < 0 ? 0 : this.inst.dist[a * this.inst.size + b]!;
-  }
-
-  private t(a: number, b: number): number {
-    return a < 0 || b < 0 ? 0 : this.inst.dur[a * this.inst.size + b]!;
-  }
-
-  /** Route r's view, rebuilt when stale. */
-  private view(solution: Solution, r: number): View {
-    const view = this.views[r]!;
-    if (view.stamp === this.stamp) return view;
-    view.stamp = this.stamp;
-    const nodes = solution.routes[r]!.nodes;
-    const L = nodes.length;
-    const n = L >> 1;
-    view.ok = false;
-    view.n = n;
-    if (L === 0 || (L & 1) === 1) return view;
-    for (let k = 0; k < n; k++) if ((nodes[k]! & 1) === 1 || !this.eligible(nodes[k]! >> 1, r)) return view;
-    if (view.x.length < n) {
-      const c = 2 * n;
-      view.x = new Int32Array(c);
-      view.e = new Float64Array(c);
-      view.l = new Float64Array(c);
-      view.q = new Float64Array(3 * c);
-      view.pre = new Float64Array(c);
-      view.suf = new Float64Array(c);
-    }
-    for (let k = 0; k < n; k++) {
-      const node = nodes[n + k]!;
-      if ((node & 1) === 0) return view;
-      view.x[k] = node;
-    }
-    this.retime(view, r);
-    view.ok = true;
-    return view;
-  }
-
-  /** Fills e, l, q, pre and suf of a view from its drop-offs, for vehicle v. */
-  private retime(view: View, v: number): void {
-    const { inst } = this;
-    const { loc, open, close, service, load } = inst;
-    const { n, x, e, l, q, pre, suf } = view;
-    let prev = inst.vStart[v]!;
-    let time = inst.shiftStart[v]!;
-    let dist = 0;
-    let w = 0;
-    let vol = 0;
-    let it = 0;
-    for (let k = 0; k < n; k++) {
-      const node = x[k]!;
-      const lk = loc[node]!;
-      dist += this.d(prev, lk);
-      time = Math.max(open[node]!, time + this.t(prev, lk));
-      e[k] = time;
-      time += service[node]!;
-      pre[k] = dist;
-      const t3 = 3 * (node >> 1);
-      w += load[t3]!;
-      vol += load[t3 + 1]!;
-      it += load[t3 + 2]!;
-      q[3 * k] = w;
-      q[3 * k + 1] = vol;
-      q[3 * k + 2] = it;
-      prev = lk;
-    }
-    const end = inst.vEnd[v]!;
-    let latest = inst.shiftEnd[v]!;
-    let next = end;
-    let back = 0;
-    for (let k = n - 1; k >= 0; k--) {
-      const node = x[k]!;
-      const lk = loc[node]!;
-      back += this.d(lk, next);
-      suf[k] = back;
-      latest = Math.min(close[node]!, latest - this.t(lk, next) - service[node]!);
-      l[k] = latest;
-      next = lk;
-    }
-  }
-
-  private locAt(view: View, k: number, v: number): number {
-    if (k < 0) return this.inst.vStart[v]!;
-    if (k >= view.n) return this.inst.vEnd[v]!;
-    return this.inst.loc[view.x[k]!]!;
-  }
-
-  /** When the vehicle leaves position k (its start at the shift's start for k = -1). */
-  private depAt(view: View, k: number, v: number): number {
-    return k < 0 ? this.inst.shiftStart[v]! : view.e[k]! + this.inst.service[view.x[k]!]!;
-  }
-
-  /** Leaving `from` at `dep`, can route v go on with positions k.. of its view and reach its end in time? */
-  private reach(view: View, k: number, v: number, from: number, dep: number): boolean {
-    if (k >= view.n) return dep + this.t(from, this.inst.vEnd[v]!) <= this.inst.shiftEnd[v]! + EPS;
-    const node = view.x[k]!;
-    return Math.max(this.inst.open[node]!, dep + this.t(from, this.inst.loc[node]!)) <= view.l[k]! + EPS;
-  }
-
-  /** Serving node after leaving `from` at `dep`: its departure, or -1 when its window is missed. */
-  private serve(node: number, from: number, dep: number): number {
-    const { inst } = this;
-    const start = Math.max(inst.open[node]!, dep + this.t(from, inst.loc[node]!));
-    return start > inst.close[node]! + EPS ? -1 : start + inst.service[node]!;
-  }
-
-  private fits(v: number, w: number, vol: number, items: number, drops: number): boolean {
-    const { cap, maxStops } = this.inst;
-    return (
-      w <= cap[3 * v]! + EPS &&
-      vol <= cap[3 * v + 1]! + EPS &&
-      items <= cap[3 * v + 2]! + EPS &&
-      2 * drops <= maxStops[v]!
-    );
   }
 
   /** Distance saved by taking positions i..i+len-1 out of a route of vehicle v (the route's whole when it empties). */
@@ -378,27 +192,6 @@ export class DeliverySearch {
             return true;
         }
     return false;
-  }
-
-  /** Distance along positions k..k+len-1 of a view, in order or reversed. */
-  private runDist(V: View, k: number, len: number, rev: boolean): number {
-    if (!rev) return V.pre[k + len - 1]! - V.pre[k]!;
-    const { loc } = this.inst;
-    let total = 0;
-    for (let m = k + len - 1; m > k; m--) total += this.d(loc[V.x[m]!]!, loc[V.x[m - 1]!]!);
-    return total;
-  }
-
-  /** Serves positions k..k+len-1 of V (reversed or not) after leaving `from` at `dep`: the departure, or -1. */
-  private serveRun(V: View, k: number, len: number, rev: boolean, from: number, dep: number): number {
-    const { loc } = this.inst;
-    for (let m = 0; m < len; m++) {
-      const node = V.x[rev ? k + len - 1 - m : k + m]!;
-      dep = this.serve(node, from, dep);
-      if (dep < 0) return -1;
-      from = loc[node]!;
-    }
-    return dep;
   }
 
   /** A's run at s (length la, reversed when ra) and B's at t (lb, rb) trade places. */
@@ -699,38 +492,5 @@ export class DeliverySearch {
     if (!this.apply(solution, a, newA, b, newB)) return false;
     this.applied.twoOptStar++;
     return true;
-  }
-
-  /**
-   * Writes two routes back as depot loads (each drop-off's pickup in the run at the head, in the drop-offs' order)
-   * and refreshes them; if either is not feasible as the solver replays it (never, unless a check above is wrong),
-   * both are put back as they were and the move is refused.
-   */
-  private apply(solution: Solution, a: number, dropsA: number[], b = -1, dropsB: number[] = []): boolean {
-    const ra = solution.routes[a]!;
-    const oldA = ra.nodes;
-    ra.nodes = [...dropsA.map((x) => x - 1), ...dropsA];
-    let ok = solution.refresh(a);
-    this.views[a]!.stamp = -1;
-    if (b < 0) {
-      if (!ok) {
-        ra.nodes = oldA;
-        solution.refresh(a);
-      }
-      return ok;
-    }
-    const rb = solution.routes[b]!;
-    const oldB = rb.nodes;
-    rb.nodes = [...dropsB.map((x) => x - 1), ...dropsB];
-    ok = solution.refresh(b) && ok;
-    if (!ok) {
-      ra.nodes = oldA;
-      rb.nodes = oldB;
-      solution.refresh(a);
-      solution.refresh(b);
-    }
-    // The views of both routes are stale now.
-    this.views[b]!.stamp = -1;
-    return ok;
   }
 }
