@@ -12,7 +12,7 @@
 import { cpus, loadavg } from 'node:os';
 import type { RoutingProblem, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/index';
 import { solve } from '#shared/routing/solver/index';
-import { LARGE } from '#shared/routing/solver/search';
+import { LARGE, PROFILE } from '#shared/routing/solver/search';
 import { checkRouting, cityDay } from '../test/support/routing-problems.ts';
 import { loadVrpInstances, type VrpInstance } from './vrp/instances.ts';
 
@@ -193,8 +193,9 @@ export function benchRoutingSolver(
         x ? `${pct(x.gapPercent).padStart(8)} (${String(x.vehicles).padStart(3)})` : '         -     ';
       if (instance.vroomX0) g.vroom.push(instance.vroomX0.gapPercent);
       console.log(
-        `${instance.name.padEnd(9)} ${truncated.toFixed(1).padStart(11)} ${String(vehicles).padStart(4)}  ${bks.toFixed(1).padStart(10)} (${String(instance.bestKnown?.vehicles ?? '?').padStart(3)})  ${pct(gap).padStart(8)} ${seconds.toFixed(1).padStart(6)} ${cpuSeconds.toFixed(1).padStart(6)} ${String(solution.iterations).padStart(11)}  ${vr(instance.vroomX0)}  ${vr(instance.vroom)}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}`,
+        `${instance.name.padEnd(9)} ${truncated.toFixed(1).padStart(11)} ${String(vehicles).padStart(4)}  ${bks.toFixed(1).padStart(10)} (${String(instance.bestKnown?.vehicles ?? '?').padStart(3)})  ${pct(gap).padStart(8)} ${seconds.toFixed(1).padStart(6)} ${cpuSeconds.toFixed(1).padStart(6)} ${String(solution.iterations).padStart(11)}  ${vr(instance.vroomX0)}  ${vr(instance.vroom)}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}${PROFILE.finishFrom > 0 ? `  finish ${(PROFILE.finishFrom / 1000).toFixed(0)} → ${(PROFILE.finishTo / 1000).toFixed(0)}` : ''}`,
       );
+      PROFILE.finishFrom = 0;
       continue;
     }
     const gap = ((distance - bks) / bks) * 100;
@@ -263,6 +264,23 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
   if (arg('fleet')) LARGE.fleet = arg('fleet') === 'on';
   if (arg('polish')) LARGE.polish = Number(arg('polish'));
   if (arg('seeds')) LARGE.seeds = arg('seeds') === 'on';
+  // --starts=4: first plans built and taken to their local optimum (the best kept), within --start-share of the time.
+  if (arg('starts')) LARGE.starts = Number(arg('starts'));
+  if (arg('start-share')) LARGE.startShare = Number(arg('start-share'));
+  // --finish=0.05: the share of the time kept at the end for the richer moves on the best plan.
+  if (arg('finish')) LARGE.finish = Number(arg('finish'));
+  // --moves=-cross,-intra,-reverse: the delivery moves without cross-exchange, moves within a route, reversed runs;
+  // --moves=first,best,every: the richer kinds on the first plans, each new best, every polished candidate too (else
+  // only on the best plan in the time's last share, --finish).
+  for (const kind of arg('moves')?.split(',') ?? []) {
+    if (kind === '-cross') LARGE.cross = false;
+    else if (kind === '-intra') LARGE.intra = false;
+    else if (kind === '-reverse') LARGE.reverse = false;
+    else if (kind === 'every') LARGE.richEvery = true;
+    else if (kind === 'best') LARGE.richBest = true;
+    else if (kind === 'first') LARGE.richFirst = true;
+    else throw new Error(`--moves: no kind ${kind}`);
+  }
   if (
     process.argv.some(
       (a) =>
@@ -275,7 +293,11 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
         a.startsWith('--delivery') ||
         a.startsWith('--fleet') ||
         a.startsWith('--polish') ||
-        a.startsWith('--seeds'),
+        a.startsWith('--seeds') ||
+        a.startsWith('--moves') ||
+        a.startsWith('--starts') ||
+        a.startsWith('--start-share') ||
+        a.startsWith('--finish'),
     )
   )
     console.log(`large-problem parts: ${JSON.stringify(LARGE)}`);

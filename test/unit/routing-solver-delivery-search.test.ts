@@ -54,6 +54,56 @@ function bestMove(problem: RoutingProblem, routes: readonly (readonly number[])[
   return best;
 }
 
+/**
+ * The best distance change of one cross-exchange (a run of 1 to 3 drop-offs of one route and a run of 1 to 3 of
+ * another trade places, each kept in order or reversed) or one move within a route (a run of 1 to 3 moved elsewhere in
+ * its route, kept or reversed; two drop-offs trading places; a stretch reversed), every position tried and replayed.
+ */
+function bestRicherMove(problem: RoutingProblem, routes: readonly (readonly number[])[]): number {
+  const cost = (v: number, drops: readonly number[]) => replay(problem, v, loaded(drops));
+  const runs = (R: readonly number[], s: number, len: number, rev: boolean) => {
+    const run = R.slice(s, s + len);
+    return rev ? run.reverse() : run;
+  };
+  let best = Number.POSITIVE_INFINITY;
+  for (let a = 0; a < routes.length; a++) {
+    const A = routes[a]!;
+    const own = cost(a, A);
+    // Within route a.
+    for (let len = 1; len <= 3; len++)
+      for (let i = 0; i + len <= A.length; i++)
+        for (const rev of [false, true]) {
+          const rest = [...A.slice(0, i), ...A.slice(i + len)];
+          for (let j = 0; j <= rest.length; j++)
+            best = Math.min(best, cost(a, [...rest.slice(0, j), ...runs(A, i, len, rev), ...rest.slice(j)]) - own);
+        }
+    for (let i = 0; i < A.length; i++)
+      for (let j = i + 1; j < A.length; j++) {
+        const swapped = A.slice();
+        swapped[i] = A[j]!;
+        swapped[j] = A[i]!;
+        best = Math.min(best, cost(a, swapped) - own);
+        best = Math.min(best, cost(a, [...A.slice(0, i), ...A.slice(i, j + 1).reverse(), ...A.slice(j + 1)]) - own);
+      }
+    // Cross-exchange with every later route.
+    for (let b = a + 1; b < routes.length; b++) {
+      const B = routes[b]!;
+      const before = own + cost(b, B);
+      for (let la = 1; la <= 3; la++)
+        for (let lb = 1; lb <= 3; lb++)
+          for (let s = 0; s + la <= A.length; s++)
+            for (let t = 0; t + lb <= B.length; t++)
+              for (const ra of [false, true])
+                for (const rb of [false, true]) {
+                  const newA = [...A.slice(0, s), ...runs(B, t, lb, rb), ...A.slice(s + la)];
+                  const newB = [...B.slice(0, t), ...runs(A, s, la, ra), ...B.slice(t + lb)];
+                  best = Math.min(best, cost(a, newA) + cost(b, newB) - before);
+                }
+    }
+  }
+  return best;
+}
+
 const problems = Array.from({ length: 10 }, (_, k) =>
   randomProblem(k + 1, {
     tasks: 9 + (k % 4),
@@ -96,13 +146,15 @@ describe('delivery-only moves of depot loads against brute force', () => {
       // No inter-route move left that the brute force finds.
       const routes = solution.routes.map((r) => dropsOf(r.nodes));
       expect(bestMove(problem, routes)).toBeGreaterThan(-1e-6);
+      // Nor a cross-exchange or a move within a route.
+      expect(bestRicherMove(problem, routes)).toBeGreaterThan(-1e-6);
     }
     // The cases are not all trivial: most first plans had moves to make.
     expect(improved).toBeGreaterThan(problems.length / 2);
   });
 
   it('counts each kind of move it applies, and the brute force confirms some of each kind exist on these cases', () => {
-    const totals = { relocate: 0, swap: 0, twoOptStar: 0, orOpt: 0 };
+    const totals = { relocate: 0, swap: 0, twoOptStar: 0, orOpt: 0, cross: 0, intra: 0 };
     for (const problem of problems) {
       const { inst, solution } = spreadSolution(problem);
       const search = new DeliverySearch(inst);
@@ -111,6 +163,48 @@ describe('delivery-only moves of depot loads against brute force', () => {
     }
     expect(totals.relocate).toBeGreaterThan(0);
     expect(totals.twoOptStar + totals.swap + totals.orOpt).toBeGreaterThan(0);
+    expect(totals.cross).toBeGreaterThan(0);
+    expect(totals.intra).toBeGreaterThan(0);
+  });
+
+  it('without the richer kinds stops where the brute force still finds a cross-exchange or a move within a route', () => {
+    // The richer kinds are what reaches those optima: switched off, some plan keeps an improving one.
+    let left = 0;
+    for (const problem of problems) {
+      const { inst, solution } = spreadSolution(problem);
+      const search = new DeliverySearch(inst);
+      Object.assign(search.kinds, { cross: false, intra: false });
+      search.improve(solution);
+      const routes = solution.routes.map((r) => dropsOf(r.nodes));
+      if (bestRicherMove(problem, routes) < -1e-6) left++;
+    }
+    expect(left).toBeGreaterThan(0);
+  });
+
+  it('moves within a route only: each route keeps its own drop-offs, replays feasible, and reaches a local optimum', () => {
+    let moved = 0;
+    for (const problem of problems) {
+      const { inst, solution } = spreadSolution(problem);
+      const search = new DeliverySearch(inst);
+      Object.assign(search.kinds, { inter: false, cross: false });
+      const before = solution.routes.map((r) => r.nodes.slice());
+      search.improve(solution);
+      expect(search.applied.relocate + search.applied.swap + search.applied.twoOptStar + search.applied.orOpt).toBe(0);
+      expect(search.applied.cross).toBe(0);
+      moved += search.applied.intra;
+      for (const [r, route] of solution.routes.entries()) {
+        const d = replay(problem, route.vehicle, route.nodes);
+        expect(d).toBeLessThan(Number.POSITIVE_INFINITY);
+        // The same drop-offs; a route no move touched is exactly as it was.
+        expect(dropsOf(route.nodes).sort((x, y) => x - y)).toEqual(dropsOf(before[r]!).sort((x, y) => x - y));
+        if (d >= replay(problem, route.vehicle, before[r]!) - 1e-9) expect(route.nodes).toEqual(before[r]);
+        // No move within this route improves it any more.
+        const own = dropsOf(route.nodes);
+        const alone = solution.routes.map((_, k) => (k === r ? own : []));
+        expect(bestRicherMove(problem, alone)).toBeGreaterThan(-1e-6);
+      }
+    }
+    expect(moved).toBeGreaterThan(0);
   });
 
   it('leaves alone a route that holds a task picked up elsewhere, and does nothing without depot loads', () => {

@@ -10,11 +10,14 @@
  * Moves, each between two routes and only towards the granular neighbourhood (a task's nearest tasks, instance.ts):
  * relocate (u before or after a neighbour w), swap (u and w trade places), 2-opt* (the head of one route up to u
  * joined to the tail of the other from w, and the other way), and or-opt (a run of 2 or 3 drop-offs from u moved
- * before or after w). First improvement, the moved routes' tasks queued again, until no move improves: a local
- * optimum. A route is never opened (the fleet does not grow); a route may empty. A route that holds any other kind of
- * task (a pickup elsewhere, an on-board load) is left to the other operators.
+ * before or after w); the richer kinds (VROOM's neighbourhood): cross-exchange (runs of 1 to 3 of two routes trade
+ * places, either kept or reversed) and moves within a route (relocate or or-opt before or after a neighbour, exchange,
+ * 2-opt reversal). First improvement, the moved routes' tasks queued again, until no move improves: a local optimum.
+ * A route is never opened (the fleet does not grow); a route may empty. A route that holds any other kind of task (a
+ * pickup elsewhere, an on-board load) is left to the other operators. Views, joins and writing back: delivery-view.ts.
  */
-import { EPS, type Instance } from './instance.ts';
+import { DeliveryRoutes, type View } from './delivery-view.ts';
+import type { Instance } from './instance.ts';
 import type { Solution } from './solution.ts';
 
 /** How many of a task's nearest tasks its moves look at. */
@@ -23,43 +26,7 @@ const OR_MAX = 3;
 /** A move must shorten the plan by more than this (metres) to count: no cycling on rounding. */
 const GAIN = 1e-6;
 
-/** A depot-load route seen as its drop-offs: times, loads and distances by position. */
-interface View {
-  stamp: number;
-  /** False: the route holds a task that is not a depot load for its vehicle (or its pickups are not all at its head). */
-  ok: boolean;
-  n: number;
-  /** Drop-off nodes in order. */
-  x: Int32Array;
-  /** Earliest service start, latest service start, per position. */
-  e: Float64Array;
-  l: Float64Array;
-  /** Load through position k, `q[3 k + d]`. */
-  q: Float64Array;
-  /** Distance from the start through position k (`pre[k]`), and from position k to the end (`suf[k]`). */
-  pre: Float64Array;
-  suf: Float64Array;
-}
-
-function emptyView(): View {
-  return {
-    stamp: -1,
-    ok: false,
-    n: 0,
-    x: new Int32Array(8),
-    e: new Float64Array(8),
-    l: new Float64Array(8),
-    q: new Float64Array(24),
-    pre: new Float64Array(8),
-    suf: new Float64Array(8),
-  };
-}
-
-export class DeliverySearch {
-  /** `front[t * classes + c]`: task t is a depot load for vehicles of class c (and one of them can serve it). */
-  readonly front: Uint8Array;
-  private readonly views: View[];
-  private stamp = 0;
+export class DeliverySearch extends DeliveryRoutes {
   private readonly queued: Uint8Array;
   /** The tasks that have t among their granular neighbours: `watchers[watchersStart[t] .. watchersStart[t + 1])`. */
   private readonly watchers: Int32Array;
@@ -67,25 +34,17 @@ export class DeliverySearch {
   /** Checked before each task: true stops the search (the search's clock). */
   stop: () => boolean = () => false;
   /** Moves applied, by kind (the benchmark's profile). */
-  readonly applied = { relocate: 0, swap: 0, twoOptStar: 0, orOpt: 0 };
+  readonly applied = { relocate: 0, swap: 0, twoOptStar: 0, orOpt: 0, cross: 0, intra: 0 };
+  /**
+   * Which move kinds run (all by default; the benchmark's ablation and the tests switch them): `inter` relocate, swap,
+   * 2-opt* and or-opt between routes; `cross` cross-exchange; `intra` moves within a route; `reverse` reversed runs.
+   */
+  readonly kinds = { inter: true, cross: true, intra: true, reverse: true };
+  private seg: number[] = [];
 
-  constructor(private readonly inst: Instance) {
-    const { tasks, classes, vehicles, loc, open, close, service, vClass, vStart, shiftStart, impossible } = inst;
-    this.front = new Uint8Array(tasks * classes);
-    const rep = new Int32Array(classes).fill(-1);
-    for (let v = 0; v < vehicles; v++) if (rep[vClass[v]!]! < 0) rep[vClass[v]!] = v;
-    for (let t = 0; t < tasks; t++) {
-      if (impossible[t] !== null) continue;
-      const p = 2 * t;
-      for (let c = 0; c < classes; c++) {
-        const v = rep[c]!;
-        if (v < 0) continue;
-        const s = shiftStart[v]!;
-        if (loc[p] === vStart[v] && service[p] === 0 && open[p]! <= s + EPS && s <= close[p]! + EPS)
-          this.front[t * classes + c] = 1;
-      }
-    }
-    this.views = Array.from({ length: vehicles }, emptyView);
+  constructor(inst: Instance) {
+    super(inst);
+    const { tasks } = inst;
     this.queued = new Uint8Array(tasks);
     // Who looks at whom: a task whose route changed is a new chance for the tasks that list it as a neighbour.
     const K = Math.min(inst.k, DELIVERY_GRANULAR);
@@ -104,145 +63,6 @@ export class DeliverySearch {
         const w = inst.neighbours[u * inst.k + g]!;
         if (w >= 0) this.watchers[fill[w]!++] = u;
       }
-  }
-
-  /** Whether most plannable tasks are depot loads for some vehicle (the search, and polishing with it, pay). */
-  applies(): boolean {
-    const { tasks, classes, impossible } = this.inst;
-    let plannable = 0;
-    let loads = 0;
-    for (let t = 0; t < tasks; t++) {
-      if (impossible[t] !== null) continue;
-      plannable++;
-      for (let c = 0; c < classes; c++)
-        if (this.front[t * classes + c] === 1) {
-          loads++;
-          break;
-        }
-    }
-    return plannable > 0 && 2 * loads >= plannable;
-  }
-
-  private eligible(t: number, v: number): boolean {
-    const { inst } = this;
-    return this.front[t * inst.classes + inst.vClass[v]!] === 1 && inst.canServe[t * inst.vehicles + v] === 1;
-  }
-
-  private d(a: number, b: number): number {
-    return a < 0 || b < 0 ? 0 : this.inst.dist[a * this.inst.size + b]!;
-  }
-
-  private t(a: number, b: number): number {
-    return a < 0 || b < 0 ? 0 : this.inst.dur[a * this.inst.size + b]!;
-  }
-
-  /** Route r's view, rebuilt when stale. */
-  private view(solution: Solution, r: number): View {
-    const view = this.views[r]!;
-    if (view.stamp === this.stamp) return view;
-    view.stamp = this.stamp;
-    const nodes = solution.routes[r]!.nodes;
-    const L = nodes.length;
-    const n = L >> 1;
-    view.ok = false;
-    view.n = n;
-    if (L === 0 || (L & 1) === 1) return view;
-    for (let k = 0; k < n; k++) if ((nodes[k]! & 1) === 1 || !this.eligible(nodes[k]! >> 1, r)) return view;
-    if (view.x.length < n) {
-      const c = 2 * n;
-      view.x = new Int32Array(c);
-      view.e = new Float64Array(c);
-      view.l = new Float64Array(c);
-      view.q = new Float64Array(3 * c);
-      view.pre = new Float64Array(c);
-      view.suf = new Float64Array(c);
-    }
-    for (let k = 0; k < n; k++) {
-      const node = nodes[n + k]!;
-      if ((node & 1) === 0) return view;
-      view.x[k] = node;
-    }
-    this.retime(view, r);
-    view.ok = true;
-    return view;
-  }
-
-  /** Fills e, l, q, pre and suf of a view from its drop-offs, for vehicle v. */
-  private retime(view: View, v: number): void {
-    const { inst } = this;
-    const { loc, open, close, service, load } = inst;
-    const { n, x, e, l, q, pre, suf } = view;
-    let prev = inst.vStart[v]!;
-    let time = inst.shiftStart[v]!;
-    let dist = 0;
-    let w = 0;
-    let vol = 0;
-    let it = 0;
-    for (let k = 0; k < n; k++) {
-      const node = x[k]!;
-      const lk = loc[node]!;
-      dist += this.d(prev, lk);
-      time = Math.max(open[node]!, time + this.t(prev, lk));
-      e[k] = time;
-      time += service[node]!;
-      pre[k] = dist;
-      const t3 = 3 * (node >> 1);
-      w += load[t3]!;
-      vol += load[t3 + 1]!;
-      it += load[t3 + 2]!;
-      q[3 * k] = w;
-      q[3 * k + 1] = vol;
-      q[3 * k + 2] = it;
-      prev = lk;
-    }
-    const end = inst.vEnd[v]!;
-    let latest = inst.shiftEnd[v]!;
-    let next = end;
-    let back = 0;
-    for (let k = n - 1; k >= 0; k--) {
-      const node = x[k]!;
-      const lk = loc[node]!;
-      back += this.d(lk, next);
-      suf[k] = back;
-      latest = Math.min(close[node]!, latest - this.t(lk, next) - service[node]!);
-      l[k] = latest;
-      next = lk;
-    }
-  }
-
-  private locAt(view: View, k: number, v: number): number {
-    if (k < 0) return this.inst.vStart[v]!;
-    if (k >= view.n) return this.inst.vEnd[v]!;
-    return this.inst.loc[view.x[k]!]!;
-  }
-
-  /** When the vehicle leaves position k (its start at the shift's start for k = -1). */
-  private depAt(view: View, k: number, v: number): number {
-    return k < 0 ? this.inst.shiftStart[v]! : view.e[k]! + this.inst.service[view.x[k]!]!;
-  }
-
-  /** Leaving `from` at `dep`, can route v go on with positions k.. of its view and reach its end in time? */
-  private reach(view: View, k: number, v: number, from: number, dep: number): boolean {
-    if (k >= view.n) return dep + this.t(from, this.inst.vEnd[v]!) <= this.inst.shiftEnd[v]! + EPS;
-    const node = view.x[k]!;
-    return Math.max(this.inst.open[node]!, dep + this.t(from, this.inst.loc[node]!)) <= view.l[k]! + EPS;
-  }
-
-  /** Serving node after leaving `from` at `dep`: its departure, or -1 when its window is missed. */
-  private serve(node: number, from: number, dep: number): number {
-    const { inst } = this;
-    const start = Math.max(inst.open[node]!, dep + this.t(from, inst.loc[node]!));
-    return start > inst.close[node]! + EPS ? -1 : start + inst.service[node]!;
-  }
-
-  private fits(v: number, w: number, vol: number, items: number, drops: number): boolean {
-    const { cap, maxStops } = this.inst;
-    return (
-      w <= cap[3 * v]! + EPS &&
-      vol <= cap[3 * v + 1]! + EPS &&
-      items <= cap[3 * v + 2]! + EPS &&
-      2 * drops <= maxStops[v]!
-    );
   }
 
   /** Distance saved by taking positions i..i+len-1 out of a route of vehicle v (the route's whole when it empties). */
@@ -319,7 +139,7 @@ export class DeliverySearch {
       const w = inst.neighbours[u * inst.k + g]!;
       if (w < 0) break;
       const b = solution.taskRoute[w]!;
-      if (b < 0 || b === a) continue;
+      if (b < 0 || b === a || !this.kinds.inter) continue;
       const B = this.view(solution, b);
       if (!B.ok) continue;
       const j = solution.pos[2 * w + 1]! - B.n;
@@ -330,11 +150,191 @@ export class DeliverySearch {
         this.twoOptStar(solution, A, a, i, B, b, j) ||
         this.twoOptStar(solution, B, b, j, A, a, i) ||
         this.orOpt(solution, A, a, i, B, b, j) ||
-        this.orOpt(solution, A, a, i, B, b, j + 1)
+        this.orOpt(solution, A, a, i, B, b, j + 1) ||
+        (this.kinds.cross && this.crossAround(solution, A, a, i, B, b, j))
       )
         return [a, b];
     }
+    if (!this.kinds.intra) return null;
+    // Within u's own route: toward each neighbour the route holds.
+    for (let g = 0; g < K; g++) {
+      const w = inst.neighbours[u * inst.k + g]!;
+      if (w < 0) break;
+      if (w === u || solution.taskRoute[w] !== a) continue;
+      const A2 = this.view(solution, a);
+      const i2 = solution.pos[2 * u + 1]! - A2.n;
+      const j = solution.pos[2 * w + 1]! - A2.n;
+      if (this.intraAround(solution, A2, a, i2, j)) return [a];
+    }
     return null;
+  }
+
+  /**
+   * Cross-exchange (VROOM's cross and mixed exchange): a run of 1 to 3 drop-offs of A and a run of 1 to 3 of B trade
+   * places, each kept or reversed; the runs start after u and at w (the new edge u → w), or at u and after w (w → u),
+   * or at u and w when one of them heads its route (no predecessor gives that pair). The single swap is `swap`'s.
+   */
+  private crossAround(solution: Solution, A: View, a: number, i: number, B: View, b: number, j: number): boolean {
+    for (let la = 1; la <= OR_MAX; la++)
+      for (let lb = 1; lb <= OR_MAX; lb++)
+        for (let orient = 0; orient < (this.kinds.reverse ? 4 : 1); orient++) {
+          const ra = (orient & 1) === 1;
+          const rb = (orient & 2) === 2;
+          if ((ra && la === 1) || (rb && lb === 1)) continue;
+          if (
+            // At u and w both only at a route's head (elsewhere the two variants below cover it from the neighbours).
+            (!(la === 1 && lb === 1) &&
+              (i === 0 || j === 0) &&
+              this.cross(solution, A, a, i, la, ra, B, b, j, lb, rb)) ||
+            this.cross(solution, A, a, i + 1, la, ra, B, b, j, lb, rb) ||
+            this.cross(solution, A, a, i, la, ra, B, b, j + 1, lb, rb)
+          )
+            return true;
+        }
+    return false;
+  }
+
+  /** A's run at s (length la, reversed when ra) and B's at t (lb, rb) trade places. */
+  private cross(
+    solution: Solution,
+    A: View,
+    a: number,
+    s: number,
+    la: number,
+    ra: boolean,
+    B: View,
+    b: number,
+    t: number,
+    lb: number,
+    rb: boolean,
+  ): boolean {
+    if (s + la > A.n || t + lb > B.n) return false;
+    const { loc } = this.inst;
+    const pa = this.locAt(A, s - 1, a);
+    const na = this.locAt(A, s + la, a);
+    const pb = this.locAt(B, t - 1, b);
+    const nb = this.locAt(B, t + lb, b);
+    const firstA = loc[A.x[ra ? s + la - 1 : s]!]!;
+    const lastA = loc[A.x[ra ? s : s + la - 1]!]!;
+    const firstB = loc[B.x[rb ? t + lb - 1 : t]!]!;
+    const lastB = loc[B.x[rb ? t : t + lb - 1]!]!;
+    const before =
+      this.d(pa, loc[A.x[s]!]!) +
+      this.runDist(A, s, la, false) +
+      this.d(loc[A.x[s + la - 1]!]!, na) +
+      this.d(pb, loc[B.x[t]!]!) +
+      this.runDist(B, t, lb, false) +
+      this.d(loc[B.x[t + lb - 1]!]!, nb);
+    const after =
+      this.d(pa, firstB) +
+      this.runDist(B, t, lb, rb) +
+      this.d(lastB, na) +
+      this.d(pb, firstA) +
+      this.runDist(A, s, la, ra) +
+      this.d(lastA, nb);
+    if (after - before >= -GAIN) return false;
+    // Loads: each route's total less its run plus the other's.
+    const q = (V: View, k: number, d: number) => (k < 0 ? 0 : V.q[3 * k + d]!);
+    const runQ = (V: View, k: number, len: number, d: number) => q(V, k + len - 1, d) - q(V, k - 1, d);
+    for (let k = s; k < s + la; k++) if (!this.eligible(A.x[k]! >> 1, b)) return false;
+    for (let k = t; k < t + lb; k++) if (!this.eligible(B.x[k]! >> 1, a)) return false;
+    const fitsAfter = (X: View, x: number, k: number, lx: number, Y: View, y: number, ly: number) =>
+      this.fits(
+        x,
+        q(X, X.n - 1, 0) - runQ(X, k, lx, 0) + runQ(Y, y, ly, 0),
+        q(X, X.n - 1, 1) - runQ(X, k, lx, 1) + runQ(Y, y, ly, 1),
+        q(X, X.n - 1, 2) - runQ(X, k, lx, 2) + runQ(Y, y, ly, 2),
+        X.n - lx + ly,
+      );
+    if (!fitsAfter(A, a, s, la, B, t, lb) || !fitsAfter(B, b, t, lb, A, s, la)) return false;
+    let dep = this.serveRun(B, t, lb, rb, pa, this.depAt(A, s - 1, a));
+    if (dep < 0 || !this.reach(A, s + la, a, lastB, dep)) return false;
+    dep = this.serveRun(A, s, la, ra, pb, this.depAt(B, t - 1, b));
+    if (dep < 0 || !this.reach(B, t + lb, b, lastA, dep)) return false;
+    const runOf = (V: View, k: number, len: number, rev: boolean) => {
+      const out = Array.from(V.x.subarray(k, k + len));
+      return rev ? out.reverse() : out;
+    };
+    const newA = [...A.x.subarray(0, s), ...runOf(B, t, lb, rb), ...A.x.subarray(s + la, A.n)];
+    const newB = [...B.x.subarray(0, t), ...runOf(A, s, la, ra), ...B.x.subarray(t + lb, B.n)];
+    if (!this.apply(solution, a, newA, b, newB)) return false;
+    this.applied.cross++;
+    return true;
+  }
+
+  /**
+   * Moves within one route, between u (position i) and a neighbour w (position j) it holds: relocate u, or a run of
+   * 2 or 3 from u (kept or reversed), before or after w; u and w trade places; 2-opt: the stretch between them
+   * reversed (with either end or both).
+   */
+  private intraAround(solution: Solution, A: View, a: number, i: number, j: number): boolean {
+    const { x } = A;
+    const seg = this.seg;
+    for (let len = 1; len <= OR_MAX && i + len <= A.n; len++)
+      for (let rev = 0; rev < (len > 1 ? 2 : 1); rev++)
+        for (let dest = j; dest <= j + 1; dest++) {
+          if (dest >= i && dest <= i + len) continue;
+          seg.length = 0;
+          const run = (out: number[]) => {
+            for (let m = 0; m < len; m++) out.push(x[rev === 1 ? i + len - 1 - m : i + m]!);
+          };
+          if (dest < i) {
+            run(seg);
+            for (let k = dest; k < i; k++) seg.push(x[k]!);
+            if (this.intra(solution, A, a, dest, i + len - 1, seg)) return true;
+          } else {
+            for (let k = i + len; k < dest; k++) seg.push(x[k]!);
+            run(seg);
+            if (this.intra(solution, A, a, i, dest - 1, seg)) return true;
+          }
+        }
+    const lo = Math.min(i, j);
+    const hi = Math.max(i, j);
+    seg.length = 0;
+    seg.push(x[hi]!);
+    for (let k = lo + 1; k < hi; k++) seg.push(x[k]!);
+    seg.push(x[lo]!);
+    if (this.intra(solution, A, a, lo, hi, seg)) return true;
+    for (const [p, r] of [
+      [lo + 1, hi],
+      [lo, hi - 1],
+      [lo, hi],
+    ] as const) {
+      if (r - p < 1) continue;
+      seg.length = 0;
+      for (let k = r; k >= p; k--) seg.push(x[k]!);
+      if (this.intra(solution, A, a, p, r, seg)) return true;
+    }
+    return false;
+  }
+
+  /** Route a with positions lo..hi replaced by `seg` (the same drop-offs in another order), when it is shorter. */
+  private intra(solution: Solution, A: View, a: number, lo: number, hi: number, seg: readonly number[]): boolean {
+    const { loc } = this.inst;
+    const prev = this.locAt(A, lo - 1, a);
+    const next = this.locAt(A, hi + 1, a);
+    const before = this.d(prev, loc[A.x[lo]!]!) + (A.pre[hi]! - A.pre[lo]!) + this.d(loc[A.x[hi]!]!, next);
+    let after = 0;
+    let from = prev;
+    for (const node of seg) {
+      after += this.d(from, loc[node]!);
+      from = loc[node]!;
+    }
+    after += this.d(from, next);
+    if (after - before >= -GAIN) return false;
+    let dep = this.depAt(A, lo - 1, a);
+    from = prev;
+    for (const node of seg) {
+      dep = this.serve(node, from, dep);
+      if (dep < 0) return false;
+      from = loc[node]!;
+    }
+    if (!this.reach(A, hi + 1, a, from, dep)) return false;
+    const drops = Array.from(A.x.subarray(0, A.n));
+    for (let k = lo; k <= hi; k++) drops[k] = seg[k - lo]!;
+    if (!this.apply(solution, a, drops)) return false;
+    this.applied.intra++;
+    return true;
   }
 
   /** Relocate: the drop-off at A's position i goes before B's position j. */
@@ -492,30 +492,5 @@ export class DeliverySearch {
     if (!this.apply(solution, a, newA, b, newB)) return false;
     this.applied.twoOptStar++;
     return true;
-  }
-
-  /**
-   * Writes two routes back as depot loads (each drop-off's pickup in the run at the head, in the drop-offs' order)
-   * and refreshes them; if either is not feasible as the solver replays it (never, unless a check above is wrong),
-   * both are put back as they were and the move is refused.
-   */
-  private apply(solution: Solution, a: number, dropsA: number[], b: number, dropsB: number[]): boolean {
-    const ra = solution.routes[a]!;
-    const rb = solution.routes[b]!;
-    const oldA = ra.nodes;
-    const oldB = rb.nodes;
-    ra.nodes = [...dropsA.map((x) => x - 1), ...dropsA];
-    rb.nodes = [...dropsB.map((x) => x - 1), ...dropsB];
-    const ok = solution.refresh(a) && solution.refresh(b);
-    if (!ok) {
-      ra.nodes = oldA;
-      rb.nodes = oldB;
-      solution.refresh(a);
-      solution.refresh(b);
-    }
-    // The views of both routes are stale now.
-    this.views[a]!.stamp = -1;
-    this.views[b]!.stamp = -1;
-    return ok;
   }
 }

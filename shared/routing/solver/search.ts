@@ -69,7 +69,25 @@ export const LARGE = {
   polish: 0.02,
   /** The delivery moves of a polished candidate start from the tasks it removed and put back (else its routes'). */
   seeds: true,
+  /** The delivery moves' richer kinds: cross-exchange, moves within a route, runs reversed (delivery-search.ts). */
+  cross: true,
+  intra: true,
+  reverse: true,
+  /** First plans built (each to its local optimum), the best kept; while under this share of the time. */
+  starts: 1,
+  startShare: 0.3,
+  /** The share of the time kept at the end for the richer kinds on the best plan (0: none). */
+  finish: 0.05,
+  /** The richer kinds on the first plans too. */
+  richFirst: false,
+  /** The richer kinds on each new best of the ALNS too. */
+  richBest: false,
+  /** The richer kinds on every polished candidate too (else on the first plan and each new best only). */
+  richEvery: false,
 };
+
+/** What the last large search's finishing moves did, distance before and after (the benchmark prints it). */
+export const PROFILE = { finishFrom: 0, finishTo: 0 };
 
 export interface SearchResult {
   readonly best: Solution;
@@ -159,6 +177,20 @@ function improveDirty(
   for (let r = 0; r < dirty.length; r++) if (dirty[r] === 1) changed.push(r);
   for (const r of changed) local.improve(solution, r);
   dirty.fill(0);
+}
+
+/**
+ * The delivery moves' kinds: every ALNS candidate gets the cheap inter-route ones (relocate, swap, 2-opt*, or-opt);
+ * a first plan and a new best also get the richer ones LARGE switches on (cross-exchange, moves within a route). Sets
+ * the richer kinds and says whether any is on.
+ */
+function richKinds(delivery: DeliverySearch): boolean {
+  Object.assign(delivery.kinds, { cross: LARGE.cross, intra: LARGE.intra, reverse: LARGE.reverse });
+  return LARGE.cross || LARGE.intra;
+}
+
+function baseKinds(delivery: DeliverySearch): void {
+  Object.assign(delivery.kinds, { cross: LARGE.richEvery && LARGE.cross, intra: LARGE.richEvery && LARGE.intra });
 }
 
 /** Passes of inter-route moves over the tasks of the routes an ALNS iteration changed. */
@@ -256,6 +288,12 @@ class Alns {
         if (cost < currentCost + polishWithin * current.distance()) {
           improveDirty(candidate, this.local, this.inter, this.delivery, LARGE.seeds ? removed : undefined);
           cost = costOf(candidate, weights);
+          // A new best gets the richer moves too (too dear for every candidate: a fifth of the iterations on R2).
+          if (cost < bestCost - 1e-9 && this.delivery && LARGE.richBest && richKinds(this.delivery)) {
+            improveDirty(candidate, this.local, this.inter, this.delivery, removed);
+            baseKinds(this.delivery);
+            cost = costOf(candidate, weights);
+          }
         }
         let score = 0;
         if (cost < bestCost - 1e-9) {
@@ -391,7 +429,10 @@ export function search(
   const inter = large && LARGE.inter ? new InterRoute(inst) : undefined;
   if (inter) inter.stop = () => timeUp(clock);
   const delivery = large && LARGE.delivery ? new DeliverySearch(inst) : undefined;
-  if (delivery) delivery.stop = () => timeUp(clock);
+  if (delivery) {
+    delivery.stop = () => timeUp(clock);
+    richKinds(delivery);
+  }
   const deliveryUsed = delivery?.applies() ? delivery : undefined;
   // What one vehicle less is worth while consolidating (objective distance) or always (objective vehicles).
   const lambda = objective === 'vehicles' ? weights.vehicle : LARGE.lambda * roundTrip(inst);
@@ -403,7 +444,29 @@ export function search(
     if (helper.minimiseRoutes(s, lambda, s.used()) > 0) improveDirty(s, local, inter);
   };
   solution.dirty.fill(1);
+  if (delivery && !LARGE.richFirst) baseKinds(delivery);
   improveDirty(solution, local, inter, deliveryUsed);
+  // Large depot-load problems: more first plans, each built in another order and taken to its local optimum of the
+  // delivery moves (VROOM's way, which runs no metaheuristic), the best kept; until LARGE.startShare of the time.
+  if (large && !initial && deliveryUsed && LARGE.starts > 1) {
+    let bestCost = costOf(solution, weights);
+    const budgetEnd = options.now() + (options.deadlineMs - options.now()) * LARGE.startShare;
+    for (let k = 1; k < LARGE.starts; k++) {
+      if (timeUp(clock) || (options.maxIterations === undefined && options.now() >= budgetEnd)) break;
+      const other = new Solution(inst);
+      const { order, vehicleCost } = startVariant(inst, tasks, k, weights.vehicle, random);
+      const left = inserter.insertInOrder(other, order, vehicleCost);
+      if (left.length > 0) inserter.insert(other, left, { regret: 2, noise: 0, vehicleCost: weights.vehicle }, random);
+      other.dirty.fill(1);
+      improveDirty(other, local, inter, deliveryUsed);
+      const cost = costOf(other, weights);
+      if (cost < bestCost - 1e-9) {
+        bestCost = cost;
+        solution = other;
+      }
+    }
+  }
+  if (delivery) baseKinds(delivery);
   minimise(solution);
   report(clock, solution);
   if (tasks.length === 0) return { best: solution, iterations: 0, stopped: 'converged' };
@@ -433,13 +496,53 @@ export function search(
     minimise(solution);
   }
   const alns = new Alns(inst, inserter, local, weights, random, clock, inter, deliveryUsed);
+  // Large depot-load problems keep the last share of the time for the richer moves on the best plan found.
+  const finish = deliveryUsed && LARGE.finish > 0 && (LARGE.cross || LARGE.intra);
   const { best, converged } = alns.run(solution, {
     patience,
-    endMs: Number.POSITIVE_INFINITY,
+    endMs:
+      finish && options.maxIterations === undefined
+        ? options.deadlineMs - (options.deadlineMs - options.now()) * LARGE.finish
+        : Number.POSITIVE_INFINITY,
     endIteration: Number.POSITIVE_INFINITY,
     report: true,
   });
+  if (finish && deliveryUsed && richKinds(deliveryUsed)) {
+    PROFILE.finishFrom = best.distance();
+    best.dirty.fill(1);
+    improveDirty(best, local, inter, deliveryUsed);
+    best.dirty.fill(0);
+    PROFILE.finishTo = best.distance();
+    report(clock, best);
+  }
   return { best, iterations: clock.iterations, stopped: converged ? 'converged' : 'time_limit' };
+}
+
+/**
+ * The k-th other first plan's insertion order and price on a vehicle opened: 1 farthest from the start first, 2 the
+ * most urgent first with a round trip's price on each vehicle opened (fuller routes), 3 the earliest window first,
+ * then random orders.
+ */
+function startVariant(
+  inst: Instance,
+  tasks: readonly number[],
+  k: number,
+  vehicleCost: number,
+  random: Random,
+): { order: number[]; vehicleCost: number } {
+  const { close, open, dist, size, loc, vStart } = inst;
+  const order = tasks.slice();
+  const urgency = (a: number, b: number) =>
+    close[2 * a + 1]! - close[2 * b + 1]! || close[2 * a]! - close[2 * b]! || a - b;
+  const start = vStart[0]!;
+  const far = (t: number) => (start < 0 ? 0 : dist[start * size + loc[2 * t + 1]!]!);
+  if (k === 1) order.sort((a, b) => far(b) - far(a) || a - b);
+  else if (k === 2) {
+    order.sort(urgency);
+    return { order, vehicleCost: Math.max(vehicleCost, roundTrip(inst)) };
+  } else if (k === 3) order.sort((a, b) => open[2 * a + 1]! - open[2 * b + 1]! || urgency(a, b));
+  else random.shuffle(order);
+  return { order, vehicleCost };
 }
 
 /** The mean distance from a vehicle's start to a task's stops and on to its end: what opening a route costs. */
