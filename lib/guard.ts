@@ -135,6 +135,8 @@ export class CachedGuardValidator implements IPolicyValidationPluginBeta1 {
     for (const { path, file } of templates) {
       // A finding names resources of one or more templates: each template keeps its own part of it.
       const own = report.violations.flatMap((violation) => {
+        // A finding that names no resource is kept by every template it was judged with: never lost.
+        if (violation.violatingResources.length === 0) return [violation];
         const resources = violation.violatingResources.filter((resource) => resource.templatePath === path);
         return resources.length > 0 ? [{ ...violation, violatingResources: resources }] : [];
       });

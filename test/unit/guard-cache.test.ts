@@ -88,4 +88,24 @@ describe('CachedGuardValidator', () => {
       third.violations.filter((v) => v.ruleName === 'sqs_dlq_check').flatMap((v) => v.violatingResources),
     ).not.toContainEqual(expect.objectContaining({ resourceLogicalId: 'Work' }));
   }, 60_000);
+
+  it('keeps a finding that names no resource, for every template it was judged with', () => {
+    const root = mkdtempSync(join(tmpdir(), 'guard-cache-'));
+    const paths = templates(join(root, 'first'), { Queue: QUEUE, Topic: TOPIC });
+    const finding = {
+      ruleName: 'whole_template_rule',
+      description: 'a rule about the template',
+      violatingResources: [],
+    };
+    const guard = Object.assign(new CfnGuardValidator(), {
+      validate: () => ({ success: false, violations: [finding] }),
+    });
+    const report = new CachedGuardValidator(guard, join(root, 'cache')).validate(contextOf(paths));
+    expect(report.success).toBe(false);
+    expect(report.violations).toEqual([finding, finding]);
+    // Judged again from the cache: still there.
+    const again = new CachedGuardValidator(guard, join(root, 'cache')).validate(contextOf(paths));
+    expect(again.success).toBe(false);
+    expect(again.violations.map((v) => v.ruleName)).toEqual(['whole_template_rule', 'whole_template_rule']);
+  });
 });
