@@ -12,7 +12,7 @@
 import { cpus, loadavg } from 'node:os';
 import type { RoutingProblem, RoutingSolution, TaskSpec, VehicleSpec } from '#shared/routing/solver/index';
 import { solve } from '#shared/routing/solver/index';
-import { LARGE, PROFILE } from '#shared/routing/solver/search';
+import { LARGE } from '#shared/routing/solver/search';
 import { checkRouting, cityDay } from '../test/support/routing-problems.ts';
 import { loadVrpInstances, type VrpInstance } from './vrp/instances.ts';
 
@@ -179,7 +179,15 @@ export function benchRoutingSolver(
     const problem = problemOf(instance, args.objective ?? 'distance');
     const began = performance.now();
     const cpuBefore = process.cpuUsage();
-    const solution = solve(problem, { seed: args.seed ?? 1, now, deadlineMs: now() + limitS * 1000 });
+    let finish: { fromM: number; toM: number } | undefined;
+    const solution = solve(problem, {
+      seed: args.seed ?? 1,
+      now,
+      deadlineMs: now() + limitS * 1000,
+      onFinish: (done) => {
+        finish = done;
+      },
+    });
     const seconds = (performance.now() - began) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
     const cpuSeconds = (cpu.user + cpu.system) / 1e6;
@@ -193,9 +201,8 @@ export function benchRoutingSolver(
         x ? `${pct(x.gapPercent).padStart(8)} (${String(x.vehicles).padStart(3)})` : '         -     ';
       if (instance.vroomX0) g.vroom.push(instance.vroomX0.gapPercent);
       console.log(
-        `${instance.name.padEnd(9)} ${truncated.toFixed(1).padStart(11)} ${String(vehicles).padStart(4)}  ${bks.toFixed(1).padStart(10)} (${String(instance.bestKnown?.vehicles ?? '?').padStart(3)})  ${pct(gap).padStart(8)} ${seconds.toFixed(1).padStart(6)} ${cpuSeconds.toFixed(1).padStart(6)} ${String(solution.iterations).padStart(11)}  ${vr(instance.vroomX0)}  ${vr(instance.vroom)}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}${PROFILE.finishFrom > 0 ? `  finish ${(PROFILE.finishFrom / 1000).toFixed(0)} → ${(PROFILE.finishTo / 1000).toFixed(0)}` : ''}`,
+        `${instance.name.padEnd(9)} ${truncated.toFixed(1).padStart(11)} ${String(vehicles).padStart(4)}  ${bks.toFixed(1).padStart(10)} (${String(instance.bestKnown?.vehicles ?? '?').padStart(3)})  ${pct(gap).padStart(8)} ${seconds.toFixed(1).padStart(6)} ${cpuSeconds.toFixed(1).padStart(6)} ${String(solution.iterations).padStart(11)}  ${vr(instance.vroomX0)}  ${vr(instance.vroom)}  ${errors.length === 0 ? 'ok' : errors.slice(0, 3).join('; ')}${finish ? `  finish ${(finish.fromM / 1000).toFixed(0)} → ${(finish.toM / 1000).toFixed(0)}` : ''}`,
       );
-      PROFILE.finishFrom = 0;
       continue;
     }
     const gap = ((distance - bks) / bks) * 100;

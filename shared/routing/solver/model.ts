@@ -96,6 +96,8 @@ export interface SolveOptions {
   /** Called with the best solution's distance so far, at most every `progressEveryMs` (default 2 000). */
   readonly onProgress?: ((progress: { bestDistanceM: number; elapsedMs: number }) => void) | undefined;
   readonly progressEveryMs?: number | undefined;
+  /** Told what the finishing moves on the best plan did (distance before and after), where they ran (benchmarks). */
+  readonly onFinish?: ((finish: { fromM: number; toM: number }) => void) | undefined;
 }
 
 export type StopKind = 'pickup' | 'dropoff';

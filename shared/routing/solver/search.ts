@@ -86,9 +86,6 @@ export const LARGE = {
   richEvery: false,
 };
 
-/** What the last large search's finishing moves did, distance before and after (the benchmark prints it). */
-export const PROFILE = { finishFrom: 0, finishTo: 0 };
-
 export interface SearchResult {
   readonly best: Solution;
   readonly iterations: number;
@@ -508,11 +505,11 @@ export function search(
     report: true,
   });
   if (finish && deliveryUsed && richKinds(deliveryUsed)) {
-    PROFILE.finishFrom = best.distance();
+    const fromM = best.distance();
     best.dirty.fill(1);
     improveDirty(best, local, inter, deliveryUsed);
     best.dirty.fill(0);
-    PROFILE.finishTo = best.distance();
+    options.onFinish?.({ fromM, toM: best.distance() });
     report(clock, best);
   }
   return { best, iterations: clock.iterations, stopped: converged ? 'converged' : 'time_limit' };
