@@ -128,6 +128,8 @@ export class CachedGuardValidator implements IPolicyValidationPluginBeta1 {
     into: Map<string, PolicyViolationBeta1[]>,
   ): void {
     const report = this.guard.validate({ ...context, templatePaths: templates.map(({ path }) => path) });
+    // A failure with nothing named is no finding to keep: it fails this synth and is judged again next time.
+    if (!report.success && report.violations.length === 0) throw new Error('cfn-guard failed and named no finding');
     const paths = new Set(templates.map(({ path }) => path));
     const stray = report.violations.flatMap((v) => v.violatingResources).find((r) => !paths.has(r.templatePath));
     // Never a finding lost to a path written another way.

@@ -89,6 +89,22 @@ describe('CachedGuardValidator', () => {
     ).not.toContainEqual(expect.objectContaining({ resourceLogicalId: 'Work' }));
   }, 60_000);
 
+  it('keeps nothing of a failure that names no finding: the synth fails, and the next one judges again', () => {
+    const root = mkdtempSync(join(tmpdir(), 'guard-cache-'));
+    const paths = templates(join(root, 'first'), { Queue: QUEUE });
+    let calls = 0;
+    const guard = Object.assign(new CfnGuardValidator(), {
+      validate: () => {
+        calls++;
+        return { success: false, violations: [] };
+      },
+    });
+    const cached = new CachedGuardValidator(guard, join(root, 'cache'));
+    expect(() => cached.validate(contextOf(paths))).toThrow(/named no finding/);
+    expect(() => cached.validate(contextOf(paths))).toThrow(/named no finding/);
+    expect(calls).toBe(2);
+  });
+
   it('keeps a finding that names no resource, for every template it was judged with', () => {
     const root = mkdtempSync(join(tmpdir(), 'guard-cache-'));
     const paths = templates(join(root, 'first'), { Queue: QUEUE, Topic: TOPIC });
