@@ -25,6 +25,24 @@ export const DELIVERY_GRANULAR = 20;
 const OR_MAX = 3;
 /** A move must shorten the plan by more than this (metres) to count: no cycling on rounding. */
 const GAIN = 1e-6;
+/** Tasks tried between two reads of `stop`. */
+const STOP_EVERY = 64;
+
+/** The load through position k of a view in dimension d (0 before the first). */
+function loadThrough(V: View, k: number, d: number): number {
+  return k < 0 ? 0 : V.q[3 * k + d]!;
+}
+
+/** The load of a view's run of `len` from position k in dimension d. */
+function runLoad(V: View, k: number, len: number, d: number): number {
+  return loadThrough(V, k + len - 1, d) - loadThrough(V, k - 1, d);
+}
+
+/** A view's run of `len` drop-offs from position k, reversed when `rev`. */
+function runOf(V: View, k: number, len: number, rev: boolean): number[] {
+  const out = Array.from(V.x.subarray(k, k + len));
+  return rev ? out.reverse() : out;
+}
 
 export class DeliverySearch extends DeliveryRoutes {
   private readonly queued: Uint8Array;
@@ -33,6 +51,7 @@ export class DeliverySearch extends DeliveryRoutes {
   private readonly watchersStart: Int32Array;
   /** Checked before each task: true stops the search (the search's clock). */
   stop: () => boolean = () => false;
+  private sinceStop = 0;
   /** Moves applied, by kind (the benchmark's profile). */
   readonly applied = { relocate: 0, swap: 0, twoOptStar: 0, orOpt: 0, cross: 0, intra: 0 };
   /**
@@ -102,28 +121,35 @@ export class DeliverySearch extends DeliveryRoutes {
       }
       const u = queue[head++]!;
       this.queued[u] = 0;
-      if (this.stop()) break;
+      // The clock is read every STOP_EVERY tasks (a CPU clock's read costs as much as a task's moves).
+      if (++this.sinceStop >= STOP_EVERY) {
+        this.sinceStop = 0;
+        if (this.stop()) break;
+      }
       const changed = this.tryTask(solution, u);
       if (changed === null) continue;
       moves++;
       // Every task of the two routes, and every task that looks at one of them, may have a move again.
-      const push = (t: number) => {
-        if (this.queued[t] === 0 && solution.taskRoute[t]! >= 0) {
-          this.queued[t] = 1;
-          queue.push(t);
-        }
-      };
       for (const r of changed)
         for (const node of solution.routes[r]!.nodes) {
           if ((node & 1) === 0) continue;
           const t = node >> 1;
-          push(t);
-          for (let k = this.watchersStart[t]!; k < this.watchersStart[t + 1]!; k++) push(this.watchers[k]!);
+          this.requeue(solution, queue, t);
+          for (let k = this.watchersStart[t]!; k < this.watchersStart[t + 1]!; k++)
+            this.requeue(solution, queue, this.watchers[k]!);
         }
-      push(u);
+      this.requeue(solution, queue, u);
     }
     for (let k = head; k < queue.length; k++) this.queued[queue[k]!] = 0;
     return moves;
+  }
+
+  /** Queues task t again unless it is queued already or left out. */
+  private requeue(solution: Solution, queue: number[], t: number): void {
+    if (this.queued[t] === 0 && solution.taskRoute[t]! >= 0) {
+      this.queued[t] = 1;
+      queue.push(t);
+    }
   }
 
   /** The first improving move of task u towards its neighbours, applied; the routes it changed, or null. */
@@ -234,32 +260,29 @@ export class DeliverySearch extends DeliveryRoutes {
       this.d(lastA, nb);
     if (after - before >= -GAIN) return false;
     // Loads: each route's total less its run plus the other's.
-    const q = (V: View, k: number, d: number) => (k < 0 ? 0 : V.q[3 * k + d]!);
-    const runQ = (V: View, k: number, len: number, d: number) => q(V, k + len - 1, d) - q(V, k - 1, d);
     for (let k = s; k < s + la; k++) if (!this.eligible(A.x[k]! >> 1, b)) return false;
     for (let k = t; k < t + lb; k++) if (!this.eligible(B.x[k]! >> 1, a)) return false;
-    const fitsAfter = (X: View, x: number, k: number, lx: number, Y: View, y: number, ly: number) =>
-      this.fits(
-        x,
-        q(X, X.n - 1, 0) - runQ(X, k, lx, 0) + runQ(Y, y, ly, 0),
-        q(X, X.n - 1, 1) - runQ(X, k, lx, 1) + runQ(Y, y, ly, 1),
-        q(X, X.n - 1, 2) - runQ(X, k, lx, 2) + runQ(Y, y, ly, 2),
-        X.n - lx + ly,
-      );
-    if (!fitsAfter(A, a, s, la, B, t, lb) || !fitsAfter(B, b, t, lb, A, s, la)) return false;
+    if (!this.fitsTraded(A, a, s, la, B, t, lb) || !this.fitsTraded(B, b, t, lb, A, s, la)) return false;
     let dep = this.serveRun(B, t, lb, rb, pa, this.depAt(A, s - 1, a));
     if (dep < 0 || !this.reach(A, s + la, a, lastB, dep)) return false;
     dep = this.serveRun(A, s, la, ra, pb, this.depAt(B, t - 1, b));
     if (dep < 0 || !this.reach(B, t + lb, b, lastA, dep)) return false;
-    const runOf = (V: View, k: number, len: number, rev: boolean) => {
-      const out = Array.from(V.x.subarray(k, k + len));
-      return rev ? out.reverse() : out;
-    };
     const newA = [...A.x.subarray(0, s), ...runOf(B, t, lb, rb), ...A.x.subarray(s + la, A.n)];
     const newB = [...B.x.subarray(0, t), ...runOf(A, s, la, ra), ...B.x.subarray(t + lb, B.n)];
     if (!this.apply(solution, a, newA, b, newB)) return false;
     this.applied.cross++;
     return true;
+  }
+
+  /** Whether X (vehicle x) holds its load with its run of lx from k given for Y's run of ly from y. */
+  private fitsTraded(X: View, x: number, k: number, lx: number, Y: View, y: number, ly: number): boolean {
+    return this.fits(
+      x,
+      loadThrough(X, X.n - 1, 0) - runLoad(X, k, lx, 0) + runLoad(Y, y, ly, 0),
+      loadThrough(X, X.n - 1, 1) - runLoad(X, k, lx, 1) + runLoad(Y, y, ly, 1),
+      loadThrough(X, X.n - 1, 2) - runLoad(X, k, lx, 2) + runLoad(Y, y, ly, 2),
+      X.n - lx + ly,
+    );
   }
 
   /**
@@ -275,16 +298,13 @@ export class DeliverySearch extends DeliveryRoutes {
         for (let dest = j; dest <= j + 1; dest++) {
           if (dest >= i && dest <= i + len) continue;
           seg.length = 0;
-          const run = (out: number[]) => {
-            for (let m = 0; m < len; m++) out.push(x[rev === 1 ? i + len - 1 - m : i + m]!);
-          };
           if (dest < i) {
-            run(seg);
+            for (let m = 0; m < len; m++) seg.push(x[rev === 1 ? i + len - 1 - m : i + m]!);
             for (let k = dest; k < i; k++) seg.push(x[k]!);
             if (this.intra(solution, A, a, dest, i + len - 1, seg)) return true;
           } else {
             for (let k = i + len; k < dest; k++) seg.push(x[k]!);
-            run(seg);
+            for (let m = 0; m < len; m++) seg.push(x[rev === 1 ? i + len - 1 - m : i + m]!);
             if (this.intra(solution, A, a, i, dest - 1, seg)) return true;
           }
         }
@@ -457,7 +477,7 @@ export class DeliverySearch extends DeliveryRoutes {
   private twoOptStar(solution: Solution, A: View, a: number, i: number, B: View, b: number, j: number): boolean {
     const { inst } = this;
     if (inst.vClass[a] !== inst.vClass[b]) return false;
-    const q = (V: View, k: number, d: number) => (k < 0 ? 0 : V.q[3 * k + d]!);
+    const q = loadThrough;
     const lenA = i + 1 + (B.n - j);
     const lenB = j + (A.n - i - 1);
     if (
@@ -477,13 +497,8 @@ export class DeliverySearch extends DeliveryRoutes {
       )
     )
       return false;
-    // Each new route: a head (positions 0..h of X) and a tail (positions s.. of Y), joined.
-    const join = (X: View, h: number, Y: View, s: number) => {
-      if (h < 0 && s >= Y.n) return 0;
-      return (h < 0 ? 0 : X.pre[h]!) + this.d(this.locAt(X, h, a), this.locAt(Y, s, a)) + (s >= Y.n ? 0 : Y.suf[s]!);
-    };
     const before = A.pre[A.n - 1]! + A.suf[A.n - 1]! + B.pre[B.n - 1]! + B.suf[B.n - 1]!;
-    const after = join(A, i, B, j) + join(B, j - 1, A, i + 1);
+    const after = this.joined(A, i, B, j, a) + this.joined(B, j - 1, A, i + 1, a);
     if (after - before >= -GAIN) return false;
     if (!this.reach(B, j, a, this.locAt(A, i, a), this.depAt(A, i, a))) return false;
     if (!this.reach(A, i + 1, b, this.locAt(B, j - 1, b), this.depAt(B, j - 1, b))) return false;
@@ -492,5 +507,11 @@ export class DeliverySearch extends DeliveryRoutes {
     if (!this.apply(solution, a, newA, b, newB)) return false;
     this.applied.twoOptStar++;
     return true;
+  }
+
+  /** A new route of vehicle v's class: X's head (positions 0..h) joined to Y's tail (positions s..); its distance. */
+  private joined(X: View, h: number, Y: View, s: number, v: number): number {
+    if (h < 0 && s >= Y.n) return 0;
+    return (h < 0 ? 0 : X.pre[h]!) + this.d(this.locAt(X, h, v), this.locAt(Y, s, v)) + (s >= Y.n ? 0 : Y.suf[s]!);
   }
 }

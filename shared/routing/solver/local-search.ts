@@ -142,21 +142,20 @@ export class LocalSearch {
     const { loc } = inst;
     const start = inst.vStart[r]!;
     const end = inst.vEnd[r]!;
-    const at = (k: number) => (k < 0 ? start : k >= L ? end : loc[nodes[k]!]!);
     for (let len = 1; len <= OR_OPT_MAX; len++) {
       for (let a = 0; a + len <= L; a++) {
         const e = a + len - 1;
-        const la = at(a);
-        const le = at(e);
-        const prev = at(a - 1);
-        const next = at(e + 1);
+        const la = stopAt(loc, nodes, start, end, a);
+        const le = stopAt(loc, nodes, start, end, e);
+        const prev = stopAt(loc, nodes, start, end, a - 1);
+        const next = stopAt(loc, nodes, start, end, e + 1);
         const gain = this.d(prev, la) + this.d(le, next) - this.d(prev, next);
         if (gain <= 1e-7) continue;
         // Before position j of the original order, j outside [a, e + 1].
         for (let j = 0; j <= L; j++) {
           if (j >= a && j <= e + 1) continue;
-          const x = at(j - 1);
-          const y = at(j);
+          const x = stopAt(loc, nodes, start, end, j - 1);
+          const y = stopAt(loc, nodes, start, end, j);
           const added = this.d(x, la) + this.d(le, y) - this.d(x, y);
           if (added >= gain - 1e-7) continue;
           const order = this.scratch;
@@ -174,4 +173,9 @@ export class LocalSearch {
     }
     return false;
   }
+}
+
+/** The location of a route's position k: its start before the first stop, its end after the last. */
+function stopAt(loc: Int32Array, nodes: readonly number[], start: number, end: number, k: number): number {
+  return k < 0 ? start : k >= nodes.length ? end : loc[nodes[k]!]!;
 }

@@ -77,6 +77,16 @@ export const randomRemoval: Removal = (solution, q, random) => {
 };
 
 /** Distance saved by taking task t out of its route. */
+/** The location of a route's position k: its start before the first stop, its end after the last. */
+function stopAt(loc: Int32Array, nodes: readonly number[], start: number, end: number, k: number): number {
+  return k < 0 ? start : k >= nodes.length ? end : loc[nodes[k]!]!;
+}
+
+function leg(dist: Float64Array, size: number, x: number, y: number): number {
+  return x < 0 || y < 0 ? 0 : dist[x * size + y]!;
+}
+
+/** Distance saved by taking task t out of its route. */
 export function removalGain(solution: Solution, t: number): number {
   const { inst } = solution;
   const r = solution.taskRoute[t]!;
@@ -87,19 +97,26 @@ export function removalGain(solution: Solution, t: number): number {
   const b = solution.pos[2 * t + 1]!;
   const start = inst.vStart[r]!;
   const end = inst.vEnd[r]!;
-  const at = (k: number) => (k < 0 ? start : k >= nodes.length ? end : loc[nodes[k]!]!);
-  const d = (x: number, y: number) => (x < 0 || y < 0 ? 0 : dist[x * size + y]!);
   if (nodes.length === 2) return route.distance;
+  const la = stopAt(loc, nodes, start, end, a);
+  const lb = stopAt(loc, nodes, start, end, b);
   if (b === a + 1) {
-    const prev = at(a - 1);
-    const next = at(b + 1);
-    return d(prev, at(a)) + d(at(a), at(b)) + d(at(b), next) - d(prev, next);
+    const prev = stopAt(loc, nodes, start, end, a - 1);
+    const next = stopAt(loc, nodes, start, end, b + 1);
+    return leg(dist, size, prev, la) + leg(dist, size, la, lb) + leg(dist, size, lb, next) - leg(dist, size, prev, next);
   }
-  const pa = at(a - 1);
-  const na = at(a + 1);
-  const pb = at(b - 1);
-  const nb = at(b + 1);
-  return d(pa, at(a)) + d(at(a), na) - d(pa, na) + d(pb, at(b)) + d(at(b), nb) - d(pb, nb);
+  const pa = stopAt(loc, nodes, start, end, a - 1);
+  const na = stopAt(loc, nodes, start, end, a + 1);
+  const pb = stopAt(loc, nodes, start, end, b - 1);
+  const nb = stopAt(loc, nodes, start, end, b + 1);
+  return (
+    leg(dist, size, pa, la) +
+    leg(dist, size, la, na) -
+    leg(dist, size, pa, na) +
+    leg(dist, size, pb, lb) +
+    leg(dist, size, lb, nb) -
+    leg(dist, size, pb, nb)
+  );
 }
 
 export const worstRemoval: Removal = (solution, q, random) => {
