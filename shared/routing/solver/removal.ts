@@ -103,7 +103,9 @@ export function removalGain(solution: Solution, t: number): number {
   if (b === a + 1) {
     const prev = stopAt(loc, nodes, start, end, a - 1);
     const next = stopAt(loc, nodes, start, end, b + 1);
-    return leg(dist, size, prev, la) + leg(dist, size, la, lb) + leg(dist, size, lb, next) - leg(dist, size, prev, next);
+    return (
+      leg(dist, size, prev, la) + leg(dist, size, la, lb) + leg(dist, size, lb, next) - leg(dist, size, prev, next)
+    );
   }
   const pa = stopAt(loc, nodes, start, end, a - 1);
   const na = stopAt(loc, nodes, start, end, a + 1);
