@@ -1,6 +1,7 @@
 /**
- * How bench/routing.ts maps a published instance onto the service (issue 43): 1 unit = 1 km (latitude = y / 111.19508,
- * longitude = x / 111.19508 on the 6 371 008.8 m sphere), travel 60 km/h with no detour (1 unit of time = 1 minute),
+ * How bench/routing.ts maps a published instance onto the service (issue 43): 1 unit = 1 km north-south (latitude =
+ * y / 111.19508 on the 6 371 008.8 m sphere, from the middle of the instance), east-west stretched so no leg is shorter
+ * than the instance's (`projectionOf`), travel 60 km/h with no detour (1 unit of time = 1 minute),
  * every instant from one base. Solomon: each customer a task picked up at the depot in a zero-width window at the
  * shift's first instant, its service minutes as `to_service_s`; Li & Lim: pickups and deliveries as given. Vehicles:
  * the fleet at the depot, its capacity as `weight_kg`, its shift the depot's window. And the way back: a result's
@@ -15,10 +16,26 @@ const KM_PER_DEGREE = 111.19508;
 const BASE = Date.parse('2026-12-01T00:00:00Z');
 export const TRAVEL = { speed_kmh: 60, detour_factor: 1 };
 const at = (minutes: number) => BASE + minutes * 60_000;
-const pointOf = (node: { x: number; y: number }): Point => ({
-  latitude: node.y / KM_PER_DEGREE,
-  longitude: node.x / KM_PER_DEGREE,
-});
+
+/**
+ * The instance's plane onto the sphere: centred on the middle of its nodes, north-south as is, east-west stretched by
+ * 1 / cos of the farthest latitude. The sphere's metric then dominates the plane's everywhere the nodes lie, so no
+ * great-circle leg the service times is shorter than the instance's Euclidean one, and a plan on time in the service's
+ * model is on time in the instance's units (unstretched from the origin, a 1 000-customer instance's legs 500 units
+ * out were 0.3 % shorter east-west: the replay found stops late by a few seconds).
+ */
+export function projectionOf(instance: Pick<VrpInstance, 'nodes'>): (node: { x: number; y: number }) => Point {
+  const xs = instance.nodes.map((n) => n.x);
+  const ys = instance.nodes.map((n) => n.y);
+  const cx = (Math.min(...xs) + Math.max(...xs)) / 2;
+  const cy = (Math.min(...ys) + Math.max(...ys)) / 2;
+  const farthest = Math.max(...ys.map((y) => Math.abs(y - cy))) / KM_PER_DEGREE;
+  const stretch = 1 / Math.cos((farthest * Math.PI) / 180);
+  return (node) => ({
+    latitude: (node.y - cy) / KM_PER_DEGREE,
+    longitude: ((node.x - cx) * stretch) / KM_PER_DEGREE,
+  });
+}
 
 interface Mapped {
   rows: RoutingRow[];
@@ -30,6 +47,7 @@ interface Mapped {
 /** The instance as a tasks CSV and X23's vehicles (the mapping above). */
 export function mapInstance(instance: VrpInstance): Mapped {
   const depot = instance.nodes[0]!;
+  const pointOf = projectionOf(instance);
   const pairs =
     instance.family === 'solomon'
       ? instance.nodes.slice(1).map((_, i) => ({ pickup: 0, delivery: i + 1 }))

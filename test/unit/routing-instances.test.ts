@@ -15,7 +15,7 @@ import {
   type RouteBuildResult,
 } from '../../bench/vrp/checker.ts';
 import { loadVrpInstances } from '../../bench/vrp/instances.ts';
-import { mapInstance, TRAVEL } from '../../bench/vrp/mapping.ts';
+import { mapInstance, projectionOf, TRAVEL } from '../../bench/vrp/mapping.ts';
 import { type RoutingProblem, solve } from '../../shared/routing/solver/index.ts';
 
 const SOLVE_MS = 1_000;
@@ -128,4 +128,30 @@ describe('the solver on published instances, judged by the independent checker',
     expect(checkRouteBuild({ tasks: checkTasks, vehicles, travel: TRAVEL, result })).toEqual([]);
     expect(result.unplanned).toEqual([]);
   });
+});
+
+describe("the benchmark's mapping onto the sphere", () => {
+  it.each(['R1_10_2', 'C2_10_2', 'C101'])(
+    '%s: no great-circle leg shorter than the instance’s own, none 0.1 % longer',
+    (name) => {
+      const [instance] = loadVrpInstances({ names: [name], set: name.includes('_10_') ? 'homberger' : 'classic' });
+      const pointOf = projectionOf(instance!);
+      const { nodes } = instance!;
+      const points = nodes.map(pointOf);
+      let shorter = 0;
+      let longest = 0;
+      // Every pair of the first 300 nodes and every node with the depot: east-west, north-south and diagonal legs.
+      const limit = Math.min(nodes.length, 300);
+      for (let a = 0; a < limit; a++)
+        for (let b = a + 1; b < nodes.length && (a === 0 || b < limit); b++) {
+          const plane = Math.hypot(nodes[a]!.x - nodes[b]!.x, nodes[a]!.y - nodes[b]!.y) * 1000;
+          if (plane === 0) continue;
+          const sphere = plannedMetres(points[a]!, points[b]!, TRAVEL);
+          if (sphere < plane - 1e-6) shorter++;
+          longest = Math.max(longest, sphere / plane);
+        }
+      expect(shorter).toBe(0);
+      expect(longest).toBeLessThan(1.001);
+    },
+  );
 });
