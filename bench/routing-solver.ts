@@ -274,6 +274,8 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
   // --starts=4: first plans built and taken to their local optimum (the best kept), within --start-share of the time.
   if (arg('starts')) LARGE.starts = Number(arg('starts'));
   if (arg('start-share')) LARGE.startShare = Number(arg('start-share'));
+  // --epochs=off: one annealing schedule over the whole limit (else epochs of 10 s, 20 s, 40 s, … from the best plan).
+  if (arg('epochs')) LARGE.epochs = arg('epochs') !== 'off';
   // --finish=0.05: the share of the time kept at the end for the richer moves on the best plan.
   if (arg('finish')) LARGE.finish = Number(arg('finish'));
   // --moves=-cross,-intra,-reverse: the delivery moves without cross-exchange, moves within a route, reversed runs;
@@ -304,7 +306,8 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
         a.startsWith('--moves') ||
         a.startsWith('--starts') ||
         a.startsWith('--start-share') ||
-        a.startsWith('--finish'),
+        a.startsWith('--finish') ||
+        a.startsWith('--epochs'),
     )
   )
     console.log(`large-problem parts: ${JSON.stringify(LARGE)}`);
