@@ -2,8 +2,8 @@
  * Route planning against the published instances (issue 43), through the service's own path: each of the 14 Solomon
  * VRPTW and 9 Li & Lim PDPTW instances of `../shared/vrp` is imported as a tasks CSV with coordinates and service
  * seconds, built with X23 (`dry_run`, objective `distance`) and read back with X24. Mapped so that distances stay
- * comparable: 1 unit = 1 km (latitude = y / 111.19508, longitude = x / 111.19508 on the 6 371 008.8 m sphere), travel
- * 60 km/h with no detour (1 unit of time = 1 minute), every instant from one base. Solomon: each customer is a task
+ * comparable: 1 unit = 1 km (latitude = y / 111.19508 on the 6 371 008.8 m sphere from the instance's middle, longitude
+ * stretched east-west so no leg is shorter than the instance's: bench/vrp/mapping.ts `projectionOf`), travel 60 km/h with no detour (1 unit of time = 1 minute), every instant from one base. Solomon: each customer is a task
  * picked up at the depot in a zero-width window at the shift's first instant (no vehicle reloads), its service minutes
  * as `to_service_s`; Li & Lim: pickups and deliveries as given. Vehicles: the instance's fleet at the depot, its
  * capacity as `weight_kg`, its shift the depot's window.

@@ -69,8 +69,8 @@ export const LARGE = {
   lambda: 1,
   qMax: 100,
   startWorse: 0.005,
-  /** The annealing in epochs that each start from the best plan (EPOCH_MS), else one schedule over the limit. */
-  epochs: true,
+  /** The annealing in epochs of this many ms, doubling, each from the best plan (0: one schedule over the limit). */
+  epochMs: EPOCH_MS,
   /** Inter-route moves of depot loads as delivery-only stops (delivery-search.ts). */
   delivery: true,
   /** ALNS's repair opens no vehicle beyond the current plan's unless a task would be left out. */
@@ -134,10 +134,10 @@ function progressOf(clock: Clock, phaseStartMs: number, phaseStartIteration: num
  * The end of the epoch that begins at `fromMs`: the next EPOCH_MS × (2^k − 1) after the solve's start, or the deadline
  * when the epoch after that one would not fit before it (the last epoch runs to the end).
  */
-export function epochEnd(startMs: number, deadlineMs: number, fromMs: number): number {
+export function epochEnd(startMs: number, deadlineMs: number, fromMs: number, epochMs = EPOCH_MS): number {
   let k = 1;
-  while (startMs + EPOCH_MS * (2 ** k - 1) <= fromMs) k++;
-  const end = startMs + EPOCH_MS * (2 ** k - 1);
+  while (startMs + epochMs * (2 ** k - 1) <= fromMs) k++;
+  const end = startMs + epochMs * (2 ** k - 1);
   return end >= deadlineMs ? Number.POSITIVE_INFINITY : end;
 }
 
@@ -267,8 +267,8 @@ class Alns {
     const phaseStartIteration = clock.iterations;
     const large = inst.tasks > ALL_ROUTES_UP_TO;
     // Epochs (EPOCH_MS) for large problems under a clock; one schedule over the budget when iterations count.
-    const epochs = large && LARGE.epochs && clock.options.maxIterations === undefined;
-    let epochEndMs = epochs ? epochEnd(clock.startMs, clock.options.deadlineMs, phaseStartMs) : Number.POSITIVE_INFINITY;
+    const epochs = large && LARGE.epochMs > 0 && clock.options.maxIterations === undefined;
+    let epochEndMs = epochs ? epochEnd(clock.startMs, clock.options.deadlineMs, phaseStartMs, LARGE.epochMs) : Number.POSITIVE_INFINITY;
     // Near-misses are polished only where the delivery moves run (cheap O(1) moves; elsewhere they cost iterations).
     const polishWithin = large && this.delivery ? LARGE.polish : POLISH_WITHIN;
     const capFleet = large && LARGE.fleet && current.allowed.every((a) => a === 1);
@@ -288,7 +288,7 @@ class Alns {
       if (epochs && clock.options.now() >= epochEndMs) {
         // A new epoch: from the best plan, as hot as the first.
         phaseStartMs = epochEndMs;
-        epochEndMs = epochEnd(clock.startMs, clock.options.deadlineMs, phaseStartMs);
+        epochEndMs = epochEnd(clock.startMs, clock.options.deadlineMs, phaseStartMs, LARGE.epochMs);
         current.copyFrom(best);
         currentCost = bestCost;
       }
