@@ -274,9 +274,6 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
   // --starts=4: first plans built and taken to their local optimum (the best kept), within --start-share of the time.
   if (arg('starts')) LARGE.starts = Number(arg('starts'));
   if (arg('start-share')) LARGE.startShare = Number(arg('start-share'));
-  // --epochs=off: one annealing schedule over the whole limit; --epochs=10000: epochs of 10 s, 20 s, 40 s, … each
-  // from the best plan.
-  if (arg('epochs')) LARGE.epochMs = arg('epochs') === 'off' ? 0 : Number(arg('epochs'));
   // --finish=0.05: the share of the time kept at the end for the richer moves on the best plan.
   if (arg('finish')) LARGE.finish = Number(arg('finish'));
   // --moves=-cross,-intra,-reverse: the delivery moves without cross-exchange, moves within a route, reversed runs;
@@ -307,8 +304,7 @@ if (process.argv[1]?.endsWith('routing-solver.ts')) {
         a.startsWith('--moves') ||
         a.startsWith('--starts') ||
         a.startsWith('--start-share') ||
-        a.startsWith('--finish') ||
-        a.startsWith('--epochs'),
+        a.startsWith('--finish'),
     )
   )
     console.log(`large-problem parts: ${JSON.stringify(LARGE)}`);
