@@ -297,3 +297,8 @@ export function selectSmallest(items: Int32Array, count: number, keys: Float64Ar
     else break;
   }
 }
+
+/** The location of a route's position k: its start before the first stop, its end after the last. */
+export function stopAt(loc: Int32Array, nodes: readonly number[], start: number, end: number, k: number): number {
+  return k < 0 ? start : k >= nodes.length ? end : loc[nodes[k]!]!;
+}

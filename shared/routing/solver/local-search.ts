@@ -4,7 +4,7 @@
  * Each move's distance change is computed in O(1) (prefix sums of the route's legs both ways); only an improving move
  * is checked for feasibility, by replaying the route's times and loads (O(length)); first improvement, until none.
  */
-import { EPS, type Instance } from './instance.ts';
+import { EPS, type Instance, stopAt } from './instance.ts';
 import type { Solution } from './solution.ts';
 
 const OR_OPT_MAX = 3;
@@ -173,9 +173,4 @@ export class LocalSearch {
     }
     return false;
   }
-}
-
-/** The location of a route's position k: its start before the first stop, its end after the last. */
-function stopAt(loc: Int32Array, nodes: readonly number[], start: number, end: number, k: number): number {
-  return k < 0 ? start : k >= nodes.length ? end : loc[nodes[k]!]!;
 }

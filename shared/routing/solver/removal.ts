@@ -3,7 +3,7 @@
  * whose two stops cost the most detour, chosen with a randomised rank y^p); Shaw's related removal (close pickups and
  * drop-offs, close service times, alike loads, same vehicle); and one whole route (room to empty a vehicle).
  */
-import { type Instance, selectSmallest } from './instance.ts';
+import { type Instance, selectSmallest, stopAt } from './instance.ts';
 import type { Random } from './random.ts';
 import type { Solution } from './solution.ts';
 
@@ -77,11 +77,6 @@ export const randomRemoval: Removal = (solution, q, random) => {
 };
 
 /** Distance saved by taking task t out of its route. */
-/** The location of a route's position k: its start before the first stop, its end after the last. */
-function stopAt(loc: Int32Array, nodes: readonly number[], start: number, end: number, k: number): number {
-  return k < 0 ? start : k >= nodes.length ? end : loc[nodes[k]!]!;
-}
-
 function leg(dist: Float64Array, size: number, x: number, y: number): number {
   return x < 0 || y < 0 ? 0 : dist[x * size + y]!;
 }
