@@ -4,7 +4,7 @@
  * loads and distances through it, Savelsbergh's forward and backward slack as VROOM and HGS keep them), the O(1)
  * joins a move's feasibility is checked with, and writing two routes back.
  */
-import { EPS, type Instance } from './instance.ts';
+import { EPS, type Instance, legDistance } from './instance.ts';
 import type { Solution } from './solution.ts';
 
 /** A depot-load route seen as its drop-offs: times, loads and distances by position. */
@@ -87,7 +87,7 @@ export class DeliveryRoutes {
   }
 
   protected d(a: number, b: number): number {
-    return a < 0 || b < 0 ? 0 : this.inst.dist[a * this.inst.size + b]!;
+    return legDistance(this.inst, a, b);
   }
 
   protected t(a: number, b: number): number {

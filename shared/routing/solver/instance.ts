@@ -302,3 +302,8 @@ export function selectSmallest(items: Int32Array, count: number, keys: Float64Ar
 export function stopAt(loc: Int32Array, nodes: readonly number[], start: number, end: number, k: number): number {
   return k < 0 ? start : k >= nodes.length ? end : loc[nodes[k]!]!;
 }
+
+/** The distance between two locations; 0 from or to none (a route without a start or an end: negative). */
+export function legDistance(inst: Instance, a: number, b: number): number {
+  return a < 0 || b < 0 ? 0 : inst.dist[a * inst.size + b]!;
+}

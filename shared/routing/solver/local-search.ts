@@ -4,7 +4,7 @@
  * Each move's distance change is computed in O(1) (prefix sums of the route's legs both ways); only an improving move
  * is checked for feasibility, by replaying the route's times and loads (O(length)); first improvement, until none.
  */
-import { EPS, type Instance, stopAt } from './instance.ts';
+import { EPS, type Instance, legDistance, stopAt } from './instance.ts';
 import type { Solution } from './solution.ts';
 
 const OR_OPT_MAX = 3;
@@ -31,7 +31,7 @@ export class LocalSearch {
   }
 
   private d(a: number, b: number): number {
-    return a < 0 || b < 0 ? 0 : this.inst.dist[a * this.inst.size + b]!;
+    return legDistance(this.inst, a, b);
   }
 
   private prepare(nodes: readonly number[]): void {

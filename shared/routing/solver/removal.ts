@@ -3,7 +3,7 @@
  * whose two stops cost the most detour, chosen with a randomised rank y^p); Shaw's related removal (close pickups and
  * drop-offs, close service times, alike loads, same vehicle); and one whole route (room to empty a vehicle).
  */
-import { type Instance, selectSmallest, stopAt } from './instance.ts';
+import { type Instance, legDistance, selectSmallest, stopAt } from './instance.ts';
 import type { Random } from './random.ts';
 import type { Solution } from './solution.ts';
 
@@ -77,17 +77,12 @@ export const randomRemoval: Removal = (solution, q, random) => {
 };
 
 /** Distance saved by taking task t out of its route. */
-function leg(dist: Float64Array, size: number, x: number, y: number): number {
-  return x < 0 || y < 0 ? 0 : dist[x * size + y]!;
-}
-
-/** Distance saved by taking task t out of its route. */
 export function removalGain(solution: Solution, t: number): number {
   const { inst } = solution;
   const r = solution.taskRoute[t]!;
   const route = solution.routes[r]!;
   const { nodes } = route;
-  const { dist, size, loc } = inst;
+  const { loc } = inst;
   const a = solution.pos[2 * t]!;
   const b = solution.pos[2 * t + 1]!;
   const start = inst.vStart[r]!;
@@ -99,7 +94,10 @@ export function removalGain(solution: Solution, t: number): number {
     const prev = stopAt(loc, nodes, start, end, a - 1);
     const next = stopAt(loc, nodes, start, end, b + 1);
     return (
-      leg(dist, size, prev, la) + leg(dist, size, la, lb) + leg(dist, size, lb, next) - leg(dist, size, prev, next)
+      legDistance(inst, prev, la) +
+      legDistance(inst, la, lb) +
+      legDistance(inst, lb, next) -
+      legDistance(inst, prev, next)
     );
   }
   const pa = stopAt(loc, nodes, start, end, a - 1);
@@ -107,12 +105,12 @@ export function removalGain(solution: Solution, t: number): number {
   const pb = stopAt(loc, nodes, start, end, b - 1);
   const nb = stopAt(loc, nodes, start, end, b + 1);
   return (
-    leg(dist, size, pa, la) +
-    leg(dist, size, la, na) -
-    leg(dist, size, pa, na) +
-    leg(dist, size, pb, lb) +
-    leg(dist, size, lb, nb) -
-    leg(dist, size, pb, nb)
+    legDistance(inst, pa, la) +
+    legDistance(inst, la, na) -
+    legDistance(inst, pa, na) +
+    legDistance(inst, pb, lb) +
+    legDistance(inst, lb, nb) -
+    legDistance(inst, pb, nb)
   );
 }
 
