@@ -38,6 +38,11 @@ function runLoad(V: View, k: number, len: number, d: number): number {
   return loadThrough(V, k + len - 1, d) - loadThrough(V, k - 1, d);
 }
 
+/** Appends the run of `len` from position i of `x` to `seg`, reversed when `rev`. */
+function pushRun(seg: number[], x: Int32Array, i: number, len: number, rev: boolean): void {
+  for (let m = 0; m < len; m++) seg.push(x[rev ? i + len - 1 - m : i + m]!);
+}
+
 /** A view's run of `len` drop-offs from position k, reversed when `rev`. */
 function runOf(V: View, k: number, len: number, rev: boolean): number[] {
   const out = Array.from(V.x.subarray(k, k + len));
@@ -49,7 +54,7 @@ export class DeliverySearch extends DeliveryRoutes {
   /** The tasks that have t among their granular neighbours: `watchers[watchersStart[t] .. watchersStart[t + 1])`. */
   private readonly watchers: Int32Array;
   private readonly watchersStart: Int32Array;
-  /** Checked before each task: true stops the search (the search's clock). */
+  /** Read every STOP_EVERY tasks: true stops the search (the search's clock). */
   stop: () => boolean = () => false;
   private sinceStop = 0;
   /** Moves applied, by kind (the benchmark's profile). */
@@ -299,12 +304,12 @@ export class DeliverySearch extends DeliveryRoutes {
           if (dest >= i && dest <= i + len) continue;
           seg.length = 0;
           if (dest < i) {
-            for (let m = 0; m < len; m++) seg.push(x[rev === 1 ? i + len - 1 - m : i + m]!);
+            pushRun(seg, x, i, len, rev === 1);
             for (let k = dest; k < i; k++) seg.push(x[k]!);
             if (this.intra(solution, A, a, dest, i + len - 1, seg)) return true;
           } else {
             for (let k = i + len; k < dest; k++) seg.push(x[k]!);
-            for (let m = 0; m < len; m++) seg.push(x[rev === 1 ? i + len - 1 - m : i + m]!);
+            pushRun(seg, x, i, len, rev === 1);
             if (this.intra(solution, A, a, i, dest - 1, seg)) return true;
           }
         }
